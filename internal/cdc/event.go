@@ -1,0 +1,48 @@
+package cdc
+
+// SnapshotMark is Debezium's source.snapshot field: whether the event is a
+// source snapshot read, and whether it is the last one.
+type SnapshotMark uint8
+
+// Values of source.snapshot. Debezium writes "true", "first", "first_in_data_collection",
+// "last_in_data_collection", "last", "incremental" or "false"; they collapse to these.
+const (
+	SnapshotNone        SnapshotMark = iota // "false" or absent: a streamed change
+	SnapshotRow                             // "true", "first", "first_in_data_collection", "last_in_data_collection"
+	SnapshotLast                            // "last": the last record of the initial source snapshot
+	SnapshotIncremental                     // "incremental": a chunk of an incremental source snapshot
+)
+
+// Origin is where a change event was read: the Kafka record's coordinates.
+type Origin struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// Event is one decoded row change.
+type Event struct {
+	Op       Op
+	Seq      Seq   // source position (see Seq)
+	Key      Key   // primary key, from the key columns of After (or Before for deletes)
+	Before   *Row  // before image; nil when absent
+	After    *Row  // after image; nil for deletes
+	SourceTs int64 // source commit time, µs since the epoch (source.ts_us, else source.ts_ms×1000)
+	Snapshot SnapshotMark
+	TxID     string // source transaction id when known ("" otherwise)
+	Origin   Origin
+	// Schema is the row image's column list from the Connect schema
+	// envelope ({schema, payload}) or a declared table definition; nil
+	// when the record carried no schema. Events decoded with the same
+	// schema share one slice.
+	Schema []Column
+}
+
+// Image returns the image that holds the row's columns: After for
+// creates, updates and reads, Before for deletes.
+func (e *Event) Image() *Row {
+	if e.Op == OpDelete {
+		return e.Before
+	}
+	return e.After
+}

@@ -1,0 +1,127 @@
+package merge
+
+import (
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+var orderKey = []string{"order_id"}
+
+// The scenario of issue 2: two batches, a replay of batch 2, then a late
+// batch; the mirror after each step is asserted exactly.
+func TestIssueScenario(t *testing.T) {
+	batch1 := []*cdc.Event{
+		ev(cdc.OpCreate, 1, 1001, "placed", 2550),
+		ev(cdc.OpCreate, 2, 1002, "placed", 1200),
+		ev(cdc.OpUpdate, 3, 1001, "paid", 2550),
+		ev(cdc.OpCreate, 4, 1003, "placed", 6000),
+	}
+	batch2 := []*cdc.Event{
+		ev(cdc.OpUpdate, 5, 1001, "shipped", 2550),
+		ev(cdc.OpDelete, 6, 1002, "", 0), // default replica identity: key only
+		ev(cdc.OpUpdate, 7, 1003, "paid", 6000),
+	}
+	late := []*cdc.Event{
+		ev(cdc.OpUpdate, 3, 1001, "paid", 2550),
+		ev(cdc.OpCreate, 2, 1002, "placed", 1200),
+	}
+	m := simMirror{}
+	m.apply(batch1, orderKey)
+	want1 := "order_id=1001 status=paid amount=25.50 @3 deleted=false\n" +
+		"order_id=1002 status=placed amount=12.00 @2 deleted=false\n" +
+		"order_id=1003 status=placed amount=60.00 @4 deleted=false"
+	if got := m.dump(); got != want1 {
+		t.Fatalf("after batch 1:\n%s\nwant:\n%s", got, want1)
+	}
+	want2 := "order_id=1001 status=shipped amount=25.50 @5 deleted=false\n" +
+		"order_id=1002 status=placed amount=12.00 @6 deleted=true\n" +
+		"order_id=1003 status=paid amount=60.00 @7 deleted=false"
+	m.apply(batch2, orderKey)
+	if got := m.dump(); got != want2 {
+		t.Fatalf("after batch 2:\n%s\nwant:\n%s", got, want2)
+	}
+	m.apply(batch2, orderKey)
+	if got := m.dump(); got != want2 {
+		t.Fatalf("after batch 2 replayed:\n%s\nwant:\n%s", got, want2)
+	}
+	m.apply(late, orderKey)
+	if got := m.dump(); got != want2 {
+		t.Fatalf("after the late batch:\n%s\nwant:\n%s", got, want2)
+	}
+}
+
+func TestFoldCounts(t *testing.T) {
+	g := GroupByKey([]*cdc.Event{
+		ev(cdc.OpUpdate, 9, 1, "paid", 100),
+		ev(cdc.OpUpdate, 5, 1, "placed", 100), // stale: stored is @7
+		ev(cdc.OpUpdate, 7, 1, "placed", 100), // duplicate of the stored change
+		ev(cdc.OpUpdate, 9, 1, "paid", 100),   // duplicate inside the batch
+		ev(cdc.OpUpdate, 8, 1, "placed", 150), // collapsed by @9
+	})
+	if len(g) != 1 || g[0].Duplicates != 1 || len(g[0].Events) != 4 {
+		t.Fatalf("groups = %+v", g)
+	}
+	o := Fold(Stored{Found: true, Seq: cdc.PostgresSeq(0, 7)}, g[0], orderKey)
+	if !o.Changed || !o.Replaces || o.Applied != 2 || o.Stale != 1 || o.Duplicates != 2 || o.Deleted || o.Op != cdc.OpUpdate {
+		t.Fatalf("outcome = %+v", o)
+	}
+	if o.Seq != cdc.PostgresSeq(0, 9) || show(o.Values.Vals[1]) != "paid" {
+		t.Fatalf("outcome seq %v values %v", o.Seq, o.Values.Vals)
+	}
+}
+
+func TestDeleteOfUnseenKeyThenOlderCreate(t *testing.T) {
+	m := simMirror{}
+	m.apply([]*cdc.Event{ev(cdc.OpDelete, 10, 7, "", 0)}, orderKey)
+	want := "order_id=7 status=NULL amount=NULL @10 deleted=true"
+	if got := m.dump(); got != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+	m.apply([]*cdc.Event{ev(cdc.OpCreate, 4, 7, "placed", 100)}, orderKey)
+	if got := m.dump(); got != want {
+		t.Fatalf("an older create revived a deleted row: %s", got)
+	}
+	m.apply([]*cdc.Event{ev(cdc.OpCreate, 11, 7, "placed", 100)}, orderKey)
+	if got, want := m.dump(), "order_id=7 status=placed amount=1.00 @11 deleted=false"; got != want {
+		t.Fatalf("newer create did not revive: got %s want %s", got, want)
+	}
+}
+
+func TestDeleteKeepsValues(t *testing.T) {
+	// before image with values: kept as is
+	full := ev(cdc.OpDelete, 5, 1, "shipped", 900)
+	o := Fold(Stored{Found: true, Seq: cdc.PostgresSeq(0, 4)}, GroupByKey([]*cdc.Event{full})[0], orderKey)
+	if o.ValuesFromStored || show(o.Values.Vals[1]) != "shipped" || !o.Deleted {
+		t.Fatalf("full before image: %+v", o)
+	}
+	// key-only before image: stored values kept
+	o = Fold(Stored{Found: true, Seq: cdc.PostgresSeq(0, 4)}, GroupByKey([]*cdc.Event{ev(cdc.OpDelete, 5, 1, "", 0)})[0], orderKey)
+	if !o.ValuesFromStored || o.Values != nil || !o.Deleted {
+		t.Fatalf("key-only before image: %+v", o)
+	}
+	// key-only delete after an update in the same batch: that update's values
+	o = Fold(Stored{Found: true, Seq: cdc.PostgresSeq(0, 4)}, GroupByKey([]*cdc.Event{
+		ev(cdc.OpDelete, 6, 1, "", 0), ev(cdc.OpUpdate, 5, 1, "paid", 300)})[0], orderKey)
+	if o.ValuesFromStored || show(o.Values.Vals[1]) != "paid" || !o.Deleted || o.Seq != cdc.PostgresSeq(0, 6) {
+		t.Fatalf("delete after in-batch update: %+v", o)
+	}
+}
+
+func TestToastPlaceholderCarriesEarlierValue(t *testing.T) {
+	u1 := ev(cdc.OpUpdate, 5, 1, "paid", 300)
+	u2 := ev(cdc.OpUpdate, 6, 1, "shipped", 0)
+	u2.After.Vals[2] = cdc.Unavailable()
+	o := Fold(Stored{Found: true, Seq: cdc.PostgresSeq(0, 4)}, GroupByKey([]*cdc.Event{u2, u1})[0], orderKey)
+	if show(o.Values.Vals[2]) != "3.00" || show(o.Values.Vals[1]) != "shipped" {
+		t.Fatalf("values %v", o.Values.Vals)
+	}
+	if show(u2.After.Vals[2]) != "?" {
+		t.Fatal("Fold modified the event's image")
+	}
+	// alone, the placeholder stays for the writer to fill from the stored row
+	o = Fold(Stored{Found: true, Seq: cdc.PostgresSeq(0, 4)}, GroupByKey([]*cdc.Event{u2})[0], orderKey)
+	if o.Values.Vals[2].Kind != cdc.KindUnavailable {
+		t.Fatalf("values %v", o.Values.Vals)
+	}
+}
