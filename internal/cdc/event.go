@@ -27,7 +27,7 @@ type Event struct {
 	Key      Key   // primary key, from the key columns of After (or Before for deletes)
 	Before   *Row  // before image; nil when absent
 	After    *Row  // after image; nil for deletes
-	SourceTs int64 // source commit time, µs since the epoch (source.ts_us, else source.ts_ms×1000)
+	SourceTs int64 // source commit time, µs since the epoch (source.ts_us, else source.ts_ms×1000); 0 = unknown
 	Snapshot SnapshotMark
 	TxID     string // source transaction id when known ("" otherwise)
 	Origin   Origin

@@ -1,0 +1,66 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// Activities is the worker's activity set: the catalog and Kafka clients
+// plus per-table state kept between batches (decoders with their schema
+// caches, mirror writers with their primary-key indexes). Register it with
+// worker.RegisterActivity(a); methods become activities by name.
+type Activities struct {
+	Catalog catalog.Catalog
+	Kafka   *kafka.Client
+
+	// AfterMirrorCommit, when set, runs after a batch's mirror commit and
+	// before the activity returns; an error it returns fails the attempt.
+	// Tests use it to simulate a worker dying between the Iceberg commit
+	// and the workflow recording the result.
+	AfterMirrorCommit func(ctx context.Context, batch lake.Batch) error
+
+	mu     sync.Mutex
+	tables map[string]*tableState
+}
+
+// tableState is what a worker keeps per table between batches.
+type tableState struct {
+	mu      sync.Mutex // one batch of a table at a time in this worker
+	spec    TableSpec
+	decoder *schemas.Decoder
+	mirror  *lake.MirrorWriter
+	keyCols []string
+}
+
+// New returns the activity set over a catalog and a Kafka client.
+func New(cat catalog.Catalog, kc *kafka.Client) *Activities {
+	return &Activities{Catalog: cat, Kafka: kc, tables: map[string]*tableState{}}
+}
+
+// state returns the worker's state for a table, creating it on first use
+// (or when the table's spec changed).
+func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) {
+	name, err := lake.ParseTableName(spec.Table)
+	if err != nil {
+		return nil, name, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tables == nil {
+		a.tables = map[string]*tableState{}
+	}
+	st := a.tables[spec.Table]
+	if st == nil || st.spec.Topic != spec.Topic || fmt.Sprint(st.spec.KeyColumns) != fmt.Sprint(spec.KeyColumns) {
+		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
+			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns})}
+		a.tables[spec.Table] = st
+	}
+	return st, name, nil
+}

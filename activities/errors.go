@@ -1,0 +1,38 @@
+package activities
+
+import (
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// classify turns errors that retrying cannot fix into non-retryable
+// Temporal application errors with a stable type; others pass through
+// and are retried by the activity's retry policy.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *schemas.DecodeError
+	var ce *lake.ConformError
+	var ge *kafka.RetentionGapError
+	switch {
+	case errors.As(err, &de):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUndecodable, err,
+			map[string]any{"topic": de.Topic, "partition": de.Partition, "offset": de.Offset, "reason": de.Reason})
+	case errors.As(err, &ce):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnfit, err,
+			map[string]any{"topic": ce.Origin.Topic, "partition": ce.Origin.Partition, "offset": ce.Origin.Offset})
+	case errors.As(err, &ge), errors.Is(err, kafka.ErrRetentionGap):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRetentionGap, err)
+	}
+	return err
+}
+
+func badSpec(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadSpec, err)
+}

@@ -1,0 +1,134 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// pollInterval is how often PlanBatch re-reads the high watermarks while
+// it waits for a batch to fill.
+const pollInterval = 200 * time.Millisecond
+
+// PlanBatch chooses the next batch: exact offset ranges per partition,
+// starting at the workflow's offsets, bounded by spec.MaxEvents records in
+// total, waiting up to spec.MaxWait for that many to arrive. It returns as
+// soon as MaxEvents are available, or at MaxWait with whatever is there
+// (possibly nothing). Partitions the workflow has no offset for start at
+// the log start ("earliest") or the high watermark ("latest"). A topic
+// that does not exist yet yields an empty plan.
+//
+// Errors: a next offset below the partition's log start offset (records
+// deleted by retention before they were applied) is a non-retryable
+// KafkaRetentionGap failure; Kafka errors are retried.
+func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, error) {
+	spec := req.Spec.Defaults()
+	deadline := time.Now().Add(spec.MaxWait)
+	for {
+		plan, avail, err := a.planOnce(ctx, spec, req.Offsets)
+		if errors.Is(err, kafka.ErrUnknownTopic) {
+			plan, avail, err = Plan{Offsets: maps.Clone(req.Offsets)}, 0, nil
+		}
+		if err != nil {
+			return Plan{}, classify(err)
+		}
+		now := time.Now()
+		if avail >= int64(spec.MaxEvents) || !now.Before(deadline) {
+			return plan, nil
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, avail)
+		}
+		select {
+		case <-ctx.Done():
+			return Plan{}, ctx.Err()
+		case <-time.After(min(pollInterval, deadline.Sub(now))):
+		}
+	}
+}
+
+// planOnce builds a plan from the current offsets; avail is the number of
+// offsets available beyond the workflow's position (not capped).
+func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Offsets) (Plan, int64, error) {
+	ends, err := a.Kafka.EndOffsets(ctx, spec.Topic)
+	if err != nil {
+		return Plan{}, 0, err
+	}
+	starts, err := a.Kafka.StartOffsets(ctx, spec.Topic)
+	if err != nil {
+		return Plan{}, 0, err
+	}
+	next := lake.Offsets{}
+	for p, o := range from {
+		next[p] = o
+	}
+	for p, end := range ends {
+		if _, ok := next[p]; !ok {
+			if spec.StartFrom == "latest" {
+				next[p] = end
+			} else {
+				next[p] = starts[p]
+			}
+		}
+	}
+	avail := map[int32]int64{}
+	var total int64
+	for _, p := range next.SortedPartitions() {
+		if s, ok := starts[p]; ok && next[p] < s {
+			return Plan{}, 0, &kafka.RetentionGapError{Topic: spec.Topic, Partition: p, From: next[p], To: s, LogStart: s}
+		}
+		if n := ends[p] - next[p]; n > 0 {
+			avail[p] = n
+			total += n
+		}
+	}
+	plan := Plan{Offsets: next, HighWatermarks: lake.Offsets(ends), LogStart: lake.Offsets(starts)}
+	plan.Ranges = share(next, avail, int64(spec.MaxEvents))
+	plan.Offsets = maps.Clone(next)
+	for _, r := range plan.Ranges {
+		plan.Offsets[r.Partition] = r.To
+		plan.Records += r.To - r.From
+	}
+	return plan, total, nil
+}
+
+// share splits a budget of offsets over the partitions with data, evenly
+// first, then giving what some could not use to the others, in partition
+// order. Ranges come out in partition order.
+func share(next lake.Offsets, avail map[int32]int64, budget int64) []lake.Range {
+	take := map[int32]int64{}
+	parts := next.SortedPartitions()
+	for budget > 0 {
+		var open []int32
+		for _, p := range parts {
+			if avail[p]-take[p] > 0 {
+				open = append(open, p)
+			}
+		}
+		if len(open) == 0 {
+			break
+		}
+		each := max(budget/int64(len(open)), 1)
+		for _, p := range open {
+			n := min(each, avail[p]-take[p], budget)
+			take[p] += n
+			budget -= n
+			if budget == 0 {
+				break
+			}
+		}
+	}
+	var out []lake.Range
+	for _, p := range parts {
+		if take[p] > 0 {
+			out = append(out, lake.Range{Partition: p, From: next[p], To: next[p] + take[p]})
+		}
+	}
+	return out
+}

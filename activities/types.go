@@ -1,0 +1,94 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// TaskQueue is the Temporal task queue the worker serves.
+const TaskQueue = "lakemirror"
+
+// Error types of non-retryable activity failures (temporal.ApplicationError
+// types), for RetryPolicy.NonRetryableErrorTypes and for operators reading
+// the Web UI.
+const (
+	ErrTypeUndecodable  = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
+	ErrTypeUnfit        = "ValueDoesNotFit"   // a value does not fit its column's type
+	ErrTypeRetentionGap = "KafkaRetentionGap" // the next offset to read was deleted by retention
+	ErrTypeBadSpec      = "InvalidTableSpec"  // the table configuration is unusable
+)
+
+// TableSpec is one source table's pipeline configuration. It is carried
+// in the workflow input and memo.
+type TableSpec struct {
+	Table      string        `json:"table"`       // Iceberg namespace.table of the mirror
+	Topic      string        `json:"topic"`       // Kafka topic with the table's Debezium change events
+	KeyColumns []string      `json:"key_columns"` // primary-key columns; empty = taken from the Kafka record key
+	StartFrom  string        `json:"start_from"`  // where a new pipeline starts reading: "earliest" (default) or "latest"
+	MaxEvents  int           `json:"max_events"`  // batch bound in records (default 5000)
+	MaxWait    time.Duration `json:"max_wait"`    // batch bound in time: how long to wait for MaxEvents (default 2s)
+}
+
+// Defaults fills zero fields with their defaults.
+func (s TableSpec) Defaults() TableSpec {
+	if s.StartFrom == "" {
+		s.StartFrom = "earliest"
+	}
+	if s.MaxEvents <= 0 {
+		s.MaxEvents = 5000
+	}
+	if s.MaxWait <= 0 {
+		s.MaxWait = 2 * time.Second
+	}
+	return s
+}
+
+// RecoverResult is the table's committed position as read from its Iceberg
+// tables (design.md: a workflow started on existing tables recovers its
+// offsets from the snapshot summaries and properties).
+type RecoverResult struct {
+	BatchSeq int64        `json:"batch_seq"` // last committed batch sequence number (0 = none)
+	BatchID  string       `json:"batch_id"`
+	Offsets  lake.Offsets `json:"offsets"` // next offset per partition; empty = start per StartFrom
+	Source   string       `json:"source"`  // which table the checkpoint came from: "mirror", "bronze" or "none"
+}
+
+// PlanRequest asks for the next batch's offset ranges.
+type PlanRequest struct {
+	Spec    TableSpec    `json:"spec"`
+	Offsets lake.Offsets `json:"offsets"` // next offset per partition known to the workflow
+}
+
+// Plan is the next batch's exact offset ranges, chosen by PlanBatch and
+// recorded in workflow history before the batch is applied.
+type Plan struct {
+	Ranges         []lake.Range `json:"ranges"`          // non-empty ranges only
+	Records        int64        `json:"records"`         // sum of range lengths (offsets; records may be fewer under transactions)
+	Offsets        lake.Offsets `json:"offsets"`         // next offsets for all partitions after the batch
+	HighWatermarks lake.Offsets `json:"high_watermarks"` // per partition, when planned (for lag)
+	LogStart       lake.Offsets `json:"log_start"`       // per partition, when planned
+}
+
+// ApplyRequest is one batch to apply.
+type ApplyRequest struct {
+	Spec  TableSpec  `json:"spec"`
+	Batch lake.Batch `json:"batch"`
+}
+
+// ApplyResult is what one batch did, returned to the workflow and shown in
+// the Web UI.
+type ApplyResult struct {
+	BatchID      string            `json:"batch_id"`
+	BatchSeq     int64             `json:"batch_seq"`
+	Records      int               `json:"records"`       // Kafka records fetched
+	Changes      int               `json:"changes"`       // row-change events decoded (c, u, d, r)
+	Tombstones   int               `json:"tombstones"`    // null-value records: counted and skipped
+	TxMetadata   int               `json:"tx_metadata"`   // transaction metadata events: recognized, not rows
+	SnapshotRows int               `json:"snapshot_rows"` // changes that are source snapshot reads
+	SnapshotLast bool              `json:"snapshot_last"` // the batch held the source snapshot's last record
+	Bronze       lake.BronzeResult `json:"bronze"`
+	Mirror       lake.MirrorResult `json:"mirror"`
+	EndOffsets   lake.Offsets      `json:"end_offsets"` // next offsets after this batch, as committed
+	KeyColumns   []string          `json:"key_columns,omitempty"`
+}

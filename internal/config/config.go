@@ -1,0 +1,108 @@
+// Package config holds the settings shared by the worker and the starter
+// CLI: where Temporal, Kafka and the Iceberg catalog are. Every setting is
+// a flag with an environment-variable default, so containers configure by
+// environment and people by flags.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// Environment variables read as flag defaults.
+const (
+	EnvTemporalAddress = "TEMPORAL_ADDRESS"   // host:port of the Temporal frontend
+	EnvNamespace       = "TEMPORAL_NAMESPACE" // Temporal namespace
+	EnvKafkaBrokers    = "KAFKA_BROKERS"      // comma-separated seed brokers
+	EnvCatalogType     = "CATALOG_TYPE"       // sql | rest
+	EnvCatalogURI      = "CATALOG_URI"        // SQL DSN or REST endpoint
+	EnvWarehouse       = "WAREHOUSE"          // warehouse location (file://, s3://)
+	EnvCatalogProps    = "CATALOG_PROPS"      // comma-separated k=v catalog/FileIO properties (s3.endpoint=..., ...)
+	EnvDataDir         = "LAKEMIRROR_DATA_DIR"
+)
+
+// Settings locate the services the pipeline talks to.
+type Settings struct {
+	TemporalAddress string
+	Namespace       string
+	KafkaBrokers    []string
+	Catalog         lake.CatalogConfig
+	DataDir         string // local state: the default SQLite catalog and warehouse, the -dev Temporal database
+}
+
+// Bind registers the settings' flags on fs, with defaults from the
+// environment. Call Finish after fs.Parse.
+func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
+	b := &Binding{s: s}
+	fs.StringVar(&s.TemporalAddress, "temporal-address", env(EnvTemporalAddress, "127.0.0.1:7233"), "Temporal frontend host:port (env "+EnvTemporalAddress+")")
+	fs.StringVar(&s.Namespace, "namespace", env(EnvNamespace, "default"), "Temporal namespace (env "+EnvNamespace+")")
+	fs.StringVar(&b.brokers, "kafka-brokers", env(EnvKafkaBrokers, "127.0.0.1:19092"), "comma-separated Kafka seed brokers (env "+EnvKafkaBrokers+")")
+	fs.StringVar(&s.Catalog.Type, "catalog-type", env(EnvCatalogType, "sql"), "Iceberg catalog type: sql or rest (env "+EnvCatalogType+")")
+	fs.StringVar(&s.Catalog.URI, "catalog-uri", env(EnvCatalogURI, ""), "catalog URI: a database/sql DSN for sql (default: SQLite in the data dir), the endpoint for rest (env "+EnvCatalogURI+")")
+	fs.StringVar(&s.Catalog.Warehouse, "warehouse", env(EnvWarehouse, ""), "warehouse location, file:///path or s3://bucket/prefix (default: the data dir) (env "+EnvWarehouse+")")
+	fs.StringVar(&b.props, "catalog-props", env(EnvCatalogProps, ""), "comma-separated k=v catalog and FileIO properties, e.g. s3.endpoint=http://minio:9000,s3.region=us-east-1 (env "+EnvCatalogProps+")")
+	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog, warehouse and -dev Temporal database (env "+EnvDataDir+")")
+	return b
+}
+
+// Binding completes Settings after flag parsing.
+type Binding struct {
+	s              *Settings
+	brokers, props string
+}
+
+// Finish completes the settings after flag parsing: splits lists, makes
+// the data dir absolute. It returns an error for a malformed property.
+func (b *Binding) Finish() error {
+	s := b.s
+	s.KafkaBrokers = splitList(b.brokers)
+	props, err := ParseProps(b.props)
+	if err != nil {
+		return err
+	}
+	s.Catalog.Props = props
+	if s.DataDir != "" {
+		abs, err := filepath.Abs(s.DataDir)
+		if err != nil {
+			return err
+		}
+		s.DataDir = abs
+	}
+	s.Catalog.LocalDir = s.DataDir
+	return nil
+}
+
+// ParseProps reads "k=v,k=v". Empty input gives an empty map.
+func ParseProps(text string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range splitList(text) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("config: catalog property %q is not k=v", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,11 @@
+package devstack
+
+import (
+	"log/slog"
+
+	sdklog "go.temporal.io/sdk/log"
+)
+
+func quietSDKLogger() sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+}

@@ -1,0 +1,22 @@
+package lake
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+type arrowRecord = arrow.RecordBatch
+
+// arrowTimestamp converts µs since the epoch to an Arrow timestamp[us].
+func arrowTimestamp(micros int64) arrow.Timestamp { return arrow.Timestamp(micros) }
+
+// appendSourceTs appends a source commit time, µs since the epoch; 0 means
+// the source gave none (Debezium MySQL source snapshot reads carry
+// source.ts_ms 0) and is stored as NULL.
+func appendSourceTs(b *array.TimestampBuilder, micros int64) {
+	if micros == 0 {
+		b.AppendNull()
+		return
+	}
+	b.Append(arrow.Timestamp(micros))
+}

@@ -1,0 +1,205 @@
+package lake
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Keys of the exactly-once bookkeeping (design.md, "Exactly-once batch
+// bookkeeping"). Each is written both into the snapshot summary of the
+// batch's commit and into the table properties; properties survive
+// compaction snapshots and snapshot expiry, summaries show per-commit
+// history in any Iceberg tool.
+const (
+	PropBatchID     = "lakemirror.batch-id"     // "<table>#<seq>"
+	PropBatchSeq    = "lakemirror.batch-seq"    // decimal batch sequence number, strictly increasing per table
+	PropEndOffsets  = "lakemirror.end-offsets"  // JSON Offsets: next offset per partition after the batch
+	PropBatchResult = "lakemirror.batch-result" // JSON of the batch's counts (MirrorResult or BronzeResult)
+	PropCovered     = "lakemirror.covered"      // bronze only: JSON {topic: Coverage} of the offsets it holds
+	PropKeyColumns  = "lakemirror.key-columns"  // mirror: JSON array of key column names
+	PropTopic       = "lakemirror.topic"        // the source Kafka topic
+)
+
+// Offsets maps partition → offset within one topic.
+type Offsets map[int32]int64
+
+// Range is a half-open offset range [From, To) of one partition.
+type Range struct {
+	Partition int32 `json:"partition"`
+	From      int64 `json:"from"`
+	To        int64 `json:"to"`
+}
+
+// Batch identifies one micro-batch of one table: its id and strictly
+// increasing sequence number, the topic and exact offset ranges it covers,
+// and the offsets to continue from after it (EndOffsets: for every
+// partition the pipeline tracks, not only those in Ranges).
+type Batch struct {
+	ID         string  `json:"id"`
+	Seq        int64   `json:"seq"`
+	Topic      string  `json:"topic"`
+	Ranges     []Range `json:"ranges"`
+	EndOffsets Offsets `json:"end_offsets"`
+}
+
+// Checkpoint is the last batch a table committed, read back from it.
+type Checkpoint struct {
+	BatchID    string
+	BatchSeq   int64 // 0 when the table has never committed a batch
+	EndOffsets Offsets
+	Result     json.RawMessage // the PropBatchResult JSON of that batch
+}
+
+// batchProps returns the bookkeeping properties for a commit of b with
+// result res (marshalled to JSON).
+func batchProps(b Batch, res any) (iceberg.Properties, error) {
+	off, err := json.Marshal(b.EndOffsets)
+	if err != nil {
+		return nil, err
+	}
+	r, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	return iceberg.Properties{
+		PropBatchID:     b.ID,
+		PropBatchSeq:    strconv.FormatInt(b.Seq, 10),
+		PropEndOffsets:  string(off),
+		PropBatchResult: string(r),
+		PropTopic:       b.Topic,
+	}, nil
+}
+
+// ReadCheckpoint returns the table's last committed batch. It prefers the
+// table properties (always written with the batch's commit) and falls back
+// to the newest ancestor snapshot whose summary carries a batch id (for
+// tables whose properties were edited by hand). A table that never
+// committed a batch gives a zero Checkpoint.
+func ReadCheckpoint(tbl *table.Table) (Checkpoint, error) {
+	if cp, ok, err := checkpointFrom(tbl.Properties()); ok || err != nil {
+		return cp, err
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return Checkpoint{}, nil
+	}
+	for _, s := range ancestors(tbl, snap.SnapshotID) {
+		if s.Summary == nil {
+			continue
+		}
+		if cp, ok, err := checkpointFrom(s.Summary.Properties); ok || err != nil {
+			return cp, err
+		}
+	}
+	return Checkpoint{}, nil
+}
+
+func ancestors(tbl *table.Table, id int64) []table.Snapshot {
+	var out []table.Snapshot
+	md := tbl.Metadata()
+	for s := md.SnapshotByID(id); s != nil; {
+		out = append(out, *s)
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return out
+}
+
+func checkpointFrom(p map[string]string) (Checkpoint, bool, error) {
+	seqText, ok := p[PropBatchSeq]
+	if !ok {
+		return Checkpoint{}, false, nil
+	}
+	seq, err := strconv.ParseInt(seqText, 10, 64)
+	if err != nil {
+		return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", PropBatchSeq, seqText, err)
+	}
+	cp := Checkpoint{BatchID: p[PropBatchID], BatchSeq: seq, EndOffsets: Offsets{}}
+	if t := p[PropEndOffsets]; t != "" {
+		if err := json.Unmarshal([]byte(t), &cp.EndOffsets); err != nil {
+			return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", PropEndOffsets, t, err)
+		}
+	}
+	if r := p[PropBatchResult]; r != "" {
+		cp.Result = json.RawMessage(r)
+	}
+	return cp, true, nil
+}
+
+// Coverage records which offsets of each partition the bronze table holds,
+// as sorted, non-overlapping, non-adjacent half-open ranges. It is how
+// bronze stays free of duplicates under retries and backfills.
+type Coverage map[int32][][2]int64
+
+// Contains reports whether offset o of partition p is covered.
+func (c Coverage) Contains(p int32, o int64) bool {
+	for _, r := range c[p] {
+		if o >= r[0] && o < r[1] {
+			return true
+		}
+		if o < r[0] {
+			return false
+		}
+	}
+	return false
+}
+
+// Add marks [from, to) of partition p as covered, merging ranges.
+func (c Coverage) Add(p int32, from, to int64) {
+	if from >= to {
+		return
+	}
+	rs := append(c[p], [2]int64{from, to})
+	slices.SortFunc(rs, func(a, b [2]int64) int {
+		switch {
+		case a[0] < b[0]:
+			return -1
+		case a[0] > b[0]:
+			return 1
+		}
+		return 0
+	})
+	merged := rs[:1]
+	for _, r := range rs[1:] {
+		last := &merged[len(merged)-1]
+		if r[0] <= last[1] {
+			last[1] = max(last[1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	c[p] = merged
+}
+
+// Clone returns a deep copy.
+func (c Coverage) Clone() Coverage {
+	out := make(Coverage, len(c))
+	for p, rs := range c {
+		out[p] = slices.Clone(rs)
+	}
+	return out
+}
+
+// readCoverage returns the bronze table's coverage per topic.
+func readCoverage(tbl *table.Table) (map[string]Coverage, error) {
+	cov := map[string]Coverage{}
+	if t := tbl.Properties()[PropCovered]; t != "" {
+		if err := json.Unmarshal([]byte(t), &cov); err != nil {
+			return nil, fmt.Errorf("lake: bad %s: %w", PropCovered, err)
+		}
+	}
+	return cov, nil
+}
+
+// SortedPartitions returns the partitions of o in ascending order.
+func (o Offsets) SortedPartitions() []int32 {
+	return slices.Sorted(maps.Keys(o))
+}

@@ -1,0 +1,204 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// BronzeRecord is one Kafka record as the bronze table stores it.
+type BronzeRecord struct {
+	Partition int32
+	Offset    int64
+	Key       []byte // nil when the record had no key
+	Value     []byte // nil for a tombstone
+	Timestamp int64  // Kafka record timestamp, µs since the epoch
+	Headers   []BronzeHeader
+	Op        string  // Debezium op as received; "" when not a row change
+	Seq       cdc.Seq // source position; "" when not a row change
+	SourceTs  int64   // source commit time, µs since the epoch; meaningful when Seq != ""
+}
+
+// BronzeHeader is one Kafka record header.
+type BronzeHeader struct {
+	Key   string
+	Value []byte
+}
+
+// BronzeResult counts what one batch did to the bronze table.
+type BronzeResult struct {
+	BatchID    string `json:"batch_id"`
+	BatchSeq   int64  `json:"batch_seq"`
+	Records    int    `json:"records"`  // records in the batch
+	Appended   int    `json:"appended"` // records written
+	Skipped    int    `json:"skipped"`  // records already present (same topic, partition, offset)
+	SnapshotID int64  `json:"snapshot_id,omitempty"`
+}
+
+// AppendBronze appends the batch's records that the bronze table does not
+// already hold (by topic, partition, offset; tracked as covered offset
+// ranges in the table properties) in one commit, and marks the batch's
+// whole ranges covered. Records the table holds are skipped, so retries
+// and backfills never duplicate bronze rows. It creates the table on first
+// use. Errors: catalog and file IO failures and commit conflicts (all
+// retryable).
+func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord) (BronzeResult, error) {
+	res := BronzeResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}
+	tbl, _, err := loadOrCreate(ctx, cat, name.namespace(), name.Bronze(),
+		func() (*iceberg.Schema, error) { return BronzeSchema(), nil }, tableProperties(nil))
+	if err != nil {
+		return res, err
+	}
+	covAll, err := readCoverage(tbl)
+	if err != nil {
+		return res, err
+	}
+	cov := covAll[b.Topic].Clone()
+	if cov == nil {
+		cov = Coverage{}
+	}
+	fresh := make([]BronzeRecord, 0, len(recs))
+	for _, r := range recs {
+		if cov.Contains(r.Partition, r.Offset) {
+			res.Skipped++
+			continue
+		}
+		fresh = append(fresh, r)
+	}
+	covered := true
+	for _, rg := range b.Ranges {
+		if !coversRange(cov, rg) {
+			covered = false
+		}
+		cov.Add(rg.Partition, rg.From, rg.To)
+	}
+	if covered && len(fresh) == 0 {
+		return res, nil // everything already there: nothing to commit
+	}
+	covAll[b.Topic] = cov
+	covJSON, err := json.Marshal(covAll)
+	if err != nil {
+		return res, err
+	}
+	res.Appended = len(fresh)
+	props, err := batchProps(b, res)
+	if err != nil {
+		return res, err
+	}
+	props[PropCovered] = string(covJSON)
+	tx := tbl.NewTransaction()
+	if len(fresh) > 0 {
+		df, err := writeBronzeFile(ctx, tbl, b, fresh)
+		if err != nil {
+			return res, err
+		}
+		if err := tx.NewRowDelta(props).AddRows(df).Commit(ctx); err != nil {
+			return res, fmt.Errorf("lake: stage bronze append of %s: %w", b.ID, err)
+		}
+	}
+	if err := tx.SetProperties(props); err != nil {
+		return res, fmt.Errorf("lake: stage bronze properties of %s: %w", b.ID, err)
+	}
+	newTbl, err := tx.Commit(ctx)
+	if err != nil {
+		return res, fmt.Errorf("lake: commit bronze batch %s: %w", b.ID, err)
+	}
+	if s := newTbl.CurrentSnapshot(); s != nil && len(fresh) > 0 {
+		res.SnapshotID = s.SnapshotID
+	}
+	return res, nil
+}
+
+func coversRange(cov Coverage, rg Range) bool {
+	if rg.From >= rg.To {
+		return true
+	}
+	for _, r := range cov[rg.Partition] {
+		if r[0] <= rg.From && rg.To <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// writeBronzeFile writes the records as one data file of the bronze table.
+func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []BronzeRecord) (iceberg.DataFile, error) {
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("lake: bronze arrow schema: %w", err)
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer rb.Release()
+	rb.Reserve(len(recs))
+	f := func(name string) array.Builder { return rb.Field(sc.FieldIndices(name)[0]) }
+	topicB := f(BronzeTopic).(*array.StringBuilder)
+	partB := f(BronzePartition).(*array.Int32Builder)
+	offB := f(BronzeOffset).(*array.Int64Builder)
+	keyB := f(BronzeKey).(*array.BinaryBuilder)
+	tsB := f(BronzeTimestamp).(*array.TimestampBuilder)
+	hdrB := f(BronzeHeaders).(*array.ListBuilder)
+	hdrStruct := hdrB.ValueBuilder().(*array.StructBuilder)
+	hdrKey := hdrStruct.FieldBuilder(0).(*array.StringBuilder)
+	hdrVal := hdrStruct.FieldBuilder(1).(*array.BinaryBuilder)
+	opB := f(BronzeOp).(*array.StringBuilder)
+	seqB := f(ColSeq).(*array.StringBuilder)
+	srcTsB := f(ColSourceTs).(*array.TimestampBuilder)
+	valB := f(BronzeValue).(*array.BinaryBuilder)
+	ingB := f(ColIngestedAt).(*array.TimestampBuilder)
+	now := arrowTimestamp(time.Now().UnixMicro())
+	for _, r := range recs {
+		topicB.Append(b.Topic)
+		partB.Append(r.Partition)
+		offB.Append(r.Offset)
+		if r.Key == nil {
+			keyB.AppendNull()
+		} else {
+			keyB.Append(r.Key)
+		}
+		tsB.Append(arrowTimestamp(r.Timestamp))
+		hdrB.Append(true)
+		for _, h := range r.Headers {
+			hdrStruct.Append(true)
+			hdrKey.Append(h.Key)
+			if h.Value == nil {
+				hdrVal.AppendNull()
+			} else {
+				hdrVal.Append(h.Value)
+			}
+		}
+		if r.Op == "" {
+			opB.AppendNull()
+		} else {
+			opB.Append(r.Op)
+		}
+		if r.Seq == "" {
+			seqB.AppendNull()
+			srcTsB.AppendNull()
+		} else {
+			seqB.Append(r.Seq.Hex())
+			appendSourceTs(srcTsB, r.SourceTs)
+		}
+		if r.Value == nil {
+			valB.AppendNull()
+		} else {
+			valB.Append(r.Value)
+		}
+		ingB.Append(now)
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	path, err := newFilePath(tbl, fmt.Sprintf("bronze-%06d", b.Seq))
+	if err != nil {
+		return nil, err
+	}
+	return writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+}

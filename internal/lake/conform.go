@@ -1,0 +1,120 @@
+package lake
+
+import (
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// shape is a mirror table's source-column layout: the columns in schema
+// order with their types, used to align and type every row image before
+// the merge rules see it.
+type shape struct {
+	cols    []cdc.Column
+	names   *cdc.Columns
+	keyCols []string
+}
+
+// shapeOf derives the layout from the mirror's Iceberg schema.
+func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
+	s := &shape{keyCols: keyCols}
+	var names []string
+	for _, f := range sc.Fields() {
+		if isSystemColumn(f.Name) {
+			continue
+		}
+		t, err := cdcType(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("lake: column %q: %w", f.Name, err)
+		}
+		s.cols = append(s.cols, cdc.Column{Name: f.Name, Type: t, Optional: !f.Required})
+		names = append(names, f.Name)
+	}
+	s.names = cdc.NewColumns(names)
+	return s, nil
+}
+
+// cdcType is the inverse of icebergType.
+func cdcType(t iceberg.Type) (cdc.Type, error) {
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		return cdc.TypeBool, nil
+	case iceberg.Int32Type:
+		return cdc.TypeInt, nil
+	case iceberg.Int64Type:
+		return cdc.TypeLong, nil
+	case iceberg.Float32Type:
+		return cdc.TypeFloat, nil
+	case iceberg.Float64Type:
+		return cdc.TypeDouble, nil
+	case iceberg.StringType:
+		return cdc.TypeString, nil
+	case iceberg.BinaryType:
+		return cdc.TypeBinary, nil
+	case iceberg.DecimalType:
+		return cdc.DecimalType(int16(t.Precision()), int16(t.Scale())), nil
+	case iceberg.DateType:
+		return cdc.TypeDate, nil
+	case iceberg.TimeType:
+		return cdc.TypeTime, nil
+	case iceberg.TimestampType:
+		return cdc.TypeTimestamp, nil
+	case iceberg.TimestampTzType:
+		return cdc.TypeTimestampTZ, nil
+	case iceberg.UUIDType:
+		return cdc.TypeUUID, nil
+	}
+	return cdc.Type{}, fmt.Errorf("Iceberg type %s is not supported in a mirror table", t)
+}
+
+// conform returns img aligned to the table's columns (missing columns are
+// NULL) with every value converted to its column's type, and the names of
+// image columns the table does not have. TOAST placeholders pass through.
+// A value that does not fit its column is an error naming the column.
+func (s *shape) conform(img *cdc.Row) (*cdc.Row, []string, error) {
+	if img == nil {
+		return nil, nil, nil
+	}
+	out := &cdc.Row{Cols: s.names, Vals: make([]cdc.Value, len(s.cols))}
+	var unknown []string
+	for i, name := range img.Cols.Names {
+		j := s.names.Index(name)
+		if j < 0 {
+			if !img.Vals[i].IsNull() {
+				unknown = append(unknown, name)
+			}
+			continue
+		}
+		v, err := schemas.Coerce(img.Vals[i], s.cols[j].Type)
+		if err != nil {
+			return nil, nil, fmt.Errorf("column %q: %w", name, err)
+		}
+		out.Vals[j] = v
+	}
+	return out, unknown, nil
+}
+
+// conformEvent aligns both images of e and recomputes its key from the
+// typed values, so that keys match those read back from the table.
+func (s *shape) conformEvent(e *cdc.Event) ([]string, error) {
+	before, u1, err := s.conform(e.Before)
+	if err != nil {
+		return nil, fmt.Errorf("before image: %w", err)
+	}
+	after, u2, err := s.conform(e.After)
+	if err != nil {
+		return nil, fmt.Errorf("after image: %w", err)
+	}
+	e.Before, e.After = before, after
+	if img := e.Image(); img != nil {
+		k, err := cdc.KeyOf(img, s.keyCols)
+		if err != nil {
+			return nil, err
+		}
+		e.Key = k
+	}
+	return append(u1, u2...), nil
+}

@@ -1,0 +1,198 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// MirrorResult counts what one batch did to the mirror table. Counts are
+// in events unless named rows or files.
+type MirrorResult struct {
+	BatchID          string   `json:"batch_id"`
+	BatchSeq         int64    `json:"batch_seq"`
+	AlreadyCommitted bool     `json:"already_committed,omitempty"` // the batch was found committed; counts are the recorded ones
+	Events           int      `json:"events"`                      // row-change events in the batch (c, u, d, r)
+	Keys             int      `json:"keys"`                        // distinct primary keys among them
+	Applied          int      `json:"applied"`                     // events that passed the sequence guard
+	Collapsed        int      `json:"collapsed"`                   // applied events superseded by a later change of the same key in the batch
+	Stale            int      `json:"stale"`                       // events older than the stored row (late or replayed): no-ops
+	Duplicates       int      `json:"duplicates"`                  // events whose position was already applied or seen in the batch: no-ops
+	Inserted         int      `json:"inserted"`                    // rows written for keys new to the mirror
+	Updated          int      `json:"updated"`                     // rows written that replace a stored row and are live
+	Deleted          int      `json:"deleted"`                     // rows written as soft deletes
+	RowsWritten      int      `json:"rows_written"`
+	PositionDeletes  int      `json:"position_deletes"` // stored rows removed by position deletes
+	SnapshotID       int64    `json:"snapshot_id,omitempty"`
+	Watermark        string   `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
+	MaxSourceTs      int64    `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
+	AddedColumns     []string `json:"added_columns,omitempty"`
+}
+
+// MirrorWriter applies batches to one mirror table and keeps its
+// primary-key index between batches. One writer per table per process;
+// not safe for concurrent use.
+type MirrorWriter struct {
+	cat     catalog.Catalog
+	name    TableName
+	keyCols []string
+	index   *KeyIndex
+	now     func() time.Time
+}
+
+// NewMirrorWriter returns a writer for the mirror of name with the given
+// primary-key columns.
+func NewMirrorWriter(cat catalog.Catalog, name TableName, keyCols []string) *MirrorWriter {
+	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now}
+}
+
+// Index returns the writer's current key index (nil before the first
+// batch), for tests and status.
+func (w *MirrorWriter) Index() *KeyIndex { return w.index }
+
+// Ensure creates the mirror table if it does not exist, with columns from
+// the events (their Connect schema when present, else inferred from the
+// values; see schemas.InferColumns). It returns nil, nil when the table
+// does not exist and events hold no row image to take columns from.
+func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.Table, error) {
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil || tbl != nil {
+		return tbl, err
+	}
+	cols := columnsFromEvents(events)
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	keys, _ := json.Marshal(w.keyCols)
+	tbl, _, err = loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
+		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
+		tableProperties(map[string]string{PropKeyColumns: string(keys)}))
+	return tbl, err
+}
+
+// columnsFromEvents takes the column list of the first event carrying a
+// schema, else infers one from all events' values.
+func columnsFromEvents(events []*cdc.Event) []cdc.Column {
+	for _, e := range events {
+		if e.Schema != nil {
+			return e.Schema
+		}
+	}
+	return schemas.InferColumns(events)
+}
+
+// Apply writes one batch's row changes (ops c, u, d, r; events must be
+// decoded by package schemas) to the mirror as one row-delta commit:
+// new row versions in one data file and the rows they replace as position
+// deletes, with the batch's bookkeeping in the snapshot summary and the
+// table properties. A batch whose sequence number the table already holds
+// is not written again: Apply returns the recorded result with
+// AlreadyCommitted set and the recorded end offsets.
+//
+// Errors: catalog and file IO failures (retryable), a value that does not
+// fit its column (*ConformError, not retryable), and commit conflicts
+// when another writer changed the table (retryable: the index is rebuilt
+// on the next call).
+func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
+	res := MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}
+	tbl, err := w.Ensure(ctx, events)
+	if err != nil {
+		return res, nil, err
+	}
+	if tbl == nil {
+		return res, b.EndOffsets, nil // no mirror yet and nothing to create it from: bookkeeping stays in bronze
+	}
+	if cp, err := ReadCheckpoint(tbl); err != nil {
+		return res, nil, err
+	} else if cp.BatchSeq >= b.Seq {
+		return recordedMirrorResult(cp, b), cp.EndOffsets, nil
+	}
+	if tbl, res.AddedColumns, err = w.evolve(ctx, tbl, events); err != nil {
+		return res, nil, err
+	}
+	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	if err != nil {
+		return res, nil, err
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return res, nil, err
+	}
+	rows := make([]*cdc.Event, 0, len(events))
+	for _, e := range events {
+		if !e.Op.IsUpsert() && e.Op != cdc.OpDelete {
+			continue
+		}
+		if _, err := sh.conformEvent(e); err != nil {
+			return res, nil, &ConformError{Origin: e.Origin, Err: err}
+		}
+		rows = append(rows, e)
+	}
+	res.Events = len(rows)
+	groups := merge.GroupByKey(rows)
+	res.Keys = len(groups)
+	outs := make([]merge.Outcome, 0, len(groups))
+	for _, g := range groups {
+		o := merge.Fold(w.index.Stored(g.Key), g, w.keyCols)
+		res.Applied += o.Applied
+		res.Stale += o.Stale
+		res.Duplicates += o.Duplicates
+		if o.Changed {
+			res.Collapsed += o.Applied - 1
+			outs = append(outs, o)
+		}
+	}
+	if err := w.commit(ctx, tbl, sh, outs, b, &res); err != nil {
+		return res, nil, err
+	}
+	return res, b.EndOffsets, nil
+}
+
+// recordedMirrorResult is the result of a batch found already committed.
+func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
+	var r MirrorResult
+	if cp.BatchSeq == b.Seq && len(cp.Result) > 0 {
+		_ = json.Unmarshal(cp.Result, &r)
+	}
+	r.BatchID, r.BatchSeq, r.AlreadyCommitted = b.ID, b.Seq, true
+	return r
+}
+
+// ensureIndex makes w.index reflect tbl's current snapshot, rebuilding it
+// from the table when the worker has none or an older one.
+func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error {
+	var cur int64
+	if s := tbl.CurrentSnapshot(); s != nil {
+		cur = s.SnapshotID
+	}
+	if w.index != nil && w.index.SnapshotID == cur {
+		return nil
+	}
+	ix, err := BuildKeyIndex(ctx, tbl, w.keyCols)
+	if err != nil {
+		return err
+	}
+	w.index = ix
+	return nil
+}
+
+// ConformError is a row value that does not fit the table's column type:
+// bad input, not retryable.
+type ConformError struct {
+	Origin cdc.Origin
+	Err    error
+}
+
+func (e *ConformError) Error() string {
+	return fmt.Sprintf("lake: record %s/%d@%d does not fit the mirror table: %v", e.Origin.Topic, e.Origin.Partition, e.Origin.Offset, e.Err)
+}
+
+func (e *ConformError) Unwrap() error { return e.Err }

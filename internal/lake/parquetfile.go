@@ -1,0 +1,114 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// countingWriter counts the bytes written through it (the file size that
+// the manifest records).
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// fileSpec says what kind of Iceberg file writeParquet produces.
+type fileSpec struct {
+	schema     *iceberg.Schema // schema the file conforms to (the table's, or iceberg.PositionalDeleteSchema)
+	content    iceberg.ManifestEntryContent
+	referenced string // position deletes: the one data file they all point at, else ""
+}
+
+// newFilePath returns a fresh data-file location in tbl's data directory:
+// <prefix>-<uuid>.parquet.
+func newFilePath(tbl *table.Table, prefix string) (string, error) {
+	lp, err := tbl.LocationProvider()
+	if err != nil {
+		return "", fmt.Errorf("lake: location provider: %w", err)
+	}
+	return lp.NewDataLocation(fmt.Sprintf("%s-%s.parquet", prefix, uuid.New())), nil
+}
+
+// writeParquet writes rec (whose Arrow schema carries PARQUET:field_id
+// metadata) as one zstd Parquet file at path and returns its Iceberg
+// description with column statistics. Rows are written in rec's order,
+// so row i of rec is position i of the file. Errors come from the FileIO
+// (create/write/close) or from building the manifest entry.
+func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.RecordBatch, spec fileSpec) (iceberg.DataFile, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: file IO: %w", err)
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("lake: the table's file IO cannot write files")
+	}
+	f, err := wfs.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("lake: create %s: %w", path, err)
+	}
+	cw := &countingWriter{w: f}
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithStats(true),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithMaxRowGroupLength(128*1024),
+	)
+	pw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lake: parquet writer for %s: %w", path, err)
+	}
+	if err := pw.Write(rec); err != nil {
+		pw.Close()
+		f.Close()
+		return nil, fmt.Errorf("lake: write %s: %w", path, err)
+	}
+	if err := pw.Close(); err != nil { // cw is not an io.Closer, so f stays open until we close it
+		f.Close()
+		return nil, fmt.Errorf("lake: close %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("lake: close %s: %w", path, err)
+	}
+	md, err := pw.FileMetadata()
+	if err != nil {
+		return nil, fmt.Errorf("lake: metadata of %s: %w", path, err)
+	}
+	args := table.DataFileArgs{
+		Schema:        spec.schema,
+		Spec:          tbl.Spec(),
+		Format:        iceberg.ParquetFile,
+		Metadata:      md,
+		FilePath:      path,
+		FileSize:      cw.n,
+		Content:       spec.content,
+		Properties:    tbl.Properties(),
+		FormatVersion: tbl.Metadata().Version(),
+	}
+	if spec.referenced != "" {
+		ref := spec.referenced
+		args.ReferencedDataFile = &ref
+	}
+	df, err := table.DataFileFromMetadata(args)
+	if err != nil {
+		return nil, fmt.Errorf("lake: describe %s: %w", path, err)
+	}
+	return df, nil
+}

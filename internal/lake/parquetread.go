@@ -1,0 +1,117 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	iceio "github.com/apache/iceberg-go/io"
+)
+
+// parquetFile is an open Parquet file of the table.
+type parquetFile struct {
+	path string
+	f    iceio.File
+	pf   *file.Reader
+	fr   *pqarrow.FileReader
+}
+
+func openParquet(fs iceio.IO, path string) (*parquetFile, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("lake: open %s: %w", path, err)
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lake: read parquet footer of %s: %w", path, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 * 1024}, memory.DefaultAllocator)
+	if err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("lake: arrow reader for %s: %w", path, err)
+	}
+	return &parquetFile{path: path, f: f, pf: pf, fr: fr}, nil
+}
+
+func (p *parquetFile) Close() error { return p.pf.Close() }
+
+// NumRows is the file's row count.
+func (p *parquetFile) NumRows() int64 { return p.pf.NumRows() }
+
+// columnIndex returns the leaf index of a top-level primitive column, or -1.
+func (p *parquetFile) columnIndex(name string) int {
+	return p.pf.MetaData().Schema.ColumnIndexByName(name)
+}
+
+// scan reads the given leaf columns (nil = all) of the given row groups
+// (nil = all), in file order, calling fn with each record batch and the
+// file position of its first row. Positions are physical: no filter or
+// pruning is applied inside the chosen row groups.
+func (p *parquetFile) scan(ctx context.Context, cols, rowGroups []int, fn func(rec arrow.RecordBatch, firstPos int64) error) error {
+	base := int64(0)
+	if rowGroups != nil {
+		if len(rowGroups) == 0 {
+			return nil
+		}
+		base = p.rowGroupStart(rowGroups[0])
+		for i := 1; i < len(rowGroups); i++ {
+			if rowGroups[i] != rowGroups[i-1]+1 {
+				// non-contiguous groups: scan them one at a time so positions stay exact
+				for _, rg := range rowGroups {
+					if err := p.scan(ctx, cols, []int{rg}, fn); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+	}
+	rr, err := p.fr.GetRecordReader(ctx, cols, rowGroups)
+	if err != nil {
+		return fmt.Errorf("lake: read %s: %w", p.path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if err := fn(rec, base); err != nil {
+			return err
+		}
+		base += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("lake: read %s: %w", p.path, err)
+	}
+	return nil
+}
+
+// rowGroupStart is the file position of row group rg's first row.
+func (p *parquetFile) rowGroupStart(rg int) int64 {
+	var n int64
+	md := p.pf.MetaData()
+	for i := 0; i < rg; i++ {
+		n += md.RowGroup(i).NumRows()
+	}
+	return n
+}
+
+// rowGroupsOf returns the sorted distinct row groups holding the positions.
+func (p *parquetFile) rowGroupsOf(positions []int64) []int {
+	md := p.pf.MetaData()
+	var out []int
+	start := int64(0)
+	for rg := 0; rg < md.NumRowGroups(); rg++ {
+		end := start + md.RowGroup(rg).NumRows()
+		for _, pos := range positions {
+			if pos >= start && pos < end {
+				out = append(out, rg)
+				break
+			}
+		}
+		start = end
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// TableName names a source table's Iceberg tables: the mirror
+// <Namespace>.<Name>, the bronze <Namespace>.<Name>_bronze and the
+// history <Namespace>.<Name>_history.
+type TableName struct {
+	Namespace string
+	Name      string
+}
+
+// ParseTableName reads "ns.name" (the namespace may itself contain dots:
+// "a.b.orders" is namespace a.b, table orders).
+func ParseTableName(s string) (TableName, error) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 || i == len(s)-1 {
+		return TableName{}, fmt.Errorf("lake: table name %q is not of the form namespace.table", s)
+	}
+	return TableName{Namespace: s[:i], Name: s[i+1:]}, nil
+}
+
+// String is "ns.name".
+func (t TableName) String() string { return t.Namespace + "." + t.Name }
+
+func (t TableName) ident(suffix string) table.Identifier {
+	return append(strings.Split(t.Namespace, "."), t.Name+suffix)
+}
+
+// Mirror is the current-state table's identifier.
+func (t TableName) Mirror() table.Identifier { return t.ident("") }
+
+// Bronze is the append-only raw table's identifier.
+func (t TableName) Bronze() table.Identifier { return t.ident("_bronze") }
+
+// History is the SCD type 2 table's identifier.
+func (t TableName) History() table.Identifier { return t.ident("_history") }
+
+func (t TableName) namespace() table.Identifier { return strings.Split(t.Namespace, ".") }
+
+// tableProperties are set on every table the pipeline creates: format v2,
+// merge-on-read row-level operations, zstd Parquet.
+func tableProperties(extra map[string]string) iceberg.Properties {
+	p := iceberg.Properties{
+		table.PropertyFormatVersion:       "2",
+		table.WriteDeleteModeKey:          table.WriteModeMergeOnRead,
+		"write.update.mode":               "merge-on-read",
+		"write.merge.mode":                "merge-on-read",
+		"write.parquet.compression-codec": "zstd",
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// ensureNamespace creates the namespace unless it exists.
+func ensureNamespace(ctx context.Context, cat catalog.Catalog, ns table.Identifier) error {
+	ok, err := cat.CheckNamespaceExists(ctx, ns)
+	if err != nil {
+		return fmt.Errorf("lake: check namespace %v: %w", ns, err)
+	}
+	if ok {
+		return nil
+	}
+	if err := cat.CreateNamespace(ctx, ns, iceberg.Properties{"owner": "lakemirror"}); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return fmt.Errorf("lake: create namespace %v: %w", ns, err)
+	}
+	return nil
+}
+
+// loadOrCreate loads ident, creating it with schema and props when it
+// does not exist (losing a creation race to another writer is fine).
+func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties) (*table.Table, bool, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err == nil {
+		return tbl, false, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, false, fmt.Errorf("lake: load %v: %w", ident, err)
+	}
+	sc, err := schema()
+	if err != nil {
+		return nil, false, err
+	}
+	if err := ensureNamespace(ctx, cat, ns); err != nil {
+		return nil, false, err
+	}
+	tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		tbl, err = cat.LoadTable(ctx, ident)
+		return tbl, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("lake: create %v: %w", ident, err)
+	}
+	return tbl, true, nil
+}
+
+// LoadTable loads a table, returning (nil, nil) when it does not exist.
+func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lake: load %v: %w", ident, err)
+	}
+	return tbl, nil
+}
+
+// KeyColumnsOf reads the key columns recorded on a mirror table.
+func KeyColumnsOf(tbl *table.Table) ([]string, error) {
+	t := tbl.Properties()[PropKeyColumns]
+	if t == "" {
+		return nil, fmt.Errorf("lake: table %v has no %s property; it was not created by this pipeline", tbl.Identifier(), PropKeyColumns)
+	}
+	var cols []string
+	if err := json.Unmarshal([]byte(t), &cols); err != nil {
+		return nil, fmt.Errorf("lake: bad %s: %w", PropKeyColumns, err)
+	}
+	return cols, nil
+}
+
+// MirrorKeyColumns returns the key columns recorded on the mirror table,
+// or nil when the mirror does not exist.
+func MirrorKeyColumns(ctx context.Context, cat catalog.Catalog, name TableName) ([]string, error) {
+	tbl, err := LoadTable(ctx, cat, name.Mirror())
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	return KeyColumnsOf(tbl)
+}

@@ -1,0 +1,165 @@
+package lake
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// System columns of the mirror table (design.md, "The job").
+const (
+	ColSeq        = "_seq"         // string: the source position, cdc.Seq.Hex (sortable)
+	ColDeleted    = "_deleted"     // boolean: soft delete
+	ColSourceTs   = "_source_ts"   // timestamptz: source commit time of the change
+	ColIngestedAt = "_ingested_at" // timestamptz: when the pipeline wrote the row
+)
+
+// Columns of the bronze table.
+const (
+	BronzeTopic     = "kafka_topic"
+	BronzePartition = "kafka_partition"
+	BronzeOffset    = "kafka_offset"
+	BronzeKey       = "kafka_key"
+	BronzeTimestamp = "kafka_timestamp"
+	BronzeHeaders   = "kafka_headers"
+	BronzeOp        = "op"
+	BronzeValue     = "kafka_value"
+)
+
+// icebergType maps a column type to Iceberg (Iceberg spec, "Primitive
+// Types"). Decimals wider than 38 digits have no Iceberg type and are an
+// error; the decoder maps them before they reach here.
+func icebergType(t cdc.Type) (iceberg.Type, error) {
+	switch t.Kind {
+	case cdc.KindBool:
+		return iceberg.PrimitiveTypes.Bool, nil
+	case cdc.KindInt:
+		if t.Bits == 32 {
+			return iceberg.PrimitiveTypes.Int32, nil
+		}
+		return iceberg.PrimitiveTypes.Int64, nil
+	case cdc.KindFloat:
+		if t.Bits == 32 {
+			return iceberg.PrimitiveTypes.Float32, nil
+		}
+		return iceberg.PrimitiveTypes.Float64, nil
+	case cdc.KindString:
+		return iceberg.PrimitiveTypes.String, nil
+	case cdc.KindBytes:
+		return iceberg.PrimitiveTypes.Binary, nil
+	case cdc.KindDecimal:
+		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
+			return nil, fmt.Errorf("lake: %s has no Iceberg decimal type (precision 1..38, 0 <= scale <= precision)", t)
+		}
+		return iceberg.DecimalTypeOf(int(t.Precision), int(t.Scale)), nil
+	case cdc.KindDate:
+		return iceberg.PrimitiveTypes.Date, nil
+	case cdc.KindTime:
+		return iceberg.PrimitiveTypes.Time, nil
+	case cdc.KindTimestamp:
+		return iceberg.PrimitiveTypes.Timestamp, nil
+	case cdc.KindTimestampTZ:
+		return iceberg.PrimitiveTypes.TimestampTz, nil
+	case cdc.KindUUID:
+		return iceberg.PrimitiveTypes.UUID, nil
+	}
+	return nil, fmt.Errorf("lake: no Iceberg type for %s", t)
+}
+
+// MirrorSchema builds the mirror table's Iceberg schema: the source
+// columns in order (field ids 1..n; key columns required and declared as
+// identifier fields), then _seq, _deleted, _source_ts, _ingested_at. It
+// returns an error when a key column is missing from cols, is a float
+// (the Iceberg spec forbids float/double identifier fields), or a type has
+// no Iceberg equivalent.
+func MirrorSchema(cols []cdc.Column, keyCols []string) (*iceberg.Schema, error) {
+	fields := make([]iceberg.NestedField, 0, len(cols)+4)
+	var ids []int
+	for i, c := range cols {
+		if isSystemColumn(c.Name) {
+			return nil, fmt.Errorf("lake: source column %q collides with a system column", c.Name)
+		}
+		t, err := icebergType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("lake: column %q: %w", c.Name, err)
+		}
+		f := iceberg.NestedField{ID: i + 1, Name: c.Name, Type: t, Required: false}
+		if slices.Contains(keyCols, c.Name) {
+			if c.Type.Kind == cdc.KindFloat {
+				return nil, fmt.Errorf("lake: key column %q is floating-point; Iceberg identifier fields cannot be float or double", c.Name)
+			}
+			f.Required = true
+		}
+		fields = append(fields, f)
+	}
+	for _, k := range keyCols {
+		i := slices.IndexFunc(cols, func(c cdc.Column) bool { return c.Name == k })
+		if i < 0 {
+			return nil, fmt.Errorf("lake: key column %q is not among the table's columns %v", k, columnNames(cols))
+		}
+		ids = append(ids, i+1)
+	}
+	n := len(cols)
+	fields = append(fields,
+		iceberg.NestedField{ID: n + 1, Name: ColSeq, Type: iceberg.PrimitiveTypes.String, Required: true, Doc: "source log position of the change that wrote this version (hex words; sorts in source order)"},
+		iceberg.NestedField{ID: n + 2, Name: ColDeleted, Type: iceberg.PrimitiveTypes.Bool, Required: true, Doc: "soft delete: the row was deleted at the source at _seq"},
+		iceberg.NestedField{ID: n + 3, Name: ColSourceTs, Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "source commit time of the change"},
+		iceberg.NestedField{ID: n + 4, Name: ColIngestedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true, Doc: "when the pipeline wrote this version"},
+	)
+	return iceberg.NewSchemaWithIdentifiers(0, ids, fields...), nil
+}
+
+// BronzeSchema is the bronze table's schema: every Kafka record as
+// received. kafka_topic, kafka_partition, kafka_offset identify a record.
+func BronzeSchema() *iceberg.Schema {
+	return iceberg.NewSchemaWithIdentifiers(0, []int{1, 2, 3},
+		iceberg.NestedField{ID: 1, Name: BronzeTopic, Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: BronzePartition, Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		iceberg.NestedField{ID: 3, Name: BronzeOffset, Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 4, Name: BronzeKey, Type: iceberg.PrimitiveTypes.Binary, Doc: "Kafka record key bytes"},
+		iceberg.NestedField{ID: 5, Name: BronzeTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "Kafka record timestamp"},
+		iceberg.NestedField{ID: 6, Name: BronzeHeaders, Type: &iceberg.ListType{
+			ElementID: 12, ElementRequired: true,
+			Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+				{ID: 13, Name: "key", Type: iceberg.PrimitiveTypes.String, Required: true},
+				{ID: 14, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+			}},
+		}, Doc: "Kafka record headers in order"},
+		iceberg.NestedField{ID: 7, Name: BronzeOp, Type: iceberg.PrimitiveTypes.String, Doc: "Debezium op as received (c, u, d, r, t); null for tombstones, transaction metadata and undecodable records"},
+		iceberg.NestedField{ID: 8, Name: ColSeq, Type: iceberg.PrimitiveTypes.String, Doc: "source position (hex words), null when the record is not a row change"},
+		iceberg.NestedField{ID: 9, Name: ColSourceTs, Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "source commit time"},
+		iceberg.NestedField{ID: 10, Name: BronzeValue, Type: iceberg.PrimitiveTypes.Binary, Doc: "raw Kafka record value; null for a tombstone"},
+		iceberg.NestedField{ID: 11, Name: ColIngestedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+	)
+}
+
+func isSystemColumn(name string) bool {
+	switch name {
+	case ColSeq, ColDeleted, ColSourceTs, ColIngestedAt:
+		return true
+	}
+	return false
+}
+
+func columnNames(cols []cdc.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// sourceColumns returns the mirror schema's source columns (all fields but
+// the system columns), in schema order, as cdc columns.
+func sourceColumns(sc *iceberg.Schema) []string {
+	var out []string
+	for _, f := range sc.Fields() {
+		if !isSystemColumn(f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package schemas
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// FuzzDecode asserts that Decode never panics (a recovered panic shows as
+// an "internal error" reason) and that every error is a *DecodeError; on
+// success the result is consistent.
+func FuzzDecode(f *testing.F) {
+	dir := filepath.Join("..", "..", "shared", "fixtures", "debezium")
+	if _, err := os.Stat(dir); err == nil {
+		files, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+		for _, file := range files {
+			if strings.HasSuffix(file, ".md") {
+				continue
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			if vals, err := SplitValues(data); err == nil {
+				for _, v := range vals {
+					f.Add(v, []byte(nil))
+				}
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				if k, v, ok := strings.Cut(line, "^"); ok {
+					f.Add([]byte(v), []byte(k))
+				}
+			}
+		}
+	}
+	f.Add([]byte(pgUpdate), []byte(`{"id":1}`))
+	f.Add([]byte(myCreate), []byte(`{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}]},"payload":{"id":1}}`))
+	f.Add([]byte(envelopeRecord(allTypeFields, "null", allTypeAfter, "c")), []byte(nil))
+	f.Add([]byte(strings.Replace(pgUpdate, `"op":"u"`, `"op":"d"`, 1)), []byte(`{"id":1}`))
+	f.Add([]byte(`{"schema":null,"payload":{"op":"t","source":{"connector":"postgresql","lsn":1,"ts_ms":1}}}`), []byte(nil))
+
+	seed := []byte(envelopeRecord(allTypeFields, "null", allTypeAfter, "c"))
+	f.Fuzz(func(t *testing.T, value, key []byte) {
+		check := func(d *Decoder, rec Record) {
+			got, err := d.Decode(rec)
+			if err != nil {
+				var de *DecodeError
+				if !errors.As(err, &de) {
+					t.Fatalf("error %v is %T, not *DecodeError", err, err)
+				}
+				if strings.Contains(de.Reason, "internal error") {
+					t.Fatalf("panic: %v", de.Reason)
+				}
+				if got.Event != nil {
+					t.Fatalf("error with an event")
+				}
+				return
+			}
+			switch got.Kind {
+			case KindChange:
+				e := got.Event
+				if e == nil || e.Seq == "" || e.Key == "" || e.Image() == nil || got.RawOp != e.Op.String() || !e.Op.IsUpsert() && e.Op != cdc.OpDelete {
+					t.Fatalf("inconsistent change %+v %+v", got, e)
+				}
+				for _, r := range []*cdc.Row{e.Before, e.After} {
+					if r != nil && len(r.Vals) != r.Cols.Len() {
+						t.Fatalf("row with %d values for %d columns", len(r.Vals), r.Cols.Len())
+					}
+				}
+				InferColumns([]*cdc.Event{e})
+			case KindTruncate:
+				if got.Event == nil || got.Event.Op != cdc.OpTruncate || got.Event.Seq == "" {
+					t.Fatalf("inconsistent truncate %+v", got)
+				}
+			case KindTombstone, KindTxMetadata:
+				if got.Event != nil {
+					t.Fatalf("%v with an event", got.Kind)
+				}
+			}
+		}
+		rec := Record{Topic: "fuzz", Key: key, Value: value}
+		d1 := NewDecoder(DecoderOptions{KeyColumns: []string{"id"}})
+		check(d1, rec)
+		check(d1, rec) // cached schema / layout paths
+		d2 := NewDecoder(DecoderOptions{Columns: []cdc.Column{{Name: "id", Type: cdc.TypeInt}, {Name: "weight", Type: cdc.DecimalType(10, 3)}}})
+		check(d2, Record{Value: seed})
+		check(d2, rec)
+		if _, err := DecodeImage(value, nil); err != nil && strings.Contains(err.Error(), "internal error") {
+			t.Fatal(err)
+		}
+		_, _ = SplitValues(value)
+	})
+}

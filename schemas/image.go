@@ -1,0 +1,227 @@
+package schemas
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// Row images: the "before" and "after" objects of the envelope.
+
+// layout is the field layout of a schema-less image: its column names in
+// JSON order (shared by every image with that layout) and the declared
+// spec of each column (nil: inferred from the JSON token).
+type layout struct {
+	cols  *cdc.Columns
+	specs []*fieldSpec
+}
+
+// layoutCacheLimit bounds the number of distinct schema-less layouts kept.
+const layoutCacheLimit = 1024
+
+func (l *layout) matches(o *fastjson.Object) bool {
+	if o.Len() != len(l.cols.Names) {
+		return false
+	}
+	i, ok := 0, true
+	o.Visit(func(k []byte, _ *fastjson.Value) {
+		if ok && l.cols.Names[i] != string(k) {
+			ok = false
+		}
+		i++
+	})
+	return ok
+}
+
+// layoutFor returns the interned layout of o's field names.
+func (d *Decoder) layoutFor(o *fastjson.Object) (*layout, error) {
+	if l := d.lastLayout; l != nil && l.matches(o) {
+		return l, nil
+	}
+	d.raw = d.raw[:0]
+	o.Visit(func(k []byte, _ *fastjson.Value) {
+		d.raw = binary.AppendUvarint(d.raw, uint64(len(k)))
+		d.raw = append(d.raw, k...)
+	})
+	if l, ok := d.layouts[string(d.raw)]; ok {
+		d.lastLayout = l
+		return l, nil
+	}
+	names := make([]string, 0, o.Len())
+	seen := make(map[string]bool, o.Len())
+	var dup string
+	o.Visit(func(k []byte, _ *fastjson.Value) {
+		n := string(k)
+		if seen[n] && dup == "" {
+			dup = n
+		}
+		seen[n] = true
+		names = append(names, n)
+	})
+	if dup != "" {
+		return nil, fmt.Errorf("duplicate field %q", dup)
+	}
+	l := &layout{cols: cdc.NewColumns(names), specs: make([]*fieldSpec, len(names))}
+	for i, n := range names {
+		l.specs[i] = d.declSpecs[n]
+	}
+	if len(d.layouts) >= layoutCacheLimit {
+		clear(d.layouts)
+	}
+	d.layouts[string(d.raw)] = l
+	d.lastLayout = l
+	return l, nil
+}
+
+// decodeLayoutRow decodes a schema-less image whose layout is l.
+func (d *Decoder) decodeLayoutRow(o *fastjson.Object, l *layout, vals []cdc.Value) error {
+	i := 0
+	var err error
+	o.Visit(func(_ []byte, v *fastjson.Value) {
+		if err == nil {
+			if e := d.field(v, l.specs[i], &vals[i]); e != nil {
+				err = fmt.Errorf("%s: %w", l.cols.Names[i], e)
+			}
+		}
+		i++
+	})
+	return err
+}
+
+// decodeStructRow decodes an image typed by its Connect struct schema.
+// Fields normally arrive in schema order (JsonConverter writes them so);
+// otherwise they are matched by name. A field the schema lacks, a
+// duplicate, or a missing required field is an error; a missing optional
+// field is NULL.
+func (d *Decoder) decodeStructRow(o *fastjson.Object, ss *structSpec, vals []cdc.Value) error {
+	var err error
+	if o.Len() == len(ss.fields) {
+		blobMark, fixMark := len(d.blob), len(d.fix)
+		i, inOrder := 0, true
+		o.Visit(func(k []byte, v *fastjson.Value) {
+			if err != nil || !inOrder {
+				return
+			}
+			f := &ss.fields[i]
+			if f.name != string(k) {
+				inOrder = false
+				return
+			}
+			if e := d.field(v, f, &vals[i]); e != nil {
+				err = fmt.Errorf("%s: %w", f.name, e)
+			}
+			i++
+		})
+		if err != nil || inOrder {
+			return err
+		}
+		d.blob, d.fix = d.blob[:blobMark], d.fix[:fixMark]
+		clear(vals)
+	}
+	if cap(d.seen) < len(ss.fields) {
+		d.seen = make([]bool, len(ss.fields))
+	}
+	seen := d.seen[:len(ss.fields)]
+	clear(seen)
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if err != nil {
+			return
+		}
+		j, ok := ss.index[string(k)]
+		switch {
+		case !ok:
+			err = fmt.Errorf("field %q is not in the schema", k)
+		case seen[j]:
+			err = fmt.Errorf("duplicate field %q", k)
+		default:
+			seen[j] = true
+			if e := d.field(v, &ss.fields[j], &vals[j]); e != nil {
+				err = fmt.Errorf("%s: %w", k, e)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for j, ok := range seen {
+		if !ok && !ss.fields[j].optional {
+			return fmt.Errorf("required field %q is missing", ss.fields[j].name)
+		}
+	}
+	return nil
+}
+
+// imageObject checks that an image is an object or null.
+func imageObject(v *fastjson.Value, name string) (*fastjson.Object, error) {
+	if isNull(v) {
+		return nil, nil
+	}
+	if v.Type() != fastjson.TypeObject {
+		return nil, fmt.Errorf("%s: want an object or null, got %s", name, jsonTypeName(v))
+	}
+	o, _ := v.Object()
+	return o, nil
+}
+
+// finishText turns the event's text blob into one string and points every
+// pending value at its part of it. It returns the string.
+func (d *Decoder) finishText() string {
+	if len(d.blob) == 0 {
+		d.fix = d.fix[:0]
+		return ""
+	}
+	s := string(d.blob)
+	for _, f := range d.fix {
+		f.v.S = s[f.off:f.end]
+	}
+	clear(d.fix)
+	d.fix = d.fix[:0]
+	if cap(d.blob) > 1<<20 {
+		d.blob = nil // do not keep a huge buffer after one huge record
+	}
+	return s
+}
+
+func (d *Decoder) beginText() {
+	d.blob = d.blob[:0]
+	d.fix = d.fix[:0]
+}
+
+// DecodeImage decodes one row image: a Debezium before/after JSON object
+// without the Connect schema (JsonConverter schemas.enable=false). Columns
+// declared in the decoder's options are decoded to their declared type; the
+// others by the inference rule of the package doc. It is what Decode does
+// to each image of a schema-less record, exposed for inputs that carry
+// images without a position (e.g. captures whose source block was dropped).
+// Errors name the column and why its value does not fit.
+func (d *Decoder) DecodeImage(image []byte) (*cdc.Row, error) {
+	v, err := d.vp.ParseBytes(image)
+	if err != nil {
+		return nil, fmt.Errorf("schemas: malformed JSON: %v", err)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return nil, fmt.Errorf("schemas: image is %s, want an object", jsonTypeName(v))
+	}
+	o, _ := v.Object()
+	d.beginText()
+	l, err := d.layoutFor(o)
+	if err != nil {
+		return nil, fmt.Errorf("schemas: %v", err)
+	}
+	vals := make([]cdc.Value, len(l.specs))
+	if err := d.decodeLayoutRow(o, l, vals); err != nil {
+		d.beginText()
+		return nil, fmt.Errorf("schemas: %v", err)
+	}
+	d.finishText()
+	return &cdc.Row{Cols: l.cols, Vals: vals}, nil
+}
+
+// DecodeImage decodes one schema-less row image with the given declared
+// columns (nil: infer every column); see Decoder.DecodeImage.
+func DecodeImage(image []byte, declared []cdc.Column) (*cdc.Row, error) {
+	return NewDecoder(DecoderOptions{Columns: declared}).DecodeImage(image)
+}

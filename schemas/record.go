@@ -1,0 +1,90 @@
+package schemas
+
+import (
+	"fmt"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// Record is one Kafka record as read from the topic.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       []byte // nil when absent
+	Value     []byte // nil = Kafka tombstone
+	Timestamp int64  // Kafka record timestamp, µs since the epoch
+	Headers   []Header
+}
+
+// Header is one Kafka record header.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// RecordKind classifies a decoded record.
+type RecordKind uint8
+
+// The record kinds.
+const (
+	// KindChange is a row change (op c, u, d or r); Decoded.Event is set.
+	KindChange RecordKind = iota
+	// KindTombstone is a null value: the Kafka tombstone Debezium writes
+	// after a delete so that log compaction can drop the key. Counted and
+	// skipped; the delete event before it carries the change.
+	KindTombstone
+	// KindTxMetadata is a Debezium transaction metadata event
+	// (provide.transaction.metadata=true: status BEGIN/END, id,
+	// event_count, data_collections). Recognized, not a row.
+	KindTxMetadata
+	// KindTruncate is op "t": Decoded.Event is set with Op = cdc.OpTruncate,
+	// no key and no images.
+	KindTruncate
+)
+
+// String names the kind.
+func (k RecordKind) String() string {
+	switch k {
+	case KindChange:
+		return "change"
+	case KindTombstone:
+		return "tombstone"
+	case KindTxMetadata:
+		return "tx-metadata"
+	case KindTruncate:
+		return "truncate"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Decoded is the outcome of decoding one Record.
+type Decoded struct {
+	Kind RecordKind
+	// Event is set for KindChange and KindTruncate; its Origin is the
+	// Record's topic, partition and offset.
+	Event *cdc.Event
+	// RawOp is the op string as received ("" for tombstones and
+	// transaction metadata).
+	RawOp string
+}
+
+// DecodeError is returned for a record that cannot be decoded: malformed
+// JSON, a field of the wrong JSON type, an unknown op or connector, a
+// missing position, a value that does not fit its column type. It keeps
+// the record's coordinates so that the record can be found and inspected.
+type DecodeError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Reason    string
+}
+
+// Error renders "schemas: topic[partition]@offset: reason".
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("schemas: cannot decode %s[%d]@%d: %s", e.Topic, e.Partition, e.Offset, e.Reason)
+}
+
+func decodeErr(rec *Record, err error) *DecodeError {
+	return &DecodeError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Reason: err.Error()}
+}

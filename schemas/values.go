@@ -1,0 +1,413 @@
+package schemas
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// unavailablePlaceholder is Debezium's default unavailable.value.placeholder:
+// the value it sends for a TOASTed PostgreSQL column that an UPDATE did not
+// change (PostgreSQL connector docs, "Replica identity" / "toasted values").
+// In bytes columns it arrives as the base64 of these bytes.
+const unavailablePlaceholder = "__debezium_unavailable_value"
+
+// fixup records a value whose S payload lives in the event's text blob at
+// [off, end) until the blob becomes a string.
+type fixup struct {
+	v        *cdc.Value
+	off, end int
+}
+
+// putValue stores val in *out; a non-empty payload is appended to the
+// event's blob and becomes out.S when the event is finished.
+func (d *Decoder) putValue(out *cdc.Value, val cdc.Value, payload []byte) {
+	*out = val
+	if len(payload) > 0 {
+		off := len(d.blob)
+		d.blob = append(d.blob, payload...)
+		d.fix = append(d.fix, fixup{v: out, off: off, end: len(d.blob)})
+	}
+}
+
+// field decodes one JSON value for column fs (nil: infer from the JSON
+// token) into *out.
+func (d *Decoder) field(v *fastjson.Value, fs *fieldSpec, out *cdc.Value) error {
+	val, payload, err := d.decodeValue(v, fs)
+	if err != nil {
+		return err
+	}
+	d.putValue(out, val, payload)
+	return nil
+}
+
+// decodeValue decodes v by fs. Kinds with a payload in S return it in
+// payload (aliasing parser memory or d.tmp; copy before the next call) and
+// an empty val.S, unless val.S is already set.
+func (d *Decoder) decodeValue(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []byte, error) {
+	if fs == nil || fs.dec == decInfer {
+		return d.inferToken(v)
+	}
+	t := v.Type()
+	if t == fastjson.TypeNull {
+		return cdc.Null(), nil, nil
+	}
+	switch fs.dec {
+	case decBool:
+		switch t {
+		case fastjson.TypeTrue:
+			return cdc.Bool(true), nil, nil
+		case fastjson.TypeFalse:
+			return cdc.Bool(false), nil, nil
+		}
+	case decInt:
+		if t == fastjson.TypeNumber {
+			i, err := d.intToken(v, fs.min, fs.max)
+			return cdc.Int(i), nil, err
+		}
+	case decFloat64, decFloat32:
+		bits := 64
+		if fs.dec == decFloat32 {
+			bits = 32
+		}
+		switch t {
+		case fastjson.TypeNumber:
+			d.num = v.MarshalTo(d.num[:0])
+			f, err := parseFloatText(d.num, bits)
+			if err != nil {
+				return cdc.Value{}, nil, fmt.Errorf("%s %w", d.num, err)
+			}
+			return cdc.Float(f), nil, nil
+		case fastjson.TypeString:
+			s, _ := v.StringBytes()
+			if f, ok := nonFinite(s); ok {
+				return cdc.Float(f), nil, nil
+			}
+		}
+	case decString:
+		if t == fastjson.TypeString {
+			s, _ := v.StringBytes()
+			return stringValue(s)
+		}
+	case decBytes:
+		if t == fastjson.TypeString {
+			s, _ := v.StringBytes()
+			return d.bytesValue(s)
+		}
+	case decDecimal:
+		return d.decimalValue(v, t, fs)
+	case decDate, decTimeMs, decTimeUs, decTimeNs, decTsMs, decTsUs, decTsNs:
+		if t == fastjson.TypeNumber {
+			return d.temporalInt(v, fs)
+		}
+	case decZonedTs:
+		if t == fastjson.TypeString {
+			s, _ := v.StringBytes()
+			us, err := parseZonedTimestamp(s)
+			if err != nil {
+				return cdc.Value{}, nil, fmt.Errorf("%q is not an ISO-8601 timestamp with offset", s)
+			}
+			return cdc.TimestampTZ(us), nil, nil
+		}
+	case decUUID:
+		if t == fastjson.TypeString {
+			s, _ := v.StringBytes()
+			if string(s) == unavailablePlaceholder {
+				return cdc.Unavailable(), nil, nil
+			}
+			var ok bool
+			if d.tmp, ok = parseUUID(d.tmp[:0], s); !ok {
+				return cdc.Value{}, nil, fmt.Errorf("%q is not a UUID", s)
+			}
+			return cdc.Value{Kind: cdc.KindUUID}, d.tmp, nil
+		}
+	case decJSONText:
+		if t == fastjson.TypeObject || t == fastjson.TypeArray {
+			if isPlaceholderArray(v) {
+				return cdc.Unavailable(), nil, nil
+			}
+			d.tmp = appendCompactJSON(d.tmp[:0], v)
+			return cdc.Value{Kind: cdc.KindString}, d.tmp, nil
+		}
+	}
+	if fs.declared {
+		return d.declaredFallback(v, fs)
+	}
+	return cdc.Value{}, nil, fmt.Errorf("want %s, got %s", wantName(fs.dec), jsonTypeName(v))
+}
+
+// inferToken is the schema-less rule: integer literal -> Int (exact; beyond
+// int64 -> decimal scale 0), other numbers -> Float, string -> String (or
+// Unavailable for the TOAST placeholder), true/false -> Bool, null -> Null,
+// object/array -> String holding the compact JSON text.
+func (d *Decoder) inferToken(v *fastjson.Value) (cdc.Value, []byte, error) {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return cdc.Null(), nil, nil
+	case fastjson.TypeTrue:
+		return cdc.Bool(true), nil, nil
+	case fastjson.TypeFalse:
+		return cdc.Bool(false), nil, nil
+	case fastjson.TypeNumber:
+		d.num = v.MarshalTo(d.num[:0])
+		i, ok, overflow := parseJSONInt(d.num)
+		if ok {
+			if !overflow {
+				return cdc.Int(i), nil, nil
+			}
+			// Beyond int64 (e.g. BIGINT UNSIGNED in decimal.format=NUMERIC):
+			// a scale-0 decimal, exact from the text.
+			return cdc.Value{Kind: cdc.KindDecimal}, d.num, nil
+		}
+		f, err := parseFloatText(d.num, 64)
+		if err != nil {
+			return cdc.Value{}, nil, fmt.Errorf("%q: %w", d.num, err)
+		}
+		return cdc.Float(f), nil, nil
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return stringValue(s)
+	default: // object, array
+		if isPlaceholderArray(v) {
+			return cdc.Unavailable(), nil, nil
+		}
+		d.tmp = appendCompactJSON(d.tmp[:0], v)
+		return cdc.Value{Kind: cdc.KindString}, d.tmp, nil
+	}
+}
+
+func stringValue(s []byte) (cdc.Value, []byte, error) {
+	if !utf8.Valid(s) {
+		return cdc.Value{}, nil, errors.New("string is not valid UTF-8")
+	}
+	if len(s) == len(unavailablePlaceholder) && string(s) == unavailablePlaceholder {
+		return cdc.Unavailable(), nil, nil
+	}
+	return cdc.Value{Kind: cdc.KindString}, s, nil
+}
+
+func (d *Decoder) bytesValue(s []byte) (cdc.Value, []byte, error) {
+	if string(s) == unavailablePlaceholder {
+		return cdc.Unavailable(), nil, nil
+	}
+	n := base64.StdEncoding.DecodedLen(len(s))
+	if cap(d.tmp) < n {
+		d.tmp = make([]byte, n)
+	}
+	m, err := base64.StdEncoding.Decode(d.tmp[:n], s)
+	if err != nil {
+		return cdc.Value{}, nil, fmt.Errorf("invalid base64: %v", err)
+	}
+	b := d.tmp[:m]
+	if string(b) == unavailablePlaceholder {
+		return cdc.Unavailable(), nil, nil
+	}
+	return cdc.Value{Kind: cdc.KindBytes}, b, nil
+}
+
+// isPlaceholderArray reports a TOASTed array column: Debezium sends a
+// one-element array holding the placeholder.
+func isPlaceholderArray(v *fastjson.Value) bool {
+	if v.Type() != fastjson.TypeArray {
+		return false
+	}
+	a, _ := v.Array()
+	if len(a) != 1 || a[0].Type() != fastjson.TypeString {
+		return false
+	}
+	s, _ := a[0].StringBytes()
+	return string(s) == unavailablePlaceholder
+}
+
+// intToken reads an exact integer in [lo, hi]. "5.0" and "1e3" are exact
+// integers and accepted; "5.5" is not.
+func (d *Decoder) intToken(v *fastjson.Value, lo, hi int64) (int64, error) {
+	d.num = v.MarshalTo(d.num[:0])
+	i, ok, overflow := parseJSONInt(d.num)
+	if !ok {
+		neg, digits, err := exactDecimal(d.num, 0, 0, d.dig[:0])
+		switch {
+		case err == errTooManyFrac:
+			return 0, fmt.Errorf("%s %v", d.num, errFraction)
+		case err == errTooManyDigit:
+			overflow = true
+		case err != nil:
+			return 0, fmt.Errorf("%q: %v", d.num, err)
+		default:
+			d.dig = digits[:0]
+			i, ok = digitsToInt64(neg, digits)
+			overflow = !ok
+		}
+	}
+	if overflow {
+		return 0, fmt.Errorf("%s %v", d.num, errInt64Range)
+	}
+	if i < lo || i > hi {
+		return 0, fmt.Errorf("%d out of range [%d, %d]", i, lo, hi)
+	}
+	return i, nil
+}
+
+// decimalValue decodes a Connect Decimal: a base64 string of the unscaled
+// two's-complement bytes (decimal.format=BASE64, the default) or a plain
+// JSON number (decimal.format=NUMERIC) read exactly from its text.
+func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec) (cdc.Value, []byte, error) {
+	scale := int16(fs.scale)
+	switch t {
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		small, big, digits, err := base64Unscaled(s, d.tmp[:0])
+		if err != nil {
+			if fs.declared && validNumber(s) {
+				break // a declared decimal sent as a numeric string: see declaredFallback
+			}
+			return cdc.Value{}, nil, err
+		}
+		if fs.prec > 0 && digits > fs.prec {
+			return cdc.Value{}, nil, fmt.Errorf("unscaled value has %d digits, more than precision %d", digits, fs.prec)
+		}
+		if big != "" {
+			return cdc.Value{Kind: cdc.KindDecimal, Scale: scale, S: big}, nil, nil
+		}
+		return cdc.Decimal(small, scale), nil, nil
+	case fastjson.TypeNumber:
+		d.num = v.MarshalTo(d.num[:0])
+		return d.decimalFromText(d.num, fs)
+	}
+	if fs.declared {
+		return d.declaredFallback(v, fs)
+	}
+	return cdc.Value{}, nil, fmt.Errorf("want %s, got %s", wantName(fs.dec), jsonTypeName(v))
+}
+
+// temporalInt decodes the integer encodings of Connect/Debezium temporal
+// logical types into the cdc units (days; µs).
+func (d *Decoder) temporalInt(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []byte, error) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if fs.dec == decDate || fs.dec == decTimeMs {
+		lo, hi = math.MinInt32, math.MaxInt32
+	}
+	n, err := d.intToken(v, lo, hi)
+	if err != nil {
+		return cdc.Value{}, nil, err
+	}
+	mk := cdc.Timestamp
+	switch fs.typ.Kind {
+	case cdc.KindTimestampTZ:
+		mk = cdc.TimestampTZ
+	case cdc.KindTime:
+		mk = cdc.Time
+	}
+	switch fs.dec {
+	case decDate:
+		return cdc.Date(n), nil, nil
+	case decTimeMs, decTsMs:
+		us, ok := mulChecked(n, 1000)
+		if !ok {
+			return cdc.Value{}, nil, fmt.Errorf("%d ms overflows µs", n)
+		}
+		return mk(us), nil, nil
+	case decTimeNs, decTsNs:
+		return mk(floorDiv(n, 1000)), nil, nil
+	default: // µs
+		return mk(n), nil, nil
+	}
+}
+
+// declaredFallback handles a JSON token that is not the usual encoding of
+// a declared column's type: text forms of temporal values are parsed, and
+// anything else is decoded by inference and converted with Coerce (so a
+// mismatch is an error naming the value, never a silent NULL).
+func (d *Decoder) declaredFallback(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []byte, error) {
+	if v.Type() == fastjson.TypeString {
+		s, _ := v.StringBytes()
+		var (
+			n   int64
+			err = errBadTime
+			mk  func(int64) cdc.Value
+		)
+		switch fs.typ.Kind {
+		case cdc.KindDate:
+			n, err = parseDateText(s)
+			mk = cdc.Date
+		case cdc.KindTime:
+			n, err = parseTimeText(s)
+			mk = cdc.Time
+		case cdc.KindTimestamp:
+			n, err = parseLocalTimestamp(s)
+			mk = cdc.Timestamp
+		case cdc.KindTimestampTZ:
+			n, err = parseZonedTimestamp(s)
+			mk = cdc.TimestampTZ
+		case cdc.KindDecimal:
+			if validNumber(s) { // a numeric string
+				return d.decimalFromText(s, fs)
+			}
+		}
+		if mk != nil {
+			if err != nil {
+				return cdc.Value{}, nil, fmt.Errorf("%q is not a valid %s", s, fs.typ)
+			}
+			return mk(n), nil, nil
+		}
+	}
+	val, payload, err := d.inferToken(v)
+	if err != nil {
+		return cdc.Value{}, nil, err
+	}
+	if payload != nil {
+		val.S = string(payload)
+	}
+	out, err := coerce(val, fs.typ)
+	if err != nil {
+		return cdc.Value{}, nil, err
+	}
+	return out, nil, nil
+}
+
+// decimalFromText decodes a decimal given as JSON number text, exactly, at
+// the column's scale; the unscaled text of a value beyond int64 is returned
+// as payload.
+func (d *Decoder) decimalFromText(s []byte, fs *fieldSpec) (cdc.Value, []byte, error) {
+	neg, digits, err := exactDecimal(s, fs.scale, fs.prec, d.dig[:0])
+	if err != nil {
+		return cdc.Value{}, nil, fmt.Errorf("%s does not fit decimal(%d,%d): %v", s, fs.prec, fs.scale, err)
+	}
+	d.dig = digits[:0]
+	scale := int16(fs.scale)
+	if i, ok := digitsToInt64(neg, digits); ok {
+		return cdc.Decimal(i, scale), nil, nil
+	}
+	text := d.tmp[:0]
+	if neg {
+		text = append(text, '-')
+	}
+	d.tmp = append(text, digits...)
+	return cdc.Value{Kind: cdc.KindDecimal, Scale: scale}, d.tmp, nil
+}
+
+func wantName(k decKind) string {
+	switch k {
+	case decBool:
+		return "a boolean"
+	case decInt, decDate, decTimeMs, decTimeUs, decTimeNs, decTsMs, decTsUs, decTsNs:
+		return "an integer"
+	case decFloat32, decFloat64:
+		return "a number"
+	case decString, decZonedTs, decUUID:
+		return "a string"
+	case decBytes:
+		return "a base64 string"
+	case decDecimal:
+		return "a base64 string or a number"
+	case decJSONText:
+		return "an object or array"
+	}
+	return "a JSON value"
+}

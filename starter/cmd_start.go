@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/worker/runner"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// specFlags are the table-spec flags of start and demo.
+type specFlags struct {
+	table, topic, key, startFrom string
+	batchSize                    int
+	maxWait                      time.Duration
+}
+
+func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.table, "table", "", "Iceberg mirror table as namespace.table (default: the topic's last two segments)")
+	fl.StringVar(&f.key, "key", "", "comma-separated primary-key columns (default: the fields of the Kafka record key)")
+	fl.StringVar(&f.startFrom, "start-from", "earliest", "where a new pipeline starts reading the topic: earliest or latest")
+	fl.IntVar(&f.batchSize, "batch-size", defBatch, "maximum records per micro-batch")
+	fl.DurationVar(&f.maxWait, "max-wait", defWait, "how long a batch waits to fill before it is applied")
+}
+
+func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
+	table := f.table
+	if table == "" {
+		parts := strings.Split(topic, ".")
+		if len(parts) < 2 {
+			return activities.TableSpec{}, usage("--table is required: topic %q has no namespace.table suffix", topic)
+		}
+		table = strings.Join(parts[len(parts)-2:], ".")
+	}
+	if _, err := lake.ParseTableName(table); err != nil {
+		return activities.TableSpec{}, usage("%v", err)
+	}
+	if f.startFrom != "earliest" && f.startFrom != "latest" {
+		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
+	}
+	if f.batchSize < 1 {
+		return activities.TableSpec{}, usage("--batch-size must be at least 1")
+	}
+	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait}
+	for _, k := range strings.Split(f.key, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			spec.KeyColumns = append(spec.KeyColumns, k)
+		}
+	}
+	return spec, nil
+}
+
+func (a *app) startCmd() *cobra.Command {
+	var f specFlags
+	cmd := &cobra.Command{
+		Use:   "start TOPIC",
+		Short: "Start a table's pipeline from a Debezium topic",
+		Long: `start begins the table workflow that applies TOPIC's Debezium change events to
+the Iceberg tables <table>_bronze and <table>. A workflow started on existing
+tables continues from the offsets they record. Exit code 1 if it is already running.`,
+		Example: "  starter start dbserver1.inventory.customers --key id\n  starter start shop.public.orders --table shop.orders --key order_id --batch-size 10000",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := f.spec(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := runner.Dial(a.settings, nil)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			run, err := startTable(cmd.Context(), c, spec)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "started %s (workflow %s, run %s) reading %s\n", spec.Table, run.GetID(), run.GetRunID(), spec.Topic)
+			return nil
+		},
+	}
+	f.bind(cmd, 5000, 2*time.Second)
+	return cmd
+}
+
+// startTable starts the table workflow; the memo carries the spec and the
+// search attributes name the table and topic.
+func startTable(ctx context.Context, c client.Client, spec activities.TableSpec) (client.WorkflowRun, error) {
+	opts := client.StartWorkflowOptions{
+		ID:                                       workflows.WorkflowID(spec.Table),
+		TaskQueue:                                activities.TaskQueue,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo:                                     map[string]any{"spec": spec},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword("LakemirrorTable").ValueSet(spec.Table),
+			temporal.NewSearchAttributeKeyKeyword("LakemirrorTopic").ValueSet(spec.Topic)),
+		StaticSummary: fmt.Sprintf("%s ← %s", spec.Table, spec.Topic),
+	}
+	run, err := c.ExecuteWorkflow(ctx, opts, workflows.TableWorkflowName, workflows.TableInput{Spec: spec})
+	if err != nil {
+		if _, ok := err.(*serviceerror.WorkflowExecutionAlreadyStarted); ok {
+			return nil, fmt.Errorf("the pipeline of %s is already running (workflow %s)", spec.Table, opts.ID)
+		}
+		return nil, fmt.Errorf("start %s: %w", spec.Table, err)
+	}
+	return run, nil
+}

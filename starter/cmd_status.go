@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/lakemirror/lakemirror/worker/runner"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status TABLE",
+		Short: "Show a table pipeline's phase, offsets, lag and last batch",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := runner.Dial(a.settings, nil)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			st, err := queryStatus(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(cmd.OutOrStdout(), st)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func queryStatus(ctx context.Context, c client.Client, table string) (workflows.Status, error) {
+	var st workflows.Status
+	v, err := c.QueryWorkflow(ctx, workflows.WorkflowID(table), "", workflows.QueryStatus)
+	if err != nil {
+		if _, ok := err.(*serviceerror.NotFound); ok {
+			return st, notFound("no pipeline for %s (workflow %s)", table, workflows.WorkflowID(table))
+		}
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+// printStatus renders a status for people.
+func printStatus(w io.Writer, st workflows.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "table\t%s\n", st.Table)
+	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
+	phase := st.Phase
+	if st.Paused && phase != "paused" {
+		phase += " (pause requested)"
+	}
+	fmt.Fprintf(tw, "phase\t%s\n", phase)
+	var parts []string
+	for _, p := range st.Offsets.SortedPartitions() {
+		parts = append(parts, fmt.Sprintf("p%d %d/%d (lag %d)", p, st.Offsets[p], st.HighWatermarks[p], st.Lag[p]))
+	}
+	fmt.Fprintf(tw, "offsets\t%s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(tw, "lag\t%d records\n", st.TotalLag)
+	t := st.Totals
+	fmt.Fprintf(tw, "totals\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d tombstones; %d mirror rows written, %d bronze rows\n",
+		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Tombstones, t.RowsWritten, t.BronzeRows)
+	if b := st.LastBatch; b != nil {
+		m := b.Mirror
+		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d inserted, %d updated, %d deleted, bronze +%d\n",
+			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
+	}
+	if st.LastError != "" {
+		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)
+	}
+	tw.Flush()
+}

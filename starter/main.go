@@ -1,0 +1,104 @@
+// Command starter is the operator CLI of lakemirror: start a table's
+// pipeline, signal it, read its status, dump its Iceberg tables, or run
+// the whole thing in one process with `starter demo`.
+//
+// Exit codes: 0 success, 1 failure, 2 usage error, 3 the table's workflow
+// or Iceberg table does not exist.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakemirror/lakemirror/internal/config"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitNotFound = 3
+)
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func notFound(format string, args ...any) error {
+	return &exitError{code: exitNotFound, err: fmt.Errorf(format, args...)}
+}
+
+func usage(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// app holds the global settings every subcommand uses.
+type app struct {
+	settings config.Settings
+	binding  *config.Binding
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	a := &app{}
+	root := &cobra.Command{
+		Use:   "starter",
+		Short: "Operate lakemirror table pipelines (Debezium on Kafka → Iceberg, on Temporal)",
+		Long: `starter operates lakemirror: one Temporal workflow per source table applies the
+table's Debezium change events from Kafka to Iceberg tables <ns>.<table>_bronze
+(every record) and <ns>.<table> (current state with soft deletes).
+
+Connection settings are global flags with environment defaults, shared with the
+worker: TEMPORAL_ADDRESS, KAFKA_BROKERS, CATALOG_TYPE, CATALOG_URI, WAREHOUSE,
+CATALOG_PROPS, LAKEMIRROR_DATA_DIR.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return a.binding.Finish()
+		},
+	}
+	gfs := flag.NewFlagSet("global", flag.ContinueOnError)
+	a.binding = a.settings.Bind(gfs)
+	root.PersistentFlags().AddGoFlagSet(gfs)
+	root.AddCommand(a.startCmd(), a.statusCmd(), a.dumpCmd(), a.demoCmd())
+	root.AddCommand(a.signalCmds()...)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "starter:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if isUsageError(err) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// isUsageError recognises cobra's argument and flag errors.
+func isUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires ", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,77 @@
+// Command worker runs the lakemirror Temporal worker: it executes the
+// table workflows and their activities against Temporal, Kafka and an
+// Iceberg catalog given by flags or environment. With -dev it first starts
+// an embedded Temporal dev server with the Web UI (ports 7233 and 8233), an
+// embedded Kafka broker (port 19092) and a local SQLite catalog, all
+// persisted under -data-dir.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/lakemirror/lakemirror/internal/config"
+	"github.com/lakemirror/lakemirror/worker/runner"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var s config.Settings
+	fs := flag.NewFlagSet("worker", flag.ExitOnError)
+	bind := s.Bind(fs)
+	dev := fs.Bool("dev", false, "start an embedded Temporal dev server + Web UI, Kafka broker and SQLite catalog, persisted under -data-dir")
+	grpcPort := fs.Int("dev-temporal-port", 7233, "with -dev: Temporal frontend port (Web UI on port+1000)")
+	kafkaPort := fs.Int("dev-kafka-port", 19092, "with -dev: Kafka broker port")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: worker [flags]\n\nRuns the lakemirror Temporal worker (task queue %q).\n\nFlags:\n", "lakemirror")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(os.Args[1:])
+	if err := bind.Finish(); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("bad -log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	if *dev {
+		d, err := runner.StartDev(ctx, runner.DevOptions{DataDir: s.DataDir, GRPCPort: *grpcPort, KafkaPort: *kafkaPort, Logger: logger})
+		if err != nil {
+			return err
+		}
+		defer d.Stop()
+		catalog := s.Catalog
+		s = d.Settings
+		if catalog.URI != "" || catalog.Warehouse != "" || catalog.Type != "sql" {
+			s.Catalog = catalog // an explicit catalog wins over the local one
+		}
+		logger.Info("dev stack up", "temporal", s.TemporalAddress, "web_ui", d.Temporal.UIURL(),
+			"kafka", s.KafkaBrokers, "data_dir", s.DataDir)
+	}
+	r, err := runner.Start(ctx, s, logger)
+	if err != nil {
+		return err
+	}
+	defer r.Stop()
+	logger.Info("worker running", "temporal", s.TemporalAddress, "namespace", s.Namespace, "kafka", s.KafkaBrokers,
+		"catalog", s.Catalog.Type)
+	<-ctx.Done()
+	logger.Info("shutting down")
+	return nil
+}

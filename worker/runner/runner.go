@@ -1,0 +1,88 @@
+// Package runner is the worker's composition root, shared by the worker
+// binary and `starter demo`: settings → Temporal client, Kafka client,
+// Iceberg catalog → activity set → a Temporal worker with the table
+// workflow and activities registered.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/apache/iceberg-go/catalog"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/config"
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// Runner is a started worker and the clients it owns.
+type Runner struct {
+	Client     client.Client
+	Worker     worker.Worker
+	Activities *activities.Activities
+	Catalog    catalog.Catalog
+	Kafka      *kafka.Client
+}
+
+// Register registers the table workflow and the activity set on w.
+func Register(w worker.Registry, acts *activities.Activities) {
+	w.RegisterWorkflowWithOptions(workflows.TableWorkflow, workflow.RegisterOptions{Name: workflows.TableWorkflowName})
+	w.RegisterActivity(acts)
+}
+
+// Dial connects a Temporal client per the settings.
+func Dial(s config.Settings, logger *slog.Logger) (client.Client, error) {
+	opts := client.Options{HostPort: s.TemporalAddress, Namespace: s.Namespace}
+	if logger != nil {
+		opts.Logger = sdklog.NewStructuredLogger(logger)
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("runner: connect to Temporal at %s: %w", s.TemporalAddress, err)
+	}
+	return c, nil
+}
+
+// Start opens the catalog and the Kafka client, connects to Temporal and
+// starts a worker on activities.TaskQueue. Stop releases everything.
+func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner, error) {
+	cat, err := lake.OpenCatalog(ctx, s.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := kafka.NewClient(s.KafkaBrokers)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Dial(s, logger)
+	if err != nil {
+		kc.Close()
+		return nil, err
+	}
+	acts := activities.New(cat, kc)
+	w := worker.New(c, activities.TaskQueue, worker.Options{})
+	Register(w, acts)
+	if err := w.Start(); err != nil {
+		c.Close()
+		kc.Close()
+		return nil, fmt.Errorf("runner: start worker: %w", err)
+	}
+	return &Runner{Client: c, Worker: w, Activities: acts, Catalog: cat, Kafka: kc}, nil
+}
+
+// Stop stops the worker and closes the clients.
+func (r *Runner) Stop() {
+	r.Worker.Stop()
+	r.Client.Close()
+	r.Kafka.Close()
+	if cl, ok := r.Catalog.(interface{ Close() error }); ok {
+		_ = cl.Close()
+	}
+}

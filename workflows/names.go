@@ -1,0 +1,28 @@
+package workflows
+
+import "strings"
+
+// Signal, query and workflow names (what the starter CLI, the Web UI and
+// `temporal workflow signal` use).
+const (
+	TableWorkflowName = "TableWorkflow"
+	QueryStatus       = "status" // returns Status
+	SignalPause       = "pause"  // no payload: hold the Kafka position after the in-flight batch
+	SignalResume      = "resume" // no payload
+	SignalStop        = "stop"   // no payload: finish the in-flight batch, then complete the workflow
+	SignalRetry       = "retry"  // no payload: re-run the batch that failed and left the table blocked
+)
+
+// Phases of a table pipeline, shown by the status query.
+const (
+	PhaseStarting = "starting" // recovering offsets from the tables
+	PhaseSnapshot = "snapshot" // applying the connector's source snapshot reads
+	PhaseStream   = "stream"   // applying streamed changes
+	PhasePaused   = "paused"
+	PhaseBlocked  = "blocked" // a batch failed in a way retrying cannot fix; waiting for an operator
+	PhaseStopped  = "stopped"
+)
+
+// WorkflowID is the table workflow's id for a mirror table name
+// ("ns.table"): one workflow per source table.
+func WorkflowID(table string) string { return "lakemirror-table-" + strings.ToLower(table) }

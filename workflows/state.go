@@ -1,0 +1,89 @@
+package workflows
+
+import (
+	"maps"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// TableInput starts (or continues as new) a table workflow.
+type TableInput struct {
+	Spec  activities.TableSpec `json:"spec"`
+	State *TableState          `json:"state,omitempty"` // nil on a fresh start: offsets are recovered from the tables
+}
+
+// TableState is everything a run hands to the next across continue-as-new.
+type TableState struct {
+	Phase          string                  `json:"phase"`
+	Recovered      bool                    `json:"recovered"`
+	Offsets        lake.Offsets            `json:"offsets"`         // next offset per partition
+	HighWatermarks lake.Offsets            `json:"high_watermarks"` // per partition, at the last plan
+	BatchSeq       int64                   `json:"batch_seq"`       // last batch number used
+	Paused         bool                    `json:"paused"`
+	Stopping       bool                    `json:"stopping"`
+	SnapshotDone   bool                    `json:"snapshot_done"`
+	LastBatch      *activities.ApplyResult `json:"last_batch,omitempty"`
+	LastError      string                  `json:"last_error,omitempty"`
+	Totals         Totals                  `json:"totals"`
+	Runs           int                     `json:"runs"` // continue-as-new generations so far
+
+	retryRequested bool // set by the retry signal while blocked; not carried over
+}
+
+// Totals accumulate batch counts over the pipeline's life (events unless
+// named rows).
+type Totals struct {
+	Batches     int64 `json:"batches"`
+	Records     int64 `json:"records"`
+	Changes     int64 `json:"changes"`
+	Applied     int64 `json:"applied"`
+	Stale       int64 `json:"stale"`
+	Duplicates  int64 `json:"duplicates"`
+	Tombstones  int64 `json:"tombstones"`
+	TxMetadata  int64 `json:"tx_metadata"`
+	RowsWritten int64 `json:"rows_written"`
+	BronzeRows  int64 `json:"bronze_rows"`
+}
+
+func (t *Totals) add(r *activities.ApplyResult) {
+	t.Batches++
+	t.Records += int64(r.Records)
+	t.Changes += int64(r.Changes)
+	t.Applied += int64(r.Mirror.Applied)
+	t.Stale += int64(r.Mirror.Stale)
+	t.Duplicates += int64(r.Mirror.Duplicates)
+	t.Tombstones += int64(r.Tombstones)
+	t.TxMetadata += int64(r.TxMetadata)
+	t.RowsWritten += int64(r.Mirror.RowsWritten)
+	t.BronzeRows += int64(r.Bronze.Appended)
+}
+
+// Status is the answer of the status query.
+type Status struct {
+	Table          string                  `json:"table"`
+	Topic          string                  `json:"topic"`
+	Phase          string                  `json:"phase"`
+	Paused         bool                    `json:"paused"`
+	Offsets        lake.Offsets            `json:"offsets"`
+	HighWatermarks lake.Offsets            `json:"high_watermarks"`
+	Lag            lake.Offsets            `json:"lag"`       // per partition, in offsets, at the last plan
+	TotalLag       int64                   `json:"total_lag"` // sum of Lag
+	BatchSeq       int64                   `json:"batch_seq"`
+	LastBatch      *activities.ApplyResult `json:"last_batch,omitempty"`
+	LastError      string                  `json:"last_error,omitempty"`
+	Totals         Totals                  `json:"totals"`
+	Spec           activities.TableSpec    `json:"spec"`
+}
+
+func (s *TableState) status(spec activities.TableSpec) Status {
+	st := Status{Table: spec.Table, Topic: spec.Topic, Phase: s.Phase, Paused: s.Paused,
+		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
+		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, Totals: s.Totals, Spec: spec}
+	for p, hwm := range s.HighWatermarks {
+		lag := max(hwm-s.Offsets[p], 0)
+		st.Lag[p] = lag
+		st.TotalLag += lag
+	}
+	return st
+}

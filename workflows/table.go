@@ -1,0 +1,186 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// iterationsPerRun bounds one run's history: after this many plan/apply
+// rounds (or when the server suggests it) the workflow continues as new.
+const iterationsPerRun = 200
+
+// a is a nil receiver used only to name activity methods.
+var a *activities.Activities
+
+// TableWorkflow runs one source table's pipeline for as long as the table
+// is mirrored: recover offsets from the Iceberg tables on a fresh start,
+// then loop: plan a batch (exact offset ranges, recorded in history),
+// apply it, advance the offsets to what the apply committed. Pause,
+// resume, stop and retry are signals taken between batches; the status
+// query reports phase, offsets, lag and the last batch. A batch that fails
+// with a non-retryable error leaves the table "blocked" with the error in
+// status until a retry (or stop) signal. It never completes on its own;
+// a stop signal completes it after the in-flight batch.
+func TableWorkflow(ctx workflow.Context, in TableInput) error {
+	spec := in.Spec.Defaults()
+	if spec.Table == "" || spec.Topic == "" {
+		return temporal.NewNonRetryableApplicationError("table and topic are required", activities.ErrTypeBadSpec, nil)
+	}
+	st := in.State
+	if st == nil {
+		st = &TableState{Phase: PhaseStarting, Offsets: lake.Offsets{}}
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(spec), nil }); err != nil {
+		return err
+	}
+	sig := newSignals(ctx, st)
+	workflow.Go(ctx, sig.loop)
+
+	if !st.Recovered {
+		var rec activities.RecoverResult
+		if err := workflow.ExecuteActivity(withShort(ctx), a.Recover, spec).Get(ctx, &rec); err != nil {
+			return err
+		}
+		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
+		if st.Offsets == nil {
+			st.Offsets = lake.Offsets{}
+		}
+		workflow.GetLogger(ctx).Info("recovered", "source", rec.Source, "batch_seq", rec.BatchSeq, "offsets", rec.Offsets)
+	}
+	for i := 0; ; i++ {
+		sig.drain()
+		if st.Stopping {
+			st.Phase = PhaseStopped
+			return nil
+		}
+		if st.Paused {
+			st.Phase = PhasePaused
+			_ = workflow.Await(ctx, func() bool { return !st.Paused || st.Stopping })
+			continue
+		}
+		if i >= iterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			sig.drain()
+			st.Runs++
+			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: in.Spec, State: st})
+		}
+		st.Phase = streamPhase(st)
+		var plan activities.Plan
+		err := workflow.ExecuteActivity(withPlan(ctx, spec), a.PlanBatch,
+			activities.PlanRequest{Spec: spec, Offsets: st.Offsets}).Get(ctx, &plan)
+		if err != nil {
+			if !block(ctx, st, err) {
+				return nil
+			}
+			continue
+		}
+		st.HighWatermarks = plan.HighWatermarks
+		if len(plan.Ranges) == 0 {
+			st.Offsets = plan.Offsets // adopts new partitions' starting points
+			continue
+		}
+		st.BatchSeq++
+		batch := lake.Batch{ID: fmt.Sprintf("%s#%d", spec.Table, st.BatchSeq), Seq: st.BatchSeq,
+			Topic: spec.Topic, Ranges: plan.Ranges, EndOffsets: plan.Offsets}
+		res, ok := applyBatch(ctx, st, spec, batch)
+		if !ok {
+			return nil
+		}
+		st.Offsets = res.EndOffsets
+		st.LastBatch, st.LastError = &res, ""
+		st.Totals.add(&res)
+		if res.SnapshotLast || (st.Phase == PhaseSnapshot && res.SnapshotRows == 0 && res.Changes > 0) {
+			st.SnapshotDone = true
+		}
+		if res.SnapshotRows > 0 && !res.SnapshotLast && !st.SnapshotDone {
+			st.Phase = PhaseSnapshot
+		} else {
+			st.Phase = streamPhase(st)
+		}
+	}
+}
+
+// applyBatch runs ApplyBatch until it succeeds, blocking the table on
+// non-retryable failures until an operator signals retry. It returns
+// false when the workflow is asked to stop while blocked.
+func applyBatch(ctx workflow.Context, st *TableState, spec activities.TableSpec, b lake.Batch) (activities.ApplyResult, bool) {
+	for {
+		var res activities.ApplyResult
+		err := workflow.ExecuteActivity(withApply(ctx, b), a.ApplyBatch, activities.ApplyRequest{Spec: spec, Batch: b}).Get(ctx, &res)
+		if err == nil {
+			return res, true
+		}
+		if !block(ctx, st, err) {
+			return res, false
+		}
+	}
+}
+
+// block records a failure, shows the table as blocked and waits for a
+// retry or stop signal. It returns false on stop.
+func block(ctx workflow.Context, st *TableState, err error) bool {
+	st.LastError = errorText(err)
+	prev := st.Phase
+	st.Phase = PhaseBlocked
+	workflow.GetLogger(ctx).Error("table blocked", "error", st.LastError)
+	st.retryRequested = false
+	_ = workflow.Await(ctx, func() bool { return st.retryRequested || st.Stopping })
+	st.retryRequested = false
+	st.Phase = prev
+	return !st.Stopping
+}
+
+func streamPhase(st *TableState) string {
+	if st.Phase == PhaseSnapshot && !st.SnapshotDone {
+		return PhaseSnapshot
+	}
+	return PhaseStream
+}
+
+// errorText is the innermost application error's message with its type.
+func errorText(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("%s: %s", ae.Type(), ae.Message())
+	}
+	return err.Error()
+}
+
+func withShort(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+	})
+}
+
+func withPlan(ctx workflow.Context, spec activities.TableSpec) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: spec.MaxWait + time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
+		Summary:             "plan next batch of " + spec.Topic,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: []string{activities.ErrTypeRetentionGap, activities.ErrTypeBadSpec}},
+	})
+}
+
+func withApply(ctx workflow.Context, b lake.Batch) workflow.Context {
+	var rs []string
+	for _, r := range b.Ranges {
+		rs = append(rs, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          fmt.Sprintf("apply-%d", b.Seq),
+		StartToCloseTimeout: 15 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
+			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeBadSpec}},
+	})
+}

@@ -1,0 +1,173 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+var spec = activities.TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxEvents: 10, MaxWait: time.Second}
+
+func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	acts := &activities.Activities{}
+	env.RegisterActivity(acts)
+	env.RegisterWorkflow(TableWorkflow)
+	return env, acts
+}
+
+func status(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
+	t.Helper()
+	v, err := env.QueryWorkflow(QueryStatus)
+	require.NoError(t, err)
+	var st Status
+	require.NoError(t, v.Get(&st))
+	return st
+}
+
+// A fresh start recovers offsets, plans exact ranges from them, applies the
+// batch with a derived id and sequence, and advances to the committed end
+// offsets; stop completes the workflow.
+func TestTableWorkflowBatches(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{BatchSeq: 6, Offsets: lake.Offsets{0: 40}, Source: "mirror"}, nil).Once()
+	plans := 0
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		plans++
+		if plans == 1 {
+			require.Equal(t, lake.Offsets{0: 40}, req.Offsets)
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 40, To: 50}}, Records: 10,
+				Offsets: lake.Offsets{0: 50}, HighWatermarks: lake.Offsets{0: 53}}, nil
+		}
+		require.Equal(t, lake.Offsets{0: 50}, req.Offsets)
+		return activities.Plan{Offsets: lake.Offsets{0: 50}, HighWatermarks: lake.Offsets{0: 53}}, nil
+	})
+	var applied []lake.Batch
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		applied = append(applied, req.Batch)
+		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, Changes: 9, Tombstones: 1,
+			Mirror: lake.MirrorResult{Applied: 8, Stale: 1, RowsWritten: 7}, Bronze: lake.BronzeResult{Appended: 10}, EndOffsets: lake.Offsets{0: 50}}, nil
+	})
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, PhaseStream, st.Phase)
+		require.Equal(t, int64(7), st.BatchSeq)
+		require.Equal(t, lake.Offsets{0: 50}, st.Offsets)
+		require.Equal(t, lake.Offsets{0: 3}, st.Lag)
+		require.Equal(t, int64(3), st.TotalLag)
+		require.Equal(t, Totals{Batches: 1, Records: 10, Changes: 9, Applied: 8, Stale: 1, Tombstones: 1, RowsWritten: 7, BronzeRows: 10}, st.Totals)
+		env.SignalWorkflow(SignalStop, nil)
+	}, 5*time.Second)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, applied, 1)
+	require.Equal(t, lake.Batch{ID: "shop.orders#7", Seq: 7, Topic: spec.Topic, Ranges: []lake.Range{{Partition: 0, From: 40, To: 50}}, EndOffsets: lake.Offsets{0: 50}}, applied[0])
+	require.Equal(t, PhaseStopped, status(t, env).Phase)
+}
+
+// A non-retryable apply failure blocks the table with the error in status;
+// the retry signal re-runs the same batch.
+func TestTableWorkflowBlocksAndRetries(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{}}, nil)
+	plans := 0
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		plans++
+		if plans == 1 {
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 0, To: 3}}, Offsets: lake.Offsets{0: 3}, HighWatermarks: lake.Offsets{0: 3}}, nil
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 3}}, nil
+	})
+	var attempts []lake.Batch
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		attempts = append(attempts, req.Batch)
+		if len(attempts) == 1 {
+			return activities.ApplyResult{}, temporal.NewNonRetryableApplicationError("record shop.public.orders/0@1: unknown op \"x\"", activities.ErrTypeUndecodable, errors.New("bad"))
+		}
+		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, EndOffsets: req.Batch.EndOffsets}, nil
+	})
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, PhaseBlocked, st.Phase)
+		require.Equal(t, `UndecodableRecord: record shop.public.orders/0@1: unknown op "x"`, st.LastError)
+		require.Equal(t, lake.Offsets{}, st.Offsets)
+		env.SignalWorkflow(SignalRetry, nil)
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, PhaseStream, st.Phase)
+		require.Empty(t, st.LastError)
+		require.Equal(t, lake.Offsets{0: 3}, st.Offsets)
+		env.SignalWorkflow(SignalStop, nil)
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, attempts, 2)
+	require.Equal(t, attempts[0], attempts[1], "the retry must re-run the same batch")
+}
+
+// Pause holds the position: no batch is planned while paused.
+func TestTableWorkflowPauseHoldsPosition(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 5}}, nil)
+	plansWhilePaused, paused := 0, false
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		if paused {
+			plansWhilePaused++
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 9}}, nil
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalPause, nil) }, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		paused = true
+		st := status(t, env)
+		require.Equal(t, PhasePaused, st.Phase)
+		require.True(t, st.Paused)
+		require.Equal(t, lake.Offsets{0: 5}, st.Offsets)
+	}, 20*time.Second)
+	env.RegisterDelayedCallback(func() {
+		paused = false
+		env.SignalWorkflow(SignalResume, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, PhaseStream, status(t, env).Phase)
+		env.SignalWorkflow(SignalStop, nil)
+	}, time.Hour+time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.NoError(t, env.GetWorkflowError())
+	require.Zero(t, plansWhilePaused)
+}
+
+// After iterationsPerRun rounds the workflow continues as new, carrying
+// its offsets and batch number.
+func TestTableWorkflowContinuesAsNew(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{BatchSeq: 2, Offsets: lake.Offsets{0: 7}}, nil).Once()
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 7}}, nil
+	})
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	var can *workflow.ContinueAsNewError
+	err := env.GetWorkflowError()
+	require.True(t, errors.As(err, &can), "got %v", err)
+	var next TableInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State)
+	require.True(t, next.State.Recovered)
+	require.Equal(t, int64(2), next.State.BatchSeq)
+	require.Equal(t, lake.Offsets{0: 7}, next.State.Offsets)
+	require.Equal(t, 1, next.State.Runs)
+}
