@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -20,11 +21,12 @@ type Activities struct {
 	Catalog catalog.Catalog
 	Kafka   *kafka.Client
 
-	// AfterMirrorCommit, when set, runs after a batch's mirror commit and
-	// before the activity returns; an error it returns fails the attempt.
-	// Tests use it to simulate a worker dying between the Iceberg commit
-	// and the workflow recording the result.
-	AfterMirrorCommit func(ctx context.Context, batch lake.Batch) error
+	// AfterCommit, when set, runs after each of a batch's table commits
+	// ("bronze", "mirror", "history"); an error it returns fails the
+	// attempt there. Tests use it to simulate a worker dying between two
+	// commits, or between the last commit and the workflow recording the
+	// result.
+	AfterCommit func(ctx context.Context, batch lake.Batch, table string) error
 
 	mu     sync.Mutex
 	tables map[string]*tableState
@@ -36,7 +38,19 @@ type tableState struct {
 	spec    TableSpec
 	decoder *schemas.Decoder
 	mirror  *lake.MirrorWriter
+	history *lake.HistoryWriter
 	keyCols []string
+}
+
+// writers returns the table's mirror and history writers, creating them
+// once the key columns are settled.
+func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
+	if st.mirror == nil {
+		st.mirror = lake.NewMirrorWriter(a.Catalog, name, st.keyCols)
+		st.history = lake.NewHistoryWriter(a.Catalog, name, st.keyCols,
+			merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx})
+	}
+	return st.mirror, st.history
 }
 
 // New returns the activity set over a catalog and a Kafka client.
@@ -57,7 +71,7 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 		a.tables = map[string]*tableState{}
 	}
 	st := a.tables[spec.Table]
-	if st == nil || st.spec.Topic != spec.Topic || fmt.Sprint(st.spec.KeyColumns) != fmt.Sprint(spec.KeyColumns) {
+	if st == nil || fmt.Sprint(st.spec) != fmt.Sprint(spec) {
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
 			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns})}
 		a.tables[spec.Table] = st

@@ -44,37 +44,60 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (ApplyRes
 	}
 	res.Records = len(recs)
 	stage = "decode"
-	events, bronze, err := decodeAll(st.decoder, recs, &res)
+	events, bronze, eventAt, err := decodeAll(st.decoder, recs, &res)
 	if err != nil {
 		return res, classify(err)
 	}
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, err
 	}
-	if st.mirror == nil {
-		st.mirror = lake.NewMirrorWriter(a.Catalog, name, st.keyCols)
-	}
+	mirror, history := st.writers(a, name)
 	res.KeyColumns = st.keyCols
-	// the mirror exists before bronze holds any row change (see Recover)
-	if _, err := st.mirror.Ensure(ctx, events); err != nil {
+	// the mirror and history exist before bronze holds any row change (see
+	// Recover), and events are typed and keyed the way the tables store them
+	mtbl, added, err := mirror.Prepare(ctx, events)
+	if err != nil {
 		return res, classify(err)
 	}
+	res.AddedColumns = added
+	if mtbl != nil {
+		if _, err := history.Ensure(ctx, mtbl); err != nil {
+			return res, classify(err)
+		}
+	}
+	setBronzeKeys(bronze, events, eventAt)
 	stage = "bronze"
 	if res.Bronze, err = lake.AppendBronze(ctx, a.Catalog, name, b, bronze); err != nil {
 		return res, classify(err)
 	}
+	if err := a.afterCommit(ctx, b, "bronze"); err != nil {
+		return res, err
+	}
 	stage = "mirror"
 	var end lake.Offsets
-	if res.Mirror, end, err = st.mirror.Apply(ctx, b, events); err != nil {
+	if res.Mirror, end, err = mirror.Apply(ctx, b, events); err != nil {
 		return res, classify(err)
 	}
 	res.EndOffsets = end
-	if a.AfterMirrorCommit != nil {
-		if err := a.AfterMirrorCommit(ctx, b); err != nil {
-			return res, err
-		}
+	if err := a.afterCommit(ctx, b, "mirror"); err != nil {
+		return res, err
+	}
+	stage = "history"
+	pre, known := mirror.PreBatchSeqs()
+	if res.History, err = history.Apply(ctx, b, events, pre, known); err != nil {
+		return res, classify(err)
+	}
+	if err := a.afterCommit(ctx, b, "history"); err != nil {
+		return res, err
 	}
 	return res, nil
+}
+
+func (a *Activities) afterCommit(ctx context.Context, b lake.Batch, table string) error {
+	if a.AfterCommit == nil {
+		return nil
+	}
+	return a.AfterCommit(ctx, b, table)
 }
 
 // ensureKeyColumns settles the table's key columns: the spec's, else the
@@ -98,12 +121,13 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 }
 
 // decodeAll decodes the batch's records into row-change events and bronze
-// rows, counting tombstones, transaction metadata and source snapshot
-// reads into res. The first undecodable record stops the batch with a
-// *schemas.DecodeError.
-func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) ([]*cdc.Event, []lake.BronzeRecord, error) {
-	events := make([]*cdc.Event, 0, len(recs))
-	bronze := make([]lake.BronzeRecord, len(recs))
+// rows (eventAt[i] is the bronze row of events[i]), counting tombstones,
+// transaction metadata and source snapshot reads into res. The first
+// undecodable record stops the batch with a *schemas.DecodeError.
+func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, eventAt []int, err error) {
+	events = make([]*cdc.Event, 0, len(recs))
+	eventAt = make([]int, 0, len(recs))
+	bronze = make([]lake.BronzeRecord, len(recs))
 	for i, r := range recs {
 		sr := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
 			Timestamp: r.Timestamp.UnixMicro()}
@@ -114,7 +138,7 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) ([]*cdc
 		}
 		dec, err := d.Decode(sr)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		switch dec.Kind {
 		case schemas.KindTombstone:
@@ -125,6 +149,7 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) ([]*cdc
 			e := dec.Event
 			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
 			events = append(events, e)
+			eventAt = append(eventAt, i)
 			res.Changes++
 			if e.Snapshot != cdc.SnapshotNone {
 				res.SnapshotRows++
@@ -135,7 +160,17 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) ([]*cdc
 		}
 		bronze[i] = br
 	}
-	return events, bronze, nil
+	return events, bronze, eventAt, nil
+}
+
+// setBronzeKeys copies each row change's primary key, as Prepare typed
+// it, to its bronze row (eventAt[i] is the bronze row of events[i]).
+func setBronzeKeys(bronze []lake.BronzeRecord, events []*cdc.Event, eventAt []int) {
+	for i, e := range events {
+		if e.Op != cdc.OpTruncate {
+			bronze[eventAt[i]].PK = e.Key
+		}
+	}
 }
 
 func kafkaRanges(rs []lake.Range) []kafka.Range {

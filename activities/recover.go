@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // Recover reads the table's committed position from Iceberg: the mirror's
@@ -37,16 +38,42 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 			out = RecoverResult{BatchSeq: cp.BatchSeq, BatchID: cp.BatchID, Offsets: maps.Clone(cp.EndOffsets), Source: "bronze"}
 		}
 	}
+	maxSeq := bseq
 	if mirror != nil {
 		cp, err := lake.ReadCheckpoint(mirror)
 		if err != nil {
 			return out, err
 		}
+		maxSeq = max(maxSeq, cp.BatchSeq)
 		if cp.BatchSeq > 0 {
 			out = RecoverResult{BatchSeq: cp.BatchSeq, BatchID: cp.BatchID, Offsets: maps.Clone(cp.EndOffsets), Source: "mirror"}
 		}
+		history, err := lake.LoadTable(ctx, a.Catalog, name.History())
+		if err != nil {
+			return out, err
+		}
+		if history != nil {
+			hcp, err := lake.ReadCheckpoint(history)
+			if err != nil {
+				return out, err
+			}
+			// the history commits after the mirror: when it lags (a crash
+			// between the two), resume from its position; the mirror's guard
+			// makes the repeat a no-op there
+			if hcp.BatchSeq < cp.BatchSeq {
+				out = RecoverResult{BatchSeq: hcp.BatchSeq, BatchID: hcp.BatchID, Offsets: maps.Clone(hcp.EndOffsets), Source: "history"}
+				if out.Offsets == nil {
+					out.Offsets = lake.Offsets{}
+				}
+			}
+			pending, err := lake.NewHistoryWriter(a.Catalog, name, nil, merge.HistoryOptions{}).Pending(ctx)
+			if err != nil {
+				return out, err
+			}
+			out.Pending = len(pending)
+		}
 	}
-	// batch numbers stay strictly increasing even when bronze is ahead
-	out.BatchSeq = max(out.BatchSeq, bseq)
+	// batch numbers stay strictly increasing whichever table is ahead
+	out.BatchSeq = maxSeq
 	return out, nil
 }

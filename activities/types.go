@@ -28,6 +28,13 @@ type TableSpec struct {
 	StartFrom  string        `json:"start_from"`  // where a new pipeline starts reading: "earliest" (default) or "latest"
 	MaxEvents  int           `json:"max_events"`  // batch bound in records (default 5000)
 	MaxWait    time.Duration `json:"max_wait"`    // batch bound in time: how long to wait for MaxEvents (default 2s)
+	// HistoryColumns are the columns whose change opens a new history
+	// version; empty = all. Changes to other columns update the current
+	// version in place.
+	HistoryColumns []string `json:"history_columns,omitempty"`
+	// HistoryCollapseTx folds the changes of one source transaction into
+	// one history version.
+	HistoryCollapseTx bool `json:"history_collapse_tx,omitempty"`
 }
 
 // Defaults fills zero fields with their defaults.
@@ -51,7 +58,8 @@ type RecoverResult struct {
 	BatchSeq int64        `json:"batch_seq"` // last committed batch sequence number (0 = none)
 	BatchID  string       `json:"batch_id"`
 	Offsets  lake.Offsets `json:"offsets"` // next offset per partition; empty = start per StartFrom
-	Source   string       `json:"source"`  // which table the checkpoint came from: "mirror", "bronze" or "none"
+	Source   string       `json:"source"`  // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
+	Pending  int          `json:"pending"` // keys awaiting a late-key rebuild
 }
 
 // PlanRequest asks for the next batch's offset ranges.
@@ -76,19 +84,37 @@ type ApplyRequest struct {
 	Batch lake.Batch `json:"batch"`
 }
 
+// RebuildRequest asks for the late-key rebuild of a table: the keys its
+// history table lists as pending.
+type RebuildRequest struct {
+	Spec     TableSpec `json:"spec"`
+	AfterSeq int64     `json:"after_seq"` // the batch that left the keys pending (for the Web UI)
+}
+
+// RebuildResult is what a late-key rebuild did.
+type RebuildResult struct {
+	Keys      int                `json:"keys"`       // keys rebuilt
+	KeySample []string           `json:"key_sample"` // up to 20 of them, as key column values
+	Events    int                `json:"events"`     // bronze records read for them
+	Mirror    lake.RebuildResult `json:"mirror"`
+	History   lake.RebuildResult `json:"history"`
+}
+
 // ApplyResult is what one batch did, returned to the workflow and shown in
 // the Web UI.
 type ApplyResult struct {
-	BatchID      string            `json:"batch_id"`
-	BatchSeq     int64             `json:"batch_seq"`
-	Records      int               `json:"records"`       // Kafka records fetched
-	Changes      int               `json:"changes"`       // row-change events decoded (c, u, d, r)
-	Tombstones   int               `json:"tombstones"`    // null-value records: counted and skipped
-	TxMetadata   int               `json:"tx_metadata"`   // transaction metadata events: recognized, not rows
-	SnapshotRows int               `json:"snapshot_rows"` // changes that are source snapshot reads
-	SnapshotLast bool              `json:"snapshot_last"` // the batch held the source snapshot's last record
-	Bronze       lake.BronzeResult `json:"bronze"`
-	Mirror       lake.MirrorResult `json:"mirror"`
-	EndOffsets   lake.Offsets      `json:"end_offsets"` // next offsets after this batch, as committed
-	KeyColumns   []string          `json:"key_columns,omitempty"`
+	BatchID      string             `json:"batch_id"`
+	BatchSeq     int64              `json:"batch_seq"`
+	Records      int                `json:"records"`       // Kafka records fetched
+	Changes      int                `json:"changes"`       // row-change events decoded (c, u, d, r)
+	Tombstones   int                `json:"tombstones"`    // null-value records: counted and skipped
+	TxMetadata   int                `json:"tx_metadata"`   // transaction metadata events: recognized, not rows
+	SnapshotRows int                `json:"snapshot_rows"` // changes that are source snapshot reads
+	SnapshotLast bool               `json:"snapshot_last"` // the batch held the source snapshot's last record
+	Bronze       lake.BronzeResult  `json:"bronze"`
+	Mirror       lake.MirrorResult  `json:"mirror"`
+	History      lake.HistoryResult `json:"history"`
+	EndOffsets   lake.Offsets       `json:"end_offsets"` // next offsets after this batch, as committed
+	KeyColumns   []string           `json:"key_columns,omitempty"`
+	AddedColumns []string           `json:"added_columns,omitempty"` // columns added to the tables because they first appeared in this batch
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
@@ -78,3 +80,18 @@ func BenchmarkDecodePostgresUpdate(b *testing.B) { benchDecode(b, benchPGUpdate)
 // BenchmarkDecodePostgresUpdateEnvelope decodes the same update wrapped in
 // the JsonConverter {"schema","payload"} envelope (schema cached).
 func BenchmarkDecodePostgresUpdateEnvelope(b *testing.B) { benchDecode(b, benchEnvelope()) }
+
+// BenchmarkFastjsonParseBaseline is the floor under
+// BenchmarkDecodePostgresUpdate: fastjson parsing the same record, with no
+// decoding, allocation or GC.
+func BenchmarkFastjsonParseBaseline(b *testing.B) {
+	var p fastjson.Parser
+	v := []byte(benchPGUpdate)
+	b.SetBytes(int64(len(v)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.ParseBytes(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -113,6 +113,7 @@ func (d *Decoder) Decode(rec Record) (out Decoded, err error) {
 	}()
 	out, err = d.decode(&rec)
 	if err != nil {
+		clear(d.fix) // drop pointers into the failed event
 		d.beginText()
 		return Decoded{}, decodeErr(&rec, err)
 	}
@@ -122,6 +123,18 @@ func (d *Decoder) Decode(rec Record) (out Decoded, err error) {
 // reset drops scratch state after a panic.
 func (d *Decoder) reset() {
 	d.blob, d.fix, d.lastLayout, d.lastSchema, d.lastSchemaRaw = nil, nil, nil, nil, nil
+}
+
+// decodeImage decodes one image, typed by ss when the record has a schema.
+func (d *Decoder) decodeImage(o *fastjson.Object, ss *structSpec, vals []cdc.Value) (*cdc.Columns, error) {
+	if ss != nil {
+		return ss.cols, d.decodeStructRow(o, ss, vals)
+	}
+	l, err := d.decodeLooseRow(o, vals)
+	if err != nil {
+		return nil, err
+	}
+	return l.cols, nil
 }
 
 // isTombstoneValue: nil, empty, or the JSON literal null.
@@ -217,63 +230,40 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 
 	// Shapes first, then one allocation for all values.
 	var bs, as *structSpec
-	var bl, al *layout
 	nb, na := 0, 0
 	if bo != nil {
+		nb = bo.Len()
 		if env != nil {
 			if bs = env.before; bs == nil {
 				return Decoded{}, errors.New(`the schema has no "before" struct`)
 			}
 			nb = len(bs.fields)
-		} else {
-			if bl, err = d.layoutFor(bo); err != nil {
-				return Decoded{}, fmt.Errorf("before: %v", err)
-			}
-			nb = len(bl.specs)
 		}
 	}
 	if ao != nil {
+		na = ao.Len()
 		if env != nil {
 			if as = env.after; as == nil {
 				return Decoded{}, errors.New(`the schema has no "after" struct`)
 			}
 			na = len(as.fields)
-		} else {
-			if al, err = d.layoutFor(ao); err != nil {
-				return Decoded{}, fmt.Errorf("after: %v", err)
-			}
-			na = len(al.specs)
 		}
 	}
 	vals := make([]cdc.Value, nb+na)
 	if bo != nil {
 		r := &box.rows[0]
-		r.Vals = vals[:nb:nb]
-		if bs != nil {
-			r.Cols = bs.cols
-			err = d.decodeStructRow(bo, bs, r.Vals)
-		} else {
-			r.Cols = bl.cols
-			err = d.decodeLayoutRow(bo, bl, r.Vals)
-		}
-		if err != nil {
+		if r.Cols, err = d.decodeImage(bo, bs, vals[:nb:nb]); err != nil {
 			return Decoded{}, fmt.Errorf("before.%v", err)
 		}
+		r.Vals = vals[:nb:nb]
 		ev.Before = r
 	}
 	if ao != nil {
 		r := &box.rows[1]
-		r.Vals = vals[nb:]
-		if as != nil {
-			r.Cols = as.cols
-			err = d.decodeStructRow(ao, as, r.Vals)
-		} else {
-			r.Cols = al.cols
-			err = d.decodeLayoutRow(ao, al, r.Vals)
-		}
-		if err != nil {
+		if r.Cols, err = d.decodeImage(ao, as, vals[nb:]); err != nil {
 			return Decoded{}, fmt.Errorf("after.%v", err)
 		}
+		r.Vals = vals[nb:]
 		ev.After = r
 	}
 
@@ -296,12 +286,12 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		return Decoded{}, err
 	}
 	switch {
-	case as != nil:
-		ev.Schema = as.columns
-	case bs != nil:
-		ev.Schema = bs.columns
 	case env == nil:
 		ev.Schema = d.declared
+	case env.after != nil:
+		ev.Schema = env.after.columns
+	case env.before != nil:
+		ev.Schema = env.before.columns
 	}
 	return Decoded{Kind: KindChange, Event: ev, RawOp: opNames[op]}, nil
 }

@@ -138,7 +138,7 @@ func TestStringsAndInference(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	cases := []struct {
 		name, value, reason string
-		opts            DecoderOptions
+		opts                DecoderOptions
 	}{
 		{"malformed JSON", `{"before":null,`, "malformed JSON", idKey},
 		{"trailing garbage", pgUpdate + ` x`, "malformed JSON", idKey},

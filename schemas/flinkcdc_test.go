@@ -140,17 +140,17 @@ func TestFlinkCDCDecimals(t *testing.T) {
 func TestDeclaredDecimalErrors(t *testing.T) {
 	cols := []cdc.Column{{Name: "d", Type: cdc.DecimalType(8, 4)}, {Name: "i", Type: cdc.TypeInt}}
 	for _, img := range []string{
-		`{"d":123.45678}`,       // 5 fraction digits at scale 4
-		`{"d":12345.1}`,         // 9 digits > precision 8
-		`{"d":"FJqkSQ=="}`,      // 345678921: 9 digits
-		`{"d":"not base64!"}`,   // neither base64 nor a number
-		`{"d":true}`,            // wrong token
-		`{"i":4294967295}`,      // out of int32
-		`{"i":1.5}`,             // fraction
-		`{"i":"7"}`,             // a string is not an integer
-		`{"d":1e999999999999}`,  // absurd exponent
-		`{"d":123.4567,"d":1}`,  // duplicate field
-		`{"x":"\u0000\ud800"}`,  // fine (lone surrogate becomes U+FFFD)
+		`{"d":123.45678}`,      // 5 fraction digits at scale 4
+		`{"d":12345.1}`,        // 9 digits > precision 8
+		`{"d":"FJqkSQ=="}`,     // 345678921: 9 digits
+		`{"d":"not base64!"}`,  // neither base64 nor a number
+		`{"d":true}`,           // wrong token
+		`{"i":4294967295}`,     // out of int32
+		`{"i":1.5}`,            // fraction
+		`{"i":"7"}`,            // a string is not an integer
+		`{"d":1e999999999999}`, // absurd exponent
+		`{"d":123.4567,"d":1}`, // duplicate field
+		`{"x":"\u0000\ud800"}`, // fine (lone surrogate becomes U+FFFD)
 	} {
 		_, err := DecodeImage([]byte(img), cols)
 		if img == `{"x":"\u0000\ud800"}` {

@@ -3,6 +3,7 @@ package schemas
 import (
 	"encoding/binary"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
 
@@ -22,25 +23,8 @@ type layout struct {
 // layoutCacheLimit bounds the number of distinct schema-less layouts kept.
 const layoutCacheLimit = 1024
 
-func (l *layout) matches(o *fastjson.Object) bool {
-	if o.Len() != len(l.cols.Names) {
-		return false
-	}
-	i, ok := 0, true
-	o.Visit(func(k []byte, _ *fastjson.Value) {
-		if ok && l.cols.Names[i] != string(k) {
-			ok = false
-		}
-		i++
-	})
-	return ok
-}
-
-// layoutFor returns the interned layout of o's field names.
-func (d *Decoder) layoutFor(o *fastjson.Object) (*layout, error) {
-	if l := d.lastLayout; l != nil && l.matches(o) {
-		return l, nil
-	}
+// resolveLayout finds or creates the layout of o's field names.
+func (d *Decoder) resolveLayout(o *fastjson.Object) (*layout, error) {
 	d.raw = d.raw[:0]
 	o.Visit(func(k []byte, _ *fastjson.Value) {
 		d.raw = binary.AppendUvarint(d.raw, uint64(len(k)))
@@ -74,6 +58,75 @@ func (d *Decoder) layoutFor(o *fastjson.Object) (*layout, error) {
 	d.layouts[string(d.raw)] = l
 	d.lastLayout = l
 	return l, nil
+}
+
+// decodeLooseRow decodes a schema-less image into vals (len(vals) ==
+// o.Len()) and returns its layout. The common case, the same layout as the
+// previous image, is checked while decoding, in one pass.
+func (d *Decoder) decodeLooseRow(o *fastjson.Object, vals []cdc.Value) (*layout, error) {
+	var err error
+	if l := d.lastLayout; l != nil && len(l.specs) == len(vals) {
+		blobMark, fixMark := len(d.blob), len(d.fix)
+		i, same := 0, true
+		o.Visit(func(k []byte, v *fastjson.Value) {
+			if !same || err != nil {
+				return
+			}
+			if l.cols.Names[i] != string(k) {
+				same = false
+				return
+			}
+			if fs := l.specs[i]; fs != nil || !d.inferFast(v, &vals[i]) {
+				if e := d.field(v, fs, &vals[i]); e != nil {
+					err = fmt.Errorf("%s: %w", l.cols.Names[i], e)
+				}
+			}
+			i++
+		})
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			return l, nil
+		}
+		d.blob, d.fix = d.blob[:blobMark], d.fix[:fixMark]
+		clear(vals)
+	}
+	l, err := d.resolveLayout(o)
+	if err != nil {
+		return nil, err
+	}
+	return l, d.decodeLayoutRow(o, l, vals)
+}
+
+// inferFast handles the common schema-less tokens (integers that fit
+// int64, plain strings, booleans, null) inline; it returns false for
+// anything else, which then takes the general path.
+func (d *Decoder) inferFast(v *fastjson.Value, out *cdc.Value) bool {
+	switch v.Type() {
+	case fastjson.TypeNumber:
+		d.num = v.MarshalTo(d.num[:0])
+		if n, ok, overflow := parseJSONInt(d.num); ok && !overflow {
+			*out = cdc.Int(n)
+			return true
+		}
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		if utf8.Valid(s) && string(s) != unavailablePlaceholder {
+			d.putValue(out, cdc.Value{Kind: cdc.KindString}, s)
+			return true
+		}
+	case fastjson.TypeNull:
+		*out = cdc.Value{}
+		return true
+	case fastjson.TypeTrue:
+		*out = cdc.Bool(true)
+		return true
+	case fastjson.TypeFalse:
+		*out = cdc.Bool(false)
+		return true
+	}
+	return false
 }
 
 // decodeLayoutRow decodes a schema-less image whose layout is l.
@@ -207,12 +260,9 @@ func (d *Decoder) DecodeImage(image []byte) (*cdc.Row, error) {
 	}
 	o, _ := v.Object()
 	d.beginText()
-	l, err := d.layoutFor(o)
+	vals := make([]cdc.Value, o.Len())
+	l, err := d.decodeLooseRow(o, vals)
 	if err != nil {
-		return nil, fmt.Errorf("schemas: %v", err)
-	}
-	vals := make([]cdc.Value, len(l.specs))
-	if err := d.decodeLayoutRow(o, l, vals); err != nil {
 		d.beginText()
 		return nil, fmt.Errorf("schemas: %v", err)
 	}

@@ -3,7 +3,7 @@ package schemas
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
 
 	"github.com/valyala/fastjson"
 
@@ -251,8 +251,8 @@ func parsePGSequence(s []byte) (uint64, error) {
 			if j == i+1 || j >= len(s) || s[j] != '"' {
 				return 0, errors.New("element is not a decimal string")
 			}
-			n, err := strconv.ParseUint(string(s[i+1:j]), 10, 64)
-			if err != nil {
+			n, ok := decimalUint(s[i+1 : j])
+			if !ok {
 				return 0, errors.New("element out of range")
 			}
 			elems[k] = n
@@ -262,8 +262,8 @@ func parsePGSequence(s []byte) (uint64, error) {
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			n, err := strconv.ParseUint(string(s[i:j]), 10, 64)
-			if err != nil {
+			n, ok := decimalUint(s[i:j])
+			if !ok {
 				return 0, errors.New("element out of range")
 			}
 			elems[k] = n
@@ -286,6 +286,25 @@ func parsePGSequence(s []byte) (uint64, error) {
 		return 0, errors.New("trailing data after the array")
 	}
 	return elems[0], nil
+}
+
+// decimalUint parses ASCII digits (at least one) as a uint64.
+func decimalUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // snapshotMark maps source.snapshot (a string, or a boolean in some

@@ -15,18 +15,19 @@ type TableInput struct {
 
 // TableState is everything a run hands to the next across continue-as-new.
 type TableState struct {
-	Phase          string                  `json:"phase"`
-	Recovered      bool                    `json:"recovered"`
-	Offsets        lake.Offsets            `json:"offsets"`         // next offset per partition
-	HighWatermarks lake.Offsets            `json:"high_watermarks"` // per partition, at the last plan
-	BatchSeq       int64                   `json:"batch_seq"`       // last batch number used
-	Paused         bool                    `json:"paused"`
-	Stopping       bool                    `json:"stopping"`
-	SnapshotDone   bool                    `json:"snapshot_done"`
-	LastBatch      *activities.ApplyResult `json:"last_batch,omitempty"`
-	LastError      string                  `json:"last_error,omitempty"`
-	Totals         Totals                  `json:"totals"`
-	Runs           int                     `json:"runs"` // continue-as-new generations so far
+	Phase          string                    `json:"phase"`
+	Recovered      bool                      `json:"recovered"`
+	Offsets        lake.Offsets              `json:"offsets"`         // next offset per partition
+	HighWatermarks lake.Offsets              `json:"high_watermarks"` // per partition, at the last plan
+	BatchSeq       int64                     `json:"batch_seq"`       // last batch number used
+	Paused         bool                      `json:"paused"`
+	Stopping       bool                      `json:"stopping"`
+	SnapshotDone   bool                      `json:"snapshot_done"`
+	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
+	LastError      string                    `json:"last_error,omitempty"`
+	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
+	Totals         Totals                    `json:"totals"`
+	Runs           int                       `json:"runs"` // continue-as-new generations so far
 
 	retryRequested bool // set by the retry signal while blocked; not carried over
 }
@@ -44,6 +45,8 @@ type Totals struct {
 	TxMetadata  int64 `json:"tx_metadata"`
 	RowsWritten int64 `json:"rows_written"`
 	BronzeRows  int64 `json:"bronze_rows"`
+	HistoryRows int64 `json:"history_rows"`
+	RebuiltKeys int64 `json:"rebuilt_keys"` // keys whose history was rebuilt from bronze (late path)
 }
 
 func (t *Totals) add(r *activities.ApplyResult) {
@@ -57,29 +60,31 @@ func (t *Totals) add(r *activities.ApplyResult) {
 	t.TxMetadata += int64(r.TxMetadata)
 	t.RowsWritten += int64(r.Mirror.RowsWritten)
 	t.BronzeRows += int64(r.Bronze.Appended)
+	t.HistoryRows += int64(r.History.RowsWritten)
 }
 
 // Status is the answer of the status query.
 type Status struct {
-	Table          string                  `json:"table"`
-	Topic          string                  `json:"topic"`
-	Phase          string                  `json:"phase"`
-	Paused         bool                    `json:"paused"`
-	Offsets        lake.Offsets            `json:"offsets"`
-	HighWatermarks lake.Offsets            `json:"high_watermarks"`
-	Lag            lake.Offsets            `json:"lag"`       // per partition, in offsets, at the last plan
-	TotalLag       int64                   `json:"total_lag"` // sum of Lag
-	BatchSeq       int64                   `json:"batch_seq"`
-	LastBatch      *activities.ApplyResult `json:"last_batch,omitempty"`
-	LastError      string                  `json:"last_error,omitempty"`
-	Totals         Totals                  `json:"totals"`
-	Spec           activities.TableSpec    `json:"spec"`
+	Table          string                    `json:"table"`
+	Topic          string                    `json:"topic"`
+	Phase          string                    `json:"phase"`
+	Paused         bool                      `json:"paused"`
+	Offsets        lake.Offsets              `json:"offsets"`
+	HighWatermarks lake.Offsets              `json:"high_watermarks"`
+	Lag            lake.Offsets              `json:"lag"`       // per partition, in offsets, at the last plan
+	TotalLag       int64                     `json:"total_lag"` // sum of Lag
+	BatchSeq       int64                     `json:"batch_seq"`
+	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
+	LastError      string                    `json:"last_error,omitempty"`
+	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
+	Totals         Totals                    `json:"totals"`
+	Spec           activities.TableSpec      `json:"spec"`
 }
 
 func (s *TableState) status(spec activities.TableSpec) Status {
 	st := Status{Table: spec.Table, Topic: spec.Topic, Phase: s.Phase, Paused: s.Paused,
 		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
-		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, Totals: s.Totals, Spec: spec}
+		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, LastRebuild: s.LastRebuild, Totals: s.Totals, Spec: spec}
 	for p, hwm := range s.HighWatermarks {
 		lag := max(hwm-s.Offsets[p], 0)
 		st.Lag[p] = lag

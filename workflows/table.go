@@ -54,6 +54,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			st.Offsets = lake.Offsets{}
 		}
 		workflow.GetLogger(ctx).Info("recovered", "source", rec.Source, "batch_seq", rec.BatchSeq, "offsets", rec.Offsets)
+		if rec.Pending > 0 && !rebuild(ctx, st, spec, rec.Pending) {
+			return nil
+		}
 	}
 	for i := 0; ; i++ {
 		sig.drain()
@@ -93,6 +96,10 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		if !ok {
 			return nil
 		}
+		// a batch that left late keys counts as applied once they are rebuilt
+		if res.History.Pending > 0 && !rebuild(ctx, st, spec, res.History.Pending) {
+			return nil
+		}
 		st.Offsets = res.EndOffsets
 		st.LastBatch, st.LastError = &res, ""
 		st.Totals.add(&res)
@@ -119,6 +126,33 @@ func applyBatch(ctx workflow.Context, st *TableState, spec activities.TableSpec,
 		}
 		if !block(ctx, st, err) {
 			return res, false
+		}
+	}
+}
+
+// rebuild runs the late-key rebuild (RebuildKeys) for the keys the last
+// batch left pending, before any later batch touches them. It returns
+// false when the workflow is asked to stop while blocked.
+func rebuild(ctx workflow.Context, st *TableState, spec activities.TableSpec, pending int) bool {
+	opts := workflow.ActivityOptions{
+		ActivityID:          fmt.Sprintf("rebuild-%d", st.BatchSeq),
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    time.Minute,
+		Summary:             fmt.Sprintf("rebuild %d late keys of %s from bronze after batch %d", pending, spec.Table, st.BatchSeq),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeBadSpec}},
+	}
+	for {
+		var res activities.RebuildResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.RebuildKeys,
+			activities.RebuildRequest{Spec: spec, AfterSeq: st.BatchSeq}).Get(ctx, &res)
+		if err == nil {
+			st.LastRebuild = &res
+			st.Totals.RebuiltKeys += int64(res.Keys)
+			return true
+		}
+		if !block(ctx, st, err) {
+			return false
 		}
 	}
 }

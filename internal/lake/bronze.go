@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -26,6 +27,7 @@ type BronzeRecord struct {
 	Op        string  // Debezium op as received; "" when not a row change
 	Seq       cdc.Seq // source position; "" when not a row change
 	SourceTs  int64   // source commit time, µs since the epoch; meaningful when Seq != ""
+	PK        cdc.Key // the row change's primary key; "" when not a row change
 }
 
 // BronzeHeader is one Kafka record header.
@@ -154,6 +156,7 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	srcTsB := f(ColSourceTs).(*array.TimestampBuilder)
 	valB := f(BronzeValue).(*array.BinaryBuilder)
 	ingB := f(ColIngestedAt).(*array.TimestampBuilder)
+	pkB := f(ColKey).(*array.StringBuilder)
 	now := arrowTimestamp(time.Now().UnixMicro())
 	for _, r := range recs {
 		topicB.Append(b.Topic)
@@ -193,6 +196,11 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 			valB.Append(r.Value)
 		}
 		ingB.Append(now)
+		if r.PK == "" {
+			pkB.AppendNull()
+		} else {
+			pkB.Append(hex.EncodeToString([]byte(r.PK)))
+		}
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()

@@ -50,6 +50,14 @@ func ev(op cdc.Op, lsn uint64, id int64, status string, cents int64) *cdc.Event 
 	return e
 }
 
+// apply prepares and applies one batch, as the ApplyBatch activity does.
+func apply(w *MirrorWriter, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
+	if _, _, err := w.Prepare(context.Background(), events); err != nil {
+		return MirrorResult{}, nil, err
+	}
+	return w.Apply(context.Background(), b, events)
+}
+
 // mirrorLines reads the mirror and renders "id status amount @lsn deleted".
 func mirrorLines(t *testing.T, cat catalog.Catalog) string {
 	t.Helper()
@@ -89,7 +97,7 @@ func TestMirrorScenario(t *testing.T) {
 		ev(cdc.OpCreate, 1, 1001, "placed", 2550), ev(cdc.OpCreate, 2, 1002, "placed", 1200),
 		ev(cdc.OpUpdate, 3, 1001, "paid", 2550), ev(cdc.OpCreate, 4, 1003, "placed", 6000),
 	}
-	res, end, err := w.Apply(ctx, batch(1), batch1)
+	res, end, err := apply(w, batch(1), batch1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +111,7 @@ func TestMirrorScenario(t *testing.T) {
 	batch2 := func() []*cdc.Event {
 		return []*cdc.Event{ev(cdc.OpUpdate, 5, 1001, "shipped", 2550), ev(cdc.OpDelete, 6, 1002, "", 0), ev(cdc.OpUpdate, 7, 1003, "paid", 6000)}
 	}
-	if res, _, err = w.Apply(ctx, batch(2), batch2()); err != nil {
+	if res, _, err = apply(w, batch(2), batch2()); err != nil {
 		t.Fatal(err)
 	}
 	if res.Updated != 2 || res.Deleted != 1 || res.PositionDeletes != 3 {
@@ -114,18 +122,18 @@ func TestMirrorScenario(t *testing.T) {
 		t.Fatalf("after batch 2:\n%s\nwant\n%s", got, want2)
 	}
 	// the same batch again (a retried activity): found committed, nothing written
-	res, end, err = w.Apply(ctx, batch(2), batch2())
+	res, end, err = apply(w, batch(2), batch2())
 	if err != nil || !res.AlreadyCommitted || res.Updated != 2 || end[0] != 30 {
 		t.Fatalf("retried batch 2: %+v %v %v", res, end, err)
 	}
 	// batch 2's events again as a new batch (a replay): all duplicates
-	if res, _, err = w.Apply(ctx, batch(3), batch2()); err != nil || res.Duplicates != 3 || res.RowsWritten != 0 {
+	if res, _, err = apply(w, batch(3), batch2()); err != nil || res.Duplicates != 3 || res.RowsWritten != 0 {
 		t.Fatalf("replayed batch 2: %+v %v", res, err)
 	}
 	// a fresh writer, as after a worker restart, rebuilds its index
 	w2 := NewMirrorWriter(cat, testTable, orderKey)
 	late := []*cdc.Event{ev(cdc.OpUpdate, 3, 1001, "paid", 2550), ev(cdc.OpCreate, 2, 1002, "placed", 1200)}
-	if res, _, err = w2.Apply(ctx, batch(4), late); err != nil || res.Stale != 2 || res.RowsWritten != 0 {
+	if res, _, err = apply(w2, batch(4), late); err != nil || res.Stale != 2 || res.RowsWritten != 0 {
 		t.Fatalf("late batch: %+v %v", res, err)
 	}
 	if got := mirrorLines(t, cat); got != want2 {

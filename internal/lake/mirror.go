@@ -18,24 +18,23 @@ import (
 // MirrorResult counts what one batch did to the mirror table. Counts are
 // in events unless named rows or files.
 type MirrorResult struct {
-	BatchID          string   `json:"batch_id"`
-	BatchSeq         int64    `json:"batch_seq"`
-	AlreadyCommitted bool     `json:"already_committed,omitempty"` // the batch was found committed; counts are the recorded ones
-	Events           int      `json:"events"`                      // row-change events in the batch (c, u, d, r)
-	Keys             int      `json:"keys"`                        // distinct primary keys among them
-	Applied          int      `json:"applied"`                     // events that passed the sequence guard
-	Collapsed        int      `json:"collapsed"`                   // applied events superseded by a later change of the same key in the batch
-	Stale            int      `json:"stale"`                       // events older than the stored row (late or replayed): no-ops
-	Duplicates       int      `json:"duplicates"`                  // events whose position was already applied or seen in the batch: no-ops
-	Inserted         int      `json:"inserted"`                    // rows written for keys new to the mirror
-	Updated          int      `json:"updated"`                     // rows written that replace a stored row and are live
-	Deleted          int      `json:"deleted"`                     // rows written as soft deletes
-	RowsWritten      int      `json:"rows_written"`
-	PositionDeletes  int      `json:"position_deletes"` // stored rows removed by position deletes
-	SnapshotID       int64    `json:"snapshot_id,omitempty"`
-	Watermark        string   `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
-	MaxSourceTs      int64    `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
-	AddedColumns     []string `json:"added_columns,omitempty"`
+	BatchID          string `json:"batch_id"`
+	BatchSeq         int64  `json:"batch_seq"`
+	AlreadyCommitted bool   `json:"already_committed,omitempty"` // the batch was found committed; counts are the recorded ones
+	Events           int    `json:"events"`                      // row-change events in the batch (c, u, d, r)
+	Keys             int    `json:"keys"`                        // distinct primary keys among them
+	Applied          int    `json:"applied"`                     // events that passed the sequence guard
+	Collapsed        int    `json:"collapsed"`                   // applied events superseded by a later change of the same key in the batch
+	Stale            int    `json:"stale"`                       // events older than the stored row (late or replayed): no-ops
+	Duplicates       int    `json:"duplicates"`                  // events whose position was already applied or seen in the batch: no-ops
+	Inserted         int    `json:"inserted"`                    // rows written for keys new to the mirror
+	Updated          int    `json:"updated"`                     // rows written that replace a stored row and are live
+	Deleted          int    `json:"deleted"`                     // rows written as soft deletes
+	RowsWritten      int    `json:"rows_written"`
+	PositionDeletes  int    `json:"position_deletes"` // stored rows removed by position deletes
+	SnapshotID       int64  `json:"snapshot_id,omitempty"`
+	Watermark        string `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
+	MaxSourceTs      int64  `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
 }
 
 // MirrorWriter applies batches to one mirror table and keeps its
@@ -47,6 +46,8 @@ type MirrorWriter struct {
 	keyCols []string
 	index   *KeyIndex
 	now     func() time.Time
+	pre     map[cdc.Key]cdc.Seq // per key of the last applied batch: its `_seq` before the batch
+	preOK   bool
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -90,21 +91,53 @@ func columnsFromEvents(events []*cdc.Event) []cdc.Column {
 	return schemas.InferColumns(events)
 }
 
-// Apply writes one batch's row changes (ops c, u, d, r; events must be
-// decoded by package schemas) to the mirror as one row-delta commit:
-// new row versions in one data file and the rows they replace as position
-// deletes, with the batch's bookkeeping in the snapshot summary and the
-// table properties. A batch whose sequence number the table already holds
-// is not written again: Apply returns the recorded result with
-// AlreadyCommitted set and the recorded end offsets.
+// Prepare readies a batch's events for Apply (and for the bronze
+// table's key column): it creates the mirror if needed (see Ensure), adds
+// columns that first appear in the events (see evolve), and aligns every
+// row image to the table's columns with values converted to their column
+// types, recomputing each event's Key from the typed values. It returns
+// the mirror (nil when it does not exist and the events hold no row) and
+// the added column names. Errors: a value that does not fit its column
+// (*ConformError, bad input), catalog failures.
+func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event) (*table.Table, []string, error) {
+	tbl, err := w.Ensure(ctx, events)
+	if err != nil || tbl == nil {
+		return tbl, nil, err
+	}
+	tbl, added, err := w.evolve(ctx, tbl, events)
+	if err != nil {
+		return nil, nil, err
+	}
+	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range events {
+		if !e.Op.IsUpsert() && e.Op != cdc.OpDelete {
+			continue
+		}
+		if _, err := sh.conformEvent(e); err != nil {
+			return nil, nil, &ConformError{Origin: e.Origin, Err: err}
+		}
+	}
+	return tbl, added, nil
+}
+
+// Apply writes one batch's row changes (ops c, u, d, r; events prepared
+// by Prepare) to the mirror as one row-delta commit: new row versions in
+// one data file and the rows they replace as position deletes, with the
+// batch's bookkeeping in the snapshot summary and the table properties. A
+// batch whose sequence number the table already holds is not written
+// again: Apply returns the recorded result with AlreadyCommitted set and
+// the recorded end offsets.
 //
-// Errors: catalog and file IO failures (retryable), a value that does not
-// fit its column (*ConformError, not retryable), and commit conflicts
+// Errors: catalog and file IO failures (retryable) and commit conflicts
 // when another writer changed the table (retryable: the index is rebuilt
 // on the next call).
 func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
 	res := MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}
-	tbl, err := w.Ensure(ctx, events)
+	w.pre, w.preOK = nil, false
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return res, nil, err
 	}
@@ -116,9 +149,6 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	} else if cp.BatchSeq >= b.Seq {
 		return recordedMirrorResult(cp, b), cp.EndOffsets, nil
 	}
-	if tbl, res.AddedColumns, err = w.evolve(ctx, tbl, events); err != nil {
-		return res, nil, err
-	}
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return res, nil, err
@@ -126,22 +156,18 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return res, nil, err
 	}
-	rows := make([]*cdc.Event, 0, len(events))
-	for _, e := range events {
-		if !e.Op.IsUpsert() && e.Op != cdc.OpDelete {
-			continue
-		}
-		if _, err := sh.conformEvent(e); err != nil {
-			return res, nil, &ConformError{Origin: e.Origin, Err: err}
-		}
-		rows = append(rows, e)
-	}
+	rows := rowChanges(events)
 	res.Events = len(rows)
 	groups := merge.GroupByKey(rows)
 	res.Keys = len(groups)
 	outs := make([]merge.Outcome, 0, len(groups))
+	pre := make(map[cdc.Key]cdc.Seq, len(groups))
 	for _, g := range groups {
-		o := merge.Fold(w.index.Stored(g.Key), g, w.keyCols)
+		st := w.index.Stored(g.Key)
+		if st.Found {
+			pre[g.Key] = st.Seq
+		}
+		o := merge.Fold(st, g, w.keyCols)
 		res.Applied += o.Applied
 		res.Stale += o.Stale
 		res.Duplicates += o.Duplicates
@@ -153,7 +179,25 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	if err := w.commit(ctx, tbl, sh, outs, b, &res); err != nil {
 		return res, nil, err
 	}
+	w.pre, w.preOK = pre, true
 	return res, b.EndOffsets, nil
+}
+
+// PreBatchSeqs returns, for the keys of the batch the last Apply wrote,
+// their `_seq` before it (absent for keys new to the mirror), and false
+// when the last Apply wrote nothing new (the batch was already committed,
+// or it failed) so those positions are unknown.
+func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) { return w.pre, w.preOK }
+
+// rowChanges keeps the events that change a row (c, u, d, r).
+func rowChanges(events []*cdc.Event) []*cdc.Event {
+	rows := make([]*cdc.Event, 0, len(events))
+	for _, e := range events {
+		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
+			rows = append(rows, e)
+		}
+	}
+	return rows
 }
 
 // recordedMirrorResult is the result of a batch found already committed.

@@ -19,18 +19,27 @@ import (
 // bookkeeping alone (a properties update, no snapshot). On success the
 // key index is moved to the new snapshot.
 func (w *MirrorWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, outs []merge.Outcome, b Batch, res *MirrorResult) error {
+	stored, err := w.storedValuesFor(ctx, tbl, sh, outs)
+	if err != nil {
+		return err
+	}
+	return w.commitRows(ctx, tbl, sh, outs, stored, func() (iceberg.Properties, error) { return batchProps(b, res) }, res)
+}
+
+// commitRows writes the outcomes' rows (values kept from stored where the
+// outcome says so) and the position deletes of the rows they replace, and
+// publishes them with the properties props returns (called once the
+// counts in res are final) in one commit; then moves the index.
+func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+	props func() (iceberg.Properties, error), res *MirrorResult) error {
 	var dataFile, delFile iceberg.DataFile
 	var dels []filePos
 	if len(outs) > 0 {
-		stored, err := w.storedValuesFor(ctx, tbl, sh, outs)
-		if err != nil {
-			return err
-		}
 		rec, err := w.buildRows(tbl, sh, outs, stored, res)
 		if err != nil {
 			return err
 		}
-		path, err := newFilePath(tbl, fmt.Sprintf("mirror-%06d", b.Seq))
+		path, err := newFilePath(tbl, "mirror")
 		if err != nil {
 			rec.Release()
 			return err
@@ -53,27 +62,27 @@ func (w *MirrorWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, 
 		}
 		res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
 	}
-	props, err := batchProps(b, res)
+	p, err := props()
 	if err != nil {
 		return err
 	}
 	tx := tbl.NewTransaction()
 	if dataFile != nil {
-		rd := tx.NewRowDelta(props).AddRows(dataFile)
+		rd := tx.NewRowDelta(p).AddRows(dataFile)
 		if delFile != nil {
 			rd.AddDeletes(delFile)
 		}
 		if err := rd.Commit(ctx); err != nil {
-			return fmt.Errorf("lake: stage mirror row delta of %s: %w", b.ID, err)
+			return fmt.Errorf("lake: stage mirror row delta: %w", err)
 		}
 	}
-	if err := tx.SetProperties(props); err != nil {
-		return fmt.Errorf("lake: stage mirror properties of %s: %w", b.ID, err)
+	if err := tx.SetProperties(p); err != nil {
+		return fmt.Errorf("lake: stage mirror properties: %w", err)
 	}
 	newTbl, err := tx.Commit(ctx)
 	if err != nil {
 		w.index = nil // the table may or may not have moved: rebuild next time
-		return fmt.Errorf("lake: commit mirror batch %s: %w", b.ID, err)
+		return fmt.Errorf("lake: commit mirror: %w", err)
 	}
 	if dataFile != nil {
 		fid := w.index.fileID(dataFile.FilePath())

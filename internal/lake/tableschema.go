@@ -27,6 +27,7 @@ const (
 	BronzeHeaders   = "kafka_headers"
 	BronzeOp        = "op"
 	BronzeValue     = "kafka_value"
+	ColKey          = "_key" // bronze: the row change's primary key, cdc.Key in hex; the late-key rebuild reads by it
 )
 
 // icebergType maps a column type to Iceberg (Iceberg spec, "Primitive
@@ -133,12 +134,14 @@ func BronzeSchema() *iceberg.Schema {
 		iceberg.NestedField{ID: 9, Name: ColSourceTs, Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "source commit time"},
 		iceberg.NestedField{ID: 10, Name: BronzeValue, Type: iceberg.PrimitiveTypes.Binary, Doc: "raw Kafka record value; null for a tombstone"},
 		iceberg.NestedField{ID: 11, Name: ColIngestedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		iceberg.NestedField{ID: 15, Name: ColKey, Type: iceberg.PrimitiveTypes.String, Doc: "primary key of the row change (encoded, hex); null when the record is not a row change"},
 	)
 }
 
 func isSystemColumn(name string) bool {
 	switch name {
-	case ColSeq, ColDeleted, ColSourceTs, ColIngestedAt:
+	case ColSeq, ColDeleted, ColSourceTs, ColIngestedAt,
+		ColValidFrom, ColValidTo, ColValidToSeq, ColIsCurrent, ColRowHash, ColSourceTx:
 		return true
 	}
 	return false

@@ -1,0 +1,41 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+func TestReadBronzeKeys(t *testing.T) {
+	ctx := context.Background()
+	cat := newCatalog(t)
+	key := func(i int64) cdc.Key {
+		k, _ := cdc.KeyOf(&cdc.Row{Cols: orderCols, Vals: []cdc.Value{cdc.Int(i), cdc.Null(), cdc.Null()}}, orderKey)
+		return k
+	}
+	var recs []BronzeRecord
+	for o := int64(0); o < 6; o++ {
+		r := BronzeRecord{Offset: o, Value: []byte(fmt.Sprint(o)), Op: "u", Seq: cdc.PostgresSeq(0, uint64(o+1)), PK: key(o % 3)}
+		if o == 5 {
+			r = BronzeRecord{Offset: o} // a tombstone: no key
+		}
+		recs = append(recs, r)
+	}
+	b := Batch{ID: "b1", Seq: 1, Topic: "t", Ranges: []Range{{From: 0, To: 6}}, EndOffsets: Offsets{0: 6}}
+	if _, err := AppendBronze(ctx, cat, testTable, b, recs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadBronzeKeys(ctx, cat, testTable, []cdc.Key{key(1), key(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s/%d@%d=%s", r.Topic, r.Partition, r.Offset, r.Value))
+	}
+	if fmt.Sprint(got) != "[t/0@1=1 t/0@4=4]" {
+		t.Fatalf("rows %v", got)
+	}
+}

@@ -1,0 +1,114 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/merge"
+)
+
+// RebuildResult counts what a late-key rebuild did to one table.
+type RebuildResult struct {
+	Keys            int   `json:"keys"`      // keys examined
+	Changed         int   `json:"changed"`   // keys whose stored rows were replaced
+	Unchanged       int   `json:"unchanged"` // keys whose stored rows were already right (e.g. a replayed no-op)
+	RowsWritten     int   `json:"rows_written"`
+	PositionDeletes int   `json:"position_deletes"`
+	SnapshotID      int64 `json:"snapshot_id,omitempty"`
+}
+
+// Pending returns the keys awaiting a rebuild (nil when the history
+// table does not exist).
+func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
+	tbl, err := LoadTable(ctx, w.cat, w.name.History())
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	p, err := readPending(tbl)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cdc.Key, 0, len(p))
+	for k := range p {
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// Rebuild replaces each given key's whole history with the history of
+// all its changes (every event ever seen for the key, from bronze, in any
+// order and with duplicates; prepared like a batch), in one commit that
+// also removes the keys from the pending-rebuild set (design.md rule 6:
+// the late path). A key whose stored versions already equal the rebuilt
+// ones is left alone.
+func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
+	var res RebuildResult
+	tbl, err := LoadTable(ctx, w.cat, w.name.History())
+	if err != nil || tbl == nil {
+		return res, err
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return res, err
+	}
+	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	if err != nil {
+		return res, err
+	}
+	pending, err := readPending(tbl)
+	if err != nil {
+		return res, err
+	}
+	var writes []keyedVersion
+	var removed []keyedRow
+	for _, g := range merge.GroupByKey(flatten(byKey)) {
+		res.Keys++
+		delete(pending, g.Key)
+		vs, _ := merge.Replay(nil, g.Events, w.opts)
+		stored := w.index.Versions(g.Key)
+		if sameVersions(stored, vs) {
+			res.Unchanged++
+			continue
+		}
+		res.Changed++
+		for _, r := range stored {
+			removed = append(removed, keyedRow{key: g.Key, row: r})
+		}
+		for _, v := range vs {
+			writes = append(writes, keyedVersion{key: g.Key, v: v})
+		}
+	}
+	for k := range byKey { // keys with no change events at all
+		delete(pending, k)
+	}
+	props := iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(res.Keys)}
+	if err := w.commit(ctx, tbl, sh, writes, removed, props, pending, nil, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// sameVersions compares stored rows with rebuilt versions by identity,
+// interval and tracked-value hash.
+func sameVersions(stored []histRow, vs []merge.Version) bool {
+	if len(stored) != len(vs) {
+		return false
+	}
+	for i, v := range vs {
+		s := stored[i]
+		if s.seq != v.Seq || s.toSeq != v.ToSeq || s.hash != v.Hash || s.from != v.From || s.to != v.To || s.tx != v.OpenTx {
+			return false
+		}
+	}
+	return true
+}
+
+func flatten(byKey map[cdc.Key][]*cdc.Event) []*cdc.Event {
+	var out []*cdc.Event
+	for _, es := range byKey {
+		out = append(out, es...)
+	}
+	return out
+}
