@@ -10,6 +10,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -20,6 +21,8 @@ import (
 type Activities struct {
 	Catalog catalog.Catalog
 	Kafka   *kafka.Client
+	// Metrics receives per-batch counts, lag and freshness; nil = none.
+	Metrics *telemetry.Metrics
 
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the

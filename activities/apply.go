@@ -24,7 +24,7 @@ import (
 // are non-retryable (UndecodableRecord, ValueDoesNotFit) and name the
 // record; a retention gap is non-retryable (KafkaRetentionGap); Kafka,
 // catalog, storage and commit-conflict errors are retried.
-func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (ApplyResult, error) {
+func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyResult, err error) {
 	spec := req.Spec.Defaults()
 	b := req.Batch
 	st, name, err := a.state(spec)
@@ -36,6 +36,12 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (ApplyRes
 	stage := "fetch"
 	stop := keepAlive(ctx, 5*time.Second, func() any { return stage })
 	defer stop()
+	started := time.Now()
+	defer func() {
+		if err != nil {
+			a.observeFailure(spec.Table, stage, err)
+		}
+	}()
 
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}
 	recs, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
@@ -90,6 +96,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (ApplyRes
 	if err := a.afterCommit(ctx, b, "history"); err != nil {
 		return res, err
 	}
+	a.observeBatch(spec.Table, &res, time.Since(started))
 	return res, nil
 }
 

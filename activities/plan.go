@@ -36,10 +36,12 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 			plan, avail, err = Plan{Offsets: maps.Clone(req.Offsets)}, 0, nil
 		}
 		if err != nil {
+			a.observeFailure(spec.Table, "plan", err)
 			return Plan{}, classify(err)
 		}
 		now := time.Now()
 		if avail >= int64(spec.MaxEvents) || !now.Before(deadline) {
+			a.observeLag(spec.Table, plan)
 			return plan, nil
 		}
 		if activity.IsActivity(ctx) {

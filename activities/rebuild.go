@@ -78,6 +78,9 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	if res.History, err = history.Rebuild(ctx, byKey); err != nil {
 		return res, classify(err)
 	}
+	if a.Metrics != nil {
+		a.Metrics.Rebuilt(spec.Table, res.Keys)
+	}
 	return res, nil
 }
 

@@ -11,9 +11,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -26,6 +29,13 @@ func main() {
 	}
 }
 
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
 func run() error {
 	var s config.Settings
 	fs := flag.NewFlagSet("worker", flag.ExitOnError)
@@ -34,6 +44,7 @@ func run() error {
 	grpcPort := fs.Int("dev-temporal-port", 7233, "with -dev: Temporal frontend port (Web UI on port+1000)")
 	kafkaPort := fs.Int("dev-kafka-port", 19092, "with -dev: Kafka broker port")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	metricsAddr := fs.String("metrics-addr", envOr("METRICS_ADDR", "127.0.0.1:9464"), "listen address of the Prometheus /metrics endpoint (pipeline and Temporal SDK metrics); empty = off (env METRICS_ADDR)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: worker [flags]\n\nRuns the lakemirror Temporal worker (task queue %q).\n\nFlags:\n", "lakemirror")
 		fs.PrintDefaults()
@@ -69,6 +80,18 @@ func run() error {
 		return err
 	}
 	defer r.Stop()
+	if *metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", r.Metrics.Handler())
+		srv := &http.Server{Addr: *metricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		logger.Info("metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	}
 	logger.Info("worker running", "temporal", s.TemporalAddress, "namespace", s.Namespace, "kafka", s.KafkaBrokers,
 		"catalog", s.Catalog.Type)
 	<-ctx.Done()

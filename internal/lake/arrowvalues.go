@@ -103,6 +103,21 @@ func appendValue(b array.Builder, v cdc.Value) error {
 			b.Append([]byte(v.S))
 			return nil
 		}
+	case *array.ListBuilder:
+		if v.Kind == cdc.KindList {
+			elems := v.Elems()
+			if elems == nil && v.S != "" {
+				return fmt.Errorf("a malformed list value")
+			}
+			b.Append(true)
+			vb := b.ValueBuilder()
+			for i, e := range elems {
+				if err := appendValue(vb, e); err != nil {
+					return fmt.Errorf("list element %d: %w", i, err)
+				}
+			}
+			return nil
+		}
 	}
 	return fmt.Errorf("a %s value does not fit a %s column", kindName(v.Kind), b.Type())
 }
@@ -167,6 +182,18 @@ func valueAt(arr arrow.Array, i int) (cdc.Value, error) {
 		return cdc.Value{Kind: cdc.KindUUID, S: string(u[:])}, nil
 	case *array.FixedSizeBinary:
 		return cdc.Value{Kind: cdc.KindUUID, S: string(a.Value(i))}, nil
+	case *array.List:
+		start, end := a.ValueOffsets(i)
+		vals := a.ListValues()
+		elems := make([]cdc.Value, 0, end-start)
+		for j := int(start); j < int(end); j++ {
+			e, err := valueAt(vals, j)
+			if err != nil {
+				return cdc.Value{}, err
+			}
+			elems = append(elems, e)
+		}
+		return cdc.List(elems...), nil
 	}
 	return cdc.Value{}, fmt.Errorf("lake: cannot read a %s column", arr.DataType())
 }
@@ -199,6 +226,8 @@ func kindName(k cdc.Kind) string {
 		return "uuid"
 	case cdc.KindUnavailable:
 		return "unavailable (TOAST placeholder)"
+	case cdc.KindList:
+		return "list"
 	}
 	return fmt.Sprintf("kind %d", k)
 }

@@ -66,6 +66,15 @@ func cdcType(t iceberg.Type) (cdc.Type, error) {
 		return cdc.TypeTimestampTZ, nil
 	case iceberg.UUIDType:
 		return cdc.TypeUUID, nil
+	case *iceberg.ListType:
+		elem, err := cdcType(t.Element)
+		if err != nil {
+			return cdc.Type{}, err
+		}
+		if elem.Kind == cdc.KindList {
+			return cdc.Type{}, fmt.Errorf("Iceberg type %s (a list of lists) is not supported in a mirror table", t)
+		}
+		return cdc.ListType(elem), nil
 	}
 	return cdc.Type{}, fmt.Errorf("Iceberg type %s is not supported in a mirror table", t)
 }

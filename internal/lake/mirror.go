@@ -18,23 +18,24 @@ import (
 // MirrorResult counts what one batch did to the mirror table. Counts are
 // in events unless named rows or files.
 type MirrorResult struct {
-	BatchID          string `json:"batch_id"`
-	BatchSeq         int64  `json:"batch_seq"`
-	AlreadyCommitted bool   `json:"already_committed,omitempty"` // the batch was found committed; counts are the recorded ones
-	Events           int    `json:"events"`                      // row-change events in the batch (c, u, d, r)
-	Keys             int    `json:"keys"`                        // distinct primary keys among them
-	Applied          int    `json:"applied"`                     // events that passed the sequence guard
-	Collapsed        int    `json:"collapsed"`                   // applied events superseded by a later change of the same key in the batch
-	Stale            int    `json:"stale"`                       // events older than the stored row (late or replayed): no-ops
-	Duplicates       int    `json:"duplicates"`                  // events whose position was already applied or seen in the batch: no-ops
-	Inserted         int    `json:"inserted"`                    // rows written for keys new to the mirror
-	Updated          int    `json:"updated"`                     // rows written that replace a stored row and are live
-	Deleted          int    `json:"deleted"`                     // rows written as soft deletes
-	RowsWritten      int    `json:"rows_written"`
-	PositionDeletes  int    `json:"position_deletes"` // stored rows removed by position deletes
-	SnapshotID       int64  `json:"snapshot_id,omitempty"`
-	Watermark        string `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
-	MaxSourceTs      int64  `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
+	BatchID          string         `json:"batch_id"`
+	BatchSeq         int64          `json:"batch_seq"`
+	AlreadyCommitted bool           `json:"already_committed,omitempty"` // the batch was found committed; counts are the recorded ones
+	Events           int            `json:"events"`                      // row-change events in the batch (c, u, d, r)
+	Keys             int            `json:"keys"`                        // distinct primary keys among them
+	Applied          int            `json:"applied"`                     // events that passed the sequence guard
+	AppliedOps       map[string]int `json:"applied_ops,omitempty"`       // Applied by Debezium op (c, u, d, r)
+	Collapsed        int            `json:"collapsed"`                   // applied events superseded by a later change of the same key in the batch
+	Stale            int            `json:"stale"`                       // events older than the stored row (late or replayed): no-ops
+	Duplicates       int            `json:"duplicates"`                  // events whose position was already applied or seen in the batch: no-ops
+	Inserted         int            `json:"inserted"`                    // rows written for keys new to the mirror
+	Updated          int            `json:"updated"`                     // rows written that replace a stored row and are live
+	Deleted          int            `json:"deleted"`                     // rows written as soft deletes
+	RowsWritten      int            `json:"rows_written"`
+	PositionDeletes  int            `json:"position_deletes"` // stored rows removed by position deletes
+	SnapshotID       int64          `json:"snapshot_id,omitempty"`
+	Watermark        string         `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
+	MaxSourceTs      int64          `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
 }
 
 // MirrorWriter applies batches to one mirror table and keeps its
@@ -166,6 +167,14 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 		st := w.index.Stored(g.Key)
 		if st.Found {
 			pre[g.Key] = st.Seq
+		}
+		for _, e := range g.Events { // the events Fold applies: those above the stored position
+			if !st.Found || e.Seq > st.Seq {
+				if res.AppliedOps == nil {
+					res.AppliedOps = map[string]int{}
+				}
+				res.AppliedOps[e.Op.String()]++
+			}
 		}
 		o := merge.Fold(st, g, w.keyCols)
 		res.Applied += o.Applied

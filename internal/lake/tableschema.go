@@ -66,6 +66,15 @@ func icebergType(t cdc.Type) (iceberg.Type, error) {
 		return iceberg.PrimitiveTypes.TimestampTz, nil
 	case cdc.KindUUID:
 		return iceberg.PrimitiveTypes.UUID, nil
+	case cdc.KindList:
+		// Iceberg spec, "Nested Types": list<element> with an element
+		// field id. -1 is the placeholder iceberg-go replaces with a
+		// fresh id when the table is created or the column added.
+		elem, err := icebergType(t.ElemType())
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{ElementID: -1, Element: elem, ElementRequired: false}, nil
 	}
 	return nil, fmt.Errorf("lake: no Iceberg type for %s", t)
 }

@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -19,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -29,6 +31,8 @@ type Runner struct {
 	Activities *activities.Activities
 	Catalog    catalog.Catalog
 	Kafka      *kafka.Client
+	Metrics    *telemetry.Metrics // pipeline and Temporal SDK metrics; serve with Metrics.Handler()
+	closers    []io.Closer
 }
 
 // Register registers the table workflow and the activity set on w.
@@ -39,7 +43,11 @@ func Register(w worker.Registry, acts *activities.Activities) {
 
 // Dial connects a Temporal client per the settings.
 func Dial(s config.Settings, logger *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: s.TemporalAddress, Namespace: s.Namespace}
+	return dial(s, logger, nil)
+}
+
+func dial(s config.Settings, logger *slog.Logger, mh client.MetricsHandler) (client.Client, error) {
+	opts := client.Options{HostPort: s.TemporalAddress, Namespace: s.Namespace, MetricsHandler: mh}
 	if logger != nil {
 		opts.Logger = sdklog.NewStructuredLogger(logger)
 	}
@@ -61,12 +69,16 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	if err != nil {
 		return nil, err
 	}
-	c, err := Dial(s, logger)
+	m := telemetry.New()
+	mh, closer := sdkMetrics(m.Registry)
+	c, err := dial(s, logger, mh)
 	if err != nil {
 		kc.Close()
+		closer.Close()
 		return nil, err
 	}
 	acts := activities.New(cat, kc)
+	acts.Metrics = m
 	w := worker.New(c, activities.TaskQueue, worker.Options{})
 	Register(w, acts)
 	if err := w.Start(); err != nil {
@@ -74,7 +86,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 		kc.Close()
 		return nil, fmt.Errorf("runner: start worker: %w", err)
 	}
-	return &Runner{Client: c, Worker: w, Activities: acts, Catalog: cat, Kafka: kc}, nil
+	return &Runner{Client: c, Worker: w, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m, closers: []io.Closer{closer}}, nil
 }
 
 // Stop stops the worker and closes the clients.
@@ -84,5 +96,8 @@ func (r *Runner) Stop() {
 	r.Kafka.Close()
 	if cl, ok := r.Catalog.(interface{ Close() error }); ok {
 		_ = cl.Close()
+	}
+	for _, c := range r.closers {
+		_ = c.Close()
 	}
 }

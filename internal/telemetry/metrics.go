@@ -1,0 +1,197 @@
+// Package telemetry defines the pipeline's Prometheus metrics and serves
+// them. Metric names are constants so dashboards, alert rules and the test
+// that checks them refer to what the code exports.
+package telemetry
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metric names (all carry the label "table", the mirror's ns.table).
+const (
+	MetricRecords       = "lakemirror_records_total"                    // Kafka records fetched and applied
+	MetricEventsApplied = "lakemirror_events_applied_total"             // row changes that passed the sequence guard, by op (c, u, d, r)
+	MetricEventsDropped = "lakemirror_events_dropped_total"             // row changes that were no-ops, by reason (duplicate, stale)
+	MetricTombstones    = "lakemirror_tombstones_total"                 // Kafka tombstones skipped
+	MetricQuarantined   = "lakemirror_quarantined_total"                // records kept in the quarantine table, by reason
+	MetricRowsWritten   = "lakemirror_rows_written_total"               // rows written, by table kind (bronze, mirror, history)
+	MetricCommits       = "lakemirror_commits_total"                    // Iceberg commits, by table kind
+	MetricCommitErrors  = "lakemirror_commit_conflicts_total"           // failed Iceberg commits (conflicts and catalog errors), retried
+	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"               // keys rebuilt from bronze by the late path
+	MetricBatchRecords  = "lakemirror_batch_records"                    // histogram: records per batch
+	MetricBatchDuration = "lakemirror_batch_duration_seconds"           // histogram: apply time per batch
+	MetricLag           = "lakemirror_kafka_lag_records"                // gauge: high watermark − next offset, by partition
+	MetricWatermark     = "lakemirror_applied_position"                 // gauge: last word of the highest applied _seq (LSN, binlog pos, ...)
+	MetricSourceTime    = "lakemirror_applied_source_timestamp_seconds" // gauge: newest applied source commit time
+	MetricFreshness     = "lakemirror_freshness_seconds"                // gauge: now − newest applied source commit time
+	MetricLastBatchTime = "lakemirror_last_batch_timestamp_seconds"     // gauge: when the last batch finished
+	MetricRetentionGaps = "lakemirror_retention_gaps_total"             // next offset deleted by Kafka retention before it was applied
+)
+
+// Names lists every metric the pipeline exports (for the dashboard test).
+var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
+	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricBatchRecords, MetricBatchDuration,
+	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps}
+
+// Metrics is the pipeline's metric set on one registry.
+type Metrics struct {
+	Registry      *prometheus.Registry
+	records       *prometheus.CounterVec
+	applied       *prometheus.CounterVec
+	dropped       *prometheus.CounterVec
+	tombstones    *prometheus.CounterVec
+	quarantined   *prometheus.CounterVec
+	rows          *prometheus.CounterVec
+	commits       *prometheus.CounterVec
+	commitErrors  *prometheus.CounterVec
+	rebuilt       *prometheus.CounterVec
+	batchRecords  *prometheus.HistogramVec
+	batchDuration *prometheus.HistogramVec
+	lag           *prometheus.GaugeVec
+	watermark     *prometheus.GaugeVec
+	sourceTime    *prometheus.GaugeVec
+	lastBatch     *prometheus.GaugeVec
+	retentionGaps *prometheus.CounterVec
+
+	mu     sync.Mutex
+	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
+	now    func() time.Time
+}
+
+// New creates the metric set on a fresh registry (with Go and process
+// collectors).
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{Registry: r, newest: map[string]time.Time{}, now: time.Now}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"table"}, labels...))
+		r.MustRegister(c)
+		return c
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, append([]string{"table"}, labels...))
+		r.MustRegister(g)
+		return g
+	}
+	m.records = counter(MetricRecords, "Kafka records fetched and applied.")
+	m.applied = counter(MetricEventsApplied, "Row changes that passed the sequence guard, by Debezium op.", "op")
+	m.dropped = counter(MetricEventsDropped, "Row changes that were no-ops under the sequence guard, by reason (duplicate, stale).", "reason")
+	m.tombstones = counter(MetricTombstones, "Kafka tombstones (null values) skipped.")
+	m.quarantined = counter(MetricQuarantined, "Records kept in the quarantine table, by reason.", "reason")
+	m.rows = counter(MetricRowsWritten, "Rows written to Iceberg, by table kind (bronze, mirror, history).", "kind")
+	m.commits = counter(MetricCommits, "Iceberg commits, by table kind.", "kind")
+	m.commitErrors = counter(MetricCommitErrors, "Failed Iceberg commits (conflicts, catalog errors); the batch is retried.")
+	m.rebuilt = counter(MetricRebuiltKeys, "Keys whose history and mirror row were rebuilt from bronze (late path).")
+	m.retentionGaps = counter(MetricRetentionGaps, "Times the next offset had been deleted by Kafka retention before it was applied.")
+	m.batchRecords = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricBatchRecords, Help: "Kafka records per applied batch.",
+		Buckets: prometheus.ExponentialBuckets(1, 4, 10)}, []string{"table"})
+	m.batchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricBatchDuration, Help: "Time to apply one batch (fetch, decode, commits).",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"table"})
+	r.MustRegister(m.batchRecords, m.batchDuration)
+	m.lag = gauge(MetricLag, "Kafka high watermark minus the next offset to apply, per partition.", "partition")
+	m.watermark = gauge(MetricWatermark, "Last word of the highest applied source position (_seq): LSN, binlog position, SCN.")
+	m.sourceTime = gauge(MetricSourceTime, "Newest applied source commit time, seconds since the epoch.")
+	m.lastBatch = gauge(MetricLastBatchTime, "When the last batch was applied, seconds since the epoch.")
+	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
+		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
+	return m
+}
+
+// freshness computes now − newest applied source commit time at scrape.
+type freshness struct {
+	m    *Metrics
+	desc *prometheus.Desc
+}
+
+func (f *freshness) Describe(ch chan<- *prometheus.Desc) { ch <- f.desc }
+
+func (f *freshness) Collect(ch chan<- prometheus.Metric) {
+	f.m.mu.Lock()
+	defer f.m.mu.Unlock()
+	now := f.m.now()
+	for table, t := range f.m.newest {
+		ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), table)
+	}
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// Batch is what one applied batch contributes.
+type Batch struct {
+	Table                               string
+	Records, Tombstones                 int
+	AppliedByOp                         map[string]int // op → events
+	Duplicates, Stale                   int
+	BronzeRows, MirrorRows, HistoryRows int
+	Commits                             map[string]int // kind → commits
+	Duration                            time.Duration
+	WatermarkWord                       uint64    // last word of the highest applied _seq; 0 = none applied
+	NewestSourceTime                    time.Time // zero = none applied
+}
+
+// ObserveBatch records one applied batch.
+func (m *Metrics) ObserveBatch(b Batch) {
+	t := b.Table
+	m.records.WithLabelValues(t).Add(float64(b.Records))
+	m.tombstones.WithLabelValues(t).Add(float64(b.Tombstones))
+	for op, n := range b.AppliedByOp {
+		m.applied.WithLabelValues(t, op).Add(float64(n))
+	}
+	m.dropped.WithLabelValues(t, "duplicate").Add(float64(b.Duplicates))
+	m.dropped.WithLabelValues(t, "stale").Add(float64(b.Stale))
+	m.rows.WithLabelValues(t, "bronze").Add(float64(b.BronzeRows))
+	m.rows.WithLabelValues(t, "mirror").Add(float64(b.MirrorRows))
+	m.rows.WithLabelValues(t, "history").Add(float64(b.HistoryRows))
+	for kind, n := range b.Commits {
+		m.commits.WithLabelValues(t, kind).Add(float64(n))
+	}
+	m.batchRecords.WithLabelValues(t).Observe(float64(b.Records))
+	m.batchDuration.WithLabelValues(t).Observe(b.Duration.Seconds())
+	m.lastBatch.WithLabelValues(t).Set(float64(m.now().UnixNano()) / 1e9)
+	if b.WatermarkWord > 0 {
+		m.watermark.WithLabelValues(t).Set(float64(b.WatermarkWord))
+	}
+	if !b.NewestSourceTime.IsZero() {
+		m.mu.Lock()
+		if b.NewestSourceTime.After(m.newest[t]) {
+			m.newest[t] = b.NewestSourceTime
+			m.sourceTime.WithLabelValues(t).Set(float64(b.NewestSourceTime.UnixNano()) / 1e9)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// ObserveLag records the lag of each partition (high watermark − next
+// offset, in records).
+func (m *Metrics) ObserveLag(table string, next, highWatermarks map[int32]int64) {
+	for p, hwm := range highWatermarks {
+		m.lag.WithLabelValues(table, strconv.Itoa(int(p))).Set(float64(max(hwm-next[p], 0)))
+	}
+}
+
+// CommitFailed counts a failed Iceberg commit.
+func (m *Metrics) CommitFailed(table string) { m.commitErrors.WithLabelValues(table).Inc() }
+
+// Quarantined counts records kept in the quarantine table.
+func (m *Metrics) Quarantined(table, reason string, n int) {
+	m.quarantined.WithLabelValues(table, reason).Add(float64(n))
+}
+
+// Rebuilt counts keys rebuilt by the late path.
+func (m *Metrics) Rebuilt(table string, keys int) {
+	m.rebuilt.WithLabelValues(table).Add(float64(keys))
+}
+
+// RetentionGap counts a detected retention gap.
+func (m *Metrics) RetentionGap(table string) { m.retentionGaps.WithLabelValues(table).Inc() }
