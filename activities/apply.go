@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
@@ -50,10 +51,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}
 	res.Records = len(recs)
 	stage = "decode"
-	events, bronze, eventAt, err := decodeAll(st.decoder, recs, &res)
-	if err != nil {
-		return res, classify(err)
-	}
+	events, bronze, quarantine := decodeAll(st.decoder, recs, &res)
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, err
 	}
@@ -61,17 +59,26 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	res.KeyColumns = st.keyCols
 	// the mirror and history exist before bronze holds any row change (see
 	// Recover), and events are typed and keyed the way the tables store them
-	mtbl, added, err := mirror.Prepare(ctx, events)
+	prep, err := mirror.Prepare(ctx, events)
 	if err != nil {
 		return res, classify(err)
 	}
-	res.AddedColumns = added
-	if mtbl != nil {
-		if _, err := history.Ensure(ctx, mtbl); err != nil {
+	res.AddedColumns = prep.Added
+	if prep.Table != nil {
+		if _, err := history.Ensure(ctx, prep.Table); err != nil {
 			return res, classify(err)
 		}
 	}
-	setBronzeKeys(bronze, events, eventAt)
+	for _, rej := range prep.Rejected {
+		quarantine = append(quarantine, quarantineOf(recs, rej.Origin, lake.StageConform, rej.Err.Error()))
+	}
+	setBronzeKeys(bronze, prep.Events)
+	if err := a.quarantine(ctx, spec, name, b, quarantine, &res); err != nil {
+		return res, err
+	}
+	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
+		return res, classify(err)
+	}
 	stage = "bronze"
 	if res.Bronze, err = lake.AppendBronze(ctx, a.Catalog, name, b, bronze); err != nil {
 		return res, classify(err)
@@ -128,12 +135,12 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 }
 
 // decodeAll decodes the batch's records into row-change events and bronze
-// rows (eventAt[i] is the bronze row of events[i]), counting tombstones,
-// transaction metadata and source snapshot reads into res. The first
-// undecodable record stops the batch with a *schemas.DecodeError.
-func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, eventAt []int, err error) {
+// rows, counting tombstones,
+// transaction metadata and source snapshot reads into res. Records that
+// cannot be decoded are returned for the quarantine (they stay in bronze
+// as received, with a null op).
+func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, quarantine []lake.QuarantineRecord) {
 	events = make([]*cdc.Event, 0, len(recs))
-	eventAt = make([]int, 0, len(recs))
 	bronze = make([]lake.BronzeRecord, len(recs))
 	for i, r := range recs {
 		sr := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
@@ -145,7 +152,10 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 		}
 		dec, err := d.Decode(sr)
 		if err != nil {
-			return nil, nil, nil, err
+			quarantine = append(quarantine, lake.QuarantineRecord{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
+				Timestamp: sr.Timestamp, Stage: lake.StageDecode, Reason: err.Error()})
+			bronze[i] = br
+			continue
 		}
 		switch dec.Kind {
 		case schemas.KindTombstone:
@@ -156,7 +166,6 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 			e := dec.Event
 			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
 			events = append(events, e)
-			eventAt = append(eventAt, i)
 			res.Changes++
 			if e.Snapshot != cdc.SnapshotNone {
 				res.SnapshotRows++
@@ -167,15 +176,59 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 		}
 		bronze[i] = br
 	}
-	return events, bronze, eventAt, nil
+	return events, bronze, quarantine
+}
+
+// quarantineOf builds the quarantine record of the batch record at origin.
+func quarantineOf(recs []*kgo.Record, o cdc.Origin, stage, reason string) lake.QuarantineRecord {
+	q := lake.QuarantineRecord{Partition: o.Partition, Offset: o.Offset, Stage: stage, Reason: reason}
+	for _, r := range recs {
+		if r.Partition == o.Partition && r.Offset == o.Offset {
+			q.Key, q.Value, q.Timestamp = r.Key, r.Value, r.Timestamp.UnixMicro()
+			break
+		}
+	}
+	return q
+}
+
+// quarantine keeps the batch's rejected records in the quarantine table,
+// or, above the table's per-batch limit, stops the batch (non-retryable:
+// the table blocks until an operator raises the limit or fixes the
+// source, then retries).
+func (a *Activities) quarantine(ctx context.Context, spec TableSpec, name lake.TableName, b lake.Batch, q []lake.QuarantineRecord, res *ApplyResult) error {
+	if len(q) == 0 {
+		return nil
+	}
+	if len(q) > spec.MaxQuarantine {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%d records of batch %s cannot be applied (limit %d per batch); first: %s/%d@%d: %s",
+			len(q), b.ID, spec.MaxQuarantine, b.Topic, q[0].Partition, q[0].Offset, q[0].Reason), ErrTypeQuarantineLimit, nil)
+	}
+	n, err := lake.AppendQuarantine(ctx, a.Catalog, name, b, q)
+	if err != nil {
+		return classify(err)
+	}
+	res.Quarantined = len(q)
+	if a.Metrics != nil {
+		for _, r := range q[len(q)-n:] {
+			a.Metrics.Quarantined(spec.Table, r.Stage, 1)
+		}
+	}
+	return nil
 }
 
 // setBronzeKeys copies each row change's primary key, as Prepare typed
-// it, to its bronze row (eventAt[i] is the bronze row of events[i]).
-func setBronzeKeys(bronze []lake.BronzeRecord, events []*cdc.Event, eventAt []int) {
-	for i, e := range events {
-		if e.Op != cdc.OpTruncate {
-			bronze[eventAt[i]].PK = e.Key
+// it, to its bronze row (the one at the same partition and offset).
+func setBronzeKeys(bronze []lake.BronzeRecord, events []*cdc.Event) {
+	at := make(map[[2]int64]int, len(bronze))
+	for i, b := range bronze {
+		at[[2]int64{int64(b.Partition), b.Offset}] = i
+	}
+	for _, e := range events {
+		if e.Key == "" {
+			continue
+		}
+		if i, ok := at[[2]int64{int64(e.Origin.Partition), e.Origin.Offset}]; ok {
+			bronze[i].PK = e.Key
 		}
 	}
 }

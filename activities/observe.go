@@ -66,4 +66,3 @@ func (a *Activities) observeLag(table string, p Plan) {
 	}
 	a.Metrics.ObserveLag(table, next, map[int32]int64(p.HighWatermarks))
 }
-

@@ -50,14 +50,20 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	for _, r := range rows {
 		dec, err := st.decoder.Decode(schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset,
 			Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
-		if err != nil {
+		if err != nil { // bronze rows with a key were decoded once already: only a decoder change gets here
 			return res, classify(err)
 		}
 		if dec.Kind == schemas.KindChange {
 			events = append(events, dec.Event)
 		}
 	}
-	if _, _, err := mirror.Prepare(ctx, events); err != nil {
+	prep, err := mirror.Prepare(ctx, events)
+	if err != nil {
+		return res, classify(err)
+	}
+	// records that do not fit were quarantined when first applied; table
+	// truncates recorded on the mirror apply to the keys' older changes
+	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
 		return res, classify(err)
 	}
 	byKey := make(map[cdc.Key][]*cdc.Event, len(keys))

@@ -13,10 +13,11 @@ const TaskQueue = "lakemirror"
 // types), for RetryPolicy.NonRetryableErrorTypes and for operators reading
 // the Web UI.
 const (
-	ErrTypeUndecodable  = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
-	ErrTypeUnfit        = "ValueDoesNotFit"   // a value does not fit its column's type
-	ErrTypeRetentionGap = "KafkaRetentionGap" // the next offset to read was deleted by retention
-	ErrTypeBadSpec      = "InvalidTableSpec"  // the table configuration is unusable
+	ErrTypeUndecodable     = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
+	ErrTypeUnfit           = "ValueDoesNotFit"   // a value does not fit its column's type
+	ErrTypeRetentionGap    = "KafkaRetentionGap" // the next offset to read was deleted by retention
+	ErrTypeBadSpec         = "InvalidTableSpec"  // the table configuration is unusable
+	ErrTypeQuarantineLimit = "QuarantineLimit"   // more records of one batch could not be applied than the table allows
 )
 
 // TableSpec is one source table's pipeline configuration. It is carried
@@ -35,6 +36,9 @@ type TableSpec struct {
 	// HistoryCollapseTx folds the changes of one source transaction into
 	// one history version.
 	HistoryCollapseTx bool `json:"history_collapse_tx,omitempty"`
+	// MaxQuarantine is how many records of one batch may go to the
+	// quarantine table before the table blocks instead (default 100).
+	MaxQuarantine int `json:"max_quarantine,omitempty"`
 }
 
 // Defaults fills zero fields with their defaults.
@@ -47,6 +51,9 @@ func (s TableSpec) Defaults() TableSpec {
 	}
 	if s.MaxWait <= 0 {
 		s.MaxWait = 2 * time.Second
+	}
+	if s.MaxQuarantine <= 0 {
+		s.MaxQuarantine = 100
 	}
 	return s
 }
@@ -109,6 +116,7 @@ type ApplyResult struct {
 	Changes      int                `json:"changes"`       // row-change events decoded (c, u, d, r)
 	Tombstones   int                `json:"tombstones"`    // null-value records: counted and skipped
 	TxMetadata   int                `json:"tx_metadata"`   // transaction metadata events: recognized, not rows
+	Quarantined  int                `json:"quarantined"`   // records kept in the quarantine table instead of applied
 	SnapshotRows int                `json:"snapshot_rows"` // changes that are source snapshot reads
 	SnapshotLast bool               `json:"snapshot_last"` // the batch held the source snapshot's last record
 	Bronze       lake.BronzeResult  `json:"bronze"`

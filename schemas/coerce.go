@@ -33,6 +33,10 @@ import (
 //   - to binary: Bytes. To date, time, timestamptz: the same kind. To
 //     timestamp: Timestamp, or a Date (its midnight).
 //   - to uuid: UUID; a canonical UUID string; 16 Bytes.
+//   - to list<T>: a List whose elements each Coerce to T (NULL elements
+//     stay NULL). A List into a string column becomes its compact JSON
+//     text (numbers and booleans as JSON, text as strings, binary as
+//     base64, decimals as numbers, dates/times as their integer units).
 func Coerce(v cdc.Value, t cdc.Type) (cdc.Value, error) {
 	out, err := coerce(v, t)
 	if err != nil {
@@ -167,6 +171,12 @@ func coerce(v cdc.Value, t cdc.Type) (cdc.Value, error) {
 			return cdc.String(strconv.FormatBool(v.I != 0)), nil
 		case cdc.KindDecimal:
 			return cdc.String(v.DecimalText()), nil
+		case cdc.KindList:
+			return cdc.String(string(appendListJSON(nil, v))), nil
+		}
+	case cdc.KindList:
+		if v.Kind == cdc.KindList {
+			return coerceList(v, t)
 		}
 	case cdc.KindBytes:
 		if v.Kind == cdc.KindBytes {
@@ -263,6 +273,12 @@ func describe(v cdc.Value) string {
 			return "uuid " + formatUUID(v.S)
 		}
 		return "uuid"
+	case cdc.KindList:
+		s := string(appendListJSON(nil, v))
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return "list " + s
 	}
 	return fmt.Sprintf("value of kind %d", v.Kind)
 }

@@ -102,3 +102,33 @@ func TestCoerce(t *testing.T) {
 		}
 	}
 }
+
+func TestCoerceLists(t *testing.T) {
+	l := cdc.List(cdc.Int(1), cdc.Null(), cdc.Int(-3))
+	got, err := Coerce(l, cdc.ListType(cdc.DecimalType(5, 2)))
+	if err != nil || !got.Equal(cdc.List(cdc.Decimal(100, 2), cdc.Null(), cdc.Decimal(-300, 2))) {
+		t.Errorf("list<int> to list<decimal(5,2)>: %+v %v", got, err)
+	}
+	if got, err := Coerce(l, cdc.ListType(cdc.TypeLong)); err != nil || got != l {
+		t.Errorf("unchanged list: %+v %v", got, err)
+	}
+	got, err = Coerce(cdc.List(cdc.String("a\""), cdc.Float(0.5), cdc.Float(math.NaN()), cdc.Bool(true), cdc.Decimal(-5, 1), cdc.Bytes([]byte{1}), cdc.Null()), cdc.TypeString)
+	if err != nil || got != cdc.String(`["a\"",0.5,"NaN",true,-0.5,"AQ==",null]`) {
+		t.Errorf("list to string: %+v %v", got, err)
+	}
+	for _, bad := range []struct {
+		v   cdc.Value
+		t   cdc.Type
+		why string
+	}{
+		{cdc.List(cdc.Int(1), cdc.String("x")), cdc.ListType(cdc.TypeLong), "list element 1"},
+		{cdc.List(cdc.Int(1 << 40)), cdc.ListType(cdc.TypeInt), "out of int range"},
+		{cdc.List(cdc.Unavailable()), cdc.ListType(cdc.TypeString), "TOAST placeholder"},
+		{cdc.String("[1]"), cdc.ListType(cdc.TypeLong), "incompatible"},
+		{cdc.List(cdc.Int(1)), cdc.TypeLong, "not a number"},
+	} {
+		if _, err := Coerce(bad.v, bad.t); err == nil || !strings.Contains(err.Error(), bad.why) {
+			t.Errorf("Coerce(%+v, %v): %v, want %q", bad.v, bad.t, err, bad.why)
+		}
+	}
+}

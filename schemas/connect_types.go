@@ -3,8 +3,6 @@ package schemas
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/valyala/fastjson"
@@ -36,7 +34,20 @@ const (
 	logicalEnum           = "io.debezium.data.Enum"
 	logicalEnumSet        = "io.debezium.data.EnumSet"
 	logicalUUID           = "io.debezium.data.Uuid"
+	logicalZonedTime      = "io.debezium.time.ZonedTime"
+	logicalYear           = "io.debezium.time.Year"
+	logicalVarDecimal     = "io.debezium.data.VariableScaleDecimal"
+	logicalBits           = "io.debezium.data.Bits"
+	logicalGeometry       = "io.debezium.data.geometry.Geometry"
+	logicalGeography      = "io.debezium.data.geometry.Geography"
+	logicalPoint          = "io.debezium.data.geometry.Point"
 )
+
+// maxIcebergDecimalPrecision is the widest Iceberg decimal (Iceberg spec,
+// "Primitive Types": decimal(P,S), P ≤ 38). A Decimal with a larger
+// precision (MySQL DECIMAL(65,1)) becomes a string column holding the
+// exact decimal text.
+const maxIcebergDecimalPrecision = 38
 
 // defaultDecimalPrecision is the precision of a Connect Decimal whose
 // schema has no "connect.decimal.precision" parameter (Iceberg's maximum).
@@ -46,24 +57,28 @@ const defaultDecimalPrecision = 38
 type decKind uint8
 
 const (
-	decInfer    decKind = iota // no type known: the JSON token decides (see InferColumns)
-	decBool                    // JSON true/false
-	decInt                     // JSON integer within [min, max]
-	decFloat64                 // JSON number (or "NaN"/"Infinity"/"-Infinity")
-	decFloat32                 // same, rounded to the nearest float32
-	decString                  // JSON string
-	decBytes                   // base64 JSON string
-	decDecimal                 // base64 unscaled bytes, or a plain JSON number (decimal.format=NUMERIC)
-	decDate                    // int days since the epoch
-	decTimeMs                  // int ms since midnight
-	decTimeUs                  // int µs since midnight
-	decTimeNs                  // int ns since midnight
-	decTsMs                    // int ms since the epoch
-	decTsUs                    // int µs since the epoch
-	decTsNs                    // int ns since the epoch
-	decZonedTs                 // ISO-8601 string with offset
-	decUUID                    // canonical UUID string
-	decJSONText                // struct, array or map: compact JSON text
+	decInfer      decKind = iota // no type known: the JSON token decides (see InferColumns)
+	decBool                      // JSON true/false
+	decInt                       // JSON integer within [min, max]
+	decFloat64                   // JSON number (or "NaN"/"Infinity"/"-Infinity")
+	decFloat32                   // same, rounded to the nearest float32
+	decString                    // JSON string
+	decBytes                     // base64 JSON string
+	decDecimal                   // base64 unscaled bytes, or a plain JSON number (decimal.format=NUMERIC)
+	decDate                      // int days since the epoch
+	decTimeMs                    // int ms since midnight
+	decTimeUs                    // int µs since midnight
+	decTimeNs                    // int ns since midnight
+	decTsMs                      // int ms since the epoch
+	decTsUs                      // int µs since the epoch
+	decTsNs                      // int ns since the epoch
+	decZonedTs                   // ISO-8601 string with offset
+	decUUID                      // canonical UUID string
+	decJSONText                  // struct, array or map: compact JSON text
+	decList                      // array of elem: a cdc list
+	decGeometry                  // struct {wkb, srid} (Point also x, y): the WKB bytes
+	decVarDecimal                // struct {scale, value}: exact decimal text, or the declared decimal
+	decZonedTime                 // ISO-8601 time with offset: µs since midnight UTC
 )
 
 // fieldSpec is how one column is decoded and what it is.
@@ -71,9 +86,11 @@ type fieldSpec struct {
 	name     string
 	dec      decKind
 	typ      cdc.Type
-	min, max int64 // decInt range (from the Connect type: int8..int64)
-	scale    int   // decDecimal scale
-	prec     int   // decDecimal precision (digits checked against it)
+	min, max int64      // decInt range (from the Connect type: int8..int64)
+	scale    int        // decDecimal scale
+	prec     int        // decDecimal precision (digits checked against it)
+	asText   bool       // decDecimal, decVarDecimal: the column is a string holding the exact decimal text
+	elem     *fieldSpec // decList: the element decoder
 	optional bool
 	source   string
 	declared bool // from DecoderOptions.Columns: other JSON tokens are decoded by inference and Coerced
@@ -81,6 +98,18 @@ type fieldSpec struct {
 
 func (f *fieldSpec) column() cdc.Column {
 	return cdc.Column{Name: f.name, Type: f.typ, Optional: f.optional, Source: f.source}
+}
+
+// canon appends a canonical description of f (for interning equal
+// struct schemas).
+func (f *fieldSpec) canon(b *strings.Builder) {
+	fmt.Fprintf(b, "%q %d %v %d %d %d %d %t %t %q", f.name, f.dec, f.typ, f.min, f.max, f.scale, f.prec, f.asText, f.optional, f.source)
+	if f.elem != nil {
+		b.WriteString("[")
+		f.elem.canon(b)
+		b.WriteString("]")
+	}
+	b.WriteString(";")
 }
 
 // structSpec is a parsed Connect struct schema (a before/after row image
@@ -92,9 +121,13 @@ type structSpec struct {
 	index   map[string]int
 }
 
-// envSchema is a parsed JsonConverter value schema of a Debezium envelope.
+// envSchema is a parsed JsonConverter value schema: of a Debezium
+// envelope (before, after), or of a flattened ExtractNewRecordState
+// record (flat: its columns without the add.fields).
 type envSchema struct {
 	before, after *structSpec // nil when the schema has no such field
+	flat          *structSpec // the struct's columns minus add.fields, when it has no before/after
+	flatErr       error       // why flat could not be built (reported only for flattened records)
 }
 
 // schemaCacheLimit bounds the cache of raw schema texts; a topic has a
@@ -145,7 +178,7 @@ func (d *Decoder) parseEnvSchema(v *fastjson.Value) (*envSchema, error) {
 		if name != "before" && name != "after" {
 			continue
 		}
-		ss, err := d.parseStructSpec(f, "schema."+name)
+		ss, err := d.parseStructSpec(f, "schema."+name, "")
 		if err != nil {
 			return nil, err
 		}
@@ -155,12 +188,18 @@ func (d *Decoder) parseEnvSchema(v *fastjson.Value) (*envSchema, error) {
 			es.after = ss
 		}
 	}
+	if es.before == nil && es.after == nil {
+		// Maybe a flattened record (ExtractNewRecordState): its columns
+		// are the struct's fields without the add.fields.
+		es.flat, es.flatErr = d.parseStructSpec(v, "schema", d.prefix)
+	}
 	return es, nil
 }
 
 // parseStructSpec parses a Connect struct schema into a structSpec,
 // interned by content so that equal schemas share one []cdc.Column.
-func (d *Decoder) parseStructSpec(v *fastjson.Value, path string) (*structSpec, error) {
+// Fields whose name starts with skipPrefix (when not empty) are left out.
+func (d *Decoder) parseStructSpec(v *fastjson.Value, path, skipPrefix string) (*structSpec, error) {
 	if v.Type() != fastjson.TypeObject || string(v.GetStringBytes("type")) != "struct" {
 		return nil, fmt.Errorf("%s: want a struct schema", path)
 	}
@@ -171,8 +210,10 @@ func (d *Decoder) parseStructSpec(v *fastjson.Value, path string) (*structSpec, 
 	arr, _ := fields.Array()
 	specs := make([]fieldSpec, 0, len(arr))
 	index := make(map[string]int, len(arr))
-	var canon strings.Builder
 	for i, f := range arr {
+		if skipPrefix != "" && strings.HasPrefix(string(f.GetStringBytes("field")), skipPrefix) {
+			continue
+		}
 		fs, err := connectFieldSpec(f)
 		if err != nil {
 			return nil, fmt.Errorf("%s.fields[%d]: %v", path, i, err)
@@ -180,20 +221,29 @@ func (d *Decoder) parseStructSpec(v *fastjson.Value, path string) (*structSpec, 
 		if _, dup := index[fs.name]; dup {
 			return nil, fmt.Errorf("%s: duplicate field %q", path, fs.name)
 		}
-		index[fs.name] = i
+		d.applyDeclaredOverride(&fs)
+		index[fs.name] = len(specs)
 		specs = append(specs, fs)
-		fmt.Fprintf(&canon, "%q %d %v %d %d %d %d %t %q;", fs.name, fs.dec, fs.typ, fs.min, fs.max, fs.scale, fs.prec, fs.optional, fs.source)
+	}
+	return d.internStruct(specs), nil
+}
+
+// internStruct returns the shared structSpec for specs.
+func (d *Decoder) internStruct(specs []fieldSpec) *structSpec {
+	var canon strings.Builder
+	for i := range specs {
+		specs[i].canon(&canon)
 	}
 	key := canon.String()
 	if ss, ok := d.structCanon[key]; ok {
-		return ss, nil
+		return ss
 	}
 	ss := newStructSpec(specs)
 	if len(d.structCanon) >= schemaCacheLimit {
 		clear(d.structCanon)
 	}
 	d.structCanon[key] = ss
-	return ss, nil
+	return ss
 }
 
 func newStructSpec(specs []fieldSpec) *structSpec {
@@ -219,237 +269,34 @@ func connectFieldSpec(f *fastjson.Value) (fieldSpec, error) {
 		return fieldSpec{}, errors.New(`field schema without a "field" name`)
 	}
 	nb, _ := fname.StringBytes()
-	fs := fieldSpec{name: string(nb), optional: f.GetBool("optional")}
-	typ := string(f.GetStringBytes("type"))
-	logical := string(f.GetStringBytes("name"))
-	if err := connectType(&fs, typ, logical, f.Get("parameters")); err != nil {
-		return fieldSpec{}, fmt.Errorf("field %q: %v", fs.name, err)
+	fs, err := connectSchemaSpec(f, 0)
+	if err != nil {
+		return fieldSpec{}, fmt.Errorf("field %q: %v", nb, err)
 	}
+	fs.name = string(nb)
 	return fs, nil
 }
 
-// connectType fills fs.dec, fs.typ, fs.source (and ranges, scale) from a
-// Connect physical type and optional logical name. A logical name this
-// package does not know, or whose physical type is not the expected one,
-// falls back to the physical type; the name is kept in Source.
-func connectType(fs *fieldSpec, typ, logical string, params *fastjson.Value) error {
-	fs.source = typ
-	if logical != "" {
-		fs.source = logical
-		if ok, err := connectLogical(fs, typ, logical, params); ok || err != nil {
-			return err
-		}
+// connectSchemaSpec maps a Connect schema object (a field's, or an
+// array's items) to a fieldSpec without a name.
+func connectSchemaSpec(f *fastjson.Value, depth int) (fieldSpec, error) {
+	if f.Type() != fastjson.TypeObject {
+		return fieldSpec{}, fmt.Errorf("want a schema object, got %s", jsonTypeName(f))
 	}
-	switch typ {
-	case "int8":
-		fs.dec, fs.typ, fs.min, fs.max = decInt, cdc.TypeInt, math.MinInt8, math.MaxInt8
-	case "int16":
-		fs.dec, fs.typ, fs.min, fs.max = decInt, cdc.TypeInt, math.MinInt16, math.MaxInt16
-	case "int32":
-		fs.dec, fs.typ, fs.min, fs.max = decInt, cdc.TypeInt, math.MinInt32, math.MaxInt32
-	case "int64":
-		fs.dec, fs.typ, fs.min, fs.max = decInt, cdc.TypeLong, math.MinInt64, math.MaxInt64
-	case "float", "float32": // JsonConverter writes FLOAT32 as "float"
-		fs.dec, fs.typ = decFloat32, cdc.TypeFloat
-	case "double", "float64": // and FLOAT64 as "double"
-		fs.dec, fs.typ = decFloat64, cdc.TypeDouble
-	case "boolean":
-		fs.dec, fs.typ = decBool, cdc.TypeBool
-	case "string":
-		fs.dec, fs.typ = decString, cdc.TypeString
-	case "bytes":
-		fs.dec, fs.typ = decBytes, cdc.TypeBinary
-	case "struct", "array", "map":
-		fs.dec, fs.typ = decJSONText, cdc.TypeString
-	case "":
-		return errors.New(`field schema without a "type"`)
-	default:
-		return fmt.Errorf("unknown Connect type %q", typ)
+	fs := fieldSpec{optional: f.GetBool("optional")}
+	typ := string(f.GetStringBytes("type"))
+	logical := string(f.GetStringBytes("name"))
+	if err := connectType(&fs, typ, logical, jsonParams{f.Get("parameters")}); err != nil {
+		return fieldSpec{}, err
 	}
-	return nil
-}
-
-// connectLogical handles the logical types listed in the package doc. ok
-// is false when the logical name is unknown or its physical type is not
-// the one the logical type is defined on.
-func connectLogical(fs *fieldSpec, typ, logical string, params *fastjson.Value) (ok bool, err error) {
-	want := func(physical ...string) bool {
-		for _, p := range physical {
-			if typ == p {
-				return true
+	if typ == "array" && fs.dec == decJSONText && depth < 1 {
+		if items := f.Get("items"); items != nil && items.Type() == fastjson.TypeObject {
+			elem, err := connectSchemaSpec(items, depth+1)
+			if err != nil {
+				return fieldSpec{}, fmt.Errorf("items: %v", err)
 			}
-		}
-		return false
-	}
-	switch logical {
-	case logicalDecimal:
-		if !want("bytes") {
-			return false, nil
-		}
-		scale, err := intParam(params, "scale", -1)
-		if err != nil {
-			return false, err
-		}
-		if scale < 0 {
-			return false, errors.New(`Decimal without a "scale" parameter`)
-		}
-		prec, err := intParam(params, "connect.decimal.precision", defaultDecimalPrecision)
-		if err != nil {
-			return false, err
-		}
-		if scale > math.MaxInt16 || prec > math.MaxInt16 || prec <= 0 {
-			return false, fmt.Errorf("Decimal precision %d / scale %d out of range", prec, scale)
-		}
-		fs.dec, fs.typ, fs.scale, fs.prec = decDecimal, cdc.DecimalType(int16(prec), int16(scale)), scale, prec
-	case logicalDate, logicalConnectDate:
-		if !want("int32") {
-			return false, nil
-		}
-		fs.dec, fs.typ, fs.min, fs.max = decDate, cdc.TypeDate, math.MinInt32, math.MaxInt32
-	case logicalTime, logicalConnectTime:
-		if !want("int32") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decTimeMs, cdc.TypeTime
-	case logicalMicroTime:
-		if !want("int64") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decTimeUs, cdc.TypeTime
-	case logicalNanoTime:
-		if !want("int64") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decTimeNs, cdc.TypeTime
-	case logicalTimestamp, logicalConnectTs:
-		if !want("int64") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decTsMs, cdc.TypeTimestamp
-	case logicalMicroTimestamp:
-		if !want("int64") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decTsUs, cdc.TypeTimestamp
-	case logicalNanoTimestamp:
-		if !want("int64") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decTsNs, cdc.TypeTimestamp
-	case logicalZonedTimestamp:
-		if !want("string") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decZonedTs, cdc.TypeTimestampTZ
-	case logicalJSON, logicalXML, logicalEnum, logicalEnumSet:
-		if !want("string") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decString, cdc.TypeString
-	case logicalUUID:
-		if !want("string") {
-			return false, nil
-		}
-		fs.dec, fs.typ = decUUID, cdc.TypeUUID
-	default:
-		return false, nil
-	}
-	return true, nil
-}
-
-// intParam reads a Connect schema parameter; JsonConverter writes
-// parameter values as strings ("scale":"4"), but numbers are accepted.
-func intParam(params *fastjson.Value, name string, def int) (int, error) {
-	if params == nil {
-		return def, nil
-	}
-	v := params.Get(name)
-	if isNull(v) {
-		return def, nil
-	}
-	var text []byte
-	switch v.Type() {
-	case fastjson.TypeString:
-		text, _ = v.StringBytes()
-	case fastjson.TypeNumber:
-		text = v.MarshalTo(nil)
-	default:
-		return 0, fmt.Errorf("parameter %q: want a string, got %s", name, jsonTypeName(v))
-	}
-	n, err := strconv.Atoi(string(text))
-	if err != nil {
-		return 0, fmt.Errorf("parameter %q: %q is not an integer", name, text)
-	}
-	return n, nil
-}
-
-// declaredSpec is the decoder of a column declared in
-// DecoderOptions.Columns. Its Source, when it is a Connect logical name of
-// the same kind (e.g. io.debezium.time.Timestamp for a timestamp column),
-// fixes the unit of integer encodings; otherwise integers in date, time and
-// timestamp columns are days, µs since midnight and µs since the epoch.
-func declaredSpec(c cdc.Column) fieldSpec {
-	fs := fieldSpec{name: c.Name, typ: c.Type, optional: c.Optional, source: c.Source, declared: true}
-	var hint fieldSpec
-	if c.Source != "" && connectLogicalName(c.Source) {
-		if ok, err := connectLogical(&hint, physicalOf(c.Source), c.Source, nil); ok && err == nil && hint.typ.Kind == c.Type.Kind {
-			fs.dec = hint.dec
+			makeList(&fs, elem)
 		}
 	}
-	if fs.dec == decInfer {
-		switch c.Type.Kind {
-		case cdc.KindBool:
-			fs.dec = decBool
-		case cdc.KindInt:
-			fs.dec, fs.min, fs.max = decInt, math.MinInt64, math.MaxInt64
-			if c.Type.Bits == 32 {
-				fs.min, fs.max = math.MinInt32, math.MaxInt32
-			}
-		case cdc.KindFloat:
-			fs.dec = decFloat64
-			if c.Type.Bits == 32 {
-				fs.dec = decFloat32
-			}
-		case cdc.KindString:
-			fs.dec = decString
-		case cdc.KindBytes:
-			fs.dec = decBytes
-		case cdc.KindDecimal:
-			fs.dec = decDecimal
-		case cdc.KindDate:
-			fs.dec = decDate
-		case cdc.KindTime:
-			fs.dec = decTimeUs
-		case cdc.KindTimestamp:
-			fs.dec = decTsUs
-		case cdc.KindTimestampTZ:
-			fs.dec = decTsUs
-		case cdc.KindUUID:
-			fs.dec = decUUID
-		}
-	}
-	if c.Type.Kind == cdc.KindDecimal {
-		fs.scale, fs.prec = int(c.Type.Scale), int(c.Type.Precision)
-	}
-	if fs.dec == decDate {
-		fs.min, fs.max = math.MinInt32, math.MaxInt32
-	}
-	return fs
-}
-
-func connectLogicalName(s string) bool {
-	return strings.HasPrefix(s, "io.debezium.") || strings.HasPrefix(s, "org.apache.kafka.connect.data.")
-}
-
-// physicalOf is the Connect physical type a known logical type is defined on.
-func physicalOf(logical string) string {
-	switch logical {
-	case logicalDecimal:
-		return "bytes"
-	case logicalDate, logicalConnectDate, logicalTime, logicalConnectTime:
-		return "int32"
-	case logicalMicroTime, logicalNanoTime, logicalTimestamp, logicalConnectTs, logicalMicroTimestamp, logicalNanoTimestamp:
-		return "int64"
-	}
-	return "string"
+	return fs, nil
 }

@@ -1,12 +1,15 @@
 package schemas
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/valyala/fastjson"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -16,27 +19,82 @@ import (
 type DecoderOptions struct {
 	// KeyColumns are the primary-key column names, in order. If empty,
 	// they are taken from the Kafka key's fields (a JSON object, with or
-	// without the {schema,payload} envelope) in the key's field order, on
-	// the first record that has such a key; a change event with neither
-	// is a DecodeError. With KeyColumns set, an unusable Kafka key (not
-	// JSON) is ignored.
+	// without the {schema,payload} envelope, or an Avro record) in the
+	// key's field order, on the first record that has such a key; a
+	// change event with neither is a DecodeError. With KeyColumns set, an
+	// unusable Kafka key (not JSON) is ignored.
 	KeyColumns []string
-	// Columns optionally declares the table's columns. Records without a
-	// Connect schema then decode these columns to their declared type
-	// instead of guessing from the JSON token, and Event.Schema is this
-	// list. nil: infer every column (see the package doc).
+	// Columns optionally declares the table's columns (see also
+	// LoadTableDefinition). Records without a Connect schema then decode
+	// these columns to their declared type instead of guessing from the
+	// JSON token, and Event.Schema is this list (a decimal wider than 38
+	// digits reported as string, see the package doc). With a schema, a
+	// declared decimal(p,s) also types a VariableScaleDecimal field.
+	// nil: infer every column (see the package doc).
 	Columns []cdc.Column
+	// UnavailablePlaceholder is the connector's
+	// unavailable.value.placeholder; "" means Debezium's default
+	// "__debezium_unavailable_value". A "hex:" prefix gives the
+	// placeholder's bytes in hex, as in the connector config. Text, JSON,
+	// enum and uuid columns holding it, bytes columns holding its bytes
+	// (base64 in JSON), and arrays holding it as their only element
+	// decode to cdc.Unavailable().
+	UnavailablePlaceholder string
+	// Registry is the Confluent-compatible schema registry of Avro
+	// records (Confluent wire format: magic byte 0, 4-byte big-endian
+	// schema id, Avro body). Schemas are fetched by id once and cached.
+	// nil: Avro records are a DecodeError.
+	Registry *sr.Client
+	// RegistryTimeout bounds one schema fetch (default 30s).
+	RegistryTimeout time.Duration
+	// Flattened selects how records flattened by Debezium's
+	// ExtractNewRecordState SMT are recognised (FlattenAuto: a value
+	// without op/before/after/source that has an add.fields __op or
+	// __deleted field).
+	Flattened FlattenMode
+	// AddFieldsPrefix is ExtractNewRecordState's add.fields.prefix
+	// (default "__"). Fields starting with it are metadata, not columns.
+	AddFieldsPrefix string
+	// Connector names the source connector (postgresql, mysql, mariadb,
+	// sqlserver, oracle) of flattened records whose add.fields do not
+	// include source.connector; "" infers it from the position fields
+	// present.
+	Connector string
 }
 
-// Decoder turns Debezium JSON records into events. It is not safe for
-// concurrent use: use one Decoder per goroutine (per partition consumer).
-// It caches parsed Connect schemas by their raw bytes, so a repeated schema
-// is parsed once and its events share one []cdc.Column, and it interns row
-// layouts so that images of the same layout share one *cdc.Columns.
+// FlattenMode says how flattened (ExtractNewRecordState) records are
+// recognised.
+type FlattenMode uint8
+
+const (
+	// FlattenAuto treats a record value as flattened when it has no op,
+	// before, after or source field but has the add.fields op or
+	// deleted field (__op, __deleted).
+	FlattenAuto FlattenMode = iota
+	// FlattenAlways treats every record value as flattened.
+	FlattenAlways
+	// FlattenNever rejects flattened records with a DecodeError.
+	FlattenNever
+)
+
+// Decoder turns Debezium records (JSON or Avro) into events. It is not
+// safe for concurrent use: use one Decoder per goroutine (per partition
+// consumer). It caches parsed Connect and Avro schemas, so a repeated
+// schema is parsed once and its events share one []cdc.Column, and it
+// interns row layouts so that images of the same layout share one
+// *cdc.Columns.
 type Decoder struct {
 	keyCols   []string
 	declared  []cdc.Column
 	declSpecs map[string]*fieldSpec
+
+	phText, phBase64 string // TOAST placeholder as text and as base64 of its bytes
+	phBytes          []byte
+
+	flatMode  FlattenMode
+	prefix    string
+	flatNames [sfCount]string // add.fields names of the source fields, for messages
+	connector string
 
 	vp, kp, sp fastjson.Parser // value payload, Kafka key, schema
 
@@ -48,8 +106,13 @@ type Decoder struct {
 	layouts    map[string]*layout
 	lastLayout *layout
 
+	avro avroState // Avro records (avro_decode.go)
+
 	blob []byte // text of the event being decoded (see finishText)
 	fix  []fixup
+
+	src    sourceVals // source fields of the event being decoded
+	sarena []byte     // their number texts
 
 	num, dig, tmp, raw []byte // scratch
 	seen               []bool
@@ -65,15 +128,46 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 		schemaCache: make(map[string]*envSchema),
 		structCanon: make(map[string]*structSpec),
 		layouts:     make(map[string]*layout),
+		flatMode:    opts.Flattened,
+		prefix:      opts.AddFieldsPrefix,
+		connector:   opts.Connector,
 	}
+	d.setPlaceholder(opts.UnavailablePlaceholder)
+	if d.prefix == "" {
+		d.prefix = "__"
+	}
+	for i, n := range sourceFieldNames {
+		d.flatNames[i] = d.prefix + "source_" + n + " (or " + d.prefix + n + ")"
+	}
+	d.flatNames[sfTxOrder] = d.prefix + "transaction_total_order"
 	if opts.Columns != nil {
-		d.declared = append([]cdc.Column(nil), opts.Columns...)
-		for _, c := range d.declared {
+		d.declared = make([]cdc.Column, 0, len(opts.Columns))
+		for _, c := range opts.Columns {
 			fs := declaredSpec(c)
 			d.declSpecs[c.Name] = &fs
+			col := c
+			col.Type = fs.typ // decimals beyond 38 digits: string
+			d.declared = append(d.declared, col)
 		}
 	}
+	d.avro.init(opts.Registry, opts.RegistryTimeout)
 	return d
+}
+
+// setPlaceholder sets the TOAST placeholder (see
+// DecoderOptions.UnavailablePlaceholder).
+func (d *Decoder) setPlaceholder(ph string) {
+	if ph == "" {
+		ph = unavailablePlaceholder
+	}
+	b := []byte(ph)
+	if h, ok := strings.CutPrefix(ph, "hex:"); ok {
+		if raw, err := hex.DecodeString(h); err == nil {
+			b = raw
+		}
+	}
+	d.phBytes, d.phText = b, string(b)
+	d.phBase64 = base64.StdEncoding.EncodeToString(b)
 }
 
 // eventBox allocates an event and its two row headers together.
@@ -90,20 +184,29 @@ var opNames = [256]string{'c': "c", 'u': "u", 'd': "d", 'r': "r", 't': "t"}
 //   - a transaction metadata event: KindTxMetadata.
 //   - op c/u/d/r: KindChange, op t: KindTruncate, with Event set.
 //
-// Event.Seq is the source position (PostgreSQL: cdc.PostgresSeq(commit LSN
-// from source.sequence, source.lsn); MySQL/MariaDB: cdc.MySQLSeq(binlog file
-// index, source.pos, source.row)), SourceTs is source.ts_us or
-// source.ts_ms×1000 (µs since the epoch), Snapshot maps source.snapshot,
-// TxID is source.txId (PostgreSQL) or source.gtid (MySQL) or "". The key is
-// taken from the after image (c/u/r) or the before image (d; from the Kafka
-// key when a delete has no before image).
+// The value is Avro in the Confluent wire format when it starts with the
+// magic byte 0 (decoded with DecoderOptions.Registry), else JSON
+// (JsonConverter, with or without the schema envelope). A flattened
+// ExtractNewRecordState value is decoded as described on FlattenMode.
 //
-// Anything that cannot be decoded (malformed JSON, wrong JSON types, an
-// unknown op or connector, a missing position, a value that does not fit
-// its column) returns a *DecodeError; Decode never panics.
+// Event.Seq is the source position (see the package doc and cdc.Seq),
+// SourceTs is source.ts_us or source.ts_ms×1000 (µs since the epoch),
+// Snapshot maps source.snapshot, TxID is source.txId (PostgreSQL, Oracle)
+// or source.gtid (MySQL) or "". The key is taken from the after image
+// (c/u/r) or the before image (d; from the Kafka key when a delete has no
+// before image). Decoded.OldKey/NewKey carry the __debezium.oldkey /
+// __debezium.newkey headers of a primary-key change.
+//
+// Anything that cannot be decoded (malformed JSON or Avro, wrong types,
+// an unknown op, connector or schema id, a missing position, a value that
+// does not fit its column) returns a *DecodeError with the record's
+// coordinates; Decode never panics. A schema registry that cannot be
+// reached returns a *RegistryError instead (retry; the record is fine).
 func (d *Decoder) Decode(rec Record) (out Decoded, err error) {
 	if isTombstoneValue(rec.Value) {
-		return Decoded{Kind: KindTombstone}, nil
+		out = Decoded{Kind: KindTombstone}
+		d.attachHeaders(&out, &rec)
+		return out, nil
 	}
 	defer func() {
 		if r := recover(); r != nil { // a bug, but never take the pipeline down on one record
@@ -111,18 +214,29 @@ func (d *Decoder) Decode(rec Record) (out Decoded, err error) {
 			out, err = Decoded{}, decodeErr(&rec, fmt.Errorf("internal error: panic: %v", r))
 		}
 	}()
-	out, err = d.decode(&rec)
+	if rec.Value[0] == confluentMagic {
+		out, err = d.decodeAvro(&rec)
+	} else {
+		out, err = d.decode(&rec)
+	}
 	if err != nil {
 		clear(d.fix) // drop pointers into the failed event
 		d.beginText()
+		var re *RegistryError
+		if errors.As(err, &re) {
+			re.Topic, re.Partition, re.Offset = rec.Topic, rec.Partition, rec.Offset
+			return Decoded{}, re
+		}
 		return Decoded{}, decodeErr(&rec, err)
 	}
+	d.attachHeaders(&out, &rec)
 	return out, nil
 }
 
 // reset drops scratch state after a panic.
 func (d *Decoder) reset() {
 	d.blob, d.fix, d.lastLayout, d.lastSchema, d.lastSchemaRaw = nil, nil, nil, nil, nil
+	d.sarena = nil
 }
 
 // decodeImage decodes one image, typed by ss when the record has a schema.
@@ -162,9 +276,12 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("value is %s, want a JSON object", jsonTypeName(pv))
 	}
 	po, _ := pv.Object()
-	f := readPayload(po)
+	f := d.readPayload(po)
+	if d.isFlattened(&f) {
+		return d.decodeFlatJSON(rec, po, env)
+	}
 	if isNull(f.op) {
-		kind, err := classifyNoOp(&f)
+		kind, err := d.classifyNoOp(&f)
 		return Decoded{Kind: kind}, err
 	}
 	if f.op.Type() != fastjson.TypeString {
@@ -182,33 +299,20 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("source: want an object, got %s", jsonTypeName(f.source))
 	}
 	so, _ := f.source.Object()
-	pos, err := d.readSource(so)
+	d.sarena = d.sarena[:0]
+	d.readJSONSource(&d.src, so, f.transaction)
+	pos, err := d.readSource(&d.src)
 	if err != nil {
 		return Decoded{}, err
 	}
 
 	box := &eventBox{}
 	ev := &box.ev
-	ev.Op, ev.SourceTs, ev.Snapshot = op, pos.ts, pos.snap
-	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
-	var seq [24]byte
-	for i := range pos.n {
-		binary.BigEndian.PutUint64(seq[8*i:], pos.words[i])
-	}
-	seqBytes := seq[:8*pos.n]
-
 	d.beginText()
-	switch {
-	case pos.hasTx:
-		d.blob = strconv.AppendInt(d.blob, pos.txInt, 10)
-	case len(pos.gtid) > 0:
-		d.blob = append(d.blob, pos.gtid...)
-	}
-	txLen := len(d.blob)
-
+	txLen := d.startEvent(rec, ev, op, &pos)
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[:txLen]
-		ev.Seq = cdc.Seq(seqBytes)
+		ev.Seq = seqOf(&pos)
 		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
 	}
 
@@ -220,12 +324,8 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 	if err != nil {
 		return Decoded{}, err
 	}
-	if op == cdc.OpDelete {
-		if ao != nil {
-			return Decoded{}, errors.New("op d with a non-null after image")
-		}
-	} else if ao == nil {
-		return Decoded{}, fmt.Errorf("op %s without an after image", opText)
+	if err := checkImages(op, bo != nil, ao != nil, string(opText)); err != nil {
+		return Decoded{}, err
 	}
 
 	// Shapes first, then one allocation for all values.
@@ -266,25 +366,6 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		r.Vals = vals[nb:]
 		ev.After = r
 	}
-
-	keyCols, err := d.keyColumns(rec.Key)
-	if err != nil {
-		return Decoded{}, err
-	}
-	keyRow, image := ev.After, "after"
-	if op == cdc.OpDelete {
-		keyRow, image = ev.Before, "before"
-		if keyRow == nil {
-			if keyRow, err = d.kafkaKeyRow(rec.Key, env); err != nil {
-				return Decoded{}, fmt.Errorf("delete without a before image: %v", err)
-			}
-			image = "Kafka key"
-		}
-	}
-	ev.TxID = d.finishText()[:txLen]
-	if ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, seqBytes); err != nil {
-		return Decoded{}, err
-	}
 	switch {
 	case env == nil:
 		ev.Schema = d.declared
@@ -293,5 +374,71 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 	case env.before != nil:
 		ev.Schema = env.before.columns
 	}
+	var keySpec *structSpec
+	if env != nil {
+		keySpec = env.before
+	}
+	if err := d.finishChange(rec, ev, &pos, 0, txLen, keySpec); err != nil {
+		return Decoded{}, err
+	}
 	return Decoded{Kind: KindChange, Event: ev, RawOp: opNames[op]}, nil
+}
+
+// checkImages checks that op has the images Debezium sends with it.
+func checkImages(op cdc.Op, before, after bool, opText string) error {
+	if op == cdc.OpDelete {
+		if after {
+			return errors.New("op d with a non-null after image")
+		}
+	} else if !after {
+		return fmt.Errorf("op %s without an after image", opText)
+	}
+	return nil
+}
+
+// startEvent fills the event's op, time, snapshot mark and origin and
+// appends the transaction id to the event text; it returns the text
+// length of the transaction id.
+func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *position) int {
+	ev.Op, ev.SourceTs, ev.Snapshot = op, pos.ts, pos.snap
+	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
+	d.blob = append(d.blob, pos.tx...)
+	return len(d.blob)
+}
+
+// seqOf is the position's Seq (a fresh string).
+func seqOf(pos *position) cdc.Seq {
+	var seq [48]byte
+	for i := range pos.n {
+		binary.BigEndian.PutUint64(seq[8*i:], pos.words[i])
+	}
+	return cdc.Seq(seq[:8*pos.n])
+}
+
+// finishChange completes a change event whose images are decoded: it
+// turns the event text into strings (the transaction id is its bytes
+// [txStart, txEnd)), and sets the key (from the after image for c/u/r,
+// the before image for d, else the Kafka key typed by keySpec) and Seq.
+func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStart, txEnd int, keySpec *structSpec) error {
+	keyCols, err := d.keyColumns(rec.Key)
+	if err != nil {
+		return err
+	}
+	keyRow, image := ev.After, "after"
+	if ev.Op == cdc.OpDelete {
+		keyRow, image = ev.Before, "before"
+		if keyRow == nil {
+			if keyRow, err = d.kafkaKeyRow(rec.Key, keySpec); err != nil {
+				return fmt.Errorf("delete without a before image: %w", err)
+			}
+			image = "Kafka key"
+		}
+	}
+	ev.TxID = d.finishText()[txStart:txEnd]
+	var seq [48]byte
+	for i := range pos.n {
+		binary.BigEndian.PutUint64(seq[8*i:], pos.words[i])
+	}
+	ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, seq[:8*pos.n])
+	return err
 }

@@ -118,12 +118,13 @@ func (d *Decoder) parseValue(b []byte) (*fastjson.Value, *envSchema, error) {
 // payloadFields are the envelope fields the decoder looks at.
 type payloadFields struct {
 	before, after, source, op *fastjson.Value
+	transaction               *fastjson.Value
 	status, id                *fastjson.Value // transaction metadata
 	ddl, tableChanges         *fastjson.Value // schema change events
-	flat                      *fastjson.Value // __op / __deleted of ExtractNewRecordState output
+	flat                      *fastjson.Value // <prefix>op / <prefix>deleted of ExtractNewRecordState output
 }
 
-func readPayload(o *fastjson.Object) payloadFields {
+func (d *Decoder) readPayload(o *fastjson.Object) payloadFields {
 	var f payloadFields
 	o.Visit(func(k []byte, v *fastjson.Value) {
 		switch string(k) {
@@ -135,6 +136,8 @@ func readPayload(o *fastjson.Object) payloadFields {
 			f.source = v
 		case "op":
 			f.op = v
+		case "transaction":
+			f.transaction = v
 		case "status":
 			f.status = v
 		case "id":
@@ -143,17 +146,33 @@ func readPayload(o *fastjson.Object) payloadFields {
 			f.ddl = v
 		case "tableChanges":
 			f.tableChanges = v
-		case "__op", "__deleted":
-			f.flat = v
+		default:
+			if len(k) > len(d.prefix) && string(k[:len(d.prefix)]) == d.prefix {
+				if n := string(k[len(d.prefix):]); n == "op" || n == "deleted" {
+					f.flat = v
+				}
+			}
 		}
 	})
 	return f
 }
 
+// isFlattened reports whether a payload is an ExtractNewRecordState
+// record (see FlattenMode).
+func (d *Decoder) isFlattened(f *payloadFields) bool {
+	switch d.flatMode {
+	case FlattenAlways:
+		return true
+	case FlattenNever:
+		return false
+	}
+	return f.flat != nil && f.op == nil && f.before == nil && f.after == nil && f.source == nil
+}
+
 // classifyNoOp explains a payload without an op: a transaction metadata
 // event (Debezium docs, "Transaction metadata": status BEGIN/END, id,
 // event_count, data_collections) is recognized; anything else is an error.
-func classifyNoOp(f *payloadFields) (RecordKind, error) {
+func (d *Decoder) classifyNoOp(f *payloadFields) (RecordKind, error) {
 	switch {
 	case f.status != nil && f.id != nil:
 		if f.status.Type() != fastjson.TypeString {
@@ -167,7 +186,7 @@ func classifyNoOp(f *payloadFields) (RecordKind, error) {
 	case f.ddl != nil || f.tableChanges != nil:
 		return 0, errors.New("schema change event on a data topic")
 	case f.flat != nil:
-		return 0, errors.New(`no "op" field: this looks like ExtractNewRecordState (unwrap) output, which is not supported; consume the raw Debezium envelope`)
+		return 0, errors.New(`no "op" field: this looks like ExtractNewRecordState (unwrap) output, which this decoder is configured to reject (DecoderOptions.Flattened = FlattenNever)`)
 	}
 	return 0, errors.New(`no "op" field: not a Debezium change event`)
 }

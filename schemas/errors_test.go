@@ -160,7 +160,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"delete with after", strings.Replace(pgUpdate, `"op":"u"`, `"op":"d"`, 1), "op d with a non-null after image", idKey},
 		{"no source", strings.Replace(pgUpdate, `"source":`, `"src":`, 1), "no source block", idKey},
 		{"source not object", strings.Replace(pgUpdate, `"source":{`, `"source":7,"x":{`, 1), "source: want an object", idKey},
-		{"unknown connector", strings.Replace(pgUpdate, `"connector":"postgresql"`, `"connector":"sqlserver"`, 1), `source.connector "sqlserver" is not supported`, idKey},
+		{"unknown connector", strings.Replace(pgUpdate, `"connector":"postgresql"`, `"connector":"db2"`, 1), `source.connector "db2" is not supported`, idKey},
 		{"no connector", strings.Replace(pgUpdate, `"connector":"postgresql",`, ``, 1), "source.connector is missing", idKey},
 		{"no ts", strings.Replace(pgUpdate, `"ts_ms":1700000000123,`, ``, 1), "source.ts_ms is missing", idKey},
 		{"unknown snapshot", strings.Replace(pgUpdate, `"snapshot":"false"`, `"snapshot":"maybe"`, 1), `source.snapshot "maybe"`, idKey},

@@ -81,7 +81,8 @@ func TestFlinkCDCDecimals(t *testing.T) {
 		wantValue(t, name+" decimal_un_c", get(t, r, "decimal_un_c"), cdc.Decimal(1234568, 4))
 		wantValue(t, name+" decimal_un_z_c", get(t, r, "decimal_un_z_c"), cdc.Decimal(1234569, 4))
 		wantValue(t, name+" numeric_c", get(t, r, "numeric_c"), cdc.Decimal(346, 0))
-		wantValue(t, name+" big_decimal_c", get(t, r, "big_decimal_c"), cdc.Decimal(345678921, 1))
+		// DECIMAL(65,1): beyond Iceberg's 38 digits, the exact text.
+		wantValue(t, name+" big_decimal_c", get(t, r, "big_decimal_c"), cdc.String("34567892.1"))
 		wantValue(t, name+" id", get(t, r, "id"), cdc.Decimal(1, 0))
 		wantValue(t, name+" big_un_c", get(t, r, "big_un_c"), maxU64)
 		wantValue(t, name+" big_un_z_c", get(t, r, "big_un_z_c"), maxU64)

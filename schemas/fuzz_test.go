@@ -42,6 +42,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(envelopeRecord(allTypeFields, "null", allTypeAfter, "c")), []byte(nil))
 	f.Add([]byte(strings.Replace(pgUpdate, `"op":"u"`, `"op":"d"`, 1)), []byte(`{"id":1}`))
 	f.Add([]byte(`{"schema":null,"payload":{"op":"t","source":{"connector":"postgresql","lsn":1,"ts_ms":1}}}`), []byte(nil))
+	f.Add([]byte(ssCreate), []byte(`{"id":1005}`))
+	f.Add([]byte(oraCreate), []byte(nil))
+	f.Add([]byte(envelopeRecord(moreTypeFields, "null", `{"id":1,"zt":"23:30:00.25-01:00","vsd":{"scale":3,"value":"/gw="},"ints":[1,null],"decs":["AJY="],"geog":{"wkb":"AQ==","srid":1}}`, "c")), []byte(nil))
+	f.Add([]byte(`{"id":1,"v":"a","__op":"d","__source_commit_lsn":"0000002b:00000588:0003","__source_change_lsn":"0000002b:00000580:0002","__source_event_serial_no":1,"__deleted":"true"}`), []byte(`{"id":1}`))
 
 	seed := []byte(envelopeRecord(allTypeFields, "null", allTypeAfter, "c"))
 	f.Fuzz(func(t *testing.T, value, key []byte) {
@@ -54,6 +58,9 @@ func FuzzDecode(f *testing.F) {
 				}
 				if strings.Contains(de.Reason, "internal error") {
 					t.Fatalf("panic: %v", de.Reason)
+				}
+				if de.Topic != rec.Topic || de.Partition != rec.Partition || de.Offset != rec.Offset || de.Reason == "" {
+					t.Fatalf("error without the record's coordinates or a reason: %+v", de)
 				}
 				if got.Event != nil {
 					t.Fatalf("error with an event")
@@ -82,7 +89,7 @@ func FuzzDecode(f *testing.F) {
 				}
 			}
 		}
-		rec := Record{Topic: "fuzz", Key: key, Value: value}
+		rec := Record{Topic: "fuzz", Partition: 3, Offset: 77, Key: key, Value: value}
 		d1 := NewDecoder(DecoderOptions{KeyColumns: []string{"id"}})
 		check(d1, rec)
 		check(d1, rec) // cached schema / layout paths

@@ -112,7 +112,7 @@ func (d *Decoder) inferFast(v *fastjson.Value, out *cdc.Value) bool {
 		}
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		if utf8.Valid(s) && string(s) != unavailablePlaceholder {
+		if string(s) != d.phText && utf8.Valid(s) {
 			d.putValue(out, cdc.Value{Kind: cdc.KindString}, s)
 			return true
 		}

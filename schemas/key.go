@@ -14,18 +14,28 @@ import (
 // or in the {"schema","payload"} envelope.
 
 // keyColumns returns the primary-key column names: the configured ones,
-// else the field names of the Kafka key, in key field order, learned from
-// the first record that has a usable key and remembered.
+// else the field names of the Kafka key (JSON or Avro), in key field
+// order, learned from the first record that has a usable key and
+// remembered.
 func (d *Decoder) keyColumns(key []byte) ([]string, error) {
 	if len(d.keyCols) > 0 {
 		return d.keyCols, nil
 	}
-	o, _, err := d.parseKafkaKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("no key columns configured and %v", err)
+	var names []string
+	if len(key) > 0 && key[0] == confluentMagic {
+		row, err := d.avroKeyRow(key)
+		if err != nil {
+			return nil, fmt.Errorf("no key columns configured and the Avro Kafka key cannot be read: %w", err)
+		}
+		names = append(names, row.Cols.Names...)
+	} else {
+		o, _, err := d.parseKafkaKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("no key columns configured and %v", err)
+		}
+		names = make([]string, 0, o.Len())
+		o.Visit(func(k []byte, _ *fastjson.Value) { names = append(names, string(k)) })
 	}
-	names := make([]string, 0, o.Len())
-	o.Visit(func(k []byte, _ *fastjson.Value) { names = append(names, string(k)) })
 	if len(names) == 0 {
 		return nil, errors.New("no key columns configured and the Kafka key is an empty object")
 	}
@@ -59,7 +69,7 @@ func (d *Decoder) parseKafkaKey(key []byte) (*fastjson.Object, *structSpec, erro
 	}
 	var ss *structSpec
 	if !isNull(s) {
-		if ss, err = d.parseStructSpec(s, "key schema"); err != nil {
+		if ss, err = d.parseStructSpec(s, "key schema", ""); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -68,10 +78,14 @@ func (d *Decoder) parseKafkaKey(key []byte) (*fastjson.Object, *structSpec, erro
 }
 
 // kafkaKeyRow decodes the Kafka key's fields as a row, for a delete that
-// has no before image. Field types come from the key's own schema, else
-// the value schema's before struct, else the declared columns, else
-// inference, so that the key encodes as the images' keys do.
-func (d *Decoder) kafkaKeyRow(key []byte, env *envSchema) (*cdc.Row, error) {
+// has no before image. Field types come from the key's own schema (JSON
+// envelope or Avro), else the value schema's row struct (img), else the
+// declared columns, else inference, so that the key encodes as the
+// images' keys do.
+func (d *Decoder) kafkaKeyRow(key []byte, img *structSpec) (*cdc.Row, error) {
+	if len(key) > 0 && key[0] == confluentMagic {
+		return d.avroKeyRow(key)
+	}
 	o, ss, err := d.parseKafkaKey(key)
 	if err != nil {
 		return nil, err
@@ -90,8 +104,8 @@ func (d *Decoder) kafkaKeyRow(key []byte, env *envSchema) (*cdc.Row, error) {
 		switch {
 		case ss != nil && hasField(ss, name):
 			fs = &ss.fields[ss.index[name]]
-		case env != nil && env.before != nil && hasField(env.before, name):
-			fs = &env.before.fields[env.before.index[name]]
+		case img != nil && hasField(img, name):
+			fs = &img.fields[img.index[name]]
 		default:
 			fs = d.declSpecs[name]
 		}

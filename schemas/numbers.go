@@ -185,9 +185,7 @@ func digitsToInt64(neg bool, digits []byte) (int64, bool) {
 
 // base64Unscaled decodes a Kafka Connect Decimal in its BASE64 form: the
 // unscaled value as big-endian two's-complement bytes (Java
-// BigInteger.toByteArray). It returns the value as int64 when it fits,
-// else its base-10 text (big is non-empty). digits is the number of decimal
-// digits of the unscaled value (for precision checks).
+// BigInteger.toByteArray). See unscaledFromBytes.
 func base64Unscaled(s []byte, scratch []byte) (small int64, bigText string, digits int, err error) {
 	n := base64.StdEncoding.DecodedLen(len(s))
 	if cap(scratch) < n {
@@ -198,9 +196,24 @@ func base64Unscaled(s []byte, scratch []byte) (small int64, bigText string, digi
 	if err != nil {
 		return 0, "", 0, fmt.Errorf("invalid base64 decimal: %v", err)
 	}
-	b = b[:m]
+	return unscaledFromBytes(b[:m])
+}
+
+// maxUnscaledBytes bounds a decimal's two's-complement bytes (1000
+// decimal digits, maxDecimalDigits, need 416).
+const maxUnscaledBytes = 420
+
+// unscaledFromBytes reads big-endian two's-complement bytes (a Connect
+// Decimal, an Avro decimal, a VariableScaleDecimal's value). It returns
+// the value as int64 when it fits, else its base-10 text (bigText is
+// non-empty). digits is the number of decimal digits of the unscaled
+// value (for precision checks).
+func unscaledFromBytes(b []byte) (small int64, bigText string, digits int, err error) {
 	if len(b) == 0 {
 		return 0, "", 0, errors.New("empty decimal bytes")
+	}
+	if len(b) > maxUnscaledBytes {
+		return 0, "", 0, fmt.Errorf("decimal of %d bytes is too large", len(b))
 	}
 	if len(b) <= 8 {
 		var u uint64

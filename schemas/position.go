@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/valyala/fastjson"
+	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
@@ -14,79 +13,83 @@ import (
 // of design.md, rule 1), when it was committed, whether it is a snapshot
 // read, and its transaction. Field names and meanings follow the Debezium
 // connector docs, "Change event values" → source metadata, for the
-// PostgreSQL and MySQL connectors.
+// PostgreSQL, MySQL/MariaDB, SQL Server and Oracle connectors; the word
+// layouts and why they order changes are documented on cdc.PostgresSeq,
+// cdc.MySQLSeq, cdc.SQLServerSeq and cdc.OracleSeq.
 
 // position is what the decoder takes from the source block.
 type position struct {
-	words [3]uint64 // Seq words, most significant first
+	words [6]uint64 // Seq words, most significant first
 	n     int       // number of words used
 	ts    int64     // source commit time, µs since the epoch
 	snap  cdc.SnapshotMark
-	txInt int64 // PostgreSQL txId
-	hasTx bool
-	gtid  []byte // MySQL GTID (aliases parser memory)
+	tx    []byte // transaction id text (aliases the source values)
 }
 
-// sourceFields are the source block fields the decoder reads.
-type sourceFields struct {
-	connector, tsMs, tsUs, snapshot, txID, lsn, sequence, file, pos, row, gtid *fastjson.Value
+// Connector names as in source.connector.
+const (
+	connPostgres  = "postgresql"
+	connMySQL     = "mysql"
+	connMariaDB   = "mariadb"
+	connSQLServer = "sqlserver"
+	connOracle    = "oracle"
+)
+
+// readSource decodes an envelope's source block values. Every change and
+// truncate needs a position: a missing or mistyped position field is an
+// error, never a zero Seq.
+func (d *Decoder) readSource(sv *sourceVals) (position, error) {
+	c := &sv.v[sfConnector]
+	if c.missing() {
+		return position{}, errors.New("source.connector is missing: cannot tell how to read the position")
+	}
+	if c.t != svString {
+		return position{}, fmt.Errorf("source.connector: want a string, got %s", c.typeName())
+	}
+	return d.sourcePosition(sv, connectorName(c.text), true)
 }
 
-// readSource decodes the source block. Every change and truncate needs a
-// position: a missing or mistyped position field is an error, never a
-// zero Seq.
-func (d *Decoder) readSource(src *fastjson.Object) (position, error) {
-	var f sourceFields
-	src.Visit(func(k []byte, v *fastjson.Value) {
-		switch string(k) {
-		case "connector":
-			f.connector = v
-		case "ts_ms":
-			f.tsMs = v
-		case "ts_us":
-			f.tsUs = v
-		case "snapshot":
-			f.snapshot = v
-		case "txId":
-			f.txID = v
-		case "lsn":
-			f.lsn = v
-		case "sequence":
-			f.sequence = v
-		case "file":
-			f.file = v
-		case "pos":
-			f.pos = v
-		case "row":
-			f.row = v
-		case "gtid":
-			f.gtid = v
-		}
-	})
+// connectorName returns the connector constant for b without allocating.
+func connectorName(b []byte) string {
+	switch string(b) {
+	case connPostgres:
+		return connPostgres
+	case connMySQL:
+		return connMySQL
+	case connMariaDB:
+		return connMariaDB
+	case connSQLServer:
+		return connSQLServer
+	case connOracle:
+		return connOracle
+	}
+	return string(b)
+}
+
+// sourcePosition reads the position of connector conn, the commit time
+// (required when requireTs) and the snapshot mark.
+func (d *Decoder) sourcePosition(sv *sourceVals, conn string, requireTs bool) (position, error) {
 	var p position
-	if isNull(f.connector) {
-		return p, errors.New("source.connector is missing: cannot tell how to read the position")
-	}
-	if f.connector.Type() != fastjson.TypeString {
-		return p, fmt.Errorf("source.connector: want a string, got %s", jsonTypeName(f.connector))
-	}
-	conn, _ := f.connector.StringBytes()
 	var err error
-	switch string(conn) {
-	case "postgresql":
-		err = d.postgresPosition(&f, &p)
-	case "mysql", "mariadb":
-		err = d.mysqlPosition(&f, &p)
+	switch conn {
+	case connPostgres:
+		err = d.postgresPosition(sv, &p)
+	case connMySQL, connMariaDB:
+		err = d.mysqlPosition(sv, &p)
+	case connSQLServer:
+		err = d.sqlServerPosition(sv, &p)
+	case connOracle:
+		err = d.oraclePosition(sv, &p)
 	default:
-		return p, fmt.Errorf("source.connector %q is not supported (supported: postgresql, mysql, mariadb); its position cannot be ordered", conn)
+		return p, fmt.Errorf("source.connector %q is not supported (supported: postgresql, mysql, mariadb, sqlserver, oracle); its position cannot be ordered", conn)
 	}
 	if err != nil {
 		return p, err
 	}
-	if p.ts, err = d.sourceTs(&f); err != nil {
+	if p.ts, err = d.sourceTs(sv, requireTs); err != nil {
 		return p, err
 	}
-	if p.snap, err = snapshotMark(f.snapshot); err != nil {
+	if p.snap, err = snapshotMark(&sv.v[sfSnapshot]); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -97,28 +100,26 @@ func (d *Decoder) readSource(src *fastjson.Object) (position, error) {
 // holding [lastCommitLsn, lsn] as strings or nulls (Debezium ≥ 1.5); it is
 // 0 when null or absent (snapshot reads, older connectors). TxID is
 // source.txId in decimal.
-func (d *Decoder) postgresPosition(f *sourceFields, p *position) error {
-	lsn, err := d.uintField(f.lsn, "source.lsn")
+func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
+	lsn, err := d.uintField(&sv.v[sfLsn])
 	if err != nil {
 		return err
 	}
 	var commit uint64
-	if !isNull(f.sequence) {
-		if f.sequence.Type() != fastjson.TypeString {
-			return fmt.Errorf("source.sequence: want a JSON-encoded string, got %s", jsonTypeName(f.sequence))
+	if seq := &sv.v[sfSequence]; !seq.missing() {
+		if !seq.isString() {
+			return fmt.Errorf("%s: want a JSON-encoded string, got %s", seq.name, seq.typeName())
 		}
-		s, _ := f.sequence.StringBytes()
-		if commit, err = parsePGSequence(s); err != nil {
-			return fmt.Errorf("source.sequence %q: %v", s, err)
+		if commit, err = parsePGSequence(seq.text); err != nil {
+			return fmt.Errorf("%s %q: %v", seq.name, seq.text, err)
 		}
 	}
 	p.words[0], p.words[1], p.n = commit, lsn, 2
-	if !isNull(f.txID) {
-		tx, err := d.uintField(f.txID, "source.txId")
-		if err != nil {
+	if tx := &sv.v[sfTxID]; !tx.missing() {
+		if _, err := d.uintField(tx); err != nil {
 			return err
 		}
-		p.txInt, p.hasTx = int64(tx), true
+		p.tx = tx.text
 	}
 	return nil
 }
@@ -126,34 +127,136 @@ func (d *Decoder) postgresPosition(f *sourceFields, p *position) error {
 // mysqlPosition: Seq = (binlog file index, pos, row), the index being the
 // numeric suffix of source.file ("mysql-bin.000003" → 3). TxID is the GTID
 // when the server uses GTIDs.
-func (d *Decoder) mysqlPosition(f *sourceFields, p *position) error {
-	if isNull(f.file) {
-		return errors.New("source.file is missing: the event has no binlog position")
+func (d *Decoder) mysqlPosition(sv *sourceVals, p *position) error {
+	f := &sv.v[sfFile]
+	if f.missing() {
+		return fmt.Errorf("%s is missing: the event has no binlog position", f.name)
 	}
-	if f.file.Type() != fastjson.TypeString {
-		return fmt.Errorf("source.file: want a string, got %s", jsonTypeName(f.file))
+	if !f.isString() {
+		return fmt.Errorf("%s: want a string, got %s", f.name, f.typeName())
 	}
-	file, _ := f.file.StringBytes()
-	idx, ok := binlogIndex(file)
+	idx, ok := binlogIndex(f.text)
 	if !ok {
-		return fmt.Errorf("source.file %q has no numeric suffix (want e.g. mysql-bin.000003)", file)
+		return fmt.Errorf("%s %q has no numeric suffix (want e.g. mysql-bin.000003)", f.name, f.text)
 	}
-	pos, err := d.uintField(f.pos, "source.pos")
+	pos, err := d.uintField(&sv.v[sfPos])
 	if err != nil {
 		return err
 	}
-	row, err := d.uintField(f.row, "source.row")
+	row, err := d.uintField(&sv.v[sfRow])
 	if err != nil {
 		return err
 	}
-	p.words, p.n = [3]uint64{idx, pos, row}, 3
-	if !isNull(f.gtid) {
-		if f.gtid.Type() != fastjson.TypeString {
-			return fmt.Errorf("source.gtid: want a string, got %s", jsonTypeName(f.gtid))
+	p.words, p.n = [6]uint64{idx, pos, row}, 3
+	if g := &sv.v[sfGtid]; !g.missing() {
+		if !g.isString() {
+			return fmt.Errorf("%s: want a string, got %s", g.name, g.typeName())
 		}
-		p.gtid, _ = f.gtid.StringBytes()
+		p.tx = g.text
 	}
 	return nil
+}
+
+// sqlServerPosition: Seq = (commit_lsn, change_lsn, event_serial_no), each
+// LSN as two words (cdc.SQLServerSeq). Snapshot reads carry only
+// commit_lsn; a streamed change without change_lsn is an error.
+func (d *Decoder) sqlServerPosition(sv *sourceVals, p *position) error {
+	commit, err := d.lsnField(&sv.v[sfCommitLSN])
+	if err != nil {
+		return err
+	}
+	var change cdc.SQLServerLSN
+	var serial uint64
+	snap, _ := snapshotMark(&sv.v[sfSnapshot])
+	if c := &sv.v[sfChangeLSN]; !c.missing() || snap == cdc.SnapshotNone {
+		if change, err = d.lsnField(c); err != nil {
+			return err
+		}
+	}
+	if s := &sv.v[sfSerialNo]; !s.missing() {
+		if serial, err = d.uintField(s); err != nil {
+			return err
+		}
+	}
+	w := cdc.SQLServerSeq(commit, change, serial).Words()
+	copy(p.words[:], w)
+	p.n = len(w)
+	return nil
+}
+
+// lsnField reads a SQL Server LSN string ("0000002b:00000588:0003").
+func (d *Decoder) lsnField(v *sval) (cdc.SQLServerLSN, error) {
+	if v.missing() {
+		return cdc.SQLServerLSN{}, fmt.Errorf("%s is missing: the event has no position", v.name)
+	}
+	if !v.isString() {
+		return cdc.SQLServerLSN{}, fmt.Errorf("%s: want an LSN string, got %s", v.name, v.typeName())
+	}
+	l, err := cdc.ParseSQLServerLSN(string(v.text))
+	if err != nil {
+		return cdc.SQLServerLSN{}, fmt.Errorf("%s: %v", v.name, strings.TrimPrefix(err.Error(), "cdc: "))
+	}
+	return l, nil
+}
+
+// oraclePosition: Seq = (commit_scn, scn, rs_id, ssn, transaction
+// total_order) (cdc.OracleSeq). scn is required; commit_scn defaults to
+// scn (snapshot reads have none); rs_id, ssn and total_order to 0. TxID
+// is source.txId.
+func (d *Decoder) oraclePosition(sv *sourceVals, p *position) error {
+	scn, err := d.scnField(&sv.v[sfScn])
+	if err != nil {
+		return err
+	}
+	commit := scn
+	if c := &sv.v[sfCommitScn]; !c.missing() {
+		if commit, err = d.scnField(c); err != nil {
+			return err
+		}
+	}
+	var rs cdc.OracleRSID
+	if r := &sv.v[sfRsID]; !r.missing() {
+		if !r.isString() {
+			return fmt.Errorf("%s: want a string, got %s", r.name, r.typeName())
+		}
+		if rs, err = cdc.ParseOracleRSID(string(r.text)); err != nil {
+			return fmt.Errorf("%s: %v", r.name, strings.TrimPrefix(err.Error(), "cdc: "))
+		}
+	}
+	var ssn, order uint64
+	if s := &sv.v[sfSsn]; !s.missing() {
+		if ssn, err = d.uintField(s); err != nil {
+			return err
+		}
+	}
+	if o := &sv.v[sfTxOrder]; !o.missing() {
+		if order, err = d.uintField(o); err != nil {
+			return err
+		}
+	}
+	w := cdc.OracleSeq(commit, scn, rs, ssn, order).Words()
+	copy(p.words[:], w)
+	p.n = len(w)
+	if tx := &sv.v[sfTxID]; !tx.missing() && tx.isString() {
+		p.tx = tx.text
+	}
+	return nil
+}
+
+// scnField reads an Oracle SCN: a decimal string (Debezium writes SCNs as
+// strings), or a number.
+func (d *Decoder) scnField(v *sval) (uint64, error) {
+	if v.missing() {
+		return 0, fmt.Errorf("%s is missing: the event has no position", v.name)
+	}
+	if v.t != svString && v.t != svNumber && v.t != svText {
+		return 0, fmt.Errorf("%s: want a decimal string, got %s", v.name, v.typeName())
+	}
+	n, ok := decimalUint(v.text)
+	if !ok {
+		return 0, fmt.Errorf("%s: %q is not a non-negative 64-bit integer", v.name, v.text)
+	}
+	return n, nil
 }
 
 // binlogIndex returns the trailing decimal digits of a binlog file name.
@@ -172,51 +275,55 @@ func binlogIndex(file []byte) (uint64, bool) {
 	return n, true
 }
 
-// uintField reads a required non-negative JSON integer.
-func (d *Decoder) uintField(v *fastjson.Value, name string) (uint64, error) {
-	if isNull(v) {
-		return 0, fmt.Errorf("%s is missing: the event has no position", name)
+// uintField reads a required non-negative integer (a JSON number, or
+// header text).
+func (d *Decoder) uintField(v *sval) (uint64, error) {
+	if v.missing() {
+		return 0, fmt.Errorf("%s is missing: the event has no position", v.name)
 	}
-	if v.Type() != fastjson.TypeNumber {
-		return 0, fmt.Errorf("%s: want an integer, got %s", name, jsonTypeName(v))
+	if v.t != svNumber && v.t != svText {
+		return 0, fmt.Errorf("%s: want an integer, got %s", v.name, v.typeName())
 	}
-	d.num = v.MarshalTo(d.num[:0])
-	i, ok, overflow := parseJSONInt(d.num)
+	i, ok, overflow := parseJSONInt(v.text)
 	if !ok || overflow || i < 0 {
-		return 0, fmt.Errorf("%s: %s is not a non-negative 64-bit integer", name, d.num)
+		return 0, fmt.Errorf("%s: %s is not a non-negative 64-bit integer", v.name, v.text)
 	}
 	return uint64(i), nil
 }
 
-// intField reads a JSON integer.
-func (d *Decoder) intField(v *fastjson.Value, name string) (int64, error) {
-	if v.Type() != fastjson.TypeNumber {
-		return 0, fmt.Errorf("%s: want an integer, got %s", name, jsonTypeName(v))
+// intField reads an integer.
+func (d *Decoder) intField(v *sval) (int64, error) {
+	if v.t != svNumber && v.t != svText {
+		return 0, fmt.Errorf("%s: want an integer, got %s", v.name, v.typeName())
 	}
-	d.num = v.MarshalTo(d.num[:0])
-	i, ok, overflow := parseJSONInt(d.num)
+	i, ok, overflow := parseJSONInt(v.text)
 	if !ok || overflow {
-		return 0, fmt.Errorf("%s: %s is not a 64-bit integer", name, d.num)
+		return 0, fmt.Errorf("%s: %s is not a 64-bit integer", v.name, v.text)
 	}
 	return i, nil
 }
 
 // sourceTs is source.ts_us when present (Debezium ≥ 2.6), else
-// source.ts_ms × 1000: the source commit time in µs since the epoch.
-func (d *Decoder) sourceTs(f *sourceFields) (int64, error) {
-	if !isNull(f.tsUs) {
-		return d.intField(f.tsUs, "source.ts_us")
+// source.ts_ms × 1000: the source commit time in µs since the epoch. When
+// neither is present it is an error if required, else 0 (unknown).
+func (d *Decoder) sourceTs(sv *sourceVals, required bool) (int64, error) {
+	if us := &sv.v[sfTsUs]; !us.missing() {
+		return d.intField(us)
 	}
-	if isNull(f.tsMs) {
-		return 0, errors.New("source.ts_ms is missing")
+	v := &sv.v[sfTsMs]
+	if v.missing() {
+		if !required {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("%s is missing", v.name)
 	}
-	ms, err := d.intField(f.tsMs, "source.ts_ms")
+	ms, err := d.intField(v)
 	if err != nil {
 		return 0, err
 	}
 	us, ok := mulChecked(ms, 1000)
 	if !ok {
-		return 0, fmt.Errorf("source.ts_ms %d overflows µs", ms)
+		return 0, fmt.Errorf("%s %d overflows µs", v.name, ms)
 	}
 	return us, nil
 }
@@ -310,18 +417,16 @@ func decimalUint(b []byte) (uint64, bool) {
 // snapshotMark maps source.snapshot (a string, or a boolean in some
 // captures) to a cdc.SnapshotMark per its documentation. Unknown strings
 // are an error rather than a guess.
-func snapshotMark(v *fastjson.Value) (cdc.SnapshotMark, error) {
-	if isNull(v) {
+func snapshotMark(v *sval) (cdc.SnapshotMark, error) {
+	switch v.t {
+	case svAbsent, svNull:
 		return cdc.SnapshotNone, nil
-	}
-	switch v.Type() {
-	case fastjson.TypeTrue:
+	case svTrue:
 		return cdc.SnapshotRow, nil
-	case fastjson.TypeFalse:
+	case svFalse:
 		return cdc.SnapshotNone, nil
-	case fastjson.TypeString:
-		s, _ := v.StringBytes()
-		switch string(s) {
+	case svString, svText:
+		switch string(v.text) {
 		case "false", "":
 			return cdc.SnapshotNone, nil
 		case "true", "first", "first_in_data_collection", "last_in_data_collection":
@@ -331,7 +436,7 @@ func snapshotMark(v *fastjson.Value) (cdc.SnapshotMark, error) {
 		case "incremental":
 			return cdc.SnapshotIncremental, nil
 		}
-		return 0, fmt.Errorf("source.snapshot %q is not a known snapshot marker", s)
+		return 0, fmt.Errorf("%s %q is not a known snapshot marker", v.name, v.text)
 	}
-	return 0, fmt.Errorf("source.snapshot: want a string or boolean, got %s", jsonTypeName(v))
+	return 0, fmt.Errorf("%s: want a string or boolean, got %s", v.name, v.typeName())
 }

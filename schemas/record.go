@@ -65,8 +65,18 @@ type Decoded struct {
 	// Record's topic, partition and offset.
 	Event *cdc.Event
 	// RawOp is the op string as received ("" for tombstones and
-	// transaction metadata).
+	// transaction metadata; for a flattened record without __op, the op
+	// the decoder derived).
 	RawOp string
+	// OldKey and NewKey are the raw values of the record's
+	// __debezium.oldkey and __debezium.newkey headers, nil when absent.
+	// Debezium emits a primary-key change as a delete of the old key
+	// carrying __debezium.newkey and a create of the new key carrying
+	// __debezium.oldkey; the values are serialized like Kafka keys (JSON
+	// or Avro), see Decoder.DecodeKey. They alias the Record's headers.
+	OldKey, NewKey []byte
+	// Headers are the Record's headers, in order (aliased, not copied).
+	Headers []Header
 }
 
 // DecodeError is returned for a record that cannot be decoded: malformed
@@ -84,6 +94,27 @@ type DecodeError struct {
 func (e *DecodeError) Error() string {
 	return fmt.Sprintf("schemas: cannot decode %s[%d]@%d: %s", e.Topic, e.Partition, e.Offset, e.Reason)
 }
+
+// RegistryError is returned when an Avro record's schema could not be
+// fetched from the schema registry for a reason other than the id being
+// unknown (the registry is unreachable, times out, answers 5xx). The
+// record itself may be fine: retry rather than quarantine it. An unknown
+// schema id is a *DecodeError.
+type RegistryError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	SchemaID  int
+	Err       error
+}
+
+// Error renders "schemas: schema registry: topic[partition]@offset: schema id N: err".
+func (e *RegistryError) Error() string {
+	return fmt.Sprintf("schemas: schema registry: %s[%d]@%d: schema id %d: %v", e.Topic, e.Partition, e.Offset, e.SchemaID, e.Err)
+}
+
+// Unwrap returns the registry client's error.
+func (e *RegistryError) Unwrap() error { return e.Err }
 
 func decodeErr(rec *Record, err error) *DecodeError {
 	return &DecodeError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Reason: err.Error()}

@@ -123,7 +123,7 @@ func TestServerIcebergOrder(t *testing.T) {
 
 func TestUnwrappedRecordRejected(t *testing.T) {
 	val := splitOne(t, "debezium-server-iceberg/unwrap-with-schema.json")
-	_, err := NewDecoder(DecoderOptions{KeyColumns: []string{"id"}}).Decode(Record{Value: val})
+	_, err := NewDecoder(DecoderOptions{KeyColumns: []string{"id"}, Flattened: FlattenNever}).Decode(Record{Value: val})
 	if de := asDecodeError(t, err); !strings.Contains(de.Reason, "ExtractNewRecordState") {
 		t.Errorf("reason %q", de.Reason)
 	}

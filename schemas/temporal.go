@@ -214,3 +214,58 @@ func parseTimeText(s []byte) (int64, error) {
 	}
 	return t, nil
 }
+
+// parseZonedTime reads io.debezium.time.ZonedTime, an ISO-8601 time with
+// a "Z" or ±HH:MM[:SS] offset ("18:00:22.123456Z", "10:15:30+01:00",
+// DateTimeFormatter.ISO_OFFSET_TIME), into µs since midnight UTC: the
+// clock minus the offset, modulo 24 hours (Iceberg has no time with zone;
+// the offset itself is not kept).
+func parseZonedTime(s []byte) (int64, error) {
+	clock, i, err := parseISOClock(s, 0)
+	if err != nil {
+		return 0, err
+	}
+	off, j, err := parseOffset(s, i)
+	if err != nil || j != len(s) {
+		return 0, errBadTime
+	}
+	const day = 86_400_000_000
+	us := (clock - off) % day
+	if us < 0 {
+		us += day
+	}
+	return us, nil
+}
+
+// parseOffset reads "Z" or ±HH:MM[:SS] at s[i:] and returns the offset in
+// µs and the index after it.
+func parseOffset(s []byte, i int) (int64, int, error) {
+	switch {
+	case i < len(s) && (s[i] == 'Z' || s[i] == 'z'):
+		return 0, i + 1, nil
+	case i < len(s) && (s[i] == '+' || s[i] == '-'):
+		oh, ok1 := digitsN(s, i+1, 2)
+		if !ok1 || i+3 >= len(s) || s[i+3] != ':' {
+			return 0, 0, errBadTime
+		}
+		om, ok2 := digitsN(s, i+4, 2)
+		if !ok2 || oh > 18 || om > 59 {
+			return 0, 0, errBadTime
+		}
+		off := (oh*60 + om) * 60 * 1_000_000
+		j := i + 6
+		if j+3 <= len(s) && s[j] == ':' {
+			os, ok := digitsN(s, j+1, 2)
+			if !ok || os > 59 {
+				return 0, 0, errBadTime
+			}
+			off += os * 1_000_000
+			j += 3
+		}
+		if s[i] == '-' {
+			off = -off
+		}
+		return off, j, nil
+	}
+	return 0, 0, errBadTime
+}

@@ -14,8 +14,10 @@ import (
 
 // unavailablePlaceholder is Debezium's default unavailable.value.placeholder:
 // the value it sends for a TOASTed PostgreSQL column that an UPDATE did not
-// change (PostgreSQL connector docs, "Replica identity" / "toasted values").
-// In bytes columns it arrives as the base64 of these bytes.
+// change (PostgreSQL connector docs, "Replica identity" / "toasted values";
+// Oracle sends it for unchanged LOB columns). In bytes columns it arrives
+// as the base64 of these bytes. DecoderOptions.UnavailablePlaceholder
+// replaces it.
 const unavailablePlaceholder = "__debezium_unavailable_value"
 
 // fixup records a value whose S payload lives in the event's text blob at
@@ -93,7 +95,7 @@ func (d *Decoder) decodeValue(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []by
 	case decString:
 		if t == fastjson.TypeString {
 			s, _ := v.StringBytes()
-			return stringValue(s)
+			return d.textValue(s)
 		}
 	case decBytes:
 		if t == fastjson.TypeString {
@@ -104,7 +106,13 @@ func (d *Decoder) decodeValue(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []by
 		return d.decimalValue(v, t, fs)
 	case decDate, decTimeMs, decTimeUs, decTimeNs, decTsMs, decTsUs, decTsNs:
 		if t == fastjson.TypeNumber {
-			return d.temporalInt(v, fs)
+			lo, hi := temporalRange(fs)
+			n, err := d.intToken(v, lo, hi)
+			if err != nil {
+				return cdc.Value{}, nil, err
+			}
+			val, err := temporalFromInt(n, fs)
+			return val, nil, err
 		}
 	case decZonedTs:
 		if t == fastjson.TypeString {
@@ -115,25 +123,39 @@ func (d *Decoder) decodeValue(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []by
 			}
 			return cdc.TimestampTZ(us), nil, nil
 		}
+	case decZonedTime:
+		if t == fastjson.TypeString {
+			s, _ := v.StringBytes()
+			us, err := parseZonedTime(s)
+			if err != nil {
+				return cdc.Value{}, nil, fmt.Errorf("%q is not an ISO-8601 time with offset", s)
+			}
+			return cdc.Time(us), nil, nil
+		}
 	case decUUID:
 		if t == fastjson.TypeString {
 			s, _ := v.StringBytes()
-			if string(s) == unavailablePlaceholder {
-				return cdc.Unavailable(), nil, nil
-			}
-			var ok bool
-			if d.tmp, ok = parseUUID(d.tmp[:0], s); !ok {
-				return cdc.Value{}, nil, fmt.Errorf("%q is not a UUID", s)
-			}
-			return cdc.Value{Kind: cdc.KindUUID}, d.tmp, nil
+			return d.uuidValue(s)
 		}
 	case decJSONText:
 		if t == fastjson.TypeObject || t == fastjson.TypeArray {
-			if isPlaceholderArray(v) {
+			if d.isPlaceholderArray(v) {
 				return cdc.Unavailable(), nil, nil
 			}
 			d.tmp = appendCompactJSON(d.tmp[:0], v)
 			return cdc.Value{Kind: cdc.KindString}, d.tmp, nil
+		}
+	case decList:
+		if t == fastjson.TypeArray {
+			return d.jsonList(v, fs)
+		}
+	case decGeometry:
+		if t == fastjson.TypeObject {
+			return d.jsonGeometry(v)
+		}
+	case decVarDecimal:
+		if t == fastjson.TypeObject {
+			return d.jsonVarDecimal(v, fs)
 		}
 	}
 	if fs.declared {
@@ -172,9 +194,9 @@ func (d *Decoder) inferToken(v *fastjson.Value) (cdc.Value, []byte, error) {
 		return cdc.Float(f), nil, nil
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		return stringValue(s)
+		return d.textValue(s)
 	default: // object, array
-		if isPlaceholderArray(v) {
+		if d.isPlaceholderArray(v) {
 			return cdc.Unavailable(), nil, nil
 		}
 		d.tmp = appendCompactJSON(d.tmp[:0], v)
@@ -182,18 +204,22 @@ func (d *Decoder) inferToken(v *fastjson.Value) (cdc.Value, []byte, error) {
 	}
 }
 
-func stringValue(s []byte) (cdc.Value, []byte, error) {
+// textValue checks a string column's text: valid UTF-8, or the TOAST
+// placeholder (cdc.Unavailable).
+func (d *Decoder) textValue(s []byte) (cdc.Value, []byte, error) {
+	if len(s) == len(d.phText) && string(s) == d.phText {
+		return cdc.Unavailable(), nil, nil
+	}
 	if !utf8.Valid(s) {
 		return cdc.Value{}, nil, errors.New("string is not valid UTF-8")
-	}
-	if len(s) == len(unavailablePlaceholder) && string(s) == unavailablePlaceholder {
-		return cdc.Unavailable(), nil, nil
 	}
 	return cdc.Value{Kind: cdc.KindString}, s, nil
 }
 
+// bytesValue decodes a base64 JSON string (Connect bytes); the TOAST
+// placeholder arrives as its text or as the base64 of its bytes.
 func (d *Decoder) bytesValue(s []byte) (cdc.Value, []byte, error) {
-	if string(s) == unavailablePlaceholder {
+	if string(s) == d.phText {
 		return cdc.Unavailable(), nil, nil
 	}
 	n := base64.StdEncoding.DecodedLen(len(s))
@@ -204,16 +230,34 @@ func (d *Decoder) bytesValue(s []byte) (cdc.Value, []byte, error) {
 	if err != nil {
 		return cdc.Value{}, nil, fmt.Errorf("invalid base64: %v", err)
 	}
-	b := d.tmp[:m]
-	if string(b) == unavailablePlaceholder {
+	return d.rawBytesValue(d.tmp[:m])
+}
+
+// rawBytesValue is a binary value from its raw bytes (Avro bytes, decoded
+// base64), or cdc.Unavailable for the placeholder's bytes.
+func (d *Decoder) rawBytesValue(b []byte) (cdc.Value, []byte, error) {
+	if string(b) == string(d.phBytes) {
 		return cdc.Unavailable(), nil, nil
 	}
 	return cdc.Value{Kind: cdc.KindBytes}, b, nil
 }
 
+// uuidValue reads io.debezium.data.Uuid's canonical text into 16 bytes.
+func (d *Decoder) uuidValue(s []byte) (cdc.Value, []byte, error) {
+	if string(s) == d.phText {
+		return cdc.Unavailable(), nil, nil
+	}
+	var ok bool
+	if d.tmp, ok = parseUUID(d.tmp[:0], s); !ok {
+		return cdc.Value{}, nil, fmt.Errorf("%q is not a UUID", s)
+	}
+	return cdc.Value{Kind: cdc.KindUUID}, d.tmp, nil
+}
+
 // isPlaceholderArray reports a TOASTed array column: Debezium sends a
-// one-element array holding the placeholder.
-func isPlaceholderArray(v *fastjson.Value) bool {
+// one-element array holding the placeholder (as text, or base64 for
+// arrays of bytes).
+func (d *Decoder) isPlaceholderArray(v *fastjson.Value) bool {
 	if v.Type() != fastjson.TypeArray {
 		return false
 	}
@@ -222,7 +266,7 @@ func isPlaceholderArray(v *fastjson.Value) bool {
 		return false
 	}
 	s, _ := a[0].StringBytes()
-	return string(s) == unavailablePlaceholder
+	return string(s) == d.phText || string(s) == d.phBase64
 }
 
 // intToken reads an exact integer in [lo, hi]. "5.0" and "1e3" are exact
@@ -256,9 +300,10 @@ func (d *Decoder) intToken(v *fastjson.Value, lo, hi int64) (int64, error) {
 
 // decimalValue decodes a Connect Decimal: a base64 string of the unscaled
 // two's-complement bytes (decimal.format=BASE64, the default) or a plain
-// JSON number (decimal.format=NUMERIC) read exactly from its text.
+// JSON number (decimal.format=NUMERIC) read exactly from its text; a
+// VariableScaleDecimal object {scale, value} is accepted too and rescaled
+// exactly to the column's scale.
 func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec) (cdc.Value, []byte, error) {
-	scale := int16(fs.scale)
 	switch t {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
@@ -269,16 +314,14 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 			}
 			return cdc.Value{}, nil, err
 		}
-		if fs.prec > 0 && digits > fs.prec {
-			return cdc.Value{}, nil, fmt.Errorf("unscaled value has %d digits, more than precision %d", digits, fs.prec)
-		}
-		if big != "" {
-			return cdc.Value{Kind: cdc.KindDecimal, Scale: scale, S: big}, nil, nil
-		}
-		return cdc.Decimal(small, scale), nil, nil
+		return d.unscaledDecimal(small, big, digits, fs)
 	case fastjson.TypeNumber:
 		d.num = v.MarshalTo(d.num[:0])
 		return d.decimalFromText(d.num, fs)
+	case fastjson.TypeObject:
+		if v.Get("scale") != nil && v.Get("value") != nil {
+			return d.jsonVarDecimal(v, fs)
+		}
 	}
 	if fs.declared {
 		return d.declaredFallback(v, fs)
@@ -286,17 +329,44 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 	return cdc.Value{}, nil, fmt.Errorf("want %s, got %s", wantName(fs.dec), jsonTypeName(v))
 }
 
-// temporalInt decodes the integer encodings of Connect/Debezium temporal
-// logical types into the cdc units (days; µs).
-func (d *Decoder) temporalInt(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []byte, error) {
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+// unscaledDecimal finishes a decimal read as unscaled bytes at the
+// column's scale: it checks the precision and renders the exact text for
+// a string column (asText).
+func (d *Decoder) unscaledDecimal(small int64, big string, digits int, fs *fieldSpec) (cdc.Value, []byte, error) {
+	if fs.prec > 0 && digits > fs.prec {
+		return cdc.Value{}, nil, fmt.Errorf("unscaled value has %d digits, more than precision %d", digits, fs.prec)
+	}
+	v := cdc.Decimal(small, int16(fs.scale))
+	if big != "" {
+		v = cdc.Value{Kind: cdc.KindDecimal, Scale: int16(fs.scale), S: big}
+	}
+	return d.finishDecimal(v, fs)
+}
+
+// finishDecimal returns a decimal value as it goes into its column: the
+// decimal itself, or, for a string column (asText: precision beyond 38,
+// VariableScaleDecimal), its exact text such as "34567892.1".
+func (d *Decoder) finishDecimal(v cdc.Value, fs *fieldSpec) (cdc.Value, []byte, error) {
+	if !fs.asText {
+		return v, nil, nil
+	}
+	d.tmp = append(d.tmp[:0], v.DecimalText()...)
+	return cdc.Value{Kind: cdc.KindString}, d.tmp, nil
+}
+
+// temporalRange is the range of the integer encoding of a temporal
+// logical type (int32 for Date and the millisecond Time).
+func temporalRange(fs *fieldSpec) (int64, int64) {
 	if fs.dec == decDate || fs.dec == decTimeMs {
-		lo, hi = math.MinInt32, math.MaxInt32
+		return math.MinInt32, math.MaxInt32
 	}
-	n, err := d.intToken(v, lo, hi)
-	if err != nil {
-		return cdc.Value{}, nil, err
-	}
+	return math.MinInt64, math.MaxInt64
+}
+
+// temporalFromInt converts the integer encodings of Connect/Debezium
+// temporal logical types into the cdc units: days; µs (ms × 1000 exactly,
+// ns ÷ 1000 rounded toward negative infinity, so -1 ns is -1 µs).
+func temporalFromInt(n int64, fs *fieldSpec) (cdc.Value, error) {
 	mk := cdc.Timestamp
 	switch fs.typ.Kind {
 	case cdc.KindTimestampTZ:
@@ -306,17 +376,17 @@ func (d *Decoder) temporalInt(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []by
 	}
 	switch fs.dec {
 	case decDate:
-		return cdc.Date(n), nil, nil
+		return cdc.Date(n), nil
 	case decTimeMs, decTsMs:
 		us, ok := mulChecked(n, 1000)
 		if !ok {
-			return cdc.Value{}, nil, fmt.Errorf("%d ms overflows µs", n)
+			return cdc.Value{}, fmt.Errorf("%d ms overflows µs", n)
 		}
-		return mk(us), nil, nil
+		return mk(us), nil
 	case decTimeNs, decTsNs:
-		return mk(floorDiv(n, 1000)), nil, nil
+		return mk(floorDiv(n, 1000)), nil
 	default: // µs
-		return mk(n), nil, nil
+		return mk(n), nil
 	}
 }
 
@@ -357,6 +427,14 @@ func (d *Decoder) declaredFallback(v *fastjson.Value, fs *fieldSpec) (cdc.Value,
 			return mk(n), nil, nil
 		}
 	}
+	if v.Type() == fastjson.TypeObject {
+		switch {
+		case fs.typ.Kind == cdc.KindBytes && v.Get("wkb") != nil: // a geometry {wkb, srid}
+			return d.jsonGeometry(v)
+		case fs.typ.Kind == cdc.KindString && fs.asText && v.Get("scale") != nil && v.Get("value") != nil:
+			return d.jsonVarDecimal(v, fs)
+		}
+	}
 	val, payload, err := d.inferToken(v)
 	if err != nil {
 		return cdc.Value{}, nil, err
@@ -382,13 +460,16 @@ func (d *Decoder) decimalFromText(s []byte, fs *fieldSpec) (cdc.Value, []byte, e
 	d.dig = digits[:0]
 	scale := int16(fs.scale)
 	if i, ok := digitsToInt64(neg, digits); ok {
-		return cdc.Decimal(i, scale), nil, nil
+		return d.finishDecimal(cdc.Decimal(i, scale), fs)
 	}
 	text := d.tmp[:0]
 	if neg {
 		text = append(text, '-')
 	}
 	d.tmp = append(text, digits...)
+	if fs.asText {
+		return d.finishDecimal(cdc.Value{Kind: cdc.KindDecimal, Scale: scale, S: string(d.tmp)}, fs)
+	}
 	return cdc.Value{Kind: cdc.KindDecimal, Scale: scale}, d.tmp, nil
 }
 
@@ -400,7 +481,7 @@ func wantName(k decKind) string {
 		return "an integer"
 	case decFloat32, decFloat64:
 		return "a number"
-	case decString, decZonedTs, decUUID:
+	case decString, decZonedTs, decUUID, decZonedTime:
 		return "a string"
 	case decBytes:
 		return "a base64 string"
@@ -408,6 +489,12 @@ func wantName(k decKind) string {
 		return "a base64 string or a number"
 	case decJSONText:
 		return "an object or array"
+	case decList:
+		return "an array"
+	case decGeometry:
+		return "a geometry object {wkb, srid}"
+	case decVarDecimal:
+		return "a VariableScaleDecimal object {scale, value}"
 	}
 	return "a JSON value"
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/serviceerror"
@@ -49,12 +51,18 @@ func queryStatus(ctx context.Context, c client.Client, table string) (workflows.
 	var st workflows.Status
 	v, err := c.QueryWorkflow(ctx, workflows.WorkflowID(table), "", workflows.QueryStatus)
 	if err != nil {
-		if _, ok := err.(*serviceerror.NotFound); ok {
-			return st, notFound("no pipeline for %s (workflow %s)", table, workflows.WorkflowID(table))
-		}
-		return st, err
+		return st, notFoundOr(table, err)
 	}
 	return st, v.Get(&st)
+}
+
+// notFoundOr maps a missing workflow to exit code 3.
+func notFoundOr(table string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return notFound("no pipeline for %s (workflow %s)", table, workflows.WorkflowID(table))
+	}
+	return err
 }
 
 // printStatus renders a status for people.
@@ -73,6 +81,16 @@ func printStatus(w io.Writer, st workflows.Status) {
 	}
 	fmt.Fprintf(tw, "offsets\t%s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(tw, "lag\t%d records\n", st.TotalLag)
+	if st.NewestSourceTs > 0 {
+		src := time.UnixMicro(st.NewestSourceTs)
+		fmt.Fprintf(tw, "freshness\t%s (newest applied source commit %s)\n", time.Since(src).Round(time.Second), src.UTC().Format(time.RFC3339))
+	}
+	if st.Watermark != "" {
+		fmt.Fprintf(tw, "watermark\t%s\n", st.Watermark)
+	}
+	if len(st.Backfill) > 0 {
+		fmt.Fprintf(tw, "backfill\t%d ranges queued, %d of %d records done\n", len(st.Backfill), st.Totals.BackfillDone, st.Totals.BackfillRequested)
+	}
 	t := st.Totals
 	fmt.Fprintf(tw, "totals\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d tombstones; %d mirror rows written, %d bronze rows\n",
 		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Tombstones, t.RowsWritten, t.BronzeRows)

@@ -36,11 +36,20 @@ func envOr(name, def string) string {
 	return def
 }
 
+// explicit reports whether a flag was set on the command line or through
+// its environment variable.
+func explicit(fs *flag.FlagSet, name, env string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	_, inEnv := os.LookupEnv(env)
+	return set || inEnv
+}
+
 func run() error {
 	var s config.Settings
 	fs := flag.NewFlagSet("worker", flag.ExitOnError)
 	bind := s.Bind(fs)
-	dev := fs.Bool("dev", false, "start an embedded Temporal dev server + Web UI, Kafka broker and SQLite catalog, persisted under -data-dir")
+	dev := fs.Bool("dev", false, "start an embedded Temporal dev server + Web UI, Kafka broker and SQLite catalog, persisted under -data-dir; with an explicit -kafka-brokers (or KAFKA_BROKERS) that Kafka is used instead of the embedded one")
 	grpcPort := fs.Int("dev-temporal-port", 7233, "with -dev: Temporal frontend port (Web UI on port+1000)")
 	kafkaPort := fs.Int("dev-kafka-port", 19092, "with -dev: Kafka broker port")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
@@ -62,7 +71,11 @@ func run() error {
 	defer cancel()
 
 	if *dev {
-		d, err := runner.StartDev(ctx, runner.DevOptions{DataDir: s.DataDir, GRPCPort: *grpcPort, KafkaPort: *kafkaPort, Logger: logger})
+		opts := runner.DevOptions{DataDir: s.DataDir, GRPCPort: *grpcPort, KafkaPort: *kafkaPort, Logger: logger}
+		if explicit(fs, "kafka-brokers", config.EnvKafkaBrokers) {
+			opts.KafkaBrokers = s.KafkaBrokers // embedded Temporal and catalog, the given Kafka
+		}
+		d, err := runner.StartDev(ctx, opts)
 		if err != nil {
 			return err
 		}
@@ -72,7 +85,7 @@ func run() error {
 		if catalog.URI != "" || catalog.Warehouse != "" || catalog.Type != "sql" {
 			s.Catalog = catalog // an explicit catalog wins over the local one
 		}
-		logger.Info("dev stack up", "temporal", s.TemporalAddress, "web_ui", d.Temporal.UIURL(),
+		logger.Info("dev stack up", "temporal", s.TemporalAddress, "web_ui", d.Temporal.UIURL(), "embedded_kafka", d.Kafka != nil,
 			"kafka", s.KafkaBrokers, "data_dir", s.DataDir)
 	}
 	r, err := runner.Start(ctx, s, logger)

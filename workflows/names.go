@@ -6,11 +6,13 @@ import "strings"
 // `temporal workflow signal` use).
 const (
 	TableWorkflowName = "TableWorkflow"
-	QueryStatus       = "status" // returns Status
-	SignalPause       = "pause"  // no payload: hold the Kafka position after the in-flight batch
-	SignalResume      = "resume" // no payload
-	SignalStop        = "stop"   // no payload: finish the in-flight batch, then complete the workflow
-	SignalRetry       = "retry"  // no payload: re-run the batch that failed and left the table blocked
+	QueryStatus       = "status"   // returns Status
+	SignalPause       = "pause"    // no payload: hold the Kafka position after the in-flight batch
+	SignalResume      = "resume"   // no payload
+	SignalStop        = "stop"     // no payload: finish the in-flight batch, then complete the workflow
+	SignalRetry       = "retry"    // no payload: re-run the batch that failed and left the table blocked
+	UpdateBackfill    = "backfill" // BackfillRequest → BackfillAccepted: queue a re-apply of past offsets
+	UpdateSettings    = "settings" // SettingsRequest → TableSpec: change batch bounds
 )
 
 // Phases of a table pipeline, shown by the status query.
@@ -18,6 +20,7 @@ const (
 	PhaseStarting = "starting" // recovering offsets from the tables
 	PhaseSnapshot = "snapshot" // applying the connector's source snapshot reads
 	PhaseStream   = "stream"   // applying streamed changes
+	PhaseBackfill = "backfill" // re-applying a requested range of past offsets
 	PhasePaused   = "paused"
 	PhaseBlocked  = "blocked" // a batch failed in a way retrying cannot fix; waiting for an operator
 	PhaseStopped  = "stopped"

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"maps"
+	"time"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -15,6 +16,7 @@ type TableInput struct {
 
 // TableState is everything a run hands to the next across continue-as-new.
 type TableState struct {
+	Spec           activities.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
 	Phase          string                    `json:"phase"`
 	Recovered      bool                      `json:"recovered"`
 	Offsets        lake.Offsets              `json:"offsets"`         // next offset per partition
@@ -26,6 +28,10 @@ type TableState struct {
 	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
 	LastError      string                    `json:"last_error,omitempty"`
 	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
+	LastBatchAt    time.Time                 `json:"last_batch_at,omitempty"`
+	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
+	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
+	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
 	Totals         Totals                    `json:"totals"`
 	Runs           int                       `json:"runs"` // continue-as-new generations so far
 
@@ -35,18 +41,20 @@ type TableState struct {
 // Totals accumulate batch counts over the pipeline's life (events unless
 // named rows).
 type Totals struct {
-	Batches     int64 `json:"batches"`
-	Records     int64 `json:"records"`
-	Changes     int64 `json:"changes"`
-	Applied     int64 `json:"applied"`
-	Stale       int64 `json:"stale"`
-	Duplicates  int64 `json:"duplicates"`
-	Tombstones  int64 `json:"tombstones"`
-	TxMetadata  int64 `json:"tx_metadata"`
-	RowsWritten int64 `json:"rows_written"`
-	BronzeRows  int64 `json:"bronze_rows"`
-	HistoryRows int64 `json:"history_rows"`
-	RebuiltKeys int64 `json:"rebuilt_keys"` // keys whose history was rebuilt from bronze (late path)
+	Batches           int64 `json:"batches"`
+	Records           int64 `json:"records"`
+	Changes           int64 `json:"changes"`
+	Applied           int64 `json:"applied"`
+	Stale             int64 `json:"stale"`
+	Duplicates        int64 `json:"duplicates"`
+	Tombstones        int64 `json:"tombstones"`
+	TxMetadata        int64 `json:"tx_metadata"`
+	RowsWritten       int64 `json:"rows_written"`
+	BronzeRows        int64 `json:"bronze_rows"`
+	HistoryRows       int64 `json:"history_rows"`
+	RebuiltKeys       int64 `json:"rebuilt_keys"`       // keys whose history was rebuilt from bronze (late path)
+	BackfillRequested int64 `json:"backfill_requested"` // offsets queued by backfill updates
+	BackfillDone      int64 `json:"backfill_done"`      // offsets re-applied
 }
 
 func (t *Totals) add(r *activities.ApplyResult) {
@@ -77,14 +85,21 @@ type Status struct {
 	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
 	LastError      string                    `json:"last_error,omitempty"`
 	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
+	LastBatchAt    time.Time                 `json:"last_batch_at,omitempty"`
+	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
+	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
+	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
 	Totals         Totals                    `json:"totals"`
 	Spec           activities.TableSpec      `json:"spec"`
 }
 
-func (s *TableState) status(spec activities.TableSpec) Status {
+func (s *TableState) status() Status {
+	spec := s.Spec
 	st := Status{Table: spec.Table, Topic: spec.Topic, Phase: s.Phase, Paused: s.Paused,
 		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
-		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, LastRebuild: s.LastRebuild, Totals: s.Totals, Spec: spec}
+		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, LastRebuild: s.LastRebuild,
+		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
+		Backfill: append([]lake.Range(nil), s.Backfill...), Totals: s.Totals, Spec: spec}
 	for p, hwm := range s.HighWatermarks {
 		lag := max(hwm-s.Offsets[p], 0)
 		st.Lag[p] = lag

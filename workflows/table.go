@@ -30,23 +30,29 @@ var a *activities.Activities
 // status until a retry (or stop) signal. It never completes on its own;
 // a stop signal completes it after the in-flight batch.
 func TableWorkflow(ctx workflow.Context, in TableInput) error {
-	spec := in.Spec.Defaults()
-	if spec.Table == "" || spec.Topic == "" {
-		return temporal.NewNonRetryableApplicationError("table and topic are required", activities.ErrTypeBadSpec, nil)
-	}
 	st := in.State
 	if st == nil {
 		st = &TableState{Phase: PhaseStarting, Offsets: lake.Offsets{}}
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(spec), nil }); err != nil {
+	if st.Spec.Table == "" {
+		st.Spec = in.Spec.Defaults()
+	}
+	if st.Spec.Table == "" || st.Spec.Topic == "" {
+		return temporal.NewNonRetryableApplicationError("table and topic are required", activities.ErrTypeBadSpec, nil)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
+		return err
+	}
+	if err := registerUpdates(ctx, st); err != nil {
 		return err
 	}
 	sig := newSignals(ctx, st)
 	workflow.Go(ctx, sig.loop)
+	sa := newSearchAttributes(ctx)
 
 	if !st.Recovered {
 		var rec activities.RecoverResult
-		if err := workflow.ExecuteActivity(withShort(ctx), a.Recover, spec).Get(ctx, &rec); err != nil {
+		if err := workflow.ExecuteActivity(withShort(ctx), a.Recover, st.Spec).Get(ctx, &rec); err != nil {
 			return err
 		}
 		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
@@ -54,30 +60,40 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			st.Offsets = lake.Offsets{}
 		}
 		workflow.GetLogger(ctx).Info("recovered", "source", rec.Source, "batch_seq", rec.BatchSeq, "offsets", rec.Offsets)
-		if rec.Pending > 0 && !rebuild(ctx, st, spec, rec.Pending) {
+		if rec.Pending > 0 && !rebuild(ctx, st, rec.Pending) {
 			return nil
 		}
 	}
 	for i := 0; ; i++ {
 		sig.drain()
+		sa.upsert(ctx, st)
 		if st.Stopping {
 			st.Phase = PhaseStopped
+			sa.upsert(ctx, st)
 			return nil
 		}
 		if st.Paused {
 			st.Phase = PhasePaused
+			sa.upsert(ctx, st)
 			_ = workflow.Await(ctx, func() bool { return !st.Paused || st.Stopping })
 			continue
 		}
 		if i >= iterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			sig.drain()
 			st.Runs++
-			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: in.Spec, State: st})
+			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: st.Spec, State: st})
+		}
+		if len(st.Backfill) > 0 {
+			if !backfillStep(ctx, st) {
+				return nil
+			}
+			continue
 		}
 		st.Phase = streamPhase(st)
 		var plan activities.Plan
-		err := workflow.ExecuteActivity(withPlan(ctx, spec), a.PlanBatch,
-			activities.PlanRequest{Spec: spec, Offsets: st.Offsets}).Get(ctx, &plan)
+		err := workflow.ExecuteActivity(withPlan(ctx, st.Spec), a.PlanBatch,
+			activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}).Get(ctx, &plan)
 		if err != nil {
 			if !block(ctx, st, err) {
 				return nil
@@ -89,20 +105,11 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			st.Offsets = plan.Offsets // adopts new partitions' starting points
 			continue
 		}
-		st.BatchSeq++
-		batch := lake.Batch{ID: fmt.Sprintf("%s#%d", spec.Table, st.BatchSeq), Seq: st.BatchSeq,
-			Topic: spec.Topic, Ranges: plan.Ranges, EndOffsets: plan.Offsets}
-		res, ok := applyBatch(ctx, st, spec, batch)
+		res, ok := runBatch(ctx, st, plan.Ranges, plan.Offsets)
 		if !ok {
 			return nil
 		}
-		// a batch that left late keys counts as applied once they are rebuilt
-		if res.History.Pending > 0 && !rebuild(ctx, st, spec, res.History.Pending) {
-			return nil
-		}
 		st.Offsets = res.EndOffsets
-		st.LastBatch, st.LastError = &res, ""
-		st.Totals.add(&res)
 		if res.SnapshotLast || (st.Phase == PhaseSnapshot && res.SnapshotRows == 0 && res.Changes > 0) {
 			st.SnapshotDone = true
 		}
@@ -114,13 +121,39 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	}
 }
 
+// runBatch applies one batch of exact ranges (numbered next in sequence)
+// and, when it left late keys, their rebuild; it records the result in the
+// state. endOffsets are the offsets to continue from once it is applied.
+// It returns false when the workflow is asked to stop while blocked.
+func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffsets lake.Offsets) (activities.ApplyResult, bool) {
+	st.BatchSeq++
+	batch := lake.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
+		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
+	res, ok := applyBatch(ctx, st, batch)
+	if !ok {
+		return res, false
+	}
+	// a batch that left late keys counts as applied once they are rebuilt
+	if res.History.Pending > 0 && !rebuild(ctx, st, res.History.Pending) {
+		return res, false
+	}
+	st.LastBatch, st.LastError = &res, ""
+	st.LastBatchAt = workflow.Now(ctx)
+	st.Totals.add(&res)
+	if res.Mirror.Watermark > st.Watermark {
+		st.Watermark = res.Mirror.Watermark
+	}
+	st.NewestSourceTs = max(st.NewestSourceTs, res.Mirror.MaxSourceTs)
+	return res, true
+}
+
 // applyBatch runs ApplyBatch until it succeeds, blocking the table on
 // non-retryable failures until an operator signals retry. It returns
 // false when the workflow is asked to stop while blocked.
-func applyBatch(ctx workflow.Context, st *TableState, spec activities.TableSpec, b lake.Batch) (activities.ApplyResult, bool) {
+func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.ApplyResult, bool) {
 	for {
 		var res activities.ApplyResult
-		err := workflow.ExecuteActivity(withApply(ctx, b), a.ApplyBatch, activities.ApplyRequest{Spec: spec, Batch: b}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(withApply(ctx, b), a.ApplyBatch, activities.ApplyRequest{Spec: st.Spec, Batch: b}).Get(ctx, &res)
 		if err == nil {
 			return res, true
 		}
@@ -133,7 +166,8 @@ func applyBatch(ctx workflow.Context, st *TableState, spec activities.TableSpec,
 // rebuild runs the late-key rebuild (RebuildKeys) for the keys the last
 // batch left pending, before any later batch touches them. It returns
 // false when the workflow is asked to stop while blocked.
-func rebuild(ctx workflow.Context, st *TableState, spec activities.TableSpec, pending int) bool {
+func rebuild(ctx workflow.Context, st *TableState, pending int) bool {
+	spec := st.Spec
 	opts := workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("rebuild-%d", st.BatchSeq),
 		StartToCloseTimeout: time.Hour,

@@ -51,7 +51,7 @@ func EncodeKey(dst []byte, vals ...Value) ([]byte, error) {
 		case KindDecimal:
 			dst = append(dst, keyDecimal)
 			dst = appendEscaped(dst, v.DecimalText())
-		case KindString, KindBytes, KindUUID:
+		case KindString, KindBytes, KindUUID, KindList:
 			dst = append(dst, keyText)
 			dst = appendEscaped(dst, v.S)
 		default:

@@ -28,18 +28,194 @@ func SeqOf(words ...uint64) Seq {
 }
 
 // PostgresSeq is the position of a Debezium PostgreSQL event: words
-// (commitLSN, lsn). commitLSN is the first element of source.sequence (the
-// last commit LSN, 0 when null or absent, as in source snapshot reads); lsn
-// is source.lsn. For one row, a later change always has a higher lsn and a
-// not-lower commit LSN, because PostgreSQL serializes writers of a row and
-// Debezium streams in commit order.
+// (commitLSN, lsn).
+//
+// Source fields: commitLSN is the first element of source.sequence
+// (["lastCommitLsn","lsn"], Debezium ≥ 1.5; 0 when null or absent, as in
+// source snapshot reads and old connectors); lsn is source.lsn, the WAL
+// position of the change itself.
+//
+// Why the order is right: logical decoding hands Debezium whole
+// transactions in commit order, and lastCommitLsn is the commit LSN of the
+// transaction streamed before this one, so the first word never decreases
+// along the stream and orders events by the commit order of their
+// transactions, even when their changes interleaved in the WAL (a
+// transaction that started first but committed last carries a higher
+// first word than one it overlapped). Within one transaction the first
+// word is constant and lsn grows with each change. For one row, a later
+// change also always has a higher lsn (PostgreSQL row locks make the next
+// writer wait for the previous one's commit), so the order per row holds
+// even when source.sequence is absent (first word 0). Snapshot reads carry
+// the snapshot's LSN and 0: every streamed change after the snapshot has a
+// higher lsn.
 func PostgresSeq(commitLSN, lsn uint64) Seq { return SeqOf(commitLSN, lsn) }
 
-// MySQLSeq is the position of a Debezium MySQL event: words (binlog file
-// index, pos, row), from source.file ("mysql-bin.000003" → 3), source.pos
-// (byte offset of the event in the file) and source.row (row number within
-// a multi-row event).
+// MySQLSeq is the position of a Debezium MySQL or MariaDB event: words
+// (binlog file index, pos, row).
+//
+// Source fields: source.file ("mysql-bin.000003" → 3), source.pos (the
+// byte offset of the binlog event that holds the row) and source.row (the
+// row number within a multi-row event). source.gtid is the transaction id
+// (Event.TxID), not part of the position.
+//
+// Why the order is right: the server writes a transaction to the binlog
+// as a whole when it commits, so binlog coordinates are commit order; a
+// binlog file rotation moves to the next index with pos restarting, which
+// the leading word keeps in order; rows of one multi-row event share pos
+// and differ in row.
+//
+// GTIDs and failover: binlog coordinates belong to one server. With GTIDs
+// (gtid_mode=ON) Debezium can resume on another server after a failover,
+// but the new server's binlog files have their own names and numbering:
+// positions read after the failover are not comparable with those before
+// it (they may sort lower, and the sequence guard would then ignore real
+// changes). GTIDs do not give a total order either (each server numbers
+// its own transactions). After a failover to a server with a different
+// binlog sequence, re-snapshot the table (a new snapshot's rows carry the
+// new server's positions) rather than continue; until then the decoder
+// orders by whatever file index the new server reports.
 func MySQLSeq(fileIndex, pos, row uint64) Seq { return SeqOf(fileIndex, pos, row) }
+
+// SQLServerLSN is a SQL Server log sequence number: 10 bytes, written by
+// Debezium as "0000002b:00000588:0003" (virtual log file sequence number,
+// log block offset, slot number, in hex). Hi holds the first 8 bytes
+// (VLF<<32 | block) and Lo the last 2 (slot), so comparing (Hi, Lo) is
+// comparing the LSN bytes.
+type SQLServerLSN struct{ Hi, Lo uint64 }
+
+// ParseSQLServerLSN reads the "vvvvvvvv:bbbbbbbb:ssss" text form (8, 8
+// and 4 hex digits; upper or lower case). It returns an error for any
+// other shape.
+func ParseSQLServerLSN(s string) (SQLServerLSN, error) {
+	if len(s) != 22 || s[8] != ':' || s[17] != ':' {
+		return SQLServerLSN{}, fmt.Errorf("cdc: SQL Server LSN %q is not of the form vvvvvvvv:bbbbbbbb:ssss", s)
+	}
+	vlf, ok1 := hexWord(s[0:8])
+	blk, ok2 := hexWord(s[9:17])
+	slot, ok3 := hexWord(s[18:22])
+	if !ok1 || !ok2 || !ok3 {
+		return SQLServerLSN{}, fmt.Errorf("cdc: SQL Server LSN %q is not hexadecimal", s)
+	}
+	return SQLServerLSN{Hi: vlf<<32 | blk, Lo: slot}, nil
+}
+
+// SQLServerSeq is the position of a Debezium SQL Server event: words
+// (commit LSN Hi, commit LSN Lo, change LSN Hi, change LSN Lo,
+// event_serial_no).
+//
+// Source fields: source.commit_lsn (the LSN of the transaction's commit
+// record, __$start_lsn of the CDC change table), source.change_lsn (the
+// LSN of the change itself, __$seqval) and source.event_serial_no (which
+// tells apart events Debezium emits for one change LSN, such as the two
+// rows of an update). Snapshot reads carry the snapshot's LSN as
+// commit_lsn and no change_lsn or event_serial_no: those words are 0.
+//
+// Why the order is right: the capture job fills the change tables from
+// the transaction log and Debezium reads them ordered by (commit LSN,
+// change LSN, operation), so (commit_lsn, change_lsn, event_serial_no) is
+// the stream order: transactions by commit, changes within one by their
+// log position. For one row, a later change belongs to a transaction that
+// committed later (row locks) and so has a higher commit LSN. Every
+// change streamed after a snapshot committed after the snapshot's LSN.
+func SQLServerSeq(commit, change SQLServerLSN, eventSerialNo uint64) Seq {
+	return SeqOf(commit.Hi, commit.Lo, change.Hi, change.Lo, eventSerialNo)
+}
+
+// OracleRSID is LogMiner's record set id (RS_ID), written by Debezium as
+// " 0x00000d.00012a4f.0010 ": redo log sequence number, block number and
+// byte offset in hex. (RS_ID, SSN) identify one row change in the redo.
+type OracleRSID struct {
+	LogSeq      uint64 // redo log sequence number
+	BlockOffset uint64 // block number << 16 | byte offset within the block
+}
+
+// ParseOracleRSID reads the RS_ID text form; surrounding spaces and the
+// 0x prefix are optional. It returns an error for any other shape.
+func ParseOracleRSID(s string) (OracleRSID, error) {
+	t := s
+	for len(t) > 0 && t[0] == ' ' {
+		t = t[1:]
+	}
+	for len(t) > 0 && t[len(t)-1] == ' ' {
+		t = t[:len(t)-1]
+	}
+	if len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+		t = t[2:]
+	}
+	var parts [3]string
+	for i := 0; i < 2; i++ {
+		j := 0
+		for j < len(t) && t[j] != '.' {
+			j++
+		}
+		if j == len(t) {
+			return OracleRSID{}, fmt.Errorf("cdc: Oracle RS_ID %q is not of the form 0xLLLLLL.BBBBBBBB.OOOO", s)
+		}
+		parts[i], t = t[:j], t[j+1:]
+	}
+	parts[2] = t
+	seq, ok1 := hexWord(parts[0])
+	blk, ok2 := hexWord(parts[1])
+	off, ok3 := hexWord(parts[2])
+	if !ok1 || !ok2 || !ok3 || len(parts[1]) > 12 || len(parts[2]) > 4 {
+		return OracleRSID{}, fmt.Errorf("cdc: Oracle RS_ID %q is not of the form 0xLLLLLL.BBBBBBBB.OOOO", s)
+	}
+	return OracleRSID{LogSeq: seq, BlockOffset: blk<<16 | off}, nil
+}
+
+// OracleSeq is the position of a Debezium Oracle (LogMiner) event: words
+// (commit SCN, SCN, RS_ID log sequence, RS_ID block/offset, SSN, order in
+// transaction).
+//
+// Source fields: source.commit_scn (the SCN of the transaction's commit;
+// snapshot reads have none and use source.scn), source.scn (the SCN of
+// the change), source.rs_id and source.ssn (LogMiner's record set id and
+// SQL sequence number, which order changes that share an SCN; rs_id is
+// null when log.mining.buffer.track.rs_id=false, ssn absent before
+// Debezium 2.x: those words are then 0), and transaction.total_order (the
+// event's place among its transaction's events, with
+// provide.transaction.metadata=true; else 0). SCNs are decimal strings in
+// the source block.
+//
+// Why the order is right: Debezium buffers each transaction and emits it
+// when it commits, in commit order, so the commit SCN orders transactions
+// even when their changes interleaved in the redo; within a transaction
+// changes come in redo order: SCN, then (RS_ID, SSN), then the emission
+// order kept by total_order. For one row, a later change belongs to a
+// transaction that committed later (row locks), so its commit SCN is
+// higher. A snapshot is read AS OF its SCN; changes streamed after it
+// committed after that SCN.
+//
+// Without rs_id, ssn and transaction metadata, two changes of one row in
+// one transaction at the same SCN get equal positions, and the merge keeps
+// only one of them: keep rs_id tracking on (the default).
+func OracleSeq(commitSCN, scn uint64, rs OracleRSID, ssn, txOrder uint64) Seq {
+	return SeqOf(commitSCN, scn, rs.LogSeq, rs.BlockOffset, ssn, txOrder)
+}
+
+// hexWord parses 1 to 16 hex digits.
+func hexWord(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 16 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | uint64(d)
+	}
+	return n, true
+}
 
 // Words returns the position's words, most significant first. A Seq whose
 // byte length is not a multiple of 8 (never produced by this package) yields

@@ -24,6 +24,7 @@ const (
 	KindTimestampTZ             // I: µs since the epoch, UTC
 	KindUUID                    // S: 16 raw bytes
 	KindUnavailable             // a TOAST "unchanged" placeholder: the source did not send the value
+	KindList                    // S: the elements in the canonical list encoding (see List); I: a 64-bit digest of S
 )
 
 // Value is one column value. It is a small tagged union that holds every

@@ -69,7 +69,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 		bt := Batch{ID: fmt.Sprintf("bench#%d", seq), Seq: seq, Topic: sample.Topic,
 			Ranges: []Range{{From: base, To: base + int64(len(msgs))}}, EndOffsets: Offsets{0: base + int64(len(msgs))}}
 		events, bronze := decodeBatch(b, d, msgs, base)
-		if _, _, err := w.Prepare(ctx, events); err != nil {
+		if _, err := w.Prepare(ctx, events); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := AppendBronze(ctx, cat, name, bt, bronze); err != nil {

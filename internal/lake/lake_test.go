@@ -52,10 +52,11 @@ func ev(op cdc.Op, lsn uint64, id int64, status string, cents int64) *cdc.Event 
 
 // apply prepares and applies one batch, as the ApplyBatch activity does.
 func apply(w *MirrorWriter, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
-	if _, _, err := w.Prepare(context.Background(), events); err != nil {
+	p, err := w.Prepare(context.Background(), events)
+	if err != nil {
 		return MirrorResult{}, nil, err
 	}
-	return w.Apply(context.Background(), b, events)
+	return w.Apply(context.Background(), b, p.Events)
 }
 
 // mirrorLines reads the mirror and renders "id status amount @lsn deleted".

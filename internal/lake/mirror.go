@@ -92,36 +92,48 @@ func columnsFromEvents(events []*cdc.Event) []cdc.Column {
 	return schemas.InferColumns(events)
 }
 
-// Prepare readies a batch's events for Apply (and for the bronze
-// table's key column): it creates the mirror if needed (see Ensure), adds
-// columns that first appear in the events (see evolve), and aligns every
-// row image to the table's columns with values converted to their column
-// types, recomputing each event's Key from the typed values. It returns
-// the mirror (nil when it does not exist and the events hold no row) and
-// the added column names. Errors: a value that does not fit its column
-// (*ConformError, bad input), catalog failures.
-func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event) (*table.Table, []string, error) {
+// Prepared is a batch readied by Prepare.
+type Prepared struct {
+	Table    *table.Table    // the mirror; nil when it does not exist and the events hold no row
+	Added    []string        // columns added because they first appeared in the events
+	Events   []*cdc.Event    // the events to apply: every event but the rejected ones
+	Rejected []*ConformError // row changes with a value that does not fit its column (for the quarantine)
+}
+
+// Prepare readies a batch's events for Apply (and for the bronze table's
+// key column): it creates the mirror if needed (see Ensure), adds columns
+// that first appear in the events (see evolve), and aligns every row image
+// to the table's columns with values converted to their column types,
+// recomputing each event's Key from the typed values. A row change with a
+// value that does not fit its column is rejected (returned for the
+// quarantine, left out of Events), never written as NULL. Errors: catalog
+// failures (retryable) and column types with no Iceberg equivalent.
+func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event) (Prepared, error) {
+	p := Prepared{Events: events}
 	tbl, err := w.Ensure(ctx, events)
 	if err != nil || tbl == nil {
-		return tbl, nil, err
+		return p, err
 	}
-	tbl, added, err := w.evolve(ctx, tbl, events)
-	if err != nil {
-		return nil, nil, err
+	if tbl, p.Added, err = w.evolve(ctx, tbl, events); err != nil {
+		return p, err
 	}
+	p.Table = tbl
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
-		return nil, nil, err
+		return p, err
 	}
+	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
-		if !e.Op.IsUpsert() && e.Op != cdc.OpDelete {
-			continue
+		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
+			if _, err := sh.conformEvent(e); err != nil {
+				p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Err: err})
+				continue
+			}
 		}
-		if _, err := sh.conformEvent(e); err != nil {
-			return nil, nil, &ConformError{Origin: e.Origin, Err: err}
-		}
+		kept = append(kept, e)
 	}
-	return tbl, added, nil
+	p.Events = kept
+	return p, nil
 }
 
 // Apply writes one batch's row changes (ops c, u, d, r; events prepared
@@ -185,7 +197,22 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 			outs = append(outs, o)
 		}
 	}
-	if err := w.commit(ctx, tbl, sh, outs, b, &res); err != nil {
+	truncs, hasTruncs, err := truncatesJSON(tbl, events)
+	if err != nil {
+		return res, nil, err
+	}
+	stored, err := w.storedValuesFor(ctx, tbl, sh, outs)
+	if err != nil {
+		return res, nil, err
+	}
+	props := func() (iceberg.Properties, error) {
+		p, err := batchProps(b, res)
+		if err == nil && hasTruncs {
+			p[PropTruncates] = truncs
+		}
+		return p, err
+	}
+	if err := w.commitRows(ctx, tbl, sh, outs, stored, props, &res); err != nil {
 		return res, nil, err
 	}
 	w.pre, w.preOK = pre, true
@@ -198,11 +225,12 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 // or it failed) so those positions are unknown.
 func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) { return w.pre, w.preOK }
 
-// rowChanges keeps the events that change a row (c, u, d, r).
+// rowChanges keeps the events that change a row: c, u, d, r and per-key
+// truncates (see ExpandTruncates).
 func rowChanges(events []*cdc.Event) []*cdc.Event {
 	rows := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
-		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
+		if e.Op.IsUpsert() || e.Op == cdc.OpDelete || (e.Op == cdc.OpTruncate && e.Key != "") {
 			rows = append(rows, e)
 		}
 	}

@@ -13,19 +13,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// commit writes the changed keys' new versions and position deletes for
-// the versions they replace, and publishes them with the batch's
-// bookkeeping in one Iceberg commit. With no changed key it commits the
-// bookkeeping alone (a properties update, no snapshot). On success the
-// key index is moved to the new snapshot.
-func (w *MirrorWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, outs []merge.Outcome, b Batch, res *MirrorResult) error {
-	stored, err := w.storedValuesFor(ctx, tbl, sh, outs)
-	if err != nil {
-		return err
-	}
-	return w.commitRows(ctx, tbl, sh, outs, stored, func() (iceberg.Properties, error) { return batchProps(b, res) }, res)
-}
-
 // commitRows writes the outcomes' rows (values kept from stored where the
 // outcome says so) and the position deletes of the rows they replace, and
 // publishes them with the properties props returns (called once the

@@ -61,11 +61,11 @@ func (p *lakePipeline) batch(msgs []sample.Message) {
 		p.offset++
 	}
 	events := p.decode(rows)
-	mtbl, _, err := p.mirror.Prepare(ctx, events)
+	prep, err := p.mirror.Prepare(ctx, events)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.history.Ensure(ctx, mtbl); err != nil {
+	if _, err := p.history.Ensure(ctx, prep.Table); err != nil {
 		t.Fatal(err)
 	}
 	bronze := make([]BronzeRecord, len(rows))
@@ -102,7 +102,7 @@ func (p *lakePipeline) rebuild() {
 		t.Fatal(err)
 	}
 	events := p.decode(rows)
-	if _, _, err := p.mirror.Prepare(ctx, events); err != nil {
+	if _, err := p.mirror.Prepare(ctx, events); err != nil {
 		t.Fatal(err)
 	}
 	byKey := map[cdc.Key][]*cdc.Event{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -96,7 +97,14 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 	if err := ensureNamespace(ctx, cat, ns); err != nil {
 		return nil, false, err
 	}
-	tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+	for attempt := 0; ; attempt++ {
+		tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+		if err == nil || attempt == 5 || !isBusy(err) {
+			break
+		}
+		// SQLite serializes writers: another table's creation holds the lock
+		time.Sleep(time.Duration(50<<attempt) * time.Millisecond)
+	}
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		tbl, err = cat.LoadTable(ctx, ident)
 		return tbl, false, err
@@ -105,6 +113,11 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 		return nil, false, fmt.Errorf("lake: create %v: %w", ident, err)
 	}
 	return tbl, true, nil
+}
+
+// isBusy recognizes a SQLite catalog's "database is locked" (SQLITE_BUSY).
+func isBusy(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY"))
 }
 
 // LoadTable loads a table, returning (nil, nil) when it does not exist.

@@ -43,13 +43,20 @@ type Outcome struct {
 // carries values beyond the key columns, else the previous in-batch image,
 // else the stored values (rule 4). A delete of a never-seen key yields a
 // deleted row holding the before image (the key at least), so an older
-// create arriving later loses to it.
+// create arriving later loses to it. A per-key truncate event (op t with
+// the key set, made from a table truncate by the writer) deletes the row
+// only if it is live at that position: rows deleted earlier keep their
+// own positions, and keys never seen stay unseen.
 func Fold(stored Stored, g Group, keyCols []string) Outcome {
 	out := Outcome{Key: g.Key, Duplicates: g.Duplicates}
 	cur := stored.Seq
 	fromStored := stored.Found // current values are the stored row's
 	var vals *cdc.Row
+	live := stored.Found && !stored.Deleted
 	for _, e := range g.Events {
+		if e.Op == cdc.OpTruncate && !live {
+			continue // truncating a deleted or unseen row changes nothing
+		}
 		if stored.Found && e.Seq <= cur {
 			if e.Seq == stored.Seq {
 				out.Duplicates++
@@ -63,10 +70,13 @@ func Fold(stored Stored, g Group, keyCols []string) Outcome {
 		out.Seq, out.Op, out.SourceTs = e.Seq, e.Op, e.SourceTs
 		switch {
 		case e.Op.IsUpsert():
-			out.Deleted = false
+			out.Deleted, live = false, true
 			vals = carryUnavailable(e.After, vals)
 			fromStored = false
+		case e.Op == cdc.OpTruncate:
+			out.Deleted, live = true, false
 		case e.Op == cdc.OpDelete:
+			live = false
 			out.Deleted = true
 			if e.Before.HasValuesBeyond(keyCols) {
 				vals, fromStored = e.Before, false

@@ -125,3 +125,29 @@ func TestToastPlaceholderCarriesEarlierValue(t *testing.T) {
 		t.Fatalf("values %v", o.Values.Vals)
 	}
 }
+
+// A truncate soft-deletes the live rows at its position; rows deleted
+// earlier keep their positions; later inserts revive keys; an older
+// event delivered late does not undo it.
+func TestTruncate(t *testing.T) {
+	m := simMirror{}
+	m.apply([]*cdc.Event{ev(cdc.OpCreate, 1, 1, "placed", 100), ev(cdc.OpCreate, 2, 2, "paid", 200), ev(cdc.OpDelete, 3, 2, "paid", 200)}, orderKey)
+	trunc := func(id int64, seq uint64) *cdc.Event { // the per-key event the writer makes of a table truncate
+		e := ev(cdc.OpTruncate, seq, id, "", 0)
+		e.Before, e.After = nil, nil
+		return e
+	}
+	m.apply([]*cdc.Event{trunc(1, 5), trunc(2, 5), trunc(3, 5)}, orderKey)
+	want := "order_id=1 status=placed amount=1.00 @5 deleted=true\norder_id=2 status=paid amount=2.00 @3 deleted=true"
+	if got := m.dump(); got != want {
+		t.Fatalf("after truncate:\n%s\nwant\n%s", got, want)
+	}
+	m.apply([]*cdc.Event{ev(cdc.OpUpdate, 4, 1, "shipped", 100)}, orderKey) // late: before the truncate
+	if got := m.dump(); got != want {
+		t.Fatalf("a late update undid the truncate:\n%s", got)
+	}
+	m.apply([]*cdc.Event{ev(cdc.OpCreate, 7, 1, "placed", 300)}, orderKey)
+	if got := m.dump(); got != "order_id=1 status=placed amount=3.00 @7 deleted=false\norder_id=2 status=paid amount=2.00 @3 deleted=true" {
+		t.Fatalf("re-insert after truncate:\n%s", got)
+	}
+}

@@ -34,7 +34,8 @@ func (v *Version) Current() bool { return v.ToSeq == "" }
 // tracked values unchanged opens nothing (its other values replace the
 // open version's); a delete closes the open version and opens nothing; a
 // create after a delete opens a version after the gap; source snapshot
-// reads count as creates. TOAST placeholders take the previous version's
+// reads count as creates; a per-key truncate closes the open version like
+// a delete. TOAST placeholders take the previous version's
 // value, so they never make a change. events must be one key's changes,
 // ascending by Seq and distinct, all after prev's last change.
 //
@@ -89,7 +90,7 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 				touch(last)
 			}
 			opened = append(opened, Version{Seq: e.Seq, From: e.SourceTs, Values: vals, Hash: h, OpenTx: e.TxID})
-		case e.Op == cdc.OpDelete:
+		case e.Op == cdc.OpDelete || e.Op == cdc.OpTruncate:
 			if last == nil || !last.Current() {
 				continue // nothing open: a delete of an unseen or already deleted key opens nothing
 			}

@@ -27,7 +27,10 @@ type DevOptions struct {
 	GRPCPort  int    // Temporal frontend; 0 = free port (the -dev default is 7233)
 	UIPort    int    // Web UI; 0 = GRPCPort+1000, -1 = none
 	KafkaPort int    // kfake broker; 0 = free port (the -dev default is 19092)
-	Logger    *slog.Logger
+	// KafkaBrokers, when set, are an external Kafka to use instead of the
+	// embedded broker (embedded Temporal and catalog, real Kafka).
+	KafkaBrokers []string
+	Logger       *slog.Logger
 }
 
 // Dev is the embedded stack: Temporal with the Web UI, a Kafka broker and
@@ -66,14 +69,18 @@ func StartDev(ctx context.Context, o DevOptions) (*Dev, error) {
 		d.Stop()
 		return nil, err
 	}
-	if d.Kafka, err = devstack.StartKafka(kopts); err != nil {
-		d.Stop()
-		return nil, err
+	brokers := o.KafkaBrokers
+	if len(brokers) == 0 {
+		if d.Kafka, err = devstack.StartKafka(kopts); err != nil {
+			d.Stop()
+			return nil, err
+		}
+		brokers = d.Kafka.Brokers()
 	}
 	d.Settings = config.Settings{
 		TemporalAddress: d.Temporal.HostPort(),
 		Namespace:       d.Temporal.Namespace(),
-		KafkaBrokers:    d.Kafka.Brokers(),
+		KafkaBrokers:    brokers,
 		DataDir:         dir,
 	}
 	d.Settings.Catalog.LocalDir = dir

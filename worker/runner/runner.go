@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"go.temporal.io/sdk/client"
@@ -79,7 +80,9 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	acts := activities.New(cat, kc)
 	acts.Metrics = m
-	w := worker.New(c, activities.TaskQueue, worker.Options{})
+	// The workflow code is tiny; a generous deadlock timeout only keeps a
+	// loaded 2-core machine from failing workflow tasks spuriously.
+	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	Register(w, acts)
 	if err := w.Start(); err != nil {
 		c.Close()

@@ -1,0 +1,154 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// PropTruncates records the table truncates (Debezium op t) applied to a
+// mirror: a JSON array of {"seq": hex position, "ts": µs}. Late changes
+// and late-key rebuilds consult it so that a change older than a truncate
+// stays truncated whenever it arrives.
+const PropTruncates = "lakemirror.truncates"
+
+type truncateMark struct {
+	Seq string `json:"seq"`
+	Ts  int64  `json:"ts"`
+}
+
+func readTruncates(tbl *table.Table) ([]truncateMark, error) {
+	var out []truncateMark
+	if t := tbl.Properties()[PropTruncates]; t != "" {
+		if err := json.Unmarshal([]byte(t), &out); err != nil {
+			return nil, fmt.Errorf("lake: bad %s: %w", PropTruncates, err)
+		}
+	}
+	return out, nil
+}
+
+// ExpandTruncates turns table truncates into per-key events (op t with
+// the key set, applied by merge.Fold and merge.Replay as "delete if
+// live"): every truncate of the batch (keyless op t events) applies to
+// every key the mirror holds live below its position and to every key of
+// the batch with a change below it; every truncate recorded on the mirror applies to the keys of
+// the batch that have a change below it. It returns events plus the
+// per-key events; the keyless truncates stay (Apply records them).
+// Errors: catalog and file IO failures (reading the key index).
+func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event) ([]*cdc.Event, error) {
+	var marks []truncateMark
+	var batchMarks []*cdc.Event
+	for _, e := range events {
+		if e.Op == cdc.OpTruncate && e.Key == "" {
+			batchMarks = append(batchMarks, e)
+			marks = append(marks, truncateMark{Seq: e.Seq.Hex(), Ts: e.SourceTs})
+		}
+	}
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil {
+		return nil, err
+	}
+	if tbl != nil {
+		recorded, err := readTruncates(tbl)
+		if err != nil {
+			return nil, err
+		}
+		marks = append(marks, recorded...)
+	}
+	if len(marks) == 0 {
+		return events, nil
+	}
+	// the lowest position of each key of the batch
+	first := map[cdc.Key]cdc.Seq{}
+	for _, e := range events {
+		if e.Key == "" || (!e.Op.IsUpsert() && e.Op != cdc.OpDelete) {
+			continue
+		}
+		if s, ok := first[e.Key]; !ok || e.Seq < s {
+			first[e.Key] = e.Seq
+		}
+	}
+	out := slices.Clone(events)
+	type added struct {
+		k   cdc.Key
+		seq string
+	}
+	done := map[added]bool{}
+	add := func(k cdc.Key, m truncateMark, origin cdc.Origin) error {
+		if done[added{k, m.Seq}] {
+			return nil
+		}
+		done[added{k, m.Seq}] = true
+		seq, err := cdc.ParseSeqHex(m.Seq)
+		if err != nil {
+			return err
+		}
+		out = append(out, &cdc.Event{Op: cdc.OpTruncate, Seq: seq, Key: k, SourceTs: m.Ts, Origin: origin})
+		return nil
+	}
+	for _, m := range marks {
+		for k, s := range first {
+			if s.Hex() < m.Seq {
+				if err := add(k, m, cdc.Origin{}); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if len(batchMarks) > 0 && tbl != nil {
+		if err := w.ensureIndex(ctx, tbl); err != nil {
+			return nil, err
+		}
+		for _, t := range batchMarks {
+			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
+			var err error
+			w.index.Each(func(k cdc.Key, e IndexEntry) {
+				if err == nil && !e.Deleted && e.Seq < t.Seq {
+					err = add(k, m, t.Origin)
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// truncatesJSON merges the batch's truncates into the recorded ones.
+func truncatesJSON(tbl *table.Table, events []*cdc.Event) (string, bool, error) {
+	var batch []truncateMark
+	for _, e := range events {
+		if e.Op == cdc.OpTruncate && e.Key == "" {
+			batch = append(batch, truncateMark{Seq: e.Seq.Hex(), Ts: e.SourceTs})
+		}
+	}
+	if len(batch) == 0 {
+		return "", false, nil
+	}
+	all, err := readTruncates(tbl)
+	if err != nil {
+		return "", false, err
+	}
+	for _, m := range batch {
+		if !slices.Contains(all, m) {
+			all = append(all, m)
+		}
+	}
+	slices.SortFunc(all, func(a, b truncateMark) int {
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	b, err := json.Marshal(all)
+	return string(b), true, err
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// progress reports a long operation's advance (done of total units) with
+// its rate and ETA: a redrawn bar on a terminal, plain lines otherwise
+// (at most one every few seconds), so logs stay readable in CI.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	label    string
+	unit     string
+	start    time.Time
+	lastLine time.Time
+}
+
+func newProgress(w io.Writer, label, unit string) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, tty: tty, label: label, unit: unit, start: time.Now()}
+}
+
+// update shows done of total; total ≤ 0 shows the count alone.
+func (p *progress) update(done, total int64) {
+	elapsed := time.Since(p.start)
+	rate := 0.0
+	if s := elapsed.Seconds(); s > 0 {
+		rate = float64(done) / s
+	}
+	eta := "?"
+	if rate > 0 && total > done {
+		eta = (time.Duration(float64(total-done)/rate) * time.Second / time.Second).Round(time.Second).String()
+	} else if total > 0 && done >= total {
+		eta = "0s"
+	}
+	if p.tty {
+		const width = 30
+		filled := 0
+		if total > 0 {
+			filled = int(min(done, total) * width / total)
+		}
+		fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %s  %.0f %s/s  ETA %s   ", p.label, strings.Repeat("=", filled),
+			strings.Repeat(" ", width-filled), done, total, p.unit, rate, p.unit, eta)
+		return
+	}
+	if time.Since(p.lastLine) < 3*time.Second && done < total {
+		return
+	}
+	p.lastLine = time.Now()
+	fmt.Fprintf(p.w, "%s: %d/%d %s, %.0f %s/s, ETA %s\n", p.label, done, total, p.unit, rate, p.unit, eta)
+}
+
+// finish ends the bar's line on a terminal.
+func (p *progress) finish() {
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+}

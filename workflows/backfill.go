@@ -1,0 +1,113 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// BackfillRequest asks a table to re-apply records it has already passed:
+// explicit offset ranges per partition, or everything from a time on
+// (Kafka's offset-for-time lookup) up to the table's current position.
+// Re-applying is safe: the sequence guard makes changes already applied
+// no-ops and bronze skips records it holds.
+type BackfillRequest struct {
+	Ranges []lake.Range `json:"ranges,omitempty"`
+	From   time.Time    `json:"from,omitempty"` // used when Ranges is empty
+}
+
+// BackfillAccepted is the answer of the backfill update: the ranges queued
+// (clamped to what Kafka still holds and to the table's position).
+type BackfillAccepted struct {
+	Ranges  []lake.Range `json:"ranges"`
+	Records int64        `json:"records"`
+}
+
+// SettingsRequest changes a table's batch bounds; nil fields keep theirs.
+type SettingsRequest struct {
+	MaxEvents *int           `json:"max_events,omitempty"`
+	MaxWait   *time.Duration `json:"max_wait,omitempty"`
+}
+
+// registerUpdates installs the backfill and settings update handlers.
+func registerUpdates(ctx workflow.Context, st *TableState) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateBackfill,
+		func(ctx workflow.Context, req BackfillRequest) (BackfillAccepted, error) {
+			var acc BackfillAccepted
+			err := workflow.ExecuteActivity(withShort(ctx), a.ResolveBackfill, activities.BackfillRequest{
+				Spec: st.Spec, Ranges: req.Ranges, From: req.From, Position: st.Offsets}).Get(ctx, &acc.Ranges)
+			if err != nil {
+				return acc, err
+			}
+			for _, r := range acc.Ranges {
+				acc.Records += r.To - r.From
+			}
+			st.Backfill = append(st.Backfill, acc.Ranges...)
+			st.Totals.BackfillRequested += acc.Records
+			return acc, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req BackfillRequest) error {
+			if st.Stopping {
+				return errors.New("the table is stopping")
+			}
+			if len(req.Ranges) == 0 && req.From.IsZero() {
+				return errors.New("give offset ranges or a start time")
+			}
+			for _, r := range req.Ranges {
+				if r.From < 0 || r.To <= r.From {
+					return fmt.Errorf("partition %d: empty or negative range [%d, %d)", r.Partition, r.From, r.To)
+				}
+			}
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSettings,
+		func(ctx workflow.Context, req SettingsRequest) (activities.TableSpec, error) {
+			if req.MaxEvents != nil {
+				st.Spec.MaxEvents = *req.MaxEvents
+			}
+			if req.MaxWait != nil {
+				st.Spec.MaxWait = *req.MaxWait
+			}
+			return st.Spec, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req SettingsRequest) error {
+			if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
+				return fmt.Errorf("max events %d outside 1..1000000", *req.MaxEvents)
+			}
+			if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
+				return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
+			}
+			return nil
+		}})
+}
+
+// backfillStep applies the next chunk (at most MaxEvents offsets) of the
+// first queued backfill range, without moving the table's position.
+func backfillStep(ctx workflow.Context, st *TableState) bool {
+	st.Phase = PhaseBackfill
+	r := st.Backfill[0]
+	chunk := lake.Range{Partition: r.Partition, From: r.From, To: min(r.To, r.From+int64(st.Spec.MaxEvents))}
+	res, ok := runBatch(ctx, st, []lake.Range{chunk}, st.Offsets)
+	if !ok {
+		return false
+	}
+	_ = res
+	st.Totals.BackfillDone += chunk.To - chunk.From
+	if chunk.To >= r.To {
+		st.Backfill = st.Backfill[1:]
+	} else {
+		st.Backfill[0].From = chunk.To
+	}
+	if len(st.Backfill) == 0 {
+		st.Phase = streamPhase(st)
+	}
+	return true
+}
