@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,7 +52,10 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}
 	res.Records = len(recs)
 	stage = "decode"
-	events, bronze, quarantine := decodeAll(st.decoder, recs, &res)
+	events, bronze, quarantine, err := decodeAll(st.decoder, recs, &res)
+	if err != nil {
+		return res, err
+	}
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, err
 	}
@@ -70,7 +74,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		}
 	}
 	for _, rej := range prep.Rejected {
-		quarantine = append(quarantine, quarantineOf(recs, rej.Origin, lake.StageConform, rej.Err.Error()))
+		quarantine = append(quarantine, quarantineOf(recs, rej.Origin, rej.Stage, rej.Err.Error()))
 	}
 	setBronzeKeys(bronze, prep.Events)
 	if err := a.quarantine(ctx, spec, name, b, quarantine, &res); err != nil {
@@ -139,7 +143,7 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 // transaction metadata and source snapshot reads into res. Records that
 // cannot be decoded are returned for the quarantine (they stay in bronze
 // as received, with a null op).
-func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, quarantine []lake.QuarantineRecord) {
+func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, quarantine []lake.QuarantineRecord, err error) {
 	events = make([]*cdc.Event, 0, len(recs))
 	bronze = make([]lake.BronzeRecord, len(recs))
 	for i, r := range recs {
@@ -151,6 +155,10 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 			br.Headers = append(br.Headers, lake.BronzeHeader{Key: h.Key, Value: h.Value})
 		}
 		dec, err := d.Decode(sr)
+		var regErr *schemas.RegistryError
+		if errors.As(err, &regErr) {
+			return nil, nil, nil, err // the schema registry is unreachable: retry the batch, quarantine nothing
+		}
 		if err != nil {
 			quarantine = append(quarantine, lake.QuarantineRecord{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
 				Timestamp: sr.Timestamp, Stage: lake.StageDecode, Reason: err.Error()})
@@ -165,6 +173,11 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 		case schemas.KindChange, schemas.KindTruncate:
 			e := dec.Event
 			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
+			if dec.OldKey != nil && e.Op.IsUpsert() {
+				if k, err := d.DecodeKey(dec.OldKey); err == nil {
+					e.OldKey = k
+				}
+			}
 			events = append(events, e)
 			res.Changes++
 			if e.Snapshot != cdc.SnapshotNone {
@@ -176,7 +189,7 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 		}
 		bronze[i] = br
 	}
-	return events, bronze, quarantine
+	return events, bronze, quarantine, nil
 }
 
 // quarantineOf builds the quarantine record of the batch record at origin.

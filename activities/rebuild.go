@@ -48,12 +48,20 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	res.Events = len(rows)
 	events := make([]*cdc.Event, 0, len(rows))
 	for _, r := range rows {
-		dec, err := st.decoder.Decode(schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset,
-			Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
+		rec := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+		for _, h := range r.Headers {
+			rec.Headers = append(rec.Headers, schemas.Header{Key: h.Key, Value: h.Value})
+		}
+		dec, err := st.decoder.Decode(rec)
 		if err != nil { // bronze rows with a key were decoded once already: only a decoder change gets here
 			return res, classify(err)
 		}
 		if dec.Kind == schemas.KindChange {
+			if dec.OldKey != nil && dec.Event.Op.IsUpsert() {
+				if k, err := st.decoder.DecodeKey(dec.OldKey); err == nil {
+					dec.Event.OldKey = k
+				}
+			}
 			events = append(events, dec.Event)
 		}
 	}

@@ -74,7 +74,8 @@ CATALOG_PROPS, LAKEMIRROR_DATA_DIR.`,
 	gfs := flag.NewFlagSet("global", flag.ContinueOnError)
 	a.binding = a.settings.Bind(gfs)
 	root.PersistentFlags().AddGoFlagSet(gfs)
-	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd())
+	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
+		a.maintainCmd(), a.scheduleCmd())
 	root.AddCommand(a.signalCmds()...)
 	root.SetArgs(args)
 	err := root.Execute()

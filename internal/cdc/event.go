@@ -36,6 +36,11 @@ type Event struct {
 	// when the record carried no schema. Events decoded with the same
 	// schema share one slice.
 	Schema []Column
+	// OldKey is, for the create that a primary-key update produces, the
+	// key the row had before (Debezium's __debezium.oldkey header); ""
+	// otherwise. Values the create leaves unavailable (TOAST) are the old
+	// row's.
+	OldKey Key
 }
 
 // Image returns the image that holds the row's columns: After for

@@ -41,7 +41,7 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 		return nil, fmt.Errorf("lake: scan bronze for %d keys: %w", len(keys), err)
 	}
 	col := func(name string) int { return sc.FieldIndices(name)[0] }
-	ti, pi, oi, ki, vi, tsi, pki := col(BronzeTopic), col(BronzePartition), col(BronzeOffset), col(BronzeKey), col(BronzeValue), col(BronzeTimestamp), col(ColKey)
+	ti, pi, oi, ki, vi, tsi, pki, hi := col(BronzeTopic), col(BronzePartition), col(BronzeOffset), col(BronzeKey), col(BronzeValue), col(BronzeTimestamp), col(ColKey), col(BronzeHeaders)
 	var out []BronzeRow
 	for rec, err := range it {
 		if err != nil {
@@ -54,6 +54,7 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 		vs := rec.Column(vi).(*array.Binary)
 		tss := rec.Column(tsi).(*array.Timestamp)
 		pks := rec.Column(pki).(*array.String)
+		hdrs, _ := rec.Column(hi).(*array.List)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			row := BronzeRow{Topic: topics.Value(r)}
 			row.Partition, row.Offset = parts.Value(r), offs.Value(r)
@@ -71,9 +72,38 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 				return nil, fmt.Errorf("lake: bronze _key %q: %w", pks.Value(r), err)
 			}
 			row.PK = cdc.Key(pk)
+			if hdrs != nil {
+				row.Headers = readHeaders(hdrs, r)
+			}
 			out = append(out, row)
 		}
 		rec.Release()
 	}
 	return out, nil
+}
+
+// readHeaders reads row r of the kafka_headers list<struct<key, value>>.
+func readHeaders(l *array.List, r int) []BronzeHeader {
+	if l.IsNull(r) {
+		return nil
+	}
+	st, ok := l.ListValues().(*array.Struct)
+	if !ok || st.NumField() < 2 {
+		return nil
+	}
+	keys, ok1 := st.Field(0).(*array.String)
+	vals, ok2 := st.Field(1).(*array.Binary)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	start, end := l.ValueOffsets(r)
+	out := make([]BronzeHeader, 0, end-start)
+	for i := int(start); i < int(end); i++ {
+		h := BronzeHeader{Key: keys.Value(i)}
+		if !vals.IsNull(i) {
+			h.Value = append([]byte(nil), vals.Value(i)...)
+		}
+		out = append(out, h)
+	}
+	return out
 }

@@ -17,23 +17,21 @@ const (
 )
 
 // HistorySchema builds the history table's schema from the mirror's: the
-// same source columns (key columns required), then _seq (the version id:
-// position of the change that opened it), _valid_from, _valid_to,
-// _valid_to_seq, _is_current, _row_hash, _source_tx. Identifier fields
-// are the key columns plus _seq.
+// same source columns with the mirror's field ids (key columns required),
+// then _seq (the version id: position of the change that opened it),
+// _valid_from, _valid_to, _valid_to_seq, _is_current, _row_hash,
+// _source_tx with ids above the mirror's highest. Identifier fields are
+// the key columns plus _seq.
 func HistorySchema(mirror *iceberg.Schema, keyCols []string) (*iceberg.Schema, error) {
 	var fields []iceberg.NestedField
 	var ids []int
-	id := 0
 	for _, f := range mirror.Fields() {
 		if isSystemColumn(f.Name) {
 			continue
 		}
-		id++
-		f.ID = id
 		for _, k := range keyCols {
 			if k == f.Name {
-				ids = append(ids, id)
+				ids = append(ids, f.ID)
 			}
 		}
 		fields = append(fields, f)
@@ -41,6 +39,7 @@ func HistorySchema(mirror *iceberg.Schema, keyCols []string) (*iceberg.Schema, e
 	if len(ids) != len(keyCols) {
 		return nil, fmt.Errorf("lake: the mirror lacks some key columns %v", keyCols)
 	}
+	id := mirror.HighestFieldID()
 	ids = append(ids, id+1)
 	fields = append(fields,
 		iceberg.NestedField{ID: id + 1, Name: ColSeq, Type: iceberg.PrimitiveTypes.String, Required: true, Doc: "version id: source position of the change that opened the version (hex words)"},

@@ -122,18 +122,46 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event) (Prepar
 	if err != nil {
 		return p, err
 	}
+	horizon, err := w.purgeHorizon(ctx, tbl)
+	if err != nil {
+		return p, err
+	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
 		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
 			if _, err := sh.conformEvent(e); err != nil {
-				p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Err: err})
+				p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StageConform, Err: err})
 				continue
+			}
+			if horizon != "" && e.Seq <= horizon {
+				if _, found := w.index.Lookup(e.Key); !found {
+					p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StagePurged,
+						Err: fmt.Errorf("position %s is at or below the purge horizon %s and the key is not in the mirror: applying it could resurrect a purged row", e.Seq, horizon)})
+					continue
+				}
 			}
 		}
 		kept = append(kept, e)
 	}
 	p.Events = kept
+	if err := w.fillFromOldKeys(ctx, tbl, sh, kept); err != nil {
+		return p, err
+	}
 	return p, nil
+}
+
+// purgeHorizon returns the mirror's purge horizon ("" when it was never
+// purged), with the key index ready to tell which keys it holds.
+func (w *MirrorWriter) purgeHorizon(ctx context.Context, tbl *table.Table) (cdc.Seq, error) {
+	h := tbl.Properties()[PropPurgeHorizon]
+	if h == "" {
+		return "", nil
+	}
+	s, err := cdc.ParseSeqHex(h)
+	if err != nil {
+		return "", err
+	}
+	return s, w.ensureIndex(ctx, tbl)
 }
 
 // Apply writes one batch's row changes (ops c, u, d, r; events prepared
@@ -269,6 +297,7 @@ func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error 
 // bad input, not retryable.
 type ConformError struct {
 	Origin cdc.Origin
+	Stage  string // StageConform or StagePurged
 	Err    error
 }
 

@@ -26,7 +26,7 @@ func RowHash(row *cdc.Row, tracked []string) string {
 		buf = append(buf, byte(v.Kind))
 		switch v.Kind {
 		case cdc.KindNull, cdc.KindUnavailable:
-		case cdc.KindString, cdc.KindBytes, cdc.KindUUID:
+		case cdc.KindString, cdc.KindBytes, cdc.KindUUID, cdc.KindList:
 			buf = binary.AppendUvarint(buf, uint64(len(v.S)))
 			buf = append(buf, v.S...)
 		case cdc.KindDecimal:

@@ -39,6 +39,7 @@ type Runner struct {
 // Register registers the table workflow and the activity set on w.
 func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.TableWorkflow, workflow.RegisterOptions{Name: workflows.TableWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.MaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.MaintenanceWorkflowName})
 	w.RegisterActivity(acts)
 }
 

@@ -1,0 +1,101 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// Maintenance jobs.
+const (
+	JobPurge   = "purge"   // physically remove soft-deleted mirror rows older than the retention window
+	JobCompact = "compact" // rewrite data files with their position deletes applied
+	JobExpire  = "expire"  // expire old Iceberg snapshots and delete orphan files
+)
+
+// MaintenanceRequest asks for one maintenance job on a table.
+type MaintenanceRequest struct {
+	Spec           TableSpec     `json:"spec"`
+	Job            string        `json:"job"`
+	Retention      time.Duration `json:"retention,omitempty"`        // purge: default 30 days
+	RetentionFloor time.Duration `json:"retention_floor,omitempty"`  // purge: shortest window accepted; default 7 days
+	TargetFileSize int64         `json:"target_file_size,omitempty"` // compact: bytes, default 128 MiB
+	RetainLast     int           `json:"retain_last,omitempty"`      // expire: snapshots kept at least, default 10
+	OlderThan      time.Duration `json:"older_than,omitempty"`       // expire: snapshots younger are kept, default 5 days
+	CleanOrphans   bool          `json:"clean_orphans,omitempty"`    // expire: also delete orphan files older than 3 days
+}
+
+// MaintenanceResult is what a job did, per table kind.
+type MaintenanceResult struct {
+	Job     string                        `json:"job"`
+	Purge   *lake.PurgeResult             `json:"purge,omitempty"`
+	Compact map[string]lake.CompactResult `json:"compact,omitempty"`
+	Expire  map[string]lake.ExpireResult  `json:"expire,omitempty"`
+}
+
+// Maintain runs one maintenance job on a table's Iceberg tables. Purge
+// goes through the worker's mirror writer (serialized with the table's
+// batches in this worker); compaction and expiry are committed with
+// Iceberg's conflict checks, so a concurrent batch makes one side fail
+// and retry, never lose data. Errors: a purge window below its floor
+// (non-retryable InvalidTableSpec), catalog, storage and commit conflicts
+// (retried).
+func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (MaintenanceResult, error) {
+	spec := req.Spec.Defaults()
+	res := MaintenanceResult{Job: req.Job}
+	st, name, err := a.state(spec)
+	if err != nil {
+		return res, badSpec(err)
+	}
+	stop := keepAlive(ctx, 5*time.Second, func() any { return req.Job })
+	defer stop()
+	tables := map[string][]string{"mirror": name.Mirror(), "history": name.History(), "bronze": name.Bronze()}
+	switch req.Job {
+	case JobPurge:
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+			return res, err
+		}
+		mirror, _ := st.writers(a, name)
+		retention := req.Retention
+		if retention <= 0 {
+			retention = 30 * 24 * time.Hour
+		}
+		p, err := mirror.Purge(ctx, retention, req.RetentionFloor)
+		var re *lake.RetentionError
+		if errors.As(err, &re) {
+			return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadSpec, err)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Purge = &p
+	case JobCompact:
+		res.Compact = map[string]lake.CompactResult{}
+		for kind, ident := range tables {
+			c, err := lake.Compact(ctx, a.Catalog, ident, lake.CompactOptions{TargetFileBytes: req.TargetFileSize})
+			if err != nil {
+				return res, err
+			}
+			res.Compact[kind] = c
+		}
+	case JobExpire:
+		res.Expire = map[string]lake.ExpireResult{}
+		for kind, ident := range tables {
+			e, err := lake.Expire(ctx, a.Catalog, ident, lake.ExpireOptions{RetainLast: req.RetainLast, OlderThan: req.OlderThan, CleanOrphans: req.CleanOrphans})
+			if err != nil {
+				return res, err
+			}
+			res.Expire[kind] = e
+		}
+	default:
+		return res, badSpec(fmt.Errorf("unknown maintenance job %q (want %s, %s or %s)", req.Job, JobPurge, JobCompact, JobExpire))
+	}
+	return res, nil
+}

@@ -1,0 +1,164 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// PropPurgeHorizon is the highest `_seq` among the soft-deleted rows a
+// tombstone purge removed (hex). A later change for a key absent from the
+// mirror at or below it is not applied: it could resurrect a purged row.
+const PropPurgeHorizon = "lakemirror.purge-horizon"
+
+// DefaultRetentionFloor is the shortest purge retention accepted unless
+// configured otherwise: it must exceed Kafka retention and any replay an
+// operator would run.
+const DefaultRetentionFloor = 7 * 24 * time.Hour
+
+// PurgeResult counts what a tombstone purge did.
+type PurgeResult struct {
+	Deleted    int    `json:"deleted"` // soft-deleted rows examined
+	Purged     int    `json:"purged"`  // rows physically removed
+	Horizon    string `json:"horizon"` // purge horizon after the run (hex _seq)
+	Cutoff     string `json:"cutoff"`  // deletes older than this were purged (RFC 3339)
+	SnapshotID int64  `json:"snapshot_id,omitempty"`
+}
+
+// Purge physically removes the mirror's soft-deleted rows whose delete is
+// older than retention (design.md rule 5): the delete's source commit time
+// (`_source_ts`, else `_ingested_at`) before now − retention. Rows are
+// removed with one position-delete commit, whatever key they belong to
+// (keys never touched again included), and the purge horizon is raised
+// in the same commit. It refuses a retention shorter than floor. Only the
+// soft-deleted rows' timestamp columns are read.
+func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration) (PurgeResult, error) {
+	var res PurgeResult
+	if floor <= 0 {
+		floor = DefaultRetentionFloor
+	}
+	if retention < floor {
+		return res, &RetentionError{Retention: retention, Floor: floor}
+	}
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil || tbl == nil {
+		return res, err
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return res, err
+	}
+	cutoff := w.now().Add(-retention)
+	res.Cutoff = cutoff.UTC().Format(time.RFC3339)
+	byFile := map[int32][]int64{}
+	keyAt := map[filePos]cdc.Key{}
+	w.index.Each(func(k cdc.Key, e IndexEntry) {
+		if e.Deleted {
+			res.Deleted++
+			byFile[e.File] = append(byFile[e.File], e.Pos)
+			keyAt[filePos{w.index.FilePath(e.File), e.Pos}] = k
+		}
+	})
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return res, fmt.Errorf("lake: file IO: %w", err)
+	}
+	var purge []filePos
+	horizon := cdc.Seq("")
+	if h := tbl.Properties()[PropPurgeHorizon]; h != "" {
+		if horizon, err = cdc.ParseSeqHex(h); err != nil {
+			return res, err
+		}
+	}
+	for fid, positions := range byFile {
+		path := w.index.FilePath(fid)
+		slices.Sort(positions)
+		old, err := deletedBefore(ctx, fs, path, positions, cutoff.UnixMicro())
+		if err != nil {
+			return res, err
+		}
+		for _, pos := range old {
+			fp := filePos{path, pos}
+			purge = append(purge, fp)
+			if e, _ := w.index.Lookup(keyAt[fp]); e.Seq > horizon {
+				horizon = e.Seq
+			}
+		}
+	}
+	res.Horizon = horizon.Hex()
+	if len(purge) == 0 {
+		return res, nil
+	}
+	del, err := writePositionDeletes(ctx, tbl, purge)
+	if err != nil {
+		return res, err
+	}
+	props := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), "lakemirror.maintenance": "purge"}
+	tx := tbl.NewTransaction()
+	if err := tx.NewRowDelta(props).AddDeletes(del).Commit(ctx); err != nil {
+		return res, fmt.Errorf("lake: stage purge: %w", err)
+	}
+	if err := tx.SetProperties(iceberg.Properties{PropPurgeHorizon: horizon.Hex()}); err != nil {
+		return res, fmt.Errorf("lake: stage purge horizon: %w", err)
+	}
+	newTbl, err := tx.Commit(ctx)
+	if err != nil {
+		w.index = nil
+		return res, fmt.Errorf("lake: commit purge: %w", err)
+	}
+	for _, fp := range purge {
+		delete(w.index.entries, keyAt[fp])
+	}
+	w.index.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
+	res.Purged, res.SnapshotID = len(purge), w.index.SnapshotID
+	return res, nil
+}
+
+// RetentionError refuses a purge retention below the configured floor.
+type RetentionError struct{ Retention, Floor time.Duration }
+
+func (e *RetentionError) Error() string {
+	return fmt.Sprintf("lake: purge retention %s is shorter than the floor %s (it must exceed Kafka retention and any replay)", e.Retention, e.Floor)
+}
+
+// deletedBefore returns the positions (of the given, sorted) whose delete
+// time (`_source_ts`, else `_ingested_at`) is before cutoff (µs).
+func deletedBefore(ctx context.Context, fs iceio.IO, path string, positions []int64, cutoff int64) ([]int64, error) {
+	p, err := openParquet(fs, path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	src, ing := p.columnIndex(ColSourceTs), p.columnIndex(ColIngestedAt)
+	if src < 0 || ing < 0 {
+		return nil, fmt.Errorf("lake: %s lacks %s/%s", path, ColSourceTs, ColIngestedAt)
+	}
+	var out []int64
+	pi := 0
+	err = p.scan(ctx, []int{src, ing}, p.rowGroupsOf(positions), func(rec arrow.RecordBatch, first int64) error {
+		s, i := rec.Column(0).(*array.Timestamp), rec.Column(1).(*array.Timestamp)
+		end := first + rec.NumRows()
+		for pi < len(positions) && positions[pi] < first {
+			pi++
+		}
+		for ; pi < len(positions) && positions[pi] < end; pi++ {
+			r := int(positions[pi] - first)
+			t := int64(i.Value(r))
+			if !s.IsNull(r) {
+				t = int64(s.Value(r))
+			}
+			if t < cutoff {
+				out = append(out, positions[pi])
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/worker/runner"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// maintFlags are the job options shared by maintain and schedule.
+type maintFlags struct {
+	retention, floor, olderThan time.Duration
+	targetSize                  int64
+	retainLast                  int
+	orphans                     bool
+}
+
+func (f *maintFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.DurationVar(&f.retention, "retention", 30*24*time.Hour, "purge: remove soft-deleted rows whose delete is older than this (must exceed Kafka retention and any replay)")
+	fl.DurationVar(&f.floor, "retention-floor", 7*24*time.Hour, "purge: refuse a --retention shorter than this")
+	fl.Int64Var(&f.targetSize, "target-file-size", 128<<20, "compact: target data file size in bytes")
+	fl.IntVar(&f.retainLast, "retain-last", 10, "expire: snapshots kept at least")
+	fl.DurationVar(&f.olderThan, "older-than", 5*24*time.Hour, "expire: snapshots younger than this are kept")
+	fl.BoolVar(&f.orphans, "clean-orphans", false, "expire: also delete unreferenced files older than 3 days")
+}
+
+func (f *maintFlags) request(spec activities.TableSpec, job string) activities.MaintenanceRequest {
+	return activities.MaintenanceRequest{Spec: spec, Job: job, Retention: f.retention, RetentionFloor: f.floor,
+		TargetFileSize: f.targetSize, RetainLast: f.retainLast, OlderThan: f.olderThan, CleanOrphans: f.orphans}
+}
+
+func (a *app) maintainCmd() *cobra.Command {
+	var f maintFlags
+	cmd := &cobra.Command{
+		Use:   "maintain TABLE JOB",
+		Short: "Run a maintenance job now: purge (tombstones), compact (apply position deletes), expire (snapshots, orphans)",
+		Long: `maintain starts a MaintenanceWorkflow for the table and waits for it: purge removes
+soft-deleted rows older than --retention and raises the purge horizon; compact rewrites
+data files with their position deletes applied; expire drops old Iceberg snapshots
+(and, with --clean-orphans, unreferenced files). They run alongside the table's
+batches: a commit conflict makes one side retry, nothing is lost.`,
+		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := runner.Dial(a.settings, nil)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			st, err := queryStatus(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			run, err := c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
+				ID: fmt.Sprintf("lakemirror-maintain-%s-%s-%d", args[1], args[0], time.Now().Unix()), TaskQueue: activities.TaskQueue,
+			}, workflows.MaintenanceWorkflowName, f.request(st.Spec, args[1]))
+			if err != nil {
+				return err
+			}
+			var res activities.MaintenanceResult
+			if err := run.Get(cmd.Context(), &res); err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		},
+	}
+	f.bind(cmd)
+	return cmd
+}
+
+func (a *app) scheduleCmd() *cobra.Command {
+	var f maintFlags
+	var purge, compact, expire time.Duration
+	var remove, pause, unpause bool
+	cmd := &cobra.Command{
+		Use:   "schedule TABLE",
+		Short: "Create or update the table's Temporal Schedules for purge, compaction and expiry",
+		Long: `schedule keeps one Temporal Schedule per periodic job of the table (ids
+lakemirror-<job>-<table>), visible and pausable in the Web UI's Schedules page. An
+interval of 0 leaves that job unscheduled (and deletes an existing schedule).`,
+		Example: "  starter schedule shop.orders --compact-every 1h --purge-every 24h --expire-every 24h\n  starter schedule shop.orders --pause",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := runner.Dial(a.settings, nil)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx := cmd.Context()
+			sc := c.ScheduleClient()
+			jobs := map[string]time.Duration{activities.JobPurge: purge, activities.JobCompact: compact, activities.JobExpire: expire}
+			if remove || pause || unpause {
+				verb := "unpaused"
+				if remove {
+					verb = "deleted"
+				} else if pause {
+					verb = "paused"
+				}
+				for job := range jobs {
+					h := sc.GetHandle(ctx, workflows.ScheduleID(args[0], job))
+					switch {
+					case remove:
+						err = h.Delete(ctx)
+					case pause:
+						err = h.Pause(ctx, client.SchedulePauseOptions{Note: "paused by starter"})
+					default:
+						err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "unpaused by starter"})
+					}
+					if err == nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s\n", verb, workflows.ScheduleID(args[0], job))
+					}
+				}
+				return nil
+			}
+			st, err := queryStatus(ctx, c, args[0])
+			if err != nil {
+				return err
+			}
+			for job, every := range jobs {
+				id := workflows.ScheduleID(args[0], job)
+				if every <= 0 {
+					_ = sc.GetHandle(ctx, id).Delete(ctx)
+					continue
+				}
+				if err := upsertSchedule(ctx, sc, id, every, f.request(st.Spec, job)); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, job, every)
+			}
+			return nil
+		},
+	}
+	f.bind(cmd)
+	cmd.Flags().DurationVar(&purge, "purge-every", 24*time.Hour, "tombstone purge interval (0 = none)")
+	cmd.Flags().DurationVar(&compact, "compact-every", time.Hour, "compaction interval (0 = none)")
+	cmd.Flags().DurationVar(&expire, "expire-every", 24*time.Hour, "snapshot expiry interval (0 = none)")
+	cmd.Flags().BoolVar(&remove, "delete", false, "delete the table's schedules")
+	cmd.Flags().BoolVar(&pause, "pause", false, "pause the table's schedules")
+	cmd.Flags().BoolVar(&unpause, "unpause", false, "unpause the table's schedules")
+	return cmd
+}
+
+// upsertSchedule creates the schedule, or updates its interval and action
+// when it exists. Overlapping runs are skipped.
+func upsertSchedule(ctx context.Context, sc client.ScheduleClient, id string, every time.Duration, req activities.MaintenanceRequest) error {
+	action := &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: workflows.MaintenanceWorkflowName, Args: []any{req}, TaskQueue: activities.TaskQueue}
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}}
+	_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: spec, Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Memo: map[string]any{"table": req.Spec.Table, "job": req.Job}})
+	if err == nil {
+		return nil
+	}
+	h := sc.GetHandle(ctx, id)
+	if _, derr := h.Describe(ctx); derr != nil {
+		return fmt.Errorf("create schedule %s: %w", id, err)
+	}
+	return h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+		s := in.Description.Schedule
+		s.Spec = &spec
+		s.Action = action
+		return &client.ScheduleUpdate{Schedule: &s}, nil
+	}})
+}

@@ -1,0 +1,34 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+)
+
+// MaintenanceWorkflowName is the registered name of MaintenanceWorkflow.
+const MaintenanceWorkflowName = "MaintenanceWorkflow"
+
+// MaintenanceWorkflow runs one maintenance job (purge, compact, expire)
+// on a table's Iceberg tables: what Temporal Schedules start periodically
+// per table, and `starter maintain` starts on demand. Commit conflicts with
+// the table's concurrent batches are retried (60 attempts, backoff to a minute).
+func MaintenanceWorkflow(ctx workflow.Context, req activities.MaintenanceRequest) (activities.MaintenanceResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    time.Minute,
+		Summary:             fmt.Sprintf("%s %s", req.Job, req.Spec.Table),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
+			MaximumAttempts: 60, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+	})
+	var res activities.MaintenanceResult
+	err := workflow.ExecuteActivity(ctx, a.Maintain, req).Get(ctx, &res)
+	return res, err
+}
+
+// ScheduleID is the Temporal Schedule id of a table's periodic job.
+func ScheduleID(table, job string) string { return "lakemirror-" + job + "-" + table }
