@@ -63,7 +63,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	res.KeyColumns = st.keyCols
 	// the mirror and history exist before bronze holds any row change (see
 	// Recover), and events are typed and keyed the way the tables store them
-	prep, err := mirror.Prepare(ctx, events)
+	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(req.SchemaDecision))
 	if err != nil {
 		return res, classify(err)
 	}

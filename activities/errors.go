@@ -20,7 +20,10 @@ func classify(err error) error {
 	var de *schemas.DecodeError
 	var ce *lake.ConformError
 	var ge *kafka.RetentionGapError
+	var sb *lake.SchemaBlockedError
 	switch {
+	case errors.As(err, &sb):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSchemaBlocked, err, sb.Changes)
 	case errors.As(err, &de):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUndecodable, err,
 			map[string]any{"topic": de.Topic, "partition": de.Partition, "offset": de.Offset, "reason": de.Reason})

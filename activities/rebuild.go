@@ -65,7 +65,8 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 			events = append(events, dec.Event)
 		}
 	}
-	prep, err := mirror.Prepare(ctx, events)
+	// changes an operator skipped (a blocked schema change) stay skipped
+	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip))
 	if err != nil {
 		return res, classify(err)
 	}

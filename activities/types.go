@@ -17,6 +17,7 @@ const (
 	ErrTypeUnfit           = "ValueDoesNotFit"   // a value does not fit its column's type
 	ErrTypeRetentionGap    = "KafkaRetentionGap" // the next offset to read was deleted by retention
 	ErrTypeBadSpec         = "InvalidTableSpec"  // the table configuration is unusable
+	ErrTypeSchemaBlocked   = "SchemaBlocked"     // the events' schema changed in a way that needs an operator's decision
 	ErrTypeQuarantineLimit = "QuarantineLimit"   // more records of one batch could not be applied than the table allows
 )
 
@@ -89,6 +90,10 @@ type Plan struct {
 type ApplyRequest struct {
 	Spec  TableSpec  `json:"spec"`
 	Batch lake.Batch `json:"batch"`
+	// SchemaDecision is an operator's decision on the schema change that
+	// blocked this batch: "evolve" or "skip" (lake.DecisionEvolve,
+	// lake.DecisionSkip); "" on a first attempt.
+	SchemaDecision string `json:"schema_decision,omitempty"`
 }
 
 // RebuildRequest asks for the late-key rebuild of a table: the keys its

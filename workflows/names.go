@@ -11,19 +11,21 @@ const (
 	SignalResume      = "resume"   // no payload
 	SignalStop        = "stop"     // no payload: finish the in-flight batch, then complete the workflow
 	SignalRetry       = "retry"    // no payload: re-run the batch that failed and left the table blocked
+	SignalSchema      = "schema"   // string "evolve" or "skip": the decision on a schema change that blocked the table
 	UpdateBackfill    = "backfill" // BackfillRequest → BackfillAccepted: queue a re-apply of past offsets
 	UpdateSettings    = "settings" // SettingsRequest → TableSpec: change batch bounds
 )
 
 // Phases of a table pipeline, shown by the status query.
 const (
-	PhaseStarting = "starting" // recovering offsets from the tables
-	PhaseSnapshot = "snapshot" // applying the connector's source snapshot reads
-	PhaseStream   = "stream"   // applying streamed changes
-	PhaseBackfill = "backfill" // re-applying a requested range of past offsets
-	PhasePaused   = "paused"
-	PhaseBlocked  = "blocked" // a batch failed in a way retrying cannot fix; waiting for an operator
-	PhaseStopped  = "stopped"
+	PhaseStarting      = "starting" // recovering offsets from the tables
+	PhaseSnapshot      = "snapshot" // applying the connector's source snapshot reads
+	PhaseStream        = "stream"   // applying streamed changes
+	PhaseBackfill      = "backfill" // re-applying a requested range of past offsets
+	PhasePaused        = "paused"
+	PhaseBlocked       = "blocked"        // a batch failed in a way retrying cannot fix; waiting for an operator
+	PhaseSchemaBlocked = "schema-blocked" // the source schema changed in a way that needs a decision (schema signal)
+	PhaseStopped       = "stopped"
 )
 
 // WorkflowID is the table workflow's id for a mirror table name

@@ -35,7 +35,8 @@ type TableState struct {
 	Totals         Totals                    `json:"totals"`
 	Runs           int                       `json:"runs"` // continue-as-new generations so far
 
-	retryRequested bool // set by the retry signal while blocked; not carried over
+	retryRequested bool   // set by the retry signal while blocked; not carried over
+	schemaDecision string // set by the schema signal while schema-blocked
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless

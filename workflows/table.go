@@ -151,16 +151,42 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 // non-retryable failures until an operator signals retry. It returns
 // false when the workflow is asked to stop while blocked.
 func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.ApplyResult, bool) {
+	decision := ""
 	for {
 		var res activities.ApplyResult
-		err := workflow.ExecuteActivity(withApply(ctx, b), a.ApplyBatch, activities.ApplyRequest{Spec: st.Spec, Batch: b}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(withApply(ctx, b), a.ApplyBatch,
+			activities.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision}).Get(ctx, &res)
 		if err == nil {
 			return res, true
+		}
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == activities.ErrTypeSchemaBlocked {
+			d, ok := awaitSchemaDecision(ctx, st, err)
+			if !ok {
+				return res, false
+			}
+			decision = d
+			continue
 		}
 		if !block(ctx, st, err) {
 			return res, false
 		}
 	}
+}
+
+// awaitSchemaDecision shows the table as schema-blocked with the change
+// in status and waits for the operator's schema signal ("evolve" or
+// "skip") or stop.
+func awaitSchemaDecision(ctx workflow.Context, st *TableState, err error) (string, bool) {
+	st.LastError = errorText(err)
+	prev := st.Phase
+	st.Phase = PhaseSchemaBlocked
+	workflow.GetLogger(ctx).Error("schema change blocks the table", "error", st.LastError)
+	st.schemaDecision = ""
+	_ = workflow.Await(ctx, func() bool { return st.schemaDecision != "" || st.Stopping })
+	d := st.schemaDecision
+	st.schemaDecision, st.Phase = "", prev
+	return d, !st.Stopping
 }
 
 // rebuild runs the late-key rebuild (RebuildKeys) for the keys the last

@@ -68,19 +68,30 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 	if err != nil {
 		return nil, err
 	}
-	var missing []iceberg.NestedField
+	var missing, widened []iceberg.NestedField
 	for _, f := range mirror.Schema().Fields() {
-		if _, ok := tbl.Schema().FindFieldByName(f.Name); !ok && !isSystemColumn(f.Name) {
+		if isSystemColumn(f.Name) {
+			continue
+		}
+		h, ok := tbl.Schema().FindFieldByName(f.Name)
+		if !ok {
 			missing = append(missing, f)
+			continue
+		}
+		if !h.Type.Equals(f.Type) {
+			widened = append(widened, f) // the mirror's widening (int → long, ...), followed here
 		}
 	}
-	if len(missing) == 0 {
+	if len(missing) == 0 && len(widened) == 0 {
 		return tbl, nil
 	}
 	tx := tbl.NewTransaction()
 	up := tx.UpdateSchema(true, false)
 	for _, f := range missing {
 		up = up.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil)
+	}
+	for _, f := range widened {
+		up = up.UpdateColumn([]string{f.Name}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: f.Type, Valid: true}})
 	}
 	if err := up.Commit(); err != nil {
 		return nil, fmt.Errorf("lake: add history columns: %w", err)

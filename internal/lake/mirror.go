@@ -107,14 +107,21 @@ type Prepared struct {
 // recomputing each event's Key from the typed values. A row change with a
 // value that does not fit its column is rejected (returned for the
 // quarantine, left out of Events), never written as NULL. Errors: catalog
-// failures (retryable) and column types with no Iceberg equivalent.
-func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event) (Prepared, error) {
+// failures (retryable), column types with no Iceberg equivalent, and a
+// *SchemaBlockedError when the events' schema changed in a way that needs
+// an operator's decision (see WithSchemaDecision).
+func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ...PrepareOption) (Prepared, error) {
+	var cfg prepareConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	p := Prepared{Events: events}
 	tbl, err := w.Ensure(ctx, events)
 	if err != nil || tbl == nil {
 		return p, err
 	}
-	if tbl, p.Added, err = w.evolve(ctx, tbl, events); err != nil {
+	var skipped map[*cdc.Event]bool
+	if tbl, p.Added, skipped, err = w.evolve(ctx, tbl, events, cfg.decision); err != nil {
 		return p, err
 	}
 	p.Table = tbl
@@ -128,6 +135,11 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event) (Prepar
 	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
+		if skipped[e] {
+			p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StageSchema,
+				Err: fmt.Errorf("skipped by an operator: its source schema changed incompatibly")})
+			continue
+		}
 		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
 			if _, err := sh.conformEvent(e); err != nil {
 				p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StageConform, Err: err})

@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -10,65 +9,133 @@ import (
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
-// evolve adds to the mirror every column that appears (with a non-NULL
-// value) in the batch's row images but not in the table, as an optional
-// column typed from the events' Connect schema or, without one, inferred
-// from the values. It commits the schema change on its own, before the
-// batch's data, and returns the reloaded table and the added names.
-// Widening and incompatible changes are out of its scope: a value that
-// does not fit its column fails the batch in conform.
-func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event) (*table.Table, []string, error) {
+// PrepareOption adjusts Prepare.
+type PrepareOption func(*prepareConfig)
+
+type prepareConfig struct{ decision string }
+
+// WithSchemaDecision applies an operator's decision (DecisionEvolve or
+// DecisionSkip) to the schema change that blocked this batch.
+func WithSchemaDecision(d string) PrepareOption { return func(c *prepareConfig) { c.decision = d } }
+
+// evolve brings the mirror's schema up to the batch's events (design:
+// issue 3, schema evolution). With a Connect schema on the events, a new
+// column is added as optional and an Iceberg-allowed widening (int → long,
+// float → double, decimal precision up) is applied; a narrowing or other
+// type change, or a dropped column that still holds values (a rename is
+// both) blocks the batch with *SchemaBlockedError unless the schema was
+// accepted before or the decision says evolve (accept, remembered) or
+// skip (the events carrying that schema are returned as skipped, for the
+// quarantine). Without a schema, columns that first appear with a
+// non-NULL value are added with types inferred from the values
+// (schemas.InferColumns). Changes are committed on their own, before the
+// batch's data; it returns the reloaded table and the added columns.
+func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, decision string) (*table.Table, []string, map[*cdc.Event]bool, error) {
 	sc := tbl.Schema()
-	var added []cdc.Column
-	seen := map[string]bool{}
+	accepted := acceptedSchemas(tbl)
+	var changes []SchemaChange
+	newCols := map[string]cdc.Column{}
+	var accept []string
+	skipped := map[*cdc.Event]bool{}
+	seenSchema := map[*cdc.Column]bool{}
+	var withValues map[string]bool
+	hasValues := func(name string) bool {
+		if withValues == nil {
+			var err error
+			if withValues, err = columnsWithValues(ctx, tbl); err != nil {
+				withValues = map[string]bool{name: true} // unknown: assume it has values (blocks, never loses)
+			}
+		}
+		return withValues[name]
+	}
+	skipSchema := map[*cdc.Column]bool{}
+	for _, e := range events {
+		if len(e.Schema) == 0 {
+			continue
+		}
+		id := &e.Schema[0]
+		if skipSchema[id] {
+			skipped[e] = true
+			continue
+		}
+		if seenSchema[id] {
+			continue
+		}
+		seenSchema[id] = true
+		diff, err := diffSchema(tbl, e.Schema, hasValues)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		blocking := false
+		for _, c := range diff {
+			blocking = blocking || !c.Allowed
+		}
+		fp := schemaFingerprint(e.Schema)
+		if blocking && !containsString(accepted, fp) {
+			switch decision {
+			case DecisionEvolve:
+				accept = append(accept, fp)
+			case DecisionSkip:
+				skipSchema[id] = true
+				skipped[e] = true
+				continue
+			default:
+				return nil, nil, nil, &SchemaBlockedError{Fingerprint: fp, Changes: diff}
+			}
+		}
+		for _, c := range diff {
+			if c.Allowed && newCols[c.Column].Name == "" {
+				changes = append(changes, c)
+				for _, col := range e.Schema {
+					if col.Name == c.Column {
+						col.Optional = true
+						newCols[c.Column] = col
+					}
+				}
+			}
+		}
+	}
+	// schemaless events: columns that first appear with a value
 	var inferred []cdc.Column
 	for _, e := range events {
+		if len(e.Schema) > 0 || skipped[e] {
+			continue
+		}
 		for _, img := range []*cdc.Row{e.Before, e.After} {
 			if img == nil {
 				continue
 			}
 			for i, name := range img.Cols.Names {
-				if seen[name] || img.Vals[i].IsNull() {
+				if img.Vals[i].IsNull() || newCols[name].Name != "" {
 					continue
 				}
 				if _, ok := sc.FindFieldByName(name); ok {
 					continue
 				}
-				seen[name] = true
-				col, ok := columnFromSchema(e.Schema, name)
-				if !ok {
-					if inferred == nil {
-						inferred = schemas.InferColumns(events)
-					}
-					col, _ = columnFromSchema(inferred, name)
+				if inferred == nil {
+					inferred = schemas.InferColumns(events)
 				}
+				col, _ := columnFromSchema(inferred, name)
 				col.Name, col.Optional = name, true
-				added = append(added, col)
+				newCols[name] = col
+				changes = append(changes, SchemaChange{Column: name, Kind: "added", To: col.Type.String(), Allowed: true})
 			}
 		}
 	}
-	if len(added) == 0 {
-		return tbl, nil, nil
-	}
-	tx := tbl.NewTransaction()
-	up := tx.UpdateSchema(true, false)
-	names := make([]string, 0, len(added))
-	for _, c := range added {
-		t, err := icebergType(c.Type)
-		if err != nil {
-			return nil, nil, fmt.Errorf("lake: new column %q: %w", c.Name, err)
-		}
-		up = up.AddColumn([]string{c.Name}, t, "added by lakemirror when it first appeared in the stream", false, nil)
-		names = append(names, c.Name)
-	}
-	if err := up.Commit(); err != nil {
-		return nil, nil, fmt.Errorf("lake: add columns %v: %w", names, err)
-	}
-	newTbl, err := tx.Commit(ctx)
+	tbl, added, err := applySchemaChanges(ctx, tbl, changes, newCols, accept)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lake: commit new columns %v: %w", names, err)
+		return nil, nil, nil, err
 	}
-	return newTbl, names, nil
+	return tbl, added, skipped, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func columnFromSchema(cols []cdc.Column, name string) (cdc.Column, bool) {

@@ -1,0 +1,216 @@
+package lake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// Schema decisions an operator takes on a blocked schema change.
+const (
+	DecisionEvolve = "evolve" // accept: keep the table's types (values that do not fit go to quarantine), keep dropped columns (future rows NULL)
+	DecisionSkip   = "skip"   // quarantine this batch's row changes that carry the changed schema
+)
+
+// PropAcceptedSchemas lists fingerprints of source schemas an operator
+// accepted (decision evolve), so they do not block again.
+const PropAcceptedSchemas = "lakemirror.accepted-schemas"
+
+// SchemaChange is one difference between an event's Connect schema and
+// the mirror table.
+type SchemaChange struct {
+	Column  string `json:"column"`
+	Kind    string `json:"kind"`    // "added", "widened", "type-changed", "dropped"
+	From    string `json:"from"`    // table type ("" for added)
+	To      string `json:"to"`      // source type ("" for dropped)
+	Allowed bool   `json:"allowed"` // applied automatically (added, Iceberg-allowed widening)
+}
+
+func (c SchemaChange) String() string {
+	switch c.Kind {
+	case "added":
+		return fmt.Sprintf("column %q added (%s)", c.Column, c.To)
+	case "dropped":
+		return fmt.Sprintf("column %q dropped at the source while the table holds values in it", c.Column)
+	}
+	return fmt.Sprintf("column %q %s from %s to %s", c.Column, c.Kind, c.From, c.To)
+}
+
+// SchemaBlockedError stops a batch whose events carry a schema change the
+// pipeline may not apply on its own (a narrowing or incompatible type
+// change, a dropped column that still has values, a rename, which looks
+// like both). Nothing of the batch is written; an operator decides.
+type SchemaBlockedError struct {
+	Fingerprint string
+	Changes     []SchemaChange
+}
+
+func (e *SchemaBlockedError) Error() string {
+	var parts []string
+	for _, c := range e.Changes {
+		if !c.Allowed {
+			parts = append(parts, c.String())
+		}
+	}
+	return fmt.Sprintf("schema change needs a decision (evolve or skip): %s", strings.Join(parts, "; "))
+}
+
+// promotable reports Iceberg's allowed type promotions (spec, "Schema
+// Evolution"): int → long, float → double, decimal(p,s) → decimal(p',s)
+// with p' > p.
+func promotable(from, to cdc.Type) bool {
+	switch {
+	case from.Kind == cdc.KindInt && to.Kind == cdc.KindInt:
+		return from.Bits == 32 && to.Bits == 64
+	case from.Kind == cdc.KindFloat && to.Kind == cdc.KindFloat:
+		return from.Bits == 32 && to.Bits == 64
+	case from.Kind == cdc.KindDecimal && to.Kind == cdc.KindDecimal:
+		return from.Scale == to.Scale && to.Precision > from.Precision
+	}
+	return false
+}
+
+func sameType(a, b cdc.Type) bool { return a.String() == b.String() }
+
+// schemaFingerprint identifies a Connect column list.
+func schemaFingerprint(cols []cdc.Column) string {
+	h := sha256.New()
+	for _, c := range cols {
+		fmt.Fprintf(h, "%s:%s;", c.Name, c.Type)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// diffSchema compares an event's Connect columns with the table. hasValues
+// tells whether a table column holds non-null values.
+func diffSchema(tbl *table.Table, cols []cdc.Column, hasValues func(name string) bool) ([]SchemaChange, error) {
+	var out []SchemaChange
+	sc := tbl.Schema()
+	inEvent := map[string]bool{}
+	for _, c := range cols {
+		inEvent[c.Name] = true
+		f, ok := sc.FindFieldByName(c.Name)
+		if !ok {
+			out = append(out, SchemaChange{Column: c.Name, Kind: "added", To: c.Type.String(), Allowed: true})
+			continue
+		}
+		have, err := cdcType(f.Type)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case sameType(have, c.Type):
+		case promotable(have, c.Type):
+			out = append(out, SchemaChange{Column: c.Name, Kind: "widened", From: have.String(), To: c.Type.String(), Allowed: true})
+		case promotable(c.Type, have):
+			// the source narrowed a column the table already widened: values still fit the table
+		default:
+			out = append(out, SchemaChange{Column: c.Name, Kind: "type-changed", From: have.String(), To: c.Type.String()})
+		}
+	}
+	for _, f := range sc.Fields() {
+		if isSystemColumn(f.Name) || inEvent[f.Name] {
+			continue
+		}
+		if hasValues(f.Name) {
+			out = append(out, SchemaChange{Column: f.Name, Kind: "dropped", From: f.Type.String()})
+		}
+	}
+	return out, nil
+}
+
+// columnsWithValues returns the table's columns that hold at least one
+// non-null value, from the data files' column statistics (value count
+// above null count), without reading data.
+func columnsWithValues(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
+	out := map[string]bool{}
+	if tbl.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: plan scan: %w", err)
+	}
+	sc := tbl.Schema()
+	for _, t := range tasks {
+		vc, nc := t.File.ValueCounts(), t.File.NullValueCounts()
+		for id, n := range vc {
+			if n > nc[id] {
+				if name, ok := sc.FindColumnName(id); ok {
+					out[name] = true
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func acceptedSchemas(tbl *table.Table) []string {
+	var out []string
+	_ = json.Unmarshal([]byte(tbl.Properties()[PropAcceptedSchemas]), &out)
+	return out
+}
+
+// applySchemaChanges evolves the table for the allowed changes (new
+// optional columns, widenings) and records accepted fingerprints, in one
+// schema commit.
+func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaChange, newCols map[string]cdc.Column, accept []string) (*table.Table, []string, error) {
+	var added []string
+	tx := tbl.NewTransaction()
+	up := tx.UpdateSchema(true, false)
+	n := 0
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Column < changes[j].Column })
+	for _, c := range changes {
+		if !c.Allowed {
+			continue
+		}
+		col := newCols[c.Column]
+		t, err := icebergType(col.Type)
+		if err != nil {
+			return nil, nil, fmt.Errorf("lake: column %q: %w", c.Column, err)
+		}
+		switch c.Kind {
+		case "added":
+			up = up.AddColumn([]string{c.Column}, t, "added by lakemirror when it first appeared in the stream", false, nil)
+			added = append(added, c.Column)
+		case "widened":
+			up = up.UpdateColumn([]string{c.Column}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: t, Valid: true}})
+		}
+		n++
+	}
+	if n > 0 {
+		if err := up.Commit(); err != nil {
+			return nil, nil, fmt.Errorf("lake: evolve schema: %w", err)
+		}
+	}
+	if len(accept) > 0 {
+		all := acceptedSchemas(tbl)
+		for _, fp := range accept {
+			if !slices.Contains(all, fp) {
+				all = append(all, fp)
+			}
+		}
+		b, _ := json.Marshal(all)
+		if err := tx.SetProperties(iceberg.Properties{PropAcceptedSchemas: string(b)}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if n == 0 && len(accept) == 0 {
+		return tbl, nil, nil
+	}
+	newTbl, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lake: commit schema change: %w", err)
+	}
+	return newTbl, added, nil
+}
