@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -23,6 +24,12 @@ type Activities struct {
 	Kafka   *kafka.Client
 	// Metrics receives per-batch counts, lag and freshness; nil = none.
 	Metrics *telemetry.Metrics
+	// Registry is the schema registry of Avro records (Confluent wire
+	// format); nil = JSON records only.
+	Registry *sr.Client
+	// Sources maps source names to PostgreSQL DSNs for direct loads
+	// (TableSpec.Source). DSNs stay on the worker, out of workflow history.
+	Sources map[string]string
 
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the
@@ -76,7 +83,7 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 	st := a.tables[spec.Table]
 	if st == nil || fmt.Sprint(st.spec) != fmt.Sprint(spec) {
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
-			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns})}
+			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Registry: a.Registry})}
 		a.tables[spec.Table] = st
 	}
 	return st, name, nil

@@ -44,33 +44,46 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			a.observeFailure(spec.Table, stage, err)
 		}
 	}()
-
-	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}
 	recs, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
 	if err != nil {
-		return res, classify(err)
+		return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, classify(err)
 	}
-	res.Records = len(recs)
-	stage = "decode"
-	events, bronze, quarantine, err := decodeAll(st.decoder, recs, &res)
+	res, _, err := a.applyRecords(ctx, st, name, spec, b, toRecords(recs), req.SchemaDecision, &stage)
 	if err != nil {
 		return res, err
 	}
+	a.observeBatch(spec.Table, &res, time.Since(started))
+	return res, nil
+}
+
+// applyRecords applies one batch of records (from Kafka, or rendered by a
+// direct load) to bronze, mirror and history, in that order, quarantining
+// what cannot be applied. It returns the result and the keys of the row
+// changes applied. stage tracks where it is (for failure metrics). The
+// caller holds st.mu.
+func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
+	recs []schemas.Record, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
+	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}
+	*stage = "decode"
+	events, bronze, quarantine, err := decodeAll(st.decoder, recs, &res)
+	if err != nil {
+		return res, nil, err
+	}
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	mirror, history := st.writers(a, name)
 	res.KeyColumns = st.keyCols
 	// the mirror and history exist before bronze holds any row change (see
 	// Recover), and events are typed and keyed the way the tables store them
-	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(req.SchemaDecision))
+	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(decision))
 	if err != nil {
-		return res, classify(err)
+		return res, nil, classify(err)
 	}
 	res.AddedColumns = prep.Added
 	if prep.Table != nil {
 		if _, err := history.Ensure(ctx, prep.Table); err != nil {
-			return res, classify(err)
+			return res, nil, classify(err)
 		}
 	}
 	for _, rej := range prep.Rejected {
@@ -78,44 +91,52 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}
 	setBronzeKeys(bronze, prep.Events)
 	if err := a.quarantine(ctx, spec, name, b, quarantine, &res); err != nil {
-		return res, err
+		return res, nil, err
+	}
+	keys := make([]cdc.Key, 0, len(prep.Events))
+	for _, e := range prep.Events {
+		if e.Key != "" {
+			keys = append(keys, e.Key)
+		}
 	}
 	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
-		return res, classify(err)
+		return res, nil, classify(err)
 	}
-	stage = "bronze"
+	*stage = "bronze"
 	if res.Bronze, err = lake.AppendBronze(ctx, a.Catalog, name, b, bronze); err != nil {
-		return res, classify(err)
+		return res, nil, classify(err)
 	}
 	if err := a.afterCommit(ctx, b, "bronze"); err != nil {
-		return res, err
+		return res, nil, err
 	}
-	stage = "mirror"
-	var end lake.Offsets
-	if res.Mirror, end, err = mirror.Apply(ctx, b, events); err != nil {
-		return res, classify(err)
+	*stage = "mirror"
+	if res.Mirror, res.EndOffsets, err = mirror.Apply(ctx, b, events); err != nil {
+		return res, nil, classify(err)
 	}
-	res.EndOffsets = end
 	if err := a.afterCommit(ctx, b, "mirror"); err != nil {
-		return res, err
+		return res, nil, err
 	}
-	stage = "history"
+	*stage = "history"
 	pre, known := mirror.PreBatchSeqs()
 	if res.History, err = history.Apply(ctx, b, events, pre, known); err != nil {
-		return res, classify(err)
+		return res, nil, classify(err)
 	}
 	if err := a.afterCommit(ctx, b, "history"); err != nil {
-		return res, err
+		return res, nil, err
 	}
-	a.observeBatch(spec.Table, &res, time.Since(started))
-	return res, nil
+	return res, keys, nil
 }
 
-func (a *Activities) afterCommit(ctx context.Context, b lake.Batch, table string) error {
-	if a.AfterCommit == nil {
-		return nil
+// toRecords converts fetched Kafka records.
+func toRecords(recs []*kgo.Record) []schemas.Record {
+	out := make([]schemas.Record, len(recs))
+	for i, r := range recs {
+		out[i] = schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp.UnixMicro()}
+		for _, h := range r.Headers {
+			out[i].Headers = append(out[i].Headers, schemas.Header{Key: h.Key, Value: h.Value})
+		}
 	}
-	return a.AfterCommit(ctx, b, table)
+	return out
 }
 
 // ensureKeyColumns settles the table's key columns: the spec's, else the
@@ -143,15 +164,12 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 // transaction metadata and source snapshot reads into res. Records that
 // cannot be decoded are returned for the quarantine (they stay in bronze
 // as received, with a null op).
-func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, quarantine []lake.QuarantineRecord, err error) {
+func decodeAll(d *schemas.Decoder, recs []schemas.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, quarantine []lake.QuarantineRecord, err error) {
 	events = make([]*cdc.Event, 0, len(recs))
 	bronze = make([]lake.BronzeRecord, len(recs))
-	for i, r := range recs {
-		sr := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
-			Timestamp: r.Timestamp.UnixMicro()}
-		br := lake.BronzeRecord{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: sr.Timestamp}
-		for _, h := range r.Headers {
-			sr.Headers = append(sr.Headers, schemas.Header{Key: h.Key, Value: h.Value})
+	for i, sr := range recs {
+		br := lake.BronzeRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value, Timestamp: sr.Timestamp}
+		for _, h := range sr.Headers {
 			br.Headers = append(br.Headers, lake.BronzeHeader{Key: h.Key, Value: h.Value})
 		}
 		dec, err := d.Decode(sr)
@@ -160,7 +178,7 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 			return nil, nil, nil, err // the schema registry is unreachable: retry the batch, quarantine nothing
 		}
 		if err != nil {
-			quarantine = append(quarantine, lake.QuarantineRecord{Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value,
+			quarantine = append(quarantine, lake.QuarantineRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value,
 				Timestamp: sr.Timestamp, Stage: lake.StageDecode, Reason: err.Error()})
 			bronze[i] = br
 			continue
@@ -193,11 +211,11 @@ func decodeAll(d *schemas.Decoder, recs []*kgo.Record, res *ApplyResult) (events
 }
 
 // quarantineOf builds the quarantine record of the batch record at origin.
-func quarantineOf(recs []*kgo.Record, o cdc.Origin, stage, reason string) lake.QuarantineRecord {
+func quarantineOf(recs []schemas.Record, o cdc.Origin, stage, reason string) lake.QuarantineRecord {
 	q := lake.QuarantineRecord{Partition: o.Partition, Offset: o.Offset, Stage: stage, Reason: reason}
 	for _, r := range recs {
 		if r.Partition == o.Partition && r.Offset == o.Offset {
-			q.Key, q.Value, q.Timestamp = r.Key, r.Value, r.Timestamp.UnixMicro()
+			q.Key, q.Value, q.Timestamp = r.Key, r.Value, r.Timestamp
 			break
 		}
 	}
@@ -252,4 +270,11 @@ func kafkaRanges(rs []lake.Range) []kafka.Range {
 		out[i] = kafka.Range{Partition: r.Partition, From: r.From, To: r.To}
 	}
 	return out
+}
+
+func (a *Activities) afterCommit(ctx context.Context, b lake.Batch, table string) error {
+	if a.AfterCommit == nil {
+		return nil
+	}
+	return a.AfterCommit(ctx, b, table)
 }

@@ -31,10 +31,20 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	defer st.mu.Unlock()
 	stop := keepAlive(ctx, 5*time.Second, func() any { return "rebuild" })
 	defer stop()
-	var res RebuildResult
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
-		return res, err
+		return RebuildResult{}, err
 	}
+	res, err := a.rebuildPending(ctx, st, name)
+	if err == nil && a.Metrics != nil {
+		a.Metrics.Rebuilt(spec.Table, res.Keys)
+	}
+	return res, err
+}
+
+// rebuildPending rebuilds the keys the history lists as pending (the
+// body of RebuildKeys; the caller holds st.mu).
+func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name lake.TableName) (RebuildResult, error) {
+	var res RebuildResult
 	mirror, history := st.writers(a, name)
 	keys, err := history.Pending(ctx)
 	if err != nil || len(keys) == 0 {
@@ -92,9 +102,6 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	}
 	if res.History, err = history.Rebuild(ctx, byKey); err != nil {
 		return res, classify(err)
-	}
-	if a.Metrics != nil {
-		a.Metrics.Rebuilt(spec.Table, res.Keys)
 	}
 	return res, nil
 }

@@ -38,7 +38,7 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 			out = RecoverResult{BatchSeq: cp.BatchSeq, BatchID: cp.BatchID, Offsets: maps.Clone(cp.EndOffsets), Source: "bronze"}
 		}
 	}
-	maxSeq := bseq
+	maxSeq, loaded := bseq, false
 	if mirror != nil {
 		cp, err := lake.ReadCheckpoint(mirror)
 		if err != nil {
@@ -47,6 +47,11 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 		maxSeq = max(maxSeq, cp.BatchSeq)
 		if cp.BatchSeq > 0 {
 			out = RecoverResult{BatchSeq: cp.BatchSeq, BatchID: cp.BatchID, Offsets: maps.Clone(cp.EndOffsets), Source: "mirror"}
+		}
+		if lc, err := lake.ReadLoadCursor(mirror); err != nil {
+			return out, err
+		} else if lc != nil && (lc.ID != InitialLoadID || lc.Done) {
+			loaded = true // the initial load finished (a later re-snapshot implies it did)
 		}
 		history, err := lake.LoadTable(ctx, a.Catalog, name.History())
 		if err != nil {
@@ -74,6 +79,6 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 		}
 	}
 	// batch numbers stay strictly increasing whichever table is ahead
-	out.BatchSeq = maxSeq
+	out.BatchSeq, out.Loaded = maxSeq, loaded
 	return out, nil
 }

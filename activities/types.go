@@ -37,6 +37,16 @@ type TableSpec struct {
 	// HistoryCollapseTx folds the changes of one source transaction into
 	// one history version.
 	HistoryCollapseTx bool `json:"history_collapse_tx,omitempty"`
+	// Source names the source database the table can be loaded from
+	// directly (a name the worker maps to a DSN with -sources), and
+	// SourceTable the table there as schema.table; empty = Debezium only.
+	Source      string `json:"source,omitempty"`
+	SourceTable string `json:"source_table,omitempty"`
+	// SignalTopic is the Debezium connector's signal topic
+	// (signal.kafka.topic) for re-snapshots through the connector.
+	SignalTopic string `json:"signal_topic,omitempty"`
+	// LoadChunk is the rows per chunk of a direct load (default 10,000).
+	LoadChunk int `json:"load_chunk,omitempty"`
 	// MaxQuarantine is how many records of one batch may go to the
 	// quarantine table before the table blocks instead (default 100).
 	MaxQuarantine int `json:"max_quarantine,omitempty"`
@@ -68,6 +78,7 @@ type RecoverResult struct {
 	Offsets  lake.Offsets `json:"offsets"` // next offset per partition; empty = start per StartFrom
 	Source   string       `json:"source"`  // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
 	Pending  int          `json:"pending"` // keys awaiting a late-key rebuild
+	Loaded   bool         `json:"loaded"`  // the direct initial load (load id "initial") is complete
 }
 
 // PlanRequest asks for the next batch's offset ranges.

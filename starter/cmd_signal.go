@@ -39,7 +39,7 @@ func (a *app) signalCmds() []*cobra.Command {
 			},
 		})
 	}
-	cmds = append(cmds, a.schemaCmd())
+	cmds = append(cmds, a.schemaCmd(), a.resnapshotCmd())
 	return cmds
 }
 
@@ -78,5 +78,39 @@ batch with it blocks again.`,
 	}
 	cmd.Flags().BoolVar(&evolve, "evolve", false, "accept the change")
 	cmd.Flags().BoolVar(&skip, "skip", false, "quarantine this batch's changes that carry it")
+	return cmd
+}
+
+func (a *app) resnapshotCmd() *cobra.Command {
+	var incremental bool
+	cmd := &cobra.Command{
+		Use:   "resnapshot TABLE [--incremental]",
+		Short: "Re-snapshot a table: directly from its source database, or through Debezium",
+		Long: `resnapshot starts over from the source, between batches. By default it reads the table
+directly from the source database the pipeline was started with (--source): rows are
+applied at the snapshot's position, so rows whose changes were lost are repaired, and live
+mirror rows the source no longer has (ghost rows) are soft-deleted; status reports how
+many. With --incremental it sends Debezium's execute-snapshot signal (incremental) to the
+connector's signal topic (--signal-topic at start) and the connector's snapshot reads flow
+through the topic.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode := workflows.ResnapshotDirect
+			if incremental {
+				mode = workflows.ResnapshotIncremental
+			}
+			c, err := runner.Dial(a.settings, nil)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.SignalWorkflow(cmd.Context(), workflows.WorkflowID(args[0]), "", workflows.SignalResnapshot, mode); err != nil {
+				return notFoundOr(args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "requested a %s re-snapshot of %s; follow it with: starter status %s\n", mode, args[0], args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&incremental, "incremental", false, "ask the Debezium connector for an incremental snapshot instead of reading the source directly")
 	return cmd
 }

@@ -19,9 +19,10 @@ import (
 
 // specFlags are the table-spec flags of start and demo.
 type specFlags struct {
-	table, topic, key, startFrom string
-	batchSize                    int
-	maxWait                      time.Duration
+	table, topic, key, startFrom     string
+	source, sourceTable, signalTopic string
+	batchSize                        int
+	maxWait                          time.Duration
 }
 
 func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration) {
@@ -31,6 +32,9 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.StringVar(&f.startFrom, "start-from", "earliest", "where a new pipeline starts reading the topic: earliest or latest")
 	fl.IntVar(&f.batchSize, "batch-size", defBatch, "maximum records per micro-batch")
 	fl.DurationVar(&f.maxWait, "max-wait", defWait, "how long a batch waits to fill before it is applied")
+	fl.StringVar(&f.source, "source", "", "source database (a name the worker maps to a DSN with -sources) to load the table from directly before streaming")
+	fl.StringVar(&f.sourceTable, "source-table", "", "the table in the source database as schema.table (for --source and incremental re-snapshots)")
+	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for `resnapshot --incremental`")
 }
 
 func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
@@ -51,7 +55,11 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	if f.batchSize < 1 {
 		return activities.TableSpec{}, usage("--batch-size must be at least 1")
 	}
-	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait}
+	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait,
+		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic}
+	if f.source != "" && f.sourceTable == "" {
+		return activities.TableSpec{}, usage("--source needs --source-table schema.table")
+	}
 	for _, k := range strings.Split(f.key, ",") {
 		if k = strings.TrimSpace(k); k != "" {
 			spec.KeyColumns = append(spec.KeyColumns, k)

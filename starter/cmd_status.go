@@ -99,6 +99,9 @@ func printStatus(w io.Writer, st workflows.Status) {
 		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d inserted, %d updated, %d deleted, bronze +%d\n",
 			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
 	}
+	if l := st.LastLoad; l != nil {
+		fmt.Fprintf(tw, "last load\t%s: %d rows at WAL position %d, %d ghost rows soft-deleted\n", l.LoadID, l.Rows, l.LSN, l.Ghosts)
+	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)
 	}

@@ -6,14 +6,15 @@ import "strings"
 // `temporal workflow signal` use).
 const (
 	TableWorkflowName = "TableWorkflow"
-	QueryStatus       = "status"   // returns Status
-	SignalPause       = "pause"    // no payload: hold the Kafka position after the in-flight batch
-	SignalResume      = "resume"   // no payload
-	SignalStop        = "stop"     // no payload: finish the in-flight batch, then complete the workflow
-	SignalRetry       = "retry"    // no payload: re-run the batch that failed and left the table blocked
-	SignalSchema      = "schema"   // string "evolve" or "skip": the decision on a schema change that blocked the table
-	UpdateBackfill    = "backfill" // BackfillRequest → BackfillAccepted: queue a re-apply of past offsets
-	UpdateSettings    = "settings" // SettingsRequest → TableSpec: change batch bounds
+	QueryStatus       = "status"     // returns Status
+	SignalPause       = "pause"      // no payload: hold the Kafka position after the in-flight batch
+	SignalResume      = "resume"     // no payload
+	SignalStop        = "stop"       // no payload: finish the in-flight batch, then complete the workflow
+	SignalRetry       = "retry"      // no payload: re-run the batch that failed and left the table blocked
+	SignalSchema      = "schema"     // string "evolve" or "skip": the decision on a schema change that blocked the table
+	SignalResnapshot  = "resnapshot" // string "direct" or "incremental": re-snapshot the table between batches
+	UpdateBackfill    = "backfill"   // BackfillRequest → BackfillAccepted: queue a re-apply of past offsets
+	UpdateSettings    = "settings"   // SettingsRequest → TableSpec: change batch bounds
 )
 
 // Phases of a table pipeline, shown by the status query.

@@ -10,8 +10,8 @@ import (
 // in its own coroutine so signals take effect while the main loop waits;
 // drain catches any still buffered before continue-as-new.
 type signals struct {
-	st                                 *TableState
-	pause, resume, stop, retry, schema workflow.ReceiveChannel
+	st                                         *TableState
+	pause, resume, stop, retry, schema, resnap workflow.ReceiveChannel
 }
 
 func newSignals(ctx workflow.Context, st *TableState) *signals {
@@ -21,6 +21,7 @@ func newSignals(ctx workflow.Context, st *TableState) *signals {
 		stop:   workflow.GetSignalChannel(ctx, SignalStop),
 		retry:  workflow.GetSignalChannel(ctx, SignalRetry),
 		schema: workflow.GetSignalChannel(ctx, SignalSchema),
+		resnap: workflow.GetSignalChannel(ctx, SignalResnapshot),
 	}
 }
 
@@ -30,6 +31,11 @@ func (s *signals) loop(ctx workflow.Context) {
 	sel.AddReceive(s.resume, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.Paused = false })
 	sel.AddReceive(s.stop, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.Stopping = true })
 	sel.AddReceive(s.retry, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.retryRequested = true })
+	sel.AddReceive(s.resnap, func(c workflow.ReceiveChannel, _ bool) {
+		var m string
+		c.Receive(ctx, &m)
+		s.st.setResnapshot(ctx, m)
+	})
 	sel.AddReceive(s.schema, func(c workflow.ReceiveChannel, _ bool) {
 		var d string
 		c.Receive(ctx, &d)
@@ -57,6 +63,9 @@ func (s *signals) drain() {
 	for s.schema.ReceiveAsync(&d) {
 		s.st.setSchemaDecision(nil, d)
 	}
+	for s.resnap.ReceiveAsync(&d) {
+		s.st.setResnapshot(nil, d)
+	}
 }
 
 // setSchemaDecision takes an operator's schema decision; anything but
@@ -69,4 +78,19 @@ func (st *TableState) setSchemaDecision(ctx workflow.Context, d string) {
 		return
 	}
 	st.schemaDecision = d
+}
+
+// setResnapshot queues a re-snapshot ("direct" or "incremental"; "" means
+// direct).
+func (st *TableState) setResnapshot(ctx workflow.Context, mode string) {
+	if mode == "" {
+		mode = ResnapshotDirect
+	}
+	if mode != ResnapshotDirect && mode != ResnapshotIncremental {
+		if ctx != nil {
+			workflow.GetLogger(ctx).Warn("ignoring resnapshot mode", "mode", mode)
+		}
+		return
+	}
+	st.ResnapshotRequested = mode
 }

@@ -16,24 +16,27 @@ type TableInput struct {
 
 // TableState is everything a run hands to the next across continue-as-new.
 type TableState struct {
-	Spec           activities.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
-	Phase          string                    `json:"phase"`
-	Recovered      bool                      `json:"recovered"`
-	Offsets        lake.Offsets              `json:"offsets"`         // next offset per partition
-	HighWatermarks lake.Offsets              `json:"high_watermarks"` // per partition, at the last plan
-	BatchSeq       int64                     `json:"batch_seq"`       // last batch number used
-	Paused         bool                      `json:"paused"`
-	Stopping       bool                      `json:"stopping"`
-	SnapshotDone   bool                      `json:"snapshot_done"`
-	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
-	LastError      string                    `json:"last_error,omitempty"`
-	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
-	LastBatchAt    time.Time                 `json:"last_batch_at,omitempty"`
-	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
-	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
-	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
-	Totals         Totals                    `json:"totals"`
-	Runs           int                       `json:"runs"` // continue-as-new generations so far
+	Spec                activities.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
+	Phase               string                    `json:"phase"`
+	Recovered           bool                      `json:"recovered"`
+	Offsets             lake.Offsets              `json:"offsets"`         // next offset per partition
+	HighWatermarks      lake.Offsets              `json:"high_watermarks"` // per partition, at the last plan
+	BatchSeq            int64                     `json:"batch_seq"`       // last batch number used
+	Paused              bool                      `json:"paused"`
+	Stopping            bool                      `json:"stopping"`
+	SnapshotDone        bool                      `json:"snapshot_done"`
+	LastBatch           *activities.ApplyResult   `json:"last_batch,omitempty"`
+	LastError           string                    `json:"last_error,omitempty"`
+	LastRebuild         *activities.RebuildResult `json:"last_rebuild,omitempty"`
+	LastBatchAt         time.Time                 `json:"last_batch_at,omitempty"`
+	Watermark           string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
+	NewestSourceTs      int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
+	Backfill            []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
+	Totals              Totals                    `json:"totals"`
+	Runs                int                       `json:"runs"` // continue-as-new generations so far
+	LastLoad            *activities.LoadResult    `json:"last_load,omitempty"`
+	ResnapshotRequested string                    `json:"resnapshot_requested,omitempty"` // mode of a pending resnapshot signal
+	Resnapshots         int                       `json:"resnapshots"`
 
 	retryRequested bool   // set by the retry signal while blocked; not carried over
 	schemaDecision string // set by the schema signal while schema-blocked
@@ -56,6 +59,8 @@ type Totals struct {
 	RebuiltKeys       int64 `json:"rebuilt_keys"`       // keys whose history was rebuilt from bronze (late path)
 	BackfillRequested int64 `json:"backfill_requested"` // offsets queued by backfill updates
 	BackfillDone      int64 `json:"backfill_done"`      // offsets re-applied
+	LoadedRows        int64 `json:"loaded_rows"`        // rows read by direct loads
+	Ghosts            int64 `json:"ghosts"`             // ghost rows soft-deleted by direct re-snapshots
 }
 
 func (t *Totals) add(r *activities.ApplyResult) {
@@ -90,6 +95,7 @@ type Status struct {
 	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
 	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
 	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
+	LastLoad       *activities.LoadResult    `json:"last_load,omitempty"`        // the last direct load or re-snapshot
 	Totals         Totals                    `json:"totals"`
 	Spec           activities.TableSpec      `json:"spec"`
 }
@@ -100,7 +106,7 @@ func (s *TableState) status() Status {
 		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
 		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
-		Backfill: append([]lake.Range(nil), s.Backfill...), Totals: s.Totals, Spec: spec}
+		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec}
 	for p, hwm := range s.HighWatermarks {
 		lag := max(hwm-s.Offsets[p], 0)
 		st.Lag[p] = lag

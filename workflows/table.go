@@ -63,6 +63,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		if rec.Pending > 0 && !rebuild(ctx, st, rec.Pending) {
 			return nil
 		}
+		if st.Spec.Source != "" && !rec.Loaded && !loadTable(ctx, st, activities.InitialLoadID, false) {
+			return nil
+		}
 	}
 	for i := 0; ; i++ {
 		sig.drain()
@@ -83,6 +86,12 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			sig.drain()
 			st.Runs++
 			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: st.Spec, State: st})
+		}
+		if st.ResnapshotRequested != "" {
+			if !resnapshot(ctx, st) {
+				return nil
+			}
+			continue
 		}
 		if len(st.Backfill) > 0 {
 			if !backfillStep(ctx, st) {

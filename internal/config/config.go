@@ -24,6 +24,8 @@ const (
 	EnvWarehouse       = "WAREHOUSE"          // warehouse location (file://, s3://)
 	EnvCatalogProps    = "CATALOG_PROPS"      // comma-separated k=v catalog/FileIO properties (s3.endpoint=..., ...)
 	EnvDataDir         = "LAKEMIRROR_DATA_DIR"
+	EnvSchemaRegistry  = "SCHEMA_REGISTRY_URL" // Confluent-compatible schema registry for Avro records
+	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
 )
 
 // Settings locate the services the pipeline talks to.
@@ -32,7 +34,9 @@ type Settings struct {
 	Namespace       string
 	KafkaBrokers    []string
 	Catalog         lake.CatalogConfig
-	DataDir         string // local state: the default SQLite catalog and warehouse, the -dev Temporal database
+	DataDir         string            // local state: the default SQLite catalog and warehouse, the -dev Temporal database
+	SchemaRegistry  string            // Confluent-compatible schema registry URL(s), comma-separated; "" = JSON records only
+	Sources         map[string]string // source name → PostgreSQL DSN, for direct initial loads and re-snapshots
 }
 
 // Bind registers the settings' flags on fs, with defaults from the
@@ -46,14 +50,16 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.Catalog.URI, "catalog-uri", env(EnvCatalogURI, ""), "catalog URI: a database/sql DSN for sql (default: SQLite in the data dir), the endpoint for rest (env "+EnvCatalogURI+")")
 	fs.StringVar(&s.Catalog.Warehouse, "warehouse", env(EnvWarehouse, ""), "warehouse location, file:///path or s3://bucket/prefix (default: the data dir) (env "+EnvWarehouse+")")
 	fs.StringVar(&b.props, "catalog-props", env(EnvCatalogProps, ""), "comma-separated k=v catalog and FileIO properties, e.g. s3.endpoint=http://minio:9000,s3.region=us-east-1 (env "+EnvCatalogProps+")")
+	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
+	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog, warehouse and -dev Temporal database (env "+EnvDataDir+")")
 	return b
 }
 
 // Binding completes Settings after flag parsing.
 type Binding struct {
-	s              *Settings
-	brokers, props string
+	s                       *Settings
+	brokers, props, sources string
 }
 
 // Finish completes the settings after flag parsing: splits lists, makes
@@ -66,6 +72,9 @@ func (b *Binding) Finish() error {
 		return err
 	}
 	s.Catalog.Props = props
+	if s.Sources, err = ParseProps(b.sources); err != nil {
+		return err
+	}
 	if s.DataDir != "" {
 		abs, err := filepath.Abs(s.DataDir)
 		if err != nil {
@@ -83,7 +92,7 @@ func ParseProps(text string) (map[string]string, error) {
 	for _, kv := range splitList(text) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("config: catalog property %q is not k=v", kv)
+			return nil, fmt.Errorf("config: %q is not k=v", kv)
 		}
 		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}

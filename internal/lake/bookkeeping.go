@@ -46,6 +46,11 @@ type Batch struct {
 	Topic      string  `json:"topic"`
 	Ranges     []Range `json:"ranges"`
 	EndOffsets Offsets `json:"end_offsets"`
+	// Load, for a chunk of a direct load from the source database, is the
+	// load's progress including this chunk. Such a batch leaves the Kafka
+	// bookkeeping alone (no batch-seq or offsets): its exactly-once is the
+	// cursor, which a retried load resumes after.
+	Load *LoadCursor `json:"load,omitempty"`
 }
 
 // Checkpoint is the last batch a table committed, read back from it.
@@ -59,6 +64,13 @@ type Checkpoint struct {
 // batchProps returns the bookkeeping properties for a commit of b with
 // result res (marshalled to JSON).
 func batchProps(b Batch, res any) (iceberg.Properties, error) {
+	if b.Load != nil {
+		cur, err := json.Marshal(b.Load)
+		if err != nil {
+			return nil, err
+		}
+		return iceberg.Properties{PropBatchID: b.ID, PropLoadCursor: string(cur)}, nil
+	}
 	off, err := json.Marshal(b.EndOffsets)
 	if err != nil {
 		return nil, err

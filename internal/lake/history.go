@@ -123,7 +123,7 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	}
 	if cp, err := ReadCheckpoint(tbl); err != nil {
 		return res, err
-	} else if cp.BatchSeq >= b.Seq {
+	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
 		if cp.BatchSeq == b.Seq && len(cp.Result) > 0 {
 			_ = json.Unmarshal(cp.Result, &res)
 		}
@@ -217,10 +217,14 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	if err != nil {
 		return res, err
 	}
-	if err := w.commit(ctx, tbl, sh, writes, removed, props, pending, func() (string, error) {
+	result := func() (string, error) {
 		r, err := json.Marshal(res)
 		return string(r), err
-	}, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID); err != nil {
+	}
+	if b.Load != nil {
+		result = nil // a load chunk records its cursor, not a batch result
+	}
+	if err := w.commit(ctx, tbl, sh, writes, removed, props, pending, result, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -199,7 +199,7 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	if cp, err := ReadCheckpoint(tbl); err != nil {
 		return res, nil, err
-	} else if cp.BatchSeq >= b.Seq {
+	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
 		return recordedMirrorResult(cp, b), cp.EndOffsets, nil
 	}
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/twmb/franz-go/pkg/sr"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -81,6 +83,15 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	acts := activities.New(cat, kc)
 	acts.Metrics = m
+	acts.Sources = s.Sources
+	if s.SchemaRegistry != "" {
+		if acts.Registry, err = sr.NewClient(sr.URLs(strings.Split(s.SchemaRegistry, ",")...)); err != nil {
+			c.Close()
+			kc.Close()
+			closer.Close()
+			return nil, fmt.Errorf("runner: schema registry: %w", err)
+		}
+	}
 	// The workflow code is tiny; a generous deadlock timeout only keeps a
 	// loaded 2-core machine from failing workflow tasks spuriously.
 	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second})

@@ -1,0 +1,194 @@
+package source
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// SourceVersion is the source.version of rendered events. Debezium writes
+// its own version there; this value tells direct-load records apart from
+// the connector's in bronze.
+const SourceVersion = "lakemirror-direct-load"
+
+// Renderer renders rows of one table as Debezium PostgreSQL change events
+// (JsonConverter with schemas.enable=true), so that direct-load rows can
+// be stored in bronze and decoded like real Debezium records. It renders
+// the table's Connect schema once. It is safe for concurrent use.
+type Renderer struct {
+	info       TableInfo
+	serverName string
+	keyIdx     []int
+	prefix     []byte // {"schema":…,"payload":{"before":null,"after":
+	keySchema  []byte // {"schema":…,"payload":
+}
+
+// NewRenderer returns the renderer for info's rows as written by a
+// connector with topic.prefix serverName. It fails when info has no valid
+// key columns.
+func NewRenderer(info TableInfo, serverName string) (*Renderer, error) {
+	keyIdx, err := info.keyIndexes()
+	if err != nil {
+		return nil, err
+	}
+	r := &Renderer{info: info, serverName: serverName, keyIdx: keyIdx}
+	r.prefix = append(r.prefix, `{"schema":`...)
+	r.prefix = appendEnvelopeSchema(r.prefix, &r.info, serverName)
+	r.prefix = append(r.prefix, `,"payload":{"before":null,"after":`...)
+	r.keySchema = append(r.keySchema, `{"schema":`...)
+	r.keySchema = appendKeySchema(r.keySchema, &r.info, keyIdx, serverName)
+	r.keySchema = append(r.keySchema, `,"payload":`...)
+	return r, nil
+}
+
+// RowToDebeziumJSON renders row (every column of info, as ReadChunk
+// returns it) as the value of a Debezium PostgreSQL snapshot read: the
+// {schema, payload} envelope with the Connect schema of every column (see
+// the package doc for the encodings: Decimal as base64 unscaled bytes
+// with scale and precision parameters, VariableScaleDecimal {scale,
+// value}, ZonedTimestamp ISO strings in UTC, Date days, MicroTime/Time and
+// MicroTimestamp/Timestamp as µs/ms integers, Uuid canonical strings,
+// bytes base64, arrays as JSON arrays), op "r", before null, and a source
+// block with connector "postgresql", name serverName, db, schema, table,
+// snapshot "true" ("last" when last), lsn = lsn, sequence
+// "[null,\"<lsn>\"]", txId and xmin null, and ts_ms/ts_us/ts_ns (also at
+// the top level) from tsMicros (µs since the epoch, the read time).
+//
+// The schemas decoder reads it back to exactly the row's values, with
+// Seq cdc.PostgresSeq(0, lsn), SourceTs tsMicros and Snapshot
+// cdc.SnapshotRow (cdc.SnapshotLast when last). It fails when a value
+// does not fit its column.
+func RowToDebeziumJSON(info TableInfo, row *cdc.Row, lsn uint64, serverName string, tsMicros int64, last bool) ([]byte, error) {
+	r, err := NewRenderer(info, serverName)
+	if err != nil {
+		return nil, err
+	}
+	return r.Value(row, lsn, tsMicros, last)
+}
+
+// KeyToDebeziumJSON renders the Kafka key Debezium writes with row's
+// event: {schema, payload} with the key columns.
+func KeyToDebeziumJSON(info TableInfo, row *cdc.Row, serverName string) ([]byte, error) {
+	r, err := NewRenderer(info, serverName)
+	if err != nil {
+		return nil, err
+	}
+	return r.Key(row)
+}
+
+// Value renders row as RowToDebeziumJSON does.
+func (r *Renderer) Value(row *cdc.Row, lsn uint64, tsMicros int64, last bool) ([]byte, error) {
+	return r.ValueAt(row, 0, lsn, tsMicros, last)
+}
+
+// ValueAt renders row with an explicit position: source.sequence
+// [commitLSN, lsn] (null for a 0 commitLSN) and source.lsn, which decode
+// to cdc.PostgresSeq(commitLSN, lsn). A re-snapshot of a table that has
+// been streamed before uses (P, 0) for a snapshot at P: it sorts after
+// every change committed before the snapshot (their commit-LSN word is
+// below P), which (0, P) does not, so the re-snapshot repairs rows whose
+// changes were lost.
+func (r *Renderer) ValueAt(row *cdc.Row, commitLSN, lsn uint64, tsMicros int64, last bool) ([]byte, error) {
+	b := make([]byte, 0, len(r.prefix)+512)
+	b = append(b, r.prefix...)
+	b = append(b, '{')
+	for i := range r.info.Columns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = r.appendField(b, row, i); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `},"source":{"version":`...)
+	b = appendJSONString(b, SourceVersion)
+	b = append(b, `,"connector":"postgresql","name":`...)
+	b = appendJSONString(b, r.serverName)
+	b = append(b, `,"ts_ms":`...)
+	b = strconv.AppendInt(b, floorDiv(tsMicros, 1000), 10)
+	if last {
+		b = append(b, `,"snapshot":"last","db":`...)
+	} else {
+		b = append(b, `,"snapshot":"true","db":`...)
+	}
+	b = appendJSONString(b, r.info.Database)
+	lsnText := strconv.FormatUint(lsn, 10)
+	b = append(b, `,"sequence":`...)
+	if commitLSN == 0 {
+		b = appendJSONString(b, `[null,"`+lsnText+`"]`)
+	} else {
+		b = appendJSONString(b, `["`+strconv.FormatUint(commitLSN, 10)+`","`+lsnText+`"]`)
+	}
+	b = appendTs(b, tsMicros)
+	b = append(b, `,"schema":`...)
+	b = appendJSONString(b, r.info.Schema)
+	b = append(b, `,"table":`...)
+	b = appendJSONString(b, r.info.Table)
+	b = append(b, `,"txId":null,"lsn":`...)
+	b = append(b, lsnText...)
+	b = append(b, `,"xmin":null},"transaction":null,"op":"r","ts_ms":`...)
+	b = strconv.AppendInt(b, floorDiv(tsMicros, 1000), 10)
+	b = appendTs(b, tsMicros)
+	return append(b, "}}"...), nil
+}
+
+// appendTs appends ,"ts_us":…,"ts_ns":… (ts_ns left out when it would
+// overflow int64).
+func appendTs(b []byte, us int64) []byte {
+	b = append(b, `,"ts_us":`...)
+	b = strconv.AppendInt(b, us, 10)
+	if us <= 1<<63/1000-1 && us >= -(1<<63)/1000 {
+		b = append(b, `,"ts_ns":`...)
+		b = strconv.AppendInt(b, us*1000, 10)
+	}
+	return b
+}
+
+// Key renders the Kafka key of row's event.
+func (r *Renderer) Key(row *cdc.Row) ([]byte, error) {
+	b := make([]byte, 0, len(r.keySchema)+64)
+	b = append(b, r.keySchema...)
+	b = append(b, '{')
+	for n, i := range r.keyIdx {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = r.appendField(b, row, i); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, "}}"...), nil
+}
+
+// appendField appends "name":value for column i of row.
+func (r *Renderer) appendField(b []byte, row *cdc.Row, i int) ([]byte, error) {
+	ci := &r.info.Columns[i]
+	v, err := columnValue(row, i, ci.Name)
+	if err != nil {
+		return nil, err
+	}
+	b = appendJSONString(b, ci.Name)
+	b = append(b, ':')
+	if b, err = appendColumnValue(b, ci, v); err != nil {
+		return nil, fmt.Errorf("source: rendering column %q: %w", ci.Name, err)
+	}
+	return b, nil
+}
+
+// columnValue finds column name in row: at position i when the row has
+// the table's column order (as ReadChunk returns it), else by name.
+func columnValue(row *cdc.Row, i int, name string) (cdc.Value, error) {
+	if row == nil || row.Cols == nil {
+		return cdc.Value{}, fmt.Errorf("source: no row to render")
+	}
+	if i < len(row.Vals) && i < len(row.Cols.Names) && row.Cols.Names[i] == name {
+		return row.Vals[i], nil
+	}
+	if j := row.Cols.Index(name); j >= 0 && j < len(row.Vals) {
+		return row.Vals[j], nil
+	}
+	return cdc.Value{}, fmt.Errorf("source: the row has no column %q", name)
+}

@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+)
+
+// Re-snapshot modes (the resnapshot signal's payload).
+const (
+	ResnapshotDirect      = "direct"      // read the source table directly (LoadTable), soft-delete ghost rows
+	ResnapshotIncremental = "incremental" // ask the Debezium connector for an incremental snapshot
+)
+
+// loadTable runs a direct load (initial or re-snapshot) as one long
+// activity that resumes after its last committed chunk when retried.
+// It returns false when the workflow is asked to stop while blocked.
+func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool) bool {
+	prev := st.Phase
+	st.Phase = PhaseSnapshot
+	defer func() {
+		if st.Phase == PhaseSnapshot {
+			st.Phase = prev
+		}
+	}()
+	opts := workflow.ActivityOptions{
+		ActivityID:          "load-" + id,
+		StartToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		Summary:             fmt.Sprintf("direct load %s of %s from %s %s", id, st.Spec.Table, st.Spec.Source, st.Spec.SourceTable),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec, activities.ErrTypeQuarantineLimit}},
+	}
+	for {
+		var res activities.LoadResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.LoadTable, activities.LoadRequest{
+			Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}).Get(ctx, &res)
+		if err == nil {
+			st.LastLoad = &res
+			st.Totals.LoadedRows += res.Rows
+			st.Totals.Ghosts += int64(res.Ghosts)
+			return true
+		}
+		if !block(ctx, st, err) {
+			return false
+		}
+	}
+}
+
+// resnapshot serves a resnapshot signal between batches.
+func resnapshot(ctx workflow.Context, st *TableState) bool {
+	mode := st.ResnapshotRequested
+	st.ResnapshotRequested = ""
+	st.Resnapshots++
+	id := fmt.Sprintf("resnapshot-%d", st.Resnapshots)
+	if mode == ResnapshotIncremental {
+		var sig activities.SignalResult
+		err := workflow.ExecuteActivity(withShort(ctx), a.SignalIncrementalSnapshot, st.Spec, id).Get(ctx, &sig)
+		if err != nil {
+			return block(ctx, st, err)
+		}
+		workflow.GetLogger(ctx).Info("incremental snapshot requested", "signal", sig.Value)
+		return true
+	}
+	return loadTable(ctx, st, id, true)
+}
