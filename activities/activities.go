@@ -40,6 +40,7 @@ type Activities struct {
 
 	mu     sync.Mutex
 	tables map[string]*tableState
+	pos    positions
 }
 
 // tableState is what a worker keeps per table between batches.

@@ -53,6 +53,9 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		return res, err
 	}
 	a.observeBatch(spec.Table, &res, time.Since(started))
+	if len(b.Ranges) > 0 && b.Load == nil {
+		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
+	}
 	return res, nil
 }
 

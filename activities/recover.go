@@ -80,5 +80,6 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 	}
 	// batch numbers stay strictly increasing whichever table is ahead
 	out.BatchSeq, out.Loaded = maxSeq, loaded
+	a.pos.set(spec.Table, spec.Topic, out.Offsets)
 	return out, nil
 }

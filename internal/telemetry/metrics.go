@@ -54,7 +54,7 @@ type Metrics struct {
 	rebuilt       *prometheus.CounterVec
 	batchRecords  *prometheus.HistogramVec
 	batchDuration *prometheus.HistogramVec
-	lag           *prometheus.GaugeVec
+	lag           *lagCollector
 	watermark     *prometheus.GaugeVec
 	sourceTime    *prometheus.GaugeVec
 	lastBatch     *prometheus.GaugeVec
@@ -63,6 +63,22 @@ type Metrics struct {
 	mu     sync.Mutex
 	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
 	now    func() time.Time
+	lagFn  func() []LagSample // computes lag at scrape time; nil = only what ObserveLag set
+}
+
+// LagSample is one partition's lag, in records.
+type LagSample struct {
+	Table     string
+	Partition int32
+	Lag       int64
+}
+
+// SetLagFunc makes every scrape compute Kafka lag with fn (so a paused or
+// idle table shows its real lag, not the lag at its last batch).
+func (m *Metrics) SetLagFunc(fn func() []LagSample) {
+	m.mu.Lock()
+	m.lagFn = fn
+	m.mu.Unlock()
 }
 
 // New creates the metric set on a fresh registry (with Go and process
@@ -96,13 +112,55 @@ func New() *Metrics {
 	m.batchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricBatchDuration, Help: "Time to apply one batch (fetch, decode, commits).",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"table"})
 	r.MustRegister(m.batchRecords, m.batchDuration)
-	m.lag = gauge(MetricLag, "Kafka high watermark minus the next offset to apply, per partition.", "partition")
+	m.lag = &lagCollector{m: m, last: map[lagKey]int64{}, desc: prometheus.NewDesc(MetricLag,
+		"Kafka high watermark minus the next offset to apply, per partition (computed at scrape when the worker can).", []string{"table", "partition"}, nil)}
+	r.MustRegister(m.lag)
 	m.watermark = gauge(MetricWatermark, "Last word of the highest applied source position (_seq): LSN, binlog position, SCN.")
 	m.sourceTime = gauge(MetricSourceTime, "Newest applied source commit time, seconds since the epoch.")
 	m.lastBatch = gauge(MetricLastBatchTime, "When the last batch was applied, seconds since the epoch.")
 	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
 		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
 	return m
+}
+
+type lagKey struct {
+	table     string
+	partition int32
+}
+
+// lagCollector reports per-partition lag: the last observed value,
+// refreshed at scrape time by the lag function when one is set.
+type lagCollector struct {
+	m    *Metrics
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	last map[lagKey]int64
+}
+
+func (l *lagCollector) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+func (l *lagCollector) Collect(ch chan<- prometheus.Metric) {
+	l.m.mu.Lock()
+	fn := l.m.lagFn
+	l.m.mu.Unlock()
+	var fresh []LagSample
+	if fn != nil {
+		fresh = fn()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range fresh {
+		l.last[lagKey{s.Table, s.Partition}] = s.Lag
+	}
+	for k, v := range l.last {
+		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(v), k.table, strconv.Itoa(int(k.partition)))
+	}
+}
+
+func (l *lagCollector) set(table string, partition int32, lag int64) {
+	l.mu.Lock()
+	l.last[lagKey{table, partition}] = lag
+	l.mu.Unlock()
 }
 
 // freshness computes now − newest applied source commit time at scrape.
@@ -176,7 +234,7 @@ func (m *Metrics) ObserveBatch(b Batch) {
 // offset, in records).
 func (m *Metrics) ObserveLag(table string, next, highWatermarks map[int32]int64) {
 	for p, hwm := range highWatermarks {
-		m.lag.WithLabelValues(table, strconv.Itoa(int(p))).Set(float64(max(hwm-next[p], 0)))
+		m.lag.set(table, p, max(hwm-next[p], 0))
 	}
 }
 

@@ -83,6 +83,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	acts := activities.New(cat, kc)
 	acts.Metrics = m
+	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
 	if s.SchemaRegistry != "" {
 		if acts.Registry, err = sr.NewClient(sr.URLs(strings.Split(s.SchemaRegistry, ",")...)); err != nil {
