@@ -84,7 +84,7 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 	st := a.tables[spec.Table]
 	if st == nil || fmt.Sprint(st.spec) != fmt.Sprint(spec) {
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
-			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Registry: a.Registry})}
+			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry})}
 		a.tables[spec.Table] = st
 	}
 	return st, name, nil

@@ -3,6 +3,7 @@ package activities
 import (
 	"time"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 )
 
@@ -45,6 +46,10 @@ type TableSpec struct {
 	// SignalTopic is the Debezium connector's signal topic
 	// (signal.kafka.topic) for re-snapshots through the connector.
 	SignalTopic string `json:"signal_topic,omitempty"`
+	// Columns declares the table's column types for events without a
+	// schema envelope (a table definition, schemas.LoadTableDefinition),
+	// so decimals and times are not guessed; nil = from the events.
+	Columns []cdc.Column `json:"columns,omitempty"`
 	// LoadChunk is the rows per chunk of a direct load (default 10,000).
 	LoadChunk int `json:"load_chunk,omitempty"`
 	// MaxQuarantine is how many records of one batch may go to the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -21,6 +22,8 @@ import (
 type specFlags struct {
 	table, topic, key, startFrom     string
 	source, sourceTable, signalTopic string
+	definition, historyColumns       string
+	collapseTx                       bool
 	batchSize                        int
 	maxWait                          time.Duration
 }
@@ -34,6 +37,9 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.DurationVar(&f.maxWait, "max-wait", defWait, "how long a batch waits to fill before it is applied")
 	fl.StringVar(&f.source, "source", "", "source database (a name the worker maps to a DSN with -sources) to load the table from directly before streaming")
 	fl.StringVar(&f.sourceTable, "source-table", "", "the table in the source database as schema.table (for --source and incremental re-snapshots)")
+	fl.StringVar(&f.definition, "definition", "", "table definition file (JSON, see schemas/examples/orders.table.json) declaring column types for events without a schema envelope")
+	fl.StringVar(&f.historyColumns, "history-columns", "", "comma-separated columns whose change opens a history version (default: all)")
+	fl.BoolVar(&f.collapseTx, "history-collapse-tx", false, "one history version per source transaction")
 	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for `resnapshot --incremental`")
 }
 
@@ -57,14 +63,21 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	}
 	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait,
 		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic}
+	spec.HistoryColumns, spec.HistoryCollapseTx = splitKey(f.historyColumns), f.collapseTx
+	if f.definition != "" {
+		def, err := schemas.LoadTableDefinition(f.definition)
+		if err != nil {
+			return activities.TableSpec{}, usage("--definition: %v", err)
+		}
+		spec.Columns = def.Columns
+		if f.key == "" {
+			f.key = strings.Join(def.KeyColumns, ",")
+		}
+	}
 	if f.source != "" && f.sourceTable == "" {
 		return activities.TableSpec{}, usage("--source needs --source-table schema.table")
 	}
-	for _, k := range strings.Split(f.key, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			spec.KeyColumns = append(spec.KeyColumns, k)
-		}
-	}
+	spec.KeyColumns = splitKey(f.key)
 	return spec, nil
 }
 
