@@ -12,7 +12,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-func newCatalog(t *testing.T) catalog.Catalog {
+func newCatalog(t testing.TB) catalog.Catalog {
 	t.Helper()
 	cat, err := OpenCatalog(context.Background(), CatalogConfig{LocalDir: t.TempDir()})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // lakePipeline drives the writers the way the ApplyBatch and RebuildKeys
 // activities do, without Temporal or Kafka.
 type lakePipeline struct {
-	t       *testing.T
+	t       testing.TB
 	cat     catalog.Catalog
 	name    TableName
 	dec     *schemas.Decoder
@@ -30,7 +30,7 @@ type lakePipeline struct {
 	rebuilt int
 }
 
-func newLakePipeline(t *testing.T, o merge.HistoryOptions) *lakePipeline {
+func newLakePipeline(t testing.TB, o merge.HistoryOptions) *lakePipeline {
 	cat := newCatalog(t)
 	keys := []string{"order_id"}
 	return &lakePipeline{t: t, cat: cat, name: testTable, dec: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: keys}),

@@ -64,6 +64,7 @@ type Metrics struct {
 	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
 	now    func() time.Time
 	lagFn  func() []LagSample // computes lag at scrape time; nil = only what ObserveLag set
+	known  map[string]bool    // tables whose rare-event counters were created at 0
 }
 
 // LagSample is one partition's lag, in records.
@@ -198,9 +199,30 @@ type Batch struct {
 	NewestSourceTime                    time.Time // zero = none applied
 }
 
+// initTable creates a table's rare-event counters at 0 the first time the
+// table is seen, so that increase() over them sees their first event.
+func (m *Metrics) initTable(t string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.known == nil {
+		m.known = map[string]bool{}
+	}
+	if m.known[t] {
+		return
+	}
+	m.known[t] = true
+	for _, stage := range []string{"decode", "conform", "schema", "purged"} {
+		m.quarantined.WithLabelValues(t, stage)
+	}
+	m.retentionGaps.WithLabelValues(t)
+	m.commitErrors.WithLabelValues(t)
+	m.rebuilt.WithLabelValues(t)
+}
+
 // ObserveBatch records one applied batch.
 func (m *Metrics) ObserveBatch(b Batch) {
 	t := b.Table
+	m.initTable(t)
 	m.records.WithLabelValues(t).Add(float64(b.Records))
 	m.tombstones.WithLabelValues(t).Add(float64(b.Tombstones))
 	for op, n := range b.AppliedByOp {
@@ -233,6 +255,7 @@ func (m *Metrics) ObserveBatch(b Batch) {
 // ObserveLag records the lag of each partition (high watermark − next
 // offset, in records).
 func (m *Metrics) ObserveLag(table string, next, highWatermarks map[int32]int64) {
+	m.initTable(table)
 	for p, hwm := range highWatermarks {
 		m.lag.set(table, p, max(hwm-next[p], 0))
 	}
