@@ -17,14 +17,15 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/metrics"
 	"go.temporal.io/server/temporal"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // DefaultStartTimeout bounds StartTemporal when ctx has no deadline.
@@ -218,48 +219,54 @@ func startServer(ctx context.Context, srv temporal.Server) error {
 	}
 }
 
-// waitReady dials the frontend until it answers, checks the namespace and
-// makes sure the requested search attributes exist and are queryable. The
-// SDK client it uses logs to sl (the level-filtered server log).
-func (t *Temporal) waitReady(ctx context.Context, sl *slog.Logger) error {
-	var c client.Client
+// waitReady dials the frontend until it answers a health check, checks
+// the namespace and makes sure the requested search attributes exist and
+// are queryable. It talks to the frontend through the raw API services
+// (go.temporal.io/api), not the SDK client.
+func (t *Temporal) waitReady(ctx context.Context, _ *slog.Logger) error {
+	conn, err := grpc.NewClient(t.HostPort(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("devstack: dial %s: %w", t.HostPort(), err)
+	}
+	defer conn.Close()
+	health := healthpb.NewHealthClient(conn)
 	var last error
-	for c == nil {
-		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		cl, err := client.DialContext(dctx, client.Options{
-			HostPort:  t.HostPort(),
-			Namespace: t.plan.namespace,
-			Logger:    sdklog.NewStructuredLogger(sl.With("component", "devstack-client")),
-		})
+	for {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := health.Check(hctx, &healthpb.HealthCheckRequest{Service: "temporal.api.workflowservice.v1.WorkflowService"})
 		cancel()
-		if err == nil {
-			if _, err = cl.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
-				c = cl
-				break
-			}
-			cl.Close()
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			break
 		}
 		last = err
 		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
 			return fmt.Errorf("devstack: Temporal frontend %s not ready: %w", t.HostPort(), errors.Join(err, last))
 		}
 	}
-	defer c.Close()
-	if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: t.plan.namespace}); err != nil {
-		return fmt.Errorf("devstack: describe namespace %q: %w", t.plan.namespace, err)
+	ws := workflowservice.NewWorkflowServiceClient(conn)
+	for {
+		_, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: t.plan.namespace})
+		if err == nil {
+			break
+		}
+		if errCode(err) != codes.Unavailable && errCode(err) != codes.NotFound {
+			return fmt.Errorf("devstack: describe namespace %q: %w", t.plan.namespace, err)
+		}
+		if serr := sleepCtx(ctx, 100*time.Millisecond); serr != nil {
+			return fmt.Errorf("devstack: describe namespace %q: %w", t.plan.namespace, errors.Join(serr, err))
+		}
 	}
-	return ensureSearchAttributes(ctx, c, t.plan.namespace, t.plan.searchAttrs)
+	return ensureSearchAttributes(ctx, ws, operatorservice.NewOperatorServiceClient(conn), t.plan.namespace, t.plan.searchAttrs)
 }
 
 // ensureSearchAttributes adds the attributes of want that ns lacks (an
 // "already exists" answer counts as success), fails on a name registered with
 // another type, then waits until the frontend accepts a visibility query on
 // each (its namespace cache refreshes every 2 s).
-func ensureSearchAttributes(ctx context.Context, c client.Client, ns string, want map[string]enumspb.IndexedValueType) error {
+func ensureSearchAttributes(ctx context.Context, ws workflowservice.WorkflowServiceClient, op operatorservice.OperatorServiceClient, ns string, want map[string]enumspb.IndexedValueType) error {
 	if len(want) == 0 {
 		return nil
 	}
-	op := c.OperatorService()
 	have, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ns})
 	if err != nil {
 		return fmt.Errorf("devstack: list search attributes of %q: %w", ns, err)
@@ -286,7 +293,7 @@ func ensureSearchAttributes(ctx context.Context, c client.Client, ns string, wan
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		query := fmt.Sprintf("`%s` IS NULL", name)
 		for {
-			_, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns, Query: query})
+			_, err := ws.CountWorkflowExecutions(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: ns, Query: query})
 			if err == nil {
 				break
 			}

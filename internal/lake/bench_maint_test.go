@@ -40,6 +40,9 @@ func fullScan(b *testing.B, p *lakePipeline) int {
 	return int(at.NumRows())
 }
 
+// benchBatches is the number of small batches before the scan benchmark.
+var benchBatches = 1000
+
 // BenchmarkScanAfterSmallBatches measures a full scan of the mirror after
 // 1,000 small batches (5 records each: mostly updates, so most batches
 // add a data file and a position-delete file), before and after one
@@ -48,7 +51,7 @@ func BenchmarkScanAfterSmallBatches(b *testing.B) {
 	p := newLakePipeline(b, merge.HistoryOptions{})
 	s := sample.Generate(sample.Options{Seed: 9, Inserts: 200, Updates: 4700, Deletes: 100, Tombstones: false, Envelope: true})
 	msgs := s.Clean
-	for i := 0; i < 1000 && len(msgs) > 0; i++ {
+	for i := 0; i < benchBatches && len(msgs) > 0; i++ {
 		n := min(5, len(msgs))
 		p.batch(msgs[:n])
 		msgs = msgs[n:]

@@ -99,7 +99,7 @@ func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.
 		FilePath:      path,
 		FileSize:      cw.n,
 		Content:       spec.content,
-		Properties:    tbl.Properties(),
+		Properties:    metricsProps(tbl, spec.content),
 		FormatVersion: tbl.Metadata().Version(),
 	}
 	if spec.referenced != "" {
@@ -111,4 +111,21 @@ func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.
 		return nil, fmt.Errorf("lake: describe %s: %w", path, err)
 	}
 	return df, nil
+}
+
+// metricsProps are the table properties that choose column statistics.
+// Position-delete files get full-length bounds on file_path (as Iceberg's
+// Java writer does): with the default 16-character truncation every
+// delete file's path range would span all data files of the table, and
+// readers would apply every delete file to every data file.
+func metricsProps(tbl *table.Table, content iceberg.ManifestEntryContent) iceberg.Properties {
+	if content != iceberg.EntryContentPosDeletes {
+		return tbl.Properties()
+	}
+	p := iceberg.Properties{}
+	for k, v := range tbl.Properties() {
+		p[k] = v
+	}
+	p["write.metadata.metrics.column.file_path"] = "full"
+	return p
 }
