@@ -59,12 +59,15 @@ func run(args []string) int {
 		Use:   "starter",
 		Short: "Operate lakemirror table pipelines (Debezium on Kafka → Iceberg, on Temporal)",
 		Long: `starter operates lakemirror: one Temporal workflow per source table applies the
-table's Debezium change events from Kafka to Iceberg tables <ns>.<table>_bronze
-(every record) and <ns>.<table> (current state with soft deletes).
+table's Debezium change events from Kafka to the Iceberg tables <ns>.<table>_bronze
+(every record), <ns>.<table> (current state with soft deletes), <ns>.<table>_history
+(SCD type 2) and <ns>.<table>_quarantine (records that could not be applied).
 
 Connection settings are global flags with environment defaults, shared with the
-worker: TEMPORAL_ADDRESS, KAFKA_BROKERS, CATALOG_TYPE, CATALOG_URI, WAREHOUSE,
-CATALOG_PROPS, LAKEMIRROR_DATA_DIR.`,
+worker: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, KAFKA_BROKERS, CATALOG_TYPE,
+CATALOG_URI, WAREHOUSE, CATALOG_PROPS, LAKEMIRROR_DATA_DIR.
+
+Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
@@ -75,7 +78,7 @@ CATALOG_PROPS, LAKEMIRROR_DATA_DIR.`,
 	a.binding = a.settings.Bind(gfs)
 	root.PersistentFlags().AddGoFlagSet(gfs)
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
-		a.maintainCmd(), a.scheduleCmd())
+		a.maintainCmd(), a.scheduleCmd(), a.produceCmd())
 	root.AddCommand(a.signalCmds()...)
 	root.SetArgs(args)
 	err := root.Execute()

@@ -83,7 +83,7 @@ func StartDev(ctx context.Context, o DevOptions) (*Dev, error) {
 		KafkaBrokers:    brokers,
 		DataDir:         dir,
 	}
-	d.Settings.Catalog.LocalDir = dir
+	d.Settings.Catalog.LocalDir, d.Settings.Catalog.Type = dir, "sql"
 	return d, nil
 }
 
