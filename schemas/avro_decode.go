@@ -121,7 +121,7 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 	if op == cdc.OpTruncate {
 		ev.Before, ev.After = nil, nil
 		ev.TxID = d.finishText()[blobStart:]
-		ev.Seq = seqOf(&pos)
+		ev.Seq = seqOf(&pos, op)
 		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
 	}
 	if err := checkImages(op, ev.Before != nil, ev.After != nil, string(opSval.text)); err != nil {
@@ -186,7 +186,7 @@ func (d *Decoder) avroFlat(rec *Record, plan *avroValuePlan, r *avro.Reader) (De
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[blobStart:]
-		ev.Seq = seqOf(&pos)
+		ev.Seq = seqOf(&pos, op)
 		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
 	}
 	rr := &box.rows[0]

@@ -312,7 +312,7 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 	txLen := d.startEvent(rec, ev, op, &pos)
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[:txLen]
-		ev.Seq = seqOf(&pos)
+		ev.Seq = seqOf(&pos, op)
 		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
 	}
 
@@ -406,13 +406,25 @@ func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *positio
 	return len(d.blob)
 }
 
-// seqOf is the position's Seq (a fresh string).
-func seqOf(pos *position) cdc.Seq {
+// seqOf is the Seq (a fresh string) of an event with op at pos. A
+// PostgreSQL streamed change with a null lastCommitLsn takes its lsn as
+// the commit word (postgresPosition).
+func seqOf(pos *position, op cdc.Op) cdc.Seq {
 	var seq [48]byte
-	for i := range pos.n {
-		binary.BigEndian.PutUint64(seq[8*i:], pos.words[i])
+	return cdc.Seq(pos.seqBytes(op, &seq))
+}
+
+// seqBytes writes the Seq bytes of an event with op at p into buf and
+// returns them (8 bytes per word).
+func (p *position) seqBytes(op cdc.Op, buf *[48]byte) []byte {
+	w := p.words
+	if p.nullCommit && op != cdc.OpRead && p.snap == cdc.SnapshotNone {
+		w[0] = w[1]
 	}
-	return cdc.Seq(seq[:8*pos.n])
+	for i := range p.n {
+		binary.BigEndian.PutUint64(buf[8*i:], w[i])
+	}
+	return buf[:8*p.n]
 }
 
 // finishChange completes a change event whose images are decoded: it
@@ -436,9 +448,6 @@ func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStar
 	}
 	ev.TxID = d.finishText()[txStart:txEnd]
 	var seq [48]byte
-	for i := range pos.n {
-		binary.BigEndian.PutUint64(seq[8*i:], pos.words[i])
-	}
-	ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, seq[:8*pos.n])
+	ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, pos.seqBytes(ev.Op, &seq))
 	return err
 }

@@ -34,12 +34,29 @@ func TestPostgresPosition(t *testing.T) {
 	if err != nil || got.Event.SourceTs != 1700000000123456 {
 		t.Errorf("ts_us: %v %v", err, got.Event)
 	}
-	// A null or absent sequence: commit LSN 0; a null first element too.
+	// A null or absent sequence, or a null first element: a streamed change
+	// takes its lsn as the commit word; a source snapshot read takes 0.
 	for _, seq := range []string{`"sequence":null,`, ``, `"sequence":"[null,\"200\"]",`, `"sequence":" [ null , 200 ] ",`} {
 		got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"sequence":"[\"100\",\"200\"]",`, seq, 1))
-		if err != nil || got.Event.Seq != cdc.PostgresSeq(0, 200) {
+		if err != nil || got.Event.Seq != cdc.PostgresSeq(200, 200) {
 			t.Errorf("sequence %s: %v %v", seq, err, got.Event)
 		}
+		read := strings.Replace(strings.Replace(pgUpdate, `"op":"u"`, `"op":"r"`, 1), `"snapshot":"false"`, `"snapshot":"true"`, 1)
+		got, err = decodeOne(t, idKey, strings.Replace(read, `"sequence":"[\"100\",\"200\"]",`, seq, 1))
+		if err != nil || got.Event.Seq != cdc.PostgresSeq(0, 200) || got.Event.Snapshot != cdc.SnapshotRow {
+			t.Errorf("read, sequence %s: %v %v", seq, err, got.Event)
+		}
+	}
+	// source.lsn null (Debezium 3.x incremental source snapshot reads): the
+	// lsn is the sequence's second element.
+	incr := strings.Replace(strings.Replace(pgUpdate, `"op":"u"`, `"op":"r"`, 1), `"snapshot":"false"`, `"snapshot":"incremental"`, 1)
+	got, err = decodeOne(t, idKey, strings.Replace(incr, `"lsn":200,`, `"lsn":null,`, 1))
+	if err != nil || got.Event.Seq != cdc.PostgresSeq(100, 200) || got.Event.Snapshot != cdc.SnapshotIncremental {
+		t.Errorf("incremental read without lsn: %v %v", err, got.Event)
+	}
+	got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"lsn":200,`, ``, 1))
+	if err != nil || got.Event.Seq != cdc.PostgresSeq(100, 200) {
+		t.Errorf("change without lsn: %v %v", err, got.Event)
 	}
 }
 
@@ -146,8 +163,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown op", strings.Replace(pgUpdate, `"op":"u"`, `"op":"x"`, 1), `unknown op "x"`, idKey},
 		{"op is a number", strings.Replace(pgUpdate, `"op":"u"`, `"op":5`, 1), "op: want a string, got a number", idKey},
 		{"no op", strings.Replace(pgUpdate, `"op":"u",`, ``, 1), `no "op" field`, idKey},
-		{"missing lsn", strings.Replace(pgUpdate, `"lsn":200,`, ``, 1), "source.lsn is missing", idKey},
-		{"null lsn", strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":null,`, 1), "source.lsn is missing", idKey},
+		{"missing lsn", strings.Replace(strings.Replace(pgUpdate, `"lsn":200,`, ``, 1), `"sequence":"[\"100\",\"200\"]",`, ``, 1), "source.lsn is missing", idKey},
+		{"null lsn", strings.Replace(strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":null,`, 1), `"sequence":"[\"100\",\"200\"]",`, `"sequence":"[\"100\",null]",`, 1), "source.lsn is missing", idKey},
 		{"lsn is text", strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":"abc",`, 1), "source.lsn: want an integer, got a string", idKey},
 		{"lsn negative", strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":-1,`, 1), "source.lsn: -1 is not a non-negative", idKey},
 		{"lsn fraction", strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":2.5,`, 1), "source.lsn: 2.5 is not", idKey},

@@ -205,7 +205,7 @@ func (d *Decoder) decodeFlatJSON(rec *Record, po *fastjson.Object, env *envSchem
 	txLen := d.startEvent(rec, ev, op, &pos)
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[:txLen]
-		ev.Seq = seqOf(&pos)
+		ev.Seq = seqOf(&pos, op)
 		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
 	}
 	var ss *structSpec

@@ -81,7 +81,7 @@ func TestFlattenedConnectors(t *testing.T) {
 		{"oracle", `{"id":1,"v":"a","__op":"d","__source_scn":"2993741","__source_commit_scn":"2993750","__source_rs_id":" 0x00000d.00012a4f.0010 ","__source_ssn":0,"__source_txId":"0a001b00ab0c0000","__source_ts_ms":1700000000000,"__deleted":"true"}`,
 			cdc.OracleSeq(2993750, 2993741, cdc.OracleRSID{LogSeq: 0xd, BlockOffset: 0x12a4f<<16 | 0x10}, 0, 0), "0a001b00ab0c0000"},
 		// add.fields without the source. prefix (add.fields=lsn,op).
-		{"postgres short names", `{"id":1,"v":"a","__op":"d","__lsn":300,"__deleted":"true"}`, cdc.PostgresSeq(0, 300), ""},
+		{"postgres short names", `{"id":1,"v":"a","__op":"d","__lsn":300,"__deleted":"true"}`, cdc.PostgresSeq(300, 300), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestFlattenedRules(t *testing.T) {
 	// add.headers carry the same fields as Kafka headers.
 	got, err = d.Decode(Record{Value: []byte(`{"id":1,"__deleted":"false"}`),
 		Headers: []Header{{Key: "__op", Value: []byte("c")}, {Key: "__lsn", Value: []byte("77")}, {Key: "__source_ts_ms", Value: []byte("1000")}}})
-	if err != nil || got.Event.Op != cdc.OpCreate || got.Event.Seq != cdc.PostgresSeq(0, 77) || got.Event.SourceTs != 1_000_000 {
+	if err != nil || got.Event.Op != cdc.OpCreate || got.Event.Seq != cdc.PostgresSeq(77, 77) || got.Event.SourceTs != 1_000_000 {
 		t.Errorf("headers: %v %+v", err, got.Event)
 	}
 	// A custom add.fields.prefix, and FlattenAlways for records without

@@ -24,6 +24,9 @@ type position struct {
 	ts    int64     // source commit time, µs since the epoch
 	snap  cdc.SnapshotMark
 	tx    []byte // transaction id text (aliases the source values)
+	// nullCommit: a PostgreSQL position whose lastCommitLsn is null; words[0]
+	// is 0 and seqOf decides by op (see postgresPosition).
+	nullCommit bool
 }
 
 // Connector names as in source.connector.
@@ -95,26 +98,47 @@ func (d *Decoder) sourcePosition(sv *sourceVals, conn string, requireTs bool) (p
 	return p, nil
 }
 
-// postgresPosition: Seq = (commit LSN, lsn). lsn is source.lsn; the commit
-// LSN is the first element of source.sequence, a JSON-encoded string
-// holding [lastCommitLsn, lsn] as strings or nulls (Debezium ≥ 1.5); it is
-// 0 when null or absent (snapshot reads, older connectors). TxID is
-// source.txId in decimal.
+// postgresPosition: Seq = (commit LSN, lsn). lsn is source.lsn, or the
+// second element of source.sequence when source.lsn is null (incremental
+// source snapshot reads of Debezium 3.x carry only the sequence). The
+// commit LSN is the first element of source.sequence, a JSON-encoded
+// string holding [lastCommitLsn, lsn] as strings or nulls (Debezium ≥
+// 1.5). When it is null or absent (nullCommit; seqOf applies this, as
+// it knows the op):
+//   - a source snapshot read (op r, or source.snapshot set) gets 0: reads
+//     sort before every streamed change;
+//   - a streamed change gets its own lsn. This is the first transaction
+//     after a connector starts without stored offsets: no commit has been
+//     seen yet. Its changes precede its own commit record, so (lsn, lsn)
+//     orders them after every change committed before it and before the
+//     next transaction, whose first word is this transaction's commit LSN.
+//     Taking 0 instead would rank them below rows already in the mirror
+//     and the guard would drop them as stale.
+//
+// TxID is source.txId in decimal. Errors: no lsn in either field, a
+// malformed sequence, a non-integer lsn or txId.
 func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
-	lsn, err := d.uintField(&sv.v[sfLsn])
-	if err != nil {
-		return err
-	}
-	var commit uint64
+	var commit, seqLsn uint64
+	var hasCommit, hasSeqLsn bool
 	if seq := &sv.v[sfSequence]; !seq.missing() {
 		if !seq.isString() {
 			return fmt.Errorf("%s: want a JSON-encoded string, got %s", seq.name, seq.typeName())
 		}
-		if commit, err = parsePGSequence(seq.text); err != nil {
+		var err error
+		if commit, hasCommit, seqLsn, hasSeqLsn, err = parsePGSequence(seq.text); err != nil {
 			return fmt.Errorf("%s %q: %v", seq.name, seq.text, err)
 		}
 	}
-	p.words[0], p.words[1], p.n = commit, lsn, 2
+	var lsn uint64
+	if l := &sv.v[sfLsn]; !l.missing() || !hasSeqLsn {
+		var err error
+		if lsn, err = d.uintField(l); err != nil {
+			return err
+		}
+	} else {
+		lsn = seqLsn
+	}
+	p.words[0], p.words[1], p.n, p.nullCommit = commit, lsn, 2, !hasCommit
 	if tx := &sv.v[sfTxID]; !tx.missing() {
 		if _, err := d.uintField(tx); err != nil {
 			return err
@@ -331,23 +355,25 @@ func (d *Decoder) sourceTs(sv *sourceVals, required bool) (int64, error) {
 // parsePGSequence reads the PostgreSQL connector's source.sequence, the
 // JSON text of a two-element array of decimal strings or nulls
 // ("[\"23911600\",\"23911624\"]", "[null,\"23911624\"]"), and returns the
-// first element (the last commit LSN), 0 when null.
-func parsePGSequence(s []byte) (uint64, error) {
+// first element (the last commit LSN) and the second (the lsn), each with
+// whether it was present (false for null).
+func parsePGSequence(s []byte) (commit uint64, hasCommit bool, lsn uint64, hasLsn bool, err error) {
 	var elems [2]uint64
+	var has [2]bool
 	i := skipWS(s, 0)
 	if i >= len(s) || s[i] != '[' {
-		return 0, errors.New("want a JSON array")
+		return 0, false, 0, false, errors.New("want a JSON array")
 	}
 	i++
 	for k := 0; k < 2; k++ {
 		i = skipWS(s, i)
 		if i >= len(s) {
-			return 0, errors.New("truncated array")
+			return 0, false, 0, false, errors.New("truncated array")
 		}
 		switch {
 		case s[i] == 'n':
 			if len(s)-i < 4 || string(s[i:i+4]) != "null" {
-				return 0, errors.New("invalid element")
+				return 0, false, 0, false, errors.New("invalid element")
 			}
 			i += 4
 		case s[i] == '"':
@@ -356,13 +382,13 @@ func parsePGSequence(s []byte) (uint64, error) {
 				j++
 			}
 			if j == i+1 || j >= len(s) || s[j] != '"' {
-				return 0, errors.New("element is not a decimal string")
+				return 0, false, 0, false, errors.New("element is not a decimal string")
 			}
 			n, ok := decimalUint(s[i+1 : j])
 			if !ok {
-				return 0, errors.New("element out of range")
+				return 0, false, 0, false, errors.New("element out of range")
 			}
-			elems[k] = n
+			elems[k], has[k] = n, true
 			i = j + 1
 		case s[i] >= '0' && s[i] <= '9':
 			j := i
@@ -371,28 +397,28 @@ func parsePGSequence(s []byte) (uint64, error) {
 			}
 			n, ok := decimalUint(s[i:j])
 			if !ok {
-				return 0, errors.New("element out of range")
+				return 0, false, 0, false, errors.New("element out of range")
 			}
-			elems[k] = n
+			elems[k], has[k] = n, true
 			i = j
 		default:
-			return 0, errors.New("element is not a string or null")
+			return 0, false, 0, false, errors.New("element is not a string or null")
 		}
 		i = skipWS(s, i)
 		if k == 0 {
 			if i >= len(s) || s[i] != ',' {
-				return 0, errors.New("want two elements")
+				return 0, false, 0, false, errors.New("want two elements")
 			}
 			i++
 		}
 	}
 	if i >= len(s) || s[i] != ']' {
-		return 0, errors.New("want exactly two elements")
+		return 0, false, 0, false, errors.New("want exactly two elements")
 	}
 	if skipWS(s, i+1) != len(s) {
-		return 0, errors.New("trailing data after the array")
+		return 0, false, 0, false, errors.New("trailing data after the array")
 	}
-	return elems[0], nil
+	return elems[0], has[0], elems[1], has[1], nil
 }
 
 // decimalUint parses ASCII digits (at least one) as a uint64.

@@ -31,9 +31,11 @@ func SeqOf(words ...uint64) Seq {
 // (commitLSN, lsn).
 //
 // Source fields: commitLSN is the first element of source.sequence
-// (["lastCommitLsn","lsn"], Debezium ≥ 1.5; 0 when null or absent, as in
-// source snapshot reads and old connectors); lsn is source.lsn, the WAL
-// position of the change itself.
+// (["lastCommitLsn","lsn"], Debezium ≥ 1.5); lsn is source.lsn (or the
+// sequence's second element when source.lsn is null), the WAL position of
+// the change itself. When lastCommitLsn is null or absent, commitLSN is 0
+// for source snapshot reads and lsn for streamed changes (the first
+// transaction after a connector starts without offsets, old connectors).
 //
 // Why the order is right: logical decoding hands Debezium whole
 // transactions in commit order, and lastCommitLsn is the commit LSN of the
@@ -45,9 +47,14 @@ func SeqOf(words ...uint64) Seq {
 // word is constant and lsn grows with each change. For one row, a later
 // change also always has a higher lsn (PostgreSQL row locks make the next
 // writer wait for the previous one's commit), so the order per row holds
-// even when source.sequence is absent (first word 0). Snapshot reads carry
-// the snapshot's LSN and 0: every streamed change after the snapshot has a
-// higher lsn.
+// even when source.sequence is absent. A streamed change with a null
+// lastCommitLsn sits in the first transaction seen by the connector: (lsn,
+// lsn) puts it above every change committed earlier (their words are
+// below its WAL position) and below the next transaction, whose first word
+// is this transaction's commit LSN, above all of its changes; 0 would put
+// it below rows already applied by an earlier connector run. Snapshot
+// reads carry the snapshot's LSN and 0: every streamed change after the
+// snapshot has a higher lsn.
 func PostgresSeq(commitLSN, lsn uint64) Seq { return SeqOf(commitLSN, lsn) }
 
 // MySQLSeq is the position of a Debezium MySQL or MariaDB event: words

@@ -120,7 +120,7 @@ func parseEvent(value []byte) (event, error) {
 	if seqPair[1] == nil || *seqPair[1] != strconv.FormatUint(p.Source.LSN, 10) {
 		return event{}, fmt.Errorf("source.sequence %q does not end with lsn %d", p.Source.Sequence, p.Source.LSN)
 	}
-	ev := event{op: p.Op, seq: cdc.PostgresSeq(commit, p.Source.LSN), sourceTs: p.Source.TsUs}
+	ev := event{op: p.Op, seq: streamSeq(commit, p.Source.LSN), sourceTs: p.Source.TsUs}
 	var err error
 	if p.After != nil {
 		if ev.after, _, err = p.After.row(); err != nil {

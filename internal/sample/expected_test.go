@@ -41,7 +41,7 @@ func TestExpectedHandChecked(t *testing.T) {
 	s := Generate(Options{Seed: 1, Inserts: 3, Updates: 2, Deletes: 1, UnseenDeletes: 1, Tombstones: true})
 	const t0 = 1768467600000000 // 2026-01-15T09:00:00Z in µs
 	want := []Row{
-		{OrderID: 679, Deleted: true, Seq: cdc.PostgresSeq(0, 16777504), SourceTsMicros: t0},
+		{OrderID: 679, Deleted: true, Seq: cdc.PostgresSeq(16777504, 16777504), SourceTsMicros: t0}, // first transaction: sequence [null,"16777504"]
 		{OrderID: 1001, Customer: "Edsger Dijkstra", Status: "placed", Amount: "816.53", Note: str("after 6 pm"),
 			UpdatedAtMicros: t0 - 715, Deleted: true, Seq: cdc.PostgresSeq(16777912, 16778320), SourceTsMicros: t0 + 1808},
 		{OrderID: 1002, Customer: "Zoë Ørsted", Status: "cancelled", Amount: "2097.26", Note: str("address changed"),

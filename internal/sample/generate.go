@@ -22,8 +22,7 @@ const (
 // commit time (source.ts_ms/ts_us/ts_ns) and source.sequence[0], which is
 // the previous transaction's commit LSN (null for the first transaction);
 // a commit LSN is above all of its transaction's change LSNs. Seq is
-// cdc.PostgresSeq(sequence[0] or 0, lsn), strictly increasing over Clean's
-// changes.
+// streamSeq(sequence[0], lsn), strictly increasing over Clean's changes.
 func Generate(opts Options) Stream {
 	o := opts.normalized()
 	changes := simulate(rand.New(rand.NewPCG(uint64(o.Seed), streamSource)), o)
@@ -48,7 +47,7 @@ func Generate(opts Options) Stream {
 		start = len(arena)
 		arena = appendValue(arena, c, o.Envelope)
 		value := arena[start:len(arena):len(arena)]
-		clean = append(clean, Message{Key: key, Value: value, Op: c.op, OrderID: c.id, Seq: cdc.PostgresSeq(c.prevCommit, c.lsn)})
+		clean = append(clean, Message{Key: key, Value: value, Op: c.op, OrderID: c.id, Seq: streamSeq(c.prevCommit, c.lsn)})
 		if c.op == 'd' && o.Tombstones {
 			clean = append(clean, Message{Key: key, OrderID: c.id})
 		}
@@ -57,4 +56,14 @@ func Generate(opts Options) Stream {
 		Clean:     clean,
 		Delivered: deliver(rand.New(rand.NewPCG(uint64(o.Seed), streamFaults)), clean, o),
 	}
+}
+
+// streamSeq is the Seq of a streamed change with lastCommitLsn prevCommit
+// (0 = null) at lsn, by the rule on cdc.PostgresSeq: a null lastCommitLsn
+// takes the change's own lsn.
+func streamSeq(prevCommit, lsn uint64) cdc.Seq {
+	if prevCommit == 0 {
+		return cdc.PostgresSeq(lsn, lsn)
+	}
+	return cdc.PostgresSeq(prevCommit, lsn)
 }

@@ -10,7 +10,7 @@ type Message struct {
 	Key, Value []byte  // JSON; Value nil = tombstone
 	Op         byte    // 'c', 'u', 'd', or 0 for a tombstone
 	OrderID    int64   // the key's order_id
-	Seq        cdc.Seq // cdc.PostgresSeq(last commit LSN (0 when null), lsn) of the change; "" for tombstones
+	Seq        cdc.Seq // streamSeq(last commit LSN, lsn) of the change (cdc.PostgresSeq rules); "" for tombstones
 }
 
 // Tombstone reports whether m is a tombstone (null value).
