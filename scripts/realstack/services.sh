@@ -7,6 +7,13 @@ PG_DB=lakemirror_rs
 PG_DSN() { echo "host=127.0.0.1 port=$PG_PORT dbname=$PG_DB user=postgres"; }
 CONNECTOR=rs-postgres
 TOPIC_PREFIX=rs
+# The second connector: resnap and incsnap, streamed only (snapshot.mode=no_data:
+# lakemirror's direct loads copy their rows), with Debezium's Kafka signaling
+# channel for incremental snapshots. run.sh drops its slot while Connect is down.
+LOSSY_CONNECTOR=rs-lossy
+LOSSY_PREFIX=rsl
+LOSSY_SLOT=lakemirror_rsl
+SIGNAL_TOPIC=rsl-signal
 
 # --- PostgreSQL: a private cluster (initdb + pg_ctl), no system service ---
 start_postgres() {
@@ -115,6 +122,13 @@ topic_end_offsets() {
   done
 }
 
+# create_topic NAME: a topic with one partition (e.g. a connector's signal topic).
+create_topic() {
+  kafka_java -Dlog4j2.configurationFile="$RUN/kafka/log4j2.properties" org.apache.kafka.tools.TopicCommand \
+    --bootstrap-server "127.0.0.1:$KAFKA_PORT" --create --if-not-exists --topic "$1" --partitions 1 --replication-factor 1 \
+    >>"$RUN/logs/tools.log" 2>&1 || die "creating topic $1 failed (see $RUN/logs/tools.log)"
+}
+
 # --- Kafka Connect (distributed mode: config and offsets live in Kafka) ----
 start_connect() {
   local dir="$RUN/connect"
@@ -164,6 +178,9 @@ EOF
 
 register_connector() {
   local cfg
+  # loaded is captured from the start (its slot exists before lakemirror's
+  # direct load of it begins) but left out of Debezium's initial snapshot
+  # (snapshot.include.collection.list): the direct load is its only initial copy.
   cfg=$(
     cat <<EOF
 {
@@ -176,7 +193,8 @@ register_connector() {
   "database.password": "unused-trust-auth",
   "database.dbname": "$PG_DB",
   "topic.prefix": "$TOPIC_PREFIX",
-  "table.include.list": "public.items,public.trunc_demo,public.amounts,public.rs_marker",
+  "table.include.list": "public.items,public.trunc_demo,public.amounts,public.rs_marker,public.loaded",
+  "snapshot.include.collection.list": "public.items,public.trunc_demo,public.amounts,public.rs_marker",
   "slot.name": "lakemirror_rs",
   "publication.name": "lakemirror_rs",
   "publication.autocreate.mode": "filtered",
@@ -199,11 +217,81 @@ EOF
   log "registered connector $CONNECTOR (pgoutput, slot lakemirror_rs, topic prefix $TOPIC_PREFIX)"
 }
 
-# wait_connector_running SECONDS: the connector and its task are RUNNING.
+# lossy_config: the second connector's configuration (JSON).
+lossy_config() {
+  cat <<EOF
+{
+  "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+  "tasks.max": "1",
+  "plugin.name": "pgoutput",
+  "database.hostname": "127.0.0.1",
+  "database.port": "$PG_PORT",
+  "database.user": "postgres",
+  "database.password": "unused-trust-auth",
+  "database.dbname": "$PG_DB",
+  "topic.prefix": "$LOSSY_PREFIX",
+  "table.include.list": "public.resnap,public.incsnap,public.debezium_signal,public.rsl_marker",
+  "slot.name": "$LOSSY_SLOT",
+  "publication.name": "$LOSSY_SLOT",
+  "publication.autocreate.mode": "filtered",
+  "snapshot.mode": "no_data",
+  "signal.enabled.channels": "source,kafka",
+  "signal.data.collection": "public.debezium_signal",
+  "signal.kafka.topic": "$SIGNAL_TOPIC",
+  "signal.kafka.bootstrap.servers": "127.0.0.1:$KAFKA_PORT",
+  "notification.enabled.channels": "log",
+  "tombstones.on.delete": "true",
+  "decimal.handling.mode": "precise",
+  "time.precision.mode": "adaptive_time_microseconds",
+  "include.schema.changes": "false",
+  "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+  "key.converter.schemas.enable": "true",
+  "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+  "value.converter.schemas.enable": "true"
+}
+EOF
+}
+
+register_lossy_connector() {
+  curl -fsS -X PUT -H 'Content-Type: application/json' --data "$(lossy_config)" \
+    "http://127.0.0.1:$CONNECT_PORT/connectors/$LOSSY_CONNECTOR/config" >"$RUN/logs/connector-register-lossy.json" ||
+    die "registering the connector $LOSSY_CONNECTOR failed: $(cat "$RUN/logs/connector-register-lossy.json" 2>/dev/null)"
+  log "registered connector $LOSSY_CONNECTOR (pgoutput, slot $LOSSY_SLOT, topic prefix $LOSSY_PREFIX, snapshot.mode=no_data, signals: source + Kafka topic $SIGNAL_TOPIC)"
+}
+
+# connect_rest METHOD PATH [BODY]: a Kafka Connect REST call; prints the response.
+connect_rest() {
+  curl -sS -X "$1" -H 'Content-Type: application/json' ${3:+--data "$3"} "http://127.0.0.1:$CONNECT_PORT$2"
+}
+
+# connector_state NAME: "<connector state> <task states...>" (e.g. "RUNNING RUNNING").
+connector_state() {
+  connect_rest GET "/connectors/$1/status" 2>/dev/null | python3 -c 'import json,sys
+try:
+    s = json.load(sys.stdin)
+    print(s["connector"]["state"], *[t["state"] for t in s.get("tasks") or []])
+except Exception:
+    print("UNKNOWN")'
+}
+
+# psql_q SQL: one query against the suite's database, unaligned output.
+psql_q() { psql -X -q -At -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$PG_DB" -c "$1"; }
+
+# wait_slot NAME SECONDS: the replication slot exists.
+wait_slot() {
+  local i
+  for ((i = 0; i < $2 * 2; i++)); do
+    [ "$(psql_q "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '$1'")" = 1 ] && return 0
+    sleep 0.5
+  done
+  die "replication slot $1 does not exist after ${2}s"
+}
+
+# wait_connector_running SECONDS [NAME]: the connector and its task are RUNNING.
 wait_connector_running() {
-  local secs=$1 i st
+  local secs=$1 name=${2:-$CONNECTOR} i st
   for ((i = 0; i < secs * 2; i++)); do
-    st=$(curl -fsS "http://127.0.0.1:$CONNECT_PORT/connectors/$CONNECTOR/status" 2>/dev/null || true)
+    st=$(curl -fsS "http://127.0.0.1:$CONNECT_PORT/connectors/$name/status" 2>/dev/null || true)
     if [ -n "$st" ] && python3 -c 'import json,sys; s=json.load(sys.stdin); t=s.get("tasks") or []; sys.exit(0 if s["connector"]["state"]=="RUNNING" and t and all(x["state"]=="RUNNING" for x in t) else 1)' <<<"$st"; then
       return 0
     fi
