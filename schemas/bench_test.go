@@ -52,7 +52,7 @@ func TestBenchRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := got.Event
-		if e.Seq != cdc.PostgresSeq(24023128, 24023184) || e.TxID != "7791" || e.SourceTs != 1700000300654321 || e.Key != mustKey(t, cdc.Int(1001)) {
+		if e.Seq != cdc.PostgresSeq(24023184, 24023184) || e.TxID != "7791" || e.SourceTs != 1700000300654321 || e.Key != mustKey(t, cdc.Int(1001)) {
 			t.Errorf("%+v", e)
 		}
 		wantValue(t, "note", get(t, e.After, "note"), cdc.String("leave at the door"))

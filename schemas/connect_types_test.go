@@ -72,7 +72,7 @@ func TestConnectTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := got.Event
-	if e.Seq != cdc.PostgresSeq(900, 1000) || e.TxID != "5" {
+	if e.Seq != cdc.PostgresSeq(1000, 1000) || e.TxID != "5" {
 		t.Errorf("seq %v tx %q", e.Seq, e.TxID)
 	}
 	a := e.After

@@ -406,20 +406,20 @@ func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *positio
 	return len(d.blob)
 }
 
-// seqOf is the Seq (a fresh string) of an event with op at pos. A
-// PostgreSQL streamed change with a null lastCommitLsn takes its lsn as
-// the commit word (postgresPosition).
+// seqOf is the Seq (a fresh string) of an event with op at pos.
 func seqOf(pos *position, op cdc.Op) cdc.Seq {
 	var seq [48]byte
 	return cdc.Seq(pos.seqBytes(op, &seq))
 }
 
 // seqBytes writes the Seq bytes of an event with op at p into buf and
-// returns them (8 bytes per word).
+// returns them (8 bytes per word); PostgreSQL words follow
+// cdc.PostgresEventWords, for which the op tells a source snapshot read.
 func (p *position) seqBytes(op cdc.Op, buf *[48]byte) []byte {
 	w := p.words
-	if p.nullCommit && op != cdc.OpRead && p.snap == cdc.SnapshotNone {
-		w[0] = w[1]
+	if p.pg {
+		blockingRead := (op == cdc.OpRead || p.snap != cdc.SnapshotNone) && p.snap != cdc.SnapshotIncremental
+		w[0], w[1] = cdc.PostgresEventWords(w[0], p.hasCommit, w[1], blockingRead)
 	}
 	for i := range p.n {
 		binary.BigEndian.PutUint64(buf[8*i:], w[i])

@@ -26,8 +26,14 @@ func TestPostgresPosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := got.Event
-	if e.Seq != cdc.PostgresSeq(100, 200) || e.TxID != "42" || e.SourceTs != 1700000000123000 || e.Snapshot != cdc.SnapshotNone {
+	if e.Seq != cdc.PostgresSeq(200, 200) || e.TxID != "42" || e.SourceTs != 1700000000123000 || e.Snapshot != cdc.SnapshotNone {
 		t.Errorf("seq %v tx %q ts %d snap %d", e.Seq, e.TxID, e.SourceTs, e.Snapshot)
+	}
+	// A lastCommitLsn above the change's lsn (its transaction began before
+	// the previous one committed) is the first word.
+	got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"sequence":"[\"100\",\"200\"]",`, `"sequence":"[\"300\",\"200\"]",`, 1))
+	if err != nil || got.Event.Seq != cdc.PostgresSeq(300, 200) {
+		t.Errorf("interleaved: %v %v", err, got.Event)
 	}
 	// ts_us wins over ts_ms.
 	got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"ts_ms":1700000000123,`, `"ts_ms":1700000000123,"ts_us":1700000000123456,`, 1))
@@ -51,11 +57,11 @@ func TestPostgresPosition(t *testing.T) {
 	// lsn is the sequence's second element.
 	incr := strings.Replace(strings.Replace(pgUpdate, `"op":"u"`, `"op":"r"`, 1), `"snapshot":"false"`, `"snapshot":"incremental"`, 1)
 	got, err = decodeOne(t, idKey, strings.Replace(incr, `"lsn":200,`, `"lsn":null,`, 1))
-	if err != nil || got.Event.Seq != cdc.PostgresSeq(100, 200) || got.Event.Snapshot != cdc.SnapshotIncremental {
+	if err != nil || got.Event.Seq != cdc.PostgresSeq(200, 200) || got.Event.Snapshot != cdc.SnapshotIncremental {
 		t.Errorf("incremental read without lsn: %v %v", err, got.Event)
 	}
 	got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"lsn":200,`, ``, 1))
-	if err != nil || got.Event.Seq != cdc.PostgresSeq(100, 200) {
+	if err != nil || got.Event.Seq != cdc.PostgresSeq(200, 200) {
 		t.Errorf("change without lsn: %v %v", err, got.Event)
 	}
 }
@@ -108,7 +114,7 @@ func TestTruncate(t *testing.T) {
 	if got.Kind != KindTruncate || got.RawOp != "t" || e.Op != cdc.OpTruncate || e.Key != "" || e.Before != nil || e.After != nil {
 		t.Errorf("%+v %+v", got, e)
 	}
-	if e.Seq != cdc.PostgresSeq(100, 300) || e.TxID != "43" || e.Origin.Offset != 42 {
+	if e.Seq != cdc.PostgresSeq(300, 300) || e.TxID != "43" || e.Origin.Offset != 42 {
 		t.Errorf("seq %v tx %q origin %+v", e.Seq, e.TxID, e.Origin)
 	}
 }

@@ -73,7 +73,7 @@ func TestFlattenedConnectors(t *testing.T) {
 		tx          string
 	}{
 		{"postgres", `{"id":1,"v":"a","__op":"d","__lsn":200,"__source_sequence":"[\"100\",\"200\"]","__source_ts_ms":1700000000000,"__source_txId":42,"__deleted":"true"}`,
-			cdc.PostgresSeq(100, 200), "42"},
+			cdc.PostgresSeq(200, 200), "42"},
 		{"mysql", `{"id":1,"v":"a","__op":"d","__source_file":"mysql-bin.000012","__source_pos":392,"__source_row":2,"__source_gtid":"3E11FA47-71CA-11E1-9E33-C80AA9429562:23","__source_server_id":1,"__source_ts_ms":1700000000000,"__deleted":true}`,
 			cdc.MySQLSeq(12, 392, 2), "3E11FA47-71CA-11E1-9E33-C80AA9429562:23"},
 		{"sqlserver", `{"id":1,"v":"a","__op":"d","__source_commit_lsn":"0000002b:00000588:0003","__source_change_lsn":"0000002b:00000580:0002","__source_event_serial_no":1,"__source_ts_ms":1700000000000,"__deleted":"true"}`,

@@ -24,9 +24,10 @@ type position struct {
 	ts    int64     // source commit time, µs since the epoch
 	snap  cdc.SnapshotMark
 	tx    []byte // transaction id text (aliases the source values)
-	// nullCommit: a PostgreSQL position whose lastCommitLsn is null; words[0]
-	// is 0 and seqOf decides by op (see postgresPosition).
-	nullCommit bool
+	// pg: a PostgreSQL position, words (lastCommitLsn or 0, lsn);
+	// hasCommit: lastCommitLsn was present. seqBytes applies
+	// cdc.PostgresEventWords.
+	pg, hasCommit bool
 }
 
 // Connector names as in source.connector.
@@ -98,25 +99,13 @@ func (d *Decoder) sourcePosition(sv *sourceVals, conn string, requireTs bool) (p
 	return p, nil
 }
 
-// postgresPosition: Seq = (commit LSN, lsn). lsn is source.lsn, or the
-// second element of source.sequence when source.lsn is null (incremental
-// source snapshot reads of Debezium 3.x carry only the sequence). The
-// commit LSN is the first element of source.sequence, a JSON-encoded
-// string holding [lastCommitLsn, lsn] as strings or nulls (Debezium ≥
-// 1.5). When it is null or absent (nullCommit; seqOf applies this, as
-// it knows the op):
-//   - a source snapshot read (op r, or source.snapshot set) gets 0: reads
-//     sort before every streamed change;
-//   - a streamed change gets its own lsn. This is the first transaction
-//     after a connector starts without stored offsets: no commit has been
-//     seen yet. Its changes precede its own commit record, so (lsn, lsn)
-//     orders them after every change committed before it and before the
-//     next transaction, whose first word is this transaction's commit LSN.
-//     Taking 0 instead would rank them below rows already in the mirror
-//     and the guard would drop them as stale.
-//
-// TxID is source.txId in decimal. Errors: no lsn in either field, a
-// malformed sequence, a non-integer lsn or txId.
+// postgresPosition reads source.lsn (or, when it is null, the second
+// element of source.sequence), the first element of source.sequence
+// (lastCommitLsn, a JSON-encoded string holding [lastCommitLsn, lsn] as
+// strings or nulls, Debezium ≥ 1.5) and source.txId (decimal). seqBytes
+// turns them into the Seq by cdc.PostgresEventWords once the op is known.
+// Errors: no lsn in either field, a malformed sequence, a non-integer lsn
+// or txId.
 func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
 	var commit, seqLsn uint64
 	var hasCommit, hasSeqLsn bool
@@ -138,7 +127,7 @@ func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
 	} else {
 		lsn = seqLsn
 	}
-	p.words[0], p.words[1], p.n, p.nullCommit = commit, lsn, 2, !hasCommit
+	p.words[0], p.words[1], p.n, p.pg, p.hasCommit = commit, lsn, 2, true, hasCommit
 	if tx := &sv.v[sfTxID]; !tx.missing() {
 		if _, err := d.uintField(tx); err != nil {
 			return err

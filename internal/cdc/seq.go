@@ -27,35 +27,50 @@ func SeqOf(words ...uint64) Seq {
 	return Seq(b)
 }
 
-// PostgresSeq is the position of a Debezium PostgreSQL event: words
-// (commitLSN, lsn).
+// PostgresSeq is a PostgreSQL position with words (first, lsn) as given:
+// PostgresEventWords computes them for a Debezium event; a source snapshot
+// at WAL position X taken outside Debezium sits at (X, 0) (above every
+// change committed before X) or (0, X) (below every streamed change).
+func PostgresSeq(first, lsn uint64) Seq { return SeqOf(first, lsn) }
+
+// PostgresEventWords returns the Seq words of a Debezium PostgreSQL event:
+// (max(lastCommitLsn, lsn), lsn), or (0, lsn) for a blocking source
+// snapshot read whose lastCommitLsn is null.
 //
-// Source fields: commitLSN is the first element of source.sequence
-// (["lastCommitLsn","lsn"], Debezium ≥ 1.5); lsn is source.lsn (or the
-// sequence's second element when source.lsn is null), the WAL position of
-// the change itself. When lastCommitLsn is null or absent, commitLSN is 0
-// for source snapshot reads and lsn for streamed changes (the first
-// transaction after a connector starts without offsets, old connectors).
+// Source fields: lastCommitLsn is the first element of source.sequence
+// (["lastCommitLsn","lsn"], Debezium ≥ 1.5; hasLastCommit false when it
+// is null or the sequence is absent); lsn is source.lsn (or the second
+// element of the sequence when source.lsn is null, as in Debezium 3.x
+// incremental snapshot reads), the WAL position of the change itself.
+// blockingRead is a source snapshot read (op r) that is not incremental
+// (source.snapshot is not "incremental").
 //
-// Why the order is right: logical decoding hands Debezium whole
+// Why the order is right. Logical decoding hands Debezium whole
 // transactions in commit order, and lastCommitLsn is the commit LSN of the
-// transaction streamed before this one, so the first word never decreases
-// along the stream and orders events by the commit order of their
-// transactions, even when their changes interleaved in the WAL (a
-// transaction that started first but committed last carries a higher
-// first word than one it overlapped). Within one transaction the first
-// word is constant and lsn grows with each change. For one row, a later
-// change also always has a higher lsn (PostgreSQL row locks make the next
-// writer wait for the previous one's commit), so the order per row holds
-// even when source.sequence is absent. A streamed change with a null
-// lastCommitLsn sits in the first transaction seen by the connector: (lsn,
-// lsn) puts it above every change committed earlier (their words are
-// below its WAL position) and below the next transaction, whose first word
-// is this transaction's commit LSN, above all of its changes; 0 would put
-// it below rows already applied by an earlier connector run. Snapshot
-// reads carry the snapshot's LSN and 0: every streamed change after the
-// snapshot has a higher lsn.
-func PostgresSeq(commitLSN, lsn uint64) Seq { return SeqOf(commitLSN, lsn) }
+// transaction streamed before this one. Every change of a transaction T
+// has lsn below T's commit LSN, and so does lastCommitLsn; hence every
+// event of T has a first word below commit(T), while every event of the
+// next transaction has a first word of at least commit(T): the first word
+// never decreases along the stream and orders events by the commit order
+// of their transactions, even when their changes interleaved in the WAL.
+// Within T the first word never decreases and lsn grows. The first word
+// is also at least the change's own WAL position, so a change written
+// after a source snapshot taken at WAL position X sorts above (X, 0),
+// whatever lastCommitLsn says: that is what a re-snapshot needs, and what
+// the bare lastCommitLsn (below X when the previous commit was) lacked.
+// The first transaction streamed after a connector starts without offsets
+// has a null lastCommitLsn and gets (lsn, lsn). For one row the order also
+// holds by lsn alone (PostgreSQL row locks make the next writer wait for
+// the previous one's commit). Debezium's blocking snapshot reads carry
+// the snapshot's LSN and no lastCommitLsn: (0, lsn) puts them below every
+// streamed change, including those of transactions still in flight when
+// the snapshot was taken, whose changes may sit below its LSN.
+func PostgresEventWords(lastCommit uint64, hasLastCommit bool, lsn uint64, blockingRead bool) (first, second uint64) {
+	if blockingRead && !hasLastCommit {
+		return 0, lsn
+	}
+	return max(lastCommit, lsn), lsn
+}
 
 // MySQLSeq is the position of a Debezium MySQL or MariaDB event: words
 // (binlog file index, pos, row).

@@ -59,11 +59,7 @@ func Generate(opts Options) Stream {
 }
 
 // streamSeq is the Seq of a streamed change with lastCommitLsn prevCommit
-// (0 = null) at lsn, by the rule on cdc.PostgresSeq: a null lastCommitLsn
-// takes the change's own lsn.
+// (0 = null) at lsn (cdc.PostgresEventWords).
 func streamSeq(prevCommit, lsn uint64) cdc.Seq {
-	if prevCommit == 0 {
-		return cdc.PostgresSeq(lsn, lsn)
-	}
-	return cdc.PostgresSeq(prevCommit, lsn)
+	return cdc.PostgresSeq(cdc.PostgresEventWords(prevCommit, prevCommit != 0, lsn, false))
 }

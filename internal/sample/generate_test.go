@@ -290,11 +290,7 @@ func TestPositions(t *testing.T) {
 		if *pair[1] != strconv.FormatUint(p.Source.LSN, 10) {
 			t.Fatalf("%d: sequence %q vs lsn %d", i, p.Source.Sequence, p.Source.LSN)
 		}
-		first := commit // a null lastCommitLsn on a streamed change takes its own lsn
-		if pair[0] == nil {
-			first = p.Source.LSN
-		}
-		if m.Seq != cdc.PostgresSeq(first, p.Source.LSN) {
+		if m.Seq != cdc.PostgresSeq(max(commit, p.Source.LSN), p.Source.LSN) { // cdc.PostgresEventWords
 			t.Fatalf("%d: Seq %s does not match the JSON (%d, %d)", i, m.Seq, commit, p.Source.LSN)
 		}
 		if m.Seq <= prevSeq || p.Source.LSN <= prevLSN || commit < prevCommit {

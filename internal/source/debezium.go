@@ -83,12 +83,15 @@ func (r *Renderer) Value(row *cdc.Row, lsn uint64, tsMicros int64, last bool) ([
 }
 
 // ValueAt renders row with an explicit position: source.sequence
-// [commitLSN, lsn] (null for a 0 commitLSN) and source.lsn, which decode
-// to cdc.PostgresSeq(commitLSN, lsn). A re-snapshot of a table that has
-// been streamed before uses (P, 0) for a snapshot at P: it sorts after
-// every change committed before the snapshot (their commit-LSN word is
-// below P), which (0, P) does not, so the re-snapshot repairs rows whose
-// changes were lost.
+// [commitLSN, lsn] (null for a 0 commitLSN) and source.lsn. Rendered as
+// a blocking snapshot read, it decodes to cdc.PostgresSeq(0, lsn) when
+// commitLSN is 0 and to cdc.PostgresSeq(max(commitLSN, lsn), lsn)
+// otherwise (cdc.PostgresEventWords). A re-snapshot of a table that has
+// been streamed before uses commitLSN P, lsn 0 for a snapshot at P: (P, 0)
+// sorts after every change committed before the snapshot (their first
+// word is below their commit LSN, below P), which (0, P) does not, so the
+// re-snapshot repairs rows whose changes were lost; and below every
+// change written after P (their first word is at least their own lsn).
 func (r *Renderer) ValueAt(row *cdc.Row, commitLSN, lsn uint64, tsMicros int64, last bool) ([]byte, error) {
 	b := make([]byte, 0, len(r.prefix)+512)
 	b = append(b, r.prefix...)

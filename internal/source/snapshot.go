@@ -53,19 +53,14 @@ type Chunk struct {
 // snapshot is taken (its restart position is at or before LSN), so that
 // Debezium streams every change committed after the snapshot. Those are
 // exactly the changes the rows do not show, and the sequence guard
-// applies them on top because they sort higher: a streamed event's
-// position is (lastCommitLsn, lsn) from source.sequence (Debezium ≥ 1.5),
-// whose first word, the commit LSN of the previously streamed
-// transaction, is above 0 and so above every snapshot row's (0, LSN).
-// Streamed changes the snapshot already shows may sort higher too;
-// applying them is harmless: the stream also carries every later change
-// of the row, so the row's latest change is what remains. A change would
-// be lost only if it is missing from the snapshot yet sorts below
-// (0, LSN): a streamed event with a 0 first word (no source.sequence,
-// i.e. Debezium < 1.5, or the first transaction streamed after a
-// connector start, whose lastCommitLsn is null) whose change LSN is below
-// LSN, i.e. written by a transaction still in flight when the snapshot
-// was taken. Debezium's own snapshot reads share exactly this property.
+// applies them on top because they sort higher: a streamed event's first
+// word is max(lastCommitLsn, lsn) (cdc.PostgresEventWords), at least its
+// own WAL position and so above 0, whatever transaction it belongs to
+// (including one still in flight when the snapshot was taken). Streamed
+// changes the snapshot already shows sort higher too; applying them is
+// harmless: the stream also carries every later change of the row, so
+// the row's latest change is what remains. Debezium's own snapshot reads
+// sit at the same (0, LSN).
 //
 // The transaction holds back vacuum of the table's dead rows while it
 // runs, as every consistent snapshot does.
