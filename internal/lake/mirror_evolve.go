@@ -28,8 +28,11 @@ func WithSchemaDecision(d string) PrepareOption { return func(c *prepareConfig) 
 // skip (the events carrying that schema are returned as skipped, for the
 // quarantine). Without a schema, columns that first appear with a
 // non-NULL value are added with types inferred from the values
-// (schemas.InferColumns). Changes are committed on their own, before the
-// batch's data; it returns the reloaded table and the added columns.
+// (schemas.InferColumns). A late or replayed event whose schema lacks a
+// column the pipeline added later (its position is below the column's
+// PropColumnSince) is not a drop and does not block. Changes are committed
+// on their own, before the batch's data; it returns the reloaded table and
+// the added columns.
 func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, decision string) (*table.Table, []string, map[*cdc.Event]bool, error) {
 	sc := tbl.Schema()
 	accepted := acceptedSchemas(tbl)
@@ -49,6 +52,25 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 		return withValues[name]
 	}
 	skipSchema := map[*cdc.Column]bool{}
+	// Per schema (identified by its first column's address: events decoded
+	// from one Connect schema share the slice), the highest position of its
+	// events; per column, the lowest position of an event carrying it.
+	maxSeq := map[*cdc.Column]cdc.Seq{}
+	since := map[string]cdc.Seq{}
+	for _, e := range events {
+		if len(e.Schema) == 0 {
+			continue
+		}
+		id := &e.Schema[0]
+		if e.Seq > maxSeq[id] {
+			maxSeq[id] = e.Seq
+		}
+		for _, c := range e.Schema {
+			if s, ok := since[c.Name]; !ok || e.Seq < s {
+				since[c.Name] = e.Seq
+			}
+		}
+	}
 	for _, e := range events {
 		if len(e.Schema) == 0 {
 			continue
@@ -62,7 +84,7 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 			continue
 		}
 		seenSchema[id] = true
-		diff, err := diffSchema(tbl, e.Schema, hasValues)
+		diff, err := diffSchema(tbl, e.Schema, maxSeq[id], hasValues)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -122,7 +144,7 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 			}
 		}
 	}
-	tbl, added, err := applySchemaChanges(ctx, tbl, changes, newCols, accept)
+	tbl, added, err := applySchemaChanges(ctx, tbl, changes, newCols, accept, since)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -26,6 +26,13 @@ const (
 // accepted (decision evolve), so they do not block again.
 const PropAcceptedSchemas = "lakemirror.accepted-schemas"
 
+// PropColumnSince maps each column the pipeline added to the table to the
+// lowest position (`_seq`, hex) of the events that carried it in the
+// batch that added it: JSON {"column": "seq"}. An event without the
+// column whose position is below it predates the column (a late or
+// replayed event), which is not a drop.
+const PropColumnSince = "lakemirror.column-since"
+
 // SchemaChange is one difference between an event's Connect schema and
 // the mirror table.
 type SchemaChange struct {
@@ -92,8 +99,12 @@ func schemaFingerprint(cols []cdc.Column) string {
 }
 
 // diffSchema compares an event's Connect columns with the table. hasValues
-// tells whether a table column holds non-null values.
-func diffSchema(tbl *table.Table, cols []cdc.Column, hasValues func(name string) bool) ([]SchemaChange, error) {
+// tells whether a table column holds non-null values; maxSeq is the
+// highest position of the batch's events that carry cols: a table column
+// missing from cols is "dropped" only when some of them are at or above
+// the column's PropColumnSince position (events below it predate the
+// column).
+func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, hasValues func(name string) bool) ([]SchemaChange, error) {
 	var out []SchemaChange
 	sc := tbl.Schema()
 	inEvent := map[string]bool{}
@@ -121,6 +132,9 @@ func diffSchema(tbl *table.Table, cols []cdc.Column, hasValues func(name string)
 	for _, f := range sc.Fields() {
 		if isSystemColumn(f.Name) || inEvent[f.Name] {
 			continue
+		}
+		if since := columnSince(tbl)[f.Name]; since != "" && maxSeq < since {
+			continue // every event with this schema predates the column
 		}
 		if hasValues(f.Name) {
 			out = append(out, SchemaChange{Column: f.Name, Kind: "dropped", From: f.Type.String()})
@@ -155,6 +169,20 @@ func columnsWithValues(ctx context.Context, tbl *table.Table) (map[string]bool, 
 	return out, nil
 }
 
+// columnSince reads PropColumnSince (positions decoded from hex); a
+// missing or unreadable property is empty.
+func columnSince(tbl *table.Table) map[string]cdc.Seq {
+	var hexes map[string]string
+	_ = json.Unmarshal([]byte(tbl.Properties()[PropColumnSince]), &hexes)
+	out := make(map[string]cdc.Seq, len(hexes))
+	for c, h := range hexes {
+		if s, err := cdc.ParseSeqHex(h); err == nil {
+			out[c] = s
+		}
+	}
+	return out
+}
+
 func acceptedSchemas(tbl *table.Table) []string {
 	var out []string
 	_ = json.Unmarshal([]byte(tbl.Properties()[PropAcceptedSchemas]), &out)
@@ -162,9 +190,10 @@ func acceptedSchemas(tbl *table.Table) []string {
 }
 
 // applySchemaChanges evolves the table for the allowed changes (new
-// optional columns, widenings) and records accepted fingerprints, in one
+// optional columns, widenings), records accepted fingerprints and, for
+// each added column, its PropColumnSince position from since, in one
 // schema commit.
-func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaChange, newCols map[string]cdc.Column, accept []string) (*table.Table, []string, error) {
+func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaChange, newCols map[string]cdc.Column, accept []string, since map[string]cdc.Seq) (*table.Table, []string, error) {
 	var added []string
 	tx := tbl.NewTransaction()
 	up := tx.UpdateSchema(true, false)
@@ -202,6 +231,21 @@ func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaC
 		}
 		b, _ := json.Marshal(all)
 		if err := tx.SetProperties(iceberg.Properties{PropAcceptedSchemas: string(b)}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(added) > 0 {
+		all := map[string]string{}
+		for c, s := range columnSince(tbl) {
+			all[c] = s.Hex()
+		}
+		for _, c := range added {
+			if s := since[c]; s != "" {
+				all[c] = s.Hex()
+			}
+		}
+		b, _ := json.Marshal(all)
+		if err := tx.SetProperties(iceberg.Properties{PropColumnSince: string(b)}); err != nil {
 			return nil, nil, err
 		}
 	}
