@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -20,42 +22,82 @@ type BronzeRow struct {
 }
 
 // ReadBronzeKeys returns every bronze record of the given primary keys
-// (the `_key` column), in no particular order. It scans the bronze table
-// with a filter on `_key`, so its cost is a read of that column across
-// bronze plus the matching rows: it serves the late-key rebuild, never
-// the in-order path. Errors: catalog and file IO failures.
+// (the `_key` column), in no particular order. Files are pruned by their
+// manifest `_key` bounds (PlanFiles with an IN filter); the rows of the
+// remaining files are read and matched here. Row-group pruning is left
+// out on purpose: iceberg-go v0.7.0's row-group evaluator takes a Parquet
+// column chunk's value count (non-null values only) as if it included
+// nulls, so a row group whose `_key` has as many nulls (tombstones) as
+// values looks all-null and is skipped, losing records. Its cost is a read
+// of every bronze file whose key range covers a wanted key: it serves the
+// late-key rebuild, never the in-order path. Errors: catalog and file IO
+// failures, a bronze file with delete files (this pipeline never writes
+// them), a `_key` that is not hex.
 func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, keys []cdc.Key) ([]BronzeRow, error) {
 	tbl, err := LoadTable(ctx, cat, name.Bronze())
-	if err != nil || tbl == nil || len(keys) == 0 {
+	if err != nil || tbl == nil || len(keys) == 0 || tbl.CurrentSnapshot() == nil {
 		return nil, err
 	}
 	hexKeys := make([]string, len(keys))
+	want := make(map[string]bool, len(keys))
 	for i, k := range keys {
 		hexKeys[i] = hex.EncodeToString([]byte(k))
+		want[hexKeys[i]] = true
 	}
-	// All columns: iceberg-go v0.7.0 fails with arrow's "invalid" when a
-	// row filter is combined with WithSelectedFields on this table.
-	scan := tbl.Scan(table.WithRowFilter(iceberg.IsIn(iceberg.Reference(ColKey), hexKeys...)))
-	sc, it, err := scan.ToArrowRecords(ctx)
+	tasks, err := tbl.Scan(table.WithRowFilter(iceberg.IsIn(iceberg.Reference(ColKey), hexKeys...))).PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("lake: scan bronze for %d keys: %w", len(keys), err)
+		return nil, fmt.Errorf("lake: plan bronze scan for %d keys: %w", len(keys), err)
 	}
-	col := func(name string) int { return sc.FieldIndices(name)[0] }
-	ti, pi, oi, ki, vi, tsi, pki, hi := col(BronzeTopic), col(BronzePartition), col(BronzeOffset), col(BronzeKey), col(BronzeValue), col(BronzeTimestamp), col(ColKey), col(BronzeHeaders)
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: file IO: %w", err)
+	}
 	var out []BronzeRow
-	for rec, err := range it {
-		if err != nil {
-			return nil, fmt.Errorf("lake: scan bronze: %w", err)
+	for _, t := range tasks {
+		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
+			return nil, fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
 		}
-		topics := rec.Column(ti).(*array.String)
-		parts := rec.Column(pi).(*array.Int32)
-		offs := rec.Column(oi).(*array.Int64)
-		ks := rec.Column(ki).(*array.Binary)
-		vs := rec.Column(vi).(*array.Binary)
-		tss := rec.Column(tsi).(*array.Timestamp)
-		pks := rec.Column(pki).(*array.String)
-		hdrs, _ := rec.Column(hi).(*array.List)
+		if out, err = readBronzeFileKeys(ctx, fs, t.File.FilePath(), want, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readBronzeFileKeys appends to out the rows of one bronze data file whose
+// `_key` (hex) is in want.
+func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[string]bool, out []BronzeRow) ([]BronzeRow, error) {
+	p, err := openParquet(fs, path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	err = p.scan(ctx, nil, nil, func(rec arrow.RecordBatch, _ int64) error {
+		sc := rec.Schema()
+		col := func(name string) arrow.Array {
+			if idx := sc.FieldIndices(name); len(idx) > 0 {
+				return rec.Column(idx[0])
+			}
+			return nil
+		}
+		pks, ok := col(ColKey).(*array.String)
+		if !ok {
+			return fmt.Errorf("lake: bronze file %s: no string %s column", path, ColKey)
+		}
+		topics, _ := col(BronzeTopic).(*array.String)
+		parts, _ := col(BronzePartition).(*array.Int32)
+		offs, _ := col(BronzeOffset).(*array.Int64)
+		ks, _ := col(BronzeKey).(*array.Binary)
+		vs, _ := col(BronzeValue).(*array.Binary)
+		tss, _ := col(BronzeTimestamp).(*array.Timestamp)
+		hdrs, _ := col(BronzeHeaders).(*array.List)
+		if topics == nil || parts == nil || offs == nil || ks == nil || vs == nil || tss == nil {
+			return fmt.Errorf("lake: bronze file %s: unexpected column types %s", path, sc)
+		}
 		for r := 0; r < int(rec.NumRows()); r++ {
+			if pks.IsNull(r) || !want[pks.Value(r)] {
+				continue
+			}
 			row := BronzeRow{Topic: topics.Value(r)}
 			row.Partition, row.Offset = parts.Value(r), offs.Value(r)
 			if !ks.IsNull(r) {
@@ -69,7 +111,7 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 			}
 			pk, err := hex.DecodeString(pks.Value(r))
 			if err != nil {
-				return nil, fmt.Errorf("lake: bronze _key %q: %w", pks.Value(r), err)
+				return fmt.Errorf("lake: bronze _key %q: %w", pks.Value(r), err)
 			}
 			row.PK = cdc.Key(pk)
 			if hdrs != nil {
@@ -77,9 +119,9 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 			}
 			out = append(out, row)
 		}
-		rec.Release()
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // readHeaders reads row r of the kafka_headers list<struct<key, value>>.
