@@ -169,6 +169,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown op", strings.Replace(pgUpdate, `"op":"u"`, `"op":"x"`, 1), `unknown op "x"`, idKey},
 		{"op is a number", strings.Replace(pgUpdate, `"op":"u"`, `"op":5`, 1), "op: want a string, got a number", idKey},
 		{"no op", strings.Replace(pgUpdate, `"op":"u",`, ``, 1), `no "op" field`, idKey},
+		{"null key", strings.Replace(pgUpdate, `"after":{"id":1,`, `"after":{"id":null,`, 1), `key column "id" is NULL in the after image`, idKey},
 		{"missing lsn", strings.Replace(strings.Replace(pgUpdate, `"lsn":200,`, ``, 1), `"sequence":"[\"100\",\"200\"]",`, ``, 1), "source.lsn is missing", idKey},
 		{"null lsn", strings.Replace(strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":null,`, 1), `"sequence":"[\"100\",\"200\"]",`, `"sequence":"[\"100\",null]",`, 1), "source.lsn is missing", idKey},
 		{"lsn is text", strings.Replace(pgUpdate, `"lsn":200,`, `"lsn":"abc",`, 1), "source.lsn: want an integer, got a string", idKey},

@@ -127,13 +127,18 @@ func hasField(ss *structSpec, name string) bool {
 
 // eventKey encodes the key of row for the key columns. The result shares
 // one allocation with the Seq bytes appended after it: seqBytes are
-// returned as the string's tail.
+// returned as the string's tail. Errors: a key column missing from the
+// image or NULL in it (the record goes to the quarantine; a NULL key would
+// otherwise collide with the key column's zero value in the mirror).
 func (d *Decoder) eventKey(row *cdc.Row, keyCols []string, image string, seq []byte) (cdc.Key, cdc.Seq, error) {
 	d.keyVals = d.keyVals[:0]
 	for _, c := range keyCols {
 		v, ok := row.Get(c)
 		if !ok {
 			return "", "", fmt.Errorf("key column %q is missing from the %s image", c, image)
+		}
+		if v.IsNull() {
+			return "", "", fmt.Errorf("key column %q is NULL in the %s image: a row with a NULL key cannot be told apart from other rows", c, image)
 		}
 		d.keyVals = append(d.keyVals, v)
 	}

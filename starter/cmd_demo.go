@@ -144,9 +144,9 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "demo: caught up in %s: %d batches, %d records, %d changes (%d applied, %d stale, %d duplicate), %d tombstones skipped\n",
+	fmt.Fprintf(log, "demo: caught up in %s: %d batches, %d records, %d changes (%d applied, %d stale, %d duplicate), %d quarantined, %d tombstones skipped\n",
 		time.Since(start).Round(time.Millisecond), st.Totals.Batches, st.Totals.Records, st.Totals.Changes,
-		st.Totals.Applied, st.Totals.Stale, st.Totals.Duplicates, st.Totals.Tombstones)
+		st.Totals.Applied, st.Totals.Stale, st.Totals.Duplicates, st.Totals.Quarantined, st.Totals.Tombstones)
 
 	name, _ := lake.ParseTableName(spec.Table)
 	tbl, err := lake.LoadTable(ctx, r.Catalog, name.Mirror())
@@ -154,6 +154,9 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 		return err
 	}
 	if tbl == nil {
+		if st.Totals.Quarantined > 0 {
+			return fmt.Errorf("no mirror table was created: all %d row changes went to the quarantine table %s", st.Totals.Quarantined, strings.Join(name.Quarantine(), "."))
+		}
 		return fmt.Errorf("no mirror table was created: the events held no row changes")
 	}
 	keys, err := lake.KeyColumnsOf(tbl)
@@ -181,8 +184,8 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 		fmt.Fprintf(log, "demo: the mirror equals the generator's expected state (%d keys)\n", len(expected))
 	}
 	if f.keep {
-		fmt.Fprintf(log, "demo: stack kept up: Web UI %s, Temporal %s, Kafka %s. Ctrl-C to stop.\n",
-			dev.Temporal.UIURL(), dev.Settings.TemporalAddress, strings.Join(dev.Settings.KafkaBrokers, ","))
+		fmt.Fprintf(log, "demo: stack kept up: Web UI %s, Temporal %s, Kafka %s; read the tables with: starter dump %s --data-dir %s [--history|--bronze|--quarantine]. Ctrl-C to stop.\n",
+			dev.Temporal.UIURL(), dev.Settings.TemporalAddress, strings.Join(dev.Settings.KafkaBrokers, ","), spec.Table, dev.Settings.DataDir)
 		sig, stop := signal.NotifyContext(ctx, os.Interrupt)
 		defer stop()
 		<-sig.Done()
@@ -199,14 +202,14 @@ func waitCaughtUp(ctx context.Context, r *runner.Runner, table string, ends lake
 	for {
 		st, err := queryStatus(ctx, r.Client, table)
 		if err == nil {
-			if st.Phase == workflows.PhaseBlocked {
-				return st, fmt.Errorf("the pipeline is blocked: %s", st.LastError)
+			if st.Phase == workflows.PhaseBlocked || st.Phase == workflows.PhaseSchemaBlocked {
+				return st, fmt.Errorf("the pipeline is %s: %s", st.Phase, st.LastError)
 			}
 			if st.BatchSeq != last && st.LastBatch != nil {
 				last = st.BatchSeq
 				b := st.LastBatch
-				fmt.Fprintf(log, "demo: batch %s: %d records, %d applied, %d stale, %d duplicate; mirror +%d rows, %d position deletes\n",
-					b.BatchID, b.Records, b.Mirror.Applied, b.Mirror.Stale, b.Mirror.Duplicates, b.Mirror.RowsWritten, b.Mirror.PositionDeletes)
+				fmt.Fprintf(log, "demo: batch %s: %d records, %d applied, %d stale, %d duplicate, %d quarantined; mirror +%d rows, %d position deletes\n",
+					b.BatchID, b.Records, b.Mirror.Applied, b.Mirror.Stale, b.Mirror.Duplicates, b.Quarantined, b.Mirror.RowsWritten, b.Mirror.PositionDeletes)
 			}
 			done := true
 			for p, end := range ends {
@@ -219,6 +222,9 @@ func waitCaughtUp(ctx context.Context, r *runner.Runner, table string, ends lake
 			}
 		}
 		if time.Now().After(deadline) {
+			if err == nil {
+				return st, fmt.Errorf("the pipeline did not catch up within %s (phase %s, offsets %v of %v)", timeout, st.Phase, st.Offsets, ends)
+			}
 			return st, fmt.Errorf("the pipeline did not catch up within %s (last status error: %v)", timeout, err)
 		}
 		select {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -9,22 +10,29 @@ import (
 )
 
 func (a *app) dumpCmd() *cobra.Command {
-	var history, bronze bool
+	var history, bronze, quarantine bool
 	cmd := &cobra.Command{
 		Use:   "dump TABLE",
 		Short: "Print a table's Iceberg rows as JSON lines sorted by key",
 		Long: `dump reads the current Iceberg snapshot of a table's mirror (default), bronze
-(--bronze, sorted by partition and offset) or history (--history) table straight
-from the catalog and prints one JSON object per row. Decimals are strings with
-their scale, timestamps RFC 3339 in UTC.`,
+(--bronze, sorted by partition and offset), history (--history) or quarantine
+(--quarantine: records kept aside with their stage and reason, sorted by
+partition and offset) table straight from the catalog and prints one JSON
+object per row. Decimals are strings with their scale, timestamps RFC 3339 in
+UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := lake.ParseTableName(args[0])
 			if err != nil {
 				return usage("%v", err)
 			}
-			if history && bronze {
-				return usage("--history and --bronze exclude each other")
+			for suffix, flag := range map[string]string{"_bronze": "--bronze", "_history": "--history", "_quarantine": "--quarantine"} {
+				if base, ok := strings.CutSuffix(name.Name, suffix); ok {
+					return usage("name the pipeline's table and pick the table with a flag: dump %s.%s %s", name.Namespace, base, flag)
+				}
+			}
+			if n := btoi(history) + btoi(bronze) + btoi(quarantine); n > 1 {
+				return usage("--history, --bronze and --quarantine exclude each other")
 			}
 			cat, err := lake.OpenCatalog(cmd.Context(), a.settings.Catalog)
 			if err != nil {
@@ -34,6 +42,8 @@ their scale, timestamps RFC 3339 in UTC.`,
 			switch {
 			case bronze:
 				ident, sortCols = name.Bronze(), []string{lake.BronzeTopic, lake.BronzePartition, lake.BronzeOffset}
+			case quarantine:
+				ident, sortCols = name.Quarantine(), []string{lake.BronzeTopic, lake.BronzePartition, lake.BronzeOffset, lake.ColStage}
 			case history:
 				ident = name.History()
 			}
@@ -64,5 +74,13 @@ their scale, timestamps RFC 3339 in UTC.`,
 	}
 	cmd.Flags().BoolVar(&history, "history", false, "dump the SCD type 2 history table")
 	cmd.Flags().BoolVar(&bronze, "bronze", false, "dump the bronze table (every Kafka record)")
+	cmd.Flags().BoolVar(&quarantine, "quarantine", false, "dump the quarantine table (records not applied, with the reason)")
 	return cmd
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

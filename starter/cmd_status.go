@@ -92,12 +92,12 @@ func printStatus(w io.Writer, st workflows.Status) {
 		fmt.Fprintf(tw, "backfill\t%d ranges queued, %d of %d records done\n", len(st.Backfill), st.Totals.BackfillDone, st.Totals.BackfillRequested)
 	}
 	t := st.Totals
-	fmt.Fprintf(tw, "totals\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d tombstones; %d mirror rows written, %d bronze rows\n",
-		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Tombstones, t.RowsWritten, t.BronzeRows)
+	fmt.Fprintf(tw, "totals\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d quarantined; %d tombstones; %d mirror rows written, %d bronze rows\n",
+		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Quarantined, t.Tombstones, t.RowsWritten, t.BronzeRows)
 	if b := st.LastBatch; b != nil {
 		m := b.Mirror
-		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d inserted, %d updated, %d deleted, bronze +%d\n",
-			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
+		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",
+			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, b.Quarantined, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
 	}
 	if l := st.LastLoad; l != nil {
 		fmt.Fprintf(tw, "last load\t%s: %d rows at WAL position %d, %d ghost rows soft-deleted\n", l.LoadID, l.Rows, l.LSN, l.Ghosts)

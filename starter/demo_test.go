@@ -110,6 +110,9 @@ func TestDemoAdversarialStreams(t *testing.T) {
 		// tombstones (NULL _key) as keyed rows; the delete must survive.
 		{"late-update-after-delete.jsonl", "id",
 			`{"id":1,"q":3,"_seq":"00000000000001900000000000000190","_deleted":true,"_source_ts":"2026-01-01T09:00:00.400000Z"}` + "\n"},
+		// a NULL key goes to the quarantine; it does not become key 0
+		{"null-key.jsonl", "id",
+			`{"id":0,"v":"zero-id","_seq":"000000000000006e000000000000006e","_deleted":false,"_source_ts":"2026-01-01T09:00:00.110000Z"}` + "\n"},
 	}
 	for _, c := range cases {
 		for _, batch := range []string{"1", "2", "3", "100"} {

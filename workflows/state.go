@@ -52,6 +52,7 @@ type Totals struct {
 	Stale             int64 `json:"stale"`
 	Duplicates        int64 `json:"duplicates"`
 	Tombstones        int64 `json:"tombstones"`
+	Quarantined       int64 `json:"quarantined"` // records kept in the quarantine table instead of applied
 	TxMetadata        int64 `json:"tx_metadata"`
 	RowsWritten       int64 `json:"rows_written"`
 	BronzeRows        int64 `json:"bronze_rows"`
@@ -71,6 +72,7 @@ func (t *Totals) add(r *activities.ApplyResult) {
 	t.Stale += int64(r.Mirror.Stale)
 	t.Duplicates += int64(r.Mirror.Duplicates)
 	t.Tombstones += int64(r.Tombstones)
+	t.Quarantined += int64(r.Quarantined)
 	t.TxMetadata += int64(r.TxMetadata)
 	t.RowsWritten += int64(r.Mirror.RowsWritten)
 	t.BronzeRows += int64(r.Bronze.Appended)
