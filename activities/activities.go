@@ -51,6 +51,9 @@ type tableState struct {
 	mirror  *lake.MirrorWriter
 	history *lake.HistoryWriter
 	keyCols []string
+	// keysChecked: keyCols were settled against the mirror's recorded
+	// key columns (ensureKeyColumns).
+	keysChecked bool
 }
 
 // writers returns the table's mirror and history writers, creating them

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -142,24 +144,41 @@ func toRecords(recs []*kgo.Record) []schemas.Record {
 	return out
 }
 
-// ensureKeyColumns settles the table's key columns: the spec's, else the
-// ones recorded on an existing mirror, else those the decoder took from
-// the Kafka record keys.
+// ensureKeyColumns settles the table's key columns once per worker table
+// state: the mirror's recorded lakemirror.key-columns when the mirror
+// exists, else the spec's, else those of the Kafka record keys. Errors
+// (non-retryable, the table blocks): the spec (or the source table's
+// primary key for a direct load) names other columns than the existing
+// mirror is keyed by, since merging under another key would fold
+// different rows together; no key columns at all.
 func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name lake.TableName) error {
-	if len(st.keyCols) > 0 {
+	if st.keysChecked {
 		return nil
 	}
-	if cols, err := lake.MirrorKeyColumns(ctx, a.Catalog, name); err != nil {
+	recorded, err := lake.MirrorKeyColumns(ctx, a.Catalog, name)
+	if err != nil {
 		return err
-	} else if len(cols) > 0 {
-		st.keyCols = cols
-		return nil
 	}
-	if cols := st.decoder.KeyColumns(); len(cols) > 0 {
-		st.keyCols = cols
-		return nil
+	switch {
+	case len(recorded) > 0 && len(st.keyCols) > 0 && !slices.Equal(recorded, st.keyCols):
+		return keyMismatch(name, recorded, st.keyCols)
+	case len(recorded) > 0:
+		st.keyCols = recorded
+	case len(st.keyCols) > 0:
+	default:
+		if st.keyCols = st.decoder.KeyColumns(); len(st.keyCols) == 0 {
+			return badSpec(fmt.Errorf("table %s: no key columns given and none could be taken from the Kafka record keys", name))
+		}
 	}
-	return badSpec(fmt.Errorf("table %s: no key columns given and none could be taken from the Kafka record keys", name))
+	st.keysChecked = true
+	return nil
+}
+
+// keyMismatch is the non-retryable error for a table whose spec names
+// other key columns than its existing mirror records.
+func keyMismatch(name lake.TableName, recorded, spec []string) error {
+	return badSpec(fmt.Errorf("table %s: the mirror is keyed by %s, the table spec by %s; a mirror cannot change its key (rows would merge under the wrong key): start the table with --key %s, or mirror into a new table name",
+		name, strings.Join(recorded, ","), strings.Join(spec, ","), strings.Join(recorded, ",")))
 }
 
 // decodeAll decodes the batch's records into row-change events and bronze

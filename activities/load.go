@@ -88,6 +88,9 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if len(st.keyCols) == 0 {
 		st.keyCols = info.Key
 	}
+	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+		return res, err
+	}
 	mirror, history := st.writers(a, name)
 	serverName, _, _ := strings.Cut(spec.Topic, ".")
 	renderer, err := source.NewRenderer(info, serverName)

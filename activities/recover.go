@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -12,7 +13,9 @@ import (
 // checkpoint when the mirror exists and has one, else the bronze table's
 // when the mirror does not exist yet (bronze commits first and the mirror
 // is created before any bronze batch that carries row changes), else
-// nothing (start per spec.StartFrom). Errors: catalog failures (retryable).
+// nothing (start per spec.StartFrom). Errors: catalog failures
+// (retryable); spec key columns other than the existing mirror's
+// (non-retryable: the table blocks until started with the right key).
 func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult, error) {
 	name, err := lake.ParseTableName(spec.Table)
 	if err != nil {
@@ -39,6 +42,15 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 		}
 	}
 	maxSeq, loaded := bseq, false
+	if mirror != nil && len(spec.KeyColumns) > 0 {
+		recorded, err := lake.KeyColumnsOf(mirror)
+		if err != nil {
+			return out, err
+		}
+		if !slices.Equal(recorded, spec.KeyColumns) {
+			return out, keyMismatch(name, recorded, spec.KeyColumns)
+		}
+	}
 	if mirror != nil {
 		cp, err := lake.ReadCheckpoint(mirror)
 		if err != nil {

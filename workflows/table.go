@@ -52,8 +52,14 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 
 	if !st.Recovered {
 		var rec activities.RecoverResult
-		if err := workflow.ExecuteActivity(withShort(ctx), a.Recover, st.Spec).Get(ctx, &rec); err != nil {
-			return err
+		for { // a failure (a spec the tables refuse) blocks until retry or stop
+			err := workflow.ExecuteActivity(withShort(ctx), a.Recover, st.Spec).Get(ctx, &rec)
+			if err == nil {
+				break
+			}
+			if !block(ctx, st, err) {
+				return nil
+			}
 		}
 		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
 		if st.Offsets == nil {
