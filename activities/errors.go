@@ -32,6 +32,8 @@ func classify(err error) error {
 			map[string]any{"topic": ce.Origin.Topic, "partition": ce.Origin.Partition, "offset": ce.Origin.Offset})
 	case errors.As(err, &ge), errors.Is(err, kafka.ErrRetentionGap):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRetentionGap, err)
+	case errors.Is(err, kafka.ErrLogReset):
+		return temporal.NewNonRetryableApplicationError(err.Error()+"; the pipeline stops here rather than apply the new log's records under offsets it already recorded: mirror the new topic into a new table name (or drop this table's Iceberg tables and start again)", ErrTypeLogReset, err)
 	}
 	return err
 }

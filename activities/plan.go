@@ -26,7 +26,10 @@ const pollInterval = 200 * time.Millisecond
 //
 // Errors: a next offset below the partition's log start offset (records
 // deleted by retention before they were applied) is a non-retryable
-// KafkaRetentionGap failure; Kafka errors are retried.
+// KafkaRetentionGap failure; a partition whose log ends below the
+// workflow's offset, or that no longer exists (the topic was deleted and
+// re-created), a non-retryable KafkaLogReset failure; other Kafka errors
+// are retried.
 func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, error) {
 	spec := req.Spec.Defaults()
 	deadline := time.Now().Add(spec.MaxWait)
@@ -81,6 +84,14 @@ func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Off
 	}
 	avail := map[int32]int64{}
 	var total int64
+	for _, p := range from.SortedPartitions() {
+		if end, ok := ends[p]; !ok || from[p] > end {
+			if !ok {
+				end = -1
+			}
+			return Plan{}, 0, &kafka.LogResetError{Topic: spec.Topic, Partition: p, Consumed: from[p], End: end}
+		}
+	}
 	for _, p := range next.SortedPartitions() {
 		if s, ok := starts[p]; ok && next[p] < s {
 			return Plan{}, 0, &kafka.RetentionGapError{Topic: spec.Topic, Partition: p, From: next[p], To: s, LogStart: s}

@@ -17,6 +17,7 @@ const (
 	ErrTypeUndecodable     = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
 	ErrTypeUnfit           = "ValueDoesNotFit"   // a value does not fit its column's type
 	ErrTypeRetentionGap    = "KafkaRetentionGap" // the next offset to read was deleted by retention
+	ErrTypeLogReset        = "KafkaLogReset"     // the topic's log ends below the recorded offsets (deleted and re-created)
 	ErrTypeBadSpec         = "InvalidTableSpec"  // the table configuration is unusable
 	ErrTypeSchemaBlocked   = "SchemaBlocked"     // the events' schema changed in a way that needs an operator's decision
 	ErrTypeQuarantineLimit = "QuarantineLimit"   // more records of one batch could not be applied than the table allows

@@ -275,7 +275,7 @@ func withPlan(ctx workflow.Context, spec activities.TableSpec) workflow.Context 
 		HeartbeatTimeout:    30 * time.Second,
 		Summary:             "plan next batch of " + spec.Topic,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: []string{activities.ErrTypeRetentionGap, activities.ErrTypeBadSpec}},
+			NonRetryableErrorTypes: []string{activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
 	})
 }
 
@@ -290,6 +290,6 @@ func withApply(ctx workflow.Context, b lake.Batch) workflow.Context {
 		HeartbeatTimeout:    time.Minute,
 		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
-			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeBadSpec}},
+			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
 	})
 }
