@@ -85,6 +85,10 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 			err = d.avroSval(r, f.node, &opSval, 0)
 		case "transaction":
 			err = d.avroTransaction(r, f.node)
+		case "ts_ms":
+			err = d.avroSval(r, f.node, &d.src.v[sfEnvTsMs], 0)
+		case "ts_us":
+			err = d.avroSval(r, f.node, &d.src.v[sfEnvTsUs], 0)
 		default:
 			err = avroSkip(r, f.node, 0)
 		}

@@ -140,6 +140,7 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 		d.flatNames[i] = d.prefix + "source_" + n + " (or " + d.prefix + n + ")"
 	}
 	d.flatNames[sfTxOrder] = d.prefix + "transaction_total_order"
+	d.flatNames[sfEnvTsMs], d.flatNames[sfEnvTsUs] = d.prefix+"ts_ms", d.prefix+"ts_us"
 	if opts.Columns != nil {
 		d.declared = make([]cdc.Column, 0, len(opts.Columns))
 		for _, c := range opts.Columns {
@@ -300,7 +301,7 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 	}
 	so, _ := f.source.Object()
 	d.sarena = d.sarena[:0]
-	d.readJSONSource(&d.src, so, f.transaction)
+	d.readJSONSource(&d.src, so, f.transaction, f.tsMs, f.tsUs)
 	pos, err := d.readSource(&d.src)
 	if err != nil {
 		return Decoded{}, err

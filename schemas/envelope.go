@@ -119,6 +119,7 @@ func (d *Decoder) parseValue(b []byte) (*fastjson.Value, *envSchema, error) {
 type payloadFields struct {
 	before, after, source, op *fastjson.Value
 	transaction               *fastjson.Value
+	tsMs, tsUs                *fastjson.Value // the envelope's processing time
 	status, id                *fastjson.Value // transaction metadata
 	ddl, tableChanges         *fastjson.Value // schema change events
 	flat                      *fastjson.Value // <prefix>op / <prefix>deleted of ExtractNewRecordState output
@@ -138,6 +139,10 @@ func (d *Decoder) readPayload(o *fastjson.Object) payloadFields {
 			f.op = v
 		case "transaction":
 			f.transaction = v
+		case "ts_ms":
+			f.tsMs = v
+		case "ts_us":
+			f.tsUs = v
 		case "status":
 			f.status = v
 		case "id":

@@ -35,6 +35,13 @@ func TestPostgresPosition(t *testing.T) {
 	if err != nil || got.Event.Seq != cdc.PostgresSeq(300, 200) {
 		t.Errorf("interleaved: %v %v", err, got.Event)
 	}
+	// source.ts_ms 0 or missing (unknown): the envelope's ts_ms.
+	for _, src := range []string{`"ts_ms":0,`, ``} {
+		got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"ts_ms":1700000000123,`, src, 1))
+		if err != nil || got.Event.SourceTs != 1700000000200000 {
+			t.Errorf("source ts %q: %v %v", src, err, got.Event)
+		}
+	}
 	// ts_us wins over ts_ms.
 	got, err = decodeOne(t, idKey, strings.Replace(pgUpdate, `"ts_ms":1700000000123,`, `"ts_ms":1700000000123,"ts_us":1700000000123456,`, 1))
 	if err != nil || got.Event.SourceTs != 1700000000123456 {
@@ -186,7 +193,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"source not object", strings.Replace(pgUpdate, `"source":{`, `"source":7,"x":{`, 1), "source: want an object", idKey},
 		{"unknown connector", strings.Replace(pgUpdate, `"connector":"postgresql"`, `"connector":"db2"`, 1), `source.connector "db2" is not supported`, idKey},
 		{"no connector", strings.Replace(pgUpdate, `"connector":"postgresql",`, ``, 1), "source.connector is missing", idKey},
-		{"no ts", strings.Replace(pgUpdate, `"ts_ms":1700000000123,`, ``, 1), "source.ts_ms is missing", idKey},
+		{"no ts", strings.Replace(strings.Replace(pgUpdate, `"ts_ms":1700000000123,`, ``, 1), `"ts_ms":1700000000200,`, ``, 1), "source.ts_ms is missing", idKey},
 		{"unknown snapshot", strings.Replace(pgUpdate, `"snapshot":"false"`, `"snapshot":"maybe"`, 1), `source.snapshot "maybe"`, idKey},
 		{"txId text", strings.Replace(pgUpdate, `"txId":42`, `"txId":"42"`, 1), "source.txId: want an integer", idKey},
 		{"mysql file without index", strings.Replace(myCreate, `"mysql-bin.000012"`, `"mysql-bin"`, 1), "has no numeric suffix", idKey},

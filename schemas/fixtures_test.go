@@ -58,11 +58,16 @@ func checkEvents(t *testing.T, name string, evs []*cdc.Event, want []wantEvent) 
 }
 
 // flink MySQL 1.1.1.Final products: old-style snapshot rows with op "c",
-// snapshot "true" and ts_ms 0; binlog mysql-bin.000003.
+// snapshot "true" and source.ts_ms 0 (unknown: the time is the envelope's
+// ts_ms); binlog mysql-bin.000003.
 func flinkMySQLWant() []wantEvent {
 	var w []wantEvent
 	for id := int64(101); id <= 109; id++ {
-		w = append(w, wantEvent{op: cdc.OpCreate, seq: cdc.MySQLSeq(3, 154, 0), ts: 0, snap: cdc.SnapshotRow, id: id, after: true})
+		ts := int64(1589355606101000)
+		if id == 101 {
+			ts = 1589355606100000
+		}
+		w = append(w, wantEvent{op: cdc.OpCreate, seq: cdc.MySQLSeq(3, 154, 0), ts: ts, snap: cdc.SnapshotRow, id: id, after: true})
 	}
 	stream := []struct {
 		op  cdc.Op

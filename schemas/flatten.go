@@ -46,8 +46,12 @@ func (d *Decoder) flatSlot(name []byte, m *flatMeta) *sval {
 		return nil
 	}
 	switch string(name) {
-	case "ts_ms", "ts_us", "ts_ns":
-		return nil // the envelope's processing time, not the source commit time
+	case "ts_ms": // the envelope's processing time: only a fallback for an unknown commit time
+		return &d.src.v[sfEnvTsMs]
+	case "ts_us":
+		return &d.src.v[sfEnvTsUs]
+	case "ts_ns":
+		return nil
 	}
 	if i := sourceFieldIndex(name); i >= 0 {
 		return &d.src.v[i]

@@ -317,28 +317,48 @@ func (d *Decoder) intField(v *sval) (int64, error) {
 }
 
 // sourceTs is source.ts_us when present (Debezium ≥ 2.6), else
-// source.ts_ms × 1000: the source commit time in µs since the epoch. When
-// neither is present it is an error if required, else 0 (unknown).
+// source.ts_ms × 1000: the source commit time in µs since the epoch. A
+// source time of 0 means unknown (MySQL connectors before 2.x send ts_ms 0
+// for source snapshot reads): it, and a missing one in an envelope that
+// has its own time, falls back to the envelope's ts_us or ts_ms (when the
+// connector processed the event), so history versions still get a
+// _valid_from. When no time is present it is an error if required, else 0
+// (unknown).
 func (d *Decoder) sourceTs(sv *sourceVals, required bool) (int64, error) {
-	if us := &sv.v[sfTsUs]; !us.missing() {
-		return d.intField(us)
-	}
-	v := &sv.v[sfTsMs]
-	if v.missing() {
-		if !required {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("%s is missing", v.name)
-	}
-	ms, err := d.intField(v)
+	ts, found, err := d.timeField(&sv.v[sfTsUs], &sv.v[sfTsMs])
 	if err != nil {
 		return 0, err
 	}
-	us, ok := mulChecked(ms, 1000)
-	if !ok {
-		return 0, fmt.Errorf("%s %d overflows µs", v.name, ms)
+	if ts == 0 {
+		if env, envFound, err := d.timeField(&sv.v[sfEnvTsUs], &sv.v[sfEnvTsMs]); err == nil && envFound {
+			return env, nil
+		}
 	}
-	return us, nil
+	if !found && required {
+		return 0, fmt.Errorf("%s is missing", sv.v[sfTsMs].name)
+	}
+	return ts, nil
+}
+
+// timeField reads a time given in µs (us) or, when us is missing, in ms:
+// µs since the epoch, and whether either was present.
+func (d *Decoder) timeField(us, ms *sval) (int64, bool, error) {
+	if !us.missing() {
+		v, err := d.intField(us)
+		return v, err == nil, err
+	}
+	if ms.missing() {
+		return 0, false, nil
+	}
+	v, err := d.intField(ms)
+	if err != nil {
+		return 0, false, err
+	}
+	out, ok := mulChecked(v, 1000)
+	if !ok {
+		return 0, false, fmt.Errorf("%s %d overflows µs", ms.name, v)
+	}
+	return out, true, nil
 }
 
 // parsePGSequence reads the PostgreSQL connector's source.sequence, the

@@ -79,12 +79,15 @@ const (
 	sfRsID      // Oracle
 	sfSsn       // Oracle
 	sfTxOrder   // transaction.total_order
+	sfEnvTsMs   // the envelope's ts_ms: when the connector processed the event
+	sfEnvTsUs   // the envelope's ts_us
 	sfCount
 )
 
 var sourceFieldNames = [sfCount]string{
 	"connector", "ts_ms", "ts_us", "snapshot", "txId", "lsn", "sequence", "file", "pos", "row", "gtid", "server_id",
 	"commit_lsn", "change_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "total_order",
+	"ts_ms", "ts_us",
 }
 
 // envelopeNames are the fields' names in an envelope's source block.
@@ -93,6 +96,7 @@ var envelopeNames = func() (n [sfCount]string) {
 		n[i] = "source." + f
 	}
 	n[sfTxOrder] = "transaction.total_order"
+	n[sfEnvTsMs], n[sfEnvTsUs] = "ts_ms", "ts_us"
 	return n
 }()
 
@@ -202,7 +206,7 @@ func (d *Decoder) setText(s *sval, t svType, b []byte) {
 
 // readJSONSource fills sv from an envelope's source object and its
 // transaction block (may be nil).
-func (d *Decoder) readJSONSource(sv *sourceVals, src *fastjson.Object, tx *fastjson.Value) {
+func (d *Decoder) readJSONSource(sv *sourceVals, src *fastjson.Object, tx, tsMs, tsUs *fastjson.Value) {
 	sv.reset(&envelopeNames)
 	src.Visit(func(k []byte, v *fastjson.Value) {
 		if i := sourceFieldIndex(k); i >= 0 {
@@ -213,5 +217,11 @@ func (d *Decoder) readJSONSource(sv *sourceVals, src *fastjson.Object, tx *fastj
 		if o := tx.Get("total_order"); o != nil {
 			d.setJSON(&sv.v[sfTxOrder], o)
 		}
+	}
+	if tsMs != nil {
+		d.setJSON(&sv.v[sfEnvTsMs], tsMs)
+	}
+	if tsUs != nil {
+		d.setJSON(&sv.v[sfEnvTsUs], tsUs)
 	}
 }
