@@ -104,6 +104,16 @@ through the topic.`,
 				return err
 			}
 			defer c.Close()
+			st, err := queryStatus(cmd.Context(), c, args[0])
+			if err != nil {
+				return notFoundOr(args[0], err)
+			}
+			switch {
+			case incremental && (st.Spec.SignalTopic == "" || st.Spec.SourceTable == ""):
+				return usage("%s was started without --signal-topic and --source-table, which an incremental re-snapshot needs (the connector's signal topic and the table as schema.table): stop it and start it again with both", args[0])
+			case !incremental && (st.Spec.Source == "" || st.Spec.SourceTable == ""):
+				return usage("%s was started without --source and --source-table, which a direct re-snapshot needs; use --incremental (with --signal-topic) or start the table again with a source", args[0])
+			}
 			if err := c.SignalWorkflow(cmd.Context(), workflows.WorkflowID(args[0]), "", workflows.SignalResnapshot, mode); err != nil {
 				return notFoundOr(args[0], err)
 			}
