@@ -36,7 +36,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 	for {
 		plan, avail, err := a.planOnce(ctx, spec, req.Offsets)
 		if errors.Is(err, kafka.ErrUnknownTopic) {
-			plan, avail, err = Plan{Offsets: maps.Clone(req.Offsets)}, 0, nil
+			plan, avail, err = Plan{Offsets: maps.Clone(req.Offsets), TopicMissing: true}, 0, nil
 		}
 		if err != nil {
 			a.observeFailure(spec.Table, "plan", err)

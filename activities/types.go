@@ -96,11 +96,12 @@ type PlanRequest struct {
 // Plan is the next batch's exact offset ranges, chosen by PlanBatch and
 // recorded in workflow history before the batch is applied.
 type Plan struct {
-	Ranges         []lake.Range `json:"ranges"`          // non-empty ranges only
-	Records        int64        `json:"records"`         // sum of range lengths (offsets; records may be fewer under transactions)
-	Offsets        lake.Offsets `json:"offsets"`         // next offsets for all partitions after the batch
-	HighWatermarks lake.Offsets `json:"high_watermarks"` // per partition, when planned (for lag)
-	LogStart       lake.Offsets `json:"log_start"`       // per partition, when planned
+	Ranges         []lake.Range `json:"ranges"`                  // non-empty ranges only
+	Records        int64        `json:"records"`                 // sum of range lengths (offsets; records may be fewer under transactions)
+	Offsets        lake.Offsets `json:"offsets"`                 // next offsets for all partitions after the batch
+	HighWatermarks lake.Offsets `json:"high_watermarks"`         // per partition, when planned (for lag)
+	LogStart       lake.Offsets `json:"log_start"`               // per partition, when planned
+	TopicMissing   bool         `json:"topic_missing,omitempty"` // the topic does not exist (yet): nothing to read
 }
 
 // ApplyRequest is one batch to apply.

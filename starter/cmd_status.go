@@ -80,6 +80,9 @@ func printStatus(w io.Writer, st workflows.Status) {
 		parts = append(parts, fmt.Sprintf("p%d %d/%d (lag %d)", p, st.Offsets[p], st.HighWatermarks[p], st.Lag[p]))
 	}
 	fmt.Fprintf(tw, "offsets\t%s\n", strings.Join(parts, ", "))
+	if st.TopicMissing {
+		fmt.Fprintf(tw, "topic state\ttopic %s does not exist (yet); the table waits for it\n", st.Topic)
+	}
 	fmt.Fprintf(tw, "lag\t%d records\n", st.TotalLag)
 	if st.NewestSourceTs > 0 {
 		src := time.UnixMicro(st.NewestSourceTs)

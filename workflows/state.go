@@ -37,6 +37,7 @@ type TableState struct {
 	LastLoad            *activities.LoadResult    `json:"last_load,omitempty"`
 	ResnapshotRequested string                    `json:"resnapshot_requested,omitempty"` // mode of a pending resnapshot signal
 	Resnapshots         int                       `json:"resnapshots"`
+	TopicMissing        bool                      `json:"topic_missing,omitempty"` // the last plan found no such topic
 
 	retryRequested bool   // set by the retry signal while blocked; not carried over
 	schemaDecision string // set by the schema signal while schema-blocked
@@ -92,6 +93,7 @@ type Status struct {
 	BatchSeq       int64                     `json:"batch_seq"`
 	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
 	LastError      string                    `json:"last_error,omitempty"`
+	TopicMissing   bool                      `json:"topic_missing,omitempty"` // the topic does not exist (yet): the table waits for it
 	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
 	LastBatchAt    time.Time                 `json:"last_batch_at,omitempty"`
 	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
@@ -106,7 +108,7 @@ func (s *TableState) status() Status {
 	spec := s.Spec
 	st := Status{Table: spec.Table, Topic: spec.Topic, Phase: s.Phase, Paused: s.Paused,
 		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
-		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, LastRebuild: s.LastRebuild,
+		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, TopicMissing: s.TopicMissing, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec}
 	for p, hwm := range s.HighWatermarks {

@@ -115,7 +115,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			}
 			continue
 		}
-		st.HighWatermarks = plan.HighWatermarks
+		st.HighWatermarks, st.TopicMissing = plan.HighWatermarks, plan.TopicMissing
 		if len(plan.Ranges) == 0 {
 			st.Offsets = plan.Offsets // adopts new partitions' starting points
 			continue

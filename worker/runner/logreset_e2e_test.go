@@ -61,3 +61,22 @@ func TestTopicRecreatedBlocks(t *testing.T) {
 	}
 	stopWorkflow(t, r.Client, spec.Table)
 }
+
+// A table started before its topic exists waits with TopicMissing in its
+// status, then applies the topic's records once they are produced.
+func TestTopicNotYetCreated(t *testing.T) {
+	r := startRunner(t)
+	defer r.Stop()
+	spec := activities.TableSpec{Table: "e2e.later", Topic: "e2e.public.later", KeyColumns: []string{"id"}, MaxEvents: 10, MaxWait: 200 * time.Millisecond}
+	startWorkflow(t, r.Client, spec)
+	waitFor(t, "status reports the missing topic", func() bool {
+		return status(t, r.Client, spec.Table).TopicMissing
+	})
+	fields := []string{"id:int32", "name:string"}
+	ends := produce(t, r, spec.Topic, 1, []sample.Message{{Key: []byte(`{"id":1}`), Value: enveloped("c", 100, fields, `{"id":1,"name":"a"}`)}})
+	st := waitCaughtUp(t, r.Client, spec.Table, ends)
+	if st.TopicMissing || st.Totals.Applied != 1 {
+		t.Fatalf("after the topic appeared: topic_missing %v, applied %d; want false, 1", st.TopicMissing, st.Totals.Applied)
+	}
+	stopWorkflow(t, r.Client, spec.Table)
+}
