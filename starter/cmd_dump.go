@@ -34,6 +34,9 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 			if n := btoi(history) + btoi(bronze) + btoi(quarantine); n > 1 {
 				return usage("--history, --bronze and --quarantine exclude each other")
 			}
+			if path := a.settings.Catalog.LocalCatalogMissing(); path != "" {
+				return notFound("no Iceberg catalog at %s: run dump where the worker keeps its data (--data-dir, env LAKEMIRROR_DATA_DIR) or give --catalog-uri", path)
+			}
 			cat, err := lake.OpenCatalog(cmd.Context(), a.settings.Catalog)
 			if err != nil {
 				return err
@@ -52,7 +55,7 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 				return err
 			}
 			if tbl == nil {
-				return notFound("table %v does not exist", ident)
+				return notFound("table %s does not exist", lake.IdentString(ident))
 			}
 			if sortCols == nil {
 				if sortCols, err = lake.KeyColumnsOf(tbl); err != nil {

@@ -170,6 +170,9 @@ func (a *app) settingsCmd() *cobra.Command {
 			if req.MaxEvents == nil && req.MaxWait == nil {
 				return usage("give --batch-size and/or --max-wait")
 			}
+			if err := req.Validate(); err != nil {
+				return usage("%v", err)
+			}
 			c, err := runner.Dial(a.settings, nil)
 			if err != nil {
 				return err

@@ -49,8 +49,10 @@ func (a *app) schemaCmd() *cobra.Command {
 		Use:   "schema TABLE (--evolve | --skip)",
 		Short: "Decide on a source schema change that blocked a table",
 		Long: `A table stops in phase schema-blocked when its events' schema changes in a way the
-pipeline will not apply on its own: a narrowing or incompatible type change, or a column
-dropped at the source while the table holds values in it (a rename is both). status shows
+pipeline will not apply on its own: an incompatible type change (say string to int, or a
+decimal's scale), or a column dropped at the source while the table holds values in it (a
+rename is both). A narrowing of a column the table already holds wider (int64 to int32)
+needs no decision: the values fit and apply. status shows
 the change. --evolve accepts it for good: the table keeps its column types (values that do
 not fit go to the quarantine table) and dropped columns stay (new rows hold NULL). --skip
 puts this batch's changes that carry the new schema in the quarantine table; the next
@@ -69,6 +71,13 @@ batch with it blocks again.`,
 				return err
 			}
 			defer c.Close()
+			st, err := queryStatus(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			if st.Phase != workflows.PhaseSchemaBlocked {
+				return fmt.Errorf("%s is not waiting for a schema decision (phase %s); nothing was sent", args[0], st.Phase)
+			}
 			if err := c.SignalWorkflow(cmd.Context(), workflows.WorkflowID(args[0]), "", workflows.SignalSchema, decision); err != nil {
 				return notFoundOr(args[0], err)
 			}

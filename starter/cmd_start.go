@@ -24,7 +24,7 @@ type specFlags struct {
 	source, sourceTable, signalTopic string
 	definition, historyColumns       string
 	collapseTx                       bool
-	batchSize                        int
+	batchSize, maxQuarantine         int
 	maxWait                          time.Duration
 }
 
@@ -40,7 +40,8 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.StringVar(&f.definition, "definition", "", "table definition file (JSON, see schemas/examples/orders.table.json) declaring column types for events without a schema envelope")
 	fl.StringVar(&f.historyColumns, "history-columns", "", "comma-separated columns whose change opens a history version (default: all)")
 	fl.BoolVar(&f.collapseTx, "history-collapse-tx", false, "one history version per source transaction")
-	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for `resnapshot --incremental`")
+	fl.IntVar(&f.maxQuarantine, "max-quarantine", 100, "records of one batch that may go to the quarantine table before the table blocks instead")
+	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for resnapshot --incremental")
 }
 
 func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
@@ -58,11 +59,14 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	if f.startFrom != "earliest" && f.startFrom != "latest" {
 		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
 	}
-	if f.batchSize < 1 {
-		return activities.TableSpec{}, usage("--batch-size must be at least 1")
+	if err := (workflows.SettingsRequest{MaxEvents: &f.batchSize, MaxWait: &f.maxWait}).Validate(); err != nil {
+		return activities.TableSpec{}, usage("%v", err)
+	}
+	if f.maxQuarantine < 1 {
+		return activities.TableSpec{}, usage("--max-quarantine must be at least 1, not %d", f.maxQuarantine)
 	}
 	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait,
-		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic}
+		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic, MaxQuarantine: f.maxQuarantine}
 	spec.HistoryColumns, spec.HistoryCollapseTx = splitKey(f.historyColumns), f.collapseTx
 	if f.definition != "" {
 		def, err := schemas.LoadTableDefinition(f.definition)

@@ -27,7 +27,7 @@ func runDemo(t *testing.T, args ...string) string {
 	a := &app{}
 	var out, log bytes.Buffer
 	f := demoFlags{partitions: 1, timeout: 2 * time.Minute, seed: 1}
-	f.spec.batchSize, f.spec.maxWait, f.spec.startFrom = 100, 100*time.Millisecond, "earliest"
+	f.spec.batchSize, f.spec.maxWait, f.spec.startFrom, f.spec.maxQuarantine = 100, 100*time.Millisecond, "earliest", 100
 	for i := 0; i < len(args); i += 2 {
 		switch args[i] {
 		case "--events":

@@ -34,6 +34,18 @@ type SettingsRequest struct {
 	MaxWait   *time.Duration `json:"max_wait,omitempty"`
 }
 
+// Validate checks the bounds: max events in 1..1,000,000 records, max
+// wait in (0, 10 min]. It returns an error naming the bad value.
+func (req SettingsRequest) Validate() error {
+	if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
+		return fmt.Errorf("batch size %d outside 1..1000000 records", *req.MaxEvents)
+	}
+	if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
+		return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
+	}
+	return nil
+}
+
 // registerUpdates installs the backfill and settings update handlers.
 func registerUpdates(ctx workflow.Context, st *TableState) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateBackfill,
@@ -79,13 +91,7 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 			return st.Spec, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req SettingsRequest) error {
-			if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
-				return fmt.Errorf("max events %d outside 1..1000000", *req.MaxEvents)
-			}
-			if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
-				return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
-			}
-			return nil
+			return req.Validate()
 		}})
 }
 

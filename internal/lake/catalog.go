@@ -69,6 +69,21 @@ func (c CatalogConfig) Properties() (iceberg.Properties, error) {
 	return props, nil
 }
 
+// LocalCatalogMissing returns the path of the default SQLite catalog file
+// when cfg uses it (type sql, no URI) and the file does not exist yet, else
+// "". Readers use it to say where they looked instead of creating an empty
+// catalog.
+func (c CatalogConfig) LocalCatalogMissing() string {
+	if (c.Type != "" && c.Type != "sql") || c.URI != "" || c.LocalDir == "" {
+		return ""
+	}
+	path := filepath.Join(c.LocalDir, "catalog.db")
+	if _, err := os.Stat(path); err == nil {
+		return ""
+	}
+	return path
+}
+
 // OpenCatalog opens the catalog described by cfg. For the default SQLite
 // catalog it creates LocalDir (and the warehouse directory) first. Errors
 // come from iceberg-go's catalog.Load (unknown type, unreachable REST

@@ -53,7 +53,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 	cfg.MinInputFiles, cfg.DeleteFileThreshold = 1, 1
 	plan, err := compaction.Analyze(ctx, tbl, cfg)
 	if err != nil {
-		return res, fmt.Errorf("lake: plan compaction of %v: %w", ident, err)
+		return res, fmt.Errorf("lake: plan compaction of %s: %w", IdentString(ident), err)
 	}
 	res.FilesBefore = plan.TotalInputFiles
 	if n, err := deleteFileCount(ctx, tbl); err == nil {
@@ -72,7 +72,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 	out, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
 		SnapshotProps: iceberg.Properties{"lakemirror.maintenance": "compaction", "lakemirror.compacted-at": time.Now().UTC().Format(time.RFC3339)}})
 	if err != nil {
-		return res, fmt.Errorf("lake: compact %v: %w", ident, err)
+		return res, fmt.Errorf("lake: compact %s: %w", IdentString(ident), err)
 	}
 	res.Rewritten, res.Added = out.RemovedDataFiles, out.AddedDataFiles
 	res.RemovedDeleteFiles = out.RemovedPositionDeleteFiles
@@ -145,16 +145,16 @@ func Expire(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o 
 	res.SnapshotsBefore = len(tbl.Metadata().Snapshots())
 	tx := tbl.NewTransaction()
 	if err := tx.ExpireSnapshots(table.WithRetainLast(o.RetainLast), table.WithOlderThan(o.OlderThan)); err != nil {
-		return res, fmt.Errorf("lake: expire snapshots of %v: %w", ident, err)
+		return res, fmt.Errorf("lake: expire snapshots of %s: %w", IdentString(ident), err)
 	}
 	if tbl, err = tx.Commit(ctx); err != nil {
-		return res, fmt.Errorf("lake: commit expiry of %v: %w", ident, err)
+		return res, fmt.Errorf("lake: commit expiry of %s: %w", IdentString(ident), err)
 	}
 	res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
 	if o.CleanOrphans {
 		out, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(o.OrphanMinAge))
 		if err != nil {
-			return res, fmt.Errorf("lake: orphan cleanup of %v: %w", ident, err)
+			return res, fmt.Errorf("lake: orphan cleanup of %s: %w", IdentString(ident), err)
 		}
 		res.OrphansDeleted, res.OrphanBytes = len(out.DeletedFiles), out.TotalSizeBytes
 	}

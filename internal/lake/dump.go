@@ -32,7 +32,7 @@ type Row map[string]any
 func ReadRows(ctx context.Context, tbl *table.Table, sortCols []string) ([]Row, []string, error) {
 	sc, it, err := tbl.Scan().ToArrowRecords(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lake: scan %v: %w", tbl.Identifier(), err)
+		return nil, nil, fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
 	}
 	cols := make([]string, sc.NumFields())
 	for i, f := range sc.Fields() {
@@ -46,7 +46,7 @@ func ReadRows(ctx context.Context, tbl *table.Table, sortCols []string) ([]Row, 
 	var buf []byte
 	for rec, err := range it {
 		if err != nil {
-			return nil, nil, fmt.Errorf("lake: scan %v: %w", tbl.Identifier(), err)
+			return nil, nil, fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
 		}
 		for r := 0; r < int(rec.NumRows()); r++ {
 			row := Row{}

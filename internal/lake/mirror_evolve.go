@@ -21,7 +21,8 @@ func WithSchemaDecision(d string) PrepareOption { return func(c *prepareConfig) 
 // evolve brings the mirror's schema up to the batch's events (design:
 // issue 3, schema evolution). With a Connect schema on the events, a new
 // column is added as optional and an Iceberg-allowed widening (int → long,
-// float → double, decimal precision up) is applied; a narrowing or other
+// float → double, decimal precision up) is applied; a narrowing of a
+// column the table holds wider applies as is (the values fit); any other
 // type change, or a dropped column that still holds values (a rename is
 // both) blocks the batch with *SchemaBlockedError unless the schema was
 // accepted before or the decision says evolve (accept, remembered) or

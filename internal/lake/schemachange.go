@@ -54,8 +54,7 @@ func (c SchemaChange) String() string {
 }
 
 // SchemaBlockedError stops a batch whose events carry a schema change the
-// pipeline may not apply on its own (a narrowing or incompatible type
-// change, a dropped column that still has values, a rename, which looks
+// pipeline may not apply on its own (an incompatible type change, a dropped column that still has values, a rename, which looks
 // like both). Nothing of the batch is written; an operator decides.
 type SchemaBlockedError struct {
 	Fingerprint string

@@ -47,6 +47,10 @@ func (t TableName) Bronze() table.Identifier { return t.ident("_bronze") }
 // History is the SCD type 2 table's identifier.
 func (t TableName) History() table.Identifier { return t.ident("_history") }
 
+// IdentString renders an Iceberg identifier as dotted text ("shop.orders"),
+// for messages.
+func IdentString(id table.Identifier) string { return strings.Join(id, ".") }
+
 func (t TableName) namespace() table.Identifier { return strings.Split(t.Namespace, ".") }
 
 // tableProperties are set on every table the pipeline creates: format v2,
@@ -88,7 +92,7 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 		return tbl, false, nil
 	}
 	if !errors.Is(err, catalog.ErrNoSuchTable) {
-		return nil, false, fmt.Errorf("lake: load %v: %w", ident, err)
+		return nil, false, fmt.Errorf("lake: load %s: %w", IdentString(ident), err)
 	}
 	sc, err := schema()
 	if err != nil {
@@ -110,7 +114,7 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 		return tbl, false, err
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("lake: create %v: %w", ident, err)
+		return nil, false, fmt.Errorf("lake: create %s: %w", IdentString(ident), err)
 	}
 	return tbl, true, nil
 }
@@ -127,7 +131,7 @@ func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lake: load %v: %w", ident, err)
+		return nil, fmt.Errorf("lake: load %s: %w", IdentString(ident), err)
 	}
 	return tbl, nil
 }
@@ -136,7 +140,7 @@ func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 func KeyColumnsOf(tbl *table.Table) ([]string, error) {
 	t := tbl.Properties()[PropKeyColumns]
 	if t == "" {
-		return nil, fmt.Errorf("lake: table %v has no %s property; it was not created by this pipeline", tbl.Identifier(), PropKeyColumns)
+		return nil, fmt.Errorf("lake: table %s has no %s property; it was not created by this pipeline", IdentString(tbl.Identifier()), PropKeyColumns)
 	}
 	var cols []string
 	if err := json.Unmarshal([]byte(t), &cols); err != nil {
