@@ -32,7 +32,9 @@
 // used and why they follow commit order per row are documented on the
 // cdc constructors:
 //
-//	postgresql        cdc.PostgresSeq(commit LSN = source.sequence[0] (0 when null/absent), source.lsn)
+//	postgresql        cdc.PostgresEventWords: (max(source.sequence[0], lsn), lsn) with lsn = source.lsn
+//	                  (else source.sequence[1]); (lsn, lsn) when sequence[0] is null or absent;
+//	                  blocking source snapshot reads (op r, not incremental) without sequence[0]: (0, lsn)
 //	mysql, mariadb    cdc.MySQLSeq(binlog file index of source.file, source.pos, source.row)
 //	sqlserver         cdc.SQLServerSeq(source.commit_lsn, source.change_lsn, source.event_serial_no)
 //	                  (LSNs "0000002b:00000588:0003" as two words each; snapshot reads: change LSN and serial 0)
