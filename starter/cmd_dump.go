@@ -54,6 +54,10 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 			if err != nil {
 				return err
 			}
+			if tbl == nil && quarantine {
+				fmt.Fprintf(cmd.ErrOrStderr(), "no record of %s was quarantined (%s does not exist yet)\n", name, lake.IdentString(ident))
+				return nil
+			}
 			if tbl == nil {
 				return notFound("table %s does not exist", lake.IdentString(ident))
 			}

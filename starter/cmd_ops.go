@@ -116,15 +116,26 @@ func (a *app) waitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			start := first.TotalLag
 			return follow(ctx, c, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
 				func(st workflows.Status) (int64, int64, bool) {
-					return max(start-st.TotalLag, 0), start, st.TotalLag == 0 && st.Phase != workflows.PhaseBackfill
+					return caughtUp(first, st)
 				})
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "give up after this long (exit 1)")
 	return cmd
+}
+
+// caughtUp measures a catch-up from status first to st: records applied
+// since first, that plus the current lag as the total, and whether the
+// table has caught up: it has planned against an existing topic (it knows
+// the partitions' high watermarks), has no lag and runs no backfill. A
+// table waiting for its topic to be created has not caught up.
+func caughtUp(first, st workflows.Status) (done, total int64, finished bool) {
+	done = max(st.Totals.Records-first.Totals.Records, 0)
+	finished = !st.TopicMissing && len(st.HighWatermarks) > 0 && st.TotalLag == 0 &&
+		st.Phase != workflows.PhaseBackfill && st.Phase != workflows.PhaseStarting
+	return done, done + st.TotalLag, finished
 }
 
 // follow polls the table's status and shows progress until done reports
@@ -141,8 +152,8 @@ func follow(ctx context.Context, c client.Client, table string, p *progress, mea
 		if finished {
 			return nil
 		}
-		if st.Phase == workflows.PhaseBlocked {
-			return fmt.Errorf("%s is blocked: %s", table, st.LastError)
+		if st.Phase == workflows.PhaseBlocked || st.Phase == workflows.PhaseSchemaBlocked {
+			return fmt.Errorf("%s is %s: %s", table, st.Phase, st.LastError)
 		}
 		select {
 		case <-ctx.Done():

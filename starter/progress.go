@@ -20,6 +20,7 @@ type progress struct {
 	unit     string
 	start    time.Time
 	lastLine time.Time
+	lastDone int64 // done of the last plain line (-1 before the first)
 }
 
 func newProgress(w io.Writer, label, unit string) *progress {
@@ -27,7 +28,7 @@ func newProgress(w io.Writer, label, unit string) *progress {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progress{w: w, tty: tty, label: label, unit: unit, start: time.Now()}
+	return &progress{w: w, tty: tty, label: label, unit: unit, start: time.Now(), lastDone: -1}
 }
 
 // update shows done of total; total ≤ 0 shows the count alone.
@@ -53,10 +54,11 @@ func (p *progress) update(done, total int64) {
 			strings.Repeat(" ", width-filled), done, total, p.unit, rate, p.unit, eta)
 		return
 	}
-	if time.Since(p.lastLine) < 3*time.Second && done < total {
+	complete := total > 0 && done >= total
+	if time.Since(p.lastLine) < 3*time.Second && !(complete && done != p.lastDone) {
 		return
 	}
-	p.lastLine = time.Now()
+	p.lastLine, p.lastDone = time.Now(), done
 	fmt.Fprintf(p.w, "%s: %d/%d %s, %.0f %s/s, ETA %s\n", p.label, done, total, p.unit, rate, p.unit, eta)
 }
 

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// caughtUp counts applied records against the lag as it is now, and does
+// not call a table caught up before it has seen its topic.
+func TestCaughtUp(t *testing.T) {
+	first := workflows.Status{Phase: workflows.PhaseStream, TopicMissing: true}
+	first.Totals.Records = 7
+	hwm := lake.Offsets{0: 134}
+	for _, c := range []struct {
+		name        string
+		st          workflows.Status
+		done, total int64
+		finished    bool
+	}{
+		{"topic missing", workflows.Status{Phase: workflows.PhaseStream, TopicMissing: true}, 0, 0, false},
+		{"not planned yet", workflows.Status{Phase: workflows.PhaseStarting}, 0, 0, false},
+		{"lag appeared", workflows.Status{Phase: workflows.PhaseStream, HighWatermarks: hwm, TotalLag: 134}, 0, 134, false},
+		{"half way", workflows.Status{Phase: workflows.PhaseStream, HighWatermarks: hwm, TotalLag: 60, Totals: workflows.Totals{Records: 81}}, 74, 134, false},
+		{"backfilling", workflows.Status{Phase: workflows.PhaseBackfill, HighWatermarks: hwm, Totals: workflows.Totals{Records: 141}}, 134, 134, false},
+		{"caught up", workflows.Status{Phase: workflows.PhaseStream, HighWatermarks: hwm, Totals: workflows.Totals{Records: 141}}, 134, 134, true},
+		{"paused, caught up", workflows.Status{Phase: workflows.PhasePaused, HighWatermarks: hwm, Totals: workflows.Totals{Records: 141}}, 134, 134, true},
+	} {
+		done, total, finished := caughtUp(first, c.st)
+		if done != c.done || total != c.total || finished != c.finished {
+			t.Errorf("%s: caughtUp = %d, %d, %v; want %d, %d, %v", c.name, done, total, finished, c.done, c.total, c.finished)
+		}
+	}
+}
+
+// Plain progress lines: the first update, then at most one every few
+// seconds, and always the line that completes the total.
+func TestProgressPlainLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, "catch-up shop.orders", "records")
+	for range 5 {
+		p.update(0, 0)
+	}
+	p.update(50, 134)
+	p.update(134, 134)
+	p.update(134, 134)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || lines[0] != "catch-up shop.orders: 0/0 records, 0 records/s, ETA ?" ||
+		!strings.HasPrefix(lines[1], "catch-up shop.orders: 134/134 records, ") || !strings.HasSuffix(lines[1], " records/s, ETA 0s") {
+		t.Fatalf("lines:\n%s", buf.String())
+	}
+}
