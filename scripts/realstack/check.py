@@ -69,6 +69,7 @@ checked in full.
 
 import argparse
 import collections
+import datetime
 import json
 import os
 import sqlite3
@@ -448,7 +449,17 @@ def ms(ts):
     if ts is None:
         return None
     v = canon(ts) if not isinstance(ts, str) else ts
-    return v[:23] if v else v
+    if not v:
+        return v
+    try:
+        # parse, so that a whole second written without a fraction
+        # ("...:15+00:00") equals one written with it ("...:15.000000+00:00")
+        d = datetime.datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return v[:23]
+    if d.tzinfo is not None:
+        d = d.astimezone(datetime.timezone.utc)
+    return d.replace(microsecond=d.microsecond // 1000 * 1000).isoformat(timespec="milliseconds")
 
 
 def compare_versions(exp, got, pg_types):

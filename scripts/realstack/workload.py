@@ -106,7 +106,7 @@ class Workload:
             cur.execute("SELECT pg_xact_commit_timestamp(%s::xid), pg_current_wal_insert_lsn()::text", (xid,))
             ts, hi = cur.fetchone()
         self.conn.commit()
-        rec = {"phase": self.phase, "xid": xid, "commit_ts": ts.astimezone(UTC).isoformat() if ts else None,
+        rec = {"phase": self.phase, "xid": xid, "commit_ts": ts.astimezone(UTC).isoformat(timespec="microseconds") if ts else None,
                "lsn_lo": lo, "lsn_hi": lsn_int(hi), "changes": changes}
         self.log.write(json.dumps(rec, sort_keys=True) + "\n")
         self.log.flush()
