@@ -84,7 +84,15 @@ func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Ba
 		cov.Add(rg.Partition, rg.From, rg.To)
 	}
 	if covered && len(fresh) == 0 {
-		return res, nil // everything already there: nothing to commit
+		// everything already there: nothing to commit. A retry of the batch
+		// that appended it reports that commit's counts.
+		if cp, err := ReadCheckpoint(tbl); err == nil && b.Load == nil && cp.BatchSeq == b.Seq && b.Seq > 0 && len(cp.Result) > 0 {
+			var rec BronzeResult
+			if json.Unmarshal(cp.Result, &rec) == nil && rec.BatchID == b.ID {
+				return rec, nil
+			}
+		}
+		return res, nil
 	}
 	covAll[b.Topic] = cov
 	covJSON, err := json.Marshal(covAll)

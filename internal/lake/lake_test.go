@@ -172,8 +172,9 @@ func TestBronzeSkipsRecordsItHolds(t *testing.T) {
 	if err != nil || r.Appended != 5 {
 		t.Fatalf("%+v %v", r, err)
 	}
-	// retry of the same batch
-	if r, err = AppendBronze(ctx, cat, testTable, b, recs(0, 5)); err != nil || r.Appended != 0 || r.Skipped != 5 {
+	// retry of the same batch (its result was lost): writes nothing and
+	// reports the counts of the commit that wrote it
+	if r, err = AppendBronze(ctx, cat, testTable, b, recs(0, 5)); err != nil || r.Appended != 5 || r.Skipped != 0 || r.BatchID != "b1" {
 		t.Fatalf("retry: %+v %v", r, err)
 	}
 	// a backfill overlapping the held range

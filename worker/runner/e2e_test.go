@@ -262,9 +262,12 @@ func crashAfter(t *testing.T, at string, seed int64) {
 	r1.Stop() // the retry after the activity's 1 s backoff lands on the new worker
 	r2 := startRunner(t)
 	defer r2.Stop()
-	waitCaughtUp(t, r2.Client, spec.Table, ends)
+	st := waitCaughtUp(t, r2.Client, spec.Table, ends)
 	checkMirror(t, r2, spec.Table, stream.Expected())
 	checkBronze(t, r2, spec.Table, ends)
+	if st.Totals.BronzeRows != ends[0] { // the retried batch reports the bronze rows its lost attempt wrote
+		t.Errorf("status counts %d bronze rows, want %d", st.Totals.BronzeRows, ends[0])
+	}
 	if got, want := historyLines(t, r2, spec.Table), expectedHistory(t, stream, merge.HistoryOptions{}); got != want {
 		t.Fatalf("history differs\ngot:\n%s\nwant:\n%s", got, want)
 	}
