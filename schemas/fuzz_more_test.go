@@ -156,7 +156,7 @@ func FuzzDecodeAvro(f *testing.F) {
 // FuzzDecodeFlattened decodes ExtractNewRecordState-style JSON values
 // with the options that change how they are read.
 func FuzzDecodeFlattened(f *testing.F) {
-	dir := filepath.Join("..", "..", "shared", "fixtures", "debezium", "debezium-server-iceberg", "unwrap-with-schema.json")
+	dir := filepath.Join("..", "testdata", "debezium", "debezium-server-iceberg", "unwrap-with-schema.json")
 	if b, err := os.ReadFile(dir); err == nil {
 		f.Add(b, []byte(nil), "")
 	}

@@ -14,7 +14,7 @@ import (
 // an "internal error" reason) and that every error is a *DecodeError; on
 // success the result is consistent.
 func FuzzDecode(f *testing.F) {
-	dir := filepath.Join("..", "..", "shared", "fixtures", "debezium")
+	dir := filepath.Join("..", "testdata", "debezium")
 	if _, err := os.Stat(dir); err == nil {
 		files, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
 		for _, file := range files {

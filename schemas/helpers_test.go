@@ -10,12 +10,13 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// fixtureDir is /work/shared/fixtures/debezium, relative to this package.
+// fixtureDir is testdata/debezium at the repository root (copies of the
+// team's shared captures, see its PROVENANCE.md), relative to this package.
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "fixtures", "debezium")
+	dir := filepath.Join("..", "testdata", "debezium")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("fixtures not available: %v", err)
+		t.Fatalf("the captures under testdata/debezium are missing: %v", err)
 	}
 	return dir
 }

@@ -48,7 +48,7 @@ against the generator's expected state.
 --events takes files of Debezium values: one JSON value per line or
 concatenated pretty-printed objects (a line null is a tombstone), or
 RisingWave's KEY^VALUE lines.`,
-		Example: "  starter demo\n  starter demo --events ../shared/fixtures/debezium/flink/debezium-data-schema-include.txt --key id --batch-size 4\n  starter demo --keep   # then open the Web UI",
+		Example: "  starter demo\n  starter demo --events testdata/debezium/flink/debezium-data-schema-include.txt --key id --batch-size 4\n  starter demo --keep   # then open the Web UI",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.demo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)

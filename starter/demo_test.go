@@ -14,9 +14,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// fixtures is the real Debezium captures (../shared/fixtures/debezium, see
+// fixtures is the real Debezium captures (testdata/debezium at the repository root, see
 // its PROVENANCE.md) relative to this package.
-var fixtures = filepath.Join("..", "..", "shared", "fixtures", "debezium")
+var fixtures = filepath.Join("..", "testdata", "debezium")
 
 var ingestedAt = regexp.MustCompile(`,"_ingested_at":"[^"]*"`)
 
@@ -70,7 +70,7 @@ func golden(t *testing.T, name, got string) {
 // the soft-deleted row that keeps its last values.
 func TestDemoOnRealCaptures(t *testing.T) {
 	if _, err := os.Stat(fixtures); err != nil {
-		t.Skip("fixtures not present:", err)
+		t.Fatal("the captures under testdata/debezium are missing:", err)
 	}
 	cases := []struct{ file, key, batch, deletedLine string }{
 		{"flink/debezium-data-schema-include.txt", "id", "4", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.170000076293945,"_seq":"0000000000000003000000000000098b0000000000000000","_deleted":true,"_source_ts":"2020-05-13T09:32:24.000000Z"}`},
