@@ -212,7 +212,7 @@ func rebuild(ctx workflow.Context, st *TableState, pending int) bool {
 	opts := workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("rebuild-%d", st.BatchSeq),
 		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    30 * time.Second, // the activity heartbeats every 5 s; a dead worker's attempt is retried after this
 		Summary:             fmt.Sprintf("rebuild %d late keys of %s from bronze after batch %d", pending, spec.Table, st.BatchSeq),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
 			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeBadSpec}},
@@ -287,7 +287,7 @@ func withApply(ctx workflow.Context, b lake.Batch) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("apply-%d", b.Seq),
 		StartToCloseTimeout: 15 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
+		HeartbeatTimeout:    30 * time.Second, // the activity heartbeats every 5 s; a dead worker's attempt is retried after this
 		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
 			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},

@@ -34,19 +34,26 @@ func TestSnapshotConsistentUnderWrites(t *testing.T) {
 	}
 
 	// A background writer on its own connection, committing small
-	// transactions as fast as it can.
+	// transactions as fast as it can once the snapshot has begun (its
+	// first chunk is read inside the snapshot; a commit before that would
+	// rightly be in the snapshot).
 	wconn, err := pgx.Connect(ctx, db.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wconn.Close(context.Background())
-	stop := make(chan struct{})
+	stop, begun := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	var commits int
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(1, 2))
+		select {
+		case <-begun:
+		case <-stop:
+			return
+		}
 		for next := 100_000; ; next++ {
 			select {
 			case <-stop:
@@ -75,6 +82,9 @@ func TestSnapshotConsistentUnderWrites(t *testing.T) {
 	chunks := 0
 	lsn, err := db.src.Snapshot(ctx, info, 100, func(c Chunk) error {
 		chunks++
+		if chunks == 1 {
+			close(begun)
+		}
 		got = append(got, c.Rows...)
 		if chunks%5 == 1 { // commit sweeping changes between chunks
 			_, err := db.conn.Exec(ctx, fmt.Sprintf(`
