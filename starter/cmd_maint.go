@@ -87,8 +87,10 @@ func (a *app) scheduleCmd() *cobra.Command {
 		Use:   "schedule TABLE",
 		Short: "Create or update the table's Temporal Schedules for purge, compaction and expiry",
 		Long: `schedule keeps one Temporal Schedule per periodic job of the table (ids
-lakemirror-<job>-<table>), visible and pausable in the Web UI's Schedules page. An
-interval of 0 leaves that job unscheduled (and deletes an existing schedule).`,
+lakemirror-<job>-<table>), visible and pausable in the Web UI's Schedules page. With
+no interval flag it schedules all three jobs at their defaults; with some, it creates or
+updates only those jobs and leaves the others as they are. An interval of 0 deletes that
+job's schedule.`,
 		Example: "  starter schedule shop.orders --compact-every 1h --purge-every 24h --expire-every 24h\n  starter schedule shop.orders --pause",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,6 +102,11 @@ interval of 0 leaves that job unscheduled (and deletes an existing schedule).`,
 			ctx := cmd.Context()
 			sc := c.ScheduleClient()
 			jobs := map[string]time.Duration{activities.JobPurge: purge, activities.JobCompact: compact, activities.JobExpire: expire}
+			flagOf := map[string]string{activities.JobPurge: "purge-every", activities.JobCompact: "compact-every", activities.JobExpire: "expire-every"}
+			anyGiven := false
+			for _, fl := range flagOf {
+				anyGiven = anyGiven || cmd.Flags().Changed(fl)
+			}
 			if remove || pause || unpause {
 				verb := "unpaused"
 				if remove {
@@ -128,9 +135,14 @@ interval of 0 leaves that job unscheduled (and deletes an existing schedule).`,
 				return err
 			}
 			for job, every := range jobs {
+				if anyGiven && !cmd.Flags().Changed(flagOf[job]) {
+					continue // not asked for: left as it is
+				}
 				id := workflows.ScheduleID(args[0], job)
 				if every <= 0 {
-					_ = sc.GetHandle(ctx, id).Delete(ctx)
+					if sc.GetHandle(ctx, id).Delete(ctx) == nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", id)
+					}
 					continue
 				}
 				if err := upsertSchedule(ctx, sc, id, every, f.request(st.Spec, job)); err != nil {
