@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -21,7 +22,8 @@ type BackfillRequest struct {
 // every range is clamped to [log start offset, position) so it only
 // covers records Kafka still holds and the table has already passed.
 // Empty ranges are dropped; ranges come out in partition order.
-// Errors: Kafka failures (retried).
+// Errors: a range naming a partition the topic does not have
+// (InvalidTableSpec, not retried); Kafka failures (retried).
 func (a *Activities) ResolveBackfill(ctx context.Context, req BackfillRequest) ([]lake.Range, error) {
 	spec := req.Spec.Defaults()
 	starts, err := a.Kafka.StartOffsets(ctx, spec.Topic)
@@ -29,6 +31,11 @@ func (a *Activities) ResolveBackfill(ctx context.Context, req BackfillRequest) (
 		return nil, classify(err)
 	}
 	ranges := slices.Clone(req.Ranges)
+	for _, r := range ranges {
+		if _, ok := starts[r.Partition]; !ok {
+			return nil, badSpec(fmt.Errorf("backfill of %s: topic %s has no partition %d (it has %d)", spec.Table, spec.Topic, r.Partition, len(starts)))
+		}
+	}
 	if len(ranges) == 0 {
 		at, err := a.Kafka.OffsetsAfterTime(ctx, spec.Topic, req.From)
 		if err != nil {

@@ -33,6 +33,21 @@ func (f *maintFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&f.orphans, "clean-orphans", false, "expire: also delete unreferenced files older than 3 days")
 }
 
+// validate checks a job name and, for purge, the retention window
+// against the floor, before anything starts: usage errors (exit 2).
+func (f *maintFlags) validate(job string) error {
+	switch job {
+	case activities.JobPurge:
+		if f.retention < f.floor {
+			return usage("--retention %s is shorter than the floor %s: a purge could let a replayed event resurrect a row; lower --retention-floor only on purpose", f.retention, f.floor)
+		}
+	case activities.JobCompact, activities.JobExpire:
+	default:
+		return usage("unknown job %q: give purge, compact or expire", job)
+	}
+	return nil
+}
+
 func (f *maintFlags) request(spec activities.TableSpec, job string) activities.MaintenanceRequest {
 	return activities.MaintenanceRequest{Spec: spec, Job: job, Retention: f.retention, RetentionFloor: f.floor,
 		TargetFileSize: f.targetSize, RetainLast: f.retainLast, OlderThan: f.olderThan, CleanOrphans: f.orphans}
@@ -51,6 +66,9 @@ batches: a commit conflict makes one side retry, nothing is lost.`,
 		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(args[1]); err != nil {
+				return err
+			}
 			c, err := runner.Dial(a.settings, nil)
 			if err != nil {
 				return err
@@ -129,6 +147,11 @@ job's schedule.`,
 					}
 				}
 				return nil
+			}
+			if every, asked := jobs[activities.JobPurge], !anyGiven || cmd.Flags().Changed("purge-every"); asked && every > 0 {
+				if err := f.validate(activities.JobPurge); err != nil {
+					return err
+				}
 			}
 			st, err := queryStatus(ctx, c, args[0])
 			if err != nil {

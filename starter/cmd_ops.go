@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -26,7 +28,14 @@ func sendUpdate(ctx context.Context, c client.Client, table, name string, arg, o
 	if err != nil {
 		return notFoundOr(table, err)
 	}
-	return h.Get(ctx, out)
+	if err := h.Get(ctx, out); err != nil {
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) { // the handler's own reason, without the activity error chain
+			return errors.New(ae.Message())
+		}
+		return err
+	}
+	return nil
 }
 
 func (a *app) backfillCmd() *cobra.Command {
@@ -51,10 +60,16 @@ progress bar (rate, ETA) follows it to the end.`,
 				}
 				req.Ranges = append(req.Ranges, rg)
 			}
+			if from != "" && len(ranges) > 0 {
+				return usage("give --range or --from, not both")
+			}
 			if from != "" {
 				t, err := parseTime(from)
 				if err != nil {
 					return usage("%v", err)
+				}
+				if t.After(time.Now()) {
+					return usage("--from %s is in the future: nothing to re-apply", t.UTC().Format(time.RFC3339))
 				}
 				req.From = t
 			}
@@ -85,7 +100,8 @@ progress bar (rate, ETA) follows it to the end.`,
 			// this backfill ends when everything queued before it and it is done
 			base := before.Totals.BackfillDone
 			total := before.Totals.BackfillRequested - before.Totals.BackfillDone + acc.Records
-			return follow(cmd.Context(), c, args[0], newProgress(cmd.ErrOrStderr(), "backfill "+args[0], "records"),
+			get := func(ctx context.Context) (workflows.Status, error) { return queryStatus(ctx, c, args[0]) }
+			return follow(cmd.Context(), get, args[0], newProgress(cmd.ErrOrStderr(), "backfill "+args[0], "records"),
 				func(st workflows.Status) (int64, int64, bool) {
 					done := st.Totals.BackfillDone - base
 					return done, total, done >= total
@@ -116,7 +132,13 @@ func (a *app) waitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return follow(ctx, c, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
+			lr := newLagReader(a.settings.KafkaBrokers)
+			defer lr.Close()
+			get := func(ctx context.Context) (workflows.Status, error) {
+				st, _, err := lr.status(ctx, c, args[0])
+				return st, err
+			}
+			return follow(ctx, get, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
 				func(st workflows.Status) (int64, int64, bool) {
 					return caughtUp(first, st)
 				})
@@ -140,10 +162,10 @@ func caughtUp(first, st workflows.Status) (done, total int64, finished bool) {
 
 // follow polls the table's status and shows progress until done reports
 // true; a blocked table ends it with an error.
-func follow(ctx context.Context, c client.Client, table string, p *progress, measure func(workflows.Status) (done, total int64, finished bool)) error {
+func follow(ctx context.Context, get func(context.Context) (workflows.Status, error), table string, p *progress, measure func(workflows.Status) (done, total int64, finished bool)) error {
 	defer p.finish()
 	for {
-		st, err := queryStatus(ctx, c, table)
+		st, err := get(ctx)
 		if err != nil {
 			return err
 		}
@@ -214,6 +236,8 @@ func (a *app) listCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			lr := newLagReader(a.settings.KafkaBrokers)
+			defer lr.Close()
 			resp, err := c.ListWorkflow(cmd.Context(), &workflowservice.ListWorkflowExecutionsRequest{
 				Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = \"Running\"", workflows.TableWorkflowName)})
 			if err != nil {
@@ -227,6 +251,7 @@ func (a *app) listCmd() *cobra.Command {
 				}
 				var st workflows.Status
 				if v.Get(&st) == nil {
+					_ = lr.refresh(cmd.Context(), &st) // on failure LAG is the workflow's, from its last plan
 					all = append(all, st)
 				}
 			}

@@ -30,6 +30,15 @@ func (a *app) signalCmds() []*cobra.Command {
 					return err
 				}
 				defer c.Close()
+				if d.signal == workflows.SignalRetry {
+					st, err := queryStatus(cmd.Context(), c, args[0])
+					if err != nil {
+						return err
+					}
+					if st.Phase != workflows.PhaseBlocked {
+						return fmt.Errorf("%s is not blocked (phase %s); nothing to retry, nothing was sent", args[0], st.Phase)
+					}
+				}
 				id := workflows.WorkflowID(args[0])
 				if err := c.SignalWorkflow(cmd.Context(), id, "", d.signal, nil); err != nil {
 					return notFoundOr(args[0], err)

@@ -30,9 +30,14 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			st, err := queryStatus(cmd.Context(), c, args[0])
+			lr := newLagReader(a.settings.KafkaBrokers)
+			defer lr.Close()
+			st, note, err := lr.status(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
+			}
+			if note != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "starter:", note)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -83,7 +88,11 @@ func printStatus(w io.Writer, st workflows.Status) {
 	if st.TopicMissing {
 		fmt.Fprintf(tw, "topic state\ttopic %s does not exist (yet); the table waits for it\n", st.Topic)
 	}
-	fmt.Fprintf(tw, "lag\t%d records\n", st.TotalLag)
+	source := "Kafka now"
+	if st.LagSource != lagFromKafka {
+		source = "as of the table's last plan"
+	}
+	fmt.Fprintf(tw, "lag\t%d records (%s)\n", st.TotalLag, source)
 	if st.NewestSourceTs > 0 {
 		src := time.UnixMicro(st.NewestSourceTs)
 		fmt.Fprintf(tw, "freshness\t%s (newest applied source commit %s)\n", time.Since(src).Round(time.Second), src.UTC().Format(time.RFC3339))
@@ -95,7 +104,7 @@ func printStatus(w io.Writer, st workflows.Status) {
 		fmt.Fprintf(tw, "backfill\t%d ranges queued, %d of %d records done\n", len(st.Backfill), st.Totals.BackfillDone, st.Totals.BackfillRequested)
 	}
 	t := st.Totals
-	fmt.Fprintf(tw, "totals\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d quarantined; %d tombstones; %d mirror rows written, %d bronze rows\n",
+	fmt.Fprintf(tw, "totals (since start)\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d quarantined; %d tombstones; %d mirror rows written, %d bronze rows\n",
 		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Quarantined, t.Tombstones, t.RowsWritten, t.BronzeRows)
 	if b := st.LastBatch; b != nil {
 		m := b.Mirror

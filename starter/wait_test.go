@@ -53,3 +53,19 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Fatalf("lines:\n%s", buf.String())
 	}
 }
+
+// Live lag: from Kafka's end offsets and the applied offsets; partitions
+// the table has not read yet count from their log start, or not at all
+// when the table starts from the latest offset.
+func TestApplyLiveLag(t *testing.T) {
+	st := workflows.Status{Offsets: lake.Offsets{0: 723, 1: 50}, Lag: lake.Offsets{0: 0, 1: 0}, HighWatermarks: lake.Offsets{0: 723, 1: 50}, TopicMissing: true}
+	applyLiveLag(&st, map[int32]int64{0: 1336, 1: 50, 2: 40}, map[int32]int64{0: 0, 1: 0, 2: 10})
+	if st.TotalLag != 643 || st.Lag[0] != 613 || st.Lag[1] != 0 || st.Lag[2] != 30 || st.HighWatermarks[0] != 1336 || st.TopicMissing || st.LagSource != lagFromKafka {
+		t.Fatalf("earliest: %+v", st)
+	}
+	st.Spec.StartFrom = "latest"
+	applyLiveLag(&st, map[int32]int64{0: 1336, 1: 50, 2: 40}, map[int32]int64{0: 0, 1: 0, 2: 10})
+	if st.TotalLag != 613 || st.Lag[2] != 0 {
+		t.Fatalf("latest: %+v", st)
+	}
+}

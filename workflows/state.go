@@ -88,8 +88,9 @@ type Status struct {
 	Paused         bool                      `json:"paused"`
 	Offsets        lake.Offsets              `json:"offsets"`
 	HighWatermarks lake.Offsets              `json:"high_watermarks"`
-	Lag            lake.Offsets              `json:"lag"`       // per partition, in offsets, at the last plan
-	TotalLag       int64                     `json:"total_lag"` // sum of Lag
+	Lag            lake.Offsets              `json:"lag"`                  // per partition, in offsets, at the last plan
+	TotalLag       int64                     `json:"total_lag"`            // sum of Lag
+	LagSource      string                    `json:"lag_source,omitempty"` // empty: the last plan; set by readers that recompute lag from Kafka
 	BatchSeq       int64                     `json:"batch_seq"`
 	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
 	LastError      string                    `json:"last_error,omitempty"`
