@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +18,11 @@ func TestMaintValidate(t *testing.T) {
 		{"purge", "--retention 1h0m0s is shorter than the floor 168h0m0s"},
 	} {
 		err := f.validate(c.job)
+		var ee *exitError
 		switch {
 		case c.wantErr == "" && err != nil:
 			t.Errorf("%s: %v", c.job, err)
-		case c.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), c.wantErr) || !isUsageError(err)):
+		case c.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), c.wantErr) || !errors.As(err, &ee) || ee.code != exitUsage):
 			t.Errorf("%s: err = %v, want a usage error starting %q", c.job, err, c.wantErr)
 		}
 	}
