@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,6 +101,9 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 			if err != nil {
 				return err
 			}
+			if err := a.checkKeyColumns(cmd.Context(), spec); err != nil {
+				return err
+			}
 			c, err := runner.Dial(a.settings, nil)
 			if err != nil {
 				return err
@@ -138,4 +142,35 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 		return nil, fmt.Errorf("start %s: %w", spec.Table, err)
 	}
 	return run, nil
+}
+
+// checkKeyColumns refuses (usage error, exit 2) a --key other than the
+// key columns the table's existing mirror was created with, when this
+// command can read the catalog; the worker checks again when the
+// workflow starts (a catalog this command cannot reach, or the key
+// taken from the Kafka record key, is left to that check).
+func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) error {
+	if len(spec.KeyColumns) == 0 || a.settings.Catalog.LocalCatalogMissing() != "" {
+		return nil
+	}
+	name, err := lake.ParseTableName(spec.Table)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cat, err := lake.OpenCatalog(ctx, a.settings.Catalog)
+	if err != nil {
+		return nil
+	}
+	tbl, err := lake.LoadTable(ctx, cat, name.Mirror())
+	if err != nil || tbl == nil {
+		return nil
+	}
+	have, err := lake.KeyColumnsOf(tbl)
+	if err != nil || slices.Equal(have, spec.KeyColumns) {
+		return nil
+	}
+	return usage("%s was created with key columns %s, not %s: start it with --key %s (a different key needs a new table)",
+		spec.Table, strings.Join(have, ","), strings.Join(spec.KeyColumns, ","), strings.Join(have, ","))
 }
