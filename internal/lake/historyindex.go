@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -73,36 +72,13 @@ func BuildHistoryIndex(ctx context.Context, tbl *table.Table, keyCols []string) 
 	if snap == nil {
 		return newHistoryIndex(0), nil
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: plan history scan: %w", err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: file IO: %w", err)
-	}
-	seen := map[string]bool{}
-	var files []string
-	dels := map[string]iceberg.DataFile{}
-	for _, t := range tasks {
-		if len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
-			return nil, fmt.Errorf("lake: history data file %s has equality deletes or deletion vectors, which this pipeline does not write", t.File.FilePath())
-		}
-		for _, d := range t.DeleteFiles {
-			dels[d.FilePath()] = d
-		}
-		if !seen[t.File.FilePath()] {
-			seen[t.File.FilePath()] = true
-			files = append(files, t.File.FilePath())
-		}
-	}
-	deleted, err := readPositionDeletes(ctx, fs, dels, seen)
+	fs, files, deleted, err := liveFiles(ctx, tbl, "history")
 	if err != nil {
 		return nil, err
 	}
 	ix := newHistoryIndex(snap.SnapshotID)
-	for _, path := range files {
-		if err := ix.addFile(ctx, fs, path, keyCols, deleted[path]); err != nil {
+	for _, df := range files {
+		if err := ix.addFile(ctx, fs, df.FilePath(), keyCols, deleted[df.FilePath()]); err != nil {
 			return nil, err
 		}
 	}
@@ -114,24 +90,10 @@ func BuildHistoryIndex(ctx context.Context, tbl *table.Table, keyCols []string) 
 }
 
 func (ix *HistoryIndex) addFile(ctx context.Context, fs iceio.IO, path string, keyCols []string, dels []int64) error {
-	p, err := openParquet(fs, path)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
 	names := append(slices.Clone(keyCols), ColSeq, ColValidToSeq, ColValidFrom, ColValidTo, ColRowHash, ColSourceTx)
-	cols := make([]int, len(names))
-	for i, n := range names {
-		if cols[i] = p.columnIndex(n); cols[i] < 0 {
-			return fmt.Errorf("lake: history file %s has no column %q", path, n)
-		}
-	}
-	id := ix.fileID(path)
 	nk := len(keyCols)
-	keyVals := make([]cdc.Value, nk)
-	var buf []byte
-	di := 0
-	return p.scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
+	id := ix.fileID(path)
+	return scanLiveKeys(ctx, fs, path, "history", names, nk, dels, func(rec arrow.RecordBatch) (func(int, int64, cdc.Key) error, error) {
 		str := func(c int) (*array.String, error) {
 			a, ok := rec.Column(c).(*array.String)
 			if !ok {
@@ -154,29 +116,12 @@ func (ix *HistoryIndex) addFile(ctx context.Context, fs iceio.IO, path string, k
 		txA, err6 := str(nk + 5)
 		for _, err := range []error{err1, err2, err3, err4, err5, err6} {
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
-		for r := 0; r < int(rec.NumRows()); r++ {
-			pos := first + int64(r)
-			for di < len(dels) && dels[di] < pos {
-				di++
-			}
-			if di < len(dels) && dels[di] == pos {
-				continue
-			}
-			for c := 0; c < nk; c++ {
-				v, err := valueAt(rec.Column(c), r)
-				if err != nil {
-					return err
-				}
-				keyVals[c] = v
-			}
-			var err error
-			if buf, err = cdc.EncodeKey(buf[:0], keyVals...); err != nil {
-				return err
-			}
+		return func(r int, pos int64, k cdc.Key) error {
 			h := histRow{hash: hashA.Value(r), file: id, pos: pos}
+			var err error
 			if h.seq, err = cdc.ParseSeqHex(seqA.Value(r)); err != nil {
 				return err
 			}
@@ -194,9 +139,8 @@ func (ix *HistoryIndex) addFile(ctx context.Context, fs iceio.IO, path string, k
 			if !txA.IsNull(r) {
 				h.tx = txA.Value(r)
 			}
-			k := cdc.Key(buf)
 			ix.keys[k] = append(ix.keys[k], h)
-		}
-		return nil
+			return nil
+		}, nil
 	})
 }

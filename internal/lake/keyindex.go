@@ -94,34 +94,13 @@ func BuildKeyIndex(ctx context.Context, tbl *table.Table, keyCols []string) (*Ke
 	if snap == nil {
 		return newKeyIndex(0, 0), nil
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: plan mirror scan: %w", err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: file IO: %w", err)
-	}
-	var dataFiles []iceberg.DataFile
-	seen := map[string]bool{}
-	delFiles := map[string]iceberg.DataFile{}
-	rows := int64(0)
-	for _, t := range tasks {
-		if len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
-			return nil, fmt.Errorf("lake: mirror data file %s has equality deletes or deletion vectors, which this pipeline does not write", t.File.FilePath())
-		}
-		for _, d := range t.DeleteFiles {
-			delFiles[d.FilePath()] = d
-		}
-		if !seen[t.File.FilePath()] {
-			seen[t.File.FilePath()] = true
-			dataFiles = append(dataFiles, t.File)
-			rows += t.File.Count()
-		}
-	}
-	deleted, err := readPositionDeletes(ctx, fs, delFiles, seen)
+	fs, dataFiles, deleted, err := liveFiles(ctx, tbl, "mirror")
 	if err != nil {
 		return nil, err
+	}
+	rows := int64(0)
+	for _, df := range dataFiles {
+		rows += df.Count()
 	}
 	ix := newKeyIndex(snap.SnapshotID, int(rows))
 	for _, df := range dataFiles {
@@ -135,65 +114,32 @@ func BuildKeyIndex(ctx context.Context, tbl *table.Table, keyCols []string) (*Ke
 // addFile indexes the live rows of one data file. dels is the sorted list
 // of its positions removed by position deletes.
 func (ix *KeyIndex) addFile(ctx context.Context, fs iceio.IO, path string, keyCols []string, dels []int64) error {
-	p, err := openParquet(fs, path)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	names := append(slices.Clone(keyCols), ColSeq, ColDeleted)
-	cols := make([]int, len(names))
-	for i, n := range names {
-		if cols[i] = p.columnIndex(n); cols[i] < 0 {
-			return fmt.Errorf("lake: data file %s has no column %q", path, n)
-		}
-	}
-	id := ix.fileID(path)
 	nk := len(keyCols)
-	keyVals := make([]cdc.Value, nk)
-	var buf []byte
-	di := 0
-	return p.scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
+	id := ix.fileID(path)
+	names := append(slices.Clone(keyCols), ColSeq, ColDeleted)
+	return scanLiveKeys(ctx, fs, path, "data", names, nk, dels, func(rec arrow.RecordBatch) (func(int, int64, cdc.Key) error, error) {
 		seqArr, ok := rec.Column(nk).(*array.String)
 		if !ok {
-			return fmt.Errorf("lake: %s: _seq is %s, want string", path, rec.Column(nk).DataType())
+			return nil, fmt.Errorf("lake: %s: _seq is %s, want string", path, rec.Column(nk).DataType())
 		}
 		delArr, ok := rec.Column(nk + 1).(*array.Boolean)
 		if !ok {
-			return fmt.Errorf("lake: %s: _deleted is %s, want boolean", path, rec.Column(nk+1).DataType())
+			return nil, fmt.Errorf("lake: %s: _deleted is %s, want boolean", path, rec.Column(nk+1).DataType())
 		}
-		for r := 0; r < int(rec.NumRows()); r++ {
-			pos := first + int64(r)
-			for di < len(dels) && dels[di] < pos {
-				di++
-			}
-			if di < len(dels) && dels[di] == pos {
-				continue
-			}
-			for c := 0; c < nk; c++ {
-				v, err := valueAt(rec.Column(c), r)
-				if err != nil {
-					return err
-				}
-				keyVals[c] = v
-			}
-			var err error
-			if buf, err = cdc.EncodeKey(buf[:0], keyVals...); err != nil {
-				return err
-			}
+		return func(r int, pos int64, k cdc.Key) error {
 			seq, err := cdc.ParseSeqHex(seqArr.Value(r))
 			if err != nil {
 				return fmt.Errorf("lake: %s row %d: %w", path, pos, err)
 			}
-			k := cdc.Key(buf)
 			if old, ok := ix.entries[k]; ok {
 				ix.Duplicates++
 				if old.Seq >= seq {
-					continue
+					return nil
 				}
 			}
 			ix.set(k, seq, delArr.Value(r), id, pos)
-		}
-		return nil
+			return nil
+		}, nil
 	})
 }
 

@@ -1,0 +1,107 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// liveFiles plans tbl's current Iceberg snapshot and returns its file IO,
+// its data files (each once, in plan order) and, per data file path, the
+// sorted row positions its position deletes remove. kind names the table
+// in errors ("mirror", "history").
+//
+// Errors: planning and file IO failures, unreadable delete files, and a
+// data file with equality deletes or deletion vectors (this pipeline
+// writes position deletes only).
+func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []iceberg.DataFile, map[string][]int64, error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("lake: plan %s scan: %w", kind, err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("lake: file IO: %w", err)
+	}
+	var files []iceberg.DataFile
+	seen := map[string]bool{}
+	delFiles := map[string]iceberg.DataFile{}
+	for _, t := range tasks {
+		if len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
+			return nil, nil, nil, fmt.Errorf("lake: %s data file %s has equality deletes or deletion vectors, which this pipeline does not write", kind, t.File.FilePath())
+		}
+		for _, d := range t.DeleteFiles {
+			delFiles[d.FilePath()] = d
+		}
+		if !seen[t.File.FilePath()] {
+			seen[t.File.FilePath()] = true
+			files = append(files, t.File)
+		}
+	}
+	deleted, err := readPositionDeletes(ctx, fs, delFiles, seen)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return fs, files, deleted, nil
+}
+
+// scanLiveKeys reads the columns names of one data file, whose first nk
+// are the key columns, skipping the rows at the sorted positions dels.
+// For each record batch it calls onBatch, which returns the function
+// called for each live row of the batch with the row's index in the batch,
+// its position in the file and its encoded key (cdc.EncodeKey of the key
+// columns).
+// kind names the file in errors ("data", "history").
+//
+// Errors: file IO, a missing column, key values of an unsupported type,
+// and whatever onBatch or the row function return.
+func scanLiveKeys(ctx context.Context, fs iceio.IO, path, kind string, names []string, nk int, dels []int64,
+	onBatch func(rec arrow.RecordBatch) (func(r int, pos int64, key cdc.Key) error, error)) error {
+	p, err := openParquet(fs, path)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	cols := make([]int, len(names))
+	for i, n := range names {
+		if cols[i] = p.columnIndex(n); cols[i] < 0 {
+			return fmt.Errorf("lake: %s file %s has no column %q", kind, path, n)
+		}
+	}
+	keyVals := make([]cdc.Value, nk)
+	var buf []byte
+	di := 0
+	return p.scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
+		row, err := onBatch(rec)
+		if err != nil {
+			return err
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			pos := first + int64(r)
+			for di < len(dels) && dels[di] < pos {
+				di++
+			}
+			if di < len(dels) && dels[di] == pos {
+				continue
+			}
+			for c := 0; c < nk; c++ {
+				if keyVals[c], err = valueAt(rec.Column(c), r); err != nil {
+					return err
+				}
+			}
+			if buf, err = cdc.EncodeKey(buf[:0], keyVals...); err != nil {
+				return err
+			}
+			if err := row(r, pos, cdc.Key(buf)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
