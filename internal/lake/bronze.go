@@ -105,22 +105,15 @@ func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Ba
 		return res, err
 	}
 	props[PropCovered] = string(covJSON)
-	tx := tbl.NewTransaction()
+	var df iceberg.DataFile
 	if len(fresh) > 0 {
-		df, err := writeBronzeFile(ctx, tbl, b, fresh)
-		if err != nil {
+		if df, err = writeBronzeFile(ctx, tbl, b, fresh); err != nil {
 			return res, err
 		}
-		if err := tx.NewRowDelta(props).AddRows(df).Commit(ctx); err != nil {
-			return res, fmt.Errorf("lake: stage bronze append of %s: %w", b.ID, err)
-		}
 	}
-	if err := tx.SetProperties(props); err != nil {
-		return res, fmt.Errorf("lake: stage bronze properties of %s: %w", b.ID, err)
-	}
-	newTbl, err := tx.Commit(ctx)
+	newTbl, err := commitRowDelta(ctx, tbl, "bronze batch "+b.ID, df, nil, props)
 	if err != nil {
-		return res, fmt.Errorf("lake: commit bronze batch %s: %w", b.ID, err)
+		return res, err
 	}
 	if s := newTbl.CurrentSnapshot(); s != nil && len(fresh) > 0 {
 		res.SnapshotID = s.SnapshotID
@@ -212,9 +205,5 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
-	path, err := newFilePath(tbl, fmt.Sprintf("bronze-%06d", b.Seq))
-	if err != nil {
-		return nil, err
-	}
-	return writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+	return writeDataFile(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec)
 }

@@ -129,12 +129,7 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 		if err != nil {
 			return err
 		}
-		path, err := newFilePath(tbl, "history")
-		if err != nil {
-			rec.Release()
-			return err
-		}
-		dataFile, err = writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+		dataFile, err = writeDataFile(ctx, tbl, "history", rec)
 		rec.Release()
 		if err != nil {
 			return err
@@ -158,26 +153,10 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 		}
 		props[PropBatchResult] = r
 	}
-	tx := tbl.NewTransaction()
-	if dataFile != nil || delFile != nil {
-		rd := tx.NewRowDelta(props)
-		if dataFile != nil {
-			rd.AddRows(dataFile)
-		}
-		if delFile != nil {
-			rd.AddDeletes(delFile)
-		}
-		if err := rd.Commit(ctx); err != nil {
-			return fmt.Errorf("lake: stage history row delta: %w", err)
-		}
-	}
-	if err := tx.SetProperties(props); err != nil {
-		return fmt.Errorf("lake: stage history properties: %w", err)
-	}
-	newTbl, err := tx.Commit(ctx)
+	newTbl, err := commitRowDelta(ctx, tbl, "history", dataFile, delFile, props)
 	if err != nil {
 		w.index = nil
-		return fmt.Errorf("lake: commit history: %w", err)
+		return err
 	}
 	if dataFile == nil && delFile == nil {
 		return nil

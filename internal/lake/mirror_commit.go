@@ -26,12 +26,7 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 		if err != nil {
 			return err
 		}
-		path, err := newFilePath(tbl, "mirror")
-		if err != nil {
-			rec.Release()
-			return err
-		}
-		dataFile, err = writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+		dataFile, err = writeDataFile(ctx, tbl, "mirror", rec)
 		rec.Release()
 		if err != nil {
 			return err
@@ -53,23 +48,10 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 	if err != nil {
 		return err
 	}
-	tx := tbl.NewTransaction()
-	if dataFile != nil {
-		rd := tx.NewRowDelta(p).AddRows(dataFile)
-		if delFile != nil {
-			rd.AddDeletes(delFile)
-		}
-		if err := rd.Commit(ctx); err != nil {
-			return fmt.Errorf("lake: stage mirror row delta: %w", err)
-		}
-	}
-	if err := tx.SetProperties(p); err != nil {
-		return fmt.Errorf("lake: stage mirror properties: %w", err)
-	}
-	newTbl, err := tx.Commit(ctx)
+	newTbl, err := commitRowDelta(ctx, tbl, "mirror", dataFile, delFile, p)
 	if err != nil {
 		w.index = nil // the table may or may not have moved: rebuild next time
-		return fmt.Errorf("lake: commit mirror: %w", err)
+		return err
 	}
 	if dataFile != nil {
 		fid := w.index.fileID(dataFile.FilePath())

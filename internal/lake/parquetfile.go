@@ -45,6 +45,17 @@ func newFilePath(tbl *table.Table, prefix string) (string, error) {
 	return lp.NewDataLocation(fmt.Sprintf("%s-%s.parquet", prefix, uuid.New())), nil
 }
 
+// writeDataFile writes rec as a new data file <prefix>-<uuid>.parquet in
+// tbl's data directory (see writeParquet); the caller keeps ownership of
+// rec. Errors: the location provider and writeParquet's.
+func writeDataFile(ctx context.Context, tbl *table.Table, prefix string, rec arrow.RecordBatch) (iceberg.DataFile, error) {
+	path, err := newFilePath(tbl, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+}
+
 // writeParquet writes rec (whose Arrow schema carries PARQUET:field_id
 // metadata) as one zstd Parquet file at path and returns its Iceberg
 // description with column statistics. Rows are written in rec's order,

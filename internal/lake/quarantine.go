@@ -93,11 +93,7 @@ func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name TableName, 
 		return 0, err
 	}
 	defer rec.Release()
-	path, err := newFilePath(tbl, "quarantine")
-	if err != nil {
-		return 0, err
-	}
-	df, err := writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+	df, err := writeDataFile(ctx, tbl, "quarantine", rec)
 	if err != nil {
 		return 0, err
 	}
