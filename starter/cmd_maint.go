@@ -69,15 +69,11 @@ batches: a commit conflict makes one side retry, nothing is lost.`,
 			if err := f.validate(args[1]); err != nil {
 				return err
 			}
-			c, err := runner.Dial(a.settings, nil)
+			c, st, err := a.dialStatus(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			st, err := queryStatus(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
 			run, err := c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
 				ID: fmt.Sprintf("lakemirror-maintain-%s-%s-%d", args[1], args[0], time.Now().Unix()), TaskQueue: activities.TaskQueue,
 			}, workflows.MaintenanceWorkflowName, f.request(st.Spec, args[1]))

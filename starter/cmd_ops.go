@@ -76,15 +76,11 @@ progress bar (rate, ETA) follows it to the end.`,
 			if len(req.Ranges) == 0 && req.From.IsZero() {
 				return usage("give --range or --from")
 			}
-			c, err := runner.Dial(a.settings, nil)
+			c, before, err := a.dialStatus(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			before, err := queryStatus(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
 			var acc workflows.BackfillAccepted
 			if err := sendUpdate(cmd.Context(), c, args[0], workflows.UpdateBackfill, req, &acc); err != nil {
 				return err

@@ -75,15 +75,11 @@ batch with it blocks again.`,
 			if skip {
 				decision = lake.DecisionSkip
 			}
-			c, err := runner.Dial(a.settings, nil)
+			c, st, err := a.dialStatus(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			st, err := queryStatus(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
 			if st.Phase != workflows.PhaseSchemaBlocked {
 				return fmt.Errorf("%s is not waiting for a schema decision (phase %s); nothing was sent", args[0], st.Phase)
 			}
@@ -117,15 +113,11 @@ through the topic.`,
 			if incremental {
 				mode = workflows.ResnapshotIncremental
 			}
-			c, err := runner.Dial(a.settings, nil)
+			c, st, err := a.dialStatus(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			st, err := queryStatus(cmd.Context(), c, args[0])
-			if err != nil {
-				return notFoundOr(args[0], err)
-			}
 			switch {
 			case incremental && (st.Spec.SignalTopic == "" || st.Spec.SourceTable == ""):
 				return usage("%s was started without --signal-topic and --source-table, which an incremental re-snapshot needs (the connector's signal topic and the table as schema.table): stop it and start it again with both", args[0])

@@ -52,6 +52,23 @@ func (a *app) statusCmd() *cobra.Command {
 	return cmd
 }
 
+// dialStatus connects to Temporal and queries table's status, for the
+// commands that act on a table after checking its state; the caller
+// closes the client. Errors: the dial's, and queryStatus's (no such table:
+// exit code 3).
+func (a *app) dialStatus(ctx context.Context, table string) (client.Client, workflows.Status, error) {
+	c, err := runner.Dial(a.settings, nil)
+	if err != nil {
+		return nil, workflows.Status{}, err
+	}
+	st, err := queryStatus(ctx, c, table)
+	if err != nil {
+		c.Close()
+		return nil, st, err
+	}
+	return c, st, nil
+}
+
 func queryStatus(ctx context.Context, c client.Client, table string) (workflows.Status, error) {
 	var st workflows.Status
 	v, err := c.QueryWorkflow(ctx, workflows.WorkflowID(table), "", workflows.QueryStatus)
