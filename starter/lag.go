@@ -63,16 +63,22 @@ func (l *lagReader) refresh(ctx context.Context, st *workflows.Status) error {
 	if err != nil {
 		return err
 	}
-	starts, err := l.kc.StartOffsets(ctx, st.Topic)
-	if err != nil {
-		return err
+	var starts map[int32]int64
+	for p := range ends {
+		if _, ok := st.Offsets[p]; !ok { // a partition the table has not read yet: counts from its log start
+			if starts, err = l.kc.StartOffsets(ctx, st.Topic); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	applyLiveLag(st, ends, starts)
 	return nil
 }
 
 // applyLiveLag sets st's high watermarks, lag and total lag from a
-// topic's end and start offsets (records per partition).
+// topic's end and start offsets (records per partition; starts is needed
+// only for partitions st has no offset for).
 func applyLiveLag(st *workflows.Status, ends, starts map[int32]int64) {
 	st.HighWatermarks, st.Lag, st.TotalLag = lake.Offsets{}, lake.Offsets{}, 0
 	st.TopicMissing, st.LagSource = false, lagFromKafka
