@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -98,8 +100,14 @@ func printStatus(w io.Writer, st workflows.Status) {
 	}
 	fmt.Fprintf(tw, "phase\t%s\n", phase)
 	var parts []string
-	for _, p := range st.Offsets.SortedPartitions() {
-		parts = append(parts, fmt.Sprintf("p%d %d/%d (lag %d)", p, st.Offsets[p], st.HighWatermarks[p], st.Lag[p]))
+	all := maps.Clone(st.HighWatermarks) // partitions not read yet show as "-"
+	maps.Copy(all, st.Offsets)
+	for _, p := range all.SortedPartitions() {
+		next := "-"
+		if o, ok := st.Offsets[p]; ok {
+			next = strconv.FormatInt(o, 10)
+		}
+		parts = append(parts, fmt.Sprintf("p%d %s/%d (lag %d)", p, next, st.HighWatermarks[p], st.Lag[p]))
 	}
 	fmt.Fprintf(tw, "offsets\t%s\n", strings.Join(parts, ", "))
 	if st.TopicMissing {
