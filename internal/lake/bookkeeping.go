@@ -61,6 +61,16 @@ type Checkpoint struct {
 	Result     json.RawMessage // the PropBatchResult JSON of that batch
 }
 
+// recordedResult unmarshals into out the result checkpoint cp recorded
+// for batch b (the same batch sequence number), and reports whether it
+// held one. A retried batch that finds its commit returns that result.
+func recordedResult(cp Checkpoint, b Batch, out any) bool {
+	if cp.BatchSeq != b.Seq || len(cp.Result) == 0 {
+		return false
+	}
+	return json.Unmarshal(cp.Result, out) == nil
+}
+
 // batchProps returns the bookkeeping properties for a commit of b with
 // result res (marshalled to JSON).
 func batchProps(b Batch, res any) (iceberg.Properties, error) {

@@ -86,9 +86,9 @@ func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Ba
 	if covered && len(fresh) == 0 {
 		// everything already there: nothing to commit. A retry of the batch
 		// that appended it reports that commit's counts.
-		if cp, err := ReadCheckpoint(tbl); err == nil && b.Load == nil && cp.BatchSeq == b.Seq && b.Seq > 0 && len(cp.Result) > 0 {
+		if cp, err := ReadCheckpoint(tbl); err == nil && b.Load == nil && b.Seq > 0 {
 			var rec BronzeResult
-			if json.Unmarshal(cp.Result, &rec) == nil && rec.BatchID == b.ID {
+			if recordedResult(cp, b, &rec) && rec.BatchID == b.ID {
 				return rec, nil
 			}
 		}

@@ -124,9 +124,7 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	if cp, err := ReadCheckpoint(tbl); err != nil {
 		return res, err
 	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
-		if cp.BatchSeq == b.Seq && len(cp.Result) > 0 {
-			_ = json.Unmarshal(cp.Result, &res)
-		}
+		recordedResult(cp, b, &res)
 		res.AlreadyCommitted = true
 		return res, nil
 	}

@@ -280,9 +280,7 @@ func rowChanges(events []*cdc.Event) []*cdc.Event {
 // recordedMirrorResult is the result of a batch found already committed.
 func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
 	var r MirrorResult
-	if cp.BatchSeq == b.Seq && len(cp.Result) > 0 {
-		_ = json.Unmarshal(cp.Result, &r)
-	}
+	recordedResult(cp, b, &r)
 	r.BatchID, r.BatchSeq, r.AlreadyCommitted = b.ID, b.Seq, true
 	return r
 }
