@@ -30,6 +30,9 @@ type Activities struct {
 	// Sources maps source names to PostgreSQL DSNs for direct loads
 	// (TableSpec.Source). DSNs stay on the worker, out of workflow history.
 	Sources map[string]string
+	// StateDir is where the tables' local state logs live (lake.State);
+	// "" = the system temp directory.
+	StateDir string
 
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the
@@ -60,9 +63,9 @@ type tableState struct {
 // once the key columns are settled.
 func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
 	if st.mirror == nil {
-		st.mirror = lake.NewMirrorWriter(a.Catalog, name, st.keyCols)
-		st.history = lake.NewHistoryWriter(a.Catalog, name, st.keyCols,
-			merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx})
+		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
+			StateDir: a.StateDir, History: true,
+			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx}})
 	}
 	return st.mirror, st.history
 }
@@ -86,6 +89,9 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 	}
 	st := a.tables[spec.Table]
 	if st == nil || fmt.Sprint(st.spec) != fmt.Sprint(spec) {
+		if st != nil && st.mirror != nil {
+			st.mirror.State().Close()
+		}
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
 			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry})}
 		a.tables[spec.Table] = st

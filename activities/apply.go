@@ -68,12 +68,19 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 // caller holds st.mu.
 func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
 	recs []schemas.Record, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
-	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}
+	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs), StageSeconds: map[string]float64{}}
 	*stage = "decode"
+	t0 := time.Now()
+	lap := func(name string) {
+		now := time.Now()
+		res.StageSeconds[name] += now.Sub(t0).Seconds()
+		t0 = now
+	}
 	events, bronze, quarantine, err := decodeAll(st.decoder, recs, &res)
 	if err != nil {
 		return res, nil, err
 	}
+	lap("decode")
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, nil, err
 	}
@@ -107,6 +114,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
 		return res, nil, classify(err)
 	}
+	lap("prepare")
 	*stage = "bronze"
 	if res.Bronze, err = lake.AppendBronze(ctx, a.Catalog, name, b, bronze); err != nil {
 		return res, nil, classify(err)
@@ -114,6 +122,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	if err := a.afterCommit(ctx, b, "bronze"); err != nil {
 		return res, nil, err
 	}
+	lap("bronze")
 	*stage = "mirror"
 	if res.Mirror, res.EndOffsets, err = mirror.Apply(ctx, b, events); err != nil {
 		return res, nil, classify(err)
@@ -121,6 +130,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	if err := a.afterCommit(ctx, b, "mirror"); err != nil {
 		return res, nil, err
 	}
+	lap("mirror")
 	*stage = "history"
 	pre, known := mirror.PreBatchSeqs()
 	if res.History, err = history.Apply(ctx, b, events, pre, known); err != nil {
@@ -129,6 +139,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	if err := a.afterCommit(ctx, b, "history"); err != nil {
 		return res, nil, err
 	}
+	lap("history")
 	return res, keys, nil
 }
 

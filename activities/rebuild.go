@@ -51,48 +51,12 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 		return res, classify(err)
 	}
 	res.Keys = len(keys)
-	rows, err := lake.ReadBronzeKeys(ctx, a.Catalog, name, keys)
+	byKey, err := a.pastEvents(ctx, st, name, keys)
 	if err != nil {
 		return res, classify(err)
 	}
-	res.Events = len(rows)
-	events := make([]*cdc.Event, 0, len(rows))
-	for _, r := range rows {
-		rec := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
-		for _, h := range r.Headers {
-			rec.Headers = append(rec.Headers, schemas.Header{Key: h.Key, Value: h.Value})
-		}
-		dec, err := st.decoder.Decode(rec)
-		if err != nil { // bronze rows with a key were decoded once already: only a decoder change gets here
-			return res, classify(err)
-		}
-		if dec.Kind == schemas.KindChange {
-			if dec.OldKey != nil && dec.Event.Op.IsUpsert() {
-				if k, err := st.decoder.DecodeKey(dec.OldKey); err == nil {
-					dec.Event.OldKey = k
-				}
-			}
-			events = append(events, dec.Event)
-		}
-	}
-	// changes an operator skipped (a blocked schema change) stay skipped
-	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip))
-	if err != nil {
-		return res, classify(err)
-	}
-	// records that do not fit were quarantined when first applied; table
-	// truncates recorded on the mirror apply to the keys' older changes
-	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
-		return res, classify(err)
-	}
-	byKey := make(map[cdc.Key][]*cdc.Event, len(keys))
-	for _, k := range keys {
-		byKey[k] = nil
-	}
-	for _, e := range events {
-		if _, ok := byKey[e.Key]; ok {
-			byKey[e.Key] = append(byKey[e.Key], e)
-		}
+	for _, es := range byKey {
+		res.Events += len(es)
 	}
 	for _, k := range keys[:min(len(keys), 20)] {
 		res.KeySample = append(res.KeySample, keyText(byKey[k], st.keyCols))
@@ -104,6 +68,83 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 		return res, classify(err)
 	}
 	return res, nil
+}
+
+// pastEvents returns every row change ever applied for each key, from
+// the table's local state log. The first time a worker needs them after
+// it built its state from existing tables, the log lacks the changes
+// applied before: it then reads every bronze record once (decoded and
+// prepared like a batch: changes an operator skipped stay skipped, table
+// truncates recorded on the mirror apply) into the log, and serves every
+// later rebuild from the log.
+func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.TableName, keys []cdc.Key) (map[cdc.Key][]*cdc.Event, error) {
+	mirror, _ := st.writers(a, name)
+	state := mirror.State()
+	if byKey, ok, err := state.Events(keys); ok || err != nil {
+		return byKey, err
+	}
+	if err := mirror.EnsureState(ctx); err != nil {
+		return nil, err
+	}
+	if !state.EventsComplete() {
+		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
+			events, err := decodeBronze(st.decoder, rows)
+			if err != nil {
+				return err
+			}
+			// changes an operator skipped (a blocked schema change) stay skipped
+			prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip))
+			if err != nil {
+				return err
+			}
+			// records that do not fit were quarantined when first applied; table
+			// truncates recorded on the mirror apply to the keys' older changes
+			if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
+				return err
+			}
+			byKey := map[cdc.Key][]*cdc.Event{}
+			for _, e := range events {
+				if e.Key != "" {
+					byKey[e.Key] = append(byKey[e.Key], e)
+				}
+			}
+			return state.LoadEvents(byKey)
+		})
+		if err != nil {
+			return nil, err
+		}
+		state.SetEventsComplete()
+	}
+	byKey, ok, err := state.Events(keys)
+	if err == nil && !ok {
+		err = fmt.Errorf("table %s: the local state lost its past changes while loading them", name)
+	}
+	return byKey, err
+}
+
+// decodeBronze decodes bronze rows into their row-change events (with
+// the old key of a primary-key change).
+func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, error) {
+	events := make([]*cdc.Event, 0, len(rows))
+	for _, r := range rows {
+		rec := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+		for _, h := range r.Headers {
+			rec.Headers = append(rec.Headers, schemas.Header{Key: h.Key, Value: h.Value})
+		}
+		dec, err := d.Decode(rec)
+		if err != nil { // bronze rows with a key were decoded once already: only a decoder change gets here
+			return nil, err
+		}
+		if dec.Kind == schemas.KindChange {
+			if dec.OldKey != nil && dec.Event.Op.IsUpsert() {
+				if k, err := d.DecodeKey(dec.OldKey); err == nil {
+					dec.Event.OldKey = k
+				}
+			}
+			events = append(events, dec.Event)
+		}
+	}
+	return events, nil
 }
 
 // keyText renders a key as "col=value,..." from one of its events.

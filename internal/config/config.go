@@ -26,6 +26,7 @@ const (
 	EnvDataDir         = "LAKEMIRROR_DATA_DIR"
 	EnvSchemaRegistry  = "SCHEMA_REGISTRY_URL" // Confluent-compatible schema registry for Avro records
 	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
+	EnvStateDir        = "LAKEMIRROR_STATE_DIR"
 )
 
 // Settings locate the services the pipeline talks to.
@@ -37,6 +38,11 @@ type Settings struct {
 	DataDir         string            // local state: the default SQLite catalog and warehouse, the -dev Temporal database
 	SchemaRegistry  string            // Confluent-compatible schema registry URL(s), comma-separated; "" = JSON records only
 	Sources         map[string]string // source name → PostgreSQL DSN, for direct initial loads and re-snapshots
+	// StateDir is where the worker keeps the tables' local write-path
+	// state (key index spill-free; the per-key chain log, see lake.State):
+	// a per-process directory under it, removed on exit. "" = the system
+	// temp directory. Fast local disk; its size is about the tables' bronze.
+	StateDir string
 }
 
 // Bind registers the settings' flags on fs, with defaults from the
@@ -52,6 +58,7 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&b.props, "catalog-props", env(EnvCatalogProps, ""), "comma-separated k=v catalog and FileIO properties, e.g. s3.endpoint=http://minio:9000,s3.region=us-east-1 (env "+EnvCatalogProps+")")
 	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "worker only: Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
+	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog, warehouse and -dev Temporal database (env "+EnvDataDir+")")
 	return b
 }

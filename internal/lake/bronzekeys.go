@@ -59,7 +59,7 @@ func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Ke
 		return nil, err
 	}
 	var out []cdc.Key
-	w.index.Each(func(k cdc.Key, e IndexEntry) {
+	w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
 		if !e.Deleted && e.Seq < seq {
 			out = append(out, k)
 		}

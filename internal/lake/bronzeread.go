@@ -64,8 +64,41 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 	return out, nil
 }
 
+// ScanBronze calls fn with the row changes of each bronze data file of
+// the table's current snapshot (rows with a `_key`), one file at a time:
+// the past changes a worker loads into its local state once (see
+// State.LoadEvents). Errors: catalog and file IO failures, a bronze file
+// with delete files, a `_key` that is not hex, and fn's.
+func ScanBronze(ctx context.Context, cat catalog.Catalog, name TableName, fn func([]BronzeRow) error) error {
+	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
+		return err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("lake: plan bronze scan: %w", err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("lake: file IO: %w", err)
+	}
+	for _, t := range tasks {
+		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
+			return fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
+		}
+		rows, err := readBronzeFileKeys(ctx, fs, t.File.FilePath(), nil, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readBronzeFileKeys appends to out the rows of one bronze data file whose
-// `_key` (hex) is in want.
+// `_key` (hex) is in want (every row with a `_key` when want is nil).
 func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[string]bool, out []BronzeRow) ([]BronzeRow, error) {
 	p, err := openParquet(fs, path)
 	if err != nil {
@@ -95,7 +128,7 @@ func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[
 			return fmt.Errorf("lake: bronze file %s: unexpected column types %s", path, sc)
 		}
 		for r := 0; r < int(rec.NumRows()); r++ {
-			if pks.IsNull(r) || !want[pks.Value(r)] {
+			if pks.IsNull(r) || (want != nil && !want[pks.Value(r)]) {
 				continue
 			}
 			row := BronzeRow{Topic: topics.Value(r)}

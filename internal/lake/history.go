@@ -44,14 +44,20 @@ type HistoryWriter struct {
 	name    TableName
 	keyCols []string
 	opts    merge.HistoryOptions
-	index   *HistoryIndex
+	state   *State
 	now     func() time.Time
 }
 
-// NewHistoryWriter returns a writer for name's history table.
+// NewHistoryWriter returns a writer for name's history table, with a
+// local state of its own (in the system temp directory) that logs the row
+// changes it sees. See NewWriters for a mirror and history pair.
 func NewHistoryWriter(cat catalog.Catalog, name TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
-	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now}
+	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now,
+		state: newState(cat, name, keyCols, "", false, true)}
 }
+
+// State returns the writer's local state.
+func (w *HistoryWriter) State() *State { return w.state }
 
 // Ensure creates the history table from the mirror's columns when it does
 // not exist, and adds to it any column the mirror gained since. The
@@ -110,11 +116,13 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // key of the batch is treated as late.
 //
 // A key whose changes all follow preSeq is extended in order from its
-// stored latest version, reading only that row. A key with a change at or
-// below preSeq that the history does not show (it neither opened nor
-// closed a version) is late: it is added to the table's pending-rebuild
-// set, which RebuildFromEvents resolves from bronze. Keys already pending
-// stay pending. Errors: catalog, file IO and commit conflicts (retryable).
+// open version, which the local state holds with its values (see State):
+// the history table is not read. A key with a change at or below preSeq
+// that the history does not show (it neither opened nor closed a stored
+// version) is late: it is added to the table's pending-rebuild set, which
+// Rebuild resolves. Keys already pending stay pending. Every row change of
+// the batch is recorded in the local state log for later rebuilds.
+// Errors: catalog, file IO and commit conflicts (retryable).
 func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event, preSeq map[cdc.Key]cdc.Seq, known bool) (HistoryResult, error) {
 	res := HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}
 	tbl, err := LoadTable(ctx, w.cat, w.name.History())
@@ -128,7 +136,7 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 		res.AlreadyCommitted = true
 		return res, nil
 	}
-	if err := w.ensureIndex(ctx, tbl); err != nil {
+	if err := w.state.ensureHistory(ctx, tbl); err != nil {
 		return res, err
 	}
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
@@ -139,14 +147,12 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	if err != nil {
 		return res, err
 	}
+	st := w.state
 	groups := merge.GroupByKey(rowChanges(events))
 	res.Keys = len(groups)
-	type job struct {
-		key    cdc.Key
-		prev   *histRow
-		events []*cdc.Event
-	}
-	var jobs []job
+	var writes []keyedVersion
+	var removed []rowLoc
+	var changes []keyChange
 	for _, g := range groups {
 		if pending[g.Key] || !known {
 			if !pending[g.Key] {
@@ -157,13 +163,22 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 		}
 		pre, late := preSeq[g.Key], false
 		var fresh []*cdc.Event
+		var live []histRow
+		liveRead := false
 		for _, e := range g.Events {
-			switch {
-			case pre == "" || e.Seq > pre:
+			if pre == "" || e.Seq > pre {
 				fresh = append(fresh, e)
-			case w.index.knows(g.Key, e.Seq):
+				continue
+			}
+			if !liveRead {
+				if live, err = st.liveRows(g.Key); err != nil {
+					return res, err
+				}
+				liveRead = true
+			}
+			if knows(live, e.Seq) {
 				res.Duplicates++
-			default:
+			} else {
 				late = true
 			}
 		}
@@ -175,40 +190,37 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 		if len(fresh) == 0 {
 			continue
 		}
-		j := job{key: g.Key, events: fresh}
-		if vs := w.index.Versions(g.Key); len(vs) > 0 {
-			j.prev = &vs[len(vs)-1]
+		open, openVals, err := st.openVersion(g.Key)
+		if err != nil {
+			return res, err
 		}
-		jobs = append(jobs, j)
-	}
-	var prevRows []cdc.Key
-	for _, j := range jobs {
-		if j.prev != nil {
-			prevRows = append(prevRows, j.key)
-		}
-	}
-	values, err := w.readVersionValues(ctx, tbl, sh, prevRows)
-	if err != nil {
-		return res, err
-	}
-	var writes []keyedVersion
-	var removed []keyedRow
-	for _, j := range jobs {
 		var prev *merge.Version
-		if j.prev != nil {
-			prev = j.prev.version(values[j.key])
+		var prevLoc rowLoc
+		switch {
+		case open != nil:
+			prev, prevLoc = open.version(alignRow(openVals, sh.names)), rowLoc{open.file, open.pos}
+		case needsPrevValues(fresh):
+			// a TOAST placeholder after the key's last version closed: its
+			// value is that version's, read from the table (rare)
+			if prev, prevLoc, err = w.lastClosedVersion(ctx, tbl, sh, g.Key); err != nil {
+				return res, err
+			}
 		}
-		out, replaces := merge.Replay(prev, j.events, w.opts)
+		out, replaces := merge.Replay(prev, fresh, w.opts)
+		c := keyChange{key: g.Key, first: len(writes), n: len(out), openChanged: replaces || len(out) > 0}
 		if replaces {
-			removed = append(removed, keyedRow{key: j.key, row: *j.prev})
+			removed = append(removed, prevLoc)
+			loc := prevLoc
+			c.removed = &loc
 			res.Rewritten++
 		}
 		for _, v := range out {
 			if prev == nil || v.Seq != prev.Seq {
 				res.Opened++
 			}
-			writes = append(writes, keyedVersion{key: j.key, v: v})
+			writes = append(writes, keyedVersion{key: g.Key, v: v})
 		}
+		changes = append(changes, c)
 	}
 	res.Pending = len(pending)
 	props, err := batchProps(b, nil)
@@ -222,8 +234,46 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	if b.Load != nil {
 		result = nil // a load chunk records its cursor, not a batch result
 	}
-	if err := w.commit(ctx, tbl, sh, writes, removed, props, pending, result, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID); err != nil {
+	fid, err := w.commit(ctx, tbl, sh, writes, removed, props, pending, result, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID)
+	if err != nil {
 		return res, err
 	}
-	return res, nil
+	var logged []merge.Group
+	if st.eventsBy == recRows {
+		logged = groups
+	}
+	return res, w.record(b.Seq, fid, writes, changes, logged)
+}
+
+// keyChange is what one batch did to one key's history: its versions
+// writes[first:first+n], the stored row it removed, and whether its open
+// version may have changed.
+type keyChange struct {
+	key         cdc.Key
+	first, n    int
+	removed     *rowLoc
+	openChanged bool
+	reset       bool // a rebuild: every older row of the key was removed
+}
+
+// knows reports whether position s opened or closed one of the rows: a
+// re-delivered change that needs no rebuild.
+func knows(rows []histRow, s cdc.Seq) bool {
+	for _, v := range rows {
+		if v.seq == s || v.toSeq == s {
+			return true
+		}
+	}
+	return false
+}
+
+// needsPrevValues reports whether an upsert among events has a TOAST
+// placeholder (whose value is the previous version's).
+func needsPrevValues(events []*cdc.Event) bool {
+	for _, e := range events {
+		if e.Op.IsUpsert() && hasUnavailable(e.After) {
+			return true
+		}
+	}
+	return false
 }

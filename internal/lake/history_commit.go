@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,61 +28,25 @@ type keyedRow struct {
 	row histRow
 }
 
-// version turns a stored row and its values back into a merge.Version.
-func (h *histRow) version(vals *cdc.Row) *merge.Version {
-	return &merge.Version{Seq: h.seq, From: h.from, ToSeq: h.toSeq, To: h.to, Values: vals, Hash: h.hash, OpenTx: h.tx}
-}
-
-// ensureIndex makes w.index reflect tbl's current snapshot.
-func (w *HistoryWriter) ensureIndex(ctx context.Context, tbl *table.Table) error {
-	var cur int64
-	if s := tbl.CurrentSnapshot(); s != nil {
-		cur = s.SnapshotID
+// lastClosedVersion reads key k's latest stored version (closed: the key
+// has no open version) with its values from the history table, for a
+// TOAST placeholder that takes its value. It returns nil when the key has
+// no history.
+func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table, sh *shape, k cdc.Key) (*merge.Version, rowLoc, error) {
+	rows, err := w.state.liveRows(k)
+	if err != nil || len(rows) == 0 {
+		return nil, rowLoc{}, err
 	}
-	if w.index != nil && w.index.SnapshotID == cur {
-		return nil
-	}
-	ix, err := BuildHistoryIndex(ctx, tbl, w.keyCols)
-	if err != nil {
-		return err
-	}
-	w.index = ix
-	return nil
-}
-
-// readVersionValues reads the source-column values of each key's latest
-// stored version.
-func (w *HistoryWriter) readVersionValues(ctx context.Context, tbl *table.Table, sh *shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
-	out := map[cdc.Key]*cdc.Row{}
-	if len(keys) == 0 {
-		return out, nil
-	}
+	last := rows[len(rows)-1]
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("lake: file IO: %w", err)
+		return nil, rowLoc{}, fmt.Errorf("lake: file IO: %w", err)
 	}
-	byFile := map[int32]map[int64]cdc.Key{}
-	for _, k := range keys {
-		vs := w.index.Versions(k)
-		last := vs[len(vs)-1]
-		if byFile[last.file] == nil {
-			byFile[last.file] = map[int64]cdc.Key{}
-		}
-		byFile[last.file][last.pos] = k
+	var vals *cdc.Row
+	if err := readRowsAt(ctx, fs, w.state.hfiles[last.file], sh, []int64{last.pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
+		return nil, rowLoc{}, err
 	}
-	for fid, want := range byFile {
-		positions := make([]int64, 0, len(want))
-		for p := range want {
-			positions = append(positions, p)
-		}
-		slices.Sort(positions)
-		if err := readRowsAt(ctx, fs, w.index.files[fid], sh, positions, func(pos int64, row *cdc.Row) {
-			out[want[pos]] = row
-		}); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return last.version(vals), rowLoc{last.file, last.pos}, nil
 }
 
 // readPending returns the table's pending-rebuild keys.
@@ -119,72 +82,125 @@ func pendingJSON(p map[cdc.Key]bool) string {
 
 // commit writes versions and removes stored rows in one row delta, with
 // props (plus the pending set, and the result JSON under PropBatchResult
-// when result is set) in the same commit, then updates the index.
-func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []keyedRow,
-	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) error {
+// when result is set) in the same commit. It returns the written data
+// file's id in the local state's history file table (-1: none); writes[i]
+// is its row i.
+func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc,
+	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) (int32, error) {
 	var dataFile, delFile iceberg.DataFile
 	*rowsWritten, *posDeletes = len(writes), len(removed)
 	if len(writes) > 0 {
 		rec, err := buildHistoryRows(tbl, sh, writes)
 		if err != nil {
-			return err
+			return -1, err
 		}
 		dataFile, err = writeDataFile(ctx, tbl, "history", rec)
 		rec.Release()
 		if err != nil {
-			return err
+			return -1, err
 		}
 	}
 	if len(removed) > 0 {
 		dels := make([]filePos, len(removed))
 		for i, r := range removed {
-			dels[i] = filePos{path: w.index.files[r.row.file], pos: r.row.pos}
+			dels[i] = filePos{path: w.state.hfiles[r.file], pos: r.pos}
 		}
 		var err error
 		if delFile, err = writePositionDeletes(ctx, tbl, dels); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	props[PropPendingRebuild] = pendingJSON(pending)
 	if result != nil {
 		r, err := result()
 		if err != nil {
-			return err
+			return -1, err
 		}
 		props[PropBatchResult] = r
 	}
 	newTbl, err := commitRowDelta(ctx, tbl, "history", dataFile, delFile, props)
 	if err != nil {
-		w.index = nil
-		return err
+		w.state.Invalidate()
+		return -1, err
 	}
+	w.state.historySnap = snapID(newTbl)
 	if dataFile == nil && delFile == nil {
-		return nil
+		return -1, nil
 	}
-	for _, r := range removed {
-		vs := w.index.keys[r.key]
-		vs = slices.DeleteFunc(vs, func(h histRow) bool { return h.file == r.row.file && h.pos == r.row.pos })
-		if len(vs) == 0 {
-			delete(w.index.keys, r.key)
-		} else {
-			w.index.keys[r.key] = vs
+	*snapshotID = w.state.historySnap
+	if dataFile == nil {
+		return -1, nil
+	}
+	return w.state.hfileID(dataFile.FilePath()), nil
+}
+
+// record appends the batch's chain records: per key of logged its row
+// changes, and per key in changes the rows written (writes, in file fid)
+// and removed and its open version after the batch.
+func (w *HistoryWriter) record(batchSeq int64, fid int32, writes []keyedVersion, changes []keyChange, logged []merge.Group) error {
+	st := w.state
+	ci := 0
+	for gi := 0; gi < len(logged) || ci < len(changes); {
+		var k cdc.Key
+		var events []*cdc.Event
+		var c *keyChange
+		switch {
+		case ci >= len(changes) || (gi < len(logged) && logged[gi].Key < changes[ci].key):
+			k, events = logged[gi].Key, logged[gi].Events
+			gi++
+		case gi >= len(logged) || changes[ci].key < logged[gi].Key:
+			c = &changes[ci]
+			k = c.key
+			ci++
+		default:
+			k, events, c = logged[gi].Key, logged[gi].Events, &changes[ci]
+			gi++
+			ci++
+		}
+		var flags uint8
+		if events != nil {
+			flags |= recEvents
+		}
+		if c != nil {
+			if c.n > 0 || c.removed != nil || c.reset {
+				flags |= recRows
+			}
+			if c.openChanged {
+				flags |= recOpen
+			}
+			if c.reset {
+				flags |= recReset
+			}
+		}
+		rw := st.begin(k, batchSeq, flags)
+		if events != nil {
+			rw.events(events)
+		}
+		var open *histRow
+		var openVals *cdc.Row
+		if c != nil && flags&recRows != 0 {
+			rows := make([]histRow, c.n)
+			for i := range c.n {
+				v := &writes[c.first+i].v
+				rows[i] = histRowOf(v, fid, int64(c.first+i))
+				if v.Current() {
+					open, openVals = &rows[i], v.Values
+				}
+			}
+			var rm []rowLoc
+			if c.removed != nil {
+				rm = []rowLoc{*c.removed}
+			}
+			rw.rows(rows, rm)
+		}
+		if flags&recOpen != 0 {
+			rw.openVersion(open, openVals)
+		}
+		if err := st.commitRec(k); err != nil {
+			return err
 		}
 	}
-	if dataFile != nil {
-		fid := w.index.fileID(dataFile.FilePath())
-		for i, kv := range writes {
-			v := kv.v
-			w.index.keys[kv.key] = append(w.index.keys[kv.key], histRow{seq: v.Seq, toSeq: v.ToSeq, from: v.From, to: v.To,
-				hash: v.Hash, tx: v.OpenTx, file: fid, pos: int64(i)})
-		}
-		for _, kv := range writes {
-			vs := w.index.keys[kv.key]
-			slices.SortFunc(vs, func(a, b histRow) int { return a.seq.Compare(b.seq) })
-		}
-	}
-	w.index.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
-	*snapshotID = w.index.SnapshotID
-	return nil
+	return st.flush()
 }
 
 // buildHistoryRows turns versions into one Arrow record in the history

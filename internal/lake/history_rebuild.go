@@ -39,18 +39,19 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 }
 
 // Rebuild replaces each given key's whole history with the history of
-// all its changes (every event ever seen for the key, from bronze, in any
-// order and with duplicates; prepared like a batch), in one commit that
-// also removes the keys from the pending-rebuild set (design.md rule 6:
-// the late path). A key whose stored versions already equal the rebuilt
-// ones is left alone.
+// all its changes (every event ever seen for the key, from the local state
+// log or bronze, in any order and with duplicates; prepared like a batch),
+// in one commit that also removes the keys from the pending-rebuild set
+// (design.md rule 6: the late path). A key whose stored versions already
+// equal the rebuilt ones is left alone. The stored versions come from the
+// local state: only the keys' rows are touched.
 func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
 	var res RebuildResult
 	tbl, err := LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return res, err
 	}
-	if err := w.ensureIndex(ctx, tbl); err != nil {
+	if err := w.state.ensureHistory(ctx, tbl); err != nil {
 		return res, err
 	}
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
@@ -62,20 +63,25 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		return res, err
 	}
 	var writes []keyedVersion
-	var removed []keyedRow
+	var removed []rowLoc
+	var changes []keyChange
 	for _, g := range merge.GroupByKey(flatten(byKey)) {
 		res.Keys++
 		delete(pending, g.Key)
 		vs, _ := merge.Replay(nil, g.Events, w.opts)
-		stored := w.index.Versions(g.Key)
+		stored, err := w.state.liveRows(g.Key)
+		if err != nil {
+			return res, err
+		}
 		if sameVersions(stored, vs) {
 			res.Unchanged++
 			continue
 		}
 		res.Changed++
 		for _, r := range stored {
-			removed = append(removed, keyedRow{key: g.Key, row: r})
+			removed = append(removed, rowLoc{r.file, r.pos})
 		}
+		changes = append(changes, keyChange{key: g.Key, first: len(writes), n: len(vs), openChanged: true, reset: true})
 		for _, v := range vs {
 			writes = append(writes, keyedVersion{key: g.Key, v: v})
 		}
@@ -84,10 +90,11 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		delete(pending, k)
 	}
 	props := iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(res.Keys)}
-	if err := w.commit(ctx, tbl, sh, writes, removed, props, pending, nil, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID); err != nil {
+	fid, err := w.commit(ctx, tbl, sh, writes, removed, props, pending, nil, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID)
+	if err != nil {
 		return res, err
 	}
-	return res, nil
+	return res, w.record(w.state.builtAtBatch, fid, writes, changes, nil)
 }
 
 // sameVersions compares stored rows with rebuilt versions by identity,

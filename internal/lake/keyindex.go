@@ -1,62 +1,394 @@
 package lake
 
 import (
-	"context"
-	"fmt"
-	"slices"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
+	"encoding/binary"
+	"hash/maphash"
+	"math/bits"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // IndexEntry is what the primary-key index holds per key: the stored
-// row's position and guard state.
+// mirror row's position and guard state.
 type IndexEntry struct {
 	Seq     cdc.Seq
-	File    int32 // index into KeyIndex.files
+	File    int32 // index into the mirror file table (KeyIndex.FilePath); -1 when the key has no mirror row
 	Pos     int64 // row position in that data file
 	Deleted bool
 }
 
-// KeyIndex maps each primary key of a mirror table to its live row
-// (design.md, "Write path"). It reflects exactly one Iceberg snapshot of
-// the mirror (SnapshotID); a writer that finds the table at another
-// snapshot rebuilds it. Not safe for concurrent use.
+// KeyIndex maps each primary key of a table to its mirror row and to the
+// head of its record chain in the table's local state log (docs/design.md,
+// "Write path"). It is built for memory, not convenience: an open-addressing
+// hash table of 8-byte slots (32-bit hash tag, 32-bit entry number) over
+// pointer-free columns, one value per entry each: the encoded key bytes (a
+// fixed-width array while every key has the same length, else bytes plus
+// end offsets), the mirror `_seq` as fixed-width 64-bit words, the file id
+// and row position of the mirror row, a flag byte and the 64-bit chain
+// head. The garbage collector never scans it (no pointers), and a PostgreSQL
+// table keyed by one bigint costs about 53 bytes per key (BenchmarkKeyIndex
+// reports bytes/key). Keys are compared in full after a tag match, so hash
+// collisions cost time, never correctness.
+//
+// It reflects exactly one Iceberg snapshot of the mirror (SnapshotID); a
+// writer that finds the table at another snapshot rebuilds it. Not safe for
+// concurrent use.
 type KeyIndex struct {
 	SnapshotID int64 // mirror snapshot this index reflects; 0 for a table without snapshots
-	entries    map[cdc.Key]IndexEntry
-	files      []string
-	fileIDs    map[string]int32
-	Duplicates int // live rows found for an already-indexed key during a rebuild (should be 0)
+	Duplicates int   // live rows found for an already-indexed key during a rebuild (should be 0)
+
+	seed       maphash.Seed
+	slots      []uint64 // 0 = empty; else tag<<32 | entry+1
+	used       int      // entries in use (keys)
+	mirrorKeys int      // keys with a mirror row
+
+	// entries, struct of arrays
+	keyWidth int      // > 0: every key is keyWidth bytes, at keys[i*keyWidth:]; 0: variable, ends in keyEnd
+	keys     []byte   // key bytes
+	keyEnd   []uint32 // variable keys: end offset of entry i's key in keys
+	words    int      // `_seq` words per key (a table's positions all have one width); 0 until the first key
+	seqs     []uint64 // entry i's `_seq` words at [i*words:]
+	flags    []uint8
+	file     []int32
+	pos      []uint32
+	head     []uint64 // chain head ref in the state log; 0 = none
+	free     []uint32 // entry numbers of removed keys, reused first
+
+	files   []string
+	fileIDs map[string]int32
 }
+
+// Entry flags.
+const (
+	flagDeleted  = 1 << 0 // the mirror row is soft-deleted
+	flagNoMirror = 1 << 1 // the key has no mirror row (only history or log records)
+	flagFree     = 1 << 7 // the entry number is unused (key removed)
+)
+
+const maxLoad = 0.85 // slots in use / slots before the table grows
 
 func newKeyIndex(snapshotID int64, sizeHint int) *KeyIndex {
-	return &KeyIndex{SnapshotID: snapshotID, entries: make(map[cdc.Key]IndexEntry, sizeHint), fileIDs: map[string]int32{}}
+	ix := &KeyIndex{SnapshotID: snapshotID, seed: maphash.MakeSeed(), fileIDs: map[string]int32{}}
+	ix.reserve(sizeHint)
+	return ix
 }
 
-// Len is the number of keys (live and soft-deleted rows).
-func (ix *KeyIndex) Len() int { return len(ix.entries) }
+// reserve makes room for n keys without growing.
+func (ix *KeyIndex) reserve(n int) {
+	if n < 8 {
+		n = 8
+	}
+	if need := int(float64(n)/maxLoad) + 1; need > len(ix.slots) {
+		ix.rehash(need)
+	}
+	if cap(ix.flags) < n {
+		ix.growEntries(n)
+	}
+}
 
-// Lookup returns the entry of key k.
+// Len is the number of keys with a mirror row (live or soft-deleted).
+func (ix *KeyIndex) Len() int { return ix.mirrorKeys }
+
+// Keys is the number of keys held (with or without a mirror row).
+func (ix *KeyIndex) Keys() int { return ix.used }
+
+// Bytes is the memory the index holds (capacity of its arrays), for
+// benchmarks and status.
+func (ix *KeyIndex) Bytes() int {
+	n := 8*cap(ix.slots) + cap(ix.keys) + 4*cap(ix.keyEnd) + 8*cap(ix.seqs) + cap(ix.flags) +
+		4*cap(ix.file) + 4*cap(ix.pos) + 8*cap(ix.head) + 4*cap(ix.free)
+	for _, f := range ix.files {
+		n += len(f) + 16
+	}
+	return n
+}
+
+func (ix *KeyIndex) hash(k cdc.Key) uint32 {
+	h := maphash.String(ix.seed, string(k))
+	return uint32(h>>32) | 1 // never 0, so a slot word is never 0
+}
+
+// slotOf maps a tag to its home slot (multiply-shift over any table size).
+func (ix *KeyIndex) slotOf(tag uint32) int {
+	hi, _ := bits.Mul64(uint64(tag)*0x9E3779B97F4A7C15, uint64(len(ix.slots)))
+	return int(hi)
+}
+
+func (ix *KeyIndex) keyAt(i uint32) string {
+	if ix.keyWidth > 0 {
+		o := int(i) * ix.keyWidth
+		return string(ix.keys[o : o+ix.keyWidth])
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = ix.keyEnd[i-1]
+	}
+	return string(ix.keys[start:ix.keyEnd[i]])
+}
+
+// keyEquals compares entry i's key with k without allocating.
+func (ix *KeyIndex) keyEquals(i uint32, k cdc.Key) bool {
+	if ix.keyWidth > 0 {
+		if len(k) != ix.keyWidth {
+			return false
+		}
+		o := int(i) * ix.keyWidth
+		return string(ix.keys[o:o+ix.keyWidth]) == string(k)
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = ix.keyEnd[i-1]
+	}
+	return string(ix.keys[start:ix.keyEnd[i]]) == string(k)
+}
+
+// find returns the entry number of k and its slot, or ok false and the
+// slot where k would go.
+func (ix *KeyIndex) find(k cdc.Key) (entry uint32, slot int, ok bool) {
+	if len(ix.slots) == 0 {
+		return 0, 0, false
+	}
+	tag := ix.hash(k)
+	s := ix.slotOf(tag)
+	for {
+		w := ix.slots[s]
+		if w == 0 {
+			return 0, s, false
+		}
+		if uint32(w>>32) == tag {
+			e := uint32(w) - 1
+			if ix.keyEquals(e, k) {
+				return e, s, true
+			}
+		}
+		if s++; s == len(ix.slots) {
+			s = 0
+		}
+	}
+}
+
+// entryOf returns the entry number of k, adding k (with no mirror row)
+// when absent.
+func (ix *KeyIndex) entryOf(k cdc.Key) uint32 {
+	if e, _, ok := ix.find(k); ok {
+		return e
+	}
+	if float64(ix.used+1) > maxLoad*float64(len(ix.slots)) {
+		ix.rehash(max(int(float64(len(ix.slots))*1.5), 16))
+	}
+	e := ix.newEntry(k)
+	tag := ix.hash(k)
+	s := ix.slotOf(tag)
+	for ix.slots[s] != 0 {
+		if s++; s == len(ix.slots) {
+			s = 0
+		}
+	}
+	ix.slots[s] = uint64(tag)<<32 | uint64(e+1)
+	ix.used++
+	return e
+}
+
+// newEntry stores k in a fresh (or reused) entry with no mirror row.
+func (ix *KeyIndex) newEntry(k cdc.Key) uint32 {
+	if n := len(ix.free); n > 0 && ix.keyWidth > 0 && len(k) == ix.keyWidth {
+		e := ix.free[n-1]
+		ix.free = ix.free[:n-1]
+		copy(ix.keys[int(e)*ix.keyWidth:], k)
+		ix.resetEntry(e)
+		return e
+	}
+	e := uint32(len(ix.flags))
+	if len(ix.flags) == cap(ix.flags) {
+		ix.growEntries(len(ix.flags) + len(ix.flags)/4 + 64)
+	}
+	switch {
+	case e == 0 && ix.keyEnd == nil:
+		ix.keyWidth = len(k)
+	case ix.keyWidth > 0 && len(k) != ix.keyWidth:
+		ix.toVariableKeys()
+	}
+	ix.keys = append(ix.keys, k...)
+	if ix.keyWidth == 0 {
+		ix.keyEnd = append(ix.keyEnd, uint32(len(ix.keys)))
+	}
+	ix.flags = append(ix.flags, 0)
+	ix.file = append(ix.file, -1)
+	ix.pos = append(ix.pos, 0)
+	ix.head = append(ix.head, 0)
+	if ix.words > 0 {
+		ix.seqs = append(ix.seqs, make([]uint64, ix.words)...)
+	}
+	ix.resetEntry(e)
+	return e
+}
+
+func (ix *KeyIndex) resetEntry(e uint32) {
+	ix.flags[e] = flagNoMirror
+	ix.file[e], ix.pos[e], ix.head[e] = -1, 0, 0
+	if ix.words > 0 {
+		clear(ix.seqs[int(e)*ix.words : int(e+1)*ix.words])
+	}
+}
+
+// growEntries raises the capacity of the entry columns to n (growing by a
+// quarter at a time keeps unused capacity, which is live heap, small).
+func (ix *KeyIndex) growEntries(n int) {
+	grow := func(s []byte) []byte { return append(make([]byte, 0, n*max(ix.keyWidth, 1)), s...) }
+	ix.keys = grow(ix.keys)
+	if ix.keyWidth == 0 && ix.keyEnd != nil {
+		ix.keyEnd = append(make([]uint32, 0, n), ix.keyEnd...)
+	}
+	ix.flags = append(make([]uint8, 0, n), ix.flags...)
+	ix.file = append(make([]int32, 0, n), ix.file...)
+	ix.pos = append(make([]uint32, 0, n), ix.pos...)
+	ix.head = append(make([]uint64, 0, n), ix.head...)
+	if ix.words > 0 {
+		ix.seqs = append(make([]uint64, 0, n*ix.words), ix.seqs...)
+	}
+}
+
+// toVariableKeys switches key storage from fixed width to end offsets
+// (the first key of another length arrived). Removed entries keep their
+// bytes, so entry numbers and offsets stay aligned.
+func (ix *KeyIndex) toVariableKeys() {
+	n := len(ix.flags)
+	ix.keyEnd = make([]uint32, n, cap(ix.flags))
+	for i := range n {
+		ix.keyEnd[i] = uint32((i + 1) * ix.keyWidth)
+	}
+	ix.keyWidth = 0
+	ix.free = nil // free entries are reused only with fixed-width keys
+}
+
+// rehash rebuilds the slot table with n slots.
+func (ix *KeyIndex) rehash(n int) {
+	old := ix.slots
+	ix.slots = make([]uint64, n)
+	for _, w := range old {
+		if w == 0 {
+			continue
+		}
+		s := ix.slotOf(uint32(w >> 32))
+		for ix.slots[s] != 0 {
+			if s++; s == len(ix.slots) {
+				s = 0
+			}
+		}
+		ix.slots[s] = w
+	}
+}
+
+// remove drops key k (a purged row). Slots are closed by backward shift,
+// so lookups never meet tombstones; the entry number is reused.
+func (ix *KeyIndex) remove(k cdc.Key) {
+	e, s, ok := ix.find(k)
+	if !ok {
+		return
+	}
+	ix.slots[s] = 0
+	n := len(ix.slots)
+	for j := (s + 1) % n; ix.slots[j] != 0; j = (j + 1) % n {
+		home := ix.slotOf(uint32(ix.slots[j] >> 32))
+		// move slot j back to s when its home is not cyclically in (s, j]
+		if (j > s && (home <= s || home > j)) || (j < s && home <= s && home > j) {
+			ix.slots[s], ix.slots[j] = ix.slots[j], 0
+			s = j
+		}
+	}
+	if ix.flags[e]&flagNoMirror == 0 {
+		ix.mirrorKeys--
+	}
+	ix.flags[e] = flagFree
+	ix.head[e] = 0
+	ix.used--
+	if ix.keyWidth > 0 {
+		ix.free = append(ix.free, e)
+	}
+}
+
+// dropMirror forgets key k's mirror row (purged), keeping its chain.
+func (ix *KeyIndex) dropMirror(k cdc.Key) {
+	if e, _, ok := ix.find(k); ok && ix.flags[e]&flagNoMirror == 0 {
+		ix.flags[e] = flagNoMirror
+		ix.file[e] = -1
+		ix.mirrorKeys--
+	}
+}
+
+func (ix *KeyIndex) setSeq(e uint32, seq cdc.Seq) {
+	if ix.words == 0 {
+		ix.words = len(seq) / 8
+		if ix.words == 0 {
+			ix.words = 1
+		}
+		ix.seqs = make([]uint64, len(ix.flags)*ix.words, cap(ix.flags)*ix.words)
+	}
+	if len(seq) != 8*ix.words {
+		ix.widen(len(seq) / 8)
+	}
+	o := int(e) * ix.words
+	for w := 0; w < ix.words; w++ {
+		if 8*w+8 <= len(seq) {
+			ix.seqs[o+w] = binary.BigEndian.Uint64([]byte(seq[8*w : 8*w+8]))
+		} else {
+			ix.seqs[o+w] = 0
+		}
+	}
+}
+
+// widen re-lays the seq words for positions of width n (a table whose
+// positions changed width: never for one connector, but never wrong).
+func (ix *KeyIndex) widen(n int) {
+	if n <= ix.words {
+		return
+	}
+	out := make([]uint64, len(ix.flags)*n, cap(ix.flags)*n)
+	for i := range len(ix.flags) {
+		copy(out[i*n:], ix.seqs[i*ix.words:(i+1)*ix.words])
+	}
+	ix.seqs, ix.words = out, n
+}
+
+func (ix *KeyIndex) seqOf(e uint32) cdc.Seq {
+	var buf [64]byte
+	o := int(e) * ix.words
+	for w := 0; w < ix.words; w++ {
+		binary.BigEndian.PutUint64(buf[8*w:], ix.seqs[o+w])
+	}
+	return cdc.Seq(buf[:8*ix.words])
+}
+
+// Lookup returns the mirror entry of key k; false when the key has no
+// mirror row.
 func (ix *KeyIndex) Lookup(k cdc.Key) (IndexEntry, bool) {
-	e, ok := ix.entries[k]
-	return e, ok
+	e, _, ok := ix.find(k)
+	if !ok || ix.flags[e]&flagNoMirror != 0 {
+		return IndexEntry{}, false
+	}
+	return IndexEntry{Seq: ix.seqOf(e), File: ix.file[e], Pos: int64(ix.pos[e]), Deleted: ix.flags[e]&flagDeleted != 0}, true
 }
 
 // Stored returns the guard state of key k for merge.Fold.
 func (ix *KeyIndex) Stored(k cdc.Key) merge.Stored {
-	e, ok := ix.entries[k]
+	e, ok := ix.Lookup(k)
 	if !ok {
 		return merge.Stored{}
 	}
 	return merge.Stored{Found: true, Seq: e.Seq, Deleted: e.Deleted}
 }
+
+// Head returns the chain head ref of key k (0 = none).
+func (ix *KeyIndex) Head(k cdc.Key) uint64 {
+	if e, _, ok := ix.find(k); ok {
+		return ix.head[e]
+	}
+	return 0
+}
+
+// setHead records key k's new chain head, adding the key if needed.
+func (ix *KeyIndex) setHead(k cdc.Key, ref uint64) { ix.head[ix.entryOf(k)] = ref }
 
 // FilePath returns the data file path of a file id.
 func (ix *KeyIndex) FilePath(id int32) string { return ix.files[id] }
@@ -71,112 +403,38 @@ func (ix *KeyIndex) fileID(path string) int32 {
 	return id
 }
 
-// set records that key k now lives at (path, pos).
+// set records that key k's mirror row now lives at (fileID, pos).
 func (ix *KeyIndex) set(k cdc.Key, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
-	ix.entries[k] = IndexEntry{Seq: seq, Deleted: deleted, File: fileID, Pos: pos}
+	e := ix.entryOf(k)
+	ix.setSeq(e, seq)
+	if ix.flags[e]&flagNoMirror != 0 {
+		ix.mirrorKeys++
+	}
+	f := ix.flags[e] &^ (flagDeleted | flagNoMirror)
+	if deleted {
+		f |= flagDeleted
+	}
+	ix.flags[e] = f
+	ix.file[e], ix.pos[e] = fileID, uint32(pos)
 }
 
-// Each calls fn for every key in unspecified order.
+// Each calls fn for every key with a mirror row, in unspecified order.
 func (ix *KeyIndex) Each(fn func(cdc.Key, IndexEntry)) {
-	for k, e := range ix.entries {
-		fn(k, e)
+	for i := range ix.flags {
+		e := uint32(i)
+		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {
+			continue
+		}
+		fn(cdc.Key(ix.keyAt(e)), IndexEntry{Seq: ix.seqOf(e), File: ix.file[e], Pos: int64(ix.pos[e]), Deleted: ix.flags[e]&flagDeleted != 0})
 	}
 }
 
-// BuildKeyIndex reads the mirror's current Iceberg snapshot: for every
-// data file, the key columns, _seq and _deleted in file order, skipping
-// rows removed by position deletes. Cost: one read of those columns of
-// every live data file. It returns an error when the table carries
-// equality deletes or deletion vectors (this pipeline never writes them)
-// or a file cannot be read.
-func BuildKeyIndex(ctx context.Context, tbl *table.Table, keyCols []string) (*KeyIndex, error) {
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		return newKeyIndex(0, 0), nil
-	}
-	fs, dataFiles, deleted, err := liveFiles(ctx, tbl, "mirror")
-	if err != nil {
-		return nil, err
-	}
-	rows := int64(0)
-	for _, df := range dataFiles {
-		rows += df.Count()
-	}
-	ix := newKeyIndex(snap.SnapshotID, int(rows))
-	for _, df := range dataFiles {
-		if err := ix.addFile(ctx, fs, df.FilePath(), keyCols, deleted[df.FilePath()]); err != nil {
-			return nil, err
+// eachHead calls fn for every key with a chain head.
+func (ix *KeyIndex) eachHead(fn func(cdc.Key, uint64)) {
+	for i := range ix.flags {
+		if ix.flags[i]&flagFree != 0 || ix.head[i] == 0 {
+			continue
 		}
+		fn(cdc.Key(ix.keyAt(uint32(i))), ix.head[i])
 	}
-	return ix, nil
-}
-
-// addFile indexes the live rows of one data file. dels is the sorted list
-// of its positions removed by position deletes.
-func (ix *KeyIndex) addFile(ctx context.Context, fs iceio.IO, path string, keyCols []string, dels []int64) error {
-	nk := len(keyCols)
-	id := ix.fileID(path)
-	names := append(slices.Clone(keyCols), ColSeq, ColDeleted)
-	return scanLiveKeys(ctx, fs, path, "data", names, nk, dels, func(rec arrow.RecordBatch) (func(int, int64, cdc.Key) error, error) {
-		seqArr, ok := rec.Column(nk).(*array.String)
-		if !ok {
-			return nil, fmt.Errorf("lake: %s: _seq is %s, want string", path, rec.Column(nk).DataType())
-		}
-		delArr, ok := rec.Column(nk + 1).(*array.Boolean)
-		if !ok {
-			return nil, fmt.Errorf("lake: %s: _deleted is %s, want boolean", path, rec.Column(nk+1).DataType())
-		}
-		return func(r int, pos int64, k cdc.Key) error {
-			seq, err := cdc.ParseSeqHex(seqArr.Value(r))
-			if err != nil {
-				return fmt.Errorf("lake: %s row %d: %w", path, pos, err)
-			}
-			if old, ok := ix.entries[k]; ok {
-				ix.Duplicates++
-				if old.Seq >= seq {
-					return nil
-				}
-			}
-			ix.set(k, seq, delArr.Value(r), id, pos)
-			return nil
-		}, nil
-	})
-}
-
-// readPositionDeletes reads position-delete files and returns, per data
-// file path in want, the sorted positions they remove.
-func readPositionDeletes(ctx context.Context, fs iceio.IO, files map[string]iceberg.DataFile, want map[string]bool) (map[string][]int64, error) {
-	out := map[string][]int64{}
-	for path := range files {
-		p, err := openParquet(fs, path)
-		if err != nil {
-			return nil, err
-		}
-		fp, pc := p.columnIndex("file_path"), p.columnIndex("pos")
-		if fp < 0 || pc < 0 {
-			p.Close()
-			return nil, fmt.Errorf("lake: position-delete file %s lacks file_path/pos columns", path)
-		}
-		err = p.scan(ctx, []int{fp, pc}, nil, func(rec arrow.RecordBatch, _ int64) error {
-			paths, ok1 := rec.Column(0).(*array.String)
-			pos, ok2 := rec.Column(1).(*array.Int64)
-			if !ok1 || !ok2 {
-				return fmt.Errorf("lake: position-delete file %s has unexpected column types", path)
-			}
-			for r := 0; r < int(rec.NumRows()); r++ {
-				if fpath := paths.Value(r); want[fpath] {
-					out[fpath] = append(out[fpath], pos.Value(r))
-				}
-			}
-			return nil
-		})
-		p.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	for k := range out {
-		slices.Sort(out[k])
-	}
-	return out, nil
 }

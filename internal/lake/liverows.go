@@ -3,8 +3,10 @@ package lake
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -104,4 +106,42 @@ func scanLiveKeys(ctx context.Context, fs iceio.IO, path, kind string, names []s
 		}
 		return nil
 	})
+}
+
+// readPositionDeletes reads position-delete files and returns, per data
+// file path in want, the sorted positions they remove.
+func readPositionDeletes(ctx context.Context, fs iceio.IO, files map[string]iceberg.DataFile, want map[string]bool) (map[string][]int64, error) {
+	out := map[string][]int64{}
+	for path := range files {
+		p, err := openParquet(fs, path)
+		if err != nil {
+			return nil, err
+		}
+		fp, pc := p.columnIndex("file_path"), p.columnIndex("pos")
+		if fp < 0 || pc < 0 {
+			p.Close()
+			return nil, fmt.Errorf("lake: position-delete file %s lacks file_path/pos columns", path)
+		}
+		err = p.scan(ctx, []int{fp, pc}, nil, func(rec arrow.RecordBatch, _ int64) error {
+			paths, ok1 := rec.Column(0).(*array.String)
+			pos, ok2 := rec.Column(1).(*array.Int64)
+			if !ok1 || !ok2 {
+				return fmt.Errorf("lake: position-delete file %s has unexpected column types", path)
+			}
+			for r := 0; r < int(rec.NumRows()); r++ {
+				if fpath := paths.Value(r); want[fpath] {
+					out[fpath] = append(out[fpath], pos.Value(r))
+				}
+			}
+			return nil
+		})
+		p.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out, nil
 }

@@ -93,7 +93,7 @@ func TestPurge(t *testing.T) {
 	}
 	for _, e := range pr.Events {
 		if e.Op == cdc.OpCreate || e.Op == cdc.OpUpdate {
-			if _, ok := p.mirror.index.Lookup(e.Key); !ok {
+			if _, ok := p.mirror.Index().Lookup(e.Key); !ok {
 				t.Fatalf("a change of a purged key below the horizon was kept: %+v", e)
 			}
 		}

@@ -45,21 +45,27 @@ type MirrorWriter struct {
 	cat     catalog.Catalog
 	name    TableName
 	keyCols []string
-	index   *KeyIndex
+	state   *State
 	now     func() time.Time
 	pre     map[cdc.Key]cdc.Seq // per key of the last applied batch: its `_seq` before the batch
 	preOK   bool
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
-// primary-key columns.
+// primary-key columns, with a local state of its own (in the system temp
+// directory) that logs the row changes it applies. See NewWriters for a
+// mirror and history pair.
 func NewMirrorWriter(cat catalog.Catalog, name TableName, keyCols []string) *MirrorWriter {
-	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now}
+	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now,
+		state: newState(cat, name, keyCols, "", true, false)}
 }
 
 // Index returns the writer's current key index (nil before the first
 // batch), for tests and status.
-func (w *MirrorWriter) Index() *KeyIndex { return w.index }
+func (w *MirrorWriter) Index() *KeyIndex { return w.state.ix }
+
+// State returns the writer's local state.
+func (w *MirrorWriter) State() *State { return w.state }
 
 // Ensure creates the mirror table if it does not exist, with columns from
 // the events (their Connect schema when present, else inferred from the
@@ -146,7 +152,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 				continue
 			}
 			if horizon != "" && e.Seq <= horizon {
-				if _, found := w.index.Lookup(e.Key); !found {
+				if _, found := w.state.ix.Lookup(e.Key); !found {
 					p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StagePurged,
 						Err: fmt.Errorf("position %s is at or below the purge horizon %s and the key is not in the mirror: applying it could resurrect a purged row", e.Seq, horizon)})
 					continue
@@ -216,7 +222,7 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	outs := make([]merge.Outcome, 0, len(groups))
 	pre := make(map[cdc.Key]cdc.Seq, len(groups))
 	for _, g := range groups {
-		st := w.index.Stored(g.Key)
+		st := w.state.ix.Stored(g.Key)
 		if st.Found {
 			pre[g.Key] = st.Seq
 		}
@@ -252,7 +258,11 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 		return p, err
 	}
-	if err := w.commitRows(ctx, tbl, sh, outs, stored, props, &res); err != nil {
+	var logged []merge.Group
+	if w.state.eventsBy == recMirror {
+		logged = groups
+	}
+	if err := w.commitRows(ctx, tbl, sh, b.Seq, outs, stored, logged, props, &res); err != nil {
 		return res, nil, err
 	}
 	w.pre, w.preOK = pre, true
@@ -285,22 +295,22 @@ func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
 	return r
 }
 
-// ensureIndex makes w.index reflect tbl's current snapshot, rebuilding it
-// from the table when the worker has none or an older one.
-func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error {
-	var cur int64
-	if s := tbl.CurrentSnapshot(); s != nil {
-		cur = s.SnapshotID
-	}
-	if w.index != nil && w.index.SnapshotID == cur {
-		return nil
-	}
-	ix, err := BuildKeyIndex(ctx, tbl, w.keyCols)
+// EnsureState makes the writer's local state reflect the mirror's current
+// snapshot (building it from the tables when needed). Errors: catalog and
+// file IO failures.
+func (w *MirrorWriter) EnsureState(ctx context.Context) error {
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return err
 	}
-	w.index = ix
-	return nil
+	return w.state.ensureMirror(ctx, tbl)
+}
+
+// ensureIndex makes the local state (key index and log) reflect tbl's
+// current snapshot, rebuilding it from the tables when the worker has
+// none or finds the table at another snapshot.
+func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error {
+	return w.state.ensureMirror(ctx, tbl)
 }
 
 // ConformError is a row value that does not fit the table's column type:

@@ -16,16 +16,21 @@ import (
 // commitRows writes the outcomes' rows (values kept from stored where the
 // outcome says so) and the position deletes of the rows they replace, and
 // publishes them with the properties props returns (called once the
-// counts in res are final) in one commit; then moves the index.
-func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
-	props func() (iceberg.Properties, error), res *MirrorResult) error {
+// counts in res are final) in one commit; then moves the key index and
+// records each changed key's new values (and, for the groups in logged,
+// their row changes) in the local state log, for batch batchSeq.
+func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, batchSeq int64, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+	logged []merge.Group, props func() (iceberg.Properties, error), res *MirrorResult) error {
 	var dataFile, delFile iceberg.DataFile
 	var dels []filePos
+	var resolved []*cdc.Row
+	ix := w.state.ix
 	if len(outs) > 0 {
-		rec, err := w.buildRows(tbl, sh, outs, stored, res)
+		rec, vals, err := w.buildRows(tbl, sh, outs, stored, res)
 		if err != nil {
 			return err
 		}
+		resolved = vals
 		dataFile, err = writeDataFile(ctx, tbl, "mirror", rec)
 		rec.Release()
 		if err != nil {
@@ -33,8 +38,8 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 		}
 		for _, o := range outs {
 			if o.Replaces {
-				e, _ := w.index.Lookup(o.Key)
-				dels = append(dels, filePos{path: w.index.FilePath(e.File), pos: e.Pos})
+				e, _ := ix.Lookup(o.Key)
+				dels = append(dels, filePos{path: ix.FilePath(e.File), pos: e.Pos})
 			}
 		}
 		if len(dels) > 0 {
@@ -50,22 +55,66 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 	}
 	newTbl, err := commitRowDelta(ctx, tbl, "mirror", dataFile, delFile, p)
 	if err != nil {
-		w.index = nil // the table may or may not have moved: rebuild next time
+		w.state.Invalidate() // the table may or may not have moved: rebuild next time
 		return err
 	}
 	if dataFile != nil {
-		fid := w.index.fileID(dataFile.FilePath())
+		fid := ix.fileID(dataFile.FilePath())
 		for i, o := range outs {
-			w.index.set(o.Key, o.Seq, o.Deleted, fid, int64(i))
+			ix.set(o.Key, o.Seq, o.Deleted, fid, int64(i))
 		}
-		w.index.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
-		res.SnapshotID = w.index.SnapshotID
+		res.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
 	}
-	return nil
+	ix.SnapshotID = snapID(newTbl)
+	w.state.mirrorSnap = ix.SnapshotID
+	return w.recordRows(batchSeq, outs, resolved, logged)
+}
+
+// recordRows appends, per key, one chain record with the key's row
+// changes (for the groups in logged) and its new mirror values (for the
+// outcomes, whose resolved values are vals, in the same order).
+func (w *MirrorWriter) recordRows(batchSeq int64, outs []merge.Outcome, vals []*cdc.Row, logged []merge.Group) error {
+	st := w.state
+	oi := 0
+	write := func(k cdc.Key, events []*cdc.Event, row *cdc.Row) error {
+		var flags uint8
+		if events != nil {
+			flags |= recEvents
+		}
+		if row != nil {
+			flags |= recMirror
+		}
+		rw := st.begin(k, batchSeq, flags)
+		if events != nil {
+			rw.events(events)
+		}
+		if row != nil {
+			rw.mirrorRow(row)
+		}
+		return st.commitRec(k)
+	}
+	// outs and logged are both sorted by key (GroupByKey order)
+	for _, g := range logged {
+		var row *cdc.Row
+		if oi < len(outs) && outs[oi].Key == g.Key {
+			row = vals[oi]
+			oi++
+		}
+		if err := write(g.Key, g.Events, row); err != nil {
+			return err
+		}
+	}
+	for ; oi < len(outs); oi++ {
+		if err := write(outs[oi].Key, nil, vals[oi]); err != nil {
+			return err
+		}
+	}
+	return st.flush()
 }
 
 // storedValuesFor reads the stored rows whose values a new version keeps:
-// deletes without values, and TOAST placeholders.
+// deletes without values, and TOAST placeholders. They come from the
+// local state log (see State), never from the table.
 func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh *shape, outs []merge.Outcome) (map[cdc.Key]*cdc.Row, error) {
 	var keys []cdc.Key
 	for _, o := range outs {
@@ -76,14 +125,43 @@ func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh
 			keys = append(keys, o.Key)
 		}
 	}
+	return w.storedRows(ctx, tbl, sh, keys)
+}
+
+// storedRows returns the stored mirror values of keys (each must have a
+// mirror row), from the local state log; keys the log has no values for
+// (never expected) are read from the table.
+func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: file IO: %w", err)
+	out := make(map[cdc.Key]*cdc.Row, len(keys))
+	var missing []cdc.Key
+	for _, k := range keys {
+		r, err := w.state.mirrorValues(k, sh)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			missing = append(missing, k)
+			continue
+		}
+		out[k] = r
 	}
-	return readStoredRows(ctx, fs, w.index, sh, keys)
+	if len(missing) > 0 {
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("lake: file IO: %w", err)
+		}
+		rows, err := readStoredRows(ctx, fs, w.state.ix, sh, missing)
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range rows {
+			out[k] = r
+		}
+	}
+	return out, nil
 }
 
 func hasUnavailable(r *cdc.Row) bool {
@@ -100,11 +178,12 @@ func hasUnavailable(r *cdc.Row) bool {
 
 // buildRows turns the outcomes into one Arrow record in the table's
 // schema, in outcome (key) order, and fills the per-kind counts.
-func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrowRecord, error) {
+func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrowRecord, []*cdc.Row, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
-		return nil, fmt.Errorf("lake: arrow schema: %w", err)
+		return nil, nil, fmt.Errorf("lake: arrow schema: %w", err)
 	}
+	resolved := make([]*cdc.Row, len(outs))
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(outs))
@@ -119,11 +198,15 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 	tsB := field(ColSourceTs).(*array.TimestampBuilder)
 	ingB := field(ColIngestedAt).(*array.TimestampBuilder)
 	now := w.now().UnixMicro()
-	for _, o := range outs {
+	for i, o := range outs {
 		vals := o.Values
 		old := stored[o.Key]
 		if o.ValuesFromStored {
 			vals = old
+		}
+		row := vals
+		if vals == nil || vals.Cols.Len() != n {
+			row = &cdc.Row{Cols: sh.names, Vals: make([]cdc.Value, n)}
 		}
 		for c := 0; c < n; c++ {
 			var v cdc.Value
@@ -135,11 +218,16 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 				if old != nil {
 					v = old.Vals[c]
 				}
+				if row == vals {
+					row = &cdc.Row{Cols: vals.Cols, Vals: append([]cdc.Value(nil), vals.Vals...)}
+				}
 			}
+			row.Vals[c] = v
 			if err := appendValue(srcB[c], v); err != nil {
-				return nil, fmt.Errorf("lake: key %x column %q: %w", string(o.Key), sh.cols[c].Name, err)
+				return nil, nil, fmt.Errorf("lake: key %x column %q: %w", string(o.Key), sh.cols[c].Name, err)
 			}
 		}
+		resolved[i] = row
 		seqB.Append(o.Seq.Hex())
 		delB.Append(o.Deleted)
 		appendSourceTs(tsB, o.SourceTs)
@@ -157,5 +245,5 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 		}
 		res.MaxSourceTs = max(res.MaxSourceTs, o.SourceTs)
 	}
-	return b.NewRecordBatch(), nil
+	return b.NewRecordBatch(), resolved, nil
 }

@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -52,15 +51,11 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 		}
 		var found []cdc.Key
 		for _, k := range fromStored {
-			if _, ok := w.index.Lookup(k); ok {
+			if _, ok := w.state.ix.Lookup(k); ok {
 				found = append(found, k)
 			}
 		}
-		fs, err := tbl.FS(ctx)
-		if err != nil {
-			return fmt.Errorf("lake: file IO: %w", err)
-		}
-		stored, err := readStoredRows(ctx, fs, w.index, sh, found)
+		stored, err := w.storedRows(ctx, tbl, sh, found)
 		if err != nil {
 			return err
 		}

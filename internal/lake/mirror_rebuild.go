@@ -39,23 +39,19 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 			continue
 		}
 		res.Keys++
-		if _, ok := w.index.Lookup(g.Key); ok {
+		if _, ok := w.state.ix.Lookup(g.Key); ok {
 			o.Replaces = true
 			found = append(found, g.Key)
 		}
 		outs = append(outs, o)
 	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return res, fmt.Errorf("lake: file IO: %w", err)
-	}
-	stored, err := readStoredRows(ctx, fs, w.index, sh, found)
+	stored, err := w.storedRows(ctx, tbl, sh, found)
 	if err != nil {
 		return res, err
 	}
 	changed := outs[:0]
 	for _, o := range outs {
-		e, ok := w.index.Lookup(o.Key)
+		e, ok := w.state.ix.Lookup(o.Key)
 		if ok && e.Seq == o.Seq && e.Deleted == o.Deleted && rowsEqualFilled(stored[o.Key], o.Values) {
 			res.Unchanged++
 			continue
@@ -70,7 +66,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	props := func() (iceberg.Properties, error) {
 		return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed))}, nil
 	}
-	if err := w.commitRows(ctx, tbl, sh, changed, stored, props, &mres); err != nil {
+	if err := w.commitRows(ctx, tbl, sh, w.state.builtAtBatch, changed, stored, nil, props, &mres); err != nil {
 		return res, err
 	}
 	res.RowsWritten, res.PositionDeletes, res.SnapshotID = mres.RowsWritten, mres.PositionDeletes, mres.SnapshotID

@@ -107,7 +107,7 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		for _, t := range batchMarks {
 			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
 			var err error
-			w.index.Each(func(k cdc.Key, e IndexEntry) {
+			w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
 				if err == nil && !e.Deleted && e.Seq < t.Seq {
 					err = add(k, m, t.Origin)
 				}

@@ -47,6 +47,25 @@ func (p *parquetFile) columnIndex(name string) int {
 	return p.pf.MetaData().Schema.ColumnIndexByName(name)
 }
 
+// leafIndex returns the leaf index of a top-level column that has one
+// leaf (a primitive, or a list of primitives), or -1.
+func (p *parquetFile) leafIndex(name string) int {
+	if i := p.columnIndex(name); i >= 0 {
+		return i
+	}
+	sc := p.pf.MetaData().Schema
+	found := -1
+	for i := 0; i < sc.NumColumns(); i++ {
+		if path := sc.Column(i).ColumnPath(); len(path) > 1 && path[0] == name {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
 // scan reads the given leaf columns (nil = all) of the given row groups
 // (nil = all), in file order, calling fn with each record batch and the
 // file position of its first row. Positions are physical: no filter or

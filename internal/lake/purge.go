@@ -57,13 +57,14 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 	}
 	cutoff := w.now().Add(-retention)
 	res.Cutoff = cutoff.UTC().Format(time.RFC3339)
+	ix := w.state.ix
 	byFile := map[int32][]int64{}
 	keyAt := map[filePos]cdc.Key{}
-	w.index.Each(func(k cdc.Key, e IndexEntry) {
+	ix.Each(func(k cdc.Key, e IndexEntry) {
 		if e.Deleted {
 			res.Deleted++
 			byFile[e.File] = append(byFile[e.File], e.Pos)
-			keyAt[filePos{w.index.FilePath(e.File), e.Pos}] = k
+			keyAt[filePos{ix.FilePath(e.File), e.Pos}] = k
 		}
 	})
 	fs, err := tbl.FS(ctx)
@@ -78,7 +79,7 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 		}
 	}
 	for fid, positions := range byFile {
-		path := w.index.FilePath(fid)
+		path := ix.FilePath(fid)
 		slices.Sort(positions)
 		old, err := deletedBefore(ctx, fs, path, positions, cutoff.UnixMicro())
 		if err != nil {
@@ -87,7 +88,7 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 		for _, pos := range old {
 			fp := filePos{path, pos}
 			purge = append(purge, fp)
-			if e, _ := w.index.Lookup(keyAt[fp]); e.Seq > horizon {
+			if e, _ := ix.Lookup(keyAt[fp]); e.Seq > horizon {
 				horizon = e.Seq
 			}
 		}
@@ -110,14 +111,19 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 	}
 	newTbl, err := tx.Commit(ctx)
 	if err != nil {
-		w.index = nil
+		w.state.Invalidate()
 		return res, fmt.Errorf("lake: commit purge: %w", err)
 	}
 	for _, fp := range purge {
-		delete(w.index.entries, keyAt[fp])
+		if w.state.ownsHistory {
+			ix.dropMirror(keyAt[fp]) // the key's history records stay
+		} else {
+			ix.remove(keyAt[fp])
+		}
 	}
-	w.index.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
-	res.Purged, res.SnapshotID = len(purge), w.index.SnapshotID
+	ix.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
+	w.state.mirrorSnap = ix.SnapshotID
+	res.Purged, res.SnapshotID = len(purge), ix.SnapshotID
 	return res, nil
 }
 

@@ -81,12 +81,21 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 		closer.Close()
 		return nil, err
 	}
+	stateDir, removeState, err := lake.OpenStateDir(s.StateDir)
+	if err != nil {
+		c.Close()
+		kc.Close()
+		closer.Close()
+		return nil, err
+	}
 	acts := activities.New(cat, kc)
+	acts.StateDir = stateDir
 	acts.Metrics = m
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
 	if s.SchemaRegistry != "" {
 		if acts.Registry, err = sr.NewClient(sr.URLs(strings.Split(s.SchemaRegistry, ",")...)); err != nil {
+			removeState()
 			c.Close()
 			kc.Close()
 			closer.Close()
@@ -98,12 +107,19 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	Register(w, acts)
 	if err := w.Start(); err != nil {
+		removeState()
 		c.Close()
 		kc.Close()
 		return nil, fmt.Errorf("runner: start worker: %w", err)
 	}
-	return &Runner{Client: c, Worker: w, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m, closers: []io.Closer{closer}}, nil
+	return &Runner{Client: c, Worker: w, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
+		closers: []io.Closer{closer, closeFunc(removeState)}}, nil
 }
+
+// closeFunc adapts a cleanup function to io.Closer.
+type closeFunc func()
+
+func (f closeFunc) Close() error { f(); return nil }
 
 // Stop stops the worker and closes the clients.
 func (r *Runner) Stop() {

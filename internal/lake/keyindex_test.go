@@ -1,0 +1,139 @@
+package lake
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// The compact key index against a Go map, under random inserts, updates,
+// removals, mirror drops and key-length changes.
+func TestKeyIndexMatchesMap(t *testing.T) {
+	type entry struct {
+		seq     cdc.Seq
+		deleted bool
+		file    int32
+		pos     int64
+		head    uint64
+		mirror  bool
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewPCG(seed, 9))
+		ix := newKeyIndex(0, r.IntN(50))
+		model := map[cdc.Key]*entry{}
+		varKeys := seed%3 == 0
+		key := func() cdc.Key {
+			n := r.IntN(400)
+			if varKeys && r.IntN(2) == 0 {
+				return cdc.Key(fmt.Sprintf("k-%d", n))
+			}
+			var b [9]byte
+			b[0] = 0x10
+			binary.BigEndian.PutUint64(b[1:], uint64(n))
+			return cdc.Key(b[:])
+		}
+		for op := 0; op < 5000; op++ {
+			k := key()
+			switch r.IntN(6) {
+			case 0, 1:
+				e := &entry{seq: cdc.SeqOf(r.Uint64(), r.Uint64()), deleted: r.IntN(3) == 0, file: int32(r.IntN(5)), pos: int64(r.IntN(1 << 20)), mirror: true}
+				if old := model[k]; old != nil {
+					e.head = old.head
+				}
+				model[k] = e
+				ix.set(k, e.seq, e.deleted, e.file, e.pos)
+			case 2:
+				h := r.Uint64() | 1
+				if model[k] == nil {
+					model[k] = &entry{}
+				}
+				model[k].head = h
+				ix.setHead(k, h)
+			case 3:
+				delete(model, k)
+				ix.remove(k)
+			case 4:
+				if e := model[k]; e != nil {
+					e.mirror = false
+				}
+				ix.dropMirror(k)
+			case 5:
+				got, ok := ix.Lookup(k)
+				e := model[k]
+				if want := e != nil && e.mirror; ok != want {
+					t.Fatalf("seed %d op %d: Lookup(%x) found=%v, want %v", seed, op, string(k), ok, want)
+				}
+				if ok && (got.Seq != e.seq || got.Deleted != e.deleted || got.File != e.file || got.Pos != e.pos) {
+					t.Fatalf("seed %d op %d: Lookup(%x) = %+v, want %+v", seed, op, string(k), got, *e)
+				}
+			}
+		}
+		mirrors := 0
+		for k, e := range model {
+			if e.mirror {
+				mirrors++
+			}
+			if got := ix.Head(k); got != e.head {
+				t.Fatalf("seed %d: Head(%x) = %d, want %d", seed, string(k), got, e.head)
+			}
+		}
+		if ix.Len() != mirrors || ix.Keys() != len(model) {
+			t.Fatalf("seed %d: Len %d Keys %d, want %d and %d", seed, ix.Len(), ix.Keys(), mirrors, len(model))
+		}
+		seen := 0
+		ix.Each(func(k cdc.Key, got IndexEntry) {
+			seen++
+			e := model[k]
+			if e == nil || !e.mirror || got.Seq != e.seq || got.Pos != e.pos {
+				t.Fatalf("seed %d: Each gave %x %+v, model %+v", seed, string(k), got, e)
+			}
+		})
+		if seen != mirrors {
+			t.Fatalf("seed %d: Each visited %d keys, want %d", seed, seen, mirrors)
+		}
+	}
+}
+
+// BenchmarkKeyIndex reports the index's bytes per key for a table keyed
+// by one bigint with PostgreSQL positions, both as the index counts its
+// arrays and as the Go heap grows (live heap after a GC), and the cost of
+// a lookup. LAKEMIRROR_INDEX_KEYS sets the keys (default 1,000,000).
+func BenchmarkKeyIndex(b *testing.B) {
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("LAKEMIRROR_INDEX_KEYS")); err == nil {
+		n = v
+	}
+	key := func(i int) cdc.Key {
+		var k [9]byte
+		k[0] = 0x10
+		binary.BigEndian.PutUint64(k[1:], uint64(i)^(1<<63))
+		return cdc.Key(k[:])
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	ix := newKeyIndex(0, 0) // grown key by key, as a stream of inserts does
+	for i := range n {
+		ix.set(key(i), cdc.SeqOf(uint64(i), uint64(i)), false, 0, int64(i))
+		ix.setHead(key(i), uint64(i)*100+8)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	heap := float64(ms.HeapAlloc-before) / float64(n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ix.Lookup(key(i % n)); !ok {
+			b.Fatal("missing key")
+		}
+	}
+	b.ReportMetric(float64(ix.Bytes())/float64(n), "index-bytes/key")
+	b.ReportMetric(heap, "heap-bytes/key")
+	runtime.KeepAlive(ix)
+}

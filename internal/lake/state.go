@@ -1,0 +1,436 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// State is one table's local write-path state (docs/design.md, "Local
+// state"): the compact primary-key index (KeyIndex, in memory) and the
+// chain log (a file on the worker's local disk) holding, per key, its row
+// changes, its mirror row's values and its history rows and open version.
+// It is a cache of the Iceberg tables, never the truth: it is built from
+// the tables when a worker has none or finds a table at another snapshot
+// than the one it reflects, and it lets a batch be applied without reading
+// the tables back (the mirror's position deletes and the values a delete
+// or a TOAST placeholder keeps; the history's open version, closed without
+// reading the history table; the late-key rebuild's past events, read per
+// key instead of scanning bronze).
+//
+// A MirrorWriter and a HistoryWriter made by NewWriters share one State;
+// NewMirrorWriter and NewHistoryWriter give each writer its own. Not safe
+// for concurrent use.
+type State struct {
+	cat     catalog.Catalog
+	name    TableName
+	keyCols []string
+	dir     string
+
+	ownsMirror, ownsHistory bool
+	// eventsBy is the part whose writer logs each batch's row changes:
+	// recMirror or recRows (history).
+	eventsBy uint8
+
+	built       bool
+	mirrorSnap  int64 // mirror snapshot the state reflects (0: none)
+	historySnap int64
+	// eventsComplete: the log holds every row change of every key (the
+	// state was built from empty tables, or past events were loaded with
+	// LoadEvents). False after a build from tables with rows: their past
+	// events are in bronze only.
+	eventsComplete bool
+	// builtAtBatch is the last batch sequence the tables held when the
+	// state was built from them.
+	builtAtBatch int64
+
+	ix     *KeyIndex
+	log    *stateLog
+	c      *codec
+	hfiles []string
+	hfid   map[string]int32
+
+	w    recWriter
+	rbuf []byte
+}
+
+var stateSeq atomic.Int64
+
+// newState returns an unbuilt state for a table, its log under dir ("" =
+// the system temp directory).
+func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string, mirror, history bool) *State {
+	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, ownsHistory: history}
+	s.eventsBy = recMirror
+	if history {
+		s.eventsBy = recRows
+	}
+	return s
+}
+
+// Close releases the state's log file.
+func (s *State) Close() error {
+	if s == nil || s.log == nil {
+		return nil
+	}
+	err := s.log.close()
+	s.log, s.built = nil, false
+	return err
+}
+
+// Invalidate drops the state; the next use rebuilds it from the tables.
+// Writers call it when a commit failed (the table may or may not have
+// moved) or the log could not be written.
+func (s *State) Invalidate() {
+	s.built = false
+	if s.ix != nil {
+		s.ix.SnapshotID = -1
+	}
+}
+
+// Index returns the key index (nil before the state is built).
+func (s *State) Index() *KeyIndex { return s.ix }
+
+// LogBytes is the size of the chain log on local disk.
+func (s *State) LogBytes() int64 {
+	if s.log == nil {
+		return 0
+	}
+	return s.log.size()
+}
+
+func snapID(tbl *table.Table) int64 {
+	if tbl == nil {
+		return 0
+	}
+	if snap := tbl.CurrentSnapshot(); snap != nil {
+		return snap.SnapshotID
+	}
+	return 0
+}
+
+// ensureMirror makes the state reflect mirror (the mirror table as
+// loaded, or nil when it does not exist), rebuilding it otherwise.
+func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
+	if s.built && s.mirrorSnap == snapID(mirror) {
+		return nil
+	}
+	return s.build(ctx, mirror, nil)
+}
+
+// ensureHistory is ensureMirror for the history table.
+func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
+	if s.built && s.historySnap == snapID(history) {
+		return nil
+	}
+	return s.build(ctx, nil, history)
+}
+
+// build rebuilds the state from the tables the state owns (either may be
+// passed already loaded). Cost: one read of every live row of those
+// tables; bronze is not read (see LoadEvents).
+func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
+	var err error
+	if s.ownsMirror && mirror == nil {
+		if mirror, err = LoadTable(ctx, s.cat, s.name.Mirror()); err != nil {
+			return err
+		}
+	}
+	if s.ownsHistory && history == nil {
+		if history, err = LoadTable(ctx, s.cat, s.name.History()); err != nil {
+			return err
+		}
+	}
+	if !s.ownsMirror {
+		mirror = nil
+	}
+	if !s.ownsHistory {
+		history = nil
+	}
+	if err := s.reset(); err != nil {
+		return err
+	}
+	rows := 0
+	if mirror != nil && mirror.CurrentSnapshot() != nil {
+		n, err := s.loadMirror(ctx, mirror)
+		if err != nil {
+			s.Invalidate()
+			return err
+		}
+		rows += n
+		s.ix.SnapshotID = mirror.CurrentSnapshot().SnapshotID
+		if cp, err := ReadCheckpoint(mirror); err == nil {
+			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
+		}
+	}
+	if history != nil && history.CurrentSnapshot() != nil {
+		n, err := s.loadHistory(ctx, history)
+		if err != nil {
+			s.Invalidate()
+			return err
+		}
+		rows += n
+		if cp, err := ReadCheckpoint(history); err == nil {
+			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
+		}
+	}
+	if err := s.log.flush(); err != nil {
+		s.Invalidate()
+		return err
+	}
+	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
+	s.eventsComplete = rows == 0
+	s.built = true
+	return nil
+}
+
+// reset empties the state: a new index, a new log file.
+func (s *State) reset() error {
+	if s.log != nil {
+		s.log.close()
+		s.log = nil
+	}
+	dir := s.dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("lake: local state directory: %w", err)
+	}
+	base := strings.NewReplacer("/", "_", "\\", "_", " ", "_").Replace(s.name.String())
+	l, err := openStateLog(filepath.Join(dir, fmt.Sprintf("%s.%d.%d.state", base, os.Getpid(), stateSeq.Add(1))))
+	if err != nil {
+		return err
+	}
+	s.log = l
+	s.ix = newKeyIndex(0, 0)
+	s.c = newCodec()
+	s.w.c = s.c
+	s.hfiles, s.hfid = nil, map[string]int32{}
+	s.builtAtBatch = 0
+	return nil
+}
+
+// hfileID returns the id of a history data file path.
+func (s *State) hfileID(path string) int32 {
+	if id, ok := s.hfid[path]; ok {
+		return id
+	}
+	id := int32(len(s.hfiles))
+	s.hfiles = append(s.hfiles, path)
+	s.hfid[path] = id
+	return id
+}
+
+// begin starts key k's next chain record for batch with the given
+// sections; write the sections in flag order, then call commitRec.
+func (s *State) begin(k cdc.Key, batch int64, flags uint8) *recWriter {
+	s.w.begin(s.ix.Head(k), batch, flags)
+	return &s.w
+}
+
+// commitRec appends the record begun for k and makes it k's head.
+func (s *State) commitRec(k cdc.Key) error {
+	ref, err := s.log.append(s.w.buf)
+	if err != nil {
+		s.Invalidate()
+		return err
+	}
+	s.ix.setHead(k, ref)
+	return nil
+}
+
+// flush writes appended records through (end of a batch).
+func (s *State) flush() error {
+	if err := s.log.flush(); err != nil {
+		s.Invalidate()
+		return err
+	}
+	return nil
+}
+
+// walk calls fn for each of k's chain records, newest first, decoding the
+// sections in want, until fn returns false.
+func (s *State) walk(k cdc.Key, want uint8, fn func(*chainRec) bool) error {
+	for ref := s.ix.Head(k); ref != 0; {
+		b, err := s.log.read(ref, s.rbuf)
+		if err != nil {
+			return err
+		}
+		if cap(b) > cap(s.rbuf) {
+			s.rbuf = b[:0]
+		}
+		rec, err := s.c.decodeRec(b, k, want)
+		if err != nil {
+			return fmt.Errorf("%w (key %x, record %d)", err, string(k), ref)
+		}
+		if !fn(&rec) {
+			return nil
+		}
+		ref = rec.prev
+	}
+	return nil
+}
+
+// mirrorValues returns key k's mirror row values as recorded, aligned to
+// sh (columns the record predates are NULL); nil when none is recorded.
+func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
+	var out *cdc.Row
+	err := s.walk(k, wantMirror, func(r *chainRec) bool {
+		if r.flags&recMirror == 0 {
+			return true
+		}
+		out = r.mirror
+		return false
+	})
+	if err != nil || out == nil {
+		return nil, err
+	}
+	return alignRow(out, sh.names), nil
+}
+
+// openVersion returns key k's open history version and its values (nil
+// when the key has none).
+func (s *State) openVersion(k cdc.Key) (*histRow, *cdc.Row, error) {
+	var h *histRow
+	var vals *cdc.Row
+	err := s.walk(k, wantOpen, func(r *chainRec) bool {
+		if r.flags&recOpen == 0 {
+			return true
+		}
+		h, vals = r.open, r.openVal
+		return false
+	})
+	return h, vals, err
+}
+
+// liveRows returns key k's live history rows, ascending by version id.
+func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
+	var rows []histRow
+	dead := map[rowLoc]bool{}
+	err := s.walk(k, wantRows, func(r *chainRec) bool {
+		if r.flags&recRows == 0 {
+			return true
+		}
+		for i := len(r.rows) - 1; i >= 0; i-- {
+			h := r.rows[i]
+			if l := (rowLoc{h.file, h.pos}); !dead[l] {
+				rows = append(rows, h)
+				dead[l] = true // an older record never holds the same row
+			}
+		}
+		for _, l := range r.removed {
+			dead[l] = true
+		}
+		return r.flags&recReset == 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortHistRows(rows)
+	return rows, nil
+}
+
+// Events returns the row changes recorded for each key (in no order, with
+// duplicates as delivered). ok is false when the log does not hold every
+// past change (the state was built from tables with rows; see
+// LoadEvents): the caller then reads bronze.
+func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, err error) {
+	if !s.built || !s.eventsComplete {
+		return nil, false, nil
+	}
+	out = make(map[cdc.Key][]*cdc.Event, len(keys))
+	for _, k := range keys {
+		var es []*cdc.Event
+		if err := s.walk(k, wantEvents, func(r *chainRec) bool {
+			es = append(es, r.events...)
+			return true
+		}); err != nil {
+			return nil, false, err
+		}
+		out[k] = es
+	}
+	return out, true, nil
+}
+
+// EventsComplete reports whether the log holds every past row change.
+func (s *State) EventsComplete() bool { return s.built && s.eventsComplete }
+
+// LoadEvents records past row changes (bronze records of the table,
+// decoded and prepared like a batch) in the log. Changes the log already
+// holds (same key and position) are not added again. Once every bronze
+// record was loaded, SetEventsComplete lets Events serve the late-key
+// rebuild without bronze from then on.
+func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
+	if !s.built {
+		return fmt.Errorf("lake: local state not built")
+	}
+	for k, es := range byKey {
+		have := map[cdc.Seq]bool{}
+		if err := s.walk(k, wantEvents, func(r *chainRec) bool {
+			for _, e := range r.events {
+				have[e.Seq] = true
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+		var add []*cdc.Event
+		for _, e := range es {
+			if !have[e.Seq] {
+				add = append(add, e)
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		w := s.begin(k, s.builtAtBatch, recEvents)
+		w.events(add)
+		if err := s.commitRec(k); err != nil {
+			return err
+		}
+	}
+	return s.flush()
+}
+
+// SetEventsComplete records that the log now holds every past row change
+// (LoadEvents was given every bronze record).
+func (s *State) SetEventsComplete() {
+	if s.built {
+		s.eventsComplete = true
+	}
+}
+
+// alignRow returns r with its values in the column order of to: the same
+// row when the layouts match, else a copy where columns r lacks are NULL.
+func alignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
+	if r == nil || r.Cols == to {
+		return r
+	}
+	if len(r.Cols.Names) == len(to.Names) {
+		same := true
+		for i, n := range to.Names {
+			if r.Cols.Names[i] != n {
+				same = false
+				break
+			}
+		}
+		if same {
+			return &cdc.Row{Cols: to, Vals: r.Vals}
+		}
+	}
+	out := &cdc.Row{Cols: to, Vals: make([]cdc.Value, len(to.Names))}
+	for i, n := range to.Names {
+		if j := r.Cols.Index(n); j >= 0 {
+			out.Vals[i] = r.Vals[j]
+		}
+	}
+	return out
+}

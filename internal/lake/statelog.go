@@ -1,0 +1,146 @@
+package lake
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+)
+
+// stateLog is an append-only file of length-prefixed records on the
+// worker's local disk, read back by reference with positioned reads (the
+// page cache serves them; nothing is mapped into the process). A record's
+// reference is its byte offset; offset 0 holds a magic header, so 0 means
+// "no record". Appends are buffered and reach the file on flush; reads of
+// records still in the buffer are served from it. Not safe for concurrent
+// use.
+type stateLog struct {
+	f       *os.File
+	path    string
+	flushed int64  // bytes in the file
+	buf     []byte // appended, not yet written
+}
+
+const stateLogMagic = "LMSTATE1"
+
+// flushAt is the buffered size at which appends are written through.
+const flushAt = 4 << 20
+
+// openStateLog creates (or truncates) the log file path.
+func openStateLog(path string) (*stateLog, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lake: local state log: %w", err)
+	}
+	l := &stateLog{f: f, path: path, buf: make([]byte, 0, 256<<10)}
+	l.buf = append(l.buf, stateLogMagic...)
+	return l, nil
+}
+
+// size is the log's length in bytes, buffered appends included.
+func (l *stateLog) size() int64 { return l.flushed + int64(len(l.buf)) }
+
+// append adds one record and returns its reference. The payload is
+// copied.
+func (l *stateLog) append(payload []byte) (uint64, error) {
+	ref := uint64(l.size())
+	l.buf = binary.AppendUvarint(l.buf, uint64(len(payload)))
+	l.buf = append(l.buf, payload...)
+	if len(l.buf) >= flushAt {
+		if err := l.flush(); err != nil {
+			return 0, err
+		}
+	}
+	return ref, nil
+}
+
+// flush writes buffered appends to the file.
+func (l *stateLog) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	n, err := l.f.WriteAt(l.buf, l.flushed)
+	l.flushed += int64(n)
+	if err != nil {
+		l.buf = l.buf[n:]
+		return fmt.Errorf("lake: write local state log %s: %w", l.path, err)
+	}
+	l.buf = l.buf[:0]
+	return nil
+}
+
+// read returns the payload of the record at ref, in dst's storage when it
+// fits (the result is valid until the next read into dst).
+func (l *stateLog) read(ref uint64, dst []byte) ([]byte, error) {
+	off := int64(ref)
+	if off < int64(len(stateLogMagic)) || off >= l.size() {
+		return nil, fmt.Errorf("lake: local state log %s: bad record reference %d", l.path, ref)
+	}
+	if off >= l.flushed { // still buffered
+		b := l.buf[off-l.flushed:]
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return nil, fmt.Errorf("lake: local state log %s: corrupt record at %d", l.path, ref)
+		}
+		return append(dst[:0], b[k:k+int(n)]...), nil
+	}
+	if cap(dst) < 512 {
+		dst = make([]byte, 512)
+	}
+	dst = dst[:cap(dst)]
+	got, err := l.readAt(dst, off)
+	if err != nil {
+		return nil, err
+	}
+	n, k := binary.Uvarint(dst[:got])
+	if k <= 0 {
+		return nil, fmt.Errorf("lake: local state log %s: corrupt record at %d", l.path, ref)
+	}
+	end := k + int(n)
+	if end <= got {
+		return dst[k:end], nil
+	}
+	if end > cap(dst) {
+		grown := make([]byte, end)
+		copy(grown, dst[:got])
+		dst = grown
+	}
+	dst = dst[:end]
+	if _, err := l.readAt(dst[got:], off+int64(got)); err != nil {
+		return nil, err
+	}
+	return dst[k:end], nil
+}
+
+// readAt reads into b from off, spanning the file and the buffer; it
+// returns how many bytes it read (fewer than len(b) only at the end).
+func (l *stateLog) readAt(b []byte, off int64) (int, error) {
+	n := 0
+	if off < l.flushed {
+		want := min(int64(len(b)), l.flushed-off)
+		m, err := l.f.ReadAt(b[:want], off)
+		n += m
+		if err != nil && err != io.EOF {
+			return n, fmt.Errorf("lake: read local state log %s: %w", l.path, err)
+		}
+		if int64(m) < want {
+			return n, fmt.Errorf("lake: local state log %s is shorter than recorded", l.path)
+		}
+		off += int64(m)
+	}
+	if n < len(b) && off >= l.flushed {
+		n += copy(b[n:], l.buf[off-l.flushed:])
+	}
+	return n, nil
+}
+
+// close closes and removes the file.
+func (l *stateLog) close() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	os.Remove(l.path)
+	l.f = nil
+	return err
+}

@@ -1,0 +1,471 @@
+package lake
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"math"
+	"strings"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// A chain record is what the local state log holds for one key and one
+// batch (docs/design.md, "Local state"): the key's row changes of the
+// batch, the mirror row's values after it, the history rows it wrote and
+// removed, and the key's open history version after it. Every section is
+// optional (flags say which are present) and length-prefixed, so readers
+// skip what they do not need. Records of one key are linked newest first
+// by their prev reference.
+//
+//	[8]prev | uvarint batch | flags | sections in flag order
+const (
+	recEvents = 1 << iota // the key's row changes of the batch
+	recMirror             // the mirror row's values after the batch
+	recRows               // history rows written (with their positions) and removed
+	recOpen               // the key's open history version after the batch, or none
+	recReset              // every history row of the key in older records is dead (a rebuild replaced them)
+)
+
+// chainRec is a decoded chain record. Sections not asked for stay empty.
+type chainRec struct {
+	prev    uint64
+	batch   int64
+	flags   uint8
+	events  []*cdc.Event
+	mirror  *cdc.Row
+	rows    []histRow // written, with their file ids and positions
+	removed []rowLoc  // removed history rows
+	open    *histRow  // the open version (nil: none, when recOpen is set)
+	openVal *cdc.Row  // its values
+}
+
+// rowLoc is a row of a data file: file id (in the table's file table) and
+// row position.
+type rowLoc struct {
+	file int32
+	pos  int64
+}
+
+// codec interns the column layouts and topic names records refer to. A
+// layout is a column-name list; rows are stored as a layout id plus their
+// values. The tables live as long as the log.
+type codec struct {
+	layouts  []*cdc.Columns
+	layoutID map[string]uint32
+	lastCols *cdc.Columns
+	lastID   uint32
+	topics   []string
+	topicID  map[string]uint32
+}
+
+func newCodec() *codec {
+	return &codec{layoutID: map[string]uint32{}, topicID: map[string]uint32{}}
+}
+
+func (c *codec) layout(cols *cdc.Columns) uint32 {
+	if cols == c.lastCols && cols != nil {
+		return c.lastID
+	}
+	k := strings.Join(cols.Names, "\x00")
+	id, ok := c.layoutID[k]
+	if !ok {
+		id = uint32(len(c.layouts))
+		c.layouts = append(c.layouts, cols)
+		c.layoutID[k] = id
+	}
+	c.lastCols, c.lastID = cols, id
+	return id
+}
+
+func (c *codec) topic(t string) uint32 {
+	id, ok := c.topicID[t]
+	if !ok {
+		id = uint32(len(c.topics))
+		c.topics = append(c.topics, t)
+		c.topicID[t] = id
+	}
+	return id
+}
+
+// recWriter encodes one chain record.
+type recWriter struct {
+	c   *codec
+	buf []byte
+	sec int // start of the open section's payload
+}
+
+func (w *recWriter) begin(prev uint64, batch int64, flags uint8) {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf[:0], prev)
+	w.buf = binary.AppendUvarint(w.buf, uint64(batch))
+	w.buf = append(w.buf, flags)
+}
+
+// section starts a length-prefixed section (ended by end). The length is
+// a fixed 4 bytes so it can be written afterwards.
+func (w *recWriter) section() {
+	w.buf = append(w.buf, 0, 0, 0, 0)
+	w.sec = len(w.buf)
+}
+
+func (w *recWriter) end() {
+	binary.LittleEndian.PutUint32(w.buf[w.sec-4:], uint32(len(w.buf)-w.sec))
+}
+
+func (w *recWriter) uvarint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+func (w *recWriter) varint(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }
+func (w *recWriter) str(s string) {
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(s)))
+	w.buf = append(w.buf, s...)
+}
+
+func (w *recWriter) value(v cdc.Value) {
+	w.buf = append(w.buf, byte(v.Kind))
+	switch v.Kind {
+	case cdc.KindNull, cdc.KindUnavailable:
+	case cdc.KindBool, cdc.KindInt, cdc.KindDate, cdc.KindTime, cdc.KindTimestamp, cdc.KindTimestampTZ:
+		w.varint(v.I)
+	case cdc.KindFloat:
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(v.I))
+	case cdc.KindString, cdc.KindBytes, cdc.KindUUID:
+		w.str(v.S)
+	case cdc.KindDecimal:
+		w.varint(int64(v.Scale))
+		w.varint(v.I)
+		w.str(v.S)
+	case cdc.KindList:
+		w.str(v.S)
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(v.I))
+	default: // unknown kinds keep every field
+		w.varint(int64(v.Scale))
+		w.varint(v.I)
+		w.str(v.S)
+	}
+}
+
+func (w *recWriter) row(r *cdc.Row) {
+	w.uvarint(uint64(w.c.layout(r.Cols)))
+	w.uvarint(uint64(len(r.Vals)))
+	for _, v := range r.Vals {
+		w.value(v)
+	}
+}
+
+func (w *recWriter) event(e *cdc.Event) {
+	w.buf = append(w.buf, byte(e.Op), byte(e.Snapshot))
+	w.str(string(e.Seq))
+	w.varint(e.SourceTs)
+	w.str(e.TxID)
+	w.uvarint(uint64(w.c.topic(e.Origin.Topic)))
+	w.varint(int64(e.Origin.Partition))
+	w.varint(e.Origin.Offset)
+	w.str(string(e.OldKey))
+	var imgs byte
+	if e.Before != nil {
+		imgs |= 1
+	}
+	if e.After != nil {
+		imgs |= 2
+	}
+	w.buf = append(w.buf, imgs)
+	if e.Before != nil {
+		w.row(e.Before)
+	}
+	if e.After != nil {
+		w.row(e.After)
+	}
+}
+
+func (w *recWriter) events(es []*cdc.Event) {
+	w.section()
+	w.uvarint(uint64(len(es)))
+	for _, e := range es {
+		w.event(e)
+	}
+	w.end()
+}
+
+func (w *recWriter) mirrorRow(r *cdc.Row) {
+	w.section()
+	w.row(r)
+	w.end()
+}
+
+// hashForm: history row hashes are 32 lowercase hex digits (merge.RowHash)
+// and stored as their 16 bytes; anything else is stored as text.
+func (w *recWriter) hash(h string) {
+	var raw [16]byte
+	if len(h) == 32 && strings.ToLower(h) == h {
+		if _, err := hex.Decode(raw[:], []byte(h)); err == nil {
+			w.buf = append(w.buf, 0)
+			w.buf = append(w.buf, raw[:]...)
+			return
+		}
+	}
+	w.buf = append(w.buf, 1)
+	w.str(h)
+}
+
+func (w *recWriter) histRow(h *histRow) {
+	w.str(string(h.seq))
+	w.str(string(h.toSeq))
+	w.varint(h.from)
+	w.varint(h.to)
+	w.hash(h.hash)
+	w.str(h.tx)
+	w.uvarint(uint64(h.file))
+	w.uvarint(uint64(h.pos))
+}
+
+func (w *recWriter) rows(written []histRow, removed []rowLoc) {
+	w.section()
+	w.uvarint(uint64(len(written)))
+	for i := range written {
+		w.histRow(&written[i])
+	}
+	w.uvarint(uint64(len(removed)))
+	for _, r := range removed {
+		w.uvarint(uint64(r.file))
+		w.uvarint(uint64(r.pos))
+	}
+	w.end()
+}
+
+// openVersion writes the open-version section: h and its values, or none.
+func (w *recWriter) openVersion(h *histRow, vals *cdc.Row) {
+	w.section()
+	if h == nil {
+		w.buf = append(w.buf, 0)
+	} else {
+		w.buf = append(w.buf, 1)
+		w.histRow(h)
+		w.row(vals)
+	}
+	w.end()
+}
+
+// recReader decodes a chain record.
+type recReader struct {
+	c   *codec
+	b   []byte
+	err error
+}
+
+var errCorrupt = errors.New("lake: corrupt local state record")
+
+func (r *recReader) fail() {
+	if r.err == nil {
+		r.err = errCorrupt
+	}
+	r.b = nil
+}
+
+func (r *recReader) byte1() byte {
+	if len(r.b) < 1 {
+		r.fail()
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *recReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recReader) fixed64() uint64 {
+	if len(r.b) < 8 {
+		r.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *recReader) raw(n int) []byte {
+	if n < 0 || len(r.b) < n {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recReader) str() string { return string(r.raw(int(r.uvarint()))) }
+
+func (r *recReader) value() cdc.Value {
+	v := cdc.Value{Kind: cdc.Kind(r.byte1())}
+	switch v.Kind {
+	case cdc.KindNull, cdc.KindUnavailable:
+	case cdc.KindBool, cdc.KindInt, cdc.KindDate, cdc.KindTime, cdc.KindTimestamp, cdc.KindTimestampTZ:
+		v.I = r.varint()
+	case cdc.KindFloat:
+		v.I = int64(r.fixed64())
+	case cdc.KindString, cdc.KindBytes, cdc.KindUUID:
+		v.S = r.str()
+	case cdc.KindList:
+		v.S = r.str()
+		v.I = int64(r.fixed64())
+	default:
+		sc := r.varint()
+		if sc < math.MinInt16 || sc > math.MaxInt16 {
+			r.fail()
+		}
+		v.Scale = int16(sc)
+		v.I = r.varint()
+		v.S = r.str()
+	}
+	return v
+}
+
+func (r *recReader) row() *cdc.Row {
+	id := r.uvarint()
+	n := r.uvarint()
+	if r.err != nil || id >= uint64(len(r.c.layouts)) || n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	row := &cdc.Row{Cols: r.c.layouts[id], Vals: make([]cdc.Value, n)}
+	for i := range row.Vals {
+		row.Vals[i] = r.value()
+	}
+	if len(row.Vals) != row.Cols.Len() {
+		r.fail()
+	}
+	return row
+}
+
+func (r *recReader) event(k cdc.Key) *cdc.Event {
+	e := &cdc.Event{Key: k}
+	e.Op = cdc.Op(r.byte1())
+	e.Snapshot = cdc.SnapshotMark(r.byte1())
+	e.Seq = cdc.Seq(r.str())
+	e.SourceTs = r.varint()
+	e.TxID = r.str()
+	if t := r.uvarint(); t < uint64(len(r.c.topics)) {
+		e.Origin.Topic = r.c.topics[t]
+	} else {
+		r.fail()
+	}
+	e.Origin.Partition = int32(r.varint())
+	e.Origin.Offset = r.varint()
+	e.OldKey = cdc.Key(r.str())
+	imgs := r.byte1()
+	if imgs&1 != 0 {
+		e.Before = r.row()
+	}
+	if imgs&2 != 0 {
+		e.After = r.row()
+	}
+	return e
+}
+
+func (r *recReader) hash() string {
+	if r.byte1() == 0 {
+		return hex.EncodeToString(r.raw(16))
+	}
+	return r.str()
+}
+
+func (r *recReader) histRow() histRow {
+	var h histRow
+	h.seq = cdc.Seq(r.str())
+	h.toSeq = cdc.Seq(r.str())
+	h.from = r.varint()
+	h.to = r.varint()
+	h.hash = r.hash()
+	h.tx = r.str()
+	h.file = int32(r.uvarint())
+	h.pos = int64(r.uvarint())
+	return h
+}
+
+// What decodeRec reads; sections not asked for are skipped.
+const (
+	wantEvents = recEvents
+	wantMirror = recMirror
+	wantRows   = recRows
+	wantOpen   = recOpen
+)
+
+// decodeRec decodes the record payload b of key k, reading the sections
+// in want. Errors: a malformed record.
+func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
+	r := recReader{c: c, b: b}
+	var rec chainRec
+	rec.prev = r.fixed64()
+	rec.batch = int64(r.uvarint())
+	rec.flags = r.byte1()
+	for _, s := range [...]uint8{recEvents, recMirror, recRows, recOpen} {
+		if rec.flags&s == 0 || r.err != nil {
+			continue
+		}
+		if len(r.b) < 4 {
+			r.fail()
+			break
+		}
+		n := int(binary.LittleEndian.Uint32(r.b))
+		body := r.raw(4 + n)
+		if want&s == 0 || body == nil {
+			continue
+		}
+		sr := recReader{c: c, b: body[4:]}
+		switch s {
+		case recEvents:
+			cnt := sr.uvarint()
+			if cnt > uint64(len(sr.b)) {
+				sr.fail()
+			}
+			rec.events = make([]*cdc.Event, 0, cnt)
+			for i := uint64(0); i < cnt && sr.err == nil; i++ {
+				rec.events = append(rec.events, sr.event(k))
+			}
+		case recMirror:
+			rec.mirror = sr.row()
+		case recRows:
+			cnt := sr.uvarint()
+			if cnt > uint64(len(sr.b)) {
+				sr.fail()
+			}
+			for i := uint64(0); i < cnt && sr.err == nil; i++ {
+				rec.rows = append(rec.rows, sr.histRow())
+			}
+			cnt = sr.uvarint()
+			if cnt > uint64(len(sr.b)) {
+				sr.fail()
+			}
+			for i := uint64(0); i < cnt && sr.err == nil; i++ {
+				rec.removed = append(rec.removed, rowLoc{file: int32(sr.uvarint()), pos: int64(sr.uvarint())})
+			}
+		case recOpen:
+			if sr.byte1() == 1 {
+				h := sr.histRow()
+				rec.open = &h
+				rec.openVal = sr.row()
+			}
+		}
+		if sr.err != nil {
+			r.err = sr.err
+		}
+	}
+	return rec, r.err
+}
