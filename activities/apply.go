@@ -132,8 +132,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	}
 	lap("mirror")
 	*stage = "history"
-	pre, known := mirror.PreBatchSeqs()
-	if res.History, err = history.Apply(ctx, b, events, pre, known); err != nil {
+	if res.History, err = history.ApplyAfter(ctx, b, events, mirror); err != nil {
 		return res, nil, classify(err)
 	}
 	if err := a.afterCommit(ctx, b, "history"); err != nil {

@@ -113,7 +113,8 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // batch, the mirror's `_seq` before the batch (the highest position
 // applied to the key; absent for new keys); known is false when those are
 // unknown (the mirror had committed the batch already), and then every
-// key of the batch is treated as late.
+// key of the batch is treated as late. ApplyAfter is the same for a
+// history writer that shares its State with the mirror writer.
 //
 // A key whose changes all follow preSeq is extended in order from its
 // open version, which the local state holds with its values (see State):
@@ -124,7 +125,42 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // the batch is recorded in the local state log for later rebuilds.
 // Errors: catalog, file IO and commit conflicts (retryable).
 func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event, preSeq map[cdc.Key]cdc.Seq, known bool) (HistoryResult, error) {
+	plan := newPlan(b.Seq, events)
+	plan.known = known
+	plan.pre = make([]cdc.Seq, len(plan.groups))
+	for i, g := range plan.groups {
+		plan.pre[i] = preSeq[g.Key]
+	}
+	return w.apply(ctx, b, plan)
+}
+
+// ApplyAfter is Apply after m (which shares this writer's State) applied
+// the same events of batch b: it reuses m's grouping, index lookups and
+// positions before the batch, and records each key's changes to both
+// tables in one chain record. When m did not apply this batch (its mirror
+// did not exist, or the call failed), the keys' positions are unknown and
+// every key is late, as with Apply and known false.
+func (w *HistoryWriter) ApplyAfter(ctx context.Context, b Batch, events []*cdc.Event, m *MirrorWriter) (HistoryResult, error) {
+	plan := m.plan
+	if plan == nil || plan.batch != b.Seq || !plan.sameEvents(events) || m.state != w.state {
+		plan = newPlan(b.Seq, events)
+	}
+	return w.apply(ctx, b, plan)
+}
+
+func (w *HistoryWriter) apply(ctx context.Context, b Batch, plan *batchPlan) (HistoryResult, error) {
 	res := HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}
+	st := w.state
+	if st.pending == plan {
+		st.pending = nil // recorded below, with the history's changes
+	} else {
+		plan.mirror = nil // another state's (or no) mirror values
+	}
+	defer func() {
+		if !plan.recorded && plan.mirror != nil && st.built {
+			st.pending = plan // not recorded here: the next use of the state records it
+		}
+	}()
 	tbl, err := LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return res, err
@@ -136,9 +172,12 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 		res.AlreadyCommitted = true
 		return res, nil
 	}
-	if err := w.state.ensureHistory(ctx, tbl); err != nil {
+	ixBefore := st.ix
+	if err := st.ensureHistory(ctx, tbl); err != nil {
 		return res, err
 	}
+	withMirror := plan.mirror != nil && st.ix == ixBefore && plan.ix == st.ix
+	plan.resolve(st.ix)
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return res, err
@@ -147,21 +186,19 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	if err != nil {
 		return res, err
 	}
-	st := w.state
-	groups := merge.GroupByKey(rowChanges(events))
-	res.Keys = len(groups)
+	res.Keys = len(plan.groups)
 	var writes []keyedVersion
 	var removed []rowLoc
 	var changes []keyChange
-	for _, g := range groups {
-		if pending[g.Key] || !known {
+	for i, g := range plan.groups {
+		if pending[g.Key] || !plan.known {
 			if !pending[g.Key] {
 				res.Late++
 			}
 			pending[g.Key] = true
 			continue
 		}
-		pre, late := preSeq[g.Key], false
+		pre, late := plan.pre[i], false
 		var fresh []*cdc.Event
 		var live []histRow
 		liveRead := false
@@ -190,7 +227,7 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 		if len(fresh) == 0 {
 			continue
 		}
-		open, openVals, err := st.openVersion(g.Key)
+		open, openVals, err := st.openVersion(plan.entries[i], g.Key)
 		if err != nil {
 			return res, err
 		}
@@ -207,7 +244,7 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 			}
 		}
 		out, replaces := merge.Replay(prev, fresh, w.opts)
-		c := keyChange{key: g.Key, first: len(writes), n: len(out), openChanged: replaces || len(out) > 0}
+		c := keyChange{group: i, first: len(writes), n: len(out), openChanged: replaces || len(out) > 0}
 		if replaces {
 			removed = append(removed, prevLoc)
 			loc := prevLoc
@@ -238,23 +275,12 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 	if err != nil {
 		return res, err
 	}
-	var logged []merge.Group
-	if st.eventsBy == recRows {
-		logged = groups
+	if !withMirror {
+		plan.mirror = nil
 	}
-	return res, w.record(b.Seq, fid, writes, changes, logged)
+	return res, st.recordPlan(plan, &histChanges{fid: fid, writes: writes, changes: changes}, withMirror)
 }
 
-// keyChange is what one batch did to one key's history: its versions
-// writes[first:first+n], the stored row it removed, and whether its open
-// version may have changed.
-type keyChange struct {
-	key         cdc.Key
-	first, n    int
-	removed     *rowLoc
-	openChanged bool
-	reset       bool // a rebuild: every older row of the key was removed
-}
 
 // knows reports whether position s opened or closed one of the rows: a
 // re-delivered change that needs no rebuild.

@@ -101,12 +101,8 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 		}
 	}
 	if len(removed) > 0 {
-		dels := make([]filePos, len(removed))
-		for i, r := range removed {
-			dels[i] = filePos{path: w.state.hfiles[r.file], pos: r.pos}
-		}
 		var err error
-		if delFile, err = writePositionDeletes(ctx, tbl, dels); err != nil {
+		if delFile, err = writePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
 			return -1, err
 		}
 	}
@@ -134,75 +130,6 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 	return w.state.hfileID(dataFile.FilePath()), nil
 }
 
-// record appends the batch's chain records: per key of logged its row
-// changes, and per key in changes the rows written (writes, in file fid)
-// and removed and its open version after the batch.
-func (w *HistoryWriter) record(batchSeq int64, fid int32, writes []keyedVersion, changes []keyChange, logged []merge.Group) error {
-	st := w.state
-	ci := 0
-	for gi := 0; gi < len(logged) || ci < len(changes); {
-		var k cdc.Key
-		var events []*cdc.Event
-		var c *keyChange
-		switch {
-		case ci >= len(changes) || (gi < len(logged) && logged[gi].Key < changes[ci].key):
-			k, events = logged[gi].Key, logged[gi].Events
-			gi++
-		case gi >= len(logged) || changes[ci].key < logged[gi].Key:
-			c = &changes[ci]
-			k = c.key
-			ci++
-		default:
-			k, events, c = logged[gi].Key, logged[gi].Events, &changes[ci]
-			gi++
-			ci++
-		}
-		var flags uint8
-		if events != nil {
-			flags |= recEvents
-		}
-		if c != nil {
-			if c.n > 0 || c.removed != nil || c.reset {
-				flags |= recRows
-			}
-			if c.openChanged {
-				flags |= recOpen
-			}
-			if c.reset {
-				flags |= recReset
-			}
-		}
-		rw := st.begin(k, batchSeq, flags)
-		if events != nil {
-			rw.events(events)
-		}
-		var open *histRow
-		var openVals *cdc.Row
-		if c != nil && flags&recRows != 0 {
-			rows := make([]histRow, c.n)
-			for i := range c.n {
-				v := &writes[c.first+i].v
-				rows[i] = histRowOf(v, fid, int64(c.first+i))
-				if v.Current() {
-					open, openVals = &rows[i], v.Values
-				}
-			}
-			var rm []rowLoc
-			if c.removed != nil {
-				rm = []rowLoc{*c.removed}
-			}
-			rw.rows(rows, rm)
-		}
-		if flags&recOpen != 0 {
-			rw.openVersion(open, openVals)
-		}
-		if err := st.commitRec(k); err != nil {
-			return err
-		}
-	}
-	return st.flush()
-}
-
 // buildHistoryRows turns versions into one Arrow record in the history
 // table's schema, in the given order.
 func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrowRecord, error) {
@@ -227,10 +154,11 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	txB := field(ColSourceTx).(*array.StringBuilder)
 	for _, kv := range writes {
 		v := kv.v
+		vals := alignRow(v.Values, sh.names)
 		for c := range sh.cols {
 			val := cdc.Null()
-			if v.Values != nil {
-				if x, ok := v.Values.Get(sh.cols[c].Name); ok && x.Kind != cdc.KindUnavailable {
+			if vals != nil {
+				if x := vals.Vals[c]; x.Kind != cdc.KindUnavailable {
 					val = x
 				}
 			}

@@ -65,7 +65,8 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 	var writes []keyedVersion
 	var removed []rowLoc
 	var changes []keyChange
-	for _, g := range merge.GroupByKey(flatten(byKey)) {
+	plan := &batchPlan{batch: w.state.builtAtBatch, groups: merge.GroupByKey(flatten(byKey))}
+	for gi, g := range plan.groups {
 		res.Keys++
 		delete(pending, g.Key)
 		vs, _ := merge.Replay(nil, g.Events, w.opts)
@@ -81,7 +82,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		for _, r := range stored {
 			removed = append(removed, rowLoc{r.file, r.pos})
 		}
-		changes = append(changes, keyChange{key: g.Key, first: len(writes), n: len(vs), openChanged: true, reset: true})
+		changes = append(changes, keyChange{group: gi, first: len(writes), n: len(vs), openChanged: true, reset: true})
 		for _, v := range vs {
 			writes = append(writes, keyedVersion{key: g.Key, v: v})
 		}
@@ -94,7 +95,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 	if err != nil {
 		return res, err
 	}
-	return res, w.record(w.state.builtAtBatch, fid, writes, changes, nil)
+	return res, w.state.recordChanges(plan, &histChanges{fid: fid, writes: writes, changes: changes})
 }
 
 // sameVersions compares stored rows with rebuilt versions by identity,

@@ -360,6 +360,31 @@ func (ix *KeyIndex) seqOf(e uint32) cdc.Seq {
 	return cdc.Seq(buf[:8*ix.words])
 }
 
+// storedAt returns entry e's guard state for merge.Fold.
+func (ix *KeyIndex) storedAt(e uint32) merge.Stored {
+	if ix.flags[e]&(flagNoMirror|flagFree) != 0 {
+		return merge.Stored{}
+	}
+	return merge.Stored{Found: true, Seq: ix.seqOf(e), Deleted: ix.flags[e]&flagDeleted != 0}
+}
+
+// locAt returns the file id and row position of entry e's mirror row.
+func (ix *KeyIndex) locAt(e uint32) (int32, int64) { return ix.file[e], int64(ix.pos[e]) }
+
+// setAt records that entry e's mirror row now lives at (fileID, pos).
+func (ix *KeyIndex) setAt(e uint32, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
+	ix.setSeq(e, seq)
+	if ix.flags[e]&flagNoMirror != 0 {
+		ix.mirrorKeys++
+	}
+	f := ix.flags[e] &^ (flagDeleted | flagNoMirror)
+	if deleted {
+		f |= flagDeleted
+	}
+	ix.flags[e] = f
+	ix.file[e], ix.pos[e] = fileID, uint32(pos)
+}
+
 // Lookup returns the mirror entry of key k; false when the key has no
 // mirror row.
 func (ix *KeyIndex) Lookup(k cdc.Key) (IndexEntry, bool) {
@@ -405,17 +430,7 @@ func (ix *KeyIndex) fileID(path string) int32 {
 
 // set records that key k's mirror row now lives at (fileID, pos).
 func (ix *KeyIndex) set(k cdc.Key, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
-	e := ix.entryOf(k)
-	ix.setSeq(e, seq)
-	if ix.flags[e]&flagNoMirror != 0 {
-		ix.mirrorKeys++
-	}
-	f := ix.flags[e] &^ (flagDeleted | flagNoMirror)
-	if deleted {
-		f |= flagDeleted
-	}
-	ix.flags[e] = f
-	ix.file[e], ix.pos[e] = fileID, uint32(pos)
+	ix.setAt(ix.entryOf(k), seq, deleted, fileID, pos)
 }
 
 // Each calls fn for every key with a mirror row, in unspecified order.

@@ -47,8 +47,7 @@ type MirrorWriter struct {
 	keyCols []string
 	state   *State
 	now     func() time.Time
-	pre     map[cdc.Key]cdc.Seq // per key of the last applied batch: its `_seq` before the batch
-	preOK   bool
+	plan    *batchPlan // the last Apply's batch, for the history writer
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -195,7 +194,7 @@ func (w *MirrorWriter) purgeHorizon(ctx context.Context, tbl *table.Table) (cdc.
 // on the next call).
 func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
 	res := MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}
-	w.pre, w.preOK = nil, false
+	w.plan = nil
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return res, nil, err
@@ -206,6 +205,7 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	if cp, err := ReadCheckpoint(tbl); err != nil {
 		return res, nil, err
 	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
+		w.plan = newPlan(b.Seq, events) // positions before the batch unknown
 		return recordedMirrorResult(cp, b), cp.EndOffsets, nil
 	}
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
@@ -215,16 +215,18 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return res, nil, err
 	}
-	rows := rowChanges(events)
-	res.Events = len(rows)
-	groups := merge.GroupByKey(rows)
-	res.Keys = len(groups)
-	outs := make([]merge.Outcome, 0, len(groups))
-	pre := make(map[cdc.Key]cdc.Seq, len(groups))
-	for _, g := range groups {
-		st := w.state.ix.Stored(g.Key)
+	ix := w.state.ix
+	plan := newPlan(b.Seq, events)
+	plan.resolve(ix)
+	plan.pre = make([]cdc.Seq, len(plan.groups))
+	res.Keys = len(plan.groups)
+	outs := make([]merge.Outcome, 0, len(plan.groups))
+	outGroup := make([]int, 0, len(plan.groups))
+	for i, g := range plan.groups {
+		res.Events += len(g.Events) + g.Duplicates
+		st := ix.storedAt(plan.entries[i])
 		if st.Found {
-			pre[g.Key] = st.Seq
+			plan.pre[i] = st.Seq
 		}
 		for _, e := range g.Events { // the events Fold applies: those above the stored position
 			if !st.Found || e.Seq > st.Seq {
@@ -241,6 +243,7 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 		if o.Changed {
 			res.Collapsed += o.Applied - 1
 			outs = append(outs, o)
+			outGroup = append(outGroup, i)
 		}
 	}
 	truncs, hasTruncs, err := truncatesJSON(tbl, events)
@@ -258,14 +261,24 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 		return p, err
 	}
-	var logged []merge.Group
-	if w.state.eventsBy == recMirror {
-		logged = groups
+	entries := make([]uint32, len(outs))
+	for j, gi := range outGroup {
+		entries[j] = plan.entries[gi]
 	}
-	if err := w.commitRows(ctx, tbl, sh, b.Seq, outs, stored, logged, props, &res); err != nil {
+	resolved, err := w.commitRows(ctx, tbl, sh, entries, outs, stored, props, &res)
+	if err != nil {
 		return res, nil, err
 	}
-	w.pre, w.preOK = pre, true
+	plan.known = true
+	plan.mirror = make([]*cdc.Row, len(plan.groups))
+	for j, gi := range outGroup {
+		plan.mirror[gi] = resolved[j]
+	}
+	w.plan = plan
+	if w.state.eventsBy == recMirror { // no history writer: the mirror records the batch
+		return res, b.EndOffsets, w.state.recordPlan(plan, nil, true)
+	}
+	w.state.pending = plan // the history writer records it with its own changes
 	return res, b.EndOffsets, nil
 }
 
@@ -273,7 +286,18 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 // their `_seq` before it (absent for keys new to the mirror), and false
 // when the last Apply wrote nothing new (the batch was already committed,
 // or it failed) so those positions are unknown.
-func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) { return w.pre, w.preOK }
+func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) {
+	if w.plan == nil || !w.plan.known {
+		return nil, false
+	}
+	out := make(map[cdc.Key]cdc.Seq, len(w.plan.groups))
+	for i, g := range w.plan.groups {
+		if w.plan.pre[i] != "" {
+			out[g.Key] = w.plan.pre[i]
+		}
+	}
+	return out, true
+}
 
 // rowChanges keeps the events that change a row: c, u, d, r and per-key
 // truncates (see ExpandTruncates).

@@ -16,100 +16,58 @@ import (
 // commitRows writes the outcomes' rows (values kept from stored where the
 // outcome says so) and the position deletes of the rows they replace, and
 // publishes them with the properties props returns (called once the
-// counts in res are final) in one commit; then moves the key index and
-// records each changed key's new values (and, for the groups in logged,
-// their row changes) in the local state log, for batch batchSeq.
-func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, batchSeq int64, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
-	logged []merge.Group, props func() (iceberg.Properties, error), res *MirrorResult) error {
+// counts in res are final) in one commit; then moves the key index
+// entries (entries[i] is outs[i]'s key). It returns each outcome's
+// resolved values (placeholders filled), for the local state log.
+func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+	props func() (iceberg.Properties, error), res *MirrorResult) ([]*cdc.Row, error) {
 	var dataFile, delFile iceberg.DataFile
-	var dels []filePos
 	var resolved []*cdc.Row
 	ix := w.state.ix
 	if len(outs) > 0 {
 		rec, vals, err := w.buildRows(tbl, sh, outs, stored, res)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		resolved = vals
 		dataFile, err = writeDataFile(ctx, tbl, "mirror", rec)
 		rec.Release()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, o := range outs {
+		var dels []rowLoc
+		for i, o := range outs {
 			if o.Replaces {
-				e, _ := ix.Lookup(o.Key)
-				dels = append(dels, filePos{path: ix.FilePath(e.File), pos: e.Pos})
+				f, p := ix.locAt(entries[i])
+				dels = append(dels, rowLoc{f, p})
 			}
 		}
 		if len(dels) > 0 {
-			if delFile, err = writePositionDeletes(ctx, tbl, dels); err != nil {
-				return err
+			if delFile, err = writePositionDeletes(ctx, tbl, dels, ix.files); err != nil {
+				return nil, err
 			}
 		}
 		res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
 	}
 	p, err := props()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	newTbl, err := commitRowDelta(ctx, tbl, "mirror", dataFile, delFile, p)
 	if err != nil {
 		w.state.Invalidate() // the table may or may not have moved: rebuild next time
-		return err
+		return nil, err
 	}
 	if dataFile != nil {
 		fid := ix.fileID(dataFile.FilePath())
 		for i, o := range outs {
-			ix.set(o.Key, o.Seq, o.Deleted, fid, int64(i))
+			ix.setAt(entries[i], o.Seq, o.Deleted, fid, int64(i))
 		}
 		res.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
 	}
 	ix.SnapshotID = snapID(newTbl)
 	w.state.mirrorSnap = ix.SnapshotID
-	return w.recordRows(batchSeq, outs, resolved, logged)
-}
-
-// recordRows appends, per key, one chain record with the key's row
-// changes (for the groups in logged) and its new mirror values (for the
-// outcomes, whose resolved values are vals, in the same order).
-func (w *MirrorWriter) recordRows(batchSeq int64, outs []merge.Outcome, vals []*cdc.Row, logged []merge.Group) error {
-	st := w.state
-	oi := 0
-	write := func(k cdc.Key, events []*cdc.Event, row *cdc.Row) error {
-		var flags uint8
-		if events != nil {
-			flags |= recEvents
-		}
-		if row != nil {
-			flags |= recMirror
-		}
-		rw := st.begin(k, batchSeq, flags)
-		if events != nil {
-			rw.events(events)
-		}
-		if row != nil {
-			rw.mirrorRow(row)
-		}
-		return st.commitRec(k)
-	}
-	// outs and logged are both sorted by key (GroupByKey order)
-	for _, g := range logged {
-		var row *cdc.Row
-		if oi < len(outs) && outs[oi].Key == g.Key {
-			row = vals[oi]
-			oi++
-		}
-		if err := write(g.Key, g.Events, row); err != nil {
-			return err
-		}
-	}
-	for ; oi < len(outs); oi++ {
-		if err := write(outs[oi].Key, nil, vals[oi]); err != nil {
-			return err
-		}
-	}
-	return st.flush()
+	return resolved, nil
 }
 
 // storedValuesFor reads the stored rows whose values a new version keeps:

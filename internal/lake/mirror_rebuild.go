@@ -66,11 +66,16 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	props := func() (iceberg.Properties, error) {
 		return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed))}, nil
 	}
-	if err := w.commitRows(ctx, tbl, sh, w.state.builtAtBatch, changed, stored, nil, props, &mres); err != nil {
+	entries := make([]uint32, len(changed))
+	for i, o := range changed {
+		entries[i] = w.state.ix.entryOf(o.Key)
+	}
+	resolved, err := w.commitRows(ctx, tbl, sh, entries, changed, stored, props, &mres)
+	if err != nil {
 		return res, err
 	}
 	res.RowsWritten, res.PositionDeletes, res.SnapshotID = mres.RowsWritten, mres.PositionDeletes, mres.SnapshotID
-	return res, nil
+	return res, w.state.recordMirror(w.state.builtAtBatch, entries, resolved)
 }
 
 // rowsEqualFilled compares a stored row with a folded one; a folded

@@ -77,7 +77,7 @@ func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.
 		return nil, fmt.Errorf("lake: create %s: %w", path, err)
 	}
 	cw := &countingWriter{w: f}
-	props := parquet.NewWriterProperties(writerProps(tbl.Properties())...)
+	props := parquet.NewWriterProperties(writerProps(tbl.Properties(), rec.Schema())...)
 	pw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		f.Close()
@@ -135,8 +135,12 @@ const (
 )
 
 // writerProps are the Parquet writer settings for a table with the given
-// properties.
-func writerProps(tp iceberg.Properties) []parquet.WriterProperty {
+// properties and a file of the given Arrow schema. Dictionary encoding is
+// kept for text columns (CDC text is often categorical: a status, a
+// country) and turned off for numbers, decimals and times (mostly
+// distinct: ids, amounts, timestamps; hashing them into a dictionary that
+// is then abandoned costs a third of the write time).
+func writerProps(tp iceberg.Properties, sc *arrow.Schema) []parquet.WriterProperty {
 	codec, level := compress.Codecs.Zstd, defaultZstdLevel
 	switch strings.ToLower(tp["write.parquet.compression-codec"]) {
 	case "snappy":
@@ -158,6 +162,13 @@ func writerProps(tp iceberg.Properties) []parquet.WriterProperty {
 	}
 	for _, c := range uniqueColumns {
 		out = append(out, parquet.WithDictionaryFor(c, false))
+	}
+	for _, f := range sc.Fields() {
+		switch f.Type.ID() {
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128,
+			arrow.DATE32, arrow.TIME64, arrow.TIMESTAMP:
+			out = append(out, parquet.WithDictionaryFor(f.Name, false))
+		}
 	}
 	return out
 }

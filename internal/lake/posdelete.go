@@ -19,12 +19,27 @@ type filePos struct {
 
 // writePositionDeletes writes one Parquet position-delete file (Iceberg
 // spec, "Position Delete Files": columns file_path and pos, rows sorted by
-// file_path then pos) for the given rows and returns its manifest entry.
-// When every row points at one data file, the entry records it as the
-// referenced data file so readers can skip the file for other data files.
-func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []filePos) (iceberg.DataFile, error) {
-	slices.SortFunc(rows, func(a, b filePos) int {
-		if c := cmp.Compare(a.path, b.path); c != 0 {
+// file_path then pos) for the given rows (file ids into paths) and returns
+// its manifest entry. When every row points at one data file, the entry
+// records it as the referenced data file so readers can skip the file for
+// other data files.
+func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []rowLoc, paths []string) (iceberg.DataFile, error) {
+	// sort by path (ranking the few file ids once), then position
+	ids := map[int32]bool{}
+	for _, r := range rows {
+		ids[r.file] = true
+	}
+	order := make([]int32, 0, len(ids))
+	for id := range ids {
+		order = append(order, id)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(paths[a], paths[b]) })
+	rank := make(map[int32]int, len(order))
+	for i, id := range order {
+		rank[id] = i
+	}
+	slices.SortFunc(rows, func(a, b rowLoc) int {
+		if c := cmp.Compare(rank[a.file], rank[b.file]); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.pos, b.pos)
@@ -35,13 +50,9 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []filePos)
 	ob := b.Field(1).(*array.Int64Builder)
 	pb.Reserve(len(rows))
 	ob.Reserve(len(rows))
-	single := true
-	for i, r := range rows {
-		pb.Append(r.path)
+	for _, r := range rows {
+		pb.Append(paths[r.file])
 		ob.Append(r.pos)
-		if i > 0 && r.path != rows[0].path {
-			single = false
-		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -50,8 +61,8 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []filePos)
 		return nil, err
 	}
 	spec := fileSpec{schema: iceberg.PositionalDeleteSchema, content: iceberg.EntryContentPosDeletes}
-	if single && len(rows) > 0 {
-		spec.referenced = rows[0].path
+	if len(order) == 1 {
+		spec.referenced = paths[order[0]]
 	}
 	return writeParquet(ctx, tbl, path, rec, spec)
 }

@@ -59,19 +59,19 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 	res.Cutoff = cutoff.UTC().Format(time.RFC3339)
 	ix := w.state.ix
 	byFile := map[int32][]int64{}
-	keyAt := map[filePos]cdc.Key{}
+	keyAt := map[rowLoc]cdc.Key{}
 	ix.Each(func(k cdc.Key, e IndexEntry) {
 		if e.Deleted {
 			res.Deleted++
 			byFile[e.File] = append(byFile[e.File], e.Pos)
-			keyAt[filePos{ix.FilePath(e.File), e.Pos}] = k
+			keyAt[rowLoc{e.File, e.Pos}] = k
 		}
 	})
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return res, fmt.Errorf("lake: file IO: %w", err)
 	}
-	var purge []filePos
+	var purge []rowLoc
 	horizon := cdc.Seq("")
 	if h := tbl.Properties()[PropPurgeHorizon]; h != "" {
 		if horizon, err = cdc.ParseSeqHex(h); err != nil {
@@ -86,7 +86,7 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 			return res, err
 		}
 		for _, pos := range old {
-			fp := filePos{path, pos}
+			fp := rowLoc{fid, pos}
 			purge = append(purge, fp)
 			if e, _ := ix.Lookup(keyAt[fp]); e.Seq > horizon {
 				horizon = e.Seq
@@ -97,7 +97,7 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 	if len(purge) == 0 {
 		return res, nil
 	}
-	del, err := writePositionDeletes(ctx, tbl, purge)
+	del, err := writePositionDeletes(ctx, tbl, purge, ix.files)
 	if err != nil {
 		return res, err
 	}

@@ -58,8 +58,13 @@ type State struct {
 	hfiles []string
 	hfid   map[string]int32
 
-	w    recWriter
-	rbuf []byte
+	// pending is the batch the mirror writer committed last, waiting for
+	// the history writer to record it with its own changes.
+	pending *batchPlan
+
+	w       recWriter
+	rbuf    []byte
+	rowsBuf []histRow
 }
 
 var stateSeq atomic.Int64
@@ -90,6 +95,7 @@ func (s *State) Close() error {
 // moved) or the log could not be written.
 func (s *State) Invalidate() {
 	s.built = false
+	s.pending = nil
 	if s.ix != nil {
 		s.ix.SnapshotID = -1
 	}
@@ -119,6 +125,9 @@ func snapID(tbl *table.Table) int64 {
 // ensureMirror makes the state reflect mirror (the mirror table as
 // loaded, or nil when it does not exist), rebuilding it otherwise.
 func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
+	if err := s.flushPending(); err != nil {
+		return err
+	}
 	if s.built && s.mirrorSnap == snapID(mirror) {
 		return nil
 	}
@@ -127,6 +136,9 @@ func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 
 // ensureHistory is ensureMirror for the history table.
 func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
+	if err := s.flushPending(); err != nil {
+		return err
+	}
 	if s.built && s.historySnap == snapID(history) {
 		return nil
 	}
@@ -215,6 +227,7 @@ func (s *State) reset() error {
 	s.w.c = s.c
 	s.hfiles, s.hfid = nil, map[string]int32{}
 	s.builtAtBatch = 0
+	s.pending = nil
 	return nil
 }
 
@@ -259,7 +272,12 @@ func (s *State) flush() error {
 // walk calls fn for each of k's chain records, newest first, decoding the
 // sections in want, until fn returns false.
 func (s *State) walk(k cdc.Key, want uint8, fn func(*chainRec) bool) error {
-	for ref := s.ix.Head(k); ref != 0; {
+	return s.walkFrom(s.ix.Head(k), k, want, fn)
+}
+
+// walkFrom is walk from the record at ref.
+func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) bool) error {
+	for ref != 0 {
 		b, err := s.log.read(ref, s.rbuf)
 		if err != nil {
 			return err
@@ -296,12 +314,12 @@ func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
 	return alignRow(out, sh.names), nil
 }
 
-// openVersion returns key k's open history version and its values (nil
-// when the key has none).
-func (s *State) openVersion(k cdc.Key) (*histRow, *cdc.Row, error) {
+// openVersion returns the open history version of the key of index
+// entry e and its values (nil when the key has none).
+func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
 	var h *histRow
 	var vals *cdc.Row
-	err := s.walk(k, wantOpen, func(r *chainRec) bool {
+	err := s.walkFrom(s.ix.head[e], k, wantOpen, func(r *chainRec) bool {
 		if r.flags&recOpen == 0 {
 			return true
 		}
@@ -315,7 +333,7 @@ func (s *State) openVersion(k cdc.Key) (*histRow, *cdc.Row, error) {
 func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 	var rows []histRow
 	dead := map[rowLoc]bool{}
-	err := s.walk(k, wantRows, func(r *chainRec) bool {
+	err := s.walkFrom(s.ix.Head(k), k, wantRows, func(r *chainRec) bool {
 		if r.flags&recRows == 0 {
 			return true
 		}
@@ -343,6 +361,9 @@ func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 // past change (the state was built from tables with rows; see
 // LoadEvents): the caller then reads bronze.
 func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, err error) {
+	if err := s.flushPending(); err != nil {
+		return nil, false, err
+	}
 	if !s.built || !s.eventsComplete {
 		return nil, false, nil
 	}
@@ -371,6 +392,9 @@ func (s *State) EventsComplete() bool { return s.built && s.eventsComplete }
 func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 	if !s.built {
 		return fmt.Errorf("lake: local state not built")
+	}
+	if err := s.flushPending(); err != nil {
+		return err
 	}
 	for k, es := range byKey {
 		have := map[cdc.Seq]bool{}

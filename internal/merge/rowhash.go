@@ -17,10 +17,9 @@ import (
 // unscaled value was held. It returns 32 hex digits (128 bits of SHA-256).
 // A nil row hashes like a row of NULLs of no columns.
 func RowHash(row *cdc.Row, tracked []string) string {
-	h := sha256.New()
-	var buf []byte
+	var stack [512]byte
+	buf := stack[:0]
 	add := func(name string, v cdc.Value) {
-		buf = buf[:0]
 		buf = binary.AppendUvarint(buf, uint64(len(name)))
 		buf = append(buf, name...)
 		buf = append(buf, byte(v.Kind))
@@ -30,13 +29,10 @@ func RowHash(row *cdc.Row, tracked []string) string {
 			buf = binary.AppendUvarint(buf, uint64(len(v.S)))
 			buf = append(buf, v.S...)
 		case cdc.KindDecimal:
-			t := v.UnscaledText() + "e-" + strconv.Itoa(int(v.Scale))
-			buf = binary.AppendUvarint(buf, uint64(len(t)))
-			buf = append(buf, t...)
+			buf = appendDecimalText(buf, v)
 		default:
 			buf = binary.BigEndian.AppendUint64(buf, uint64(v.I))
 		}
-		h.Write(buf)
 	}
 	if row != nil {
 		if tracked == nil {
@@ -50,6 +46,24 @@ func RowHash(row *cdc.Row, tracked []string) string {
 			}
 		}
 	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+	// one digest of the concatenated column encodings: the same bytes the
+	// stream of per-column writes hashed
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:16])
+}
+
+// appendDecimalText appends a decimal's "<unscaled>e-<scale>" text,
+// length-prefixed.
+func appendDecimalText(buf []byte, v cdc.Value) []byte {
+	var t [48]byte
+	txt := t[:0]
+	if v.S != "" {
+		txt = append(txt, v.S...)
+	} else {
+		txt = strconv.AppendInt(txt, v.I, 10)
+	}
+	txt = append(txt, "e-"...)
+	txt = strconv.AppendInt(txt, int64(v.Scale), 10)
+	buf = binary.AppendUvarint(buf, uint64(len(txt)))
+	return append(buf, txt...)
 }
