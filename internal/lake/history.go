@@ -281,7 +281,6 @@ func (w *HistoryWriter) apply(ctx context.Context, b Batch, plan *batchPlan) (Hi
 	return res, st.recordPlan(plan, &histChanges{fid: fid, writes: writes, changes: changes}, withMirror)
 }
 
-
 // knows reports whether position s opened or closed one of the rows: a
 // re-delivered change that needs no rebuild.
 func knows(rows []histRow, s cdc.Seq) bool {
