@@ -115,31 +115,97 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 		return res, nil, classify(err)
 	}
 	lap("prepare")
+	if err := a.writeBatch(ctx, mirror, history, name, b, events, bronze, &res, stage, lap); err != nil {
+		return res, nil, err
+	}
+	return res, keys, nil
+}
+
+// writeBatch writes one prepared batch to the three tables. The work is
+// staged so that both cores are used: the bronze file is written while
+// the mirror's and history's changes are decided, then the mirror and
+// history files are written concurrently with it; the commits follow in
+// the order bronze, mirror, history (a batch's bronze rows are committed
+// before any table shows its changes, so a late-key rebuild after a crash
+// finds them).
+func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, history *lake.HistoryWriter, name lake.TableName,
+	b lake.Batch, events []*cdc.Event, bronze []lake.BronzeRecord, res *ApplyResult, stage *string, lap func(string)) error {
+	type bronzeOut struct {
+		st  *lake.BronzeStage
+		err error
+	}
+	bronzeDone := make(chan bronzeOut, 1)
+	go func() {
+		st, err := lake.StageBronze(ctx, a.Catalog, name, b, bronze)
+		bronzeDone <- bronzeOut{st, err}
+	}()
+	waitBronze := func() (*lake.BronzeStage, error) {
+		o := <-bronzeDone
+		bronzeDone <- o
+		return o.st, o.err
+	}
+	*stage = "mirror"
+	var ms *lake.MirrorStage
+	var hs *lake.HistoryStage
+	var err error
+	for attempt := 0; ; attempt++ {
+		if ms, err = mirror.Stage(ctx, b, events); err != nil {
+			waitBronze()
+			return classify(err)
+		}
+		if history == nil {
+			break
+		}
+		*stage = "history"
+		if hs, err = history.StageAfter(ctx, b, events, ms); err == nil {
+			break
+		}
+		if !errors.Is(err, lake.ErrStateMoved) || attempt > 0 {
+			waitBronze()
+			return classify(err)
+		}
+	}
+	lap("stage")
+	*stage = "write"
+	mirrorWritten := make(chan error, 1)
+	go func() { mirrorWritten <- ms.Write(ctx) }()
+	var herr error
+	if hs != nil {
+		herr = hs.Write(ctx)
+	}
+	merr := <-mirrorWritten
+	bs, berr := waitBronze()
+	for _, err := range []error{berr, merr, herr} {
+		if err != nil {
+			return classify(err)
+		}
+	}
+	lap("write")
 	*stage = "bronze"
-	if res.Bronze, err = lake.AppendBronze(ctx, a.Catalog, name, b, bronze); err != nil {
-		return res, nil, classify(err)
+	if res.Bronze, err = bs.Commit(ctx); err != nil {
+		return classify(err)
 	}
 	if err := a.afterCommit(ctx, b, "bronze"); err != nil {
-		return res, nil, err
+		return err
 	}
-	lap("bronze")
 	*stage = "mirror"
-	if res.Mirror, res.EndOffsets, err = mirror.Apply(ctx, b, events); err != nil {
-		return res, nil, classify(err)
+	if res.Mirror, res.EndOffsets, err = ms.Commit(ctx); err != nil {
+		return classify(err)
 	}
 	if err := a.afterCommit(ctx, b, "mirror"); err != nil {
-		return res, nil, err
+		return err
 	}
-	lap("mirror")
-	*stage = "history"
-	if res.History, err = history.ApplyAfter(ctx, b, events, mirror); err != nil {
-		return res, nil, classify(err)
+	if hs != nil {
+		*stage = "history"
+		if res.History, err = hs.Commit(ctx); err != nil {
+			return classify(err)
+		}
+		if err := a.afterCommit(ctx, b, "history"); err != nil {
+			return err
+		}
 	}
-	if err := a.afterCommit(ctx, b, "history"); err != nil {
-		return res, nil, err
-	}
-	lap("history")
-	return res, keys, nil
+	lap("commit")
+	return nil
 }
 
 // toRecords converts fetched Kafka records.

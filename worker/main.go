@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,6 +54,7 @@ func run() error {
 	grpcPort := fs.Int("dev-temporal-port", 7233, "with -dev: Temporal frontend port (Web UI on port+1000)")
 	kafkaPort := fs.Int("dev-kafka-port", 19092, "with -dev: Kafka broker port")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	withPprof := fs.Bool("pprof", os.Getenv("LAKEMIRROR_PPROF") != "", "also serve Go profiles (net/http/pprof, /debug/pprof/) on -metrics-addr; off by default: profiles reveal internals (env LAKEMIRROR_PPROF=1)")
 	metricsAddr := fs.String("metrics-addr", envOr("METRICS_ADDR", "127.0.0.1:9464"), "listen address of the Prometheus /metrics endpoint (pipeline and Temporal SDK metrics); empty = off (env METRICS_ADDR)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: worker [flags]\n\nRuns the lakemirror Temporal worker (task queue %q).\n\nFlags:\n", "lakemirror")
@@ -96,6 +98,12 @@ func run() error {
 	if *metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", r.Metrics.Handler())
+		if *withPprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		srv := &http.Server{Addr: *metricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		ln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {

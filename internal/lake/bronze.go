@@ -51,18 +51,44 @@ type BronzeResult struct {
 // ranges in the table properties) in one commit, and marks the batch's
 // whole ranges covered. Records the table holds are skipped, so retries
 // and backfills never duplicate bronze rows. It creates the table on first
-// use. Errors: catalog and file IO failures and commit conflicts (all
-// retryable).
+// use. It is StageBronze then BronzeStage.Commit. Errors: catalog and file
+// IO failures and commit conflicts (all retryable).
 func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord) (BronzeResult, error) {
-	res := BronzeResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}
+	st, err := StageBronze(ctx, cat, name, b, recs)
+	if err != nil {
+		return st.res, err
+	}
+	return st.Commit(ctx)
+}
+
+// BronzeStage is a batch's bronze data file, written and not yet
+// committed (StageBronze).
+type BronzeStage struct {
+	tbl   *table.Table
+	b     Batch
+	res   BronzeResult
+	done  bool // nothing to commit: res is final
+	props iceberg.Properties
+	df    iceberg.DataFile
+	fresh int
+}
+
+// StageBronze does the work of AppendBronze up to the commit: it creates
+// the table when needed, finds the records the table does not hold and
+// writes them as one data file. It only reads the table, so it can run
+// while the batch's mirror and history files are being written. Errors:
+// catalog and file IO failures.
+func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord) (*BronzeStage, error) {
+	st := &BronzeStage{b: b, res: BronzeResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}}
 	tbl, _, err := loadOrCreate(ctx, cat, name.namespace(), name.Bronze(),
 		func() (*iceberg.Schema, error) { return BronzeSchema(), nil }, tableProperties(nil))
 	if err != nil {
-		return res, err
+		return st, err
 	}
+	st.tbl = tbl
 	covAll, err := readCoverage(tbl)
 	if err != nil {
-		return res, err
+		return st, err
 	}
 	cov := covAll[b.Topic].Clone()
 	if cov == nil {
@@ -71,7 +97,7 @@ func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Ba
 	fresh := make([]BronzeRecord, 0, len(recs))
 	for _, r := range recs {
 		if cov.Contains(r.Partition, r.Offset) {
-			res.Skipped++
+			st.res.Skipped++
 			continue
 		}
 		fresh = append(fresh, r)
@@ -86,39 +112,49 @@ func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Ba
 	if covered && len(fresh) == 0 {
 		// everything already there: nothing to commit. A retry of the batch
 		// that appended it reports that commit's counts.
+		st.done = true
 		if cp, err := ReadCheckpoint(tbl); err == nil && b.Load == nil && b.Seq > 0 {
 			var rec BronzeResult
 			if recordedResult(cp, b, &rec) && rec.BatchID == b.ID {
-				return rec, nil
+				st.res = rec
 			}
 		}
-		return res, nil
+		return st, nil
 	}
 	covAll[b.Topic] = cov
 	covJSON, err := json.Marshal(covAll)
 	if err != nil {
-		return res, err
+		return st, err
 	}
-	res.Appended = len(fresh)
-	props, err := batchProps(b, res)
-	if err != nil {
-		return res, err
+	st.res.Appended = len(fresh)
+	if st.props, err = batchProps(b, st.res); err != nil {
+		return st, err
 	}
-	props[PropCovered] = string(covJSON)
-	var df iceberg.DataFile
+	st.props[PropCovered] = string(covJSON)
+	st.fresh = len(fresh)
 	if len(fresh) > 0 {
-		if df, err = writeBronzeFile(ctx, tbl, b, fresh); err != nil {
-			return res, err
+		if st.df, err = writeBronzeFile(ctx, tbl, b, fresh); err != nil {
+			return st, err
 		}
 	}
-	newTbl, err := commitRowDelta(ctx, tbl, "bronze batch "+b.ID, df, nil, props)
+	return st, nil
+}
+
+// Commit publishes the staged file and the batch's bookkeeping in one
+// commit. Errors: commit failures, including conflicts (retryable).
+func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
+	if st.done {
+		return st.res, nil
+	}
+	newTbl, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.df, nil, st.props)
 	if err != nil {
-		return res, err
+		return st.res, err
 	}
-	if s := newTbl.CurrentSnapshot(); s != nil && len(fresh) > 0 {
-		res.SnapshotID = s.SnapshotID
+	if s := newTbl.CurrentSnapshot(); s != nil && st.fresh > 0 {
+		st.res.SnapshotID = s.SnapshotID
 	}
-	return res, nil
+	st.done = true
+	return st.res, nil
 }
 
 func coversRange(cov Coverage, rg Range) bool {

@@ -87,24 +87,10 @@ func pendingJSON(p map[cdc.Key]bool) string {
 // is its row i.
 func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc,
 	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) (int32, error) {
-	var dataFile, delFile iceberg.DataFile
 	*rowsWritten, *posDeletes = len(writes), len(removed)
-	if len(writes) > 0 {
-		rec, err := buildHistoryRows(tbl, sh, writes)
-		if err != nil {
-			return -1, err
-		}
-		dataFile, err = writeDataFile(ctx, tbl, "history", rec)
-		rec.Release()
-		if err != nil {
-			return -1, err
-		}
-	}
-	if len(removed) > 0 {
-		var err error
-		if delFile, err = writePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
-			return -1, err
-		}
+	dataFile, delFile, err := w.writeFiles(ctx, tbl, sh, writes, removed)
+	if err != nil {
+		return -1, err
 	}
 	props[PropPendingRebuild] = pendingJSON(pending)
 	if result != nil {
@@ -114,6 +100,38 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 		}
 		props[PropBatchResult] = r
 	}
+	return w.commitFiles(ctx, tbl, dataFile, delFile, props, snapshotID)
+}
+
+// writeFiles writes versions as one data file (writes[i] is its row i)
+// and the stored rows removed as one position-delete file; either is nil
+// when there is nothing to write. It only reads the local state.
+func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc) (iceberg.DataFile, iceberg.DataFile, error) {
+	var dataFile, delFile iceberg.DataFile
+	if len(writes) > 0 {
+		rec, err := buildHistoryRows(tbl, sh, writes)
+		if err != nil {
+			return nil, nil, err
+		}
+		dataFile, err = writeDataFile(ctx, tbl, "history", rec)
+		rec.Release()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(removed) > 0 {
+		var err error
+		if delFile, err = writePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
+			return nil, nil, err
+		}
+	}
+	return dataFile, delFile, nil
+}
+
+// commitFiles publishes written files with props in one commit. It
+// returns the data file's id in the local state's history file table
+// (-1: none).
+func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, dataFile, delFile iceberg.DataFile, props iceberg.Properties, snapshotID *int64) (int32, error) {
 	newTbl, err := commitRowDelta(ctx, tbl, "history", dataFile, delFile, props)
 	if err != nil {
 		w.state.Invalidate()

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -179,107 +178,6 @@ func (w *MirrorWriter) purgeHorizon(ctx context.Context, tbl *table.Table) (cdc.
 		return "", err
 	}
 	return s, w.ensureIndex(ctx, tbl)
-}
-
-// Apply writes one batch's row changes (ops c, u, d, r; events prepared
-// by Prepare) to the mirror as one row-delta commit: new row versions in
-// one data file and the rows they replace as position deletes, with the
-// batch's bookkeeping in the snapshot summary and the table properties. A
-// batch whose sequence number the table already holds is not written
-// again: Apply returns the recorded result with AlreadyCommitted set and
-// the recorded end offsets.
-//
-// Errors: catalog and file IO failures (retryable) and commit conflicts
-// when another writer changed the table (retryable: the index is rebuilt
-// on the next call).
-func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
-	res := MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}
-	w.plan = nil
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
-	if err != nil {
-		return res, nil, err
-	}
-	if tbl == nil {
-		return res, b.EndOffsets, nil // no mirror yet and nothing to create it from: bookkeeping stays in bronze
-	}
-	if cp, err := ReadCheckpoint(tbl); err != nil {
-		return res, nil, err
-	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
-		w.plan = newPlan(b.Seq, events) // positions before the batch unknown
-		return recordedMirrorResult(cp, b), cp.EndOffsets, nil
-	}
-	sh, err := shapeOf(tbl.Schema(), w.keyCols)
-	if err != nil {
-		return res, nil, err
-	}
-	if err := w.ensureIndex(ctx, tbl); err != nil {
-		return res, nil, err
-	}
-	ix := w.state.ix
-	plan := newPlan(b.Seq, events)
-	plan.resolve(ix)
-	plan.pre = make([]cdc.Seq, len(plan.groups))
-	res.Keys = len(plan.groups)
-	outs := make([]merge.Outcome, 0, len(plan.groups))
-	outGroup := make([]int, 0, len(plan.groups))
-	for i, g := range plan.groups {
-		res.Events += len(g.Events) + g.Duplicates
-		st := ix.storedAt(plan.entries[i])
-		if st.Found {
-			plan.pre[i] = st.Seq
-		}
-		for _, e := range g.Events { // the events Fold applies: those above the stored position
-			if !st.Found || e.Seq > st.Seq {
-				if res.AppliedOps == nil {
-					res.AppliedOps = map[string]int{}
-				}
-				res.AppliedOps[e.Op.String()]++
-			}
-		}
-		o := merge.Fold(st, g, w.keyCols)
-		res.Applied += o.Applied
-		res.Stale += o.Stale
-		res.Duplicates += o.Duplicates
-		if o.Changed {
-			res.Collapsed += o.Applied - 1
-			outs = append(outs, o)
-			outGroup = append(outGroup, i)
-		}
-	}
-	truncs, hasTruncs, err := truncatesJSON(tbl, events)
-	if err != nil {
-		return res, nil, err
-	}
-	stored, err := w.storedValuesFor(ctx, tbl, sh, outs)
-	if err != nil {
-		return res, nil, err
-	}
-	props := func() (iceberg.Properties, error) {
-		p, err := batchProps(b, res)
-		if err == nil && hasTruncs {
-			p[PropTruncates] = truncs
-		}
-		return p, err
-	}
-	entries := make([]uint32, len(outs))
-	for j, gi := range outGroup {
-		entries[j] = plan.entries[gi]
-	}
-	resolved, err := w.commitRows(ctx, tbl, sh, entries, outs, stored, props, &res)
-	if err != nil {
-		return res, nil, err
-	}
-	plan.known = true
-	plan.mirror = make([]*cdc.Row, len(plan.groups))
-	for j, gi := range outGroup {
-		plan.mirror[gi] = resolved[j]
-	}
-	w.plan = plan
-	if w.state.eventsBy == recMirror { // no history writer: the mirror records the batch
-		return res, b.EndOffsets, w.state.recordPlan(plan, nil, true)
-	}
-	w.state.pending = plan // the history writer records it with its own changes
-	return res, b.EndOffsets, nil
 }
 
 // PreBatchSeqs returns, for the keys of the batch the last Apply wrote,

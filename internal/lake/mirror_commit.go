@@ -13,53 +13,77 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// commitRows writes the outcomes' rows (values kept from stored where the
-// outcome says so) and the position deletes of the rows they replace, and
-// publishes them with the properties props returns (called once the
-// counts in res are final) in one commit; then moves the key index
-// entries (entries[i] is outs[i]'s key). It returns each outcome's
-// resolved values (placeholders filled), for the local state log.
+// commitRows writes the outcomes' files (see writeRows) and commits them
+// (see commitFiles). It returns each outcome's resolved values.
 func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	props func() (iceberg.Properties, error), res *MirrorResult) ([]*cdc.Row, error) {
-	var dataFile, delFile iceberg.DataFile
-	var resolved []*cdc.Row
-	ix := w.state.ix
-	if len(outs) > 0 {
-		rec, vals, err := w.buildRows(tbl, sh, outs, stored, res)
-		if err != nil {
-			return nil, err
-		}
-		resolved = vals
-		dataFile, err = writeDataFile(ctx, tbl, "mirror", rec)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-		var dels []rowLoc
-		for i, o := range outs {
-			if o.Replaces {
-				f, p := ix.locAt(entries[i])
-				dels = append(dels, rowLoc{f, p})
-			}
-		}
-		if len(dels) > 0 {
-			if delFile, err = writePositionDeletes(ctx, tbl, dels, ix.files); err != nil {
-				return nil, err
-			}
-		}
-		res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
+	f, err := w.writeRows(ctx, tbl, sh, entries, outs, stored, res)
+	if err != nil {
+		return nil, err
 	}
+	return f.resolved, w.commitFiles(ctx, tbl, entries, outs, f, props, res)
+}
+
+// mirrorFiles are a batch's mirror files, written and not yet committed.
+type mirrorFiles struct {
+	data, deletes iceberg.DataFile
+	resolved      []*cdc.Row // each outcome's values, placeholders filled
+}
+
+// writeRows writes the outcomes' rows (values kept from stored where the
+// outcome says so) as one data file and the rows they replace (found
+// through entries[i], outs[i]'s index entry) as one position-delete file,
+// and fills the per-kind counts of res. It only reads the index.
+func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+	res *MirrorResult) (mirrorFiles, error) {
+	var f mirrorFiles
+	if len(outs) == 0 {
+		return f, nil
+	}
+	ix := w.state.ix
+	rec, vals, err := w.buildRows(tbl, sh, outs, stored, res)
+	if err != nil {
+		return f, err
+	}
+	f.resolved = vals
+	f.data, err = writeDataFile(ctx, tbl, "mirror", rec)
+	rec.Release()
+	if err != nil {
+		return f, err
+	}
+	var dels []rowLoc
+	for i, o := range outs {
+		if o.Replaces {
+			fid, p := ix.locAt(entries[i])
+			dels = append(dels, rowLoc{fid, p})
+		}
+	}
+	if len(dels) > 0 {
+		if f.deletes, err = writePositionDeletes(ctx, tbl, dels, ix.files); err != nil {
+			return f, err
+		}
+	}
+	res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
+	return f, nil
+}
+
+// commitFiles publishes written files with the properties props returns
+// (called once the counts in res are final) in one commit, then moves the
+// key index entries.
+func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entries []uint32, outs []merge.Outcome, f mirrorFiles,
+	props func() (iceberg.Properties, error), res *MirrorResult) error {
 	p, err := props()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	newTbl, err := commitRowDelta(ctx, tbl, "mirror", dataFile, delFile, p)
+	newTbl, err := commitRowDelta(ctx, tbl, "mirror", f.data, f.deletes, p)
 	if err != nil {
 		w.state.Invalidate() // the table may or may not have moved: rebuild next time
-		return nil, err
+		return err
 	}
-	if dataFile != nil {
-		fid := ix.fileID(dataFile.FilePath())
+	ix := w.state.ix
+	if f.data != nil {
+		fid := ix.fileID(f.data.FilePath())
 		for i, o := range outs {
 			ix.setAt(entries[i], o.Seq, o.Deleted, fid, int64(i))
 		}
@@ -67,7 +91,7 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 	}
 	ix.SnapshotID = snapID(newTbl)
 	w.state.mirrorSnap = ix.SnapshotID
-	return resolved, nil
+	return nil
 }
 
 // storedValuesFor reads the stored rows whose values a new version keeps:

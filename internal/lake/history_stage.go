@@ -1,0 +1,252 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/merge"
+)
+
+// ErrStateMoved: the local state was rebuilt (the history table had moved
+// under it) after the batch's mirror stage was decided on the old one;
+// stage the mirror again.
+var ErrStateMoved = errors.New("lake: the local state was rebuilt while the batch was staged")
+
+// ApplyAfter is Apply after m (which shares this writer's State) applied
+// the same events of batch b: it reuses m's grouping, index lookups and
+// positions before the batch, and records each key's changes to both
+// tables in one chain record. When m did not apply this batch (its mirror
+// did not exist, or the call failed), the keys' positions are unknown and
+// every key is late, as with Apply and known false.
+func (w *HistoryWriter) ApplyAfter(ctx context.Context, b Batch, events []*cdc.Event, m *MirrorWriter) (HistoryResult, error) {
+	plan := m.plan
+	if plan == nil || plan.batch != b.Seq || !plan.sameEvents(events) || m.state != w.state {
+		plan = newPlan(b.Seq, events)
+	}
+	return w.run(ctx, b, plan)
+}
+
+// run stages, writes and commits one batch.
+func (w *HistoryWriter) run(ctx context.Context, b Batch, plan *batchPlan) (HistoryResult, error) {
+	s, err := w.stage(ctx, b, plan)
+	if err != nil {
+		return s.res, err
+	}
+	if err := s.Write(ctx); err != nil {
+		return s.res, err
+	}
+	return s.Commit(ctx)
+}
+
+// HistoryStage is one batch's history changes: begun by StageAfter (the
+// table loaded, the local state checked), decided and written to files by
+// Write (reading each changed key's open version from the local state log,
+// so it can run while the batch's bronze and mirror files are written)
+// and published by Commit.
+type HistoryStage struct {
+	w       *HistoryWriter
+	b       Batch
+	res     HistoryResult
+	done    bool // nothing to write or commit: res is final
+	tbl     *table.Table
+	sh      *shape
+	plan    *batchPlan
+	pending map[cdc.Key]bool
+	writes  []keyedVersion
+	removed []rowLoc
+	changes []keyChange
+	dataF   iceberg.DataFile
+	delF    iceberg.DataFile
+	written bool
+}
+
+// StageAfter begins batch b's history stage after ms, the same batch's
+// mirror stage on this writer's State (nil, or a stage of another State or
+// batch: every key's position before the batch is then unknown and every
+// key is late). Errors: catalog and local state failures, and
+// ErrStateMoved when checking the history table rebuilt the state ms was
+// decided on.
+func (w *HistoryWriter) StageAfter(ctx context.Context, b Batch, events []*cdc.Event, ms *MirrorStage) (*HistoryStage, error) {
+	var plan *batchPlan
+	if ms != nil && ms.plan != nil && ms.w.state == w.state && ms.b.Seq == b.Seq && ms.plan.sameEvents(events) {
+		plan = ms.plan
+	} else {
+		plan = newPlan(b.Seq, events)
+	}
+	return w.stage(ctx, b, plan)
+}
+
+func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *batchPlan) (*HistoryStage, error) {
+	s := &HistoryStage{w: w, b: b, plan: plan, res: HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}}
+	tbl, err := LoadTable(ctx, w.cat, w.name.History())
+	if err != nil {
+		return s, err
+	}
+	if tbl == nil {
+		s.done = true
+		return s, nil
+	}
+	if cp, err := ReadCheckpoint(tbl); err != nil {
+		return s, err
+	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
+		recordedResult(cp, b, &s.res)
+		s.res.AlreadyCommitted = true
+		s.done = true
+		return s, nil
+	}
+	st := w.state
+	resolved := plan.ix != nil
+	if err := st.ensureHistory(ctx, tbl); err != nil {
+		return s, err
+	}
+	if resolved && plan.ix != st.ix {
+		return s, ErrStateMoved
+	}
+	plan.resolve(st.ix)
+	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
+		return s, err
+	}
+	if s.pending, err = readPending(tbl); err != nil {
+		return s, err
+	}
+	s.tbl = tbl
+	return s, nil
+}
+
+// Write decides each key's new versions (merge.Replay from its open
+// version, read from the local state log) and writes them as one data
+// file and the stored rows they replace as one position-delete file. A
+// key with a change at or below its position before the batch that the
+// history does not show is late: it joins the pending-rebuild set.
+// Errors: local state and file IO failures.
+func (s *HistoryStage) Write(ctx context.Context) error {
+	if s.done || s.written {
+		return nil
+	}
+	w, st, plan, res := s.w, s.w.state, s.plan, &s.res
+	res.Keys = len(plan.groups)
+	for i, g := range plan.groups {
+		if s.pending[g.Key] || !plan.known {
+			if !s.pending[g.Key] {
+				res.Late++
+			}
+			s.pending[g.Key] = true
+			continue
+		}
+		pre, late := plan.pre[i], false
+		var fresh []*cdc.Event
+		var live []histRow
+		liveRead := false
+		for _, e := range g.Events {
+			if pre == "" || e.Seq > pre {
+				fresh = append(fresh, e)
+				continue
+			}
+			if !liveRead {
+				var err error
+				if live, err = st.liveRows(g.Key); err != nil {
+					return err
+				}
+				liveRead = true
+			}
+			if knows(live, e.Seq) {
+				res.Duplicates++
+			} else {
+				late = true
+			}
+		}
+		if late {
+			s.pending[g.Key] = true
+			res.Late++
+			continue
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		open, openVals, err := st.openVersion(plan.entries[i], g.Key)
+		if err != nil {
+			return err
+		}
+		var prev *merge.Version
+		var prevLoc rowLoc
+		switch {
+		case open != nil:
+			prev, prevLoc = open.version(alignRow(openVals, s.sh.names)), rowLoc{open.file, open.pos}
+		case needsPrevValues(fresh):
+			// a TOAST placeholder after the key's last version closed: its
+			// value is that version's, read from the table (rare)
+			if prev, prevLoc, err = w.lastClosedVersion(ctx, s.tbl, s.sh, g.Key); err != nil {
+				return err
+			}
+		}
+		out, replaces := merge.Replay(prev, fresh, w.opts)
+		c := keyChange{group: i, first: len(s.writes), n: len(out), openChanged: replaces || len(out) > 0}
+		if replaces {
+			s.removed = append(s.removed, prevLoc)
+			loc := prevLoc
+			c.removed = &loc
+			res.Rewritten++
+		}
+		for _, v := range out {
+			if prev == nil || v.Seq != prev.Seq {
+				res.Opened++
+			}
+			s.writes = append(s.writes, keyedVersion{key: g.Key, v: v})
+		}
+		s.changes = append(s.changes, c)
+	}
+	res.Pending = len(s.pending)
+	var err error
+	if s.dataF, s.delF, err = w.writeFiles(ctx, s.tbl, s.sh, s.writes, s.removed); err != nil {
+		return err
+	}
+	res.RowsWritten, res.PositionDeletes = len(s.writes), len(s.removed)
+	s.written = true
+	return nil
+}
+
+// Commit publishes the written files with the batch's bookkeeping and the
+// pending-rebuild set in one commit, then records each key's row changes,
+// new mirror values (when the mirror writer of this State committed the
+// batch) and history changes in the local state log. Errors: commit
+// failures, including conflicts (retryable: the state is rebuilt next
+// time), and local state failures.
+func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
+	if s.done {
+		return s.res, nil
+	}
+	if err := s.Write(ctx); err != nil {
+		return s.res, err
+	}
+	w, st := s.w, s.w.state
+	props, err := batchProps(s.b, nil)
+	if err != nil {
+		return s.res, err
+	}
+	props[PropPendingRebuild] = pendingJSON(s.pending)
+	if s.b.Load == nil { // a load chunk records its cursor, not a batch result
+		r, err := json.Marshal(s.res)
+		if err != nil {
+			return s.res, err
+		}
+		props[PropBatchResult] = string(r)
+	}
+	fid, err := w.commitFiles(ctx, s.tbl, s.dataF, s.delF, props, &s.res.SnapshotID)
+	if err != nil {
+		return s.res, err
+	}
+	s.done = true
+	withMirror := st.pending == s.plan && s.plan.mirror != nil && s.plan.ix == st.ix
+	if st.pending == s.plan {
+		st.pending = nil
+	}
+	if !withMirror {
+		s.plan.mirror = nil
+	}
+	return s.res, st.recordPlan(s.plan, &histChanges{fid: fid, writes: s.writes, changes: s.changes}, withMirror)
+}

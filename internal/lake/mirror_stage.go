@@ -1,0 +1,184 @@
+package lake
+
+import (
+	"context"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/merge"
+)
+
+// Apply writes one batch's row changes (ops c, u, d, r; events prepared
+// by Prepare) to the mirror as one row-delta commit: new row versions in
+// one data file and the rows they replace as position deletes, with the
+// batch's bookkeeping in the snapshot summary and the table properties. A
+// batch whose sequence number the table already holds is not written
+// again: Apply returns the recorded result with AlreadyCommitted set and
+// the recorded end offsets. Apply is Stage, then Write and Commit of the
+// stage.
+//
+// Errors: catalog and file IO failures (retryable) and commit conflicts
+// when another writer changed the table (retryable: the index is rebuilt
+// on the next call).
+func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
+	s, err := w.Stage(ctx, b, events)
+	if err != nil {
+		return s.res, nil, err
+	}
+	if err := s.Write(ctx); err != nil {
+		return s.res, nil, err
+	}
+	return s.Commit(ctx)
+}
+
+// MirrorStage is one batch's mirror changes: decided by Stage (the
+// sequence guard and the merge rules, against the key index), written to
+// files by Write (which only reads the index and so can run while the
+// batch's bronze and history files are written) and published by Commit.
+type MirrorStage struct {
+	w        *MirrorWriter
+	b        Batch
+	res      MirrorResult
+	done     bool    // nothing to write: res and offsets are final
+	offsets  Offsets // when done
+	tbl      *table.Table
+	sh       *shape
+	plan     *batchPlan
+	outs     []merge.Outcome
+	outGroup []int    // the plan group of each outcome
+	entries  []uint32 // the index entry of each outcome
+	stored   map[cdc.Key]*cdc.Row
+	props    func() (iceberg.Properties, error)
+	files    mirrorFiles
+	written  bool
+}
+
+// Stage decides what batch b does to the mirror: it loads the table,
+// recognises a batch already committed, makes the local state reflect the
+// table, groups the events by key and folds each key's changes onto its
+// stored guard state. Errors: catalog and local state failures.
+func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) (*MirrorStage, error) {
+	s := &MirrorStage{w: w, b: b, res: MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}}
+	w.plan = nil
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil {
+		return s, err
+	}
+	if tbl == nil {
+		s.done, s.offsets = true, b.EndOffsets // no mirror yet and nothing to create it from: bookkeeping stays in bronze
+		return s, nil
+	}
+	if cp, err := ReadCheckpoint(tbl); err != nil {
+		return s, err
+	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
+		w.plan = newPlan(b.Seq, events) // positions before the batch unknown
+		s.done, s.res, s.offsets = true, recordedMirrorResult(cp, b), cp.EndOffsets
+		return s, nil
+	}
+	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
+		return s, err
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return s, err
+	}
+	s.tbl = tbl
+	ix := w.state.ix
+	plan := newPlan(b.Seq, events)
+	plan.resolve(ix)
+	plan.pre = make([]cdc.Seq, len(plan.groups))
+	plan.known = true
+	s.plan = plan
+	res := &s.res
+	res.Keys = len(plan.groups)
+	s.outs = make([]merge.Outcome, 0, len(plan.groups))
+	s.outGroup = make([]int, 0, len(plan.groups))
+	for i, g := range plan.groups {
+		res.Events += len(g.Events) + g.Duplicates
+		st := ix.storedAt(plan.entries[i])
+		if st.Found {
+			plan.pre[i] = st.Seq
+		}
+		for _, e := range g.Events { // the events Fold applies: those above the stored position
+			if !st.Found || e.Seq > st.Seq {
+				if res.AppliedOps == nil {
+					res.AppliedOps = map[string]int{}
+				}
+				res.AppliedOps[e.Op.String()]++
+			}
+		}
+		o := merge.Fold(st, g, w.keyCols)
+		res.Applied += o.Applied
+		res.Stale += o.Stale
+		res.Duplicates += o.Duplicates
+		if o.Changed {
+			res.Collapsed += o.Applied - 1
+			s.outs = append(s.outs, o)
+			s.outGroup = append(s.outGroup, i)
+		}
+	}
+	s.entries = make([]uint32, len(s.outs))
+	for j, gi := range s.outGroup {
+		s.entries[j] = plan.entries[gi]
+	}
+	truncs, hasTruncs, err := truncatesJSON(tbl, events)
+	if err != nil {
+		return s, err
+	}
+	if s.stored, err = w.storedValuesFor(ctx, tbl, s.sh, s.outs); err != nil {
+		return s, err
+	}
+	s.props = func() (iceberg.Properties, error) {
+		p, err := batchProps(b, s.res)
+		if err == nil && hasTruncs {
+			p[PropTruncates] = truncs
+		}
+		return p, err
+	}
+	return s, nil
+}
+
+// Write writes the stage's data and position-delete files. Errors: file
+// IO failures (retryable).
+func (s *MirrorStage) Write(ctx context.Context) error {
+	if s.done || s.written {
+		return nil
+	}
+	f, err := s.w.writeRows(ctx, s.tbl, s.sh, s.entries, s.outs, s.stored, &s.res)
+	if err != nil {
+		return err
+	}
+	s.files, s.written = f, true
+	return nil
+}
+
+// Commit publishes the written files and the batch's bookkeeping in one
+// commit, moves the key index and hands each key's new values to the
+// history writer (or, without one, records them in the local state log).
+// Errors: commit failures, including conflicts (retryable: the state is
+// rebuilt next time).
+func (s *MirrorStage) Commit(ctx context.Context) (MirrorResult, Offsets, error) {
+	if s.done {
+		return s.res, s.offsets, nil
+	}
+	if err := s.Write(ctx); err != nil {
+		return s.res, nil, err
+	}
+	w := s.w
+	if err := w.commitFiles(ctx, s.tbl, s.entries, s.outs, s.files, s.props, &s.res); err != nil {
+		return s.res, nil, err
+	}
+	plan := s.plan
+	w.plan = plan
+	plan.mirror = make([]*cdc.Row, len(plan.groups))
+	for j, gi := range s.outGroup {
+		plan.mirror[gi] = s.files.resolved[j]
+	}
+	s.done, s.offsets = true, s.b.EndOffsets
+	if w.state.eventsBy == recMirror { // no history writer: the mirror records the batch
+		return s.res, s.offsets, w.state.recordPlan(plan, nil, true)
+	}
+	w.state.pending = plan // the history writer records it with its own changes
+	return s.res, s.offsets, nil
+}
