@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# lakemirror's CDC apply benchmark: lakemirror side by side with Spark +
+# Iceberg (merge-on-read MERGE INTO), DuckDB (native table MERGE INTO) and
+# pyiceberg (upsert), on one generated workload, every result checked by one
+# common reader. See README.md.
+#
+#   run.sh [--rows N0] [--changes S] [--batch B] [--rounds R]
+#          [--systems "lakemirror spark-mor duckdb-native pyiceberg"]
+#          [--kafka kfake|apache] [--lm-start-args "..."] [--lm-args "..."] [--keep]
+#
+#   --rows, --changes, --batch  workload: N0 initial rows, S changes, micro-batches of B
+#                               (default the quick run: 100000 100000 10000)
+#   --rounds R                  rounds; each round runs every system once, interleaved
+#   --systems                   any of: lakemirror spark-mor spark-cow duckdb-native pyiceberg
+#   --kafka kfake|apache        lakemirror's Kafka: the worker's embedded kfake (default), or an
+#                               Apache Kafka KRaft broker from Maven Central (its CPU reported apart)
+#   --lm-start-args "..."       extra arguments for `starter start` (table options)
+#   --lm-args "..."             extra flags for `benchctl lakemirror` (e.g. "--produce starter")
+#   --keep                      keep each run's scratch directory
+#
+# The full run: run.sh --rows 1000000 --changes 1000000 --batch 50000 --rounds 3
+#
+# Environment (defaults):
+#   LMBENCH_ROOT=/tmp/lmbench        data/ (workloads, cached per size), work/ (scratch), results/
+#   LMBENCH_VENV=/tmp/lmbench-venv   Python venv from requirements.txt (reuse one: LMBENCH_VENV=/path)
+#   LMBENCH_CACHE=~/.cache/lakemirror-bench   built binaries per commit, Kafka jars
+#   LAKEMIRROR_REV=HEAD              the commit of this repository to build starter and worker from
+#                                    (git archive: uncommitted edits are never measured)
+#   LAKEMIRROR_BIN=DIR               use the starter and worker in DIR instead of building them
+#   LMBENCH_PORT_BASE=37000          lakemirror's ports: base+233 Temporal, base+1233 its UI, base+92 the
+#                                    embedded Kafka, base+464 metrics; --kafka apache: base+192, base+193
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+rows=100000 changes=100000 batch=10000 rounds=1
+systems="lakemirror spark-mor duckdb-native pyiceberg"
+kafka=kfake lm_start_args="" lm_args="" keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --rows) rows=$2; shift 2 ;;
+  --changes) changes=$2; shift 2 ;;
+  --batch) batch=$2; shift 2 ;;
+  --rounds) rounds=$2; shift 2 ;;
+  --systems) systems=$2; shift 2 ;;
+  --kafka) kafka=$2; shift 2 ;;
+  --lm-start-args) lm_start_args=$2; shift 2 ;;
+  --lm-args) lm_args=$2; shift 2 ;;
+  --keep) keep=1; shift ;;
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "run.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
+  esac
+done
+case "$kafka" in kfake|apache) ;; *) echo "run.sh: --kafka kfake|apache" >&2; exit 2 ;; esac
+for s in $systems; do
+  case "$s" in lakemirror|spark-mor|spark-cow|duckdb-native|pyiceberg) ;; *) echo "run.sh: unknown system $s" >&2; exit 2 ;; esac
+done
+ROOT=${LMBENCH_ROOT:-/tmp/lmbench}
+VENV=${LMBENCH_VENV:-/tmp/lmbench-venv}
+CACHE=${LMBENCH_CACHE:-${HOME:-/root}/.cache/lakemirror-bench}
+PORT_BASE=${LMBENCH_PORT_BASE:-37000}
+SPARK_JAR=${HOME:-/root}/.m2/repository/org/apache/iceberg/iceberg-spark-runtime-4.0_2.13/1.10.0/iceberg-spark-runtime-4.0_2.13-1.10.0.jar
+mkdir -p "$ROOT/data" "$ROOT/work" "$ROOT/results" "$CACHE"
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+has() { case " $systems " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# ---- Python (PyPI, cached in the venv)
+imports="import duckdb, duckdb_extension_iceberg, duckdb_extension_avro, pyiceberg, pyarrow, numpy, sqlalchemy"
+case " $systems " in *" spark-"*) imports="$imports, pyspark" ;; esac
+if ! "$VENV/bin/python" -c "$imports" 2>/dev/null; then
+  log "python: installing $here/requirements.txt into $VENV (PyPI)"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$here/requirements.txt"
+  "$VENV/bin/python" -c "$imports"
+fi
+PY=$VENV/bin/python
+
+# ---- Spark's Iceberg runtime (Maven Central, cached in ~/.m2)
+if { has spark-mor || has spark-cow; } && [ ! -f "$SPARK_JAR" ]; then
+  log "maven: org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0"
+  mvn -B -q dependency:get -Dartifact=org.apache.iceberg:iceberg-spark-runtime-4.0_2.13:1.10.0 -Dtransitive=false
+fi
+
+# ---- Apache Kafka (Maven Central, cached)
+[ "$kafka" = apache ] && has lakemirror && "$here/kafka.sh" setup "$CACHE"
+
+# ---- binaries: starter + worker from a commit (git archive, cached per
+# commit), benchctl from this folder built in the same module snapshot
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-buildvcs=false"
+src=$(mktemp -d /tmp/lmbench-src.XXXXXX)
+trap 'rm -rf "$src"' EXIT
+if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+  commit=$(git -C "$repo" rev-parse --verify --quiet "${LAKEMIRROR_REV:-HEAD}^{commit}") ||
+    { echo "run.sh: no commit ${LAKEMIRROR_REV:-HEAD} in $repo" >&2; exit 2; }
+  git -C "$repo" archive "$commit" | tar -x -C "$src"
+  rev="$commit"
+  [ -n "$(git -C "$repo" status --porcelain -- . ':!scripts/bench' 2>/dev/null | head -1)" ] &&
+    log "note: the working tree has uncommitted changes; they are not measured (built: ${commit:0:12})"
+else
+  log "note: $repo is not a git checkout; building from the directory as is"
+  (cd "$repo" && tar -c --exclude=.git --exclude=.lakemirror .) | tar -x -C "$src"
+  rev=worktree-$(date -u +%Y%m%dT%H%M%S)
+fi
+BIN=${LAKEMIRROR_BIN:-$CACHE/bin-$rev}
+if [ ! -x "$BIN/worker" ] || [ ! -x "$BIN/starter" ]; then
+  log "go: building starter and worker ($rev) into $BIN (the first build compiles the Temporal server: minutes)"
+  (cd "$src" && go build -o "$BIN/" ./starter ./worker)
+fi
+rm -rf "$src/scripts/bench/benchctl" && mkdir -p "$src/scripts/bench" && cp -r "$here/benchctl" "$src/scripts/bench/"
+BENCHCTL=$ROOT/work/bin/benchctl
+(cd "$src" && go build -o "$BENCHCTL" ./scripts/bench/benchctl)
+rm -rf "$src"
+
+# ---- workload (cached per size)
+DATA=$ROOT/data/n$rows-s$changes-b$batch
+if [ ! -f "$DATA/meta.json" ] || [ ! -d "$DATA/changes-b$batch" ]; then
+  log "generating N0=$rows S=$changes B=$batch into $DATA"
+  rm -rf "$DATA"
+  "$BENCHCTL" gen --out "$DATA" --rows "$rows" --changes "$changes" --batch "$batch" >/dev/null
+fi
+suffix=""
+[ "$kafka" = apache ] && suffix=-kafka-apache
+RES=$ROOT/results/n$rows-s$changes-b$batch-$(date -u +%Y%m%dT%H%M%S)$suffix
+mkdir -p "$RES"
+{
+  echo "lakemirror: $rev (binaries $BIN)"
+  echo "systems: $systems; rounds: $rounds; kafka: $kafka; lm-start-args: ${lm_start_args:-none}; lm-args: ${lm_args:-none}"
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+} >"$RES/setup.txt"
+log "results in $RES"
+
+kdir=""
+cleanup() { [ -n "$kdir" ] && "$here/kafka.sh" stop "$kdir" || true; }
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+
+run_one() { # SYSTEM ROUND
+  local sys=$1 r=$2 out="$RES/$1-r$2.json" w="$ROOT/work/run-$1" rc=0 lg="$RES/$1-r$2.log"
+  log "round $r $sys (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  case "$sys" in
+  lakemirror)
+    local kargs=()
+    if [ "$kafka" = apache ]; then
+      kdir="$ROOT/work/kafka"
+      local kpid
+      kpid=$("$here/kafka.sh" start "$CACHE" "$kdir" $((PORT_BASE + 192)) $((PORT_BASE + 193)))
+      kargs=(--kafka-brokers "127.0.0.1:$((PORT_BASE + 192))" --broker-pid "$kpid")
+    fi
+    # shellcheck disable=SC2086
+    "$BENCHCTL" lakemirror --data "$DATA" --batch "$batch" --work "$w" --out "$out" --bin "$BIN" \
+      --port-base "$PORT_BASE" --start-args "$lm_start_args" "${kargs[@]}" $lm_args >"$lg" 2>&1 || rc=$?
+    if [ -n "$kdir" ]; then "$here/kafka.sh" stop "$kdir"; [ "$keep" = 1 ] || rm -rf "$kdir"; kdir=""; fi ;;
+  spark-mor|spark-cow)
+    "$PY" "$here/peers/run_spark.py" --data "$DATA" --batch "$batch" --mode "${sys#spark-}" --work "$w" --out "$out" --jar "$SPARK_JAR" >"$lg" 2>&1 || rc=$? ;;
+  duckdb-native)
+    "$PY" "$here/peers/run_duckdb.py" --data "$DATA" --batch "$batch" --work "$w" --out "$out" >"$lg" 2>&1 || rc=$? ;;
+  pyiceberg)
+    "$PY" "$here/peers/run_pyiceberg.py" --data "$DATA" --batch "$batch" --work "$w" --out "$out" >"$lg" 2>&1 || rc=$? ;;
+  esac
+  if [ ! -f "$out" ]; then
+    log "  $sys FAILED (exit $rc), log $lg"; tail -n 5 "$lg" >&2
+    printf '{"system": "%s", "batch": %s, "data": "%s", "error": "runner exited %s without a result (log %s)"}\n' "$sys" "$batch" "$DATA" "$rc" "$lg" >"$out"
+  else
+    [ "$rc" = 0 ] || log "  $sys exited $rc (log $lg)"
+    "$PY" "$here/peers/inspect_mirror.py" "$out" --data "$DATA" >"$RES/$sys-r$r.check" 2>&1 ||
+      log "  checker failed: $(tail -n 2 "$RES/$sys-r$r.check")"
+  fi
+  "$PY" - "$out" <<'PYEOF' >&2
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r.get("check") or {}
+v = "FAILED: " + r["error"][:200] if r.get("error") else ("OK" if c.get("correct") else ("WRONG" if c else "UNCHECKED"))
+print(f"  {r['system']}: phase 2 {r.get('phase2_s')} s, {r.get('phase2_events_per_s')} events/s, {r.get('phase2_cpu_s')} CPU-s; "
+      f"initial load {r.get('initial_load_s')} s; mirror {v}" + ("" if v != "WRONG" else f" (got {c.get('got')}, expected {c.get('expected')})"))
+PYEOF
+  [ "$keep" = 1 ] || rm -rf "$w"
+}
+
+for r in $(seq "$rounds"); do
+  for s in $systems; do run_one "$s" "$r"; done
+done
+"$BENCHCTL" report "$RES" | tee "$RES/report.md"
+log "results: $RES (report.md, per-run RESULT JSON, .check, .log)"
