@@ -64,7 +64,7 @@ type tableState struct {
 func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
 	if st.mirror == nil {
 		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
-			StateDir: a.StateDir, History: true,
+			StateDir: a.StateDir, History: !st.spec.WithoutHistory,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx}})
 	}
 	return st.mirror, st.history

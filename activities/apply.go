@@ -93,7 +93,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 		return res, nil, classify(err)
 	}
 	res.AddedColumns = prep.Added
-	if prep.Table != nil {
+	if prep.Table != nil && history != nil {
 		if _, err := history.Ensure(ctx, prep.Table); err != nil {
 			return res, nil, classify(err)
 		}
@@ -115,6 +115,9 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 		return res, nil, classify(err)
 	}
 	lap("prepare")
+	if spec.WithoutBronze {
+		bronze = nil
+	}
 	if err := a.writeBatch(ctx, mirror, history, name, b, events, bronze, &res, stage, lap); err != nil {
 		return res, nil, err
 	}
@@ -127,7 +130,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 // history files are written concurrently with it; the commits follow in
 // the order bronze, mirror, history (a batch's bronze rows are committed
 // before any table shows its changes, so a late-key rebuild after a crash
-// finds them).
+// finds them). bronze is nil for a table without bronze.
 func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, history *lake.HistoryWriter, name lake.TableName,
 	b lake.Batch, events []*cdc.Event, bronze []lake.BronzeRecord, res *ApplyResult, stage *string, lap func(string)) error {
 	type bronzeOut struct {
@@ -136,6 +139,10 @@ func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, 
 	}
 	bronzeDone := make(chan bronzeOut, 1)
 	go func() {
+		if bronze == nil { // a table without bronze
+			bronzeDone <- bronzeOut{}
+			return
+		}
 		st, err := lake.StageBronze(ctx, a.Catalog, name, b, bronze)
 		bronzeDone <- bronzeOut{st, err}
 	}()
@@ -181,12 +188,14 @@ func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, 
 		}
 	}
 	lap("write")
-	*stage = "bronze"
-	if res.Bronze, err = bs.Commit(ctx); err != nil {
-		return classify(err)
-	}
-	if err := a.afterCommit(ctx, b, "bronze"); err != nil {
-		return err
+	if bs != nil {
+		*stage = "bronze"
+		if res.Bronze, err = bs.Commit(ctx); err != nil {
+			return classify(err)
+		}
+		if err := a.afterCommit(ctx, b, "bronze"); err != nil {
+			return err
+		}
 	}
 	*stage = "mirror"
 	if res.Mirror, res.EndOffsets, err = ms.Commit(ctx); err != nil {

@@ -36,6 +36,10 @@ type LoadResult struct {
 	Resumed bool   `json:"resumed"` // the load continued after a previous attempt's last chunk
 	Ghosts  int    `json:"ghosts"`  // re-snapshot: live mirror rows absent from the source, soft-deleted
 	Rebuilt int    `json:"rebuilt"` // keys rebuilt from bronze along the way
+	// GhostsUnchecked: a re-snapshot of a table without bronze, which
+	// cannot tell which live rows the source no longer has (no ghost rows
+	// were deleted).
+	GhostsUnchecked bool `json:"ghosts_unchecked,omitempty"`
 }
 
 // LoadTable loads the table straight from its PostgreSQL source (issue 6,
@@ -97,13 +101,13 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if err != nil {
 		return res, badSpec(err)
 	}
-	cur, err := a.loadCursor(ctx, name, req.LoadID)
+	cur, err := a.loadCursor(ctx, name, spec, req.LoadID)
 	if err != nil {
 		return res, err
 	}
 	loadTopic := spec.Topic + "#" + req.LoadID
 	var seen map[cdc.Key]bool
-	if req.Resnapshot {
+	if req.Resnapshot && !spec.WithoutBronze {
 		if seen, err = lake.BronzeKeysOfTopic(ctx, a.Catalog, name, loadTopic); err != nil {
 			return res, err
 		}
@@ -179,7 +183,9 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if err != nil {
 		return res, classify(err)
 	}
-	if req.Resnapshot {
+	if req.Resnapshot && spec.WithoutBronze {
+		res.GhostsUnchecked = true // the keys read are known only through bronze
+	} else if req.Resnapshot {
 		if res.Ghosts, err = a.deleteGhosts(ctx, mirror, history, req, first, res.Rows, seen); err != nil {
 			return res, classify(err)
 		}
@@ -188,10 +194,15 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 }
 
 // loadCursor returns where load id stopped: the lesser of the mirror's
-// and the history's cursors (history commits after the mirror), or nil.
-func (a *Activities) loadCursor(ctx context.Context, name lake.TableName, id string) (*lake.LoadCursor, error) {
+// and (when the spec keeps one) the history's cursors (history commits
+// after the mirror), or nil.
+func (a *Activities) loadCursor(ctx context.Context, name lake.TableName, spec TableSpec, id string) (*lake.LoadCursor, error) {
 	var out *lake.LoadCursor
-	for _, ident := range [][]string{name.Mirror(), name.History()} {
+	idents := [][]string{name.Mirror()}
+	if !spec.WithoutHistory {
+		idents = append(idents, name.History())
+	}
+	for _, ident := range idents {
 		tbl, err := lake.LoadTable(ctx, a.Catalog, ident)
 		if err != nil {
 			return nil, err
@@ -234,6 +245,9 @@ func (a *Activities) deleteGhosts(ctx context.Context, mirror *lake.MirrorWriter
 		return 0, err
 	}
 	pre, known := mirror.PreBatchSeqs()
+	if history == nil {
+		return len(events), nil
+	}
 	if _, err := history.Apply(ctx, b, events, pre, known); err != nil {
 		return 0, err
 	}

@@ -54,7 +54,11 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 	}
 	stop := keepAlive(ctx, 5*time.Second, func() any { return req.Job })
 	defer stop()
-	tables := map[string][]string{"mirror": name.Mirror(), "history": name.History(), "bronze": name.Bronze()}
+	idents := map[string][]string{"mirror": name.Mirror(), "history": name.History(), "bronze": name.Bronze()}
+	tables := map[string][]string{} // the tables the spec keeps
+	for _, kind := range spec.Tables() {
+		tables[kind] = idents[kind]
+	}
 	switch req.Job {
 	case JobPurge:
 		st.mu.Lock()

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,17 +42,36 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	return res, err
 }
 
-// rebuildPending rebuilds the keys the history lists as pending (the
-// body of RebuildKeys; the caller holds st.mu).
+// rebuildPending rebuilds the keys the history lists as pending, or the
+// mirror for a table without history (the body of RebuildKeys; the
+// caller holds st.mu).
 func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name lake.TableName) (RebuildResult, error) {
 	var res RebuildResult
 	mirror, history := st.writers(a, name)
-	keys, err := history.Pending(ctx)
+	var keys []cdc.Key
+	var err error
+	if history != nil {
+		keys, err = history.Pending(ctx)
+	} else {
+		keys, err = mirror.Pending(ctx)
+	}
 	if err != nil || len(keys) == 0 {
 		return res, classify(err)
 	}
 	res.Keys = len(keys)
 	byKey, err := a.pastEvents(ctx, st, name, keys)
+	if errors.Is(err, errNoPast) {
+		// no bronze and a local state built after the keys' earlier changes:
+		// their history keeps its in-order versions and their mirror row its
+		// guarded value (right but for the values a late change would give a
+		// later delete without a before image or TOAST placeholder); they
+		// leave the pending set, counted
+		byKey, res.Unwoven = map[cdc.Key][]*cdc.Event{}, len(keys)
+		for _, k := range keys {
+			byKey[k] = nil
+		}
+		err = nil
+	}
 	if err != nil {
 		return res, classify(err)
 	}
@@ -63,6 +83,9 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 	}
 	if res.Mirror, err = mirror.Rebuild(ctx, byKey); err != nil {
 		return res, classify(err)
+	}
+	if history == nil {
+		return res, nil
 	}
 	if res.History, err = history.Rebuild(ctx, byKey); err != nil {
 		return res, classify(err)
@@ -85,6 +108,9 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 	}
 	if err := mirror.EnsureState(ctx); err != nil {
 		return nil, err
+	}
+	if !state.EventsComplete() && st.spec.WithoutBronze {
+		return nil, errNoPast
 	}
 	if !state.EventsComplete() {
 		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
@@ -121,6 +147,10 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 	}
 	return byKey, err
 }
+
+// errNoPast: a table without bronze whose local state lacks the keys'
+// earlier changes (pastEvents).
+var errNoPast = errors.New("the keys' earlier changes are neither in the local state nor in a bronze table")
 
 // decodeBronze decodes bronze rows into their row-change events (with
 // the old key of a primary-key change).

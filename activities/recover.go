@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -65,9 +67,11 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 		} else if lc != nil && (lc.ID != InitialLoadID || lc.Done) {
 			loaded = true // the initial load finished (a later re-snapshot implies it did)
 		}
-		history, err := lake.LoadTable(ctx, a.Catalog, name.History())
-		if err != nil {
-			return out, err
+		var history *table.Table // a table without history ignores one left from before
+		if !spec.WithoutHistory {
+			if history, err = lake.LoadTable(ctx, a.Catalog, name.History()); err != nil {
+				return out, err
+			}
 		}
 		if history != nil {
 			hcp, err := lake.ReadCheckpoint(history)
@@ -84,6 +88,12 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 				}
 			}
 			pending, err := lake.NewHistoryWriter(a.Catalog, name, nil, merge.HistoryOptions{}).Pending(ctx)
+			if err != nil {
+				return out, err
+			}
+			out.Pending = len(pending)
+		} else if spec.WithoutHistory { // the mirror keeps the pending set (lake/mirror_pending.go)
+			pending, err := lake.PendingKeys(mirror)
 			if err != nil {
 				return out, err
 			}

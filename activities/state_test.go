@@ -22,8 +22,16 @@ import (
 // local state from the tables, and the first late key loads bronze).
 func applyStream(t *testing.T, cat catalog.Catalog, msgs []sample.Message, sizes []int, restart func(int) bool) {
 	t.Helper()
+	applyStreamSpec(t, cat, TableSpec{}, msgs, sizes, restart)
+}
+
+// applyStreamSpec is applyStream for a table with the options of opts
+// (its WithoutBronze and WithoutHistory).
+func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []sample.Message, sizes []int, restart func(int) bool) {
+	t.Helper()
 	ctx := context.Background()
-	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000}.Defaults()
+	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000,
+		WithoutBronze: opts.WithoutBronze, WithoutHistory: opts.WithoutHistory}.Defaults()
 	newWorker := func() *Activities {
 		a := New(cat, nil)
 		a.StateDir = t.TempDir()
@@ -50,7 +58,7 @@ func applyStream(t *testing.T, cat catalog.Catalog, msgs []sample.Message, sizes
 		stage := ""
 		st.mu.Lock()
 		res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, "", &stage)
-		if err == nil && res.History.Pending > 0 {
+		if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 			_, err = a.rebuildPending(ctx, st, name)
 		}
 		st.mu.Unlock()

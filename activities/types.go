@@ -56,6 +56,32 @@ type TableSpec struct {
 	// MaxQuarantine is how many records of one batch may go to the
 	// quarantine table before the table blocks instead (default 100).
 	MaxQuarantine int `json:"max_quarantine,omitempty"`
+	// WithoutBronze: the table keeps no bronze table (no append-only copy
+	// of every Kafka record). What that gives up is in the README ("Which
+	// tables"): no audit copy to replay or inspect; after a worker lost its
+	// local state, late changes of keys applied before are not woven into
+	// their history (counted as unwoven); a re-snapshot cannot tell ghost
+	// rows. Zero value = bronze kept, so specs recorded before the option
+	// existed keep their tables.
+	WithoutBronze bool `json:"without_bronze,omitempty"`
+	// WithoutHistory: the table keeps no SCD type 2 history table (a
+	// mirror-only table, or bronze + mirror). Late changes then need no
+	// rebuild: the mirror's position guard alone keeps it right.
+	WithoutHistory bool `json:"without_history,omitempty"`
+}
+
+// Tables lists the tables the spec keeps, in commit order: some of
+// "bronze", "mirror", "history" (the mirror always).
+func (s TableSpec) Tables() []string {
+	var out []string
+	if !s.WithoutBronze {
+		out = append(out, "bronze")
+	}
+	out = append(out, "mirror")
+	if !s.WithoutHistory {
+		out = append(out, "history")
+	}
+	return out
 }
 
 // Defaults fills zero fields with their defaults.
@@ -128,6 +154,10 @@ type RebuildResult struct {
 	Events    int                `json:"events"`     // bronze records read for them
 	Mirror    lake.RebuildResult `json:"mirror"`
 	History   lake.RebuildResult `json:"history"`
+	// Unwoven: late keys of a table without bronze whose earlier changes
+	// this worker's local state does not hold: their late change is in the
+	// mirror but not woven into their history.
+	Unwoven int `json:"unwoven,omitempty"`
 }
 
 // ApplyResult is what one batch did, returned to the workflow and shown in

@@ -24,7 +24,7 @@ type specFlags struct {
 	table, topic, key, startFrom     string
 	source, sourceTable, signalTopic string
 	definition, historyColumns       string
-	collapseTx                       bool
+	collapseTx, bronze, history      bool
 	batchSize, maxQuarantine         int
 	maxWait                          time.Duration
 }
@@ -41,6 +41,8 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.StringVar(&f.definition, "definition", "", "table definition file (JSON, see schemas/examples/orders.table.json) declaring column types for events without a schema envelope")
 	fl.StringVar(&f.historyColumns, "history-columns", "", "comma-separated columns whose change opens a history version (default: all)")
 	fl.BoolVar(&f.collapseTx, "history-collapse-tx", false, "one history version per source transaction")
+	fl.BoolVar(&f.bronze, "bronze", true, "keep the bronze table (every Kafka record, append-only); --bronze=false gives up the audit copy and, after a worker loses its local state, late changes in history (see README: Which tables)")
+	fl.BoolVar(&f.history, "history", true, "keep the SCD type 2 history table; --history=false makes a mirror-only (or bronze + mirror) table")
 	fl.IntVar(&f.maxQuarantine, "max-quarantine", 100, "records of one batch that may go to the quarantine table before the table blocks instead")
 	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for resnapshot --incremental")
 }
@@ -69,6 +71,10 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait,
 		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic, MaxQuarantine: f.maxQuarantine}
 	spec.HistoryColumns, spec.HistoryCollapseTx = splitKey(f.historyColumns), f.collapseTx
+	spec.WithoutBronze, spec.WithoutHistory = !f.bronze, !f.history
+	if spec.WithoutHistory && (len(spec.HistoryColumns) > 0 || spec.HistoryCollapseTx) {
+		return activities.TableSpec{}, usage("--history-columns and --history-collapse-tx need the history table (--history=false given)")
+	}
 	if f.definition != "" {
 		def, err := schemas.LoadTableDefinition(f.definition)
 		if err != nil {

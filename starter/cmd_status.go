@@ -94,6 +94,7 @@ func printStatus(w io.Writer, st workflows.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "table\t%s\n", st.Table)
 	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
+	fmt.Fprintf(tw, "tables\t%s\n", strings.Join(st.Spec.Tables(), ", "))
 	phase := st.Phase
 	if st.Paused && phase != "paused" {
 		phase += " (pause requested)"
@@ -131,13 +132,20 @@ func printStatus(w io.Writer, st workflows.Status) {
 	t := st.Totals
 	fmt.Fprintf(tw, "totals (since start)\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d quarantined; %d tombstones; %d mirror rows written, %d bronze rows\n",
 		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Quarantined, t.Tombstones, t.RowsWritten, t.BronzeRows)
+	if t.UnwovenKeys > 0 {
+		fmt.Fprintf(tw, "late keys not in history\t%d (no bronze table and a restarted worker: their late change is in the mirror only)\n", t.UnwovenKeys)
+	}
 	if b := st.LastBatch; b != nil {
 		m := b.Mirror
 		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",
 			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, b.Quarantined, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
 	}
 	if l := st.LastLoad; l != nil {
-		fmt.Fprintf(tw, "last load\t%s: %d rows at WAL position %d, %d ghost rows soft-deleted\n", l.LoadID, l.Rows, l.LSN, l.Ghosts)
+		ghosts := fmt.Sprintf("%d ghost rows soft-deleted", l.Ghosts)
+		if l.GhostsUnchecked {
+			ghosts = "ghost rows not checked (no bronze table)"
+		}
+		fmt.Fprintf(tw, "last load\t%s: %d rows at WAL position %d, %s\n", l.LoadID, l.Rows, l.LSN, ghosts)
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)

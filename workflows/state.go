@@ -58,11 +58,12 @@ type Totals struct {
 	RowsWritten       int64 `json:"rows_written"`
 	BronzeRows        int64 `json:"bronze_rows"`
 	HistoryRows       int64 `json:"history_rows"`
-	RebuiltKeys       int64 `json:"rebuilt_keys"`       // keys whose history was rebuilt from bronze (late path)
-	BackfillRequested int64 `json:"backfill_requested"` // offsets queued by backfill updates
-	BackfillDone      int64 `json:"backfill_done"`      // offsets re-applied
-	LoadedRows        int64 `json:"loaded_rows"`        // rows read by direct loads
-	Ghosts            int64 `json:"ghosts"`             // ghost rows soft-deleted by direct re-snapshots
+	RebuiltKeys       int64 `json:"rebuilt_keys"`           // keys whose history was rebuilt from bronze (late path)
+	UnwovenKeys       int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze left out of the history rebuild
+	BackfillRequested int64 `json:"backfill_requested"`     // offsets queued by backfill updates
+	BackfillDone      int64 `json:"backfill_done"`          // offsets re-applied
+	LoadedRows        int64 `json:"loaded_rows"`            // rows read by direct loads
+	Ghosts            int64 `json:"ghosts"`                 // ghost rows soft-deleted by direct re-snapshots
 }
 
 func (t *Totals) add(r *activities.ApplyResult) {

@@ -149,7 +149,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 		return res, false
 	}
 	// a batch that left late keys counts as applied once they are rebuilt
-	if res.History.Pending > 0 && !rebuild(ctx, st, res.History.Pending) {
+	if pending := res.History.Pending + res.Mirror.Pending; pending > 0 && !rebuild(ctx, st, pending) {
 		return res, false
 	}
 	st.LastBatch, st.LastError = &res, ""
@@ -224,6 +224,7 @@ func rebuild(ctx workflow.Context, st *TableState, pending int) bool {
 		if err == nil {
 			st.LastRebuild = &res
 			st.Totals.RebuiltKeys += int64(res.Keys)
+			st.Totals.UnwovenKeys += int64(res.Unwoven)
 			return true
 		}
 		if !block(ctx, st, err) {

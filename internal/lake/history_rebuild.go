@@ -27,15 +27,7 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	p, err := readPending(tbl)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cdc.Key, 0, len(p))
-	for k := range p {
-		out = append(out, k)
-	}
-	return out, nil
+	return PendingKeys(tbl)
 }
 
 // Rebuild replaces each given key's whole history with the history of

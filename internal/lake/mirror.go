@@ -35,6 +35,9 @@ type MirrorResult struct {
 	SnapshotID       int64          `json:"snapshot_id,omitempty"`
 	Watermark        string         `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
 	MaxSourceTs      int64          `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
+	// Pending: keys awaiting a rebuild after this batch, kept on the mirror
+	// of a table without history (mirror_pending.go); 0 with a history.
+	Pending int `json:"pending,omitempty"`
 }
 
 // MirrorWriter applies batches to one mirror table and keeps its

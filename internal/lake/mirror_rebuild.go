@@ -59,13 +59,32 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 		changed = append(changed, o)
 	}
 	res.Changed = len(changed)
+	props := func() (iceberg.Properties, error) {
+		return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed))}, nil
+	}
+	if w.ownsPending() { // the keys leave the mirror's pending set in the same commit
+		pending, err := readPending(tbl)
+		if err != nil {
+			return res, err
+		}
+		before := len(pending)
+		for k := range byKey {
+			delete(pending, k)
+		}
+		if len(pending) != before {
+			props = func() (iceberg.Properties, error) {
+				return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed)), PropPendingRebuild: pendingJSON(pending)}, nil
+			}
+			if len(changed) == 0 { // a properties-only commit
+				var mres MirrorResult
+				return res, w.commitFiles(ctx, tbl, nil, nil, mirrorFiles{}, props, &mres)
+			}
+		}
+	}
 	if len(changed) == 0 {
 		return res, nil
 	}
 	var mres MirrorResult
-	props := func() (iceberg.Properties, error) {
-		return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed))}, nil
-	}
 	entries := make([]uint32, len(changed))
 	for i, o := range changed {
 		entries[i] = w.state.ix.entryOf(o.Key)

@@ -50,6 +50,7 @@ type MirrorStage struct {
 	outGroup []int    // the plan group of each outcome
 	entries  []uint32 // the index entry of each outcome
 	stored   map[cdc.Key]*cdc.Row
+	pending  map[cdc.Key]bool // the mirror's pending-rebuild set after the batch (nil: kept by the history)
 	props    func() (iceberg.Properties, error)
 	files    mirrorFiles
 	written  bool
@@ -94,6 +95,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	res.Keys = len(plan.groups)
 	s.outs = make([]merge.Outcome, 0, len(plan.groups))
 	s.outGroup = make([]int, 0, len(plan.groups))
+	if w.ownsPending() {
+		if s.pending, err = readPending(tbl); err != nil {
+			return s, err
+		}
+	}
 	for i, g := range plan.groups {
 		res.Events += len(g.Events) + g.Duplicates
 		st := ix.storedAt(plan.entries[i])
@@ -112,6 +118,9 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		res.Applied += o.Applied
 		res.Stale += o.Stale
 		res.Duplicates += o.Duplicates
+		if o.Stale > 0 && s.pending != nil { // late or replayed: refolded by RebuildKeys (mirror_pending.go)
+			s.pending[g.Key] = true
+		}
 		if o.Changed {
 			res.Collapsed += o.Applied - 1
 			s.outs = append(s.outs, o)
@@ -129,10 +138,15 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if s.stored, err = w.storedValuesFor(ctx, tbl, s.sh, s.outs); err != nil {
 		return s, err
 	}
+	res.Pending = len(s.pending)
+	hadPending := tbl.Properties()[PropPendingRebuild] != ""
 	s.props = func() (iceberg.Properties, error) {
 		p, err := batchProps(b, s.res)
 		if err == nil && hasTruncs {
 			p[PropTruncates] = truncs
+		}
+		if err == nil && (len(s.pending) > 0 || hadPending) {
+			p[PropPendingRebuild] = pendingJSON(s.pending)
 		}
 		return p, err
 	}
