@@ -55,6 +55,8 @@ func run() error {
 	kafkaPort := fs.Int("dev-kafka-port", 19092, "with -dev: Kafka broker port")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	withPprof := fs.Bool("pprof", os.Getenv("LAKEMIRROR_PPROF") != "", "also serve Go profiles (net/http/pprof, /debug/pprof/) on -metrics-addr; off by default: profiles reveal internals (env LAKEMIRROR_PPROF=1)")
+	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target percentage (GOGC); the environment's GOGC wins when set")
+	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go heap (GOMEMLIMIT), e.g. 1536MiB; auto = 80% of the container's memory limit, else a quarter of the machine's memory; the environment's GOMEMLIMIT wins when set")
 	metricsAddr := fs.String("metrics-addr", envOr("METRICS_ADDR", "127.0.0.1:9464"), "listen address of the Prometheus /metrics endpoint (pipeline and Temporal SDK metrics); empty = off (env METRICS_ADDR)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: worker [flags]\n\nRuns the lakemirror Temporal worker (task queue %q).\n\nFlags:\n", "lakemirror")
@@ -69,6 +71,20 @@ func run() error {
 		return fmt.Errorf("bad -log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	percent, limit := *gcPercent, int64(0)
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		percent = -1
+	}
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		limit = -1
+	} else if *memLimit != "auto" {
+		var err error
+		if limit, err = parseBytes(*memLimit); err != nil || limit == 0 {
+			return fmt.Errorf("bad -memory-limit %q: a size such as 1536MiB, or auto", *memLimit)
+		}
+	}
+	set := tuneGC(percent, limit)
+	logger.Debug("garbage collector", "gc_percent", percent, "memory_limit_bytes", set)
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
