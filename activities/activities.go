@@ -48,12 +48,13 @@ type Activities struct {
 
 // tableState is what a worker keeps per table between batches.
 type tableState struct {
-	mu      sync.Mutex // one batch of a table at a time in this worker
-	spec    TableSpec
-	decoder *schemas.Decoder
-	mirror  *lake.MirrorWriter
-	history *lake.HistoryWriter
-	keyCols []string
+	mu       sync.Mutex // one batch of a table at a time in this worker
+	spec     TableSpec
+	decoders *decoderPool
+	prefetch prefetchSlot // the next batch, fetched and decoded ahead (prefetch.go)
+	mirror   *lake.MirrorWriter
+	history  *lake.HistoryWriter
+	keyCols  []string
 	// keysChecked: keyCols were settled against the mirror's recorded
 	// key columns (ensureKeyColumns).
 	keysChecked bool
@@ -92,8 +93,13 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 		if st != nil && st.mirror != nil {
 			st.mirror.State().Close()
 		}
+		if st != nil {
+			if p := st.prefetch.swap(nil); p != nil {
+				p.cancel()
+			}
+		}
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
-			decoder: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry})}
+			decoders: newDecoderPool(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry})}
 		a.tables[spec.Table] = st
 	}
 	return st, name, nil

@@ -46,11 +46,21 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			a.observeFailure(spec.Table, stage, err)
 		}
 	}()
-	recs, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
-	if err != nil {
-		return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, classify(err)
+	recs, dec, prefetched := st.prefetch.take(ctx, b)
+	if !prefetched {
+		fetched, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
+		if err != nil {
+			return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, classify(err)
+		}
+		recs = toRecords(fetched)
 	}
-	res, _, err := a.applyRecords(ctx, st, name, spec, b, toRecords(recs), req.SchemaDecision, &stage)
+	a.startPrefetch(st, spec, b) // the next batch, while this one applies
+	var pre *decoded
+	if prefetched {
+		pre = &dec
+	}
+	res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, pre, req.SchemaDecision, &stage)
+	res.Prefetched = prefetched
 	if err != nil {
 		return res, err
 	}
@@ -63,11 +73,12 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 
 // applyRecords applies one batch of records (from Kafka, or rendered by a
 // direct load) to bronze, mirror and history, in that order, quarantining
-// what cannot be applied. It returns the result and the keys of the row
-// changes applied. stage tracks where it is (for failure metrics). The
-// caller holds st.mu.
+// what cannot be applied. pre is the records' decoding when it was done
+// ahead (a prefetch), nil to decode them here. It returns the result and
+// the keys of the row changes applied. stage tracks where it is (for
+// failure metrics). The caller holds st.mu.
 func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
-	recs []schemas.Record, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
+	recs []schemas.Record, pre *decoded, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs), StageSeconds: map[string]float64{}}
 	*stage = "decode"
 	t0 := time.Now()
@@ -76,10 +87,17 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 		res.StageSeconds[name] += now.Sub(t0).Seconds()
 		t0 = now
 	}
-	events, bronze, quarantine, err := decodeAll(st.decoder, recs, &res)
-	if err != nil {
-		return res, nil, err
+	var dec decoded
+	if pre != nil {
+		dec = *pre
+	} else {
+		var err error
+		if dec, err = decodeAll(st.decoders, recs); err != nil {
+			return res, nil, err
+		}
 	}
+	dec.counts.add(&res)
+	events, bronze, quarantine := dec.events, dec.bronze, dec.quarantine
 	lap("decode")
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, nil, err
@@ -251,7 +269,7 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 		st.keyCols = recorded
 	case len(st.keyCols) > 0:
 	default:
-		if st.keyCols = st.decoder.KeyColumns(); len(st.keyCols) == 0 {
+		if st.keyCols = st.decoders.KeyColumns(); len(st.keyCols) == 0 {
 			return badSpec(fmt.Errorf("table %s: no key columns given and none could be taken from the Kafka record keys", name))
 		}
 	}
@@ -264,57 +282,6 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 func keyMismatch(name lake.TableName, recorded, spec []string) error {
 	return badSpec(fmt.Errorf("table %s: the mirror is keyed by %s, the table spec by %s; a mirror cannot change its key (rows would merge under the wrong key): start the table with --key %s, or mirror into a new table name",
 		name, strings.Join(recorded, ","), strings.Join(spec, ","), strings.Join(recorded, ",")))
-}
-
-// decodeAll decodes the batch's records into row-change events and bronze
-// rows, counting tombstones,
-// transaction metadata and source snapshot reads into res. Records that
-// cannot be decoded are returned for the quarantine (they stay in bronze
-// as received, with a null op).
-func decodeAll(d *schemas.Decoder, recs []schemas.Record, res *ApplyResult) (events []*cdc.Event, bronze []lake.BronzeRecord, quarantine []lake.QuarantineRecord, err error) {
-	events = make([]*cdc.Event, 0, len(recs))
-	bronze = make([]lake.BronzeRecord, len(recs))
-	for i, sr := range recs {
-		br := lake.BronzeRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value, Timestamp: sr.Timestamp}
-		for _, h := range sr.Headers {
-			br.Headers = append(br.Headers, lake.BronzeHeader{Key: h.Key, Value: h.Value})
-		}
-		dec, err := d.Decode(sr)
-		var regErr *schemas.RegistryError
-		if errors.As(err, &regErr) {
-			return nil, nil, nil, err // the schema registry is unreachable: retry the batch, quarantine nothing
-		}
-		if err != nil {
-			quarantine = append(quarantine, lake.QuarantineRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value,
-				Timestamp: sr.Timestamp, Stage: lake.StageDecode, Reason: err.Error()})
-			bronze[i] = br
-			continue
-		}
-		switch dec.Kind {
-		case schemas.KindTombstone:
-			res.Tombstones++
-		case schemas.KindTxMetadata:
-			res.TxMetadata++
-		case schemas.KindChange, schemas.KindTruncate:
-			e := dec.Event
-			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
-			if dec.OldKey != nil && e.Op.IsUpsert() {
-				if k, err := d.DecodeKey(dec.OldKey); err == nil {
-					e.OldKey = k
-				}
-			}
-			events = append(events, e)
-			res.Changes++
-			if e.Snapshot != cdc.SnapshotNone {
-				res.SnapshotRows++
-			}
-			if e.Snapshot == cdc.SnapshotLast {
-				res.SnapshotLast = true
-			}
-		}
-		bronze[i] = br
-	}
-	return events, bronze, quarantine, nil
 }
 
 // quarantineOf builds the quarantine record of the batch record at origin.

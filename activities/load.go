@@ -146,7 +146,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 		b := lake.Batch{ID: fmt.Sprintf("%s#%s.%d", spec.Table, req.LoadID, cursor.Read), Topic: loadTopic,
 			Ranges: []lake.Range{{From: from, To: base + ch.Read}}, EndOffsets: req.Position, Load: cursor}
 		stage := ""
-		ares, keys, err := a.applyRecords(ctx, st, name, spec, b, recs, "", &stage)
+		ares, keys, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
 		if err != nil {
 			return err
 		}

@@ -105,7 +105,7 @@ func TestPerfWorkload(t *testing.T) {
 			tb := time.Now()
 			stage := ""
 			st.mu.Lock()
-			res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, "", &stage)
+			res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
 			if err == nil && res.History.Pending > 0 {
 				tr := time.Now()
 				var rr RebuildResult

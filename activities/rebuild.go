@@ -114,7 +114,9 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 	}
 	if !state.EventsComplete() {
 		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
-			events, err := decodeBronze(st.decoder, rows)
+			d := st.decoders.get()
+			events, err := decodeBronze(d, rows)
+			st.decoders.put(d)
 			if err != nil {
 				return err
 			}

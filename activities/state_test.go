@@ -57,7 +57,7 @@ func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []s
 		offset += int64(n)
 		stage := ""
 		st.mu.Lock()
-		res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, "", &stage)
+		res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
 		if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 			_, err = a.rebuildPending(ctx, st, name)
 		}

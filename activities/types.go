@@ -178,6 +178,9 @@ type ApplyResult struct {
 	EndOffsets   lake.Offsets       `json:"end_offsets"` // next offsets after this batch, as committed
 	KeyColumns   []string           `json:"key_columns,omitempty"`
 	AddedColumns []string           `json:"added_columns,omitempty"` // columns added to the tables because they first appeared in this batch
+	// Prefetched: the records were fetched and decoded ahead, while the
+	// previous batch was applied (prefetch.go).
+	Prefetched bool `json:"prefetched,omitempty"`
 	// StageSeconds is the wall time of each stage of the apply (fetch,
 	// decode, prepare, bronze, mirror, history), in seconds.
 	StageSeconds map[string]float64 `json:"stage_seconds,omitempty"`

@@ -1,0 +1,215 @@
+package activities
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// decoderPool holds one table's record decoders. A schemas.Decoder is not
+// safe for concurrent use and keeps caches (schemas, layouts) worth
+// keeping between batches, so each goroutine that decodes takes one from
+// the pool and puts it back: a batch decodes in chunks on several cores,
+// and the next batch's prefetch (prefetch.go) decodes while this one
+// commits. Decoders made from the same options decode alike; their output
+// depends only on the records.
+type decoderPool struct {
+	opts schemas.DecoderOptions
+	mu   sync.Mutex
+	free []*schemas.Decoder
+	all  []*schemas.Decoder
+}
+
+func newDecoderPool(opts schemas.DecoderOptions) *decoderPool {
+	return &decoderPool{opts: opts}
+}
+
+func (p *decoderPool) get() *schemas.Decoder {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		d := p.free[n-1]
+		p.free = p.free[:n-1]
+		return d
+	}
+	d := schemas.NewDecoder(p.opts)
+	p.all = append(p.all, d)
+	return d
+}
+
+// put returns d to the pool, unless keyed dropped it meanwhile.
+func (p *decoderPool) put(d *schemas.Decoder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if slices.Contains(p.all, d) {
+		p.free = append(p.free, d)
+	}
+}
+
+// KeyColumns returns the key columns the decoders use: configured, or
+// learned from Kafka record keys by any of them (see
+// schemas.Decoder.KeyColumns); nil when none is known yet.
+func (p *decoderPool) KeyColumns() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.opts.KeyColumns) > 0 {
+		return slices.Clone(p.opts.KeyColumns)
+	}
+	for _, d := range p.all {
+		if k := d.KeyColumns(); len(k) > 0 {
+			return k
+		}
+	}
+	return nil
+}
+
+// keyed reports whether every decoder the pool hands out knows the key
+// columns: configured, or learned by one of them from a Kafka key (then
+// the learned columns become the pool's options and decoders made before
+// are dropped). Until then a batch decodes on one decoder, in record
+// order, as the first keyed record teaches the columns to the records
+// after it.
+func (p *decoderPool) keyed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.opts.KeyColumns) > 0 {
+		return true
+	}
+	for _, d := range p.all {
+		if k := d.KeyColumns(); len(k) > 0 {
+			p.opts.KeyColumns = k
+			p.free, p.all = nil, nil
+			return true
+		}
+	}
+	return false
+}
+
+// decoded is a batch's records decoded: its row-change events (record
+// order), one bronze row per record, the records that could not be
+// decoded (for the quarantine) and the counts that go into ApplyResult.
+type decoded struct {
+	events     []*cdc.Event
+	bronze     []lake.BronzeRecord
+	quarantine []lake.QuarantineRecord
+	counts     decodeCounts
+}
+
+// decodeCounts are decodeAll's counts, added to an ApplyResult by add.
+type decodeCounts struct {
+	tombstones, txMetadata, changes, snapshotRows int
+	snapshotLast                                  bool
+}
+
+func (c decodeCounts) add(res *ApplyResult) {
+	res.Tombstones += c.tombstones
+	res.TxMetadata += c.txMetadata
+	res.Changes += c.changes
+	res.SnapshotRows += c.snapshotRows
+	res.SnapshotLast = res.SnapshotLast || c.snapshotLast
+}
+
+// parallelDecodeMin is the batch size from which decodeAll splits the
+// records over the cores; below it one goroutine decodes them.
+const parallelDecodeMin = 8192
+
+// decodeAll decodes the batch's records into row-change events and bronze
+// rows, counting tombstones, transaction metadata and source snapshot
+// reads. Records that cannot be decoded are returned for the quarantine
+// (they stay in bronze as received, with a null op). Large batches are
+// decoded in one chunk per core, each with its own decoder from pool; the
+// result is the same as one decoder's, in record order.
+//
+// Errors: a schema registry that cannot be reached (*schemas.RegistryError:
+// retry the batch, nothing is quarantined).
+func decodeAll(pool *decoderPool, recs []schemas.Record) (decoded, error) {
+	chunks := 1
+	if len(recs) >= parallelDecodeMin && pool.keyed() {
+		chunks = min(runtime.GOMAXPROCS(0), len(recs)/(parallelDecodeMin/2))
+	}
+	if chunks <= 1 {
+		d := pool.get()
+		defer pool.put(d)
+		return decodeChunk(d, recs)
+	}
+	parts := make([]decoded, chunks)
+	errs := make([]error, chunks)
+	var wg sync.WaitGroup
+	for i := range chunks {
+		lo, hi := len(recs)*i/chunks, len(recs)*(i+1)/chunks
+		wg.Go(func() {
+			d := pool.get()
+			defer pool.put(d)
+			parts[i], errs[i] = decodeChunk(d, recs[lo:hi])
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return decoded{}, err
+	}
+	out := decoded{events: make([]*cdc.Event, 0, len(recs)), bronze: make([]lake.BronzeRecord, 0, len(recs))}
+	for _, p := range parts {
+		out.events = append(out.events, p.events...)
+		out.bronze = append(out.bronze, p.bronze...)
+		out.quarantine = append(out.quarantine, p.quarantine...)
+		c := &out.counts
+		c.tombstones += p.counts.tombstones
+		c.txMetadata += p.counts.txMetadata
+		c.changes += p.counts.changes
+		c.snapshotRows += p.counts.snapshotRows
+		c.snapshotLast = c.snapshotLast || p.counts.snapshotLast
+	}
+	return out, nil
+}
+
+// decodeChunk is decodeAll for one decoder.
+func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
+	out := decoded{events: make([]*cdc.Event, 0, len(recs)), bronze: make([]lake.BronzeRecord, len(recs))}
+	c := &out.counts
+	for i, sr := range recs {
+		br := lake.BronzeRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value, Timestamp: sr.Timestamp}
+		for _, h := range sr.Headers {
+			br.Headers = append(br.Headers, lake.BronzeHeader{Key: h.Key, Value: h.Value})
+		}
+		dec, err := d.Decode(sr)
+		var regErr *schemas.RegistryError
+		if errors.As(err, &regErr) {
+			return decoded{}, err
+		}
+		if err != nil {
+			out.quarantine = append(out.quarantine, lake.QuarantineRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value,
+				Timestamp: sr.Timestamp, Stage: lake.StageDecode, Reason: err.Error()})
+			out.bronze[i] = br
+			continue
+		}
+		switch dec.Kind {
+		case schemas.KindTombstone:
+			c.tombstones++
+		case schemas.KindTxMetadata:
+			c.txMetadata++
+		case schemas.KindChange, schemas.KindTruncate:
+			e := dec.Event
+			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
+			if dec.OldKey != nil && e.Op.IsUpsert() {
+				if k, err := d.DecodeKey(dec.OldKey); err == nil {
+					e.OldKey = k
+				}
+			}
+			out.events = append(out.events, e)
+			c.changes++
+			if e.Snapshot != cdc.SnapshotNone {
+				c.snapshotRows++
+			}
+			if e.Snapshot == cdc.SnapshotLast {
+				c.snapshotLast = true
+			}
+		}
+		out.bronze[i] = br
+	}
+	return out, nil
+}
