@@ -2,36 +2,82 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// defaultGCPercent is the worker's GOGC unless GOGC or -gc-percent says
-// otherwise. A batch allocates far more than the worker keeps live (the
-// key index and a batch's rows), so Go's default of 100 spends a fifth of
-// the apply's CPU collecting; 400 trades a few hundred MiB of heap for
-// most of it, and the memory limit (defaultMemoryLimit) bounds the heap.
-const defaultGCPercent = 400
+// The worker's garbage collector. A batch allocates far more than the
+// worker keeps live (the key index, a batch's rows), so with Go's default
+// GOGC of 100 and a small live heap the collector runs every few dozen
+// MiB of allocation and takes a fifth of the apply's CPU. The worker
+// instead lets the heap grow by up to gcHeadroom over the live heap
+// (GOGC between 100 and gcMaxPercent, retuned as the live heap changes),
+// under a soft memory limit. GOGC or GOMEMLIMIT in the environment win.
 
-// tuneGC sets the garbage collector's target percentage and soft memory
-// limit: percent < 0 keeps GOGC's (or Go's default of 100); limit is in
-// bytes, 0 = derived (defaultMemoryLimit), < 0 = keep GOMEMLIMIT's (or
-// none). It returns the limit set (0: none set here).
-func tuneGC(percent int, limit int64) int64 {
-	if percent >= 0 {
-		debug.SetGCPercent(percent)
+const (
+	gcHeadroom   = 1 << 30 // bytes of garbage allowed over the live heap before a collection
+	gcMaxPercent = 400
+	gcMinPercent = 100
+)
+
+// gcPercentFor is the GOGC that lets a heap of live bytes grow by about
+// gcHeadroom, within [gcMinPercent, gcMaxPercent].
+func gcPercentFor(live uint64) int {
+	if live == 0 {
+		return gcMaxPercent
 	}
+	return int(min(max(uint64(gcHeadroom)*100/live, gcMinPercent), gcMaxPercent))
+}
+
+// tuneGC sets the soft memory limit (limit in bytes; 0 = derived by
+// defaultMemoryLimit; < 0 = leave it) and, unless fixedPercent is set,
+// retunes GOGC to the live heap every second until ctx ends
+// (fixedPercent >= 0: use that GOGC; -2: leave GOGC alone). It returns
+// the memory limit set (0: none set here).
+func tuneGC(ctx context.Context, fixedPercent int, limit int64) int64 {
 	if limit == 0 {
 		limit = defaultMemoryLimit()
 	}
-	if limit <= 0 {
-		return 0
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+	} else {
+		limit = 0
 	}
-	debug.SetMemoryLimit(limit)
+	switch {
+	case fixedPercent >= 0:
+		debug.SetGCPercent(fixedPercent)
+	case fixedPercent == -1:
+		go retuneGC(ctx)
+	}
 	return limit
+}
+
+// retuneGC sets GOGC from the live heap every second.
+func retuneGC(ctx context.Context) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	last := -1
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			if p := gcPercentFor(sample[0].Value.Uint64()); p != last {
+				debug.SetGCPercent(p)
+				last = p
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // defaultMemoryLimit is 80 % of the cgroup's memory limit when the worker

@@ -15,3 +15,11 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercentFor(t *testing.T) {
+	for live, want := range map[uint64]int{0: 400, 100 << 20: 400, 256 << 20: 400, 512 << 20: 200, 1 << 30: 100, 4 << 30: 100} {
+		if got := gcPercentFor(live); got != want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", live>>20, got, want)
+		}
+	}
+}

@@ -55,7 +55,7 @@ func run() error {
 	kafkaPort := fs.Int("dev-kafka-port", 19092, "with -dev: Kafka broker port")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	withPprof := fs.Bool("pprof", os.Getenv("LAKEMIRROR_PPROF") != "", "also serve Go profiles (net/http/pprof, /debug/pprof/) on -metrics-addr; off by default: profiles reveal internals (env LAKEMIRROR_PPROF=1)")
-	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target percentage (GOGC); the environment's GOGC wins when set")
+	gcPercent := fs.Int("gc-percent", -1, "garbage collector target percentage (GOGC); -1 = tuned to the live heap (100 to 400: up to 1 GiB of garbage between collections); the environment's GOGC wins when set")
 	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go heap (GOMEMLIMIT), e.g. 1536MiB; auto = 80% of the container's memory limit, else a quarter of the machine's memory; the environment's GOMEMLIMIT wins when set")
 	metricsAddr := fs.String("metrics-addr", envOr("METRICS_ADDR", "127.0.0.1:9464"), "listen address of the Prometheus /metrics endpoint (pipeline and Temporal SDK metrics); empty = off (env METRICS_ADDR)")
 	fs.Usage = func() {
@@ -71,9 +71,11 @@ func run() error {
 		return fmt.Errorf("bad -log-level: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
 	percent, limit := *gcPercent, int64(0)
 	if _, ok := os.LookupEnv("GOGC"); ok {
-		percent = -1
+		percent = -2
 	}
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
 		limit = -1
@@ -83,10 +85,8 @@ func run() error {
 			return fmt.Errorf("bad -memory-limit %q: a size such as 1536MiB, or auto", *memLimit)
 		}
 	}
-	set := tuneGC(percent, limit)
+	set := tuneGC(ctx, percent, limit)
 	logger.Debug("garbage collector", "gc_percent", percent, "memory_limit_bytes", set)
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 
 	if *dev {
 		opts := runner.DevOptions{DataDir: s.DataDir, GRPCPort: *grpcPort, KafkaPort: *kafkaPort, Logger: logger}
