@@ -51,6 +51,7 @@ func BronzeKeysOfTopic(ctx context.Context, cat catalog.Catalog, name TableName,
 // LiveKeysBelow returns the mirror's live keys whose `_seq` is below seq:
 // the candidates of a re-snapshot's ghost check.
 func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Key, error) {
+	w.state.settle()
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return nil, err

@@ -63,6 +63,7 @@ func (w *HistoryWriter) State() *State { return w.state }
 // not exist, and adds to it any column the mirror gained since. The
 // tracking options are recorded in its properties.
 func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table.Table, error) {
+	w.state.settle()
 	keys, _ := json.Marshal(w.keyCols)
 	props := map[string]string{PropKeyColumns: string(keys), PropHistoryCollapse: fmt.Sprint(w.opts.CollapseTx)}
 	if w.opts.Tracked != nil {
@@ -125,6 +126,7 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // the batch is recorded in the local state log for later rebuilds.
 // Errors: catalog, file IO and commit conflicts (retryable).
 func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event, preSeq map[cdc.Key]cdc.Seq, known bool) (HistoryResult, error) {
+	w.state.settle()
 	plan := newPlan(b.Seq, events)
 	plan.known = known
 	plan.pre = make([]cdc.Seq, len(plan.groups))

@@ -23,6 +23,7 @@ type RebuildResult struct {
 // Pending returns the keys awaiting a rebuild (nil when the history
 // table does not exist).
 func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
+	w.state.settle()
 	tbl, err := LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return nil, err
@@ -38,6 +39,7 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 // equal the rebuilt ones is left alone. The stored versions come from the
 // local state: only the keys' rows are touched.
 func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
+	w.state.settle()
 	var res RebuildResult
 	tbl, err := LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {

@@ -24,6 +24,7 @@ var ErrStateMoved = errors.New("lake: the local state was rebuilt while the batc
 // did not exist, or the call failed), the keys' positions are unknown and
 // every key is late, as with Apply and known false.
 func (w *HistoryWriter) ApplyAfter(ctx context.Context, b Batch, events []*cdc.Event, m *MirrorWriter) (HistoryResult, error) {
+	w.state.settle()
 	plan := m.plan
 	if plan == nil || plan.batch != b.Seq || !plan.sameEvents(events) || m.state != w.state {
 		plan = newPlan(b.Seq, events)
@@ -72,6 +73,7 @@ type HistoryStage struct {
 // ErrStateMoved when checking the history table rebuilt the state ms was
 // decided on.
 func (w *HistoryWriter) StageAfter(ctx context.Context, b Batch, events []*cdc.Event, ms *MirrorStage) (*HistoryStage, error) {
+	w.state.settle()
 	var plan *batchPlan
 	if ms != nil && ms.plan != nil && ms.w.state == w.state && ms.b.Seq == b.Seq && ms.plan.sameEvents(events) {
 		plan = ms.plan
@@ -211,11 +213,11 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 }
 
 // Commit publishes the written files with the batch's bookkeeping and the
-// pending-rebuild set in one commit, then records each key's row changes,
-// new mirror values (when the mirror writer of this State committed the
-// batch) and history changes in the local state log. Errors: commit
-// failures, including conflicts (retryable: the state is rebuilt next
-// time), and local state failures.
+// pending-rebuild set in one commit, then starts recording each key's row
+// changes, new mirror values (when the mirror writer of this State
+// committed the batch) and history changes in the local state log, in the
+// background (State.recordAsync). Errors: commit failures, including
+// conflicts (retryable: the state is rebuilt next time).
 func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 	if s.done {
 		return s.res, nil
@@ -248,5 +250,6 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 	if !withMirror {
 		s.plan.mirror = nil
 	}
-	return s.res, st.recordPlan(s.plan, &histChanges{fid: fid, writes: s.writes, changes: s.changes}, withMirror)
+	st.recordAsync(s.plan, &histChanges{fid: fid, writes: s.writes, changes: s.changes}, withMirror)
+	return s.res, nil
 }

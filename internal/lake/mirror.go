@@ -63,7 +63,7 @@ func NewMirrorWriter(cat catalog.Catalog, name TableName, keyCols []string) *Mir
 
 // Index returns the writer's current key index (nil before the first
 // batch), for tests and status.
-func (w *MirrorWriter) Index() *KeyIndex { return w.state.ix }
+func (w *MirrorWriter) Index() *KeyIndex { return w.state.Index() }
 
 // State returns the writer's local state.
 func (w *MirrorWriter) State() *State { return w.state }
@@ -73,6 +73,7 @@ func (w *MirrorWriter) State() *State { return w.state }
 // values; see schemas.InferColumns). It returns nil, nil when the table
 // does not exist and events hold no row image to take columns from.
 func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.Table, error) {
+	w.state.settle()
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl != nil {
 		return tbl, err
@@ -118,6 +119,7 @@ type Prepared struct {
 // *SchemaBlockedError when the events' schema changed in a way that needs
 // an operator's decision (see WithSchemaDecision).
 func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ...PrepareOption) (Prepared, error) {
+	w.state.settle()
 	var cfg prepareConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -188,6 +190,7 @@ func (w *MirrorWriter) purgeHorizon(ctx context.Context, tbl *table.Table) (cdc.
 // when the last Apply wrote nothing new (the batch was already committed,
 // or it failed) so those positions are unknown.
 func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) {
+	w.state.settle()
 	if w.plan == nil || !w.plan.known {
 		return nil, false
 	}
@@ -224,6 +227,7 @@ func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
 // snapshot (building it from the tables when needed). Errors: catalog and
 // file IO failures.
 func (w *MirrorWriter) EnsureState(ctx context.Context) error {
+	w.state.settle()
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return err

@@ -204,7 +204,9 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 					row = &cdc.Row{Cols: vals.Cols, Vals: append([]cdc.Value(nil), vals.Vals...)}
 				}
 			}
-			row.Vals[c] = v
+			if row != vals { // vals is shared with the history writer, which reads it concurrently
+				row.Vals[c] = v
+			}
 			if err := appendValue(srcB[c], v); err != nil {
 				return nil, nil, fmt.Errorf("lake: key %x column %q: %w", string(o.Key), sh.cols[c].Name, err)
 			}

@@ -25,6 +25,7 @@ func (w *MirrorWriter) ownsPending() bool { return w.state.eventsBy == recMirror
 // none when the table has a history writer (the history table lists
 // them). Errors: catalog failures and a malformed property.
 func (w *MirrorWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
+	w.state.settle()
 	if !w.ownsPending() {
 		return nil, nil
 	}

@@ -19,6 +19,7 @@ import (
 // keeps such a row's position right but cannot know which values a late
 // older change should have contributed. Only the keys' rows are read.
 func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
+	w.state.settle()
 	var res RebuildResult
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {

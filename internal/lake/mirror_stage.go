@@ -23,6 +23,7 @@ import (
 // when another writer changed the table (retryable: the index is rebuilt
 // on the next call).
 func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
+	w.state.settle()
 	s, err := w.Stage(ctx, b, events)
 	if err != nil {
 		return s.res, nil, err
@@ -61,6 +62,7 @@ type MirrorStage struct {
 // table, groups the events by key and folds each key's changes onto its
 // stored guard state. Errors: catalog and local state failures.
 func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) (*MirrorStage, error) {
+	w.state.settle()
 	s := &MirrorStage{w: w, b: b, res: MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}}
 	w.plan = nil
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
@@ -191,7 +193,8 @@ func (s *MirrorStage) Commit(ctx context.Context) (MirrorResult, Offsets, error)
 	}
 	s.done, s.offsets = true, s.b.EndOffsets
 	if w.state.eventsBy == recMirror { // no history writer: the mirror records the batch
-		return s.res, s.offsets, w.state.recordPlan(plan, nil, true)
+		w.state.recordAsync(plan, nil, true)
+		return s.res, s.offsets, nil
 	}
 	w.state.pending = plan // the history writer records it with its own changes
 	return s.res, s.offsets, nil

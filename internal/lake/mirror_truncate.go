@@ -41,6 +41,7 @@ func readTruncates(tbl *table.Table) ([]truncateMark, error) {
 // per-key events; the keyless truncates stay (Apply records them).
 // Errors: catalog and file IO failures (reading the key index).
 func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event) ([]*cdc.Event, error) {
+	w.state.settle()
 	var marks []truncateMark
 	var batchMarks []*cdc.Event
 	for _, e := range events {

@@ -41,6 +41,7 @@ type PurgeResult struct {
 // in the same commit. It refuses a retention shorter than floor. Only the
 // soft-deleted rows' timestamp columns are read.
 func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration) (PurgeResult, error) {
+	w.state.settle()
 	var res PurgeResult
 	if floor <= 0 {
 		floor = DefaultRetentionFloor

@@ -65,6 +65,10 @@ type State struct {
 	w       recWriter
 	rbuf    []byte
 	rowsBuf []histRow
+
+	// recording receives the outcome of the batch being recorded in the log
+	// in the background (recordAsync); nil when none is.
+	recording chan error
 }
 
 var stateSeq atomic.Int64
@@ -82,7 +86,11 @@ func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string,
 
 // Close releases the state's log file.
 func (s *State) Close() error {
-	if s == nil || s.log == nil {
+	if s == nil {
+		return nil
+	}
+	s.settle()
+	if s.log == nil {
 		return nil
 	}
 	err := s.log.close()
@@ -94,6 +102,13 @@ func (s *State) Close() error {
 // Writers call it when a commit failed (the table may or may not have
 // moved) or the log could not be written.
 func (s *State) Invalidate() {
+	s.settle()
+	s.invalidate()
+}
+
+// invalidate is Invalidate without waiting for a background recording
+// (which calls it itself when the log cannot be written).
+func (s *State) invalidate() {
 	s.built = false
 	s.pending = nil
 	if s.ix != nil {
@@ -102,10 +117,14 @@ func (s *State) Invalidate() {
 }
 
 // Index returns the key index (nil before the state is built).
-func (s *State) Index() *KeyIndex { return s.ix }
+func (s *State) Index() *KeyIndex {
+	s.settle()
+	return s.ix
+}
 
 // LogBytes is the size of the chain log on local disk.
 func (s *State) LogBytes() int64 {
+	s.settle()
 	if s.log == nil {
 		return 0
 	}
@@ -125,6 +144,7 @@ func snapID(tbl *table.Table) int64 {
 // ensureMirror makes the state reflect mirror (the mirror table as
 // loaded, or nil when it does not exist), rebuilding it otherwise.
 func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
+	s.settle()
 	if err := s.flushPending(); err != nil {
 		return err
 	}
@@ -136,6 +156,7 @@ func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 
 // ensureHistory is ensureMirror for the history table.
 func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
+	s.settle()
 	if err := s.flushPending(); err != nil {
 		return err
 	}
@@ -173,7 +194,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
 	if mirror != nil && mirror.CurrentSnapshot() != nil {
 		n, err := s.loadMirror(ctx, mirror)
 		if err != nil {
-			s.Invalidate()
+			s.invalidate()
 			return err
 		}
 		rows += n
@@ -185,7 +206,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
 	if history != nil && history.CurrentSnapshot() != nil {
 		n, err := s.loadHistory(ctx, history)
 		if err != nil {
-			s.Invalidate()
+			s.invalidate()
 			return err
 		}
 		rows += n
@@ -194,7 +215,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
 		}
 	}
 	if err := s.log.flush(); err != nil {
-		s.Invalidate()
+		s.invalidate()
 		return err
 	}
 	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
@@ -253,7 +274,7 @@ func (s *State) begin(k cdc.Key, batch int64, flags uint8) *recWriter {
 func (s *State) commitRec(k cdc.Key) error {
 	ref, err := s.log.append(s.w.buf)
 	if err != nil {
-		s.Invalidate()
+		s.invalidate()
 		return err
 	}
 	s.ix.setHead(k, ref)
@@ -263,7 +284,7 @@ func (s *State) commitRec(k cdc.Key) error {
 // flush writes appended records through (end of a batch).
 func (s *State) flush() error {
 	if err := s.log.flush(); err != nil {
-		s.Invalidate()
+		s.invalidate()
 		return err
 	}
 	return nil
@@ -275,11 +296,14 @@ func (s *State) walk(k cdc.Key, want uint8, fn func(*chainRec) bool) error {
 	return s.walkFrom(s.ix.Head(k), k, want, fn)
 }
 
-// walkFrom is walk from the record at ref.
+// walkFrom is walk from the record at ref. A log that cannot be read, or
+// a record that does not decode, invalidates the state (the caller's
+// retry rebuilds it from the tables).
 func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) bool) error {
 	for ref != 0 {
 		b, err := s.log.read(ref, s.rbuf)
 		if err != nil {
+			s.invalidate()
 			return err
 		}
 		if cap(b) > cap(s.rbuf) {
@@ -287,6 +311,7 @@ func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) b
 		}
 		rec, err := s.c.decodeRec(b, k, want)
 		if err != nil {
+			s.invalidate()
 			return fmt.Errorf("%w (key %x, record %d)", err, string(k), ref)
 		}
 		if !fn(&rec) {
@@ -361,6 +386,7 @@ func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 // past change (the state was built from tables with rows; see
 // LoadEvents): the caller then reads bronze.
 func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, err error) {
+	s.settle()
 	if err := s.flushPending(); err != nil {
 		return nil, false, err
 	}
@@ -382,7 +408,10 @@ func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, e
 }
 
 // EventsComplete reports whether the log holds every past row change.
-func (s *State) EventsComplete() bool { return s.built && s.eventsComplete }
+func (s *State) EventsComplete() bool {
+	s.settle()
+	return s.built && s.eventsComplete
+}
 
 // LoadEvents records past row changes (bronze records of the table,
 // decoded and prepared like a batch) in the log. Changes the log already
@@ -390,6 +419,7 @@ func (s *State) EventsComplete() bool { return s.built && s.eventsComplete }
 // record was loaded, SetEventsComplete lets Events serve the late-key
 // rebuild without bronze from then on.
 func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
+	s.settle()
 	if !s.built {
 		return fmt.Errorf("lake: local state not built")
 	}
@@ -427,6 +457,7 @@ func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 // SetEventsComplete records that the log now holds every past row change
 // (LoadEvents was given every bronze record).
 func (s *State) SetEventsComplete() {
+	s.settle()
 	if s.built {
 		s.eventsComplete = true
 	}

@@ -48,6 +48,32 @@ func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) 
 	return s.flush()
 }
 
+// recordAsync is recordPlan in the background: it returns at once, and
+// the state's next use waits for the recording to finish (settle). A batch
+// is committed before it is recorded, so its ApplyBatch need not wait for
+// the log: the recording overlaps the workflow's next step and the next
+// batch's fetch and prepare. A failed recording invalidates the state (it
+// is rebuilt from the tables, as after any log failure).
+func (s *State) recordAsync(plan *batchPlan, hist *histChanges, withMirror bool) {
+	s.settle()
+	done := make(chan error, 1)
+	s.recording = done
+	go func() { done <- s.recordPlan(plan, hist, withMirror) }()
+}
+
+// settle waits for a background recording (recordAsync) and invalidates
+// the state when it failed. Every use of the state settles first.
+func (s *State) settle() {
+	if s.recording == nil {
+		return
+	}
+	err := <-s.recording
+	s.recording = nil
+	if err != nil {
+		s.invalidate()
+	}
+}
+
 // writeKeyRec appends one chain record for index entry e.
 func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *cdc.Row, hist *histChanges, c *keyChange) error {
 	var flags uint8
@@ -101,7 +127,7 @@ func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *
 	}
 	ref, err := s.log.append(w.buf)
 	if err != nil {
-		s.Invalidate()
+		s.invalidate()
 		return err
 	}
 	s.ix.head[e] = ref
