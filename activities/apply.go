@@ -214,6 +214,7 @@ func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, 
 		if err := a.afterCommit(ctx, b, "bronze"); err != nil {
 			return err
 		}
+		lap("commit_bronze")
 	}
 	*stage = "mirror"
 	if res.Mirror, res.EndOffsets, err = ms.Commit(ctx); err != nil {
@@ -222,6 +223,7 @@ func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, 
 	if err := a.afterCommit(ctx, b, "mirror"); err != nil {
 		return err
 	}
+	lap("commit_mirror")
 	if hs != nil {
 		*stage = "history"
 		if res.History, err = hs.Commit(ctx); err != nil {
@@ -231,7 +233,7 @@ func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, 
 			return err
 		}
 	}
-	lap("commit")
+	lap("commit_history")
 	return nil
 }
 

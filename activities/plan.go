@@ -18,7 +18,9 @@ const pollInterval = 200 * time.Millisecond
 
 // PlanBatch chooses the next batch: exact offset ranges per partition,
 // starting at the workflow's offsets, bounded by spec.MaxEvents records in
-// total, waiting up to spec.MaxWait for that many to arrive. It returns as
+// total (more, up to spec.MaxBatchEvents, while the table is more than two
+// batches behind: TableSpec.batchBudget), waiting up to spec.MaxWait for
+// MaxEvents to arrive. It returns as
 // soon as MaxEvents are available, or at MaxWait with whatever is there
 // (possibly nothing). Partitions the workflow has no offset for start at
 // the log start ("earliest") or the high watermark ("latest"). A topic
@@ -102,7 +104,7 @@ func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Off
 		}
 	}
 	plan := Plan{Offsets: next, HighWatermarks: lake.Offsets(ends), LogStart: lake.Offsets(starts)}
-	plan.Ranges = share(next, avail, int64(spec.MaxEvents))
+	plan.Ranges = share(next, avail, spec.batchBudget(total))
 	plan.Offsets = maps.Clone(next)
 	for _, r := range plan.Ranges {
 		plan.Offsets[r.Partition] = r.To

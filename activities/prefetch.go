@@ -29,8 +29,8 @@ const prefetchTTL = time.Minute
 type prefetched struct {
 	topic  string
 	ranges []lake.Range
-	cancel context.CancelFunc
-	done   chan struct{} // closed when recs, dec and err are final
+	cancel context.CancelFunc // cancels the fetch and stops the expiry timer
+	done   chan struct{}      // closed when recs, dec and err are final
 	recs   []schemas.Record
 	dec    decoded
 	err    error
@@ -92,8 +92,9 @@ func (s *prefetchSlot) drop(p *prefetched) {
 // background when b is a stream batch (each range ends at b's end offset
 // for its partition) and at least spec.MaxEvents records are waiting
 // after it: then PlanBatch will plan exactly the ranges planOnce gives
-// now (a full batch from b's end offsets), unless more partitions fill
-// meanwhile. A table that is caught up waits in PlanBatch instead, and
+// now (a full batch from b's end offsets), unless more records arrive
+// meanwhile and change how much the batch takes or how it is shared
+// between partitions (then the prefetch is dropped). A table that is caught up waits in PlanBatch instead, and
 // nothing is prefetched.
 func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch) {
 	if a.Kafka == nil || b.Load != nil || len(b.Ranges) == 0 {
@@ -113,11 +114,13 @@ func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch)
 		}
 		return
 	}
-	p := &prefetched{topic: spec.Topic, ranges: plan.Ranges, cancel: cancel, done: make(chan struct{})}
+	p := &prefetched{topic: spec.Topic, ranges: plan.Ranges, done: make(chan struct{})}
+	// the timer must not keep p's records alive once p is taken or replaced
+	expiry := time.AfterFunc(prefetchTTL, func() { st.prefetch.drop(p) })
+	p.cancel = func() { expiry.Stop(); cancel() }
 	if old := st.prefetch.swap(p); old != nil {
 		old.cancel()
 	}
-	time.AfterFunc(prefetchTTL, func() { st.prefetch.drop(p) })
 	go func() {
 		defer close(p.done)
 		recs, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(plan.Ranges))

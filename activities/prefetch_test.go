@@ -14,6 +14,34 @@ import (
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
+// kafkaTopic starts an in-process kfake broker holding topic (one
+// partition) with msgs at offsets 0.., and returns a client for it.
+func kafkaTopic(t *testing.T, topic string, msgs []sample.Message) *kafka.Client {
+	t.Helper()
+	ctx := context.Background()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	kc, err := kafka.NewClient(cluster.ListenAddrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	if err := kc.CreateTopic(ctx, topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]*kgo.Record, len(msgs))
+	for i, m := range msgs {
+		recs[i] = &kgo.Record{Topic: topic, Key: m.Key, Value: m.Value}
+	}
+	if err := kc.Produce(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
 // ApplyBatch prefetches the next full batch while it applies its own, the
 // next ApplyBatch for exactly those ranges uses it, and one for other
 // ranges drops it and fetches its own: either way the tables end exactly
@@ -22,27 +50,8 @@ func TestPrefetchAppliesLikeAFetch(t *testing.T) {
 	ctx := context.Background()
 	s := sample.Generate(sample.Options{Seed: 7, Inserts: 150, Updates: 400, Deletes: 60, Duplicates: 30, Late: 40,
 		OutOfOrder: 20, UnseenDeletes: 3, Tombstones: true})
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	kc, err := kafka.NewClient(cluster.ListenAddrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
 	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxEvents: 100, MaxQuarantine: 1000}.Defaults()
-	if err := kc.CreateTopic(ctx, spec.Topic, 1); err != nil {
-		t.Fatal(err)
-	}
-	recs := make([]*kgo.Record, len(s.Delivered))
-	for i, m := range s.Delivered {
-		recs[i] = &kgo.Record{Topic: spec.Topic, Key: m.Key, Value: m.Value}
-	}
-	if err := kc.Produce(ctx, recs...); err != nil {
-		t.Fatal(err)
-	}
+	kc := kafkaTopic(t, spec.Topic, s.Delivered)
 	total := int64(len(s.Delivered))
 
 	// batches of 100, but batch 4 takes 60: the prefetch made after batch 3

@@ -53,6 +53,14 @@ type TableSpec struct {
 	Columns []cdc.Column `json:"columns,omitempty"`
 	// LoadChunk is the rows per chunk of a direct load (default 10,000).
 	LoadChunk int `json:"load_chunk,omitempty"`
+	// MaxBatchEvents is how large a batch may grow while the table is
+	// behind (records): with more than two batches of MaxEvents waiting, a
+	// batch takes half of what is waiting, up to MaxBatchEvents, so the
+	// fixed cost of a batch (three Iceberg commits, the Temporal round
+	// trips) is spread over more records until the lag is down; caught up,
+	// batches are MaxEvents again. 0 (or below MaxEvents) = MaxEvents: no
+	// growth.
+	MaxBatchEvents int `json:"max_batch_events,omitempty"`
 	// MaxQuarantine is how many records of one batch may go to the
 	// quarantine table before the table blocks instead (default 100).
 	MaxQuarantine int `json:"max_quarantine,omitempty"`
@@ -68,6 +76,18 @@ type TableSpec struct {
 	// mirror-only table, or bronze + mirror). Late changes then need no
 	// rebuild: the mirror's position guard alone keeps it right.
 	WithoutHistory bool `json:"without_history,omitempty"`
+}
+
+// batchBudget is the number of records the next batch may take when
+// avail records are waiting beyond the table's position: MaxEvents, or
+// while more than two such batches wait, half of what waits, up to
+// MaxBatchEvents.
+func (s TableSpec) batchBudget(avail int64) int64 {
+	budget := int64(s.MaxEvents)
+	if int64(s.MaxBatchEvents) > budget && avail > 2*budget {
+		budget = min(int64(s.MaxBatchEvents), avail/2)
+	}
+	return budget
 }
 
 // Tables lists the tables the spec keeps, in commit order: some of
@@ -181,7 +201,10 @@ type ApplyResult struct {
 	// Prefetched: the records were fetched and decoded ahead, while the
 	// previous batch was applied (prefetch.go).
 	Prefetched bool `json:"prefetched,omitempty"`
-	// StageSeconds is the wall time of each stage of the apply (fetch,
-	// decode, prepare, bronze, mirror, history), in seconds.
+	// StageSeconds is the wall time of each stage of the apply, in
+	// seconds: decode (0 when prefetched), prepare, stage (the mirror's and
+	// history's decisions), write (the three tables' files, concurrently),
+	// commit_bronze, commit_mirror, commit_history (the Iceberg commits;
+	// the history's includes recording the batch in the local state log).
 	StageSeconds map[string]float64 `json:"stage_seconds,omitempty"`
 }

@@ -182,10 +182,10 @@ func follow(ctx context.Context, get func(context.Context) (workflows.Status, er
 }
 
 func (a *app) settingsCmd() *cobra.Command {
-	var batch int
+	var batch, maxBatch int
 	var wait time.Duration
 	cmd := &cobra.Command{
-		Use:   "settings TABLE [--batch-size N] [--max-wait D]",
+		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D]",
 		Short: "Change a running table's batch bounds (takes effect at the next batch)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -196,8 +196,11 @@ func (a *app) settingsCmd() *cobra.Command {
 			if cmd.Flags().Changed("max-wait") {
 				req.MaxWait = &wait
 			}
-			if req.MaxEvents == nil && req.MaxWait == nil {
-				return usage("give --batch-size and/or --max-wait")
+			if cmd.Flags().Changed("max-batch-size") {
+				req.MaxBatchEvents = &maxBatch
+			}
+			if req.MaxEvents == nil && req.MaxWait == nil && req.MaxBatchEvents == nil {
+				return usage("give --batch-size, --max-batch-size and/or --max-wait")
 			}
 			if err := req.Validate(); err != nil {
 				return usage("%v", err)
@@ -211,11 +214,12 @@ func (a *app) settingsCmd() *cobra.Command {
 			if err := sendUpdate(cmd.Context(), c, args[0], workflows.UpdateSettings, req, &spec); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: batches of at most %d records, waiting at most %s\n", args[0], spec.MaxEvents, spec.MaxWait)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, waiting at most %s\n", args[0], batchBounds(spec), spec.MaxWait)
 			return nil
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch-size", 0, "maximum records per batch")
+	cmd.Flags().IntVar(&maxBatch, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (0 = no growth)")
 	cmd.Flags().DurationVar(&wait, "max-wait", 0, "how long a batch waits to fill")
 	return cmd
 }
@@ -296,4 +300,14 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--from %q is neither RFC 3339 nor a duration", s)
 	}
 	return t, nil
+}
+
+// batchBounds says how a table's batches are bounded: "batches of at
+// most N records" and, with growth while behind, "(up to M while behind)".
+func batchBounds(spec activities.TableSpec) string {
+	out := fmt.Sprintf("batches of at most %d records", spec.MaxEvents)
+	if spec.MaxBatchEvents > spec.MaxEvents {
+		out += fmt.Sprintf(" (up to %d while more than two batches behind)", spec.MaxBatchEvents)
+	}
+	return out
 }

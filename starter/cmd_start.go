@@ -26,6 +26,7 @@ type specFlags struct {
 	definition, historyColumns       string
 	collapseTx, bronze, history      bool
 	batchSize, maxQuarantine         int
+	maxBatchSize                     int
 	maxWait                          time.Duration
 }
 
@@ -35,6 +36,7 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.StringVar(&f.key, "key", "", "comma-separated primary-key columns (default: the fields of the Kafka record key)")
 	fl.StringVar(&f.startFrom, "start-from", "earliest", "where a new pipeline starts reading the topic: earliest or latest")
 	fl.IntVar(&f.batchSize, "batch-size", defBatch, "maximum records per micro-batch")
+	fl.IntVar(&f.maxBatchSize, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (half of what waits, up to this; 0 = no growth)")
 	fl.DurationVar(&f.maxWait, "max-wait", defWait, "how long a batch waits to fill before it is applied")
 	fl.StringVar(&f.source, "source", "", "source database (a name the worker maps to a DSN with -sources) to load the table from directly before streaming")
 	fl.StringVar(&f.sourceTable, "source-table", "", "the table in the source database as schema.table (for --source and incremental re-snapshots)")
@@ -62,13 +64,13 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	if f.startFrom != "earliest" && f.startFrom != "latest" {
 		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
 	}
-	if err := (workflows.SettingsRequest{MaxEvents: &f.batchSize, MaxWait: &f.maxWait}).Validate(); err != nil {
+	if err := (workflows.SettingsRequest{MaxEvents: &f.batchSize, MaxWait: &f.maxWait, MaxBatchEvents: &f.maxBatchSize}).Validate(); err != nil {
 		return activities.TableSpec{}, usage("%v", err)
 	}
 	if f.maxQuarantine < 1 {
 		return activities.TableSpec{}, usage("--max-quarantine must be at least 1, not %d", f.maxQuarantine)
 	}
-	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait,
+	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait, MaxBatchEvents: f.maxBatchSize,
 		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic, MaxQuarantine: f.maxQuarantine}
 	spec.HistoryColumns, spec.HistoryCollapseTx = splitKey(f.historyColumns), f.collapseTx
 	spec.WithoutBronze, spec.WithoutHistory = !f.bronze, !f.history

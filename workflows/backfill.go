@@ -32,13 +32,20 @@ type BackfillAccepted struct {
 type SettingsRequest struct {
 	MaxEvents *int           `json:"max_events,omitempty"`
 	MaxWait   *time.Duration `json:"max_wait,omitempty"`
+	// MaxBatchEvents: how large a batch may grow while the table is behind
+	// (activities.TableSpec.MaxBatchEvents); 0 = no growth.
+	MaxBatchEvents *int `json:"max_batch_events,omitempty"`
 }
 
 // Validate checks the bounds: max events in 1..1,000,000 records, max
-// wait in (0, 10 min]. It returns an error naming the bad value.
+// batch events 0 or in 1..1,000,000, max wait in (0, 10 min]. It returns
+// an error naming the bad value.
 func (req SettingsRequest) Validate() error {
 	if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
 		return fmt.Errorf("batch size %d outside 1..1000000 records", *req.MaxEvents)
+	}
+	if req.MaxBatchEvents != nil && (*req.MaxBatchEvents < 0 || *req.MaxBatchEvents > 1_000_000) {
+		return fmt.Errorf("max batch size %d outside 0..1000000 records", *req.MaxBatchEvents)
 	}
 	if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
 		return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
@@ -87,6 +94,9 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 			}
 			if req.MaxWait != nil {
 				st.Spec.MaxWait = *req.MaxWait
+			}
+			if req.MaxBatchEvents != nil {
+				st.Spec.MaxBatchEvents = *req.MaxBatchEvents
 			}
 			return st.Spec, nil
 		},

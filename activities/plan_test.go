@@ -1,0 +1,55 @@
+package activities
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/sample"
+)
+
+func TestBatchBudget(t *testing.T) {
+	grow := TableSpec{MaxEvents: 100, MaxBatchEvents: 300}
+	for _, c := range []struct {
+		spec  TableSpec
+		avail int64
+		want  int64
+	}{
+		{grow, 0, 100}, {grow, 150, 100}, {grow, 200, 100}, {grow, 201, 100}, {grow, 202, 101},
+		{grow, 400, 200}, {grow, 600, 300}, {grow, 10_000, 300},
+		{TableSpec{MaxEvents: 100}, 10_000, 100},                     // no growth configured
+		{TableSpec{MaxEvents: 100, MaxBatchEvents: 50}, 10_000, 100}, // a bound below the batch size is no growth
+	} {
+		if got := c.spec.batchBudget(c.avail); got != c.want {
+			t.Errorf("%+v with %d waiting: budget %d, want %d", c.spec, c.avail, got, c.want)
+		}
+	}
+}
+
+// While more than two batches wait, PlanBatch plans larger batches (half
+// of what waits, up to MaxBatchEvents), and back at the batch size once
+// the lag is down.
+func TestPlanBatchGrowsWhileBehind(t *testing.T) {
+	ctx := context.Background()
+	s := sample.Generate(sample.Options{Seed: 3, Inserts: 400, Updates: 600})
+	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"},
+		MaxEvents: 100, MaxBatchEvents: 300}.Defaults()
+	total := int64(len(s.Delivered))
+	a := New(mustCatalog(t), kafkaTopic(t, spec.Topic, s.Delivered))
+	var got []int64
+	for from := int64(0); from < total; {
+		plan, err := a.PlanBatch(ctx, PlanRequest{Spec: spec, Offsets: lake.Offsets{0: from}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, plan.Records)
+		from = plan.Offsets[0]
+	}
+	if total != 1000 {
+		t.Fatalf("the stream has %d records, the test expects 1000", total)
+	}
+	if want := []int64{300, 300, 200, 100, 100}; !slices.Equal(got, want) {
+		t.Fatalf("batch sizes for %d records: %v, want %v", total, got, want)
+	}
+}
