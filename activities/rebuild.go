@@ -12,7 +12,7 @@ import (
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
-// RebuildKeys is the late path of design.md rule 6: for every key the
+// RebuildKeys is the late path of docs/design.md rule 6: for every key the
 // history table lists as pending (a batch held a change older than what
 // the key had applied), it reads all of the key's records from bronze,
 // decodes them, and replaces the key's history with the history of all

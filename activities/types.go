@@ -122,7 +122,7 @@ func (s TableSpec) Defaults() TableSpec {
 }
 
 // RecoverResult is the table's committed position as read from its Iceberg
-// tables (design.md: a workflow started on existing tables recovers its
+// tables (docs/design.md: a workflow started on existing tables recovers its
 // offsets from the snapshot summaries and properties).
 type RecoverResult struct {
 	BatchSeq int64        `json:"batch_seq"` // last committed batch sequence number (0 = none)

@@ -10,7 +10,7 @@ import (
 )
 
 // The "source" block: where the event sits in the source log (the `_seq`
-// of design.md, rule 1), when it was committed, whether it is a snapshot
+// of docs/design.md, rule 1), when it was committed, whether it is a snapshot
 // read, and its transaction. Field names and meanings follow the Debezium
 // connector docs, "Change event values" → source metadata, for the
 // PostgreSQL, MySQL/MariaDB, SQL Server and Oracle connectors; the word

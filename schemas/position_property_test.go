@@ -11,7 +11,7 @@ import (
 )
 
 // Property: for every row, ordering its change events by `_seq` gives the
-// order in which the source committed them (design.md, rule 1). Each test
+// order in which the source committed them (docs/design.md, rule 1). Each test
 // simulates a database with interleaved transactions that touch the same
 // rows under row locks (a writer waits for the row's previous writer to
 // commit; deadlocked transactions roll back and are never emitted), lets

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// Keys of the exactly-once bookkeeping (design.md, "Exactly-once batch
+// Keys of the exactly-once bookkeeping (docs/design.md, "Exactly-once batch
 // bookkeeping"). Each is written both into the snapshot summary of the
 // batch's commit and into the table properties; properties survive
 // compaction snapshots and snapshot expiry, summaries show per-commit

@@ -35,7 +35,7 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 // all its changes (every event ever seen for the key, from the local state
 // log or bronze, in any order and with duplicates; prepared like a batch),
 // in one commit that also removes the keys from the pending-rebuild set
-// (design.md rule 6: the late path). A key whose stored versions already
+// (docs/design.md rule 6: the late path). A key whose stored versions already
 // equal the rebuilt ones is left alone. The stored versions come from the
 // local state: only the keys' rows are touched.
 func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-// System columns of the history table (design.md, "The job": SCD type 2).
+// System columns of the history table (docs/design.md, "The job": SCD type 2).
 const (
 	ColValidFrom  = "_valid_from"   // timestamptz: source commit time of the change that opened the version
 	ColValidTo    = "_valid_to"     // timestamptz: source commit time of the change that closed it; null while current

@@ -15,7 +15,7 @@ import (
 // RebuildKeys refolds those keys' mirror rows from all their changes (see
 // MirrorWriter.Rebuild). The sequence guard alone keeps such a row's
 // position right but not the values a late change contributes to a later
-// delete without a before image or a TOAST placeholder (design.md rule 6).
+// delete without a before image or a TOAST placeholder (docs/design.md rule 6).
 
 // ownsPending reports whether this writer keeps the pending-rebuild set
 // on the mirror: it has no history writer beside it.

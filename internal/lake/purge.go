@@ -34,7 +34,7 @@ type PurgeResult struct {
 }
 
 // Purge physically removes the mirror's soft-deleted rows whose delete is
-// older than retention (design.md rule 5): the delete's source commit time
+// older than retention (docs/design.md rule 5): the delete's source commit time
 // (`_source_ts`, else `_ingested_at`) before now − retention. Rows are
 // removed with one position-delete commit, whatever key they belong to
 // (keys never touched again included), and the purge horizon is raised

@@ -9,7 +9,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// System columns of the mirror table (design.md, "The job").
+// System columns of the mirror table (docs/design.md, "The job").
 const (
 	ColSeq        = "_seq"         // string: the source position, cdc.Seq.Hex (sortable)
 	ColDeleted    = "_deleted"     // boolean: soft delete

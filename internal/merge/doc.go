@@ -1,4 +1,4 @@
-// Package merge holds the CDC merge rules of design.md, "The rules": order
+// Package merge holds the CDC merge rules of docs/design.md, "The rules": order
 // by source position, per-batch reduction to the latest change per primary
 // key, the sequence guard, soft deletes that keep the last known values,
 // and idempotence under replays. It is pure (standard library and

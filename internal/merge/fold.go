@@ -36,7 +36,7 @@ type Outcome struct {
 }
 
 // Fold applies one key's batch of changes to its stored state under the
-// rules of design.md: a change applies only when its Seq is above the
+// rules of docs/design.md: a change applies only when its Seq is above the
 // current Seq (rule 3); an upsert (c, u, r) makes its after image the row
 // (TOAST placeholders keep the previous value); a delete soft-deletes the
 // row and keeps its last known values: the delete's before image when it

@@ -17,7 +17,7 @@ type Group struct {
 // GroupByKey splits a batch into per-key groups. Events are taken in any
 // order; each group's events come out ascending by Seq, and two events of
 // one key with the same Seq are the same source change delivered twice
-// (design.md rule 3), so only the first is kept. Groups are returned
+// (docs/design.md rule 3), so only the first is kept. Groups are returned
 // sorted by Key. Events without a key (truncates) must be filtered out by
 // the caller.
 func GroupByKey(events []*cdc.Event) []Group {

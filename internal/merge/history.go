@@ -28,7 +28,7 @@ type Version struct {
 // Current reports whether the version is still open.
 func (v *Version) Current() bool { return v.ToSeq == "" }
 
-// Replay extends a key's history with changes, under design.md rule 6:
+// Replay extends a key's history with changes, under docs/design.md rule 6:
 // a real change (tracked values differ, by RowHash) closes the open
 // version at its position and opens a new one; an update that leaves the
 // tracked values unchanged opens nothing (its other values replace the
