@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -46,6 +47,16 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			a.observeFailure(spec.Table, stage, err)
 		}
 	}()
+	if req.Rerun || retried(ctx) { // a batch committed before its attempt was lost needs no records (they may be gone)
+		if c, ok, err := lake.FindCommitted(ctx, a.Catalog, name, b, spec.Tables()); err != nil {
+			return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, classify(err)
+		} else if ok {
+			res := committedResult(b, c)
+			a.observeBatch(spec.Table, &res, time.Since(started))
+			a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
+			return res, nil
+		}
+	}
 	recs, dec, prefetched := st.prefetch.take(ctx, b)
 	if !prefetched {
 		fetched, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
@@ -69,6 +80,28 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
 	}
 	return res, nil
+}
+
+// retried reports whether this is a retry of the activity (attempt 2 or
+// later); calls outside an activity never are.
+func retried(ctx context.Context) bool {
+	return activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1
+}
+
+// committedResult is the result of batch b found committed in every table
+// (lake.FindCommitted): the tables' recorded counts. Records is bronze's
+// count, or the ranges' size without bronze; Changes is the mirror's row
+// changes. Counts of records that are no row changes (tombstones,
+// transaction metadata, quarantined) are not recorded and stay 0.
+func committedResult(b lake.Batch, c lake.Committed) ApplyResult {
+	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Bronze: c.Bronze, Mirror: c.Mirror, History: c.History,
+		EndOffsets: c.EndOffsets, Records: c.Bronze.Records, Changes: c.Mirror.Events}
+	if res.Records == 0 {
+		for _, r := range b.Ranges {
+			res.Records += int(r.To - r.From)
+		}
+	}
+	return res
 }
 
 // applyRecords applies one batch of records (from Kafka, or rendered by a

@@ -158,6 +158,10 @@ type ApplyRequest struct {
 	// blocked this batch: "evolve" or "skip" (lake.DecisionEvolve,
 	// lake.DecisionSkip); "" on a first attempt.
 	SchemaDecision string `json:"schema_decision,omitempty"`
+	// Rerun: an earlier execution of this batch failed (the workflow runs
+	// it again after a block or its retries), so the batch may be
+	// committed already; ApplyBatch then looks for it before fetching.
+	Rerun bool `json:"rerun,omitempty"`
 }
 
 // RebuildRequest asks for the late-key rebuild of a table: the keys its
