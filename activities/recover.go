@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -16,8 +17,10 @@ import (
 // when the mirror does not exist yet (bronze commits first and the mirror
 // is created before any bronze batch that carries row changes), else
 // nothing (start per spec.StartFrom). Errors: catalog failures
-// (retryable); spec key columns other than the existing mirror's
-// (non-retryable: the table blocks until started with the right key).
+// (retryable); spec key columns other than the existing mirror's, or a
+// topic other than the one the tables were fed from (non-retryable: the
+// table blocks until started with the right key and topic; another
+// topic's offsets mean nothing here, and its records would be skipped).
 func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult, error) {
 	name, err := lake.ParseTableName(spec.Table)
 	if err != nil {
@@ -31,6 +34,13 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 	bronze, err := lake.LoadTable(ctx, a.Catalog, name.Bronze())
 	if err != nil {
 		return out, err
+	}
+	for _, tbl := range []*table.Table{mirror, bronze} {
+		if tbl != nil {
+			if had := lake.TopicOf(tbl); had != "" && had != spec.Topic {
+				return out, topicMismatch(name, had, spec.Topic)
+			}
+		}
 	}
 	var bseq int64
 	if bronze != nil {
@@ -104,4 +114,11 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 	out.BatchSeq, out.Loaded = maxSeq, loaded
 	a.pos.set(spec.Table, spec.Topic, out.Offsets)
 	return out, nil
+}
+
+// topicMismatch is the non-retryable error for a table started on another
+// topic than the one its tables hold.
+func topicMismatch(name lake.TableName, had, spec string) error {
+	return badSpec(fmt.Errorf("table %s holds the records of topic %s, not %s: its offsets are %s's; start it with topic %s, or mirror %s into a new table name",
+		name, had, spec, had, had, spec))
 }

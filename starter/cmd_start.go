@@ -153,12 +153,13 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 }
 
 // checkKeyColumns refuses (usage error, exit 2) a --key other than the
-// key columns the table's existing mirror was created with, when this
-// command can read the catalog; the worker checks again when the
-// workflow starts (a catalog this command cannot reach, or the key
-// taken from the Kafka record key, is left to that check).
+// key columns the table's existing mirror was created with, and a topic
+// other than the one its tables were fed from, when this command can read
+// the catalog; the worker checks again when the workflow starts (a
+// catalog this command cannot reach, or the key taken from the Kafka
+// record key, is left to that check).
 func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) error {
-	if len(spec.KeyColumns) == 0 || a.settings.Catalog.LocalCatalogMissing() != "" {
+	if a.settings.Catalog.LocalCatalogMissing() != "" {
 		return nil
 	}
 	name, err := lake.ParseTableName(spec.Table)
@@ -173,6 +174,13 @@ func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) er
 	}
 	tbl, err := lake.LoadTable(ctx, cat, name.Mirror())
 	if err != nil || tbl == nil {
+		return nil
+	}
+	if had := lake.TopicOf(tbl); had != "" && had != spec.Topic {
+		return usage("%s holds the records of topic %s, not %s: its offsets are %s's; start it with topic %s, or mirror %s into a new table name",
+			spec.Table, had, spec.Topic, had, had, spec.Topic)
+	}
+	if len(spec.KeyColumns) == 0 {
 		return nil
 	}
 	have, err := lake.KeyColumnsOf(tbl)

@@ -149,6 +149,11 @@ func KeyColumnsOf(tbl *table.Table) ([]string, error) {
 	return cols, nil
 }
 
+// TopicOf returns the Kafka topic whose batches tbl holds (the
+// lakemirror.topic its last batch commit recorded), or "" when it holds
+// none.
+func TopicOf(tbl *table.Table) string { return tbl.Properties()[PropTopic] }
+
 // MirrorKeyColumns returns the key columns recorded on the mirror table,
 // or nil when the mirror does not exist.
 func MirrorKeyColumns(ctx context.Context, cat catalog.Catalog, name TableName) ([]string, error) {
