@@ -182,10 +182,10 @@ func follow(ctx context.Context, get func(context.Context) (workflows.Status, er
 }
 
 func (a *app) settingsCmd() *cobra.Command {
-	var batch, maxBatch int
+	var batch, maxBatch, maxQuarantine int
 	var wait time.Duration
 	cmd := &cobra.Command{
-		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D]",
+		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N]",
 		Short: "Change a running table's batch bounds (takes effect at the next batch)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -199,8 +199,11 @@ func (a *app) settingsCmd() *cobra.Command {
 			if cmd.Flags().Changed("max-batch-size") {
 				req.MaxBatchEvents = &maxBatch
 			}
-			if req.MaxEvents == nil && req.MaxWait == nil && req.MaxBatchEvents == nil {
-				return usage("give --batch-size, --max-batch-size and/or --max-wait")
+			if cmd.Flags().Changed("max-quarantine") {
+				req.MaxQuarantine = &maxQuarantine
+			}
+			if req.MaxEvents == nil && req.MaxWait == nil && req.MaxBatchEvents == nil && req.MaxQuarantine == nil {
+				return usage("give --batch-size, --max-batch-size, --max-wait and/or --max-quarantine")
 			}
 			if err := req.Validate(); err != nil {
 				return usage("%v", err)
@@ -214,12 +217,14 @@ func (a *app) settingsCmd() *cobra.Command {
 			if err := sendUpdate(cmd.Context(), c, args[0], workflows.UpdateSettings, req, &spec); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, waiting at most %s\n", args[0], batchBounds(spec), spec.MaxWait)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, waiting at most %s; at most %d quarantined records per batch\n",
+				args[0], batchBounds(spec), spec.MaxWait, spec.Defaults().MaxQuarantine)
 			return nil
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch-size", 0, "maximum records per batch")
 	cmd.Flags().IntVar(&maxBatch, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (0 = no growth)")
+	cmd.Flags().IntVar(&maxQuarantine, "max-quarantine", 0, "records of one batch that may go to the quarantine table before the table blocks (raise it, then `retry`, to lift a quarantine-limit block)")
 	cmd.Flags().DurationVar(&wait, "max-wait", 0, "how long a batch waits to fill")
 	return cmd
 }

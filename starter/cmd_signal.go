@@ -35,8 +35,8 @@ func (a *app) signalCmds() []*cobra.Command {
 					if err != nil {
 						return err
 					}
-					if st.Phase != workflows.PhaseBlocked {
-						return fmt.Errorf("%s is not blocked (phase %s); nothing to retry, nothing was sent", args[0], st.Phase)
+					if st.Phase != workflows.PhaseBlocked && st.Phase != workflows.PhaseRetrying {
+						return fmt.Errorf("%s is not blocked or retrying (phase %s); nothing to retry, nothing was sent", args[0], st.Phase)
 					}
 				}
 				id := workflows.WorkflowID(args[0])

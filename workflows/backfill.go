@@ -35,17 +35,25 @@ type SettingsRequest struct {
 	// MaxBatchEvents: how large a batch may grow while the table is behind
 	// (activities.TableSpec.MaxBatchEvents); 0 = no growth.
 	MaxBatchEvents *int `json:"max_batch_events,omitempty"`
+	// MaxQuarantine: records of one batch that may go to the quarantine
+	// table before the table blocks (activities.TableSpec.MaxQuarantine);
+	// raising it and then retrying lifts a quarantine-limit block.
+	MaxQuarantine *int `json:"max_quarantine,omitempty"`
 }
 
 // Validate checks the bounds: max events in 1..1,000,000 records, max
-// batch events 0 or in 1..1,000,000, max wait in (0, 10 min]. It returns
-// an error naming the bad value.
+// batch events 0 or in 1..1,000,000, max quarantine in 1..1,000,000
+// records, max wait in (0, 10 min]. It returns an error naming the bad
+// value.
 func (req SettingsRequest) Validate() error {
 	if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
 		return fmt.Errorf("batch size %d outside 1..1000000 records", *req.MaxEvents)
 	}
 	if req.MaxBatchEvents != nil && (*req.MaxBatchEvents < 0 || *req.MaxBatchEvents > 1_000_000) {
 		return fmt.Errorf("max batch size %d outside 0..1000000 records", *req.MaxBatchEvents)
+	}
+	if req.MaxQuarantine != nil && (*req.MaxQuarantine < 1 || *req.MaxQuarantine > 1_000_000) {
+		return fmt.Errorf("max quarantine %d outside 1..1000000 records", *req.MaxQuarantine)
 	}
 	if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
 		return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
@@ -97,6 +105,9 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 			}
 			if req.MaxBatchEvents != nil {
 				st.Spec.MaxBatchEvents = *req.MaxBatchEvents
+			}
+			if req.MaxQuarantine != nil {
+				st.Spec.MaxQuarantine = *req.MaxQuarantine
 			}
 			return st.Spec, nil
 		},

@@ -25,6 +25,7 @@ const (
 	PhaseBackfill      = "backfill" // re-applying a requested range of past offsets
 	PhasePaused        = "paused"
 	PhaseBlocked       = "blocked"        // a batch failed in a way retrying cannot fix; waiting for an operator
+	PhaseRetrying      = "retrying"       // an activity keeps failing with an error that may pass (a service down, a wrong password); retried with backoff, the error in status
 	PhaseSchemaBlocked = "schema-blocked" // the source schema changed in a way that needs a decision (schema signal)
 	PhaseStopped       = "stopped"
 )

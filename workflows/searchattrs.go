@@ -14,23 +14,64 @@ var (
 	SAPaused = temporal.NewSearchAttributeKeyBool("LakemirrorPaused")
 )
 
-// searchAttributes upserts phase and paused when they change. It is on
-// only when the workflow was started with LakemirrorTable set (the
-// attributes are registered on the server); otherwise upserting would
-// fail every workflow task.
+// searchAttributes publishes the phase when it changes: the
+// LakemirrorPhase and LakemirrorPaused search attributes, and the gauge
+// lakemirror_table_phase{table,phase} (1 for the current phase, 0 for the
+// one before; through the SDK's metrics handler, so on the /metrics of the
+// worker running the workflow, and never during replay). The search
+// attributes are on only when the workflow was started with
+// LakemirrorTable set (the attributes are registered on the server);
+// otherwise upserting would fail every workflow task.
 type searchAttributes struct {
-	on     bool
-	phase  string
-	paused bool
-	set    bool
+	on          bool
+	phase       string
+	paused      bool
+	set         bool
+	metricPhase string
+	midBatch    workflow.Version // publishing while blocked or retrying (a versioned change); -2 until asked
 }
+
+// publishMidBatchVersion gates upserting the search attributes from inside
+// a batch (blocked, retrying): histories recorded before it did not.
+const publishMidBatchVersion = "publish-phase-mid-batch"
+
+// PhaseGauge is the name of the per-table phase gauge.
+const PhaseGauge = "lakemirror_table_phase"
 
 func newSearchAttributes(ctx workflow.Context) *searchAttributes {
 	_, on := workflow.GetTypedSearchAttributes(ctx).GetKeyword(SATable)
-	return &searchAttributes{on: on}
+	return &searchAttributes{on: on, midBatch: -2}
+}
+
+// publish publishes st's phase from inside a batch (blocked, retrying,
+// schema-blocked, and back); a no-op for st without a publisher.
+func (st *TableState) publish(ctx workflow.Context) {
+	s := st.published
+	if s == nil {
+		return
+	}
+	if s.on && s.midBatch == -2 {
+		s.midBatch = workflow.GetVersion(ctx, publishMidBatchVersion, workflow.DefaultVersion, 1)
+	}
+	if s.midBatch == workflow.DefaultVersion {
+		on := s.on
+		s.on = false // the metric only
+		s.upsert(ctx, st)
+		s.on = on
+		return
+	}
+	s.upsert(ctx, st)
 }
 
 func (s *searchAttributes) upsert(ctx workflow.Context, st *TableState) {
+	if s.metricPhase != st.Phase {
+		mh := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"table": st.Spec.Table})
+		if s.metricPhase != "" {
+			mh.WithTags(map[string]string{"phase": s.metricPhase}).Gauge(PhaseGauge).Update(0)
+		}
+		mh.WithTags(map[string]string{"phase": st.Phase}).Gauge(PhaseGauge).Update(1)
+		s.metricPhase = st.Phase
+	}
 	if !s.on || (s.set && s.phase == st.Phase && s.paused == st.Paused) {
 		return
 	}

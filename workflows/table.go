@@ -48,14 +48,18 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	}
 	sig := newSignals(ctx, st)
 	workflow.Go(ctx, sig.loop)
-	sa := newSearchAttributes(ctx)
+	st.published = newSearchAttributes(ctx)
+	sa := st.published
 
 	if !st.Recovered {
 		var rec activities.RecoverResult
 		for { // a failure (a spec the tables refuse) blocks until retry or stop
-			err := workflow.ExecuteActivity(withShort(ctx), a.Recover, st.Spec).Get(ctx, &rec)
+			err := execVisible(ctx, st, shortOptions(), a.Recover, func(bool) any { return st.Spec }, &rec)
 			if err == nil {
 				break
+			}
+			if errors.Is(err, errStopping) {
+				return nil
 			}
 			if !block(ctx, st, err) {
 				return nil
@@ -107,8 +111,12 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		}
 		st.Phase = streamPhase(st)
 		var plan activities.Plan
-		err := workflow.ExecuteActivity(withPlan(ctx, st.Spec), a.PlanBatch,
-			activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}).Get(ctx, &plan)
+		err := execVisible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
+			return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
+		}, &plan)
+		if errors.Is(err, errStopping) {
+			continue // stops at the top of the loop
+		}
 		if err != nil {
 			if !block(ctx, st, err) {
 				return nil
@@ -166,14 +174,19 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 // non-retryable failures until an operator signals retry. It returns
 // false when the workflow is asked to stop while blocked.
 func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.ApplyResult, bool) {
-	decision := ""
+	decision, rerun := "", false
 	for {
 		var res activities.ApplyResult
-		err := workflow.ExecuteActivity(withApply(ctx, b), a.ApplyBatch,
-			activities.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision}).Get(ctx, &res)
+		err := execVisible(ctx, st, applyOptions(b), a.ApplyBatch, func(failed bool) any {
+			return activities.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed}
+		}, &res)
 		if err == nil {
 			return res, true
 		}
+		if errors.Is(err, errStopping) {
+			return res, false
+		}
+		rerun = true
 		var ae *temporal.ApplicationError
 		if errors.As(err, &ae) && ae.Type() == activities.ErrTypeSchemaBlocked {
 			d, ok := awaitSchemaDecision(ctx, st, err)
@@ -196,11 +209,13 @@ func awaitSchemaDecision(ctx workflow.Context, st *TableState, err error) (strin
 	st.LastError = errorText(err)
 	prev := st.Phase
 	st.Phase = PhaseSchemaBlocked
+	st.publish(ctx)
 	workflow.GetLogger(ctx).Error("schema change blocks the table", "error", st.LastError)
 	st.schemaDecision = ""
 	_ = workflow.Await(ctx, func() bool { return st.schemaDecision != "" || st.Stopping })
 	d := st.schemaDecision
 	st.schemaDecision, st.Phase = "", prev
+	st.publish(ctx)
 	return d, !st.Stopping
 }
 
@@ -219,8 +234,12 @@ func rebuild(ctx workflow.Context, st *TableState, pending int) bool {
 	}
 	for {
 		var res activities.RebuildResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.RebuildKeys,
-			activities.RebuildRequest{Spec: spec, AfterSeq: st.BatchSeq}).Get(ctx, &res)
+		err := execVisible(ctx, st, opts, a.RebuildKeys, func(bool) any {
+			return activities.RebuildRequest{Spec: spec, AfterSeq: st.BatchSeq}
+		}, &res)
+		if errors.Is(err, errStopping) {
+			return false
+		}
 		if err == nil {
 			st.LastRebuild = &res
 			st.Totals.RebuiltKeys += int64(res.Keys)
@@ -239,11 +258,13 @@ func block(ctx workflow.Context, st *TableState, err error) bool {
 	st.LastError = errorText(err)
 	prev := st.Phase
 	st.Phase = PhaseBlocked
+	st.publish(ctx)
 	workflow.GetLogger(ctx).Error("table blocked", "error", st.LastError)
 	st.retryRequested = false
 	_ = workflow.Await(ctx, func() bool { return st.retryRequested || st.Stopping })
 	st.retryRequested = false
 	st.Phase = prev
+	st.publish(ctx)
 	return !st.Stopping
 }
 
@@ -264,33 +285,37 @@ func errorText(err error) string {
 }
 
 func withShort(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
-	})
+	return workflow.WithActivityOptions(ctx, shortOptions())
 }
 
-func withPlan(ctx workflow.Context, spec activities.TableSpec) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+func shortOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+	}
+}
+
+func planOptions(spec activities.TableSpec) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
 		StartToCloseTimeout: spec.MaxWait + time.Minute,
 		HeartbeatTimeout:    30 * time.Second,
 		Summary:             "plan next batch of " + spec.Topic,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second,
 			NonRetryableErrorTypes: []string{activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
-	})
+	}
 }
 
-func withApply(ctx workflow.Context, b lake.Batch) workflow.Context {
+func applyOptions(b lake.Batch) workflow.ActivityOptions {
 	var rs []string
 	for _, r := range b.Ranges {
 		rs = append(rs, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
 	}
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	return workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("apply-%d", b.Seq),
 		StartToCloseTimeout: 15 * time.Minute,
 		HeartbeatTimeout:    30 * time.Second, // the activity heartbeats every 5 s; a dead worker's attempt is retried after this
 		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
 			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
-	})
+	}
 }

@@ -171,3 +171,86 @@ func TestTableWorkflowContinuesAsNew(t *testing.T) {
 	require.Equal(t, lake.Offsets{0: 7}, next.State.Offsets)
 	require.Equal(t, 1, next.State.Runs)
 }
+
+// A batch blocked by the quarantine limit is let through by raising the
+// limit with the settings update and retrying: the retry runs with the
+// new limit.
+func TestQuarantineLimitLiftedBySettings(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{}}, nil)
+	plans := 0
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		plans++
+		if plans == 1 {
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 0, To: 3}}, Offsets: lake.Offsets{0: 3}, HighWatermarks: lake.Offsets{0: 3}}, nil
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 3}}, nil
+	})
+	var limits []int
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		limits = append(limits, req.Spec.MaxQuarantine)
+		if req.Spec.MaxQuarantine < 3 {
+			return activities.ApplyResult{}, temporal.NewNonRetryableApplicationError("3 records of batch shop.orders#1 cannot be applied (limit 2 per batch)", activities.ErrTypeQuarantineLimit, nil)
+		}
+		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Quarantined: 3, EndOffsets: req.Batch.EndOffsets}, nil
+	})
+	ten := 10
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, PhaseBlocked, status(t, env).Phase)
+		env.UpdateWorkflow(UpdateSettings, "raise", &updateCallbacks{t: t}, SettingsRequest{MaxQuarantine: &ten})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalRetry, nil) }, 90*time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, PhaseStream, st.Phase)
+		require.Equal(t, lake.Offsets{0: 3}, st.Offsets)
+		require.Equal(t, int64(3), st.Totals.Quarantined)
+		env.SignalWorkflow(SignalStop, nil)
+	}, 2*time.Minute)
+	spec2 := spec
+	spec2.MaxQuarantine = 2
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec2})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []int{2, 10}, limits)
+}
+
+// updateCallbacks fails the test when an update is rejected or fails.
+type updateCallbacks struct{ t *testing.T }
+
+func (u *updateCallbacks) Accept()                   {}
+func (u *updateCallbacks) Reject(err error)          { u.t.Errorf("update rejected: %v", err) }
+func (u *updateCallbacks) Complete(_ any, err error) { require.NoError(u.t, err) }
+
+// An activity that keeps failing with an error that may pass (here Kafka
+// refusing connections) shows the table as retrying with the error in
+// status instead of retrying silently; once it passes the table streams
+// again with the error cleared.
+func TestRetryableFailureShowsRetrying(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 5}}, nil)
+	calls := 0
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		calls++
+		if calls <= 2*visibleAttempts {
+			return activities.Plan{}, errors.New("kafka: dial tcp 127.0.0.1:9092: connect: connection refused")
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 5}}, nil
+	})
+	var seen []string
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		seen = append(seen, st.Phase)
+		require.Equal(t, PhaseRetrying, st.Phase)
+		require.Contains(t, st.LastError, "connection refused")
+	}, 20*time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, PhaseStream, st.Phase)
+		require.Empty(t, st.LastError)
+		env.SignalWorkflow(SignalStop, nil)
+	}, time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{PhaseRetrying}, seen)
+	require.Greater(t, calls, 2*visibleAttempts)
+}

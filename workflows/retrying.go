@@ -1,0 +1,78 @@
+package workflows
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// visibleAttempts is how many attempts Temporal makes of a table's
+// activity before the workflow sees its failure. The workflow then shows
+// the table as retrying (phase, last error, search attribute, metric) and
+// runs the activity again after a backoff, so an error that may pass (a
+// service down, a wrong password, a full disk) is visible in status
+// instead of retried silently forever.
+const visibleAttempts = 4
+
+// retryBackoff is the wait before re-running an activity that failed its
+// attempts: 5 s doubling to at most a minute.
+func retryBackoff(n int) time.Duration {
+	return min(5*time.Second<<min(n, 4), time.Minute)
+}
+
+// errStopping: the workflow was asked to stop while an activity was
+// being retried.
+var errStopping = errors.New("the table is stopping")
+
+// execVisible runs activity fn with the argument arg(rerun) (rerun: an
+// earlier execution failed) into out, with opts' retry policy bounded to
+// visibleAttempts, until it succeeds (nil), fails in a way retrying cannot
+// fix (that error: a non-retryable application error, or one of the
+// policy's non-retryable types, for the caller to block on), or the
+// workflow is asked to stop (errStopping). Between executions the table
+// is "retrying" with the error in status; a retry signal cuts the backoff
+// short. On success the phase is restored and the error cleared.
+func execVisible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, fn any, arg func(rerun bool) any, out any) error {
+	rp := temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
+	if opts.RetryPolicy != nil {
+		rp = *opts.RetryPolicy
+	}
+	rp.MaximumAttempts = visibleAttempts
+	opts.RetryPolicy = &rp
+	actx := workflow.WithActivityOptions(ctx, opts)
+	prev, failed := st.Phase, false
+	for n := 0; ; n++ {
+		err := workflow.ExecuteActivity(actx, fn, arg(failed)).Get(ctx, out)
+		if err == nil {
+			if failed {
+				st.Phase, st.LastError = prev, ""
+				st.publish(ctx)
+			}
+			return nil
+		}
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && (ae.NonRetryable() || slices.Contains(rp.NonRetryableErrorTypes, ae.Type())) {
+			if failed {
+				st.Phase = prev
+			}
+			return err
+		}
+		if errors.Is(err, workflow.ErrCanceled) || ctx.Err() != nil {
+			return err
+		}
+		failed = true
+		st.Phase, st.LastError = PhaseRetrying, errorText(err)
+		st.publish(ctx)
+		workflow.GetLogger(ctx).Warn("activity keeps failing; retrying", "error", st.LastError, "executions", n+1)
+		st.retryRequested = false
+		_, _ = workflow.AwaitWithTimeout(ctx, retryBackoff(n), func() bool { return st.retryRequested || st.Stopping })
+		st.retryRequested = false
+		if st.Stopping {
+			st.Phase = prev
+			return errStopping
+		}
+	}
+}
