@@ -10,16 +10,23 @@ import (
 
 // commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
 // delta adding data and deletes (either may be nil; none is staged when
-// both are) with props in its snapshot summary, and props set as table
-// properties. It returns the table as committed. what names the commit in
-// errors ("mirror", "history", "bronze batch b1").
+// both are) with the batch's bookkeeping keys of props in its snapshot
+// summary (summaryOf), and all of props set as table properties, together
+// with the metadata retention properties when the table lacks them. It
+// returns the table as committed. what names the commit in errors
+// ("mirror", "history", "bronze batch b1").
 //
 // Errors: staging failures, and commit failures including conflicts with
 // another writer (retryable: reload the table and try again).
 func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, deletes iceberg.DataFile, props iceberg.Properties) (*table.Table, error) {
+	for k, v := range metadataRetention {
+		if _, ok := tbl.Properties()[k]; !ok {
+			props[k] = v
+		}
+	}
 	tx := tbl.NewTransaction()
 	if data != nil || deletes != nil {
-		rd := tx.NewRowDelta(props)
+		rd := tx.NewRowDelta(summaryOf(props))
 		if data != nil {
 			rd.AddRows(data)
 		}
@@ -38,4 +45,35 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 		return nil, fmt.Errorf("lake: commit %s: %w", what, err)
 	}
 	return newTbl, nil
+}
+
+// summaryKeys are the properties a batch's snapshot summary carries: what
+// identifies the batch and its result, so that any Iceberg tool shows per
+// commit which batch it was. State that is only ever read as the table's
+// current value (the pending-rebuild set, bronze's covered offsets, the
+// truncates, schema decisions) stays out: every snapshot's summary is
+// kept in every later metadata.json until the snapshot expires, so a
+// large value there would make each commit's metadata grow with the
+// table's age.
+var summaryKeys = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropTopic, PropLoadCursor, "lakemirror.rebuild-keys"}
+
+// summaryOf is the snapshot summary of a commit with properties props.
+func summaryOf(props iceberg.Properties) iceberg.Properties {
+	out := iceberg.Properties{}
+	for _, k := range summaryKeys {
+		if v, ok := props[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// metadataRetention are the table properties that bound the metadata.json
+// files a table keeps (Iceberg's write.metadata.* properties, honoured by
+// iceberg-go's commits): the 20 previous versions, older ones deleted
+// after each commit. Set on every table at creation and added by the
+// first commit to a table created without them.
+var metadataRetention = map[string]string{
+	table.MetadataDeleteAfterCommitEnabledKey: "true",
+	table.MetadataPreviousVersionsMaxKey:      "20",
 }

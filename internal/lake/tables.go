@@ -63,6 +63,9 @@ func tableProperties(extra map[string]string) iceberg.Properties {
 		"write.merge.mode":                "merge-on-read",
 		"write.parquet.compression-codec": "zstd",
 	}
+	for k, v := range metadataRetention {
+		p[k] = v
+	}
 	for k, v := range extra {
 		p[k] = v
 	}
