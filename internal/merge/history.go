@@ -52,6 +52,11 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 	var cur *Version // the latest version, a copy we may modify
 	if prev != nil {
 		c := *prev
+		if c.Values != nil {
+			// compare by the hash of today's definition, not the stored one
+			// (rows written before RowHash skipped NULLs hash differently)
+			c.Hash = RowHash(c.Values, o.Tracked)
+		}
 		cur = &c
 	}
 	var opened []Version

@@ -11,15 +11,24 @@ import (
 
 // RowHash is the `_row_hash` of the history table: a canonical, null-safe
 // digest of the tracked columns of a row image (all columns when tracked
-// is nil), in the image's column order. Each value contributes its kind
-// tag and a length-prefixed payload, so NULL and "" differ, NULLs swapped
-// between columns differ, and a decimal hashes the same however its
-// unscaled value was held. It returns 32 hex digits (128 bits of SHA-256).
-// A nil row hashes like a row of NULLs of no columns.
+// is nil), in the image's column order. Each non-NULL value contributes
+// its column name, kind tag and a length-prefixed payload; a NULL
+// contributes nothing, so a column that is NULL hashes like a column the
+// row does not have. That makes the hash independent of columns added to
+// the table after the row was written (NULL-by-addition): an unchanged
+// row hashes alike before and after the addition, whatever batch either
+// image was applied in (docs/design.md, rule 6). NULL and "" still differ
+// (the "" carries its column name), values moved between columns differ,
+// and a decimal hashes the same however its unscaled value was held. It
+// returns 32 hex digits (128 bits of SHA-256). A nil row hashes like a
+// row of NULLs.
 func RowHash(row *cdc.Row, tracked []string) string {
 	var stack [512]byte
 	buf := stack[:0]
 	add := func(name string, v cdc.Value) {
+		if v.Kind == cdc.KindNull {
+			return
+		}
 		buf = binary.AppendUvarint(buf, uint64(len(name)))
 		buf = append(buf, name...)
 		buf = append(buf, byte(v.Kind))
