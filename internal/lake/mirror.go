@@ -50,6 +50,9 @@ type MirrorWriter struct {
 	state   *State
 	now     func() time.Time
 	plan    *batchPlan // the last Apply's batch, for the history writer
+	// prepared holds the purge horizon the last Prepare checked the batch
+	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
+	prepared *string
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -142,6 +145,8 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err != nil {
 		return p, err
 	}
+	checked := tbl.Properties()[PropPurgeHorizon]
+	w.prepared = &checked
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
 		if skipped[e] {

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -33,6 +34,13 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	return s.Commit(ctx)
 }
+
+// ErrHorizonMoved: a tombstone purge committed between the batch's
+// Prepare (which refused changes that could resurrect purged rows by the
+// horizon it read) and its Stage (which would apply the rest against the
+// purged table). The batch must be prepared again (retryable); committing
+// it would let a replayed old change revive a purged key.
+var ErrHorizonMoved = errors.New("lake: a tombstone purge committed while the batch was prepared; prepare it again")
 
 // MirrorStage is one batch's mirror changes: decided by Stage (the
 // sequence guard and the merge rules, against the key index), written to
@@ -79,6 +87,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		w.plan = newPlan(b.Seq, events) // positions before the batch unknown
 		s.done, s.res, s.offsets = true, recordedMirrorResult(cp, b), cp.EndOffsets
 		return s, nil
+	}
+	checked := w.prepared
+	w.prepared = nil
+	if checked != nil && *checked != tbl.Properties()[PropPurgeHorizon] {
+		return s, ErrHorizonMoved // a purge committed after Prepare checked the batch against the horizon
 	}
 	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
 		return s, err
