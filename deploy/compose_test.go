@@ -311,6 +311,9 @@ func TestImagesPinned(t *testing.T) {
 	}
 }
 
+// Published ports are unique and bound to the loopback interface only:
+// the stack has default passwords and no TLS, so it must not be reachable
+// from the network.
 func TestPortsUnique(t *testing.T) {
 	c := loadCompose(t)
 	seen := map[string]string{}
@@ -318,6 +321,9 @@ func TestPortsUnique(t *testing.T) {
 		for _, p := range s.Ports {
 			if p.published == "" {
 				continue
+			}
+			if p.hostIP != "127.0.0.1" {
+				t.Errorf("service %s: port %s is published on %q, not 127.0.0.1", name, p.published, p.hostIP)
 			}
 			if _, err := strconv.Atoi(p.published); err != nil {
 				t.Errorf("service %s: published port %q is not a number", name, p.published)

@@ -128,7 +128,7 @@ func (a *app) waitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			lr := newLagReader(a.settings.KafkaBrokers)
+			lr := newLagReader(a.settings)
 			defer lr.Close()
 			get := func(ctx context.Context) (workflows.Status, error) {
 				st, _, err := lr.status(ctx, c, args[0])
@@ -241,7 +241,7 @@ func (a *app) listCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			lr := newLagReader(a.settings.KafkaBrokers)
+			lr := newLagReader(a.settings)
 			defer lr.Close()
 			resp, err := c.ListWorkflow(cmd.Context(), &workflowservice.ListWorkflowExecutionsRequest{
 				Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = \"Running\"", workflows.TableWorkflowName)})

@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/worker/runner"
 )
 
 func (a *app) produceCmd() *cobra.Command {
@@ -39,7 +39,7 @@ trying the pipeline against a running worker (e.g. worker -dev).`,
 					return err
 				}
 			}
-			kc, err := kafka.NewClient(a.settings.KafkaBrokers)
+			kc, err := runner.NewKafka(a.settings)
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			lr := newLagReader(a.settings.KafkaBrokers)
+			lr := newLagReader(a.settings)
 			defer lr.Close()
 			st, note, err := lr.status(cmd.Context(), c, args[0])
 			if err != nil {

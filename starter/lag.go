@@ -8,8 +8,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -28,10 +30,10 @@ type lagReader struct {
 	err error
 }
 
-// newLagReader connects to brokers; a failure is kept and reported by
+// newLagReader connects to s's Kafka; a failure is kept and reported by
 // refresh (the commands then show the workflow's numbers).
-func newLagReader(brokers []string) *lagReader {
-	kc, err := kafka.NewClient(brokers)
+func newLagReader(s config.Settings) *lagReader {
+	kc, err := runner.NewKafka(s)
 	return &lagReader{kc: kc, err: err}
 }
 

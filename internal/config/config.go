@@ -43,6 +43,13 @@ type Settings struct {
 	// a per-process directory under it, removed on exit. "" = the system
 	// temp directory. Fast local disk; its size is about the tables' bronze.
 	StateDir string
+
+	// Connection security (security.go): TLS, mutual TLS and SASL for
+	// Kafka; TLS, mutual TLS and API keys for Temporal; TLS and basic
+	// auth for the schema registry.
+	KafkaSecurity    KafkaSecurity
+	TemporalSecurity TemporalSecurity
+	RegistrySecurity RegistrySecurity
 }
 
 // Bind registers the settings' flags on fs, with defaults from the
@@ -60,6 +67,7 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog, warehouse and -dev Temporal database (env "+EnvDataDir+")")
+	s.bindSecurity(fs)
 	return b
 }
 
@@ -74,6 +82,7 @@ type Binding struct {
 func (b *Binding) Finish() error {
 	s := b.s
 	s.KafkaBrokers = splitList(b.brokers)
+	s.finishSecurity()
 	props, err := ParseProps(b.props)
 	if err != nil {
 		return err

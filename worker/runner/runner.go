@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"io"
 	"log/slog"
 	"strings"
@@ -52,6 +53,14 @@ func Dial(s config.Settings, logger *slog.Logger) (client.Client, error) {
 
 func dial(s config.Settings, logger *slog.Logger, mh client.MetricsHandler) (client.Client, error) {
 	opts := client.Options{HostPort: s.TemporalAddress, Namespace: s.Namespace, MetricsHandler: mh}
+	tlsCfg, err := s.TemporalSecurity.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts.ConnectionOptions.TLS = tlsCfg
+	if key := s.TemporalSecurity.APIKey; key != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
+	}
 	if logger != nil {
 		opts.Logger = sdklog.NewStructuredLogger(logger)
 	}
@@ -62,6 +71,16 @@ func dial(s config.Settings, logger *slog.Logger, mh client.MetricsHandler) (cli
 	return c, nil
 }
 
+// NewKafka returns a Kafka client for s's brokers with its TLS and SASL
+// settings. Errors: bad security settings, no brokers.
+func NewKafka(s config.Settings, opts ...kgo.Opt) (*kafka.Client, error) {
+	sec, err := s.KafkaSecurity.Opts()
+	if err != nil {
+		return nil, err
+	}
+	return kafka.NewClient(s.KafkaBrokers, append(sec, opts...)...)
+}
+
 // Start opens the catalog and the Kafka client, connects to Temporal and
 // starts a worker on activities.TaskQueue. Stop releases everything.
 func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner, error) {
@@ -69,7 +88,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	if err != nil {
 		return nil, err
 	}
-	kc, err := kafka.NewClient(s.KafkaBrokers)
+	kc, err := NewKafka(s)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +113,11 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
 	if s.SchemaRegistry != "" {
-		if acts.Registry, err = sr.NewClient(sr.URLs(strings.Split(s.SchemaRegistry, ",")...)); err != nil {
+		ropts, err := s.RegistrySecurity.Opts()
+		if err == nil {
+			acts.Registry, err = sr.NewClient(append(ropts, sr.URLs(strings.Split(s.SchemaRegistry, ",")...))...)
+		}
+		if err != nil {
 			removeState()
 			c.Close()
 			kc.Close()
