@@ -23,13 +23,20 @@ type maintFlags struct {
 	orphans                     bool
 }
 
+// defaultMaint are the maintenance jobs' default parameters.
+var defaultMaint = maintFlags{retention: 30 * 24 * time.Hour, floor: 7 * 24 * time.Hour, targetSize: 128 << 20, retainLast: 10, olderThan: 5 * 24 * time.Hour}
+
+// defaultEvery are the jobs' default intervals: the schedules `schedule`
+// and `start` create.
+var defaultEvery = map[string]time.Duration{activities.JobPurge: 24 * time.Hour, activities.JobCompact: time.Hour, activities.JobExpire: 24 * time.Hour}
+
 func (f *maintFlags) bind(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.DurationVar(&f.retention, "retention", 30*24*time.Hour, "purge: remove soft-deleted rows whose delete is older than this (must exceed Kafka retention and any replay)")
-	fl.DurationVar(&f.floor, "retention-floor", 7*24*time.Hour, "purge: refuse a --retention shorter than this")
-	fl.Int64Var(&f.targetSize, "target-file-size", 128<<20, "compact: target data file size in bytes")
-	fl.IntVar(&f.retainLast, "retain-last", 10, "expire: snapshots kept at least")
-	fl.DurationVar(&f.olderThan, "older-than", 5*24*time.Hour, "expire: snapshots younger than this are kept")
+	fl, d := cmd.Flags(), defaultMaint
+	fl.DurationVar(&f.retention, "retention", d.retention, "purge: remove soft-deleted rows whose delete is older than this (must exceed Kafka retention and any replay)")
+	fl.DurationVar(&f.floor, "retention-floor", d.floor, "purge: refuse a --retention shorter than this")
+	fl.Int64Var(&f.targetSize, "target-file-size", d.targetSize, "compact: target data file size in bytes")
+	fl.IntVar(&f.retainLast, "retain-last", d.retainLast, "expire: snapshots kept at least")
+	fl.DurationVar(&f.olderThan, "older-than", d.olderThan, "expire: snapshots younger than this are kept")
 	fl.BoolVar(&f.orphans, "clean-orphans", false, "expire: also delete unreferenced files older than 3 days")
 }
 
@@ -173,9 +180,9 @@ job's schedule.`,
 		},
 	}
 	f.bind(cmd)
-	cmd.Flags().DurationVar(&purge, "purge-every", 24*time.Hour, "tombstone purge interval (0 = none)")
-	cmd.Flags().DurationVar(&compact, "compact-every", time.Hour, "compaction interval (0 = none)")
-	cmd.Flags().DurationVar(&expire, "expire-every", 24*time.Hour, "snapshot expiry interval (0 = none)")
+	cmd.Flags().DurationVar(&purge, "purge-every", defaultEvery[activities.JobPurge], "tombstone purge interval (0 = none)")
+	cmd.Flags().DurationVar(&compact, "compact-every", defaultEvery[activities.JobCompact], "compaction interval (0 = none)")
+	cmd.Flags().DurationVar(&expire, "expire-every", defaultEvery[activities.JobExpire], "snapshot expiry interval (0 = none)")
 	cmd.Flags().BoolVar(&remove, "delete", false, "delete the table's schedules")
 	cmd.Flags().BoolVar(&pause, "pause", false, "pause the table's schedules")
 	cmd.Flags().BoolVar(&unpause, "unpause", false, "unpause the table's schedules")
@@ -202,4 +209,27 @@ func upsertSchedule(ctx context.Context, sc client.ScheduleClient, id string, ev
 		s.Action = action
 		return &client.ScheduleUpdate{Schedule: &s}, nil
 	}})
+}
+
+// createDefaultSchedules creates the table's purge, compaction and expiry
+// schedules at their default intervals and parameters, leaving any that
+// exist as they are (an operator's own settings win). It returns the ids
+// it created. Errors: the schedule service's, other than "exists".
+func createDefaultSchedules(ctx context.Context, sc client.ScheduleClient, spec activities.TableSpec) ([]string, error) {
+	var created []string
+	for _, job := range []string{activities.JobCompact, activities.JobExpire, activities.JobPurge} {
+		id := workflows.ScheduleID(spec.Table, job)
+		if _, err := sc.GetHandle(ctx, id).Describe(ctx); err == nil {
+			continue
+		}
+		req := defaultMaint.request(spec, job)
+		action := &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: workflows.MaintenanceWorkflowName, Args: []any{req}, TaskQueue: activities.TaskQueue}
+		_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: defaultEvery[job]}}},
+			Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, Memo: map[string]any{"table": spec.Table, "job": job}})
+		if err != nil {
+			return created, fmt.Errorf("create schedule %s: %w", id, err)
+		}
+		created = append(created, id)
+	}
+	return created, nil
 }

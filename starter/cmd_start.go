@@ -96,6 +96,7 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 
 func (a *app) startCmd() *cobra.Command {
 	var f specFlags
+	var schedules bool
 	cmd := &cobra.Command{
 		Use:   "start TOPIC",
 		Short: "Start a table's pipeline from a Debezium topic",
@@ -122,10 +123,21 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "started %s (workflow %s, run %s) reading %s\n", spec.Table, run.GetID(), run.GetRunID(), spec.Topic)
+			if !schedules {
+				return nil
+			}
+			ids, err := createDefaultSchedules(cmd.Context(), c.ScheduleClient(), spec)
+			for _, id := range ids {
+				fmt.Fprintf(cmd.OutOrStdout(), "created schedule %s\n", id)
+			}
+			if err != nil {
+				return fmt.Errorf("the table runs, but its maintenance schedules: %w (create them with `starter schedule %s`)", err, spec.Table)
+			}
 			return nil
 		},
 	}
 	f.bind(cmd, 5000, 2*time.Second)
+	cmd.Flags().BoolVar(&schedules, "schedules", true, "create the table's maintenance schedules (compaction every hour, snapshot expiry and tombstone purge after 30 days every day) unless they exist; --schedules=false: none (see `schedule`)")
 	return cmd
 }
 

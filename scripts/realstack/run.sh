@@ -231,7 +231,7 @@ step temporal start_temporal
 export LAKEMIRROR_SOURCES="$SOURCE=postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable"
 step worker start_worker 1
 start_table() { # SRC TABLE TOPIC [starter flags]
-  starter start "$3" --table "$2" --key id --batch-size $BATCH_SIZE --max-wait 1s "${@:4}" >>"$RUN/logs/starter.out"
+  starter start "$3" --table "$2" --key id --batch-size $BATCH_SIZE --max-wait 1s --schedules=false "${@:4}" >>"$RUN/logs/starter.out"
 }
 for t in items trunc_demo amounts; do start_table "$t" "rs.$t" "rs.public.$t"; done
 # resnap and incsnap: direct initial loads of quiet tables (rs-lossy snapshots nothing)
