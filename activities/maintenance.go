@@ -39,10 +39,11 @@ type MaintenanceResult struct {
 }
 
 // Maintain runs one maintenance job on a table's Iceberg tables. Purge
-// goes through the worker's mirror writer (serialized with the table's
-// batches in this worker); compaction and expiry are committed with
-// Iceberg's conflict checks, so a concurrent batch makes one side fail
-// and retry, never lose data. Errors: a purge window below its floor
+// goes through the worker's mirror writer and compaction runs between the
+// table's batches (both serialized with them in this worker, so they make
+// progress under continuous load); every commit is checked by Iceberg for
+// conflicts, so a batch committed by another worker meanwhile makes one
+// side fail and retry, never lose data. Errors: a purge window below its floor
 // (non-retryable InvalidTableSpec), catalog, storage and commit conflicts
 // (retried).
 func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (MaintenanceResult, error) {
@@ -81,6 +82,11 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 		}
 		res.Purge = &p
 	case JobCompact:
+		// serialized with the table's batches in this worker: a batch commits
+		// position deletes against most data files, so a rewrite racing the
+		// batches would lose the commit race every time
+		st.mu.Lock()
+		defer st.mu.Unlock()
 		res.Compact = map[string]lake.CompactResult{}
 		for kind, ident := range tables {
 			c, err := lake.Compact(ctx, a.Catalog, ident, lake.CompactOptions{TargetFileBytes: req.TargetFileSize})

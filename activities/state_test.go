@@ -29,7 +29,6 @@ func applyStream(t *testing.T, cat catalog.Catalog, msgs []sample.Message, sizes
 // (its WithoutBronze and WithoutHistory).
 func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []sample.Message, sizes []int, restart func(int) bool) {
 	t.Helper()
-	ctx := context.Background()
 	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000,
 		WithoutBronze: opts.WithoutBronze, WithoutHistory: opts.WithoutHistory}.Defaults()
 	newWorker := func() *Activities {
@@ -38,10 +37,30 @@ func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []s
 		return a
 	}
 	a := newWorker()
+	applyBatches(t, &a, spec, msgs, sizes, func(i int) *Activities {
+		if restart(i) {
+			return newWorker()
+		}
+		return nil
+	})
+}
+
+// applyStreamWith applies msgs in the given batch sizes through worker a.
+func applyStreamWith(t *testing.T, a *Activities, spec TableSpec, msgs []sample.Message, sizes []int) {
+	t.Helper()
+	applyBatches(t, &a, spec, msgs, sizes, func(int) *Activities { return nil })
+}
+
+// applyBatches is applyStream's loop: before batch i, next(i) may give a
+// new worker to continue on.
+func applyBatches(t *testing.T, worker **Activities, spec TableSpec, msgs []sample.Message, sizes []int, next func(int) *Activities) {
+	t.Helper()
+	ctx := context.Background()
+	a := *worker
 	var offset int64
 	for i, n := range sizes {
-		if restart(i) {
-			a = newWorker()
+		if w := next(i); w != nil {
+			a, *worker = w, w
 		}
 		st, name, err := a.state(spec)
 		if err != nil {

@@ -79,3 +79,49 @@ func TestTableOptionsSameMirror(t *testing.T) {
 		}
 	}
 }
+
+// Compaction makes progress while batches are applied continuously (it runs
+// between them), and the tables end as without it.
+func TestCompactionUnderLoad(t *testing.T) {
+	s := sample.Generate(sample.Options{Seed: 11, Inserts: 60, Updates: 300, Deletes: 30, Duplicates: 10, Late: 20, OutOfOrder: 10, Tombstones: true})
+	sizes := sizesFor(rand.New(rand.NewPCG(11, 1)), len(s.Delivered))
+	name := lake.TableName{Namespace: "shop", Name: "orders"}
+	plain := mustCatalog(t)
+	applyStream(t, plain, s.Delivered, sizes, func(int) bool { return false })
+
+	cat := mustCatalog(t)
+	a := New(cat, nil)
+	a.StateDir = t.TempDir()
+	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000}.Defaults()
+	done := make(chan struct{})
+	compactions, rewritten := 0, 0
+	var compactErr error
+	go func() {
+		defer close(done)
+		for i := 0; i < 8; i++ {
+			res, err := a.Maintain(context.Background(), MaintenanceRequest{Spec: spec, Job: JobCompact})
+			if err != nil {
+				compactErr = err
+				return
+			}
+			compactions++
+			rewritten += res.Compact["mirror"].Rewritten
+		}
+	}()
+	applyStreamWith(t, a, spec, s.Delivered, sizes)
+	<-done
+	if compactErr != nil {
+		t.Fatalf("compaction under load failed: %v", compactErr)
+	}
+	if compactions != 8 || rewritten == 0 {
+		t.Fatalf("%d compactions rewrote %d mirror files, want 8 that rewrote some", compactions, rewritten)
+	}
+	mirrorCols := []string{"order_id", "status", "amount", lake.ColSeq, lake.ColDeleted}
+	if got, want := tableText(t, cat, name, false, mirrorCols...), tableText(t, plain, name, false, mirrorCols...); got != want {
+		t.Fatalf("mirror differs with compactions\ngot:\n%s\nwant:\n%s", got, want)
+	}
+	histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lake.ColRowHash, lake.ColIsCurrent}
+	if got, want := tableText(t, cat, name, true, histCols...), tableText(t, plain, name, true, histCols...); got != want {
+		t.Fatalf("history differs with compactions\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
