@@ -50,6 +50,12 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	workflow.Go(ctx, sig.loop)
 	st.published = newSearchAttributes(ctx)
 	sa := st.published
+	defer func() { // a table stopped while blocked, retrying or loading shows stopped, not the phase it was in
+		if st.Stopping && st.Phase != PhaseStopped {
+			st.Phase = PhaseStopped
+			st.publish(ctx)
+		}
+	}()
 
 	if !st.Recovered {
 		var rec activities.RecoverResult

@@ -254,3 +254,20 @@ func TestRetryableFailureShowsRetrying(t *testing.T) {
 	require.Equal(t, []string{PhaseRetrying}, seen)
 	require.Greater(t, calls, 2*visibleAttempts)
 }
+
+// A table stopped while blocked shows stopped, not the phase it was in.
+func TestStoppedWhileBlockedShowsStopped(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{}}, nil)
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(
+		activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 0, To: 3}}, Offsets: lake.Offsets{0: 3}, HighWatermarks: lake.Offsets{0: 3}}, nil)
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(activities.ApplyResult{},
+		temporal.NewNonRetryableApplicationError("record 0@1: unknown op", activities.ErrTypeUndecodable, nil))
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, PhaseBlocked, status(t, env).Phase)
+		env.SignalWorkflow(SignalStop, nil)
+	}, time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, PhaseStopped, status(t, env).Phase)
+}
