@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/apache/iceberg-go/catalog"
 	"slices"
 	"strings"
 	"time"
@@ -171,17 +172,14 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 // catalog this command cannot reach, or the key taken from the Kafka
 // record key, is left to that check).
 func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) error {
-	if a.settings.Catalog.LocalCatalogMissing() != "" {
-		return nil
-	}
 	name, err := lake.ParseTableName(spec.Table)
 	if err != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cat, err := lake.OpenCatalog(ctx, a.settings.Catalog)
-	if err != nil {
+	cat := a.catalogIfReachable(ctx)
+	if cat == nil {
 		return nil
 	}
 	tbl, err := lake.LoadTable(ctx, cat, name.Mirror())
@@ -201,4 +199,19 @@ func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) er
 	}
 	return usage("%s was created with key columns %s, not %s: start it with --key %s (a different key needs a new table)",
 		spec.Table, strings.Join(have, ","), strings.Join(spec.KeyColumns, ","), strings.Join(have, ","))
+}
+
+// catalogIfReachable opens the Iceberg catalog the settings name, or
+// returns nil when this command cannot (a local catalog that does not
+// exist here, a catalog it cannot reach): the checks and reports that use
+// it are then left to the worker or skipped.
+func (a *app) catalogIfReachable(ctx context.Context) catalog.Catalog {
+	if a.settings.Catalog.LocalCatalogMissing() != "" {
+		return nil
+	}
+	cat, err := lake.OpenCatalog(ctx, a.settings.Catalog)
+	if err != nil {
+		return nil
+	}
+	return cat
 }

@@ -16,6 +16,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -47,6 +49,7 @@ func (a *app) statusCmd() *cobra.Command {
 				return enc.Encode(st)
 			}
 			printStatus(cmd.OutOrStdout(), st)
+			a.printTableSizes(cmd.Context(), cmd.OutOrStdout(), st.Spec)
 			return nil
 		},
 	}
@@ -152,4 +155,45 @@ func printStatus(w io.Writer, st workflows.Status) {
 		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)
 	}
 	tw.Flush()
+}
+
+// printTableSizes prints, when this command can read the catalog, each of
+// the table's Iceberg tables' snapshots, files, rows and metadata size
+// (lake.SizeOf), so metadata growth and the need for compaction or expiry
+// show in status.
+func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.TableSpec) {
+	name, err := lake.ParseTableName(spec.Table)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cat := a.catalogIfReachable(ctx)
+	if cat == nil {
+		return
+	}
+	idents := map[string][]string{"bronze": name.Bronze(), "mirror": name.Mirror(), "history": name.History()}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, kind := range spec.Tables() {
+		tbl, err := lake.LoadTable(ctx, cat, idents[kind])
+		if err != nil || tbl == nil {
+			continue
+		}
+		sz, err := lake.SizeOf(ctx, tbl)
+		if err != nil {
+			fmt.Fprintf(tw, "%s table\t%v\n", kind, err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s table\t%d snapshots; %d data + %d delete files, %d rows, %s; metadata %s (%d metadata files)\n", kind,
+			sz.Snapshots, sz.DataFiles, sz.DeleteFiles, sz.Records, mib(sz.FilesBytes), mib(sz.MetadataBytes), sz.MetadataFiles)
+	}
+	tw.Flush()
+}
+
+// mib renders bytes as MiB with one decimal (KiB below 1 MiB).
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,5 +61,50 @@ func TestMetadataStaysBounded(t *testing.T) {
 	}
 	if _, ok := hist.Properties()[PropPendingRebuild]; !ok {
 		t.Fatalf("the history table lost its %s property", PropPendingRebuild)
+	}
+}
+
+// SizeOf reports the table's snapshots, files and rows from its current
+// metadata and the size of its current metadata.json.
+func TestSizeOf(t *testing.T) {
+	ctx := context.Background()
+	s := sample.Generate(sample.Options{Seed: 5, Inserts: 30, Updates: 30})
+	p := newLakePipeline(t, merge.HistoryOptions{})
+	for d := s.Delivered; len(d) > 0; {
+		n := min(len(d), 20)
+		p.batch(d[:n])
+		d = d[n:]
+	}
+	tbl, err := p.cat.LoadTable(ctx, p.name.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sz, err := SizeOf(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletes := map[string]bool{}
+	var records int64
+	for _, task := range tasks {
+		records += task.File.Count()
+		for _, d := range task.DeleteFiles {
+			deletes[d.FilePath()] = true
+		}
+	}
+	want := TableSize{Snapshots: len(tbl.Metadata().Snapshots()), MetadataFiles: sz.MetadataFiles, MetadataBytes: info.Size(),
+		DataFiles: int64(len(tasks)), DeleteFiles: int64(len(deletes)), Records: records, FilesBytes: sz.FilesBytes}
+	if sz != want {
+		t.Fatalf("SizeOf = %+v, want %+v", sz, want)
+	}
+	if sz.Snapshots != 3 || sz.MetadataFiles < 2 || sz.FilesBytes <= 0 {
+		t.Fatalf("SizeOf = %+v after 3 batches", sz)
 	}
 }
