@@ -53,6 +53,7 @@ type MirrorWriter struct {
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
+	purged   *purgedKeys // the purged keys as of the last Prepare (purged.go)
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -145,8 +146,13 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err != nil {
 		return p, err
 	}
-	checked := tbl.Properties()[PropPurgeHorizon]
+	checked := tbl.Properties()[PropPurgeHorizon] + "/" + tbl.Properties()[PropLastPurge]
 	w.prepared = &checked
+	if horizon != "" {
+		if w.purged, err = w.loadPurged(ctx, tbl, w.purged); err != nil {
+			return p, err
+		}
+	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
 		if skipped[e] {
@@ -161,9 +167,11 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 			}
 			if horizon != "" && e.Seq <= horizon {
 				if _, found := w.state.ix.Lookup(e.Key); !found {
-					p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StagePurged,
-						Err: fmt.Errorf("position %s is at or below the purge horizon %s and the key is not in the mirror: applying it could resurrect a purged row", e.Seq, horizon)})
-					continue
+					if refuse, why := w.purged.refuses(e.Key, e.Seq); refuse {
+						p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StagePurged,
+							Err: fmt.Errorf("%s: applying it could resurrect a purged row", why)})
+						continue
+					}
 				}
 			}
 		}

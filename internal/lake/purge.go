@@ -14,9 +14,10 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// PropPurgeHorizon is the highest `_seq` among the soft-deleted rows a
-// tombstone purge removed (hex). A later change for a key absent from the
-// mirror at or below it is not applied: it could resurrect a purged row.
+// PropPurgeHorizon is the highest `_seq` among the soft-deleted rows the
+// tombstone purges removed (hex): only a change at or below it for a key
+// absent from the mirror can resurrect a purged row, and whether it does
+// is decided per key by the purged-keys table (purged.go).
 const PropPurgeHorizon = "lakemirror.purge-horizon"
 
 // DefaultRetentionFloor is the shortest purge retention accepted unless
@@ -35,10 +36,11 @@ type PurgeResult struct {
 
 // Purge physically removes the mirror's soft-deleted rows whose delete is
 // older than retention (docs/design.md rule 5): the delete's source commit time
-// (`_source_ts`, else `_ingested_at`) before now − retention. Rows are
-// removed with one position-delete commit, whatever key they belong to
-// (keys never touched again included), and the purge horizon is raised
-// in the same commit. It refuses a retention shorter than floor. Only the
+// (`_source_ts`, else `_ingested_at`) before now − retention. The removed
+// keys and their rows' positions are first appended to the purged-keys
+// table; then the rows are removed with one position-delete commit,
+// whatever key they belong to (keys never touched again included), and
+// the purge horizon is raised in the same commit. It refuses a retention shorter than floor. Only the
 // soft-deleted rows' timestamp columns are read.
 func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration) (PurgeResult, error) {
 	w.state.settle()
@@ -102,12 +104,30 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 	if err != nil {
 		return res, err
 	}
+	tableProps := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), PropLastPurge: w.now().UTC().Format(time.RFC3339Nano)}
+	recorded, err := LoadTable(ctx, w.cat, w.name.Purged())
+	if err != nil {
+		return res, err
+	}
+	if recorded == nil && tbl.Properties()[PropPurgeHorizon] != "" && tbl.Properties()[PropPurgeLegacy] == "" {
+		// purges before this one removed keys nobody recorded: keep their rule
+		tableProps[PropPurgeLegacy] = tbl.Properties()[PropPurgeHorizon]
+	}
+	keys, seqs := make([]cdc.Key, len(purge)), make([]cdc.Seq, len(purge))
+	for i, fp := range purge {
+		keys[i] = keyAt[fp]
+		e, _ := ix.Lookup(keys[i])
+		seqs[i] = e.Seq
+	}
+	if err := w.recordPurged(ctx, keys, seqs, w.now()); err != nil {
+		return res, err
+	}
 	props := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), "lakemirror.maintenance": "purge"}
 	tx := tbl.NewTransaction()
 	if err := tx.NewRowDelta(props).AddDeletes(del).Commit(ctx); err != nil {
 		return res, fmt.Errorf("lake: stage purge: %w", err)
 	}
-	if err := tx.SetProperties(iceberg.Properties{PropPurgeHorizon: horizon.Hex()}); err != nil {
+	if err := tx.SetProperties(tableProps); err != nil {
 		return res, fmt.Errorf("lake: stage purge horizon: %w", err)
 	}
 	newTbl, err := tx.Commit(ctx)
