@@ -114,8 +114,11 @@ func (s *TableState) status() Status {
 		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, TopicMissing: s.TopicMissing, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec}
-	for p, hwm := range s.HighWatermarks {
-		lag := max(hwm-s.Offsets[p], 0)
+	// the order of the partitions does not change the result (sums and
+	// per-partition values), and this runs only in the status query
+	//workflowcheck:ignore
+	for _, p := range s.HighWatermarks.SortedPartitions() {
+		lag := max(s.HighWatermarks[p]-s.Offsets[p], 0)
 		st.Lag[p] = lag
 		st.TotalLag += lag
 	}

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// TestRecordReplayHistories records the histories of table workflows on
+// the embedded server, for the replay test (workflows/replay_test.go):
+// a stream with late keys (batches and rebuilds), a table blocked by the
+// quarantine limit that is retried, still fails and is stopped, and a
+// pause and resume. It runs only when asked:
+//
+//	LAKEMIRROR_RECORD_REPLAY=workflows/testdata/replay LAKEMIRROR_RECORD_PREFIX=v2- \
+//	  go test -run TestRecordReplayHistories ./worker/runner/
+//
+// Histories of a commit's workflows are kept so that later workflow code
+// must replay them (docs/design.md, "Exactly-once batch bookkeeping").
+func TestRecordReplayHistories(t *testing.T) {
+	dir := os.Getenv("LAKEMIRROR_RECORD_REPLAY")
+	if dir == "" {
+		t.Skip("LAKEMIRROR_RECORD_REPLAY not set")
+	}
+	prefix := os.Getenv("LAKEMIRROR_RECORD_PREFIX")
+	r := startRunner(t)
+	defer r.Stop()
+	ctx := context.Background()
+	start := func(spec activities.TableSpec) {
+		_, err := r.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.WorkflowID(spec.Table), TaskQueue: activities.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
+			TypedSearchAttributes: temporal.NewSearchAttributes(
+				temporal.NewSearchAttributeKeyKeyword("LakemirrorTable").ValueSet(spec.Table),
+				temporal.NewSearchAttributeKeyKeyword("LakemirrorTopic").ValueSet(spec.Topic)),
+		}, workflows.TableWorkflowName, workflows.TableInput{Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	save := func(table, name string) {
+		it := r.Client.GetWorkflowHistory(ctx, workflows.WorkflowID(table), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var h historypb.History
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Events = append(h.Events, e)
+		}
+		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, prefix+name+".json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// batches and late-key rebuilds, stopped
+	stream := faultyStream(31)
+	spec := activities.TableSpec{Table: "replay.stream", Topic: "replay.public.stream", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	ends := produce(t, r, spec.Topic, 1, stream.Delivered)
+	start(spec)
+	waitCaughtUp(t, r.Client, spec.Table, ends)
+	stopWorkflow(t, r.Client, spec.Table)
+	save(spec.Table, "stream")
+
+	// blocked by the quarantine limit, retried (blocked again), stopped
+	bad := activities.TableSpec{Table: "replay.blocked", Topic: "replay.public.blocked", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond, MaxQuarantine: 1}
+	produce(t, r, bad.Topic, 1, []sample.Message{{Value: []byte("not json")}, {Value: []byte("{nor this")}})
+	start(bad)
+	waitFor(t, "blocked", func() bool { return status(t, r.Client, bad.Table).Phase == workflows.PhaseBlocked })
+	if err := r.Client.SignalWorkflow(ctx, workflows.WorkflowID(bad.Table), "", workflows.SignalRetry, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	waitFor(t, "blocked again", func() bool { return status(t, r.Client, bad.Table).Phase == workflows.PhaseBlocked })
+	stopWorkflow(t, r.Client, bad.Table)
+	save(bad.Table, "blocked")
+
+	// paused and resumed between batches, stopped
+	ps := activities.TableSpec{Table: "replay.paused", Topic: "replay.public.paused", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	half := len(stream.Delivered) / 2
+	produce(t, r, ps.Topic, 1, stream.Delivered[:half])
+	start(ps)
+	waitFor(t, "some batches", func() bool { return status(t, r.Client, ps.Table).Totals.Batches > 2 })
+	for _, sig := range []string{workflows.SignalPause, workflows.SignalResume} {
+		if err := r.Client.SignalWorkflow(ctx, workflows.WorkflowID(ps.Table), "", sig, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
+	stopWorkflow(t, r.Client, ps.Table)
+	save(ps.Table, "paused")
+}
