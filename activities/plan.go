@@ -13,18 +13,24 @@ import (
 )
 
 // pollInterval is how often PlanBatch re-reads the high watermarks while
-// it waits for a batch to fill.
-const pollInterval = 200 * time.Millisecond
+// it waits for a batch to fill; idlePollInterval while it waits for a
+// first record past MaxWait (PlanRequest.IdleWait).
+const (
+	pollInterval     = 200 * time.Millisecond
+	idlePollInterval = time.Second
+)
 
 // PlanBatch chooses the next batch: exact offset ranges per partition,
 // starting at the workflow's offsets, bounded by spec.MaxEvents records in
 // total (more, up to spec.MaxBatchEvents, while the table is more than two
 // batches behind: TableSpec.batchBudget), waiting up to spec.MaxWait for
-// MaxEvents to arrive. It returns as
-// soon as MaxEvents are available, or at MaxWait with whatever is there
-// (possibly nothing). Partitions the workflow has no offset for start at
-// the log start ("earliest") or the high watermark ("latest"). A topic
-// that does not exist yet yields an empty plan.
+// MaxEvents to arrive. It returns as soon as MaxEvents are available, or
+// at MaxWait with whatever is there; when nothing is there it waits on for
+// a first record up to req.IdleWait (heartbeating; the workflow cancels it
+// for a signal) and returns what arrived, possibly nothing. Partitions the
+// workflow has no offset for start at the log start ("earliest") or the
+// high watermark ("latest"). A topic that does not exist yet yields an
+// empty plan.
 //
 // Errors: a next offset below the partition's log start offset (records
 // deleted by retention before they were applied) is a non-retryable
@@ -34,7 +40,8 @@ const pollInterval = 200 * time.Millisecond
 // are retried.
 func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, error) {
 	spec := req.Spec.Defaults()
-	deadline := time.Now().Add(spec.MaxWait)
+	started := time.Now()
+	deadline, idleDeadline := started.Add(spec.MaxWait), started.Add(max(spec.MaxWait, req.IdleWait))
 	for {
 		plan, avail, err := a.planOnce(ctx, spec, req.Offsets)
 		if errors.Is(err, kafka.ErrUnknownTopic) {
@@ -45,17 +52,24 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 			return Plan{}, classify(err)
 		}
 		now := time.Now()
-		if avail >= int64(spec.MaxEvents) || !now.Before(deadline) {
+		// nothing yet: wait on, up to IdleWait (not for a missing topic: the
+		// workflow shows topic_missing once the plan returns)
+		idle := avail == 0 && !plan.TopicMissing && now.Before(idleDeadline)
+		if avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) {
 			a.observeLag(spec.Table, plan)
 			return plan, nil
 		}
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, avail)
 		}
+		wait := min(pollInterval, deadline.Sub(now))
+		if !now.Before(deadline) {
+			wait = min(idlePollInterval, idleDeadline.Sub(now))
+		}
 		select {
 		case <-ctx.Done():
 			return Plan{}, ctx.Err()
-		case <-time.After(min(pollInterval, deadline.Sub(now))):
+		case <-time.After(wait):
 		}
 	}
 }

@@ -137,6 +137,12 @@ type RecoverResult struct {
 type PlanRequest struct {
 	Spec    TableSpec    `json:"spec"`
 	Offsets lake.Offsets `json:"offsets"` // next offset per partition known to the workflow
+	// IdleWait: when nothing at all is waiting at MaxWait, keep waiting
+	// (heartbeating) up to this long for a first record before returning an
+	// empty plan, so an idle table costs an activity per IdleWait instead
+	// of one per MaxWait. 0 = return at MaxWait (requests recorded before
+	// the field existed).
+	IdleWait time.Duration `json:"idle_wait,omitempty"`
 }
 
 // Plan is the next batch's exact offset ranges, chosen by PlanBatch and

@@ -109,6 +109,7 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 			if req.MaxQuarantine != nil {
 				st.Spec.MaxQuarantine = *req.MaxQuarantine
 			}
+			st.settingsChanges++
 			return st.Spec, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req SettingsRequest) error {

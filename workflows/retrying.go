@@ -36,6 +36,18 @@ var errStopping = errors.New("the table is stopping")
 // is "retrying" with the error in status; a retry signal cuts the backoff
 // short. On success the phase is restored and the error cleared.
 func execVisible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, fn any, arg func(rerun bool) any, out any) error {
+	return execInterruptible(ctx, st, opts, fn, arg, out, nil)
+}
+
+// errInterrupted: the activity was cancelled because interrupt became
+// true (execInterruptible).
+var errInterrupted = errors.New("interrupted for a signal")
+
+// execInterruptible is execVisible for an activity the workflow may give
+// up on: when interrupt (nil: never) becomes true while the activity
+// runs, it is cancelled and errInterrupted returned at once, without
+// waiting for the activity to notice (its result is discarded).
+func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, fn any, arg func(rerun bool) any, out any, interrupt func() bool) error {
 	rp := temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
 	if opts.RetryPolicy != nil {
 		rp = *opts.RetryPolicy
@@ -45,7 +57,23 @@ func execVisible(ctx workflow.Context, st *TableState, opts workflow.ActivityOpt
 	actx := workflow.WithActivityOptions(ctx, opts)
 	prev, failed := st.Phase, false
 	for n := 0; ; n++ {
-		err := workflow.ExecuteActivity(actx, fn, arg(failed)).Get(ctx, out)
+		var err error
+		if interrupt == nil {
+			err = workflow.ExecuteActivity(actx, fn, arg(failed)).Get(ctx, out)
+		} else {
+			cctx, cancel := workflow.WithCancel(actx)
+			fut := workflow.ExecuteActivity(cctx, fn, arg(failed))
+			_ = workflow.Await(ctx, func() bool { return fut.IsReady() || interrupt() })
+			if !fut.IsReady() {
+				cancel()
+				if failed {
+					st.Phase = prev
+				}
+				return errInterrupted
+			}
+			cancel()
+			err = fut.Get(ctx, out)
+		}
 		if err == nil {
 			if failed {
 				st.Phase, st.LastError = prev, ""

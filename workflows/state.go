@@ -39,9 +39,10 @@ type TableState struct {
 	Resnapshots         int                       `json:"resnapshots"`
 	TopicMissing        bool                      `json:"topic_missing,omitempty"` // the last plan found no such topic
 
-	retryRequested bool              // set by the retry signal while blocked or retrying; not carried over
-	schemaDecision string            // set by the schema signal while schema-blocked
-	published      *searchAttributes // where the phase is published (search attribute, metric)
+	retryRequested  bool              // set by the retry signal while blocked or retrying; not carried over
+	schemaDecision  string            // set by the schema signal while schema-blocked
+	published       *searchAttributes // where the phase is published (search attribute, metric)
+	settingsChanges int               // settings updates taken in this run (an idle plan is cut short by one)
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless

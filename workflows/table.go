@@ -17,6 +17,16 @@ import (
 // rounds (or when the server suggests it) the workflow continues as new.
 const iterationsPerRun = 200
 
+// idleWait is how long PlanBatch waits for a first record of an idle table
+// before returning an empty plan (activities.PlanRequest.IdleWait): an idle
+// table costs one planning activity per idleWait, a few an hour, instead
+// of one per MaxWait.
+const idleWait = 15 * time.Minute
+
+// idleWaitVersion gates the long-polling plan (histories recorded before
+// it polled every MaxWait).
+const idleWaitVersion = "idle-long-poll"
+
 // a is a nil receiver used only to name activity methods.
 var a *activities.Activities
 
@@ -117,11 +127,23 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		}
 		st.Phase = streamPhase(st)
 		var plan activities.Plan
-		err := execVisible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
-			return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
-		}, &plan)
-		if errors.Is(err, errStopping) {
-			continue // stops at the top of the loop
+		var err error
+		if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			err = execVisible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
+				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
+			}, &plan)
+		} else {
+			// an idle table waits inside PlanBatch (up to idleWait) for its
+			// first record; a signal or settings change cuts the wait short
+			settings := st.settingsChanges
+			err = execInterruptible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
+				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: idleWait}
+			}, &plan, func() bool {
+				return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
+			})
+		}
+		if errors.Is(err, errStopping) || errors.Is(err, errInterrupted) {
+			continue // the loop's top takes the signal
 		}
 		if err != nil {
 			if !block(ctx, st, err) {
@@ -303,7 +325,7 @@ func shortOptions() workflow.ActivityOptions {
 
 func planOptions(spec activities.TableSpec) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
-		StartToCloseTimeout: spec.MaxWait + time.Minute,
+		StartToCloseTimeout: spec.MaxWait + idleWait + time.Minute, // an idle table's plan waits up to idleWait
 		HeartbeatTimeout:    30 * time.Second,
 		Summary:             "plan next batch of " + spec.Topic,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second,
