@@ -121,7 +121,7 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 				return err
 			}
 			// changes an operator skipped (a blocked schema change) stay skipped
-			prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip))
+			prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip), lake.ForPastChanges())
 			if err != nil {
 				return err
 			}

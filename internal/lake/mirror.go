@@ -142,12 +142,14 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err != nil {
 		return p, err
 	}
-	horizon, err := w.purgeHorizon(ctx, tbl)
-	if err != nil {
-		return p, err
+	var horizon cdc.Seq
+	if !cfg.past {
+		if horizon, err = w.purgeHorizon(ctx, tbl); err != nil {
+			return p, err
+		}
+		checked := tbl.Properties()[PropPurgeHorizon] + "/" + tbl.Properties()[PropLastPurge]
+		w.prepared = &checked
 	}
-	checked := tbl.Properties()[PropPurgeHorizon] + "/" + tbl.Properties()[PropLastPurge]
-	w.prepared = &checked
 	if horizon != "" {
 		if w.purged, err = w.loadPurged(ctx, tbl, w.purged); err != nil {
 			return p, err

@@ -12,11 +12,20 @@ import (
 // PrepareOption adjusts Prepare.
 type PrepareOption func(*prepareConfig)
 
-type prepareConfig struct{ decision string }
+type prepareConfig struct {
+	decision string
+	past     bool
+}
 
 // WithSchemaDecision applies an operator's decision (DecisionEvolve or
 // DecisionSkip) to the schema change that blocked this batch.
 func WithSchemaDecision(d string) PrepareOption { return func(c *prepareConfig) { c.decision = d } }
+
+// ForPastChanges prepares changes already applied once (read back from
+// bronze for the late path), not a batch: they are the keys' history, so
+// no purge refuses any of them (a purged key's pre-purge changes are what
+// its history versions came from), and no batch is fenced on them.
+func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = true } }
 
 // evolve brings the mirror's schema up to the batch's events (design:
 // issue 3, schema evolution). With a Connect schema on the events, a new
