@@ -198,16 +198,15 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 // ends on every partition.
 func waitCaughtUp(ctx context.Context, r *runner.Runner, table string, ends lake.Offsets, timeout time.Duration, log io.Writer) (workflows.Status, error) {
 	deadline := time.Now().Add(timeout)
-	var last int64 = -1
+	last := ""
 	for {
 		st, err := queryStatus(ctx, r.Client, table)
 		if err == nil {
 			if st.Phase == workflows.PhaseBlocked || st.Phase == workflows.PhaseSchemaBlocked {
 				return st, fmt.Errorf("the pipeline is %s: %s", st.Phase, st.LastError)
 			}
-			if st.BatchSeq != last && st.LastBatch != nil {
-				last = st.BatchSeq
-				b := st.LastBatch
+			if b := st.LastBatch; b != nil && b.BatchID != last { // each applied batch once (BatchSeq counts planned ones)
+				last = b.BatchID
 				fmt.Fprintf(log, "demo: batch %s: %d records, %d applied, %d stale, %d duplicate, %d quarantined; mirror +%d rows, %d position deletes\n",
 					b.BatchID, b.Records, b.Mirror.Applied, b.Mirror.Stale, b.Mirror.Duplicates, b.Quarantined, b.Mirror.RowsWritten, b.Mirror.PositionDeletes)
 			}
