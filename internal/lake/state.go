@@ -301,13 +301,11 @@ func (s *State) walk(k cdc.Key, want uint8, fn func(*chainRec) bool) error {
 // retry rebuilds it from the tables).
 func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) bool) error {
 	for ref != 0 {
-		b, err := s.log.read(ref, s.rbuf)
+		b, next, err := s.log.read(ref, s.rbuf)
+		s.rbuf = next
 		if err != nil {
 			s.invalidate()
 			return err
-		}
-		if cap(b) > cap(s.rbuf) {
-			s.rbuf = b[:0]
 		}
 		rec, err := s.c.decodeRec(b, k, want)
 		if err != nil {
@@ -446,7 +444,7 @@ func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 			continue
 		}
 		w := s.begin(k, s.builtAtBatch, recEvents)
-		w.events(add)
+		w.events(add, nil)
 		if err := s.commitRec(k); err != nil {
 			return err
 		}

@@ -94,7 +94,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 			w := s.begin(k, 0, flags)
 			w.rows([]histRow{h}, nil)
 			if h.toSeq == "" {
-				w.openVersion(&h, vals)
+				w.openVersion(&h, vals, nil)
 			}
 			return s.commitRec(k)
 		})

@@ -74,20 +74,23 @@ func (l *stateLog) flush() error {
 	return nil
 }
 
-// read returns the payload of the record at ref, in dst's storage when it
-// fits (the result is valid until the next read into dst).
-func (l *stateLog) read(ref uint64, dst []byte) ([]byte, error) {
+// read returns the payload of the record at ref, read into buf's storage
+// when it fits, and the buffer to pass to the next read (buf, or a larger
+// one). The payload is valid until the next read into that buffer.
+func (l *stateLog) read(ref uint64, buf []byte) (payload, next []byte, err error) {
+	dst := buf
 	off := int64(ref)
 	if off < int64(len(stateLogMagic)) || off >= l.size() {
-		return nil, fmt.Errorf("lake: local state log %s: bad record reference %d", l.path, ref)
+		return nil, buf, fmt.Errorf("lake: local state log %s: bad record reference %d", l.path, ref)
 	}
 	if off >= l.flushed { // still buffered
 		b := l.buf[off-l.flushed:]
 		n, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < n {
-			return nil, fmt.Errorf("lake: local state log %s: corrupt record at %d", l.path, ref)
+			return nil, buf, fmt.Errorf("lake: local state log %s: corrupt record at %d", l.path, ref)
 		}
-		return append(dst[:0], b[k:k+int(n)]...), nil
+		dst = append(dst[:0], b[k:k+int(n)]...)
+		return dst, dst[:0], nil
 	}
 	if cap(dst) < readAhead {
 		dst = make([]byte, readAhead)
@@ -95,15 +98,15 @@ func (l *stateLog) read(ref uint64, dst []byte) ([]byte, error) {
 	dst = dst[:cap(dst)]
 	got, err := l.readAt(dst, off)
 	if err != nil {
-		return nil, err
+		return nil, dst[:0], err
 	}
 	n, k := binary.Uvarint(dst[:got])
 	if k <= 0 {
-		return nil, fmt.Errorf("lake: local state log %s: corrupt record at %d", l.path, ref)
+		return nil, dst[:0], fmt.Errorf("lake: local state log %s: corrupt record at %d", l.path, ref)
 	}
 	end := k + int(n)
 	if end <= got {
-		return dst[k:end], nil
+		return dst[k:end], dst[:0], nil
 	}
 	if end > cap(dst) {
 		grown := make([]byte, end)
@@ -112,9 +115,9 @@ func (l *stateLog) read(ref uint64, dst []byte) ([]byte, error) {
 	}
 	dst = dst[:end]
 	if _, err := l.readAt(dst[got:], off+int64(got)); err != nil {
-		return nil, err
+		return nil, dst[:0], err
 	}
-	return dst[k:end], nil
+	return dst[k:end], dst[:0], nil
 }
 
 // readAt reads into b from off, spanning the file and the buffer; it

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -19,6 +20,12 @@ import (
 // by their prev reference.
 //
 //	[8]prev | uvarint batch | flags | sections in flag order
+//
+// A record stores each row once: an upsert's before image is not kept (the
+// merge rules read a before image only for deletes: merge.Fold, the
+// primary-key change carry), and an after image or open-version values
+// equal to the record's mirror row refer to the mirror section instead of
+// repeating the row. Bronze keeps every record whole.
 const (
 	recEvents = 1 << iota // the key's row changes of the batch
 	recMirror             // the mirror row's values after the batch
@@ -151,7 +158,7 @@ func (w *recWriter) row(r *cdc.Row) {
 	}
 }
 
-func (w *recWriter) event(e *cdc.Event) {
+func (w *recWriter) event(e *cdc.Event, mirror *cdc.Row) {
 	w.buf = append(w.buf, byte(e.Op), byte(e.Snapshot))
 	w.str(string(e.Seq))
 	w.varint(e.SourceTs)
@@ -161,26 +168,58 @@ func (w *recWriter) event(e *cdc.Event) {
 	w.varint(e.Origin.Offset)
 	w.str(string(e.OldKey))
 	var imgs byte
-	if e.Before != nil {
-		imgs |= 1
+	before := e.Before
+	if e.Op.IsUpsert() {
+		before = nil // read only for deletes
 	}
-	if e.After != nil {
-		imgs |= 2
+	if before != nil {
+		imgs |= imgBefore
+	}
+	switch {
+	case e.After != nil && mirror != nil && sameRow(e.After, mirror):
+		imgs |= imgAfterIsMirror
+	case e.After != nil:
+		imgs |= imgAfter
 	}
 	w.buf = append(w.buf, imgs)
-	if e.Before != nil {
-		w.row(e.Before)
+	if before != nil {
+		w.row(before)
 	}
-	if e.After != nil {
+	if imgs&imgAfter != 0 {
 		w.row(e.After)
 	}
 }
 
-func (w *recWriter) events(es []*cdc.Event) {
+// Image flags of an event in a chain record.
+const (
+	imgBefore        = 1 // a before image follows
+	imgAfter         = 2 // an after image follows
+	imgAfterIsMirror = 4 // the after image is the record's mirror row
+)
+
+// sameRow reports whether a and b have the same columns and values.
+func sameRow(a, b *cdc.Row) bool {
+	if a == b {
+		return true
+	}
+	if len(a.Vals) != len(b.Vals) || (a.Cols != b.Cols && !slices.Equal(a.Cols.Names, b.Cols.Names)) {
+		return false
+	}
+	for i := range a.Vals {
+		if a.Vals[i] != b.Vals[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// events writes the events section; mirror is the row the record's mirror
+// section holds (nil: none), which equal after images refer to.
+func (w *recWriter) events(es []*cdc.Event, mirror *cdc.Row) {
 	w.section()
 	w.uvarint(uint64(len(es)))
 	for _, e := range es {
-		w.event(e)
+		w.event(e, mirror)
 	}
 	w.end()
 }
@@ -232,17 +271,30 @@ func (w *recWriter) rows(written []histRow, removed []rowLoc) {
 }
 
 // openVersion writes the open-version section: h and its values, or none.
-func (w *recWriter) openVersion(h *histRow, vals *cdc.Row) {
+// mirror is the row the record's mirror section holds (nil: none); values
+// equal to it refer to it.
+func (w *recWriter) openVersion(h *histRow, vals, mirror *cdc.Row) {
 	w.section()
-	if h == nil {
-		w.buf = append(w.buf, 0)
-	} else {
-		w.buf = append(w.buf, 1)
+	switch {
+	case h == nil:
+		w.buf = append(w.buf, openNone)
+	case mirror != nil && sameRow(vals, mirror):
+		w.buf = append(w.buf, openIsMirror)
+		w.histRow(h)
+	default:
+		w.buf = append(w.buf, openRow)
 		w.histRow(h)
 		w.row(vals)
 	}
 	w.end()
 }
+
+// Forms of the open-version section.
+const (
+	openNone     = 0 // the key has no open version
+	openRow      = 1 // its row and values follow
+	openIsMirror = 2 // its row follows; its values are the record's mirror row
+)
 
 // recReader decodes a chain record.
 type recReader struct {
@@ -354,7 +406,7 @@ func (r *recReader) row() *cdc.Row {
 	return row
 }
 
-func (r *recReader) event(k cdc.Key) *cdc.Event {
+func (r *recReader) event(k cdc.Key, mirror func() *cdc.Row) *cdc.Event {
 	e := &cdc.Event{Key: k}
 	e.Op = cdc.Op(r.byte1())
 	e.Snapshot = cdc.SnapshotMark(r.byte1())
@@ -370,11 +422,16 @@ func (r *recReader) event(k cdc.Key) *cdc.Event {
 	e.Origin.Offset = r.varint()
 	e.OldKey = cdc.Key(r.str())
 	imgs := r.byte1()
-	if imgs&1 != 0 {
+	if imgs&imgBefore != 0 {
 		e.Before = r.row()
 	}
-	if imgs&2 != 0 {
+	switch {
+	case imgs&imgAfter != 0:
 		e.After = r.row()
+	case imgs&imgAfterIsMirror != 0:
+		if e.After = mirror(); e.After == nil {
+			r.fail()
+		}
 	}
 	return e
 }
@@ -408,14 +465,18 @@ const (
 )
 
 // decodeRec decodes the record payload b of key k, reading the sections
-// in want. Errors: a malformed record.
+// in want (and the mirror section when a wanted section refers to it).
+// Rows are never shared between sections of the result. Errors: a
+// malformed record.
 func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 	r := recReader{c: c, b: b}
 	var rec chainRec
 	rec.prev = r.fixed64()
 	rec.batch = int64(r.uvarint())
 	rec.flags = r.byte1()
-	for _, s := range [...]uint8{recEvents, recMirror, recRows, recOpen} {
+	sections := [...]uint8{recEvents, recMirror, recRows, recOpen}
+	var bodies [len(sections)][]byte
+	for i, s := range sections {
 		if rec.flags&s == 0 || r.err != nil {
 			continue
 		}
@@ -424,11 +485,38 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 			break
 		}
 		n := int(binary.LittleEndian.Uint32(r.b))
-		body := r.raw(4 + n)
-		if want&s == 0 || body == nil {
+		if body := r.raw(4 + n); body != nil {
+			bodies[i] = body[4:]
+		}
+	}
+	if r.err != nil {
+		return rec, r.err
+	}
+	// the mirror row, decoded once for the sections that refer to it; each
+	// one gets its own copy
+	var mirror *cdc.Row
+	mirrorDecoded := false
+	mirrorRow := func() *cdc.Row {
+		if !mirrorDecoded {
+			mirrorDecoded = true
+			if bodies[1] != nil {
+				sr := recReader{c: c, b: bodies[1]}
+				if mirror = sr.row(); sr.err != nil {
+					mirror = nil
+				}
+			}
+			return mirror
+		}
+		if mirror == nil {
+			return nil
+		}
+		return &cdc.Row{Cols: mirror.Cols, Vals: slices.Clone(mirror.Vals)}
+	}
+	for i, s := range sections {
+		if want&s == 0 || bodies[i] == nil {
 			continue
 		}
-		sr := recReader{c: c, b: body[4:]}
+		sr := recReader{c: c, b: bodies[i]}
 		switch s {
 		case recEvents:
 			cnt := sr.uvarint()
@@ -437,10 +525,12 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 			}
 			rec.events = make([]*cdc.Event, 0, cnt)
 			for i := uint64(0); i < cnt && sr.err == nil; i++ {
-				rec.events = append(rec.events, sr.event(k))
+				rec.events = append(rec.events, sr.event(k, mirrorRow))
 			}
 		case recMirror:
-			rec.mirror = sr.row()
+			if rec.mirror = mirrorRow(); rec.mirror == nil {
+				sr.fail()
+			}
 		case recRows:
 			cnt := sr.uvarint()
 			if cnt > uint64(len(sr.b)) {
@@ -457,10 +547,20 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 				rec.removed = append(rec.removed, rowLoc{file: int32(sr.uvarint()), pos: int64(sr.uvarint())})
 			}
 		case recOpen:
-			if sr.byte1() == 1 {
+			switch sr.byte1() {
+			case openNone:
+			case openRow:
 				h := sr.histRow()
 				rec.open = &h
 				rec.openVal = sr.row()
+			case openIsMirror:
+				h := sr.histRow()
+				rec.open = &h
+				if rec.openVal = mirrorRow(); rec.openVal == nil {
+					sr.fail()
+				}
+			default:
+				sr.fail()
 			}
 		}
 		if sr.err != nil {

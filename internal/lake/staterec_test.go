@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -89,6 +90,11 @@ func TestChainRecordRoundTrip(t *testing.T) {
 		}
 		if rec.flags&recMirror != 0 {
 			rec.mirror = randRow(r, cols)
+			for _, e := range rec.events { // after images equal to the mirror row are stored as references to it
+				if e.After != nil && r.IntN(2) == 0 {
+					e.After = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.mirror.Vals)}
+				}
+			}
 		}
 		hr := func() histRow {
 			h := histRow{seq: cdc.SeqOf(r.Uint64(), 1), from: r.Int64N(1 << 50), hash: "0123456789abcdef0123456789abcdef", file: int32(r.IntN(9)), pos: r.Int64N(1 << 30)}
@@ -111,10 +117,18 @@ func TestChainRecordRoundTrip(t *testing.T) {
 		if rec.flags&recOpen != 0 && r.IntN(3) > 0 {
 			h := hr()
 			rec.open, rec.openVal = &h, randRow(r, cols)
+			if rec.mirror != nil && r.IntN(2) == 0 {
+				rec.openVal = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.mirror.Vals)}
+			}
 		}
 		w.begin(rec.prev, rec.batch, rec.flags)
 		if rec.flags&recEvents != 0 {
-			w.events(rec.events)
+			w.events(rec.events, rec.mirror)
+			for _, e := range rec.events { // an upsert's before image is not kept
+				if e.Op.IsUpsert() {
+					e.Before = nil
+				}
+			}
 		}
 		if rec.flags&recMirror != 0 {
 			w.mirrorRow(rec.mirror)
@@ -123,7 +137,7 @@ func TestChainRecordRoundTrip(t *testing.T) {
 			w.rows(rec.rows, rec.removed)
 		}
 		if rec.flags&recOpen != 0 {
-			w.openVersion(rec.open, rec.openVal)
+			w.openVersion(rec.open, rec.openVal, rec.mirror)
 		}
 		ref, err := l.append(w.buf)
 		if err != nil {
@@ -138,7 +152,8 @@ func TestChainRecordRoundTrip(t *testing.T) {
 	}
 	var buf []byte
 	for i, x := range all {
-		b, err := l.read(x.ref, buf)
+		b, next, err := l.read(x.ref, buf)
+		buf = next
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,8 +165,18 @@ func TestChainRecordRoundTrip(t *testing.T) {
 			t.Fatalf("record %d differs:\ngot  %+v\nwant %+v", i, got, x.rec)
 		}
 		only, err := c.decodeRec(b, "key", wantOpen)
-		if err != nil || only.events != nil || only.mirror != nil || only.rows != nil || !reflect.DeepEqual(only.open, x.rec.open) {
+		if err != nil || only.events != nil || only.mirror != nil || only.rows != nil || !reflect.DeepEqual(only.open, x.rec.open) ||
+			!reflect.DeepEqual(only.openVal, x.rec.openVal) {
 			t.Fatalf("record %d: open-only decode %+v, %v", i, only, err)
+		}
+		// rows referred to from several sections are never shared
+		for _, e := range got.events {
+			if got.mirror != nil && e.After == got.mirror || got.openVal != nil && e.After == got.openVal {
+				t.Fatalf("record %d: an after image shares its row with another section", i)
+			}
+		}
+		if got.mirror != nil && got.openVal == got.mirror {
+			t.Fatalf("record %d: the open version shares its row with the mirror section", i)
 		}
 	}
 	if _, err := c.decodeRec([]byte{1, 2, 3}, "key", wantEvents); err == nil {

@@ -97,7 +97,7 @@ func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *
 	w := &s.w
 	w.begin(s.ix.head[e], batch, flags)
 	if events != nil {
-		w.events(events)
+		w.events(events, mirror)
 	}
 	if mirror != nil {
 		w.mirrorRow(mirror)
@@ -123,7 +123,7 @@ func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *
 		s.rowsBuf = rows
 	}
 	if flags&recOpen != 0 {
-		w.openVersion(open, openVals)
+		w.openVersion(open, openVals, mirror)
 	}
 	ref, err := s.log.append(w.buf)
 	if err != nil {
