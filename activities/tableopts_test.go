@@ -96,9 +96,21 @@ func TestCompactionUnderLoad(t *testing.T) {
 	done := make(chan struct{})
 	compactions, rewritten := 0, 0
 	var compactErr error
+	// compaction i starts once batch (i+1)*len/9 has started (so each one
+	// finds files with deletes: without the pacing all eight could run
+	// before the first batch), and runs while the batches go on
+	started := make(chan int, len(sizes))
 	go func() {
 		defer close(done)
+		seen := -1
 		for i := 0; i < 8; i++ {
+			for seen < (i+1)*len(sizes)/9 {
+				b, ok := <-started
+				if !ok {
+					break
+				}
+				seen = b
+			}
 			res, err := a.Maintain(context.Background(), MaintenanceRequest{Spec: spec, Job: JobCompact})
 			if err != nil {
 				compactErr = err
@@ -108,7 +120,8 @@ func TestCompactionUnderLoad(t *testing.T) {
 			rewritten += res.Compact["mirror"].Rewritten
 		}
 	}()
-	applyStreamWith(t, a, spec, s.Delivered, sizes)
+	applyBatches(t, &a, spec, s.Delivered, sizes, func(i int) *Activities { started <- i; return nil })
+	close(started)
 	<-done
 	if compactErr != nil {
 		t.Fatalf("compaction under load failed: %v", compactErr)
