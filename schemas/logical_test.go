@@ -247,3 +247,17 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// maybeBase64 is false only for strings that padded standard base64 can
+// never decode, so a declared decimal's numeric string skips the base64
+// attempt without changing which strings are read as base64.
+func TestMaybeBase64(t *testing.T) {
+	for s, want := range map[string]bool{"AeI=": true, "1234": true, "1e10": true, "5285.06": false, "-12": false, "123": false, "": true, "12.5": false, "AQ==": true} {
+		if got := maybeBase64([]byte(s)); got != want {
+			t.Errorf("maybeBase64(%q) = %v, want %v", s, got, want)
+		}
+		if _, err := base64.StdEncoding.DecodeString(s); err == nil && !maybeBase64([]byte(s)) {
+			t.Errorf("%q decodes as base64 but maybeBase64 says it cannot", s)
+		}
+	}
+}

@@ -183,6 +183,22 @@ func digitsToInt64(neg bool, digits []byte) (int64, bool) {
 	return int64(u), true
 }
 
+// maybeBase64 reports whether s could be padded standard base64 (what
+// Debezium's decimal.handling.mode=precise sends): a length that is a
+// multiple of 4 and only the alphabet's bytes. A string for which it is
+// false never decodes (so "5285.06" is read as a number without trying).
+func maybeBase64(s []byte) bool {
+	if len(s)%4 != 0 {
+		return false
+	}
+	for _, c := range s {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
+}
+
 // base64Unscaled decodes a Kafka Connect Decimal in its BASE64 form: the
 // unscaled value as big-endian two's-complement bytes (Java
 // BigInteger.toByteArray). See unscaledFromBytes.

@@ -307,6 +307,9 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 	switch t {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
+		if fs.declared && !maybeBase64(s) && validNumber(s) {
+			break // a declared decimal sent as a numeric string (decimal.handling.mode=string): see declaredFallback
+		}
 		small, big, digits, err := base64Unscaled(s, d.tmp[:0])
 		if err != nil {
 			if fs.declared && validNumber(s) {
