@@ -20,14 +20,19 @@ import (
 // in the given batch sizes. restart(i) says whether to throw the worker's
 // state away before batch i (a worker restart: the next batch builds its
 // local state from the tables, and the first late key loads bronze).
-func applyStream(t *testing.T, cat catalog.Catalog, msgs []sample.Message, sizes []int, restart func(int) bool) {
+func applyStream(t *testing.T, cat catalog.Catalog, msgs []sample.Message, sizes []int, restart func(int) bool) latePaths {
 	t.Helper()
-	applyStreamSpec(t, cat, TableSpec{}, msgs, sizes, restart)
+	return applyStreamSpec(t, cat, TableSpec{}, msgs, sizes, restart)
 }
+
+// latePaths counts how a stream's late keys were rebuilt: woven inline in
+// their batch (the log held every past change), or by RebuildKeys runs
+// after a batch that left keys pending.
+type latePaths struct{ woven, rebuilds int }
 
 // applyStreamSpec is applyStream for a table with the options of opts
 // (its WithoutBronze and WithoutHistory).
-func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []sample.Message, sizes []int, restart func(int) bool) {
+func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []sample.Message, sizes []int, restart func(int) bool) latePaths {
 	t.Helper()
 	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000,
 		WithoutBronze: opts.WithoutBronze, WithoutHistory: opts.WithoutHistory}.Defaults()
@@ -37,7 +42,7 @@ func applyStreamSpec(t *testing.T, cat catalog.Catalog, opts TableSpec, msgs []s
 		return a
 	}
 	a := newWorker()
-	applyBatches(t, &a, spec, msgs, sizes, func(i int) *Activities {
+	return applyBatches(t, &a, spec, msgs, sizes, func(i int) *Activities {
 		if restart(i) {
 			return newWorker()
 		}
@@ -53,8 +58,9 @@ func applyStreamWith(t *testing.T, a *Activities, spec TableSpec, msgs []sample.
 
 // applyBatches is applyStream's loop: before batch i, next(i) may give a
 // new worker to continue on.
-func applyBatches(t *testing.T, worker **Activities, spec TableSpec, msgs []sample.Message, sizes []int, next func(int) *Activities) {
+func applyBatches(t *testing.T, worker **Activities, spec TableSpec, msgs []sample.Message, sizes []int, next func(int) *Activities) latePaths {
 	t.Helper()
+	var late latePaths
 	ctx := context.Background()
 	a := *worker
 	var offset int64
@@ -77,7 +83,9 @@ func applyBatches(t *testing.T, worker **Activities, spec TableSpec, msgs []samp
 		stage := ""
 		st.mu.Lock()
 		res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
+		late.woven += max(res.History.Woven, res.Mirror.Woven)
 		if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
+			late.rebuilds++
 			_, err = a.rebuildPending(ctx, st, name)
 		}
 		st.mu.Unlock()
@@ -85,6 +93,7 @@ func applyBatches(t *testing.T, worker **Activities, spec TableSpec, msgs []samp
 			t.Fatalf("batch %d (%s): %v", i+1, stage, err)
 		}
 	}
+	return late
 }
 
 func sizesFor(r *rand.Rand, total int) []int {
@@ -162,10 +171,17 @@ func TestLocalStateSurvivesRestarts(t *testing.T) {
 		sizes := sizesFor(rand.New(rand.NewPCG(uint64(seed), 1)), len(s.Delivered))
 		name := lake.TableName{Namespace: "shop", Name: "orders"}
 		steady := mustCatalog(t)
-		applyStream(t, steady, s.Delivered, sizes, func(int) bool { return false })
+		// a worker that never restarts has every past change in its log: its
+		// late keys are woven in their batches; after a restart the first
+		// late key needs RebuildKeys (past changes from bronze)
+		if late := applyStream(t, steady, s.Delivered, sizes, func(int) bool { return false }); late.rebuilds != 0 || late.woven == 0 {
+			t.Fatalf("seed %d: the steady worker wove %d late keys and ran %d rebuilds, want some and none", seed, late.woven, late.rebuilds)
+		}
 		r := rand.New(rand.NewPCG(uint64(seed), 2))
 		restarted := mustCatalog(t)
-		applyStream(t, restarted, s.Delivered, sizes, func(i int) bool { return i > 0 && r.IntN(3) == 0 })
+		if late := applyStream(t, restarted, s.Delivered, sizes, func(i int) bool { return i > 0 && r.IntN(3) == 0 }); late.rebuilds == 0 {
+			t.Fatalf("seed %d: the restarted worker ran no RebuildKeys", seed)
+		}
 
 		mirrorCols := []string{"order_id", "status", "amount", lake.ColSeq, lake.ColDeleted}
 		if a, b := tableText(t, steady, name, false, mirrorCols...), tableText(t, restarted, name, false, mirrorCols...); a != b {

@@ -60,7 +60,7 @@ type Totals struct {
 	RowsWritten       int64 `json:"rows_written"`
 	BronzeRows        int64 `json:"bronze_rows"`
 	HistoryRows       int64 `json:"history_rows"`
-	RebuiltKeys       int64 `json:"rebuilt_keys"`           // keys whose history was rebuilt from bronze (late path)
+	RebuiltKeys       int64 `json:"rebuilt_keys"`           // late keys rebuilt from all their changes (late path: inline in a batch, or RebuildKeys)
 	UnwovenKeys       int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze left out of the history rebuild
 	BackfillRequested int64 `json:"backfill_requested"`     // offsets queued by backfill updates
 	BackfillDone      int64 `json:"backfill_done"`          // offsets re-applied
@@ -81,6 +81,7 @@ func (t *Totals) add(r *activities.ApplyResult) {
 	t.RowsWritten += int64(r.Mirror.RowsWritten)
 	t.BronzeRows += int64(r.Bronze.Appended)
 	t.HistoryRows += int64(r.History.RowsWritten)
+	t.RebuiltKeys += int64(max(r.History.Woven, r.Mirror.Woven)) // late keys woven inline in the batch (0 in results recorded before)
 }
 
 // Status is the answer of the status query.

@@ -30,7 +30,8 @@ type HistoryResult struct {
 	Opened           int    `json:"opened"`           // versions opened
 	Rewritten        int    `json:"rewritten"`        // stored versions closed or updated in place
 	Duplicates       int    `json:"duplicates"`       // re-delivered changes the history already holds
-	Late             int    `json:"late"`             // keys with a late change, left for the rebuild step
+	Late             int    `json:"late"`             // keys with a late change (woven inline, or left for the rebuild step)
+	Woven            int    `json:"woven,omitempty"`  // late keys whose history was replayed from all their changes in this batch
 	Pending          int    `json:"pending"`          // keys awaiting a rebuild after this batch
 	RowsWritten      int    `json:"rows_written"`     // history rows written
 	PositionDeletes  int    `json:"position_deletes"` // stored rows removed

@@ -133,6 +133,12 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	w, st, plan, res := s.w, s.w.state, s.plan, &s.res
 	res.Keys = len(plan.groups)
 	for i, g := range plan.groups {
+		if plan.known && plan.woven != nil && plan.woven[i] != nil { // late, woven inline (weave.go)
+			if err := s.weave(i, g.Key, plan.woven[i]); err != nil {
+				return err
+			}
+			continue
+		}
 		if s.pending[g.Key] || !plan.known {
 			if !s.pending[g.Key] {
 				res.Late++
@@ -209,6 +215,35 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	}
 	res.RowsWritten, res.PositionDeletes = len(s.writes), len(s.removed)
 	s.written = true
+	return nil
+}
+
+// weave replaces the live history rows of late key k (group i of the
+// plan) with the replay of all its changes (full, from the mirror stage's
+// weave), unless they already are those versions; the key leaves the
+// pending-rebuild set. Errors: local state log failures.
+func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
+	res := &s.res
+	res.Late++
+	res.Woven++
+	delete(s.pending, k)
+	vs, _ := merge.Replay(nil, full.Events, s.w.opts)
+	stored, err := s.w.state.liveRows(k)
+	if err != nil {
+		return err
+	}
+	if sameVersions(stored, vs) {
+		return nil
+	}
+	for _, r := range stored {
+		s.removed = append(s.removed, rowLoc{r.file, r.pos})
+	}
+	res.Rewritten += len(stored)
+	s.changes = append(s.changes, keyChange{group: i, first: len(s.writes), n: len(vs), openChanged: true, reset: true})
+	for _, v := range vs {
+		s.writes = append(s.writes, keyedVersion{key: k, v: v})
+	}
+	res.Opened += max(0, len(vs)-len(stored))
 	return nil
 }
 

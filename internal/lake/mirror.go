@@ -38,6 +38,10 @@ type MirrorResult struct {
 	// Pending: keys awaiting a rebuild after this batch, kept on the mirror
 	// of a table without history (mirror_pending.go); 0 with a history.
 	Pending int `json:"pending,omitempty"`
+	// Woven: late keys whose rows were refolded from all their changes in
+	// this batch (weave.go); their refolded rows are among the rows written
+	// when they differed from the stored ones.
+	Woven int `json:"woven,omitempty"`
 }
 
 // MirrorWriter applies batches to one mirror table and keeps its

@@ -105,6 +105,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	plan.resolve(ix)
 	plan.pre = make([]cdc.Seq, len(plan.groups))
 	plan.known = true
+	plan.wovenChecked = w.state.eventsLogged()
 	s.plan = plan
 	res := &s.res
 	res.Keys = len(plan.groups)
@@ -133,7 +134,23 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		res.Applied += o.Applied
 		res.Stale += o.Stale
 		res.Duplicates += o.Duplicates
-		if o.Stale > 0 && s.pending != nil { // late or replayed: refolded by RebuildKeys (mirror_pending.go)
+		switch {
+		case o.Stale > 0 && plan.wovenChecked: // late or replayed: woven inline when late (weave.go)
+			full, wo, err := w.weave(g, st, o, s.sh)
+			if err != nil {
+				return s, err
+			}
+			if full != nil {
+				if plan.woven == nil {
+					plan.woven = make([]*merge.Group, len(plan.groups))
+				}
+				plan.woven[i], o = full, wo
+				res.Woven++
+				if s.pending != nil {
+					delete(s.pending, g.Key)
+				}
+			}
+		case o.Stale > 0 && s.pending != nil: // late or replayed: refolded by RebuildKeys (mirror_pending.go)
 			s.pending[g.Key] = true
 		}
 		if o.Changed {

@@ -19,6 +19,14 @@ type batchPlan struct {
 	entries []uint32
 	pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
 	known   bool      // pre is known (false: the mirror had committed the batch already)
+	// wovenChecked: the mirror stage checked every key with changes below
+	// pre against the past changes in the local state log (weave.go); woven
+	// then holds, for each late key, all its changes (nil entries: keys
+	// that are not late; a nil slice: none is). A change the log holds may
+	// still be missing from the history (a load chunk retried after its
+	// mirror commit): the history checks its own rows for those.
+	wovenChecked bool
+	woven        []*merge.Group
 	// mirror holds each group's new mirror values (nil: unchanged) once
 	// the mirror committed; recorded says the history writer (or a later
 	// flush) wrote them to the log.
