@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -274,5 +275,38 @@ func TestDurations(t *testing.T) {
 	}
 	if _, err := ParseDuration("3x"); err == nil || err.Error() != `"3x" is not a duration (e.g. 500ms, 2s, 1h, 30d)` {
 		t.Fatal(err)
+	}
+}
+
+// The README's example file (section "Many tables: starter apply") parses
+// and resolves into the tables its comments name.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Many tables: starter apply\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no yaml block under Many tables: starter apply")
+	}
+	f, err := Parse("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warns, err := f.Resolve([]string{"dbserver1.inventory.orders", "dbserver1.inventory.customers", "dbserver1.inventory.products",
+		"dbserver1.inventory.tmp_load", "dbserver1.audit.logins"}, true)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("%v %v", err, warns)
+	}
+	var tables []string
+	for _, p := range got {
+		tables = append(tables, fmt.Sprintf("%s bronze=%v history=%v purge=%s batch=%d/%d", p.Table, p.Bronze, p.History, FormatDuration(p.Maintenance.PurgeEvery), p.BatchSize, p.MaxBatchSize))
+	}
+	want := []string{"shop.orders bronze=true history=true purge=1d batch=20000/100000", "inventory.customers bronze=true history=true purge=1d batch=5000/0",
+		"inventory.products bronze=true history=false purge=1d batch=5000/0", "audit.logins bronze=false history=false purge=0s batch=5000/0"}
+	if !reflect.DeepEqual(tables, want) {
+		t.Fatalf("tables\n%v\nwant\n%v", tables, want)
 	}
 }
