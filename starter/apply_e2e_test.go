@@ -205,18 +205,23 @@ func TestApplyFiftyTables(t *testing.T) {
 	}
 
 	// one table's batch bounds change: only it is updated
-	changed := strings.Replace(manyTables, "    batch_size: 500\n    max_batch_size: 5000\n", "    batch_size: 800\n    max_batch_size: 8000\n", 1)
+	changed := strings.Replace(manyTables, "    batch_size: 500\n    max_batch_size: 5000\n    maintenance:\n      compact_every: 2h\n",
+		"    batch_size: 800\n    max_batch_size: 8000\n    maintenance:\n      compact_every: 3h\n", 1)
 	write(changed)
 	out, errw, code = s.cli("apply", "-f", file, "--yes")
-	wantOut := "~ update app.t00\n    batch_size: 500 → 800\n    max_batch_size: 5000 → 8000\n= 49 unchanged\n" +
+	wantOut := "~ update app.t00\n    batch_size: 500 → 800\n    max_batch_size: 5000 → 8000\n    maintenance.compact_every: 2h → 3h\n= 49 unchanged\n" +
 		"Plan: 0 to create, 1 to update, 0 to stop, 49 unchanged.\n" +
 		"~ updated app.t00: batches of at most 800 records (up to 8000 while more than two batches behind), waiting at most 1s; at most 100 quarantined records per batch\n" +
+		"  schedule lakemirror-compact-app.t00: compact every 3h\n" +
 		"applied: 0 created, 1 updated, 0 stopped\n"
 	if code != exitOK || out != wantOut {
 		t.Fatalf("update: exit %d\n%s\n%s\nwant:\n%s", code, out, errw, wantOut)
 	}
 	if sp := statusOf(t, c, "app.t00").Spec; sp.MaxEvents != 800 || sp.MaxBatchEvents != 8000 || sp.MaxWait != time.Second {
 		t.Fatalf("app.t00 after the update: %+v", sp)
+	}
+	if desc, err := c.ScheduleClient().GetHandle(ctx, workflows.ScheduleID("app.t00", "compact")).Describe(ctx); err != nil || desc.Schedule.Spec.Intervals[0].Every != 3*time.Hour {
+		t.Fatalf("app.t00's compaction schedule after the update: %v", err)
 	}
 	for _, table := range tables {
 		want := before[table]
