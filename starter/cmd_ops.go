@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -230,42 +229,48 @@ func (a *app) settingsCmd() *cobra.Command {
 }
 
 func (a *app) listCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List running table pipelines with phase and lag",
-		Args:  cobra.NoArgs,
+		Use:   "list [--all]",
+		Short: "List running table pipelines with phase and lag (--all: also stopped, failed and terminated ones)",
+		Long: `list shows the running table pipelines with their phase, lag and batches. With --all it
+lists every table workflow Temporal's visibility knows, running or closed, with its
+status: running, completed (a stopped pipeline: its phase says stopped), failed,
+terminated, canceled or timed-out, and when it closed.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := runner.Dial(a.settings, nil)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			if all {
+				return a.listAll(cmd.Context(), cmd.OutOrStdout(), c, asJSON)
+			}
 			lr := newLagReader(a.settings)
 			defer lr.Close()
-			resp, err := c.ListWorkflow(cmd.Context(), &workflowservice.ListWorkflowExecutionsRequest{
-				Query: fmt.Sprintf("WorkflowType = %q AND ExecutionStatus = \"Running\"", workflows.TableWorkflowName)})
+			running, err := listTableWorkflows(cmd.Context(), c, true)
 			if err != nil {
 				return err
 			}
-			var all []workflows.Status
-			for _, e := range resp.Executions {
-				v, err := c.QueryWorkflow(cmd.Context(), e.Execution.WorkflowId, "", workflows.QueryStatus)
+			var sts []workflows.Status
+			for _, e := range running {
+				v, err := c.QueryWorkflow(cmd.Context(), e.WorkflowID, "", workflows.QueryStatus)
 				if err != nil {
 					continue
 				}
 				var st workflows.Status
 				if v.Get(&st) == nil {
 					_ = lr.refresh(cmd.Context(), &st) // on failure LAG is the workflow's, from its last plan
-					all = append(all, st)
+					sts = append(sts, st)
 				}
 			}
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(all)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(sts)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TABLE\tTOPIC\tPHASE\tLAG\tBATCHES\tLAST BATCH")
-			for _, st := range all {
+			for _, st := range sts {
 				last := "-"
 				if !st.LastBatchAt.IsZero() {
 					last = time.Since(st.LastBatchAt).Round(time.Second).String() + " ago"
@@ -276,6 +281,7 @@ func (a *app) listCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "also list stopped, failed and terminated pipelines (the latest run of each table workflow, with its close status)")
 	return cmd
 }
 

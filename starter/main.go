@@ -10,10 +10,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/lakemirror/lakemirror/internal/config"
 )
@@ -47,6 +49,11 @@ func usage(format string, args ...any) error {
 type app struct {
 	settings config.Settings
 	binding  *config.Binding
+	// in is where confirmations are read from, and interactive tells
+	// whether it is a terminal (a command that needs a confirmation
+	// refuses without one unless given --yes).
+	in          io.Reader
+	interactive bool
 }
 
 func main() {
@@ -54,7 +61,18 @@ func main() {
 }
 
 func run(args []string) int {
-	a := &app{}
+	a := &app{in: os.Stdin, interactive: term.IsTerminal(int(os.Stdin.Fd()))}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starter:", err)
+	}
+	return exitCode(err)
+}
+
+// rootCmd builds the command tree with its global flags.
+func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "starter",
 		Short: "Operate lakemirror table pipelines (Debezium on Kafka → Iceberg, on Temporal)",
@@ -78,14 +96,16 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow.`,
 	a.binding = a.settings.Bind(gfs)
 	root.PersistentFlags().AddGoFlagSet(gfs)
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
-		a.maintainCmd(), a.scheduleCmd(), a.produceCmd())
+		a.maintainCmd(), a.scheduleCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd())
 	root.AddCommand(a.signalCmds()...)
-	root.SetArgs(args)
-	err := root.Execute()
+	return root
+}
+
+// exitCode maps a command's error to the exit code.
+func exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "starter:", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code

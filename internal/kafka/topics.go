@@ -27,3 +27,16 @@ func (c *Client) CreateTopic(ctx context.Context, topic string, partitions int32
 	}
 	return nil
 }
+
+// Topics lists the cluster's topics, sorted, without Kafka's internal
+// ones (__consumer_offsets, __transaction_state). Errors: the metadata
+// request's.
+func (c *Client) Topics(ctx context.Context) ([]string, error) {
+	ctx, cancel := withDefault(ctx, DefaultAdminTimeout)
+	defer cancel()
+	tds, err := c.adm.ListTopics(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: list topics: %w", err)
+	}
+	return tds.Names(), nil
+}

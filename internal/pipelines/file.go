@@ -1,0 +1,646 @@
+package pipelines
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The raw shapes of the file, decoded with yaml.v3's KnownFields so that a
+// misspelt field is an error. Pointers tell a field left out from one set
+// to its zero value (a pipeline's value overrides the defaults' only when
+// it is given).
+
+type rawFile struct {
+	Version   *int         `yaml:"version"`
+	Defaults  *rawSettings `yaml:"defaults"`
+	Pipelines []rawEntry   `yaml:"pipelines"`
+}
+
+// rawSettings are the fields a defaults block and a pipeline share.
+type rawSettings struct {
+	Namespace         *string         `yaml:"namespace"`
+	Key               *nameList       `yaml:"key"`
+	StartFrom         *string         `yaml:"start_from"`
+	BatchSize         *int            `yaml:"batch_size"`
+	MaxBatchSize      *int            `yaml:"max_batch_size"`
+	MaxWait           *string         `yaml:"max_wait"`
+	MaxQuarantine     *int            `yaml:"max_quarantine"`
+	Bronze            *bool           `yaml:"bronze"`
+	History           *bool           `yaml:"history"`
+	HistoryColumns    *nameList       `yaml:"history_columns"`
+	HistoryCollapseTx *bool           `yaml:"history_collapse_tx"`
+	Source            *string         `yaml:"source"`
+	SignalTopic       *string         `yaml:"signal_topic"`
+	Maintenance       *rawMaintenance `yaml:"maintenance"`
+}
+
+// rawEntry is one item of pipelines.
+type rawEntry struct {
+	rawSettings `yaml:",inline"`
+	Topic       *string   `yaml:"topic"`
+	TopicRegex  *string   `yaml:"topic_regex"`
+	TopicGlob   *string   `yaml:"topic_glob"`
+	Exclude     *nameList `yaml:"exclude"`
+	Table       *string   `yaml:"table"`
+	SourceTable *string   `yaml:"source_table"`
+	Definition  *string   `yaml:"definition"`
+}
+
+type rawMaintenance struct {
+	CompactEvery   *string `yaml:"compact_every"`
+	ExpireEvery    *string `yaml:"expire_every"`
+	PurgeEvery     *string `yaml:"purge_every"`
+	Retention      *string `yaml:"retention"`
+	RetentionFloor *string `yaml:"retention_floor"`
+	TargetFileSize *int64  `yaml:"target_file_size"`
+	RetainLast     *int    `yaml:"retain_last"`
+	OlderThan      *string `yaml:"older_than"`
+	CleanOrphans   *bool   `yaml:"clean_orphans"`
+}
+
+// entryOnly are the fields a pipeline has and a defaults block has not.
+var entryOnly = func() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fieldsOf(rawEntry{}) {
+		out[f] = true
+	}
+	for _, f := range fieldsOf(rawSettings{}) {
+		delete(out, f)
+	}
+	return out
+}()
+
+// nameList is a list of names written as a YAML list or as one
+// comma-separated string ("id" or "tenant_id,id").
+type nameList []string
+
+// UnmarshalYAML takes a scalar (split at commas, blanks trimmed) or a list
+// of scalars.
+func (l *nameList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = nameList{}
+		if n.Tag == "!!null" {
+			return nil
+		}
+		for _, s := range strings.Split(n.Value, ",") {
+			*l = append(*l, strings.TrimSpace(s))
+		}
+		return nil
+	case yaml.SequenceNode:
+		*l = nameList{}
+		for _, item := range n.Content {
+			if item.Kind != yaml.ScalarNode {
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: col %d: a list item is not a name", item.Line, item.Column)}}
+			}
+			*l = append(*l, strings.TrimSpace(item.Value))
+		}
+		return nil
+	}
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: col %d: want a name, a comma-separated string of names or a list of names", n.Line, n.Column)}}
+}
+
+// File is a parsed, checked pipelines file. Resolve turns it into
+// pipelines.
+type File struct {
+	Name      string // as given to Parse
+	dir       string // definition paths are relative to it
+	defaults  rawSettings
+	entries   []entry
+	idx       *nodeIndex
+	damaged   map[int]bool    // lines with a decoding problem
+	undecoded map[string]bool // paths with a decoding problem: not checked again
+}
+
+// entry is a checked pipeline item.
+type entry struct {
+	raw     rawEntry
+	path    string // "pipelines[3]"
+	line    int
+	pattern string         // "topic_regex" or "topic_glob" for a pattern, "" for a topic
+	re      *regexp.Regexp // topic_regex, anchored
+	glob    string
+	exclude []func(string) bool
+}
+
+// matches reports whether a pattern entry takes topic.
+func (e *entry) matches(topic string) bool {
+	if strings.HasPrefix(topic, "__") { // Kafka's internal topics
+		return false
+	}
+	var ok bool
+	if e.re != nil {
+		ok = e.re.MatchString(topic)
+	} else {
+		ok, _ = path.Match(e.glob, topic)
+	}
+	if !ok {
+		return false
+	}
+	for _, ex := range e.exclude {
+		if ex(topic) {
+			return false
+		}
+	}
+	return true
+}
+
+// HasPatterns reports whether any pipeline is a topic pattern (Resolve
+// then needs the broker's topic list).
+func (f *File) HasPatterns() bool {
+	for _, e := range f.entries {
+		if e.pattern != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Parse reads a pipelines file: name is used in messages and to resolve
+// definition paths (relative to name's directory), data is its content.
+// It checks the whole file without contacting anything and returns every
+// problem it finds as Problems (the error), each with its line and YAML
+// path: YAML syntax, unknown fields, wrong types, bad durations, names and
+// bounds, and conflicting settings. Checks that need the broker's topics
+// (patterns, duplicate tables) are Resolve's.
+func Parse(name string, data []byte) (*File, error) {
+	f := &File{Name: name, dir: filepath.Dir(name), damaged: map[int]bool{}, undecoded: map[string]bool{}}
+	var ps Problems
+	add := func(line int, path, format string, args ...any) {
+		ps = append(ps, Problem{File: name, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		line, msg := splitYAMLError(err)
+		add(line, "", "%s", msg)
+		return nil, ps
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		add(0, "", "empty file: give pipelines (see README: Many tables: starter apply)")
+		return nil, ps
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		add(doc.Line, "", "the file must be a mapping with defaults and pipelines")
+		return nil, ps
+	}
+	f.idx = indexNodes(doc)
+
+	var raw rawFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			line, msg := splitYAMLError(err)
+			add(line, "", "%s", msg)
+			return nil, ps
+		}
+		for _, e := range te.Errors {
+			p := f.idx.explain(e)
+			p.File = name
+			ps = append(ps, p)
+			f.damaged[p.Line], f.undecoded[p.Path] = true, true
+		}
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); err != io.EOF {
+		add(more.Line, "", "more than one YAML document: put every pipeline in one")
+	}
+
+	if raw.Version != nil && *raw.Version != 1 {
+		add(f.idx.line("version"), "version", "unknown version %d: this starter reads version 1", *raw.Version)
+	}
+	if raw.Defaults != nil {
+		f.defaults = *raw.Defaults
+		f.checkSettings(&ps, "defaults", f.defaults)
+	}
+	if len(raw.Pipelines) == 0 && f.idx.line("pipelines") == 0 {
+		add(0, "", "no pipelines: list them under pipelines")
+	} else if len(raw.Pipelines) == 0 && len(ps) == 0 {
+		add(f.idx.line("pipelines"), "pipelines", "empty: list at least one pipeline (to stop every pipeline, use starter drop)")
+	}
+	// yaml.v3 leaves out the items it cannot decode at all (not a
+	// mapping, a key given twice); put them back as empty, hurt entries
+	// so that indexes match the file's
+	items := raw.Pipelines
+	if seq := f.idx.value["pipelines"]; seq != nil && seq.Kind == yaml.SequenceNode {
+		aligned := make([]rawEntry, len(seq.Content))
+		hurt := make([]bool, len(seq.Content))
+		j := 0
+		for i, n := range seq.Content {
+			if decodes(n) && j < len(raw.Pipelines) {
+				aligned[i] = raw.Pipelines[j]
+				j++
+			} else {
+				hurt[i] = true
+			}
+		}
+		items = aligned
+		starts := make([]int, len(items)+1)
+		for i := range items {
+			starts[i] = seq.Content[i].Line
+		}
+		starts[len(items)] = 1 << 30
+		// an entry whose lines had a decoding problem may be partly
+		// decoded: it is not told that it lacks a topic
+		for l := range f.damaged {
+			for i := range items {
+				hurt[i] = hurt[i] || (l >= starts[i] && l < starts[i+1])
+			}
+		}
+		for i, r := range items {
+			e := entry{raw: r, path: fmt.Sprintf("pipelines[%d]", i), line: starts[i]}
+			f.checkEntry(&ps, &e, hurt[i])
+			f.entries = append(f.entries, e)
+		}
+	}
+	if len(ps) > 0 {
+		sortProblems(ps)
+		return nil, ps
+	}
+	return f, nil
+}
+
+// checkSettings checks the fields shared by defaults and pipelines, each
+// on its own.
+func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
+	add := func(field, format string, args ...any) {
+		p := at + "." + field
+		f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	if s.Namespace != nil {
+		if err := checkNamespace(*s.Namespace); err != "" {
+			add("namespace", "%s", err)
+		}
+	}
+	if s.Key != nil {
+		if err := checkNames(*s.Key, "key column"); err != "" {
+			add("key", "%s", err)
+		}
+	}
+	if s.StartFrom != nil && *s.StartFrom != "earliest" && *s.StartFrom != "latest" {
+		add("start_from", "%q: give earliest or latest", *s.StartFrom)
+	}
+	if s.BatchSize != nil && (*s.BatchSize < 1 || *s.BatchSize > MaxRecords) {
+		add("batch_size", "%d outside 1..%d records", *s.BatchSize, MaxRecords)
+	}
+	if s.MaxBatchSize != nil && (*s.MaxBatchSize < 0 || *s.MaxBatchSize > MaxRecords) {
+		add("max_batch_size", "%d outside 0..%d records (0 = batches do not grow)", *s.MaxBatchSize, MaxRecords)
+	}
+	if s.MaxQuarantine != nil && (*s.MaxQuarantine < 1 || *s.MaxQuarantine > MaxRecords) {
+		add("max_quarantine", "%d outside 1..%d records", *s.MaxQuarantine, MaxRecords)
+	}
+	if s.MaxWait != nil {
+		if d, err := ParseDuration(*s.MaxWait); err != nil {
+			add("max_wait", "%v", err)
+		} else if d <= 0 || d > MaxWaitLimit {
+			add("max_wait", "%s outside (0, %s]", *s.MaxWait, FormatDuration(MaxWaitLimit))
+		}
+	}
+	if s.HistoryColumns != nil {
+		if err := checkNames(*s.HistoryColumns, "history column"); err != "" {
+			add("history_columns", "%s", err)
+		}
+	}
+	if s.History != nil && !*s.History {
+		if s.HistoryColumns != nil && len(*s.HistoryColumns) > 0 {
+			add("history_columns", "set, but history: false (line %d) keeps no history table", f.idx.line(at+".history"))
+		}
+		if s.HistoryCollapseTx != nil && *s.HistoryCollapseTx {
+			add("history_collapse_tx", "true, but history: false (line %d) keeps no history table", f.idx.line(at+".history"))
+		}
+	}
+	if s.Source != nil && strings.TrimSpace(*s.Source) == "" {
+		add("source", "empty: name a source database of the worker's -sources, or leave source out")
+	}
+	if s.SignalTopic != nil && strings.TrimSpace(*s.SignalTopic) == "" {
+		add("signal_topic", "empty: name the connector's signal topic, or leave signal_topic out")
+	}
+	if m := s.Maintenance; m != nil {
+		mat := at + ".maintenance"
+		madd := func(field, format string, args ...any) {
+			p := mat + "." + field
+			f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: fmt.Sprintf(format, args...)})
+		}
+		for _, d := range []struct {
+			field    string
+			v        *string
+			interval bool
+		}{{"compact_every", m.CompactEvery, true}, {"expire_every", m.ExpireEvery, true}, {"purge_every", m.PurgeEvery, true},
+			{"retention", m.Retention, false}, {"retention_floor", m.RetentionFloor, false}, {"older_than", m.OlderThan, false}} {
+			if d.v == nil {
+				continue
+			}
+			v, err := parseInterval(*d.v, d.interval)
+			switch {
+			case err != nil:
+				madd(d.field, "%v", err)
+			case v < 0:
+				madd(d.field, "%s is negative", *d.v)
+			case d.interval && v > 0 && v < time.Minute:
+				madd(d.field, "%s is below the shortest schedule interval, 1m (off or 0: no schedule)", *d.v)
+			}
+		}
+		if m.TargetFileSize != nil && *m.TargetFileSize < 1<<20 {
+			madd("target_file_size", "%d bytes is below 1 MiB (1048576)", *m.TargetFileSize)
+		}
+		if m.RetainLast != nil && *m.RetainLast < 1 {
+			madd("retain_last", "%d: keep at least 1 snapshot", *m.RetainLast)
+		}
+		if at == "defaults" {
+			if msg := retentionConflict(m, nil); msg != "" {
+				field := "retention"
+				if m.Retention == nil {
+					field = "retention_floor"
+				}
+				madd(field, "%s", msg)
+			}
+		}
+	}
+}
+
+// checkEntry checks one pipeline item and compiles its pattern. hurt: the
+// item had a decoding problem (it may be partly decoded).
+func (f *File) checkEntry(ps *Problems, e *entry, hurt bool) {
+	add := func(field, format string, args ...any) {
+		p := e.path
+		if field != "" {
+			p += "." + field
+		}
+		line := f.idx.line(p)
+		if line == 0 {
+			line = e.line
+		}
+		f.report(ps, Problem{File: f.Name, Line: line, Path: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	r := e.raw
+	f.checkSettings(ps, e.path, r.rawSettings)
+	var given []string
+	for _, s := range []struct {
+		field string
+		v     *string
+	}{{"topic", r.Topic}, {"topic_regex", r.TopicRegex}, {"topic_glob", r.TopicGlob}} {
+		if s.v != nil {
+			given = append(given, s.field)
+		}
+	}
+	switch {
+	case len(given) == 0 && !hurt:
+		add("", "give one of topic, topic_regex and topic_glob")
+	case len(given) > 1:
+		add(given[1], "give one of topic, topic_regex and topic_glob, not %s", strings.Join(given, " and "))
+	}
+	switch {
+	case r.Topic != nil:
+		if strings.TrimSpace(*r.Topic) == "" || strings.ContainsAny(*r.Topic, " \t/") {
+			add("topic", "%q is not a Kafka topic name", *r.Topic)
+		}
+		if r.Exclude != nil {
+			add("exclude", "only a topic_regex or topic_glob pipeline excludes topics")
+		}
+	case r.TopicRegex != nil:
+		e.pattern = "topic_regex"
+		re, err := regexp.Compile("^(?:" + *r.TopicRegex + ")$")
+		if err != nil {
+			add("topic_regex", "%s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		e.re = re
+	case r.TopicGlob != nil:
+		e.pattern = "topic_glob"
+		if _, err := path.Match(*r.TopicGlob, ""); err != nil {
+			add("topic_glob", "%q: %v", *r.TopicGlob, err)
+		}
+		e.glob = *r.TopicGlob
+	}
+	if e.pattern != "" {
+		for _, field := range []string{"table", "source_table", "definition"} {
+			if f.idx.line(e.path+"."+field) > 0 {
+				add(field, "names one table; a %s pipeline makes one table per matching topic (give the topic its own pipeline)", e.pattern)
+			}
+		}
+		if r.Exclude != nil {
+			for i, x := range *r.Exclude {
+				xp := fmt.Sprintf("exclude[%d]", i)
+				if f.idx.line(e.path+"."+xp) == 0 {
+					xp = "exclude"
+				}
+				if e.pattern == "topic_regex" {
+					re, err := regexp.Compile("^(?:" + x + ")$")
+					if err != nil {
+						add(xp, "%s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+						continue
+					}
+					e.exclude = append(e.exclude, re.MatchString)
+				} else {
+					if _, err := path.Match(x, ""); err != nil {
+						add(xp, "%q: %v", x, err)
+						continue
+					}
+					e.exclude = append(e.exclude, func(t string) bool { ok, _ := path.Match(x, t); return ok })
+				}
+			}
+		}
+	}
+	if r.Table != nil {
+		t := *r.Table
+		if strings.Contains(t, ".") {
+			if _, err := splitTable(t); err != "" {
+				add("table", "%s", err)
+			}
+			if r.Namespace != nil {
+				add("namespace", "conflicts with table %q, which names its namespace (give table: %s, or drop namespace)", t, t[strings.LastIndexByte(t, '.')+1:])
+			}
+		} else if t == "" || strings.ContainsAny(t, " \t/") {
+			add("table", "%q is not a table name", t)
+		}
+	}
+	if r.SourceTable != nil {
+		if _, err := splitTable(*r.SourceTable); err != "" {
+			add("source_table", "%s", strings.Replace(err, "namespace.table", "schema.table", 1))
+		}
+	}
+	if r.Definition != nil && strings.TrimSpace(*r.Definition) == "" {
+		add("definition", "empty: give the path of a table definition file, or leave definition out")
+	}
+	// conflicts between the pipeline and the defaults it inherits
+	if r.History != nil && !*r.History {
+		if r.HistoryColumns == nil && f.defaults.HistoryColumns != nil && len(*f.defaults.HistoryColumns) > 0 {
+			add("history", "false, but defaults.history_columns (line %d) needs the history table: give history_columns: [] here", f.idx.line("defaults.history_columns"))
+		}
+		if r.HistoryCollapseTx == nil && f.defaults.HistoryCollapseTx != nil && *f.defaults.HistoryCollapseTx {
+			add("history", "false, but defaults.history_collapse_tx (line %d) needs the history table: give history_collapse_tx: false here", f.idx.line("defaults.history_collapse_tx"))
+		}
+	}
+	if r.History == nil && f.defaults.History != nil && !*f.defaults.History {
+		if r.HistoryColumns != nil && len(*r.HistoryColumns) > 0 {
+			add("history_columns", "set, but defaults.history is false (line %d): give history: true here", f.idx.line("defaults.history"))
+		}
+		if r.HistoryCollapseTx != nil && *r.HistoryCollapseTx {
+			add("history_collapse_tx", "true, but defaults.history is false (line %d): give history: true here", f.idx.line("defaults.history"))
+		}
+	}
+	// retention against its floor, where this pipeline sets one of them
+	// (the defaults' own values are checked once, as defaults)
+	if m := r.Maintenance; m != nil && (m.PurgeEvery != nil || m.Retention != nil || m.RetentionFloor != nil) {
+		if msg := retentionConflict(m, f.defaults.Maintenance); msg != "" {
+			field := "maintenance.retention"
+			if m.Retention == nil {
+				field = "maintenance"
+			}
+			add(field, "%s", msg)
+		}
+	}
+}
+
+// retentionConflict returns why a purge schedule's retention (m's, else
+// defaults', else the built-in default) is shorter than its floor, or ""
+// when it is not (or there is no purge schedule, or a value does not parse:
+// that is reported on its own).
+func retentionConflict(m, defaults *rawMaintenance) string {
+	get := func(f func(*rawMaintenance) *string, def time.Duration, interval bool) (time.Duration, bool) {
+		s := pickMaint(m, f)
+		if s == nil {
+			s = pickMaint(defaults, f)
+		}
+		if s == nil {
+			return def, true
+		}
+		d, err := parseInterval(*s, interval)
+		return d, err == nil
+	}
+	pe, ok1 := get(func(m *rawMaintenance) *string { return m.PurgeEvery }, DefaultMaintenance.PurgeEvery, true)
+	rv, ok2 := get(func(m *rawMaintenance) *string { return m.Retention }, DefaultMaintenance.Retention, false)
+	fv, ok3 := get(func(m *rawMaintenance) *string { return m.RetentionFloor }, DefaultMaintenance.RetentionFloor, false)
+	if !ok1 || !ok2 || !ok3 || pe <= 0 || rv >= fv {
+		return ""
+	}
+	return fmt.Sprintf("retention %s is shorter than retention_floor %s: a purge could let a replayed event resurrect a row (lower retention_floor only on purpose)", FormatDuration(rv), FormatDuration(fv))
+}
+
+// report adds p unless its path already has a decoding problem (a value
+// that did not decode reads as its zero value: checking it again would
+// report a second, wrong problem).
+func (f *File) report(ps *Problems, p Problem) {
+	if f.undecoded[p.Path] {
+		return
+	}
+	*ps = append(*ps, p)
+}
+
+func pickMaint(m *rawMaintenance, get func(*rawMaintenance) *string) *string {
+	if m == nil {
+		return nil
+	}
+	return get(m)
+}
+
+// checkNamespace returns why ns is not an Iceberg namespace ("" when it is).
+func checkNamespace(ns string) string {
+	if ns == "" {
+		return "empty"
+	}
+	for _, seg := range strings.Split(ns, ".") {
+		if seg == "" || strings.ContainsAny(seg, " \t/") {
+			return fmt.Sprintf("%q is not a namespace (dot-separated names)", ns)
+		}
+	}
+	return ""
+}
+
+// splitTable splits "ns.name" (the namespace may have dots) and returns
+// why it cannot ("" when it can).
+func splitTable(s string) ([2]string, string) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 || i == len(s)-1 || checkNamespace(s[:i]) != "" || strings.ContainsAny(s[i+1:], " \t/") {
+		return [2]string{}, fmt.Sprintf("%q is not of the form namespace.table", s)
+	}
+	return [2]string{s[:i], s[i+1:]}, ""
+}
+
+// checkNames returns why a list of column names is not one ("" when it is).
+func checkNames(l nameList, what string) string {
+	seen := map[string]bool{}
+	for i, n := range l {
+		if n == "" {
+			return fmt.Sprintf("%s %d is empty", what, i+1)
+		}
+		if seen[n] {
+			return fmt.Sprintf("%s %q is listed twice", what, n)
+		}
+		seen[n] = true
+	}
+	return ""
+}
+
+// ParseDuration reads a Go duration ("500ms", "2s", "1h30m") or a whole
+// number of days ("30d"). Errors say what is accepted.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 2s, 1h, 30d)", s)
+	}
+	return d, nil
+}
+
+// parseInterval is ParseDuration; for a schedule interval also "off"
+// (= 0: no schedule).
+func parseInterval(s string, interval bool) (time.Duration, error) {
+	if interval && strings.TrimSpace(s) == "off" {
+		return 0, nil
+	}
+	d, err := ParseDuration(s)
+	if err != nil && interval {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 1h, 24h, 7d) or off", s)
+	}
+	return d, err
+}
+
+// FormatDuration writes d the way a file would: whole days as "30d", else
+// Go's form without zero units ("1h", "1h30m", "2s", "500ms"); 0 is "0s".
+func FormatDuration(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// yamlLine reads yaml.v3's "yaml: line N: msg".
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+func splitYAMLError(err error) (int, string) {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0, strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n, m[2]
+}
+
+func sortProblems(ps Problems) {
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
+}

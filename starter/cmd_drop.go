@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/worker/runner"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// tableIdents are the Iceberg tables the pipeline of name may create, in
+// the order drop removes them.
+func tableIdents(name lake.TableName) []table.Identifier {
+	return []table.Identifier{name.Mirror(), name.Bronze(), name.History(), name.Quarantine(), name.Purged()}
+}
+
+func (a *app) dropCmd() *cobra.Command {
+	var dropTables, yes bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "drop TABLE [--drop-tables] [--yes]",
+		Short: "Stop a table's pipeline and delete its maintenance schedules; --drop-tables also drops its Iceberg tables",
+		Long: `drop stops the table's pipeline (the stop signal; it waits until the workflow has
+completed, at most --timeout) and deletes its maintenance schedules. With --drop-tables it
+then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine and _purged
+that exist, with their files (the catalog's purge); the table can then start over from
+its topic. It asks for a confirmation on a terminal (type the table name) unless --yes;
+without a terminal and without --yes it refuses (exit 2). Exit 3 when the table has no
+pipeline, schedule or (with --drop-tables) Iceberg table.`,
+		Example: "  starter drop shop.orders\n  starter drop shop.orders --drop-tables --yes",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.drop(cmd.Context(), cmd.OutOrStdout(), args[0], dropTables, yes, timeout)
+		},
+	}
+	cmd.Flags().BoolVar(&dropTables, "drop-tables", false, "also drop the table's Iceberg tables (mirror, bronze, history, quarantine, purged) and their files")
+	cmd.Flags().BoolVar(&yes, "yes", false, "drop without asking for a confirmation")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the pipeline to stop (its in-flight batch) before giving up (exit 1, nothing dropped)")
+	return cmd
+}
+
+func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTables, yes bool, timeout time.Duration) error {
+	name, err := lake.ParseTableName(tableName)
+	if err != nil {
+		return usage("%v", err)
+	}
+	c, err := runner.Dial(a.settings, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id := workflows.WorkflowID(tableName)
+	running := false
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		desc = nil
+	case err != nil:
+		return fmt.Errorf("describe workflow %s: %w", id, err)
+	default:
+		running = desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	}
+	sc := c.ScheduleClient()
+	var schedules []string
+	for _, job := range scheduleJobs {
+		sid := workflows.ScheduleID(tableName, job)
+		_, err := sc.GetHandle(ctx, sid).Describe(ctx)
+		switch {
+		case err == nil:
+			schedules = append(schedules, sid)
+		case !errors.As(err, &nf):
+			return fmt.Errorf("describe schedule %s: %w", sid, err)
+		}
+	}
+	var cat catalog.Catalog
+	var tables []table.Identifier
+	if dropTables {
+		if missing := a.settings.Catalog.LocalCatalogMissing(); missing == "" {
+			if cat, err = lake.OpenCatalog(ctx, a.settings.Catalog); err != nil {
+				return fmt.Errorf("--drop-tables needs the catalog: %w", err)
+			}
+			if cl, ok := cat.(interface{ Close() error }); ok {
+				defer cl.Close()
+			}
+			for _, ident := range tableIdents(name) {
+				tbl, err := lake.LoadTable(ctx, cat, ident)
+				if err != nil {
+					return err
+				}
+				if tbl != nil {
+					tables = append(tables, ident)
+				}
+			}
+		}
+	}
+	if desc == nil && len(schedules) == 0 && len(tables) == 0 {
+		what := "pipeline or schedule"
+		if dropTables {
+			what = "pipeline, schedule or Iceberg table"
+		}
+		return notFound("%s has no %s (workflow %s)", tableName, what, id)
+	}
+
+	fmt.Fprintf(out, "drop %s:\n", tableName)
+	switch {
+	case running:
+		fmt.Fprintf(out, "  stop the pipeline (workflow %s, running) and wait for it to complete\n", id)
+	case desc != nil:
+		fmt.Fprintf(out, "  the pipeline is not running (workflow %s: %s)\n", id, statusName(desc.WorkflowExecutionInfo.Status))
+	}
+	for _, sid := range schedules {
+		fmt.Fprintf(out, "  delete schedule %s\n", sid)
+	}
+	var idents []string
+	for _, ident := range tables {
+		idents = append(idents, lake.IdentString(ident))
+	}
+	if len(tables) > 0 {
+		fmt.Fprintf(out, "  drop Iceberg tables %s and their files\n", strings.Join(idents, ", "))
+	} else if dropTables {
+		fmt.Fprintln(out, "  no Iceberg tables to drop")
+	}
+	if !yes {
+		if err := a.confirm(out, fmt.Sprintf("Type the table name (%s) to confirm:", tableName), tableName); err != nil {
+			return err
+		}
+	}
+
+	if running {
+		if err := c.SignalWorkflow(ctx, id, "", workflows.SignalStop, nil); err != nil && !errors.As(err, &nf) {
+			return fmt.Errorf("stop %s: %w", tableName, err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		err := c.GetWorkflow(wctx, id, "").Get(wctx, nil)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s did not stop within %s (%v); nothing else was changed: run drop again once it has stopped", tableName, timeout, err)
+		}
+		fmt.Fprintf(out, "stopped %s\n", tableName)
+	}
+	for _, sid := range schedules {
+		if err := deleteSchedule(ctx, sc, sid); err != nil && !errors.As(err, &nf) {
+			return fmt.Errorf("delete schedule %s: %w", sid, err)
+		}
+		fmt.Fprintf(out, "deleted schedule %s\n", sid)
+	}
+	for i, ident := range tables {
+		if err := dropTable(ctx, cat, ident); err != nil {
+			return fmt.Errorf("drop %s: %w (dropped before it: %s)", idents[i], err, strings.Join(idents[:i], ", "))
+		}
+		fmt.Fprintf(out, "dropped %s\n", idents[i])
+	}
+	return nil
+}
+
+// dropTable drops an Iceberg table with its files (the catalog's purge
+// when it has one; else only from the catalog).
+func dropTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier) error {
+	if p, ok := cat.(catalog.PurgeableTable); ok {
+		return p.PurgeTable(ctx, ident)
+	}
+	return cat.DropTable(ctx, ident)
+}
