@@ -37,6 +37,11 @@ func (a *Activities) observeBatch(table string, res *ApplyResult, took time.Dura
 		b.NewestSourceTime = time.UnixMicro(res.Mirror.MaxSourceTs)
 	}
 	a.Metrics.ObserveBatch(b)
+	if !res.Mirror.AlreadyCommitted {
+		if n := max(res.History.Woven, res.Mirror.Woven); n > 0 { // late keys woven in the batch (weave.go)
+			a.Metrics.Rebuilt(table, n)
+		}
+	}
 }
 
 // observeFailure counts commit failures and retention gaps.

@@ -24,7 +24,7 @@ const (
 	MetricRowsWritten   = "lakemirror_rows_written_total"               // rows written, by table kind (bronze, mirror, history)
 	MetricCommits       = "lakemirror_commits_total"                    // Iceberg commits, by table kind
 	MetricCommitErrors  = "lakemirror_commit_conflicts_total"           // failed Iceberg commits (conflicts and catalog errors), retried
-	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"               // keys rebuilt from bronze by the late path
+	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"               // late keys rebuilt from all their changes (in their batch, or from bronze)
 	MetricBatchRecords  = "lakemirror_batch_records"                    // histogram: records per batch
 	MetricBatchDuration = "lakemirror_batch_duration_seconds"           // histogram: apply time per batch
 	MetricLag           = "lakemirror_kafka_lag_records"                // gauge: high watermark − next offset, by partition
@@ -106,7 +106,7 @@ func New() *Metrics {
 	m.rows = counter(MetricRowsWritten, "Rows written to Iceberg, by table kind (bronze, mirror, history).", "kind")
 	m.commits = counter(MetricCommits, "Iceberg commits, by table kind.", "kind")
 	m.commitErrors = counter(MetricCommitErrors, "Failed Iceberg commits (conflicts, catalog errors); the batch is retried.")
-	m.rebuilt = counter(MetricRebuiltKeys, "Keys whose history and mirror row were rebuilt from bronze (late path).")
+	m.rebuilt = counter(MetricRebuiltKeys, "Late keys whose history and mirror row were rebuilt from all their changes (late path: in their batch, or by RebuildKeys from bronze).")
 	m.retentionGaps = counter(MetricRetentionGaps, "Times the next offset had been deleted by Kafka retention before it was applied.")
 	m.batchRecords = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricBatchRecords, Help: "Kafka records per applied batch.",
 		Buckets: prometheus.ExponentialBuckets(1, 4, 10)}, []string{"table"})
