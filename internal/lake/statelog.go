@@ -27,9 +27,10 @@ const stateLogMagic = "LMSTATE1"
 const flushAt = 4 << 20
 
 // readAhead is how many bytes a read of one record asks for at first: a
-// chain record of a row with its history is usually 0.4 to 1.5 KiB, and a
-// second positioned read costs a system call.
-const readAhead = 4 << 10
+// chain record of a row with its history is usually 0.2 to 0.6 KiB (each
+// row stored once, see staterec.go), and a second positioned read costs a
+// system call.
+const readAhead = 1 << 10
 
 // openStateLog creates (or truncates) the log file path.
 func openStateLog(path string) (*stateLog, error) {
