@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -40,4 +41,16 @@ func classify(err error) error {
 
 func badSpec(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadSpec, err)
+}
+
+// sourceError classifies an error of the source database: non-retryable
+// (BadSpec) when the table cannot be read as asked (source.IsDefinition:
+// no such table, unsupported types, no usable key, a malformed DSN, no
+// privilege), else retryable (a database down, restarting or unreachable:
+// the table shows "retrying", then blocks after its attempts).
+func sourceError(err error) error {
+	if source.IsDefinition(err) {
+		return badSpec(err)
+	}
+	return err
 }

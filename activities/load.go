@@ -2,11 +2,13 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -82,12 +84,12 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	defer st.mu.Unlock()
 	pg, err := source.Open(ctx, dsn)
 	if err != nil {
-		return res, err
+		return res, sourceError(err)
 	}
 	defer pg.Close()
 	info, err := pg.Describe(ctx, srcSchema, srcTable, spec.KeyColumns)
 	if err != nil {
-		return res, badSpec(err)
+		return res, sourceError(err)
 	}
 	if len(st.keyCols) == 0 {
 		st.keyCols = info.Key
@@ -155,7 +157,8 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 				seen[k] = true
 			}
 		}
-		if ares.History.Pending > 0 { // late keys: rebuild before the next chunk touches them
+		res.Rebuilt += max(ares.History.Woven, ares.Mirror.Woven) // late keys woven in the chunk
+		if ares.History.Pending > 0 {                             // late keys: rebuild before the next chunk touches them
 			rb, err := a.rebuildPending(ctx, st, name)
 			if err != nil {
 				return err
@@ -181,6 +184,10 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 		}
 	}
 	if err != nil {
+		var ae *temporal.ApplicationError
+		if !errors.As(err, &ae) { // not a chunk's apply (classified there): the source's read
+			err = sourceError(err)
+		}
 		return res, classify(err)
 	}
 	if req.Resnapshot && spec.WithoutBronze {

@@ -67,14 +67,14 @@ func newReadPlan(info TableInfo) (*readPlan, error) {
 		return nil, err
 	}
 	if len(info.Columns) == 0 {
-		return nil, fmt.Errorf("source: table %s has no columns", info.qualified())
+		return nil, definition("source: table %s has no columns", info.qualified())
 	}
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	for i := range info.Columns {
 		ci := &info.Columns[i]
 		if !readTypes[ci.Read] {
-			return nil, fmt.Errorf("source: column %q: cannot read type %q", ci.Name, ci.Read)
+			return nil, definition("source: column %q: cannot read type %q", ci.Name, ci.Read)
 		}
 		if i > 0 {
 			b.WriteString(", ")

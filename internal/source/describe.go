@@ -21,7 +21,8 @@ import (
 // no primary key and no keyCols; when a key column does not exist, is an
 // array, or is nullable; and when keyCols are not covered by a unique
 // index (keyset pagination over a key that is not unique would skip the
-// rows sharing a key at a chunk boundary).
+// rows sharing a key at a chunk boundary). Those errors match
+// ErrDefinition; errors talking to the database do not (retry them).
 func (p *Postgres) Describe(ctx context.Context, schema, table string, keyCols []string) (TableInfo, error) {
 	info := TableInfo{Schema: schema, Table: table}
 	var relid uint32
@@ -32,12 +33,12 @@ func (p *Postgres) Describe(ctx context.Context, schema, table string, keyCols [
 		WHERE n.nspname = $1 AND c.relname = $2`, schema, table).Scan(&relid, &relkind, &info.Database)
 	if err != nil {
 		if isNoRows(err) {
-			return info, fmt.Errorf("source: table %s.%s does not exist", schema, table)
+			return info, definition("source: table %s.%s does not exist", schema, table)
 		}
 		return info, fmt.Errorf("source: describing %s.%s: %w", schema, table, err)
 	}
 	if relkind != "r" && relkind != "p" && relkind != "m" {
-		return info, fmt.Errorf("source: %s.%s is not a table (relkind %q)", schema, table, relkind)
+		return info, definition("source: %s.%s is not a table (relkind %q)", schema, table, relkind)
 	}
 
 	attrs, err := p.attributes(ctx, relid)
@@ -58,7 +59,7 @@ func (p *Postgres) Describe(ctx context.Context, schema, table string, keyCols [
 		info.Columns = append(info.Columns, ci)
 	}
 	if len(unsupported) > 0 {
-		return info, fmt.Errorf("source: table %s.%s: unsupported column types: %s (supported: %s)",
+		return info, definition("source: table %s.%s: unsupported column types: %s (supported: %s)",
 			schema, table, strings.Join(unsupported, "; "), supportedTypes)
 	}
 
@@ -67,7 +68,7 @@ func (p *Postgres) Describe(ctx context.Context, schema, table string, keyCols [
 			return info, fmt.Errorf("source: describing %s.%s: %w", schema, table, err)
 		}
 		if len(keyCols) == 0 {
-			return info, fmt.Errorf("source: table %s.%s has no primary key and no key columns were given: "+
+			return info, definition("source: table %s.%s has no primary key and no key columns were given: "+
 				"name the key columns (as in Debezium's message.key.columns); they must be NOT NULL and covered by a unique index", schema, table)
 		}
 	}
@@ -170,7 +171,7 @@ func (p *Postgres) checkKey(ctx context.Context, relid uint32, info TableInfo, k
 	seen := map[string]bool{}
 	for _, k := range keyCols {
 		if seen[k] {
-			return fmt.Errorf("source: key column %q of %s is named twice", k, info.qualified())
+			return definition("source: key column %q of %s is named twice", k, info.qualified())
 		}
 		seen[k] = true
 		var col *ColumnInfo
@@ -181,11 +182,11 @@ func (p *Postgres) checkKey(ctx context.Context, relid uint32, info TableInfo, k
 		}
 		switch {
 		case col == nil:
-			return fmt.Errorf("source: key column %q is not a column of %s", k, info.qualified())
+			return definition("source: key column %q is not a column of %s", k, info.qualified())
 		case col.Array:
-			return fmt.Errorf("source: key column %q of %s is an array (%s): not supported as a key", k, info.qualified(), col.PGType)
+			return definition("source: key column %q of %s is an array (%s): not supported as a key", k, info.qualified(), col.PGType)
 		case col.Optional:
-			return fmt.Errorf("source: key column %q of %s is nullable: keyset pagination needs NOT NULL key columns (a NULL key sorts outside every key range)", k, info.qualified())
+			return definition("source: key column %q of %s is nullable: keyset pagination needs NOT NULL key columns (a NULL key sorts outside every key range)", k, info.qualified())
 		}
 		names = append(names, k)
 	}
@@ -204,7 +205,7 @@ func (p *Postgres) checkKey(ctx context.Context, relid uint32, info TableInfo, k
 		return fmt.Errorf("source: describing %s: %w", info.qualified(), err)
 	}
 	if !unique {
-		return fmt.Errorf("source: key columns (%s) of %s are not covered by a primary key or unique index: "+
+		return definition("source: key columns (%s) of %s are not covered by a primary key or unique index: "+
 			"keyset pagination over a non-unique key would skip rows sharing a key at chunk boundaries", strings.Join(names, ", "), info.qualified())
 	}
 	return nil

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,6 +61,9 @@ func TestDescribeKeys(t *testing.T) {
 		_, err := db.src.Describe(ctx, "public", tc.table, tc.keys)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Describe(%s, %v): err = %v, want %q", tc.table, tc.keys, err, tc.want)
+		}
+		if !errors.Is(err, ErrDefinition) || !IsDefinition(err) { // retrying cannot help
+			t.Errorf("Describe(%s, %v): %v is not a definition error", tc.table, tc.keys, err)
 		}
 	}
 }

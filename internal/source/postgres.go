@@ -20,11 +20,12 @@ type Postgres struct {
 // or postgres:// URL, as pgx accepts it) and checks the connection. The
 // connections identify themselves as application_name
 // "lakemirror-source" unless dsn sets one. Errors do not repeat the DSN
-// (it may hold a password).
+// (it may hold a password); a malformed DSN matches ErrDefinition, a
+// database that cannot be reached does not (retry it).
 func Open(ctx context.Context, dsn string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("source: invalid PostgreSQL DSN: %w", redact(err))
+		return nil, definition("source: invalid PostgreSQL DSN: %v", redact(err))
 	}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "lakemirror-source"
