@@ -99,7 +99,8 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 			}
 		}
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
-			decoders: newDecoderPool(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry})}
+			decoders: newDecoderPool(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry,
+				DropUpsertBefore: true})} // the merge rules read before images of deletes only
 		a.tables[spec.Table] = st
 	}
 	return st, name, nil

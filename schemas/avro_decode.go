@@ -131,6 +131,9 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 	if err := checkImages(op, ev.Before != nil, ev.After != nil, string(opSval.text)); err != nil {
 		return Decoded{}, err
 	}
+	if d.dropBefore && op != cdc.OpDelete {
+		ev.Before = nil // DropUpsertBefore (Avro is read in order: the image was decoded to get past it)
+	}
 	switch {
 	case ev.After != nil && plan.after != nil:
 		ev.Schema = plan.after.ss.columns

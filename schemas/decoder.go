@@ -60,6 +60,14 @@ type DecoderOptions struct {
 	// include source.connector; "" infers it from the position fields
 	// present.
 	Connector string
+	// DropUpsertBefore leaves Event.Before nil for creates, updates and
+	// source snapshot reads (Debezium sends an update's before image with
+	// REPLICA IDENTITY FULL): their before image is still checked to be an
+	// object (or null) but its values are not decoded. Deletes keep theirs.
+	// For a sink whose merge rules read before images of deletes only
+	// (lakemirror's: docs/design.md rules 3 and 4); the raw record keeps
+	// the image.
+	DropUpsertBefore bool
 }
 
 // FlattenMode says how flattened (ExtractNewRecordState) records are
@@ -95,6 +103,8 @@ type Decoder struct {
 	prefix    string
 	flatNames [sfCount]string // add.fields names of the source fields, for messages
 	connector string
+	// dropBefore: DecoderOptions.DropUpsertBefore
+	dropBefore bool
 
 	vp, kp, sp fastjson.Parser // value payload, Kafka key, schema
 
@@ -131,6 +141,7 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 		flatMode:    opts.Flattened,
 		prefix:      opts.AddFieldsPrefix,
 		connector:   opts.Connector,
+		dropBefore:  opts.DropUpsertBefore,
 	}
 	d.setPlaceholder(opts.UnavailablePlaceholder)
 	if d.prefix == "" {
@@ -339,6 +350,9 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 				return Decoded{}, errors.New(`the schema has no "before" struct`)
 			}
 			nb = len(bs.fields)
+		}
+		if d.dropBefore && op != cdc.OpDelete {
+			bo, nb = nil, 0 // not decoded (DropUpsertBefore)
 		}
 	}
 	if ao != nil {

@@ -244,3 +244,38 @@ func TestDecoderRecoversAfterErrors(t *testing.T) {
 	}
 	wantValue(t, "name", get(t, got.Event.After, "name"), cdc.String("a"))
 }
+
+// DropUpsertBefore leaves the before image of creates, updates and reads
+// undecoded (nil) and keeps a delete's; without it every image is decoded.
+func TestDropUpsertBefore(t *testing.T) {
+	rec := func(op, before, after string) string {
+		return `{"before":` + before + `,"after":` + after + `,"source":{"version":"2.7.0.Final","connector":"postgresql","name":"pg","ts_ms":1,"snapshot":"false","db":"db","sequence":"[null, \"10\"]","schema":"public","table":"orders","txId":3,"lsn":10},"op":"` + op + `","ts_ms":2}`
+	}
+	full := `{"id":1,"status":"new"}`
+	for _, tc := range []struct {
+		op, before, after string
+		drop, wantBefore  bool
+	}{
+		{"u", full, `{"id":1,"status":"paid"}`, true, false},
+		{"u", full, `{"id":1,"status":"paid"}`, false, true},
+		{"c", "null", full, true, false},
+		{"r", "null", full, true, false},
+		{"d", full, "null", true, true},
+		{"d", `{"id":1}`, "null", true, true},
+	} {
+		dec, err := decodeOne(t, DecoderOptions{KeyColumns: []string{"id"}, DropUpsertBefore: tc.drop}, rec(tc.op, tc.before, tc.after))
+		if err != nil {
+			t.Fatalf("%s drop=%v: %v", tc.op, tc.drop, err)
+		}
+		if got := dec.Event.Before != nil; got != tc.wantBefore {
+			t.Errorf("%s drop=%v: before image decoded %v, want %v", tc.op, tc.drop, got, tc.wantBefore)
+		}
+		if string(dec.Event.Key) == "" || (tc.op != "d" && dec.Event.After == nil) {
+			t.Errorf("%s drop=%v: key %q after %v", tc.op, tc.drop, dec.Event.Key, dec.Event.After)
+		}
+	}
+	// the image is still checked: a before image that is not an object is an error
+	if _, err := decodeOne(t, DecoderOptions{KeyColumns: []string{"id"}, DropUpsertBefore: true}, rec("u", `[1]`, full)); err == nil {
+		t.Error("an update whose before image is an array decoded")
+	}
+}
