@@ -13,9 +13,24 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake"
 )
 
-// iterationsPerRun bounds one run's history: after this many plan/apply
-// rounds (or when the server suggests it) the workflow continues as new.
+// iterationsPerRun bounded one run's history before canVersion: after
+// this many plan/apply rounds (or when the server suggested it) the
+// workflow continued as new. Runs of histories recorded before still do.
 const iterationsPerRun = 200
+
+// A run continues as new when its history is large (canVersion): at this
+// many events or bytes, or when the server suggests it (its own limits:
+// Temporal fails a workflow at 51,200 events or 50 MiB and warns at 10,240
+// events or 10 MiB), so a busy table makes a new run every few thousand
+// batches and an idle one every few weeks, not every 200 rounds.
+const (
+	historyEventsPerRun = 10_000
+	historyBytesPerRun  = 8 << 20
+)
+
+// canVersion gates continuing as new by history size instead of by round
+// count.
+const canVersion = "continue-as-new-by-history-size"
 
 // idleWait is how long PlanBatch waits for a first record of an idle table
 // before returning an empty plan (activities.PlanRequest.IdleWait): an idle
@@ -93,6 +108,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			return nil
 		}
 	}
+	bySize := workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1
 	for i := 0; ; i++ {
 		sig.drain()
 		sa.upsert(ctx, st)
@@ -107,7 +123,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			_ = workflow.Await(ctx, func() bool { return !st.Paused || st.Stopping })
 			continue
 		}
-		if i >= iterationsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		if runIsLong(ctx, i, bySize) {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			sig.drain()
 			st.Runs++
@@ -170,6 +186,20 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			st.Phase = streamPhase(st)
 		}
 	}
+}
+
+// runIsLong reports whether the run should continue as new before round
+// i: its history is large (bySize), or i reached iterationsPerRun (runs
+// recorded before canVersion), or the server suggests it.
+func runIsLong(ctx workflow.Context, i int, bySize bool) bool {
+	info := workflow.GetInfo(ctx)
+	if info.GetContinueAsNewSuggested() {
+		return true
+	}
+	if !bySize {
+		return i >= iterationsPerRun
+	}
+	return info.GetCurrentHistoryLength() >= historyEventsPerRun || info.GetCurrentHistorySize() >= historyBytesPerRun
 }
 
 // runBatch applies one batch of exact ranges (numbered next in sequence)

@@ -151,25 +151,37 @@ func TestTableWorkflowPauseHoldsPosition(t *testing.T) {
 	require.Zero(t, plansWhilePaused)
 }
 
-// After iterationsPerRun rounds the workflow continues as new, carrying
-// its offsets and batch number.
+// The workflow continues as new when its history is large (events or
+// bytes), not after a fixed number of rounds, carrying its offsets and
+// batch number.
 func TestTableWorkflowContinuesAsNew(t *testing.T) {
-	env, acts := newEnv(t)
-	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{BatchSeq: 2, Offsets: lake.Offsets{0: 7}}, nil).Once()
-	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
-		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 7}}, nil
-	})
-	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
-	var can *workflow.ContinueAsNewError
-	err := env.GetWorkflowError()
-	require.True(t, errors.As(err, &can), "got %v", err)
-	var next TableInput
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	require.NotNil(t, next.State)
-	require.True(t, next.State.Recovered)
-	require.Equal(t, int64(2), next.State.BatchSeq)
-	require.Equal(t, lake.Offsets{0: 7}, next.State.Offsets)
-	require.Equal(t, 1, next.State.Runs)
+	for _, large := range []func(env *testsuite.TestWorkflowEnvironment){
+		func(env *testsuite.TestWorkflowEnvironment) { env.SetCurrentHistoryLength(historyEventsPerRun) },
+		func(env *testsuite.TestWorkflowEnvironment) { env.SetCurrentHistorySize(historyBytesPerRun) },
+		func(env *testsuite.TestWorkflowEnvironment) { env.SetContinueAsNewSuggested(true) },
+	} {
+		env, acts := newEnv(t)
+		env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{BatchSeq: 2, Offsets: lake.Offsets{0: 7}}, nil).Once()
+		plans := 0
+		env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+			plans++
+			return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 7}}, nil
+		})
+		// far more rounds than the old fixed count, then a large history
+		env.RegisterDelayedCallback(func() { large(env) }, time.Duration(2*iterationsPerRun)*spec.MaxWait+spec.MaxWait/2)
+		env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+		var can *workflow.ContinueAsNewError
+		err := env.GetWorkflowError()
+		require.True(t, errors.As(err, &can), "got %v", err)
+		require.Equal(t, 2*iterationsPerRun+1, plans)
+		var next TableInput
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+		require.NotNil(t, next.State)
+		require.True(t, next.State.Recovered)
+		require.Equal(t, int64(2), next.State.BatchSeq)
+		require.Equal(t, lake.Offsets{0: 7}, next.State.Offsets)
+		require.Equal(t, 1, next.State.Runs)
+	}
 }
 
 // A batch blocked by the quarantine limit is let through by raising the
