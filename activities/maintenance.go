@@ -49,6 +49,9 @@ type MaintenanceResult struct {
 func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (MaintenanceResult, error) {
 	spec := req.Spec.Defaults()
 	res := MaintenanceResult{Job: req.Job}
+	if err := a.checkCatalog(spec); err != nil {
+		return res, err
+	}
 	st, name, err := a.state(spec)
 	if err != nil {
 		return res, badSpec(err)
