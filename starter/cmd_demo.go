@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -194,9 +192,8 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if f.keep {
 		fmt.Fprintf(log, "demo: stack kept up: Web UI %s, Temporal %s, Kafka %s; read the tables with: starter dump %s --data-dir %s [--history|--bronze|--quarantine]. Ctrl-C to stop.\n",
 			dev.Temporal.UIURL(), dev.Settings.TemporalAddress, strings.Join(dev.Settings.KafkaBrokers, ","), spec.Table, dev.Settings.DataDir)
-		sig, stop := signal.NotifyContext(ctx, os.Interrupt)
-		defer stop()
-		<-sig.Done()
+		<-ctx.Done() // Ctrl-C (run cancels the context): the normal end of --keep
+		return nil
 	}
 	_ = r.Client.SignalWorkflow(ctx, workflows.WorkflowID(spec.Table), "", workflows.SignalStop, nil)
 	return nil
