@@ -3,15 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -115,12 +116,12 @@ job's schedule.`,
 		Example: "  starter schedule shop.orders --compact-every 1h --purge-every 24h --expire-every 24h\n  starter schedule shop.orders --pause",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := runner.Dial(a.settings, nil)
+			ctx := cmd.Context()
+			c, err := a.dial(ctx)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			ctx := cmd.Context()
 			sc := c.ScheduleClient()
 			jobs := map[string]time.Duration{activities.JobPurge: purge, activities.JobCompact: compact, activities.JobExpire: expire}
 			flagOf := map[string]string{activities.JobPurge: "purge-every", activities.JobCompact: "compact-every", activities.JobExpire: "expire-every"}
@@ -135,8 +136,10 @@ job's schedule.`,
 				} else if pause {
 					verb = "paused"
 				}
-				for job := range jobs {
-					h := sc.GetHandle(ctx, workflows.ScheduleID(args[0], job))
+				acted := 0
+				for _, job := range []string{activities.JobCompact, activities.JobExpire, activities.JobPurge} {
+					id := workflows.ScheduleID(args[0], job)
+					h := sc.GetHandle(ctx, id)
 					switch {
 					case remove:
 						err = h.Delete(ctx)
@@ -145,9 +148,18 @@ job's schedule.`,
 					default:
 						err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "unpaused by starter"})
 					}
-					if err == nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s\n", verb, workflows.ScheduleID(args[0], job))
+					var nf *serviceerror.NotFound
+					switch {
+					case errors.As(err, &nf):
+						continue // the table has no such job scheduled
+					case err != nil:
+						return fmt.Errorf("schedule %s: %w", id, err)
 					}
+					acted++
+					fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s\n", verb, id)
+				}
+				if acted == 0 {
+					return a.noSchedules(ctx, c, args[0])
 				}
 				return nil
 			}
@@ -155,6 +167,9 @@ job's schedule.`,
 				if err := f.validate(activities.JobPurge); err != nil {
 					return err
 				}
+			}
+			if err := a.requireWorker(ctx, c, args[0]); err != nil {
+				return err
 			}
 			st, err := queryStatus(ctx, c, args[0])
 			if err != nil {
@@ -187,6 +202,21 @@ job's schedule.`,
 	cmd.Flags().BoolVar(&pause, "pause", false, "pause the table's schedules")
 	cmd.Flags().BoolVar(&unpause, "unpause", false, "unpause the table's schedules")
 	return cmd
+}
+
+// noSchedules is the error of a schedule command that found none of
+// table's schedules: "no such table" (exit 3) when no pipeline runs it
+// either, else that the table has no schedules (exit 3 too).
+func (a *app) noSchedules(ctx context.Context, c client.Client, table string) error {
+	_, err := c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(table), "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return notFound("no such table %s: no pipeline (workflow %s) and no schedules (lakemirror-<job>-%s); `starter list` shows the running tables", table, workflows.WorkflowID(table), table)
+	case err != nil:
+		return err
+	}
+	return notFound("%s has no schedules (lakemirror-<job>-%s); create them with `starter schedule %s`", table, table, table)
 }
 
 // upsertSchedule creates the schedule, or updates its interval and action
