@@ -139,10 +139,10 @@ func (s TableSpec) Defaults() TableSpec {
 type RecoverResult struct {
 	BatchSeq int64        `json:"batch_seq"` // last committed batch sequence number (0 = none)
 	BatchID  string       `json:"batch_id"`
-	Offsets  lake.Offsets `json:"offsets"` // next offset per partition; empty = start per StartFrom
-	Source   string       `json:"source"`  // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
-	Pending  int          `json:"pending"` // keys awaiting a late-key rebuild
-	Loaded   bool         `json:"loaded"`  // the direct initial load (load id "initial") is complete
+	Offsets  lake.Offsets `json:"offsets"`           // next offset per partition; empty = start per StartFrom
+	Source   string       `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
+	Pending  int          `json:"pending"`           // keys awaiting a late-key rebuild
+	Loaded   bool         `json:"loaded"`            // the direct initial load (load id "initial") is complete
 	Catalog  string       `json:"catalog,omitempty"` // the worker's catalog identity (TableSpec.Catalog), for the workflow to record
 }
 

@@ -39,7 +39,9 @@ func TestMaintainPurgeDryRun(t *testing.T) {
 	}
 	run(exitOK, "produce", "cli.public.maint")
 	run(exitOK, "start", "cli.public.maint", "--table", "cli.maint", "--key", "order_id", "--batch-size", "100", "--schedules=false")
-	defer func() { _ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.maint", "", "test ends") }()
+	defer func() {
+		_ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.maint", "", "test ends")
+	}()
 	run(exitOK, "wait", "cli.maint", "--timeout", "1m")
 	rows := func() (all, deleted int) {
 		out := run(exitOK, "dump", "cli.maint")

@@ -72,7 +72,9 @@ func TestStatusAndListJSON(t *testing.T) {
 	if code, _, stderr := cli(t, append([]string{"start", "cli.public.json", "--table", "cli.json", "--key", "order_id", "--batch-size", "100", "--max-wait", "200ms", "--schedules=false"}, args...)...); code != exitOK {
 		t.Fatalf("start: exit %d: %s", code, stderr)
 	}
-	defer func() { _ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.json", "", "test ends") }()
+	defer func() {
+		_ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.json", "", "test ends")
+	}()
 	if code, _, stderr := cli(t, append([]string{"wait", "cli.json", "--timeout", "1m"}, args...)...); code != exitOK {
 		t.Fatalf("wait: exit %d: %s", code, stderr)
 	}
