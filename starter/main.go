@@ -145,6 +145,7 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow,
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
 		a.maintainCmd(), a.scheduleCmd(), a.produceCmd())
 	root.AddCommand(a.signalCmds()...)
+	root.AddCommand(a.doctorCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
