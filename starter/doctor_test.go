@@ -76,7 +76,9 @@ func TestDoctor(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", cmd, code, stderr)
 		}
 	}
-	defer func() { _ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.doc", "", "test ends") }()
+	defer func() {
+		_ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.doc", "", "test ends")
+	}()
 	good := []checkResult{
 		{"temporal", checkOK, "reachable at " + addr, ""},
 		{"namespace", checkOK, "namespace cli-doctor exists", ""},
@@ -106,7 +108,9 @@ func TestDoctor(t *testing.T) {
 	if code, _, stderr := cli(t, append([]string{"start", "cli.public.nosuch", "--table", "cli.nosuch", "--schedules=false"}, args...)...); code != exitOK {
 		t.Fatalf("start: %s", stderr)
 	}
-	defer func() { _ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.nosuch", "", "test ends") }()
+	defer func() {
+		_ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.nosuch", "", "test ends")
+	}()
 	warn := append([]checkResult(nil), good...)
 	warn[6].Detail = "2 running: cli.doc, cli.nosuch"
 	warn[8] = checkResult{"topics", checkWarn, "cli.nosuch waits for topic cli.public.nosuch, which does not exist",
