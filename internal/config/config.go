@@ -36,7 +36,7 @@ type Settings struct {
 	Namespace       string
 	KafkaBrokers    []string
 	Catalog         lake.CatalogConfig
-	DataDir         string            // local state: the default SQLite catalog and warehouse, the -dev Temporal database
+	DataDir         string            // local state: the default SQLite catalog and warehouse, the dev worker's Temporal database and Kafka log
 	SchemaRegistry  string            // Confluent-compatible schema registry URL(s), comma-separated; "" = JSON records only
 	Sources         map[string]string // source name → PostgreSQL DSN, for direct initial loads and re-snapshots
 	// StateDir is where the worker keeps the tables' local write-path
@@ -68,7 +68,7 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "worker only: Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
-	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog, warehouse and -dev Temporal database (env "+EnvDataDir+")")
+	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog and warehouse, and the dev worker's Temporal database and Kafka log (env "+EnvDataDir+")")
 	s.bindSecurity(fs)
 	return b
 }
