@@ -135,10 +135,16 @@ func (a *app) waitCmd() *cobra.Command {
 				st, _, err := lr.status(ctx, c, args[0])
 				return st, err
 			}
-			return follow(ctx, get, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
+			var last workflows.Status
+			err = follow(ctx, get, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
 				func(st workflows.Status) (int64, int64, bool) {
+					last = st
 					return caughtUp(first, st)
 				})
+			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && cmd.Context().Err() == nil {
+				return fmt.Errorf("%s did not catch up within --timeout %s: phase %s, lag %d records", args[0], timeout, last.Phase, last.TotalLag)
+			}
+			return err
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "give up after this long (exit 1)")

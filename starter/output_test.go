@@ -126,6 +126,17 @@ func TestStatusAndListJSON(t *testing.T) {
 	if code != exitOK || len(lines) != 2 || !strings.HasPrefix(lines[1], "cli.json  cli.public.json  stream  0    2        ") || !strings.HasSuffix(lines[1], " ago") {
 		t.Errorf("list: exit %d:\n%s", code, stdout)
 	}
+	// a table that cannot catch up (its topic does not exist): wait gives up at --timeout
+	if code, _, stderr := cli(t, append([]string{"start", "cli.public.never", "--table", "cli.never", "--schedules=false"}, args...)...); code != exitOK {
+		t.Fatalf("start: exit %d: %s", code, stderr)
+	}
+	defer func() {
+		_ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.never", "", "test ends")
+	}()
+	code, _, stderr := cli(t, append([]string{"wait", "cli.never", "--timeout", "3s"}, args...)...)
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitFailure || lines[len(lines)-1] != "starter: cli.never did not catch up within --timeout 3s: phase stream, lag 0 records" {
+		t.Errorf("wait --timeout: exit %d, stderr %q", code, stderr)
+	}
 	for _, cmd := range [][]string{{"status", "cli.json"}, {"list"}} {
 		if code, _, stderr := cli(t, append(append(cmd, "--output", "yaml"), args...)...); code != exitUsage || stderr != "starter: --output \"yaml\": give text or json\n" {
 			t.Errorf("%v --output yaml: exit %d, %q", cmd, code, stderr)
