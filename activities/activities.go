@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/twmb/franz-go/pkg/sr"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -33,6 +34,11 @@ type Activities struct {
 	// StateDir is where the tables' local state logs live (lake.State);
 	// "" = the system temp directory.
 	StateDir string
+	// CatalogID is the identity of Catalog (lake.CatalogConfig.Identity):
+	// activities refuse a table that records another (TableSpec.Catalog),
+	// and Recover and PlanBatch report it for the workflow to record. ""
+	// = no check (tests).
+	CatalogID string
 
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the
@@ -76,6 +82,24 @@ func New(cat catalog.Catalog, kc *kafka.Client) *Activities {
 	return &Activities{Catalog: cat, Kafka: kc, tables: map[string]*tableState{}}
 }
 
+// checkCatalog refuses a table whose recorded catalog is not this
+// worker's: a retryable CatalogMismatch error (another worker on the
+// table's catalog may take the retry). Nil when either is unknown.
+func (a *Activities) checkCatalog(spec TableSpec) error {
+	if a.CatalogID == "" || spec.Catalog == "" || spec.Catalog == a.CatalogID {
+		return nil
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("table %s lives in catalog %q, but this worker uses catalog %q: it refuses the table's activities (another worker of the task queue, on the table's catalog, takes the retry); fix the worker's CATALOG_* settings or stop it",
+		spec.Table, spec.Catalog, a.CatalogID), ErrTypeCatalogMismatch)
+}
+
+// sameSpec reports whether two specs configure the table alike: the
+// recorded catalog does not change the worker's state for it.
+func sameSpec(x, y TableSpec) bool {
+	x.Catalog, y.Catalog = "", ""
+	return fmt.Sprint(x) == fmt.Sprint(y)
+}
+
 // state returns the worker's state for a table, creating it on first use
 // (or when the table's spec changed).
 func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) {
@@ -89,7 +113,7 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 		a.tables = map[string]*tableState{}
 	}
 	st := a.tables[spec.Table]
-	if st == nil || fmt.Sprint(st.spec) != fmt.Sprint(spec) {
+	if st == nil || !sameSpec(st.spec, spec) {
 		if st != nil && st.mirror != nil {
 			st.mirror.State().Close()
 		}

@@ -31,6 +31,9 @@ import (
 // catalog, storage and commit-conflict errors are retried.
 func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyResult, err error) {
 	spec := req.Spec.Defaults()
+	if err := a.checkCatalog(spec); err != nil {
+		return ApplyResult{}, err
+	}
 	b := req.Batch
 	st, name, err := a.state(spec)
 	if err != nil {

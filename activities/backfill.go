@@ -26,6 +26,9 @@ type BackfillRequest struct {
 // (InvalidTableSpec, not retried); Kafka failures (retried).
 func (a *Activities) ResolveBackfill(ctx context.Context, req BackfillRequest) ([]lake.Range, error) {
 	spec := req.Spec.Defaults()
+	if err := a.checkCatalog(spec); err != nil {
+		return nil, err
+	}
 	starts, err := a.Kafka.StartOffsets(ctx, spec.Topic)
 	if err != nil {
 		return nil, classify(err)

@@ -68,6 +68,9 @@ type LoadResult struct {
 func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult, error) {
 	spec := req.Spec.Defaults()
 	res := LoadResult{LoadID: req.LoadID}
+	if err := a.checkCatalog(spec); err != nil {
+		return res, err
+	}
 	dsn, ok := a.Sources[spec.Source]
 	if !ok || spec.Source == "" {
 		return res, badSpec(fmt.Errorf("table %s: source %q is not configured on this worker (-sources name=dsn)", spec.Table, spec.Source))

@@ -28,6 +28,7 @@ type MaintenanceRequest struct {
 	RetainLast     int           `json:"retain_last,omitempty"`      // expire: snapshots kept at least, default 10
 	OlderThan      time.Duration `json:"older_than,omitempty"`       // expire: snapshots younger are kept, default 5 days
 	CleanOrphans   bool          `json:"clean_orphans,omitempty"`    // expire: also delete orphan files older than 3 days
+	DryRun         bool          `json:"dry_run,omitempty"`          // purge: count what it would remove, write nothing
 }
 
 // MaintenanceResult is what a job did, per table kind.
@@ -38,7 +39,8 @@ type MaintenanceResult struct {
 	Expire  map[string]lake.ExpireResult  `json:"expire,omitempty"`
 }
 
-// Maintain runs one maintenance job on a table's Iceberg tables. Purge
+// Maintain runs one maintenance job on a table's Iceberg tables (a purge
+// with DryRun only counts, lake.MirrorWriter.PurgeDryRun). Purge
 // goes through the worker's mirror writer and compaction runs between the
 // table's batches (both serialized with them in this worker, so they make
 // progress under continuous load); every commit is checked by Iceberg for
@@ -49,6 +51,9 @@ type MaintenanceResult struct {
 func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (MaintenanceResult, error) {
 	spec := req.Spec.Defaults()
 	res := MaintenanceResult{Job: req.Job}
+	if err := a.checkCatalog(spec); err != nil {
+		return res, err
+	}
 	st, name, err := a.state(spec)
 	if err != nil {
 		return res, badSpec(err)
@@ -72,7 +77,11 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 		if retention <= 0 {
 			retention = 30 * 24 * time.Hour
 		}
-		p, err := mirror.Purge(ctx, retention, req.RetentionFloor)
+		purge := mirror.Purge
+		if req.DryRun {
+			purge = mirror.PurgeDryRun
+		}
+		p, err := purge(ctx, retention, req.RetentionFloor)
 		var re *lake.RetentionError
 		if errors.As(err, &re) {
 			return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadSpec, err)

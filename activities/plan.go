@@ -40,6 +40,9 @@ const (
 // are retried.
 func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, error) {
 	spec := req.Spec.Defaults()
+	if err := a.checkCatalog(spec); err != nil {
+		return Plan{}, err
+	}
 	started := time.Now()
 	deadline, idleDeadline := started.Add(spec.MaxWait), started.Add(max(spec.MaxWait, req.IdleWait))
 	for {
@@ -57,6 +60,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		idle := avail == 0 && !plan.TopicMissing && now.Before(idleDeadline)
 		if avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) {
 			a.observeLag(spec.Table, plan)
+			plan.Catalog = a.CatalogID
 			return plan, nil
 		}
 		if activity.IsActivity(ctx) {

@@ -24,6 +24,9 @@ import (
 // failures (retried).
 func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (RebuildResult, error) {
 	spec := req.Spec.Defaults()
+	if err := a.checkCatalog(spec); err != nil {
+		return RebuildResult{}, err
+	}
 	st, name, err := a.state(spec)
 	if err != nil {
 		return RebuildResult{}, badSpec(err)

@@ -22,11 +22,14 @@ import (
 // table blocks until started with the right key and topic; another
 // topic's offsets mean nothing here, and its records would be skipped).
 func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult, error) {
+	if err := a.checkCatalog(spec); err != nil {
+		return RecoverResult{}, err
+	}
 	name, err := lake.ParseTableName(spec.Table)
 	if err != nil {
 		return RecoverResult{}, badSpec(err)
 	}
-	out := RecoverResult{Source: "none", Offsets: lake.Offsets{}}
+	out := RecoverResult{Source: "none", Offsets: lake.Offsets{}, Catalog: a.CatalogID}
 	mirror, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
 	if err != nil {
 		return out, err

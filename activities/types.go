@@ -21,6 +21,11 @@ const (
 	ErrTypeBadSpec         = "InvalidTableSpec"  // the table configuration is unusable
 	ErrTypeSchemaBlocked   = "SchemaBlocked"     // the events' schema changed in a way that needs an operator's decision
 	ErrTypeQuarantineLimit = "QuarantineLimit"   // more records of one batch could not be applied than the table allows
+	// ErrTypeCatalogMismatch: the table records another Iceberg catalog
+	// than this worker's (TableSpec.Catalog). Retryable: another worker
+	// of the task queue, on the table's catalog, may take the retry; the
+	// error shows in status (phase retrying) until the worker is fixed.
+	ErrTypeCatalogMismatch = "CatalogMismatch"
 )
 
 // TableSpec is one source table's pipeline configuration. It is carried
@@ -76,6 +81,13 @@ type TableSpec struct {
 	// mirror-only table, or bronze + mirror). Late changes then need no
 	// rebuild: the mirror's position guard alone keeps it right.
 	WithoutHistory bool `json:"without_history,omitempty"`
+	// Catalog is the identity of the Iceberg catalog the table lives in
+	// (lake.CatalogConfig.Identity: type, URI and warehouse without
+	// credentials, or the operator's --catalog-id), recorded by the
+	// workflow from the first worker that recovers or plans it; every
+	// activity of a worker with another catalog refuses the table
+	// (ErrTypeCatalogMismatch). "" = not recorded yet (any worker).
+	Catalog string `json:"catalog,omitempty"`
 }
 
 // batchBudget is the number of records the next batch may take when
@@ -127,10 +139,11 @@ func (s TableSpec) Defaults() TableSpec {
 type RecoverResult struct {
 	BatchSeq int64        `json:"batch_seq"` // last committed batch sequence number (0 = none)
 	BatchID  string       `json:"batch_id"`
-	Offsets  lake.Offsets `json:"offsets"` // next offset per partition; empty = start per StartFrom
-	Source   string       `json:"source"`  // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
-	Pending  int          `json:"pending"` // keys awaiting a late-key rebuild
-	Loaded   bool         `json:"loaded"`  // the direct initial load (load id "initial") is complete
+	Offsets  lake.Offsets `json:"offsets"`           // next offset per partition; empty = start per StartFrom
+	Source   string       `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
+	Pending  int          `json:"pending"`           // keys awaiting a late-key rebuild
+	Loaded   bool         `json:"loaded"`            // the direct initial load (load id "initial") is complete
+	Catalog  string       `json:"catalog,omitempty"` // the worker's catalog identity (TableSpec.Catalog), for the workflow to record
 }
 
 // PlanRequest asks for the next batch's offset ranges.
@@ -154,6 +167,7 @@ type Plan struct {
 	HighWatermarks lake.Offsets `json:"high_watermarks"`         // per partition, when planned (for lag)
 	LogStart       lake.Offsets `json:"log_start"`               // per partition, when planned
 	TopicMissing   bool         `json:"topic_missing,omitempty"` // the topic does not exist (yet): nothing to read
+	Catalog        string       `json:"catalog,omitempty"`       // the planning worker's catalog identity (TableSpec.Catalog), for the workflow to record
 }
 
 // ApplyRequest is one batch to apply.

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -145,7 +146,7 @@ func runWorker() (exported, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	dev, err := runner.StartDev(ctx, runner.DevOptions{UIPort: -1})
+	dev, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
 	if err != nil {
 		return nil, err
 	}

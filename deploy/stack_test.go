@@ -104,12 +104,13 @@ func envNamesFromSource(t *testing.T, dirs ...string) map[string]bool {
 }
 
 // Every variable the worker and starter services set is one the binaries
-// read (internal/config's flag defaults, worker/main.go's METRICS_ADDR);
+// read (internal/config's flag defaults, the worker command's METRICS_ADDR
+// in worker/internal/workercmd);
 // the worker points at the REST catalog on MinIO with the s3.* FileIO
 // properties iceberg-go reads, with the credentials MinIO and the catalog
 // use, in the bucket minio-init creates.
 func TestWorkerEnvironment(t *testing.T) {
-	accepted := envNamesFromSource(t, "internal/config", "worker")
+	accepted := envNamesFromSource(t, "internal/config", "worker", "worker/internal/workercmd")
 	for _, n := range []string{config.EnvTemporalAddress, config.EnvNamespace, config.EnvKafkaBrokers, config.EnvCatalogType,
 		config.EnvCatalogURI, config.EnvWarehouse, config.EnvCatalogProps, config.EnvDataDir} {
 		if !accepted[n] {
@@ -117,7 +118,7 @@ func TestWorkerEnvironment(t *testing.T) {
 		}
 	}
 	if !accepted["METRICS_ADDR"] {
-		t.Fatalf("worker/main.go no longer reads METRICS_ADDR (found %v)", accepted)
+		t.Fatalf("the worker command (worker/internal/workercmd) no longer reads METRICS_ADDR (found %v)", accepted)
 	}
 	c := loadCompose(t)
 	starterAccepted := envNamesFromSource(t, "internal/config", "starter")

@@ -15,6 +15,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -24,7 +25,7 @@ import (
 // e2eStack is the embedded stack (Temporal, kfake, SQLite catalog) with a
 // worker, started once per test.
 type e2eStack struct {
-	dev *runner.Dev
+	dev *devstack.Stack
 	r   *runner.Runner
 }
 
@@ -32,7 +33,7 @@ func startStack(t *testing.T) *e2eStack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := runner.StartDev(ctx, runner.DevOptions{UIPort: -1})
+	d, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func startStack(t *testing.T) *e2eStack {
 // cli runs starter against the stack.
 func (s *e2eStack) cli(args ...string) (string, string, int) {
 	st := s.dev.Settings
-	return cli(append([]string{"--temporal-address", st.TemporalAddress, "--namespace", st.Namespace,
+	return applyCLI(append([]string{"--temporal-address", st.TemporalAddress, "--namespace", st.Namespace,
 		"--kafka-brokers", strings.Join(st.KafkaBrokers, ","), "--data-dir", st.DataDir}, args...)...)
 }
 

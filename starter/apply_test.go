@@ -13,9 +13,9 @@ import (
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
-// cli runs starter in-process with args (global flags first) and returns
+// applyCLI runs starter in-process with args (global flags first) and returns
 // its stdout, stderr and exit code; stdin is not a terminal.
-func cli(args ...string) (string, string, int) {
+func applyCLI(args ...string) (string, string, int) {
 	a := &app{}
 	root := a.rootCmd()
 	var out, errw bytes.Buffer
@@ -120,7 +120,7 @@ func TestApplyRejectsBadFile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("defaults:\n  batch_sise: 10\npipelines:\n  - topic: a.b.c\n    max_wait: soon\n  - topic: a.x.c\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errw, code := cli("--temporal-address", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1", "apply", "-f", bad, "--yes")
+	out, errw, code := applyCLI("--temporal-address", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1", "apply", "-f", bad, "--yes")
 	want := bad + ":2: defaults.batch_sise: unknown field batch_sise (did you mean batch_size?)\n" +
 		bad + `:5: pipelines[0].max_wait: "soon" is not a duration (e.g. 500ms, 2s, 1h, 30d)` + "\n" +
 		"starter: " + bad + ": 2 problems; nothing was applied\n"
@@ -131,7 +131,7 @@ func TestApplyRejectsBadFile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("pipelines:\n  - topic: a.b.c\n  - topic: a.x.c\n    table: b.c\n  - topic: a.b.d\n    definition: nope.json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errw, code = cli("--temporal-address", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1", "apply", "-f", bad, "--dry-run")
+	_, errw, code = applyCLI("--temporal-address", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1", "apply", "-f", bad, "--dry-run")
 	want = bad + ":4: pipelines[1].table: table b.c is also the table of pipelines[0] (line 2, topic a.b.c): one table has one pipeline\n" +
 		"starter: " + bad + ": 1 problem; nothing was applied\n"
 	if code != exitUsage || errw != want {
@@ -140,13 +140,13 @@ func TestApplyRejectsBadFile(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("pipelines:\n  - topic: a.b.d\n    definition: nope.json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errw, code = cli("--temporal-address", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1", "apply", "-f", bad, "--dry-run")
+	_, errw, code = applyCLI("--temporal-address", "127.0.0.1:1", "--kafka-brokers", "127.0.0.1:1", "apply", "-f", bad, "--dry-run")
 	want = bad + ":2: pipelines[0].definition: schemas: table definition: open " + filepath.Join(dir, "nope.json") + ": no such file or directory\n" +
 		"starter: " + bad + ": 1 problem; nothing was applied\n"
 	if code != exitUsage || errw != want {
 		t.Fatalf("exit %d, stderr:\n%s\nwant:\n%s", code, errw, want)
 	}
-	if _, errw, code = cli("apply"); code != exitUsage || errw != "starter: give the pipelines file: apply -f FILE\n" {
+	if _, errw, code = applyCLI("apply"); code != exitUsage || errw != "starter: give the pipelines file: apply -f FILE\n" {
 		t.Fatalf("no file: exit %d, %s", code, errw)
 	}
 }

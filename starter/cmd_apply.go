@@ -349,10 +349,6 @@ func observe(ctx context.Context, c client.Client, cat catalog.Catalog, desired 
 	return obs, nil
 }
 
-// queryTimeout bounds a status query: a table workflow answers within
-// milliseconds when a worker runs.
-const queryTimeout = 15 * time.Second
-
 // runningSpec is a running table's live spec, from its status query; a
 // workflow that cannot answer queries yet (its first workflow task has not
 // run) has the spec it was started with, from its memo. Errors: the

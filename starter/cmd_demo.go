@@ -1,3 +1,10 @@
+//go:build !nodev
+
+// The demo runs the embedded dev stack (internal/devstack: the Temporal
+// server, the Web UI, a Kafka broker) in this process. A starter built
+// with -tags nodev leaves it out (demo_nodev.go): a smaller binary that
+// links no server.
+
 package main
 
 import (
@@ -5,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -101,12 +107,12 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 		return err
 	}
 
-	devOpts := runner.DevOptions{DataDir: f.dataDir, UIPort: 0}
+	devOpts := devstack.StackOptions{DataDir: f.dataDir, UIPort: 0}
 	if f.keep {
 		devOpts.GRPCPort, devOpts.KafkaPort = 7233, 19092
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	dev, err := runner.StartDev(ctx, devOpts)
+	dev, err := devstack.StartStack(ctx, devOpts)
 	if err != nil {
 		return fmt.Errorf("start the embedded stack: %w", err)
 	}
@@ -186,9 +192,8 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if f.keep {
 		fmt.Fprintf(log, "demo: stack kept up: Web UI %s, Temporal %s, Kafka %s; read the tables with: starter dump %s --data-dir %s [--history|--bronze|--quarantine]. Ctrl-C to stop.\n",
 			dev.Temporal.UIURL(), dev.Settings.TemporalAddress, strings.Join(dev.Settings.KafkaBrokers, ","), spec.Table, dev.Settings.DataDir)
-		sig, stop := signal.NotifyContext(ctx, os.Interrupt)
-		defer stop()
-		<-sig.Done()
+		<-ctx.Done() // Ctrl-C (run cancels the context): the normal end of --keep
+		return nil
 	}
 	_ = r.Client.SignalWorkflow(ctx, workflows.WorkflowID(spec.Table), "", workflows.SignalStop, nil)
 	return nil
@@ -232,16 +237,6 @@ func waitCaughtUp(ctx context.Context, r *runner.Runner, table string, ends lake
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-func splitKey(s string) []string {
-	var out []string
-	for _, k := range strings.Split(s, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 func sanitize(s string) string {

@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -62,28 +64,44 @@ func (f *maintFlags) request(spec activities.TableSpec, job string) activities.M
 
 func (a *app) maintainCmd() *cobra.Command {
 	var f maintFlags
+	var dryRun bool
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "maintain TABLE JOB",
 		Short: "Run a maintenance job now: purge (tombstones), compact (apply position deletes), expire (snapshots, orphans)",
 		Long: `maintain starts a MaintenanceWorkflow for the table and waits for it: purge removes
-soft-deleted rows older than --retention and raises the purge horizon; compact rewrites
-data files with their position deletes applied; expire drops old Iceberg snapshots
-(and, with --clean-orphans, unreferenced files). They run alongside the table's
-batches: a commit conflict makes one side retry, nothing is lost.`,
-		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h",
+soft-deleted rows older than --retention and raises the purge horizon (--dry-run only
+counts what it would remove and writes nothing); compact rewrites data files with their
+position deletes applied; expire drops old Iceberg snapshots (and, with --clean-orphans,
+unreferenced files). They run alongside the table's batches: a commit conflict makes one
+side retry, nothing is lost. It prints what the job did, or with --output json the
+job's result (the fields of activities.MaintenanceResult).`,
+		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h --dry-run\n  starter maintain shop.orders purge --output json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			if err := f.validate(args[1]); err != nil {
 				return err
+			}
+			if dryRun && args[1] != activities.JobPurge {
+				return usage("--dry-run is for purge: %s has no dry run", args[1])
 			}
 			c, st, err := a.dialStatus(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			run, err := c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
-				ID: fmt.Sprintf("lakemirror-maintain-%s-%s-%d", args[1], args[0], time.Now().Unix()), TaskQueue: activities.TaskQueue,
-			}, workflows.MaintenanceWorkflowName, f.request(st.Spec, args[1]))
+			req := f.request(st.Spec, args[1])
+			req.DryRun = dryRun
+			id := fmt.Sprintf("lakemirror-maintain-%s-%s-%d", args[1], args[0], time.Now().UnixMilli())
+			if dryRun {
+				id += "-dry-run"
+			}
+			run, err := c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue},
+				workflows.MaintenanceWorkflowName, req)
 			if err != nil {
 				return err
 			}
@@ -91,13 +109,61 @@ batches: a commit conflict makes one side retry, nothing is lost.`,
 			if err := run.Get(cmd.Context(), &res); err != nil {
 				return err
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			printMaintenance(cmd.OutOrStdout(), args[0], st.Spec, res)
+			return nil
 		},
 	}
 	f.bind(cmd)
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "purge: count the soft-deleted rows it would remove (deleted before now − --retention) and the horizon it would set; write nothing")
+	out.bind(cmd)
 	return cmd
+}
+
+// printMaintenance renders a maintenance job's result for people: one
+// line for a purge, a line per table for compaction and expiry.
+func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res activities.MaintenanceResult) {
+	if p := res.Purge; p != nil {
+		horizon := p.Horizon
+		if horizon == "" {
+			horizon = "none"
+		}
+		switch {
+		case p.DryRun:
+			fmt.Fprintf(w, "purge of %s (dry run, nothing was written): would remove %d of %d soft-deleted rows (deleted before %s); the purge horizon would be %s\n",
+				table, p.Purged, p.Deleted, p.Cutoff, horizon)
+		case p.Purged == 0:
+			fmt.Fprintf(w, "purge of %s: nothing to remove: none of the %d soft-deleted rows was deleted before %s; purge horizon %s\n", table, p.Deleted, p.Cutoff, horizon)
+		default:
+			fmt.Fprintf(w, "purge of %s: removed %d of %d soft-deleted rows (deleted before %s); purge horizon %s; mirror snapshot %d\n",
+				table, p.Purged, p.Deleted, p.Cutoff, horizon, p.SnapshotID)
+		}
+	}
+	if res.Compact != nil {
+		fmt.Fprintf(w, "compaction of %s:\n", table)
+		for _, kind := range spec.Tables() {
+			c, ok := res.Compact[kind]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(w, "  %s: rewrote %d of %d data files into %d, dropped %d of %d position-delete files, %s -> %s\n",
+				kind, c.Rewritten, c.FilesBefore, c.Added, c.RemovedDeleteFiles, c.DeleteFilesBefore, mib(c.BytesBefore), mib(c.BytesAfter))
+		}
+	}
+	if res.Expire != nil {
+		fmt.Fprintf(w, "snapshot expiry of %s:\n", table)
+		for _, kind := range spec.Tables() {
+			e, ok := res.Expire[kind]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(w, "  %s: %d -> %d snapshots, %d orphan files deleted (%s)\n", kind, e.SnapshotsBefore, e.SnapshotsAfter, e.OrphansDeleted, mib(e.OrphanBytes))
+		}
+	}
 }
 
 func (a *app) scheduleCmd() *cobra.Command {
@@ -115,12 +181,12 @@ job's schedule.`,
 		Example: "  starter schedule shop.orders --compact-every 1h --purge-every 24h --expire-every 24h\n  starter schedule shop.orders --pause",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := runner.Dial(a.settings, nil)
+			ctx := cmd.Context()
+			c, err := a.dial(ctx)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			ctx := cmd.Context()
 			sc := c.ScheduleClient()
 			jobs := map[string]time.Duration{activities.JobPurge: purge, activities.JobCompact: compact, activities.JobExpire: expire}
 			flagOf := map[string]string{activities.JobPurge: "purge-every", activities.JobCompact: "compact-every", activities.JobExpire: "expire-every"}
@@ -135,8 +201,10 @@ job's schedule.`,
 				} else if pause {
 					verb = "paused"
 				}
-				for job := range jobs {
-					h := sc.GetHandle(ctx, workflows.ScheduleID(args[0], job))
+				acted := 0
+				for _, job := range []string{activities.JobCompact, activities.JobExpire, activities.JobPurge} {
+					id := workflows.ScheduleID(args[0], job)
+					h := sc.GetHandle(ctx, id)
 					switch {
 					case remove:
 						err = h.Delete(ctx)
@@ -145,9 +213,18 @@ job's schedule.`,
 					default:
 						err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "unpaused by starter"})
 					}
-					if err == nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s\n", verb, workflows.ScheduleID(args[0], job))
+					var nf *serviceerror.NotFound
+					switch {
+					case errors.As(err, &nf):
+						continue // the table has no such job scheduled
+					case err != nil:
+						return fmt.Errorf("schedule %s: %w", id, err)
 					}
+					acted++
+					fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s\n", verb, id)
+				}
+				if acted == 0 {
+					return a.noSchedules(ctx, c, args[0])
 				}
 				return nil
 			}
@@ -155,6 +232,9 @@ job's schedule.`,
 				if err := f.validate(activities.JobPurge); err != nil {
 					return err
 				}
+			}
+			if err := a.requireWorker(ctx, c, args[0]); err != nil {
+				return err
 			}
 			st, err := queryStatus(ctx, c, args[0])
 			if err != nil {
@@ -187,6 +267,21 @@ job's schedule.`,
 	cmd.Flags().BoolVar(&pause, "pause", false, "pause the table's schedules")
 	cmd.Flags().BoolVar(&unpause, "unpause", false, "unpause the table's schedules")
 	return cmd
+}
+
+// noSchedules is the error of a schedule command that found none of
+// table's schedules: "no such table" (exit 3) when no pipeline runs it
+// either, else that the table has no schedules (exit 3 too).
+func (a *app) noSchedules(ctx context.Context, c client.Client, table string) error {
+	_, err := c.DescribeWorkflowExecution(ctx, workflows.WorkflowID(table), "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return notFound("no such table %s: no pipeline (workflow %s) and no schedules (lakemirror-<job>-%s); `starter list` shows the running tables", table, workflows.WorkflowID(table), table)
+	case err != nil:
+		return err
+	}
+	return notFound("%s has no schedules (lakemirror-<job>-%s); create them with `starter schedule %s`", table, table, table)
 }
 
 // upsertSchedule creates the schedule, or updates its interval and action

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -46,7 +47,8 @@ func (a *app) backfillCmd() *cobra.Command {
 		Short: "Re-apply past Kafka records to a table (safe: applied changes are no-ops, bronze is not duplicated)",
 		Long: `backfill queues a re-apply of records the table has already passed: explicit offset
 ranges per partition (--range 0:100-200, end exclusive), or everything from a time on
-(--from 2026-11-29T10:00:00Z or --from 2h for "two hours ago"), up to the table's
+(--from 2026-11-29T10:00:00Z, 2026-11-29T10:00:00+01:00, or a duration ago: 90m,
+2h, 2d, 1d12h), up to the table's
 current position. The workflow applies it between regular batches. With --wait a
 progress bar (rate, ETA) follows it to the end.`,
 		Args: cobra.ExactArgs(1),
@@ -63,7 +65,7 @@ progress bar (rate, ETA) follows it to the end.`,
 				return usage("give --range or --from, not both")
 			}
 			if from != "" {
-				t, err := parseTime(from)
+				t, err := parseTime(from, time.Now())
 				if err != nil {
 					return usage("%v", err)
 				}
@@ -104,7 +106,7 @@ progress bar (rate, ETA) follows it to the end.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&ranges, "range", nil, "offset range P:FROM-TO (end exclusive); repeatable")
-	cmd.Flags().StringVar(&from, "from", "", "re-apply from this time on: RFC 3339 or a duration ago (e.g. 90m)")
+	cmd.Flags().StringVar(&from, "from", "", "re-apply from this time on: RFC 3339 (2026-11-29T10:00:00Z, with an offset such as +01:00) or a duration ago (90m, 2h, 2d, 1d12h; d = 24 h)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the backfill to its end with a progress bar")
 	return cmd
 }
@@ -116,7 +118,7 @@ func (a *app) waitCmd() *cobra.Command {
 		Short: "Wait until a table has caught up with its topic (progress bar with rate and ETA)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := runner.Dial(a.settings, nil)
+			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -133,10 +135,16 @@ func (a *app) waitCmd() *cobra.Command {
 				st, _, err := lr.status(ctx, c, args[0])
 				return st, err
 			}
-			return follow(ctx, get, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
+			var last workflows.Status
+			err = follow(ctx, get, args[0], newProgress(cmd.ErrOrStderr(), "catch-up "+args[0], "records"),
 				func(st workflows.Status) (int64, int64, bool) {
+					last = st
 					return caughtUp(first, st)
 				})
+			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && cmd.Context().Err() == nil {
+				return fmt.Errorf("%s did not catch up within --timeout %s: phase %s, lag %d records", args[0], timeout, last.Phase, last.TotalLag)
+			}
+			return err
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "give up after this long (exit 1)")
@@ -207,7 +215,7 @@ func (a *app) settingsCmd() *cobra.Command {
 			if err := req.Validate(); err != nil {
 				return usage("%v", err)
 			}
-			c, err := runner.Dial(a.settings, nil)
+			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -229,60 +237,111 @@ func (a *app) settingsCmd() *cobra.Command {
 }
 
 func (a *app) listCmd() *cobra.Command {
-	var asJSON, all bool
+	var out outputFlag
+	var showAll bool
 	cmd := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List running table pipelines with phase and lag (--all: also stopped, failed and terminated ones)",
-		Long: `list shows the running table pipelines with their phase, lag and batches. With --all it
-lists every table workflow Temporal's visibility knows, running or closed, with its
-status: running, completed (a stopped pipeline: its phase says stopped), failed,
-terminated, canceled or timed-out, and when it closed.`,
+		Long: `list shows every running table pipeline: table, topic, phase, lag (records, read
+from Kafka when reachable) and batches, sorted by table. With --output json it prints
+a JSON array of the tables' status objects (the fields of ` + "`status --output json`" + `,
+see README "Operate it"). A table whose status query fails is listed with phase
+"unknown" and the error (last_error in JSON), and list exits 1.
+
+With --all it lists every table workflow Temporal's visibility knows, running or
+closed, with its status: running, completed (a stopped pipeline: its phase says
+stopped), failed, terminated, canceled or timed-out, and when it closed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := runner.Dial(a.settings, nil)
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			c, err := a.dialWorker(ctx, "")
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			if all {
-				return a.listAll(cmd.Context(), cmd.OutOrStdout(), c, asJSON)
+			if showAll {
+				return a.listAll(ctx, cmd.OutOrStdout(), c, asJSON)
 			}
 			lr := newLagReader(a.settings)
 			defer lr.Close()
-			running, err := listTableWorkflows(cmd.Context(), c, true)
+			runs, err := runner.RunningTables(ctx, c)
 			if err != nil {
 				return err
 			}
-			var sts []workflows.Status
-			for _, e := range running {
-				v, err := c.QueryWorkflow(cmd.Context(), e.WorkflowID, "", workflows.QueryStatus)
+			all := []workflows.Status{}
+			failed := 0
+			for _, r := range runs {
+				st, err := queryStatus(ctx, c, r.Table)
 				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					failed++
+					fmt.Fprintf(cmd.ErrOrStderr(), "starter: %s: %v\n", r.Table, err)
+					all = append(all, workflows.Status{Table: r.Table, Topic: r.Spec.Topic, Phase: phaseUnknown, LastError: "status query failed: " + err.Error(), Spec: r.Spec})
 					continue
 				}
-				var st workflows.Status
-				if v.Get(&st) == nil {
-					_ = lr.refresh(cmd.Context(), &st) // on failure LAG is the workflow's, from its last plan
-					sts = append(sts, st)
-				}
+				_ = lr.refresh(ctx, &st) // on failure LAG is the workflow's, from its last plan
+				all = append(all, st)
 			}
+			sort.Slice(all, func(i, j int) bool { return all[i].Table < all[j].Table })
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(sts)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TABLE\tTOPIC\tPHASE\tLAG\tBATCHES\tLAST BATCH")
-			for _, st := range sts {
-				last := "-"
-				if !st.LastBatchAt.IsZero() {
-					last = time.Since(st.LastBatchAt).Round(time.Second).String() + " ago"
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(all); err != nil {
+					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", st.Table, st.Topic, st.Phase, st.TotalLag, st.Totals.Batches, last)
+			} else {
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TABLE\tTOPIC\tPHASE\tLAG\tBATCHES\tLAST BATCH")
+				for _, st := range all {
+					last := "-"
+					if !st.LastBatchAt.IsZero() {
+						last = time.Since(st.LastBatchAt).Round(time.Second).String() + " ago"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", st.Table, st.Topic, st.Phase, st.TotalLag, st.Totals.Batches, last)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 			}
-			return tw.Flush()
+			if failed > 0 {
+				return fmt.Errorf("the status of %d of %d tables could not be read (above)", failed, len(all))
+			}
+			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&all, "all", false, "also list stopped, failed and terminated pipelines (the latest run of each table workflow, with its close status)")
+	out.bind(cmd)
+	cmd.Flags().BoolVar(&showAll, "all", false, "also list stopped, failed and terminated pipelines (the latest run of each table workflow, with its close status)")
 	return cmd
+}
+
+// phaseUnknown is list's phase of a table whose status query failed.
+const phaseUnknown = "unknown"
+
+// outputFlag is --output text|json, with --json as its older spelling.
+type outputFlag struct {
+	format string
+	asJSON bool
+}
+
+func (o *outputFlag) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text (for people) or json (for scripts; stable field names, see README)")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "same as --output json")
+}
+
+// json reports whether JSON was asked for. Errors: an unknown format
+// (usage, exit code 2).
+func (o *outputFlag) json() (bool, error) {
+	switch o.format {
+	case "text":
+		return o.asJSON, nil
+	case "json":
+		return true, nil
+	}
+	return false, usage("--output %q: give text or json", o.format)
 }
 
 // parseRange reads "P:FROM-TO".
@@ -301,16 +360,51 @@ func parseRange(s string) (lake.Range, error) {
 	return lake.Range{Partition: int32(pi), From: fi, To: ti}, nil
 }
 
-// parseTime reads RFC 3339 or a duration meaning "that long ago".
-func parseTime(s string) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return time.Now().Add(-d), nil
+// parseTime reads --from: an RFC 3339 time (with Z or an offset such as
+// +01:00, fractional seconds allowed), or a duration meaning "that long
+// before now": Go's units (h, m, s, ms, ...) plus d for days of 24 hours,
+// combined as in 2d, 1d12h or 90m. Errors: anything else, and a negative
+// duration.
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if d, ok := parseAgo(s); ok {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("--from %q: a duration ago cannot be negative", s)
+		}
+		return now.Add(-d), nil
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("--from %q is neither RFC 3339 nor a duration", s)
+		return time.Time{}, fmt.Errorf("--from %q is neither an RFC 3339 time (2026-11-29T10:00:00Z, 2026-11-29T10:00:00+01:00) nor a duration ago (90m, 2h, 2d, 1d12h)", s)
 	}
 	return t, nil
+}
+
+// parseAgo reads a duration with an optional leading day count ("2d",
+// "1d12h", "1.5d"); ok is false when s is not one.
+func parseAgo(s string) (time.Duration, bool) {
+	sign := time.Duration(1)
+	rest := s
+	if strings.HasPrefix(rest, "-") {
+		sign, rest = -1, rest[1:]
+	}
+	var days float64
+	if i := strings.IndexByte(rest, 'd'); i > 0 {
+		n, err := strconv.ParseFloat(rest[:i], 64)
+		if err != nil || n < 0 || strings.ContainsAny(rest[:i], "eE+-") {
+			return 0, false
+		}
+		days, rest = n, rest[i+1:]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
+			return 0, false
+		}
+	} else if days == 0 && !strings.HasSuffix(s, "d") {
+		return 0, false
+	}
+	return sign * (time.Duration(days*float64(24*time.Hour)) + d), true
 }
 
 // batchBounds says how a table's batches are bounded: "batches of at

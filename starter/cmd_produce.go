@@ -22,7 +22,7 @@ func (a *app) produceCmd() *cobra.Command {
 keyed like Debezium keys them (records are partitioned by key): from --events files
 (same formats as demo --events), or, without --events, the generated orders stream
 that demo uses. It creates the topic with --partitions when it does not exist. For
-trying the pipeline against a running worker (e.g. worker -dev).`,
+trying the pipeline against a running worker (e.g. the dev worker, go run ./worker/dev).`,
 		Example: "  starter produce shop.public.orders\n  starter produce demo.products --events testdata/debezium/flink/debezium-data-schema-include.txt --key id",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
-	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -25,12 +24,15 @@ func (a *app) signalCmds() []*cobra.Command {
 			Short: d.short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				c, err := runner.Dial(a.settings, nil)
+				c, err := a.dial(cmd.Context())
 				if err != nil {
 					return err
 				}
 				defer c.Close()
 				if d.signal == workflows.SignalRetry {
+					if err := a.requireWorker(cmd.Context(), c, args[0]); err != nil {
+						return err
+					}
 					st, err := queryStatus(cmd.Context(), c, args[0])
 					if err != nil {
 						return err
@@ -44,6 +46,7 @@ func (a *app) signalCmds() []*cobra.Command {
 					return notFoundOr(args[0], err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", d.signal, args[0])
+				a.warnNoWorker(cmd.Context(), cmd.ErrOrStderr(), c, "the signal takes effect when one runs")
 				return nil
 			},
 		})

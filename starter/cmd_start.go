@@ -16,7 +16,6 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/schemas"
-	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -114,7 +113,7 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 			if err := a.checkKeyColumns(cmd.Context(), spec); err != nil {
 				return err
 			}
-			c, err := runner.Dial(a.settings, nil)
+			c, err := a.dial(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -124,6 +123,7 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "started %s (workflow %s, run %s) reading %s\n", spec.Table, run.GetID(), run.GetRunID(), spec.Topic)
+			a.warnNoWorker(cmd.Context(), cmd.ErrOrStderr(), c, "the table starts when one runs")
 			if !schedules {
 				return nil
 			}

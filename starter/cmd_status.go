@@ -18,18 +18,26 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
-	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
 func (a *app) statusCmd() *cobra.Command {
-	var asJSON bool
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "status TABLE",
 		Short: "Show a table pipeline's phase, offsets, lag and last batch",
-		Args:  cobra.ExactArgs(1),
+		Long: `status shows a table pipeline's phase, offsets and lag per partition (read from
+Kafka when reachable, else as of the table's last plan), freshness, watermark, totals,
+the last batch and load, the last error, and (when the catalog is readable here) the
+size of each Iceberg table. With --output json it prints the status object with the
+stable field names listed in README "Operate it".`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := runner.Dial(a.settings, nil)
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
+			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -53,7 +61,7 @@ func (a *app) statusCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	out.bind(cmd)
 	return cmd
 }
 
@@ -62,7 +70,7 @@ func (a *app) statusCmd() *cobra.Command {
 // closes the client. Errors: the dial's, and queryStatus's (no such table:
 // exit code 3).
 func (a *app) dialStatus(ctx context.Context, table string) (client.Client, workflows.Status, error) {
-	c, err := runner.Dial(a.settings, nil)
+	c, err := a.dialWorker(ctx, table)
 	if err != nil {
 		return nil, workflows.Status{}, err
 	}
@@ -74,11 +82,22 @@ func (a *app) dialStatus(ctx context.Context, table string) (client.Client, work
 	return c, st, nil
 }
 
+// queryStatus asks table's workflow for its status, waiting at most
+// queryTimeout for a worker to answer. Errors: no such table (exit code
+// 3), a timeout explained by the workers Temporal lists (explainQuery),
+// Temporal's.
 func queryStatus(ctx context.Context, c client.Client, table string) (workflows.Status, error) {
 	var st workflows.Status
-	v, err := c.QueryWorkflow(ctx, workflows.WorkflowID(table), "", workflows.QueryStatus)
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	asked := time.Now()
+	v, err := c.QueryWorkflow(qctx, workflows.WorkflowID(table), "", workflows.QueryStatus)
 	if err != nil {
-		return st, notFoundOr(table, err)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return st, notFoundOr(table, err)
+		}
+		return st, explainQuery(ctx, c, table, err, time.Since(asked))
 	}
 	return st, v.Get(&st)
 }
@@ -87,7 +106,7 @@ func queryStatus(ctx context.Context, c client.Client, table string) (workflows.
 func notFoundOr(table string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return notFound("no pipeline for %s (workflow %s)", table, workflows.WorkflowID(table))
+		return notFound("no such table %s: no pipeline runs it (workflow %s does not exist); `starter list` shows the running tables", table, workflows.WorkflowID(table))
 	}
 	return err
 }

@@ -2,21 +2,27 @@
 // pipeline, signal it, read its status, dump its Iceberg tables, or run
 // the whole thing in one process with `starter demo`.
 //
-// Exit codes: 0 success, 1 failure, 2 usage error, 3 the table's workflow
-// or Iceberg table does not exist.
+// Exit codes: 0 success, 1 failure (Temporal, Kafka or the catalog not
+// reachable, no worker polling, ...), 2 usage error, 3 the table's
+// workflow or Iceberg table does not exist, 130 interrupted (Ctrl-C,
+// SIGINT), 143 terminated (SIGTERM).
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/lakemirror/lakemirror/internal/buildinfo"
 	"github.com/lakemirror/lakemirror/internal/config"
 )
 
@@ -26,6 +32,10 @@ const (
 	exitFailure  = 1
 	exitUsage    = 2
 	exitNotFound = 3
+	// 128 + the signal's number, as shells report a process the signal
+	// ended: the command stopped what it was doing and cleaned up.
+	exitInterrupted = 130 // SIGINT (Ctrl-C)
+	exitTerminated  = 143 // SIGTERM
 )
 
 // exitError carries an exit code up to main.
@@ -57,16 +67,73 @@ type app struct {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
+// run runs the command line args with SIGINT and SIGTERM cancelling the
+// command's context: the command stops what it does, cleans up (demo
+// stops its embedded stack) and run returns exitInterrupted or
+// exitTerminated. A second signal exits at once with the same code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got os.Signal
+	gotc := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case s := <-sigs:
+			gotc <- s
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintln(stderr, "starter: interrupted again: exiting without cleaning up")
+			os.Exit(signalCode(s))
+		case <-done:
+		}
+	}()
+	code := runContext(ctx, args, stdout, stderr)
+	select {
+	case got = <-gotc:
+	default:
+	}
+	if got != nil && code != exitOK {
+		return signalCode(got)
+	}
+	return code
+}
+
+// signalCode is the exit code of a command stopped by s.
+func signalCode(s os.Signal) int {
+	if s == syscall.SIGTERM {
+		return exitTerminated
+	}
+	return exitInterrupted
+}
+
+// runContext runs the command line args under ctx, printing to stdout and
+// stderr, and returns the exit code. A command that fails because ctx was
+// cancelled reports "interrupted".
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{in: os.Stdin, interactive: term.IsTerminal(int(os.Stdin.Fd()))}
 	root := a.rootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "starter: interrupted:", err)
+		return exitInterrupted
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "starter:", err)
+		fmt.Fprintln(stderr, "starter:", err)
 	}
 	return exitCode(err)
 }
@@ -85,19 +152,23 @@ Connection settings are global flags with environment defaults, shared with the
 worker: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, KAFKA_BROKERS, CATALOG_TYPE,
 CATALOG_URI, WAREHOUSE, CATALOG_PROPS, LAKEMIRROR_DATA_DIR.
 
-Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow.`,
+Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow,
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM).`,
+		Version:       buildinfo.Get().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			return a.binding.Finish()
 		},
 	}
+	root.SetVersionTemplate("starter {{.Version}}\n")
 	gfs := flag.NewFlagSet("global", flag.ContinueOnError)
 	a.binding = a.settings.Bind(gfs)
 	root.PersistentFlags().AddGoFlagSet(gfs)
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
 		a.maintainCmd(), a.scheduleCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd())
 	root.AddCommand(a.signalCmds()...)
+	root.AddCommand(a.doctorCmd())
 	return root
 }
 

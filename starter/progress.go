@@ -20,7 +20,8 @@ type progress struct {
 	unit     string
 	start    time.Time
 	lastLine time.Time
-	lastDone int64 // done of the last plain line (-1 before the first)
+	lastDone int64            // done of the last plain line (-1 before the first)
+	now      func() time.Time // the clock (tests set it)
 }
 
 func newProgress(w io.Writer, label, unit string) *progress {
@@ -28,22 +29,30 @@ func newProgress(w io.Writer, label, unit string) *progress {
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	return &progress{w: w, tty: tty, label: label, unit: unit, start: time.Now(), lastDone: -1}
+	return &progress{w: w, tty: tty, label: label, unit: unit, start: time.Now(), lastDone: -1, now: time.Now}
 }
 
-// update shows done of total; total ≤ 0 shows the count alone.
+// eta is the time left to do total-done units at rate units per second,
+// to the second ("?" when nothing was done yet, "0s" when complete).
+func eta(done, total int64, rate float64) string {
+	switch {
+	case total > 0 && done >= total:
+		return "0s"
+	case rate > 0 && total > done:
+		return time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+	}
+	return "?"
+}
+
+// update shows done of total units, the rate since the start (units per
+// second) and the ETA; total ≤ 0 shows the count alone.
 func (p *progress) update(done, total int64) {
-	elapsed := time.Since(p.start)
+	elapsed := p.now().Sub(p.start)
 	rate := 0.0
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(done) / s
 	}
-	eta := "?"
-	if rate > 0 && total > done {
-		eta = (time.Duration(float64(total-done)/rate) * time.Second / time.Second).Round(time.Second).String()
-	} else if total > 0 && done >= total {
-		eta = "0s"
-	}
+	eta := eta(done, total, rate)
 	if p.tty {
 		const width = 30
 		filled := 0
@@ -55,10 +64,10 @@ func (p *progress) update(done, total int64) {
 		return
 	}
 	complete := total > 0 && done >= total
-	if time.Since(p.lastLine) < 3*time.Second && !(complete && done != p.lastDone) {
+	if p.now().Sub(p.lastLine) < 3*time.Second && !(complete && done != p.lastDone) {
 		return
 	}
-	p.lastLine, p.lastDone = time.Now(), done
+	p.lastLine, p.lastDone = p.now(), done
 	fmt.Fprintf(p.w, "%s: %d/%d %s, %.0f %s/s, ETA %s\n", p.label, done, total, p.unit, rate, p.unit, eta)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -17,7 +18,7 @@ import (
 func TestStartCreatesDefaultSchedules(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := runner.StartDev(ctx, runner.DevOptions{UIPort: -1})
+	d, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -67,5 +68,38 @@ func TestApplyLiveLag(t *testing.T) {
 	applyLiveLag(&st, map[int32]int64{0: 1336, 1: 50, 2: 40}, map[int32]int64{0: 0, 1: 0, 2: 10})
 	if st.TotalLag != 613 || st.Lag[2] != 0 {
 		t.Fatalf("latest: %+v", st)
+	}
+}
+
+// The ETA is the remaining units at the rate so far, in seconds (it was
+// nanoseconds, so every ETA printed as 0s).
+func TestProgressETA(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, "catch-up shop.orders", "records")
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	now := t0
+	p.start, p.now = t0, func() time.Time { return now }
+	now = t0.Add(10 * time.Second)
+	p.update(50, 150) // 5 records/s, 100 to go
+	now = t0.Add(20 * time.Second)
+	p.update(60, 9060) // 3 records/s, 9000 to go: 50 minutes
+	now = t0.Add(30 * time.Second)
+	p.update(9060, 9060)
+	want := "catch-up shop.orders: 50/150 records, 5 records/s, ETA 20s\n" +
+		"catch-up shop.orders: 60/9060 records, 3 records/s, ETA 50m0s\n" +
+		"catch-up shop.orders: 9060/9060 records, 302 records/s, ETA 0s\n"
+	if buf.String() != want {
+		t.Fatalf("lines:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	for _, c := range []struct {
+		done, total int64
+		rate        float64
+		want        string
+	}{
+		{0, 100, 0, "?"}, {0, 0, 0, "?"}, {100, 100, 7, "0s"}, {1, 3601, 1, "1h0m0s"}, {10, 11, 3, "0s"}, {10, 12, 1, "2s"},
+	} {
+		if got := eta(c.done, c.total, c.rate); got != c.want {
+			t.Errorf("eta(%d, %d, %g) = %q, want %q", c.done, c.total, c.rate, got, c.want)
+		}
 	}
 }

@@ -110,6 +110,7 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 				st.Spec.MaxQuarantine = *req.MaxQuarantine
 			}
 			st.settingsChanges++
+			st.upsertSpecMemo(ctx) // the Web UI's memo shows the new bounds
 			return st.Spec, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req SettingsRequest) error {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -13,6 +14,17 @@ var (
 	SAPhase  = temporal.NewSearchAttributeKeyKeyword("LakemirrorPhase")
 	SAPaused = temporal.NewSearchAttributeKeyBool("LakemirrorPaused")
 )
+
+// SearchAttributeTypes are the search attributes above with their types:
+// what a namespace must have registered for the table workflows (the dev
+// stack registers them; on other clusters `temporal operator
+// search-attribute create`, see README).
+var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
+	SATable.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SATopic.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SAPhase.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	SAPaused.GetName(): enumspb.INDEXED_VALUE_TYPE_BOOL,
+}
 
 // searchAttributes publishes the phase when it changes: the
 // LakemirrorPhase and LakemirrorPaused search attributes, and the gauge

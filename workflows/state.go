@@ -4,6 +4,8 @@ import (
 	"maps"
 	"time"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
 )
@@ -43,6 +45,7 @@ type TableState struct {
 	schemaDecision  string            // set by the schema signal while schema-blocked
 	published       *searchAttributes // where the phase is published (search attribute, metric)
 	settingsChanges int               // settings updates taken in this run (an idle plan is cut short by one)
+	memoSpec        workflow.Version  // memoSpecVersion of this run
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless

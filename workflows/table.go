@@ -42,6 +42,14 @@ const idleWait = 15 * time.Minute
 // it polled every MaxWait).
 const idleWaitVersion = "idle-long-poll"
 
+// memoSpecVersion gates keeping the memo's "spec" (the Web UI's view of
+// the table's configuration, and what workers compare their catalog with)
+// equal to the workflow's spec: upserted on settings changes and when the
+// table's catalog is recorded (TableSpec.Catalog, from the Recover or
+// PlanBatch of the first worker). Histories recorded before it did
+// neither. Asked once per run, at its start.
+const memoSpecVersion = "memo-spec"
+
 // a is a nil receiver used only to name activity methods.
 var a *activities.Activities
 
@@ -65,6 +73,8 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	if st.Spec.Table == "" || st.Spec.Topic == "" {
 		return temporal.NewNonRetryableApplicationError("table and topic are required", activities.ErrTypeBadSpec, nil)
 	}
+	// before the update handlers, which use it
+	st.memoSpec = workflow.GetVersion(ctx, memoSpecVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return err
 	}
@@ -96,6 +106,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 				return nil
 			}
 		}
+		st.recordCatalog(ctx, rec.Catalog)
 		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
 		if st.Offsets == nil {
 			st.Offsets = lake.Offsets{}
@@ -167,6 +178,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			}
 			continue
 		}
+		st.recordCatalog(ctx, plan.Catalog)
 		st.HighWatermarks, st.TopicMissing = plan.HighWatermarks, plan.TopicMissing
 		if len(plan.Ranges) == 0 {
 			st.Offsets = plan.Offsets // adopts new partitions' starting points
@@ -200,6 +212,28 @@ func runIsLong(ctx workflow.Context, i int, bySize bool) bool {
 		return i >= iterationsPerRun
 	}
 	return info.GetCurrentHistoryLength() >= historyEventsPerRun || info.GetCurrentHistorySize() >= historyBytesPerRun
+}
+
+// recordCatalog records the catalog an activity's worker reported (id)
+// as the table's, when the table has none yet, and upserts the memo; a
+// no-op for runs before memoSpecVersion.
+func (st *TableState) recordCatalog(ctx workflow.Context, id string) {
+	if st.memoSpec < 1 || id == "" || st.Spec.Catalog != "" {
+		return
+	}
+	st.Spec.Catalog = id
+	st.upsertSpecMemo(ctx)
+}
+
+// upsertSpecMemo writes st.Spec to the memo's "spec" (memoSpecVersion
+// runs only); a failure is logged, never fatal.
+func (st *TableState) upsertSpecMemo(ctx workflow.Context) {
+	if st.memoSpec < 1 {
+		return
+	}
+	if err := workflow.UpsertMemo(ctx, map[string]any{"spec": st.Spec}); err != nil {
+		workflow.GetLogger(ctx).Warn("upsert memo", "error", err)
+	}
 }
 
 // runBatch applies one batch of exact ranges (numbered next in sequence)

@@ -283,3 +283,36 @@ func TestStoppedWhileBlockedShowsStopped(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, PhaseStopped, status(t, env).Phase)
 }
+
+// The table records the catalog of the first worker that recovers it and
+// keeps it: later activities carry it (workers on another catalog refuse
+// them), a plan from a worker reporting another catalog does not replace
+// it, and settings changes keep it.
+func TestTableRecordsItsCatalog(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(func(_ context.Context, s activities.TableSpec) (activities.RecoverResult, error) {
+		require.Equal(t, "", s.Catalog)
+		return activities.RecoverResult{Offsets: lake.Offsets{}, Catalog: "rest http://iceberg-rest:8181 s3://warehouse/"}, nil
+	})
+	var planned []string
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		planned = append(planned, req.Spec.Catalog)
+		return activities.Plan{Offsets: lake.Offsets{0: 0}, HighWatermarks: lake.Offsets{0: 0}, Catalog: "sql file:/elsewhere/catalog.db -"}, nil
+	})
+	five := 5
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{MaxEvents: &five})
+	}, 5*time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, "rest http://iceberg-rest:8181 s3://warehouse/", st.Spec.Catalog)
+		require.Equal(t, 5, st.Spec.MaxEvents)
+		env.SignalWorkflow(SignalStop, nil)
+	}, 10*time.Second)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.NoError(t, env.GetWorkflowError())
+	require.NotEmpty(t, planned)
+	for _, c := range planned {
+		require.Equal(t, "rest http://iceberg-rest:8181 s3://warehouse/", c)
+	}
+}

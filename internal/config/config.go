@@ -27,6 +27,7 @@ const (
 	EnvSchemaRegistry  = "SCHEMA_REGISTRY_URL" // Confluent-compatible schema registry for Avro records
 	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
 	EnvStateDir        = "LAKEMIRROR_STATE_DIR"
+	EnvCatalogID       = "LAKEMIRROR_CATALOG_ID" // the catalog's identity for the workers' wiring check (lake.CatalogConfig.ID)
 )
 
 // Settings locate the services the pipeline talks to.
@@ -35,7 +36,7 @@ type Settings struct {
 	Namespace       string
 	KafkaBrokers    []string
 	Catalog         lake.CatalogConfig
-	DataDir         string            // local state: the default SQLite catalog and warehouse, the -dev Temporal database
+	DataDir         string            // local state: the default SQLite catalog and warehouse, the dev worker's Temporal database and Kafka log
 	SchemaRegistry  string            // Confluent-compatible schema registry URL(s), comma-separated; "" = JSON records only
 	Sources         map[string]string // source name → PostgreSQL DSN, for direct initial loads and re-snapshots
 	// StateDir is where the worker keeps the tables' local write-path
@@ -62,11 +63,12 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.Catalog.Type, "catalog-type", env(EnvCatalogType, "sql"), "Iceberg catalog type: sql or rest (env "+EnvCatalogType+")")
 	fs.StringVar(&s.Catalog.URI, "catalog-uri", env(EnvCatalogURI, ""), "catalog URI: a database/sql DSN for sql (default: SQLite in the data dir), the endpoint for rest (env "+EnvCatalogURI+")")
 	fs.StringVar(&s.Catalog.Warehouse, "warehouse", env(EnvWarehouse, ""), "warehouse location, file:///path or s3://bucket/prefix (default: the data dir) (env "+EnvWarehouse+")")
+	fs.StringVar(&s.Catalog.ID, "catalog-id", env(EnvCatalogID, ""), "the catalog's name for the check that every worker of a table uses the table's catalog (default: type, URI and warehouse without credentials); give workers that reach one catalog under different addresses the same id (env "+EnvCatalogID+")")
 	fs.StringVar(&b.props, "catalog-props", env(EnvCatalogProps, ""), "comma-separated k=v catalog and FileIO properties, e.g. s3.endpoint=http://minio:9000,s3.region=us-east-1 (env "+EnvCatalogProps+")")
 	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "worker only: Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
-	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog, warehouse and -dev Temporal database (env "+EnvDataDir+")")
+	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog and warehouse, and the dev worker's Temporal database and Kafka log (env "+EnvDataDir+")")
 	s.bindSecurity(fs)
 	return b
 }

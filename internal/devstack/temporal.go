@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // DefaultStartTimeout bounds StartTemporal when ctx has no deadline.
@@ -355,4 +356,35 @@ func (t *Temporal) Stop() error {
 		}
 	})
 	return t.stopErr
+}
+
+// CreateNamespace registers namespace ns on the server (an existing one is
+// kept), waits until the frontend describes it, and registers
+// searchAttrs on it as StartTemporal does for the default namespace (nil:
+// none). For tests and tools that want a namespace of their own: workers,
+// pollers and visibility are per namespace. Errors: the frontend's.
+func (t *Temporal) CreateNamespace(ctx context.Context, ns string, searchAttrs map[string]enumspb.IndexedValueType) error {
+	conn, err := grpc.NewClient(t.HostPort(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("devstack: dial %s: %w", t.HostPort(), err)
+	}
+	defer conn.Close()
+	ws := workflowservice.NewWorkflowServiceClient(conn)
+	_, err = ws.RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+	if err != nil && errCode(err) != codes.AlreadyExists {
+		return fmt.Errorf("devstack: register namespace %q: %w", ns, err)
+	}
+	for {
+		_, err := ws.DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+		if err == nil {
+			break
+		}
+		if errCode(err) != codes.Unavailable && errCode(err) != codes.NotFound {
+			return fmt.Errorf("devstack: describe namespace %q: %w", ns, err)
+		}
+		if serr := sleepCtx(ctx, 100*time.Millisecond); serr != nil {
+			return fmt.Errorf("devstack: describe namespace %q: %w", ns, errors.Join(serr, err))
+		}
+	}
+	return ensureSearchAttributes(ctx, ws, operatorservice.NewOperatorServiceClient(conn), ns, searchAttrs)
 }

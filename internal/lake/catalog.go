@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,69 @@ type CatalogConfig struct {
 	Warehouse string            // table root, e.g. file:///var/lib/lakemirror/warehouse or s3://bucket/prefix (default: LocalDir/warehouse)
 	Props     map[string]string // extra catalog/FileIO properties: s3.endpoint, s3.region, s3.access-key-id, credential, token, sql.driver, sql.dialect, ...
 	LocalDir  string            // directory for the default SQLite catalog and warehouse when URI/Warehouse are empty
+	// ID, when set, is the catalog's identity for the workers' wiring
+	// check instead of the one derived from the settings (Identity): give
+	// every worker of one catalog the same ID when they reach it under
+	// different addresses.
+	ID string
+}
+
+// Identity names the catalog c opens, for the check that every worker
+// serving a table uses the table's catalog: ID when set, else
+// "<type> <uri> <warehouse>" with the defaults filled in (the local
+// SQLite file and warehouse under LocalDir) and credentials removed (user
+// information and query parameters of URLs, password and other fields
+// but host, port and dbname of key=value DSNs), plus "name=<Name>" for a
+// catalog name other than the default. It holds no secrets: it is
+// recorded in workflow memos and histories. Two configurations of one
+// catalog under different addresses have different identities (set ID).
+func (c CatalogConfig) Identity() string {
+	if c.ID != "" {
+		return c.ID
+	}
+	typ, uri, wh := c.Type, c.URI, c.Warehouse
+	if typ == "" {
+		typ = "sql"
+	}
+	if props, err := c.Properties(); err == nil {
+		uri, wh = props["uri"], props["warehouse"]
+	}
+	parts := []string{typ, redactLocation(uri), redactLocation(wh)}
+	if c.Name != "" && c.Name != "lakemirror" {
+		parts = append(parts, "name="+c.Name)
+	}
+	return strings.Join(parts, " ")
+}
+
+// redactLocation removes credentials from a catalog URI, DSN or
+// warehouse location ("" stays "", shown as "-").
+func redactLocation(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "-"
+	}
+	if strings.Contains(s, "=") && !strings.Contains(s, "://") && !strings.HasPrefix(s, "file:") {
+		var keep []string // a key=value DSN: host=db port=5432 user=u password=p dbname=cat
+		for _, f := range strings.Fields(s) {
+			k, _, _ := strings.Cut(f, "=")
+			switch strings.ToLower(k) {
+			case "host", "hostaddr", "port", "dbname":
+				keep = append(keep, f)
+			}
+		}
+		return strings.Join(keep, " ")
+	}
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
+		return u.String()
+	}
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		s = s[at+1:]
+	}
+	if q := strings.IndexByte(s, '?'); q >= 0 {
+		s = s[:q]
+	}
+	return s
 }
 
 // Properties returns the catalog.Load properties for c, with the SQLite

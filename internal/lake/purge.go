@@ -25,13 +25,15 @@ const PropPurgeHorizon = "lakemirror.purge-horizon"
 // operator would run.
 const DefaultRetentionFloor = 7 * 24 * time.Hour
 
-// PurgeResult counts what a tombstone purge did.
+// PurgeResult counts what a tombstone purge did, or for a dry run
+// (PurgeDryRun) what it would do.
 type PurgeResult struct {
-	Deleted    int    `json:"deleted"` // soft-deleted rows examined
-	Purged     int    `json:"purged"`  // rows physically removed
-	Horizon    string `json:"horizon"` // purge horizon after the run (hex _seq)
-	Cutoff     string `json:"cutoff"`  // deletes older than this were purged (RFC 3339)
-	SnapshotID int64  `json:"snapshot_id,omitempty"`
+	Deleted    int    `json:"deleted"`               // soft-deleted rows examined
+	Purged     int    `json:"purged"`                // rows physically removed (dry run: that would be removed)
+	Horizon    string `json:"horizon"`               // purge horizon after the run (hex _seq; dry run: it would have)
+	Cutoff     string `json:"cutoff"`                // deletes older than this were purged (RFC 3339)
+	SnapshotID int64  `json:"snapshot_id,omitempty"` // the mirror snapshot the purge committed; 0 when it committed nothing
+	DryRun     bool   `json:"dry_run,omitempty"`     // nothing was written
 }
 
 // Purge physically removes the mirror's soft-deleted rows whose delete is
@@ -43,8 +45,21 @@ type PurgeResult struct {
 // the purge horizon is raised in the same commit. It refuses a retention shorter than floor. Only the
 // soft-deleted rows' timestamp columns are read.
 func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration) (PurgeResult, error) {
+	return w.purge(ctx, retention, floor, false)
+}
+
+// PurgeDryRun counts what Purge would remove now (the soft-deleted rows
+// whose delete is older than retention) and the horizon it would set,
+// without writing anything: no purged-keys rows, no position deletes, no
+// commit, no table property; the worker's key index is read, not
+// changed. The same errors as Purge.
+func (w *MirrorWriter) PurgeDryRun(ctx context.Context, retention, floor time.Duration) (PurgeResult, error) {
+	return w.purge(ctx, retention, floor, true)
+}
+
+func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration, dryRun bool) (PurgeResult, error) {
 	w.state.settle()
-	var res PurgeResult
+	res := PurgeResult{DryRun: dryRun}
 	if floor <= 0 {
 		floor = DefaultRetentionFloor
 	}
@@ -97,6 +112,10 @@ func (w *MirrorWriter) Purge(ctx context.Context, retention, floor time.Duration
 		}
 	}
 	res.Horizon = horizon.Hex()
+	if dryRun {
+		res.DryRun, res.Purged = true, len(purge)
+		return res, nil
+	}
 	if len(purge) == 0 {
 		return res, nil
 	}

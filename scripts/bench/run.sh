@@ -26,7 +26,7 @@
 #   LMBENCH_CACHE=~/.cache/lakemirror-bench   built binaries per commit, Kafka jars
 #   LAKEMIRROR_REV=HEAD              the commit of this repository to build starter and worker from
 #                                    (git archive: uncommitted edits are never measured)
-#   LAKEMIRROR_BIN=DIR               use the starter and worker in DIR instead of building them
+#   LAKEMIRROR_BIN=DIR               use the starter and worker (and worker-dev) in DIR instead of building them
 #   LMBENCH_PORT_BASE=37000          lakemirror's ports: base+233 Temporal, base+1233 its UI, base+92 the
 #                                    embedded Kafka, base+464 metrics; --kafka apache: base+192, base+193
 set -euo pipefail
@@ -101,9 +101,11 @@ else
   rev=worktree-$(date -u +%Y%m%dT%H%M%S)
 fi
 BIN=${LAKEMIRROR_BIN:-$CACHE/bin-$rev}
-if [ ! -x "$BIN/worker" ] || [ ! -x "$BIN/starter" ]; then
-  log "go: building starter and worker ($rev) into $BIN (the first build compiles the Temporal server: minutes)"
-  (cd "$src" && go build -o "$BIN/" ./starter ./worker)
+# the dev worker (embedded Temporal and Kafka) is ./worker/dev since the
+# production worker lost -dev; older commits have `worker -dev` instead
+if [ ! -x "$BIN/worker" ] || [ ! -x "$BIN/starter" ] || { [ -d "$src/worker/dev" ] && [ ! -x "$BIN/worker-dev" ]; }; then
+  log "go: building starter, worker and the dev worker ($rev) into $BIN (the first build compiles the Temporal server: minutes)"
+  (cd "$src" && go build -o "$BIN/" ./starter ./worker && if [ -d worker/dev ]; then go build -o "$BIN/worker-dev" ./worker/dev; fi)
 fi
 rm -rf "$src/scripts/bench/benchctl" && mkdir -p "$src/scripts/bench" && cp -r "$here/benchctl" "$src/scripts/bench/"
 BENCHCTL=$ROOT/work/bin/benchctl

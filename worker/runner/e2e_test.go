@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -26,12 +27,12 @@ import (
 // embedded Kafka broker (kfake) and a SQLite Iceberg catalog on a temp
 // dir, with the worker of this package. One stack serves the package.
 
-var stack *Dev
+var stack *devstack.Stack
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	var err error
-	stack, err = StartDev(ctx, DevOptions{UIPort: -1})
+	stack, err = devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start dev stack:", err)

@@ -22,7 +22,9 @@ import (
 // the embedded server, for the replay test (workflows/replay_test.go):
 // a stream with late keys (batches and rebuilds), a table blocked by the
 // quarantine limit that is retried, still fails and is stopped, and a
-// pause and resume. It runs only when asked:
+// pause and resume followed by a settings update. The workflows start
+// with the spec in the memo, as `starter start` starts them. It runs only
+// when asked:
 //
 //	LAKEMIRROR_RECORD_REPLAY=workflows/testdata/replay LAKEMIRROR_RECORD_PREFIX=v2- \
 //	  go test -run TestRecordReplayHistories ./worker/runner/
@@ -44,6 +46,7 @@ func TestRecordReplayHistories(t *testing.T) {
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				temporal.NewSearchAttributeKeyKeyword("LakemirrorTable").ValueSet(spec.Table),
 				temporal.NewSearchAttributeKeyKeyword("LakemirrorTopic").ValueSet(spec.Topic)),
+			Memo: map[string]any{"spec": spec},
 		}, workflows.TableWorkflowName, workflows.TableInput{Spec: spec})
 		if err != nil {
 			t.Fatal(err)
@@ -102,6 +105,16 @@ func TestRecordReplayHistories(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	ten := 10 // a settings update (the memo follows it from v4 on)
+	h, err := r.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.WorkflowID(ps.Table), UpdateName: workflows.UpdateSettings,
+		Args: []any{workflows.SettingsRequest{MaxEvents: &ten}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
 	stopWorkflow(t, r.Client, ps.Table)
 	save(ps.Table, "paused")
 }

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/buildinfo"
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -46,13 +47,21 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterActivity(acts)
 }
 
-// Dial connects a Temporal client per the settings.
+// Dial connects a Temporal client per the settings (DialContext without
+// a deadline: the SDK's own 5 s for the first call).
 func Dial(s config.Settings, logger *slog.Logger) (client.Client, error) {
-	return dial(s, logger, nil)
+	return DialContext(context.Background(), s, logger)
 }
 
-func dial(s config.Settings, logger *slog.Logger, mh client.MetricsHandler) (client.Client, error) {
-	opts := client.Options{HostPort: s.TemporalAddress, Namespace: s.Namespace, MetricsHandler: mh}
+// DialContext connects a Temporal client per the settings; ctx bounds the
+// connection check. Errors: bad TLS settings, and a Temporal frontend not
+// reachable at s.TemporalAddress ("runner: connect to Temporal at ...").
+func DialContext(ctx context.Context, s config.Settings, logger *slog.Logger) (client.Client, error) {
+	return dial(ctx, s, logger, nil, "")
+}
+
+func dial(ctx context.Context, s config.Settings, logger *slog.Logger, mh client.MetricsHandler, identity string) (client.Client, error) {
+	opts := client.Options{HostPort: s.TemporalAddress, Namespace: s.Namespace, MetricsHandler: mh, Identity: identity}
 	tlsCfg, err := s.TemporalSecurity.TLSConfig()
 	if err != nil {
 		return nil, err
@@ -64,7 +73,7 @@ func dial(s config.Settings, logger *slog.Logger, mh client.MetricsHandler) (cli
 	if logger != nil {
 		opts.Logger = sdklog.NewStructuredLogger(logger)
 	}
-	c, err := client.Dial(opts)
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("runner: connect to Temporal at %s: %w", s.TemporalAddress, err)
 	}
@@ -94,7 +103,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	m := telemetry.New()
 	mh, closer := sdkMetrics(m.Registry)
-	c, err := dial(s, logger, mh)
+	c, err := dial(ctx, s, logger, mh, Identity(buildinfo.Get().Short(), s.Catalog.Identity()))
 	if err != nil {
 		kc.Close()
 		closer.Close()
@@ -109,6 +118,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	acts := activities.New(cat, kc)
 	acts.StateDir = stateDir
+	acts.CatalogID = s.Catalog.Identity()
 	acts.Metrics = m
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources

@@ -1,6 +1,7 @@
 package main
 
-// The lakemirror runner: worker -dev (embedded Temporal and SQLite Iceberg
+// The lakemirror runner: the dev worker (./worker/dev, or `worker -dev` of
+// older commits: embedded Temporal and SQLite Iceberg
 // catalog; kfake, or an external Kafka) driven by the starter CLI, with the
 // input produced by franz-go.
 
@@ -189,8 +190,14 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	r.env = append(append([]string(nil), wenv...), "TEMPORAL_ADDRESS="+fmt.Sprintf("127.0.0.1:%d", tp),
 		"KAFKA_BROKERS="+strings.Join(r.brokers, ","), "LAKEMIRROR_DATA_DIR="+lmDir)
 
-	wargs := []string{"-dev", "-data-dir", lmDir, "-dev-kafka-port", strconv.Itoa(kp), "-dev-temporal-port", strconv.Itoa(tp),
-		"-metrics-addr", r.maddr, "-log-level", "warn"}
+	// the dev worker: ./worker/dev (worker-dev), or `worker -dev` of
+	// commits before the production worker lost -dev
+	wbin, wargs := filepath.Join(o.bin, "worker-dev"), []string{"-data-dir", lmDir}
+	if _, err := os.Stat(wbin); err != nil {
+		wbin, wargs = filepath.Join(o.bin, "worker"), []string{"-dev", "-data-dir", lmDir}
+	}
+	wargs = append(wargs, "-dev-kafka-port", strconv.Itoa(kp), "-dev-temporal-port", strconv.Itoa(tp),
+		"-metrics-addr", r.maddr, "-log-level", "warn")
 	if o.kafkaBrokers != "" {
 		wargs = append(wargs, "-kafka-brokers", o.kafkaBrokers)
 	}
@@ -199,7 +206,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 		return err
 	}
 	defer wlog.Close()
-	worker := exec.Command(filepath.Join(o.bin, "worker"), wargs...)
+	worker := exec.Command(wbin, wargs...)
 	worker.Env, worker.Stdout, worker.Stderr = wenv, wlog, wlog
 	tStart := time.Now()
 	if err := worker.Start(); err != nil {
@@ -246,7 +253,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 		default:
 		}
 		if time.Since(tStart) > 5*time.Minute {
-			return errors.New("worker -dev did not come up within 5 minutes")
+			return errors.New("the dev worker did not come up within 5 minutes")
 		}
 		if portOpen(r.brokers[0]) && portOpen(fmt.Sprintf("127.0.0.1:%d", tp)) {
 			if _, err := r.starter(ctx, "list"); err == nil {

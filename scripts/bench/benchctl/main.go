@@ -7,7 +7,7 @@
 //	        expected.parquet (the correct final mirror), orders.table.json, meta.json
 //	benchctl lakemirror --data DIR --batch B --work DIR --out RESULT.json [--bin DIR]
 //	        [--kafka-brokers H:P --broker-pid PID] [--start-args "..."] [--port-base P]
-//	        runs `worker -dev` end to end (initial load, then the timed change stream)
+//	        runs the dev worker (`worker-dev`, ./worker/dev) end to end (initial load, then the timed change stream)
 //	        and writes a RESULT JSON
 //	benchctl produce --brokers H:P --topic T --events FILE [--key order_id]
 //	        produces a file of Debezium values with Debezium-style JSON keys

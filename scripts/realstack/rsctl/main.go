@@ -1,6 +1,6 @@
 // Command rsctl is the real-stack suite's helper (scripts/realstack):
 //
-//	rsctl temporal -port P -db FILE   run only the embedded Temporal dev server of `worker -dev`
+//	rsctl temporal -port P -db FILE   run only the embedded Temporal dev server of the dev worker (./worker/dev)
 //	rsctl pending -address H:P -workflow ID [-wait-started TYPE -timeout D]
 //	                                  print the workflow's pending activities, one per line:
 //	                                  "<type> <state> attempt=<n> last_failure=<msg>";
@@ -15,9 +15,9 @@
 // whether the pipeline's sequence guard works; records re-appended long
 // after newer ones for the same keys do.
 //
-// The suite runs Temporal on its own because `worker -dev` always uses its
-// embedded Kafka broker (its settings override -kafka-brokers) and because
-// the worker is killed and restarted mid-batch while Temporal stays up.
+// The suite runs Temporal on its own because it runs the production worker
+// (./worker, which embeds nothing) against real Kafka, and kills and
+// restarts it mid-batch while Temporal stays up.
 // `pending` lets the suite kill the worker while ApplyBatch is running.
 package main
 
@@ -38,7 +38,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
-	"github.com/lakemirror/lakemirror/worker/runner"
+	"github.com/lakemirror/lakemirror/workflows"
 )
 
 func main() {
@@ -74,7 +74,7 @@ func serveTemporal(args []string) error {
 	defer cancel()
 	t, err := devstack.StartTemporal(ctx, devstack.TemporalOptions{
 		IP: "127.0.0.1", GRPCPort: *port, UIPort: *uiPort, DBFile: *db,
-		SearchAttributes: runner.SearchAttributes, Logger: logger,
+		SearchAttributes: workflows.SearchAttributeTypes, Logger: logger,
 	})
 	if err != nil {
 		return err

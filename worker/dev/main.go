@@ -1,0 +1,67 @@
+// Command dev is the lakemirror dev worker: the worker (./worker) plus an
+// embedded dev stack in the same process: a Temporal dev server with the
+// Web UI (ports -dev-temporal-port and +1000: 7233 and 8233), a Kafka
+// broker (-dev-kafka-port, 19092; an explicit -kafka-brokers or
+// KAFKA_BROKERS uses that Kafka instead) and a SQLite Iceberg catalog,
+// persisted under -data-dir; an explicit catalog (-catalog-uri,
+// -warehouse, -catalog-type other than sql) is used instead of the local
+// one.
+//
+//	go run ./worker/dev                 # what `worker -dev` was
+//	go build -o bin/worker-dev ./worker/dev
+//
+// It links go.temporal.io/server and the Web UI, which the production
+// worker does not. Flags and exit codes are the worker's.
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+
+	"github.com/lakemirror/lakemirror/internal/config"
+	"github.com/lakemirror/lakemirror/internal/devstack"
+	"github.com/lakemirror/lakemirror/worker/internal/workercmd"
+)
+
+func main() {
+	os.Exit(workercmd.Main(context.Background(), "worker-dev", os.Args[1:], os.Stdout, os.Stderr, &stack{}))
+}
+
+// stack starts devstack.StartStack for the worker.
+type stack struct {
+	grpcPort, kafkaPort int
+}
+
+func (d *stack) Bind(fs *flag.FlagSet) {
+	fs.IntVar(&d.grpcPort, "dev-temporal-port", 7233, "the embedded Temporal's frontend port (Web UI on port+1000)")
+	fs.IntVar(&d.kafkaPort, "dev-kafka-port", 19092, "the embedded Kafka broker's port (unless -kafka-brokers or KAFKA_BROKERS names a Kafka)")
+	fs.Bool("dev", true, "accepted for command lines of the former `worker -dev`: the dev worker always runs the embedded stack")
+}
+
+func (d *stack) Start(ctx context.Context, s *config.Settings, explicit func(flag, env string) bool, logger *slog.Logger) (func(), error) {
+	opts := devstack.StackOptions{DataDir: s.DataDir, GRPCPort: d.grpcPort, KafkaPort: d.kafkaPort, Logger: logger}
+	if explicit("kafka-brokers", config.EnvKafkaBrokers) {
+		opts.KafkaBrokers = s.KafkaBrokers // embedded Temporal and catalog, the given Kafka
+	}
+	st, err := devstack.StartStack(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	catalog, security := s.Catalog, s.KafkaSecurity
+	sources, registry, regSec, stateDir := s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir
+	*s = st.Settings
+	if catalog.URI != "" || catalog.Warehouse != "" || catalog.Type != "sql" {
+		s.Catalog = catalog // an explicit catalog wins over the local one
+	} else {
+		s.Catalog.ID = catalog.ID
+	}
+	if opts.KafkaBrokers != nil {
+		s.KafkaSecurity = security
+	}
+	s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir = sources, registry, regSec, stateDir
+	logger.Info("dev stack up", "temporal", s.TemporalAddress, "web_ui", st.Temporal.UIURL(), "embedded_kafka", st.Kafka != nil,
+		"kafka", s.KafkaBrokers, "data_dir", s.DataDir)
+	return st.Stop, nil
+}
