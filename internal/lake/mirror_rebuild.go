@@ -39,6 +39,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 		if !o.Changed {
 			continue
 		}
+		o.Values = alignRow(o.Values, sh.names) // past changes may predate a column
 		res.Keys++
 		if _, ok := w.state.ix.Lookup(g.Key); ok {
 			o.Replaces = true

@@ -155,11 +155,9 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 		return res, fmt.Errorf("lake: commit purge: %w", err)
 	}
 	for _, fp := range purge {
-		if w.state.ownsHistory {
-			ix.dropMirror(keyAt[fp]) // the key's history records stay
-		} else {
-			ix.remove(keyAt[fp])
-		}
+		// the key's chain stays (its history records, and its past changes:
+		// a late change of the key, re-created, folds them as bronze has them)
+		ix.dropMirror(keyAt[fp])
 	}
 	ix.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
 	w.state.mirrorSnap = ix.SnapshotID

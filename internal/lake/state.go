@@ -219,7 +219,9 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
 		return err
 	}
 	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
-	s.eventsComplete = rows == 0
+	// empty tables that never committed a batch: the log starts with every
+	// change; tables emptied by purges still have their past in bronze
+	s.eventsComplete = rows == 0 && s.builtAtBatch == 0
 	s.built = true
 	return nil
 }

@@ -77,6 +77,9 @@ func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh
 	}
 	full := &all[0]
 	f := merge.Fold(merge.Stored{}, *full, w.keyCols)
+	// past changes keep the layout they were recorded in (a column added
+	// since is missing from them): the row goes into today's columns
+	f.Values = alignRow(f.Values, sh.names)
 	if st.Found && f.Seq == st.Seq && f.Deleted == st.Deleted && rowsEqualFilled(storedVals, f.Values) {
 		return full, o, nil // the stored row is the fold already (o then changes nothing)
 	}

@@ -1,0 +1,644 @@
+package activities
+
+// A breaker's tests of the late path woven in the batch (internal/lake
+// weave.go): hand-made streams and randomized ones through the apply and
+// rebuild code, a steady worker against one restarted before every batch
+// (the RebuildKeys path) and one clean pass.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// wev is one Kafka record of a hand-made stream (headers for key changes).
+type wev struct {
+	m   sample.Message
+	hdr []schemas.Header
+	lsn int
+}
+
+// wrun applies batches through the apply and rebuild code; before batch i
+// hook(i, &a) may replace the worker or run maintenance.
+type wrun struct {
+	t      *testing.T
+	cat    catalog.Catalog
+	spec   TableSpec
+	a      *Activities
+	offset int64
+	seq    int64
+	woven  int
+	rebuil int
+}
+
+func newWrun(t *testing.T, opts TableSpec) *wrun {
+	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000,
+		WithoutBronze: opts.WithoutBronze, WithoutHistory: opts.WithoutHistory, HistoryColumns: opts.HistoryColumns}.Defaults()
+	w := &wrun{t: t, cat: mustCatalog(t), spec: spec}
+	w.restart()
+	return w
+}
+
+func (w *wrun) restart() {
+	a := New(w.cat, nil)
+	a.StateDir = w.t.TempDir()
+	w.a = a
+}
+
+// apply applies one batch; it returns the error of the attempt (nil) and
+// fails the test on errors unless allowErr.
+func (w *wrun) apply(evs []wev, allowErr bool) (ApplyResult, error) {
+	t := w.t
+	t.Helper()
+	ctx := context.Background()
+	st, name, err := w.a.state(w.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]schemas.Record, len(evs))
+	for j, e := range evs {
+		recs[j] = schemas.Record{Topic: w.spec.Topic, Offset: w.offset + int64(j), Key: e.m.Key, Value: e.m.Value, Headers: e.hdr}
+	}
+	w.seq++
+	b := lake.Batch{ID: fmt.Sprintf("b%d", w.seq), Seq: w.seq, Topic: w.spec.Topic,
+		Ranges: []lake.Range{{From: w.offset, To: w.offset + int64(len(evs))}}, EndOffsets: lake.Offsets{0: w.offset + int64(len(evs))}}
+	stage := ""
+	st.mu.Lock()
+	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, nil, "", &stage)
+	w.woven += max(res.History.Woven, res.Mirror.Woven)
+	if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
+		w.rebuil++
+		_, err = w.a.rebuildPending(ctx, st, name)
+	}
+	st.mu.Unlock()
+	if err != nil {
+		if allowErr {
+			w.seq-- // the same batch again
+			return res, err
+		}
+		t.Fatalf("batch %d (%s): %v", w.seq, stage, err)
+	}
+	w.offset += int64(len(evs))
+	return res, nil
+}
+
+func (w *wrun) tables() (string, string) {
+	name := lake.TableName{Namespace: "shop", Name: "orders"}
+	m := tableText(w.t, w.cat, name, false, "order_id", "status", "note", lake.ColSeq, lake.ColDeleted)
+	h := ""
+	if !w.spec.WithoutHistory {
+		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent)
+	}
+	return m, h
+}
+
+const toast = `"__debezium_unavailable_value"`
+
+type wopts struct {
+	keys, changes   int
+	riFull          bool
+	toast           bool
+	truncates       bool
+	keyChanges      bool
+	late, dups, oos int
+}
+
+// genSource makes a valid source history (ascending LSNs).
+func genSource(r *rand.Rand, o wopts) []wev {
+	type krow struct {
+		live         bool
+		status, note string
+	}
+	rows := map[int]*krow{}
+	for k := 1; k <= o.keys; k++ {
+		rows[k] = &krow{}
+	}
+	img := func(k int, x *krow) string {
+		return fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%q}`, k, x.status, x.note)
+	}
+	var out []wev
+	lsn := 100
+	for range o.changes {
+		lsn += 10
+		if o.truncates && r.IntN(25) == 0 {
+			out = append(out, wev{m: sample.PostgresChange("t", "null", "null", lsn), lsn: lsn})
+			for _, x := range rows {
+				x.live = false
+			}
+			continue
+		}
+		k := 1 + r.IntN(o.keys)
+		x := rows[k]
+		if !x.live {
+			x.live, x.status, x.note = true, fmt.Sprintf("s%d", lsn), fmt.Sprintf("n%d", lsn)
+			out = append(out, wev{m: sample.PostgresChange("c", "null", img(k, x), lsn), lsn: lsn})
+			continue
+		}
+		if o.keyChanges && r.IntN(8) == 0 {
+			// primary-key change to a non-live key: delete old (key only), create new with header
+			nk := 0
+			for c := 1; c <= o.keys; c++ {
+				if !rows[c].live && c != k {
+					nk = c
+					break
+				}
+			}
+			if nk != 0 {
+				before := fmt.Sprintf(`{"order_id":%d}`, k)
+				if o.riFull {
+					before = img(k, x)
+				}
+				out = append(out, wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn,
+					hdr: []schemas.Header{{Key: "__debezium.newkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, nk))}}})
+				lsn += 1
+				y := rows[nk]
+				y.live, y.status, y.note = true, x.status, x.note
+				after := img(nk, y)
+				if o.toast && r.IntN(2) == 0 {
+					after = fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%s}`, nk, y.status, toast)
+				}
+				out = append(out, wev{m: sample.PostgresChange("c", "null", after, lsn), lsn: lsn,
+					hdr: []schemas.Header{{Key: "__debezium.oldkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, k))}}})
+				x.live = false
+				continue
+			}
+		}
+		if r.IntN(4) == 0 {
+			before := fmt.Sprintf(`{"order_id":%d}`, k)
+			if o.riFull {
+				before = img(k, x)
+			}
+			x.live = false
+			out = append(out, wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn})
+			continue
+		}
+		before := "null"
+		if o.riFull {
+			before = img(k, x)
+		}
+		if r.IntN(3) == 0 {
+			x.status = fmt.Sprintf("s%d", lsn)
+		}
+		noteJSON := ""
+		switch {
+		case r.IntN(3) == 0:
+			x.note = fmt.Sprintf("n%d", lsn)
+		case o.toast && r.IntN(2) == 0:
+			noteJSON = toast
+		}
+		after := img(k, x)
+		if noteJSON != "" {
+			after = fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%s}`, k, x.status, noteJSON)
+		}
+		out = append(out, wev{m: sample.PostgresChange("u", before, after, lsn), lsn: lsn})
+	}
+	return out
+}
+
+// deliverFaults moves some records later, duplicates some and swaps
+// neighbours.
+func deliverFaults(r *rand.Rand, src []wev, o wopts) []wev {
+	d := append([]wev(nil), src...)
+	for range o.late {
+		if len(d) < 2 {
+			break
+		}
+		i := r.IntN(len(d) - 1)
+		e := d[i]
+		d = append(d[:i], d[i+1:]...)
+		j := i + 1 + r.IntN(len(d)-i)
+		d = append(d[:j], append([]wev{e}, d[j:]...)...)
+	}
+	for range o.oos {
+		if len(d) < 2 {
+			break
+		}
+		i := r.IntN(len(d) - 1)
+		d[i], d[i+1] = d[i+1], d[i]
+	}
+	for range o.dups {
+		i := r.IntN(len(d))
+		j := i + r.IntN(len(d)-i+1)
+		d = append(d[:j], append([]wev{d[i]}, d[j:]...)...)
+	}
+	return d
+}
+
+func splitSizes(r *rand.Rand, total, maxN int) []int {
+	var out []int
+	for total > 0 {
+		n := 1 + r.IntN(min(total, maxN))
+		out = append(out, n)
+		total -= n
+	}
+	return out
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// The steady worker (late keys woven inline), a worker restarted before
+// every batch (late keys by RebuildKeys from bronze) and one clean batch
+// of the source order end with the same mirror and history, values
+// included, under late, duplicated and swapped records, TOAST
+// placeholders, deletes without before images, truncates and key changes.
+func TestWeaveRandom(t *testing.T) {
+	first := envInt("WEAVE_SEED", 1)
+	n := envInt("WEAVE_SEEDS", 1)
+	variants := []wopts{
+		{keys: 3, changes: 30, toast: true, late: 6, dups: 4, oos: 3},
+		{keys: 3, changes: 30, toast: true, riFull: true, late: 6, dups: 4, oos: 3},
+		{keys: 4, changes: 40, toast: true, truncates: true, late: 6, dups: 4, oos: 3},
+		{keys: 4, changes: 40, toast: true, keyChanges: true, late: 6, dups: 4, oos: 3},
+		{keys: 4, changes: 40, keyChanges: true, late: 6, dups: 4, oos: 3},
+		{keys: 2, changes: 25, toast: true, truncates: true, riFull: true, late: 10, dups: 6, oos: 5},
+		{keys: 6, changes: 80, toast: true, late: 16, dups: 10, oos: 6},
+		{keys: 2, changes: 60, toast: true, late: 20, dups: 10, oos: 10},
+		{keys: 5, changes: 60, toast: true, riFull: true, keyChanges: true, late: 12, dups: 8, oos: 6},
+	}
+	// variants 2, 5 (a late table truncate never reaches keys whose position
+	// is past it) and 3, 8 (a key-change create's TOAST placeholder filled
+	// from the old key's stored row, not its last change) fail on the
+	// current code, with the old RebuildKeys path too (known gaps, see
+	// docs/design.md "Known gaps"); WEAVE_VARIANT=n runs variant n alone,
+	// WEAVE_ALL=1 every one
+	vfilter := envInt("WEAVE_VARIANT", -1)
+	known := map[int]bool{2: true, 3: true, 5: true, 8: true}
+	for seed := first; seed < first+n; seed++ {
+		for vi, o := range variants {
+			if vfilter >= 0 && vi != vfilter || vfilter < 0 && known[vi] && os.Getenv("WEAVE_ALL") == "" {
+				continue
+			}
+			r := rand.New(rand.NewPCG(uint64(seed), uint64(vi)))
+			src := genSource(r, o)
+			del := deliverFaults(r, src, o)
+			sizes := splitSizes(r, len(del), 6)
+
+			topts := weaveTableOpts()
+			clean := newWrun(t, topts)
+			clean.apply(src, false)
+			wm, wh := clean.tables()
+
+			run := func(restart func(int) bool) *wrun {
+				w := newWrun(t, topts)
+				off := 0
+				for i, n := range sizes {
+					if restart(i) {
+						w.restart()
+					}
+					w.apply(del[off:off+n], false)
+					off += n
+				}
+				return w
+			}
+			steady := run(func(int) bool { return false })
+			sm, sh := steady.tables()
+			rr := rand.New(rand.NewPCG(uint64(seed), 77))
+			var old *wrun
+			if os.Getenv("WEAVE_RANDOM_RESTARTS") != "" {
+				old = run(func(i int) bool { return i > 0 && rr.IntN(3) == 0 })
+			} else {
+				old = run(func(i int) bool { return i > 0 })
+			}
+			om, oh := old.tables()
+			tag := fmt.Sprintf("seed %d variant %d (woven %d, rebuilds %d)", seed, vi, steady.woven, steady.rebuil)
+			if sm != wm || sh != wh {
+				t.Errorf("%s: steady differs from clean\nmirror steady:\n%s\nmirror clean:\n%s\nhistory steady:\n%s\nhistory clean:\n%s\nold mirror:\n%s\nold history:\n%s\ndelivered: %v\nsizes %v",
+					tag, sm, wm, sh, wh, om, oh, lsns(del), sizes)
+				continue
+			}
+			if !topts.WithoutBronze && (om != wm || oh != wh) {
+				t.Errorf("%s: restarted (RebuildKeys) differs from clean\nmirror old:\n%s\nmirror clean:\n%s\nhistory old:\n%s\nhistory clean:\n%s\ndelivered: %v\nsizes %v",
+					tag, om, wm, oh, wh, lsns(del), sizes)
+			}
+		}
+	}
+}
+
+func lsns(d []wev) []int {
+	out := make([]int, len(d))
+	for i, e := range d {
+		out[i] = e.lsn
+	}
+	return out
+}
+
+func pgw(op, before, after string, lsn int) wev {
+	return wev{m: sample.PostgresChange(op, before, after, lsn), lsn: lsn}
+}
+
+// A column added between a key's past changes and its late change: the
+// weave folds past changes recorded in the old layout.
+func TestWeaveColumnAdded(t *testing.T) {
+	for _, opts := range []TableSpec{{}, {WithoutHistory: true}} {
+		w := newWrun(t, opts)
+		w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a"}`, 110)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"c"}`, 300)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":2,"status":"b","note":"x"}`, 310)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"y"}`, 200)}, false)
+		gm, gh := w.tables()
+		clean := newWrun(t, opts)
+		clean.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a"}`, 110),
+			pgw("u", "null", `{"order_id":1,"status":"b","note":"y"}`, 200), pgw("u", "null", `{"order_id":1,"status":"c"}`, 300),
+			pgw("u", "null", `{"order_id":2,"status":"b","note":"x"}`, 310)}, false)
+		wm, wh := clean.tables()
+		if gm != wm || gh != wh {
+			t.Errorf("%+v woven %d rebuilds %d\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", opts.Tables(), w.woven, w.rebuil, gm, wm, gh, wh)
+		}
+	}
+}
+
+// A column added between a key's past changes and its late change, where
+// the refold takes a TOAST placeholder's value from the late change: the
+// refolded row is in the past change's (older, narrower) layout.
+func TestWeaveColumnAddedToast(t *testing.T) {
+	if !inChild(t) {
+		return
+	}
+	for _, opts := range []TableSpec{{}, {WithoutHistory: true}} {
+		w := newWrun(t, opts)
+		w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"c","note":`+toast+`}`, 300)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":2,"status":"b","note":"x","extra":"e"}`, 310)}, false)
+		if _, err := w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"n2","extra":"f"}`, 200)}, true); err != nil {
+			t.Errorf("%v: the late batch failed: %v", opts.Tables(), err)
+			continue
+		}
+		gm, gh := w.tables()
+		clean := newWrun(t, opts)
+		clean.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110),
+			pgw("u", "null", `{"order_id":1,"status":"b","note":"n2","extra":"f"}`, 200), pgw("u", "null", `{"order_id":1,"status":"c","note":`+toast+`}`, 300),
+			pgw("u", "null", `{"order_id":2,"status":"b","note":"x","extra":"e"}`, 310)}, false)
+		wm, wh := clean.tables()
+		if gm != wm || gh != wh {
+			t.Errorf("%+v woven %d rebuilds %d\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", opts.Tables(), w.woven, w.rebuil, gm, wm, gh, wh)
+		}
+	}
+}
+
+// A batch whose mirror commit succeeded fails before the history commit
+// (AfterCommit), and is applied again.
+func TestWeaveRetryAfterMirror(t *testing.T) {
+	for _, fail := range []string{"bronze", "mirror", "history"} {
+		for _, opts := range []TableSpec{{}, {WithoutHistory: true}, {WithoutBronze: true}} {
+			if opts.WithoutHistory && fail == "history" || opts.WithoutBronze && fail == "bronze" {
+				continue
+			}
+			w := newWrun(t, opts)
+			w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110)}, false)
+			w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"c","note":`+toast+`}`, 300), pgw("d", `{"order_id":2}`, "null", 310)}, false)
+			failed := false
+			w.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
+				if table == fail && !failed {
+					failed = true
+					return fmt.Errorf("injected after %s", table)
+				}
+				return nil
+			}
+			late := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"n2"}`, 200), pgw("u", "null", `{"order_id":2,"status":"b","note":"n3"}`, 210),
+				pgw("c", "null", `{"order_id":3,"status":"a","note":"n1"}`, 320)}
+			if _, err := w.apply(late, true); err == nil {
+				t.Fatalf("no injected failure")
+			}
+			w.apply(late, false)
+			w.apply([]wev{pgw("u", "null", `{"order_id":3,"status":"z","note":"q"}`, 400), pgw("u", "null", `{"order_id":1,"status":"b","note":"n4"}`, 250)}, false)
+			gm, gh := w.tables()
+			clean := newWrun(t, opts)
+			clean.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110),
+				late[0], late[1], pgw("u", "null", `{"order_id":1,"status":"b","note":"n4"}`, 250),
+				pgw("u", "null", `{"order_id":1,"status":"c","note":`+toast+`}`, 300), pgw("d", `{"order_id":2}`, "null", 310), late[2],
+				pgw("u", "null", `{"order_id":3,"status":"z","note":"q"}`, 400)}, false)
+			wm, wh := clean.tables()
+			if gm != wm || gh != wh {
+				t.Errorf("fail after %s %v woven %d rebuilds %d\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", fail, opts.Tables(), w.woven, w.rebuil, gm, wm, gh, wh)
+			}
+		}
+	}
+}
+
+func (w *wrun) maintain(job string) {
+	w.t.Helper()
+	if _, err := w.a.Maintain(context.Background(), MaintenanceRequest{Spec: w.spec, Job: job, Retention: 24 * time.Hour, RetentionFloor: time.Hour}); err != nil {
+		w.t.Fatalf("%s: %v", job, err)
+	}
+}
+
+// Purges and compactions between batches: the steady worker (weaving) and
+// one restarted before every batch (RebuildKeys) end alike; with
+// compactions only, both equal the clean pass.
+func TestWeaveMaintenance(t *testing.T) {
+	first := envInt("WEAVE_SEED", 1)
+	n := envInt("WEAVE_SEEDS", 1)
+	variants := []wopts{
+		{keys: 3, changes: 30, toast: true, late: 6, dups: 4, oos: 3},
+		{keys: 3, changes: 30, toast: true, riFull: true, late: 6, dups: 4, oos: 3},
+	}
+	if os.Getenv("WEAVE_ALL") == "" {
+		variants = variants[:1]
+	}
+	for _, topts := range []TableSpec{{}, {WithoutHistory: true}} {
+		for _, purge := range []bool{false, true} {
+			for seed := first; seed < first+n; seed++ {
+				for vi, o := range variants {
+					r := rand.New(rand.NewPCG(uint64(seed), uint64(vi)+100))
+					src := genSource(r, o)
+					del := deliverFaults(r, src, o)
+					sizes := splitSizes(r, len(del), 6)
+					jobs := make([]string, len(sizes))
+					for i := range jobs {
+						switch x := r.IntN(6); {
+						case x == 0 && purge:
+							jobs[i] = JobPurge
+						case x == 1:
+							jobs[i] = JobCompact
+						}
+					}
+					run := func(restart bool) *wrun {
+						w := newWrun(t, topts)
+						off := 0
+						for i, n := range sizes {
+							if restart && i > 0 {
+								w.restart()
+							}
+							if jobs[i] != "" && i > 0 {
+								w.maintain(jobs[i])
+							}
+							w.apply(del[off:off+n], false)
+							off += n
+						}
+						return w
+					}
+					steady := run(false)
+					sm, sh := steady.tables()
+					old := run(true)
+					om, oh := old.tables()
+					tag := fmt.Sprintf("%v purge %v seed %d variant %d (woven %d, rebuilds %d) jobs %q", topts.Tables(), purge, seed, vi, steady.woven, steady.rebuil, jobs)
+					if sm != om || sh != oh {
+						t.Errorf("%s: steady differs from restarted\nmirror steady:\n%s\nmirror old:\n%s\nhistory steady:\n%s\nhistory old:\n%s\ndelivered: %v\nsizes %v",
+							tag, sm, om, sh, oh, lsns(del), sizes)
+						continue
+					}
+					if purge {
+						continue
+					}
+					clean := newWrun(t, topts)
+					clean.apply(src, false)
+					wm, wh := clean.tables()
+					if sm != wm || sh != wh {
+						t.Errorf("%s: differs from clean\nmirror steady:\n%s\nmirror clean:\n%s\nhistory steady:\n%s\nhistory clean:\n%s\ndelivered: %v\nsizes %v",
+							tag, sm, wm, sh, wh, lsns(del), sizes)
+					}
+				}
+			}
+		}
+	}
+}
+
+func weaveTableOpts() TableSpec {
+	switch os.Getenv("WEAVE_TABLES") {
+	case "mirror":
+		return TableSpec{WithoutHistory: true, WithoutBronze: true}
+	case "bronze+mirror":
+		return TableSpec{WithoutHistory: true}
+	case "mirror+history":
+		return TableSpec{WithoutBronze: true}
+	}
+	return TableSpec{}
+}
+
+// Mirror-only: a purged key comes back as a delete without a before
+// image, then a change older than everything arrives: the steady worker
+// (whose purge dropped the key's chain) and a restarted one (bronze) must
+// agree.
+func TestWeavePurgedMirrorOnly(t *testing.T) {
+	for _, opts := range []TableSpec{{WithoutHistory: true}, {}} {
+		var got [2]string
+		for ri, restart := range []bool{false, true} {
+			w := newWrun(t, opts)
+			w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110),
+				pgw("d", `{"order_id":1}`, "null", 200)}, false)
+			w.maintain(JobPurge)
+			w.apply([]wev{pgw("d", `{"order_id":1}`, "null", 300)}, false)
+			if restart {
+				w.restart()
+			}
+			w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"z","note":"nz"}`, 50)}, false)
+			m, h := w.tables()
+			got[ri] = m + "\n--\n" + h
+		}
+		if got[0] != got[1] {
+			t.Errorf("%v: steady:\n%s\nrestarted:\n%s", opts.Tables(), got[0], got[1])
+		}
+	}
+}
+
+// A change refused because it would resurrect a purged key (quarantined,
+// never in the log) is in bronze: a later late change of the re-created
+// key is woven from the log (without it) by a steady worker and rebuilt
+// from bronze (with it) by a restarted one.
+func TestWeaveRefusedInBronze(t *testing.T) {
+	var got [2]string
+	for ri, restart := range []bool{false, true} {
+		w := newWrun(t, TableSpec{})
+		w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110),
+			pgw("d", `{"order_id":1}`, "null", 200)}, false)
+		w.maintain(JobPurge)
+		if res, _ := w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"n1"}`, 150)}, false); res.Quarantined != 1 {
+			t.Fatalf("the change below the purge was not refused: %+v", res)
+		}
+		w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"c","note":"n1"}`, 400)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"d","note":"n1"}`, 500)}, false)
+		if restart {
+			w.restart()
+		}
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"e","note":"n1"}`, 450)}, false)
+		m, h := w.tables()
+		got[ri] = m + "\n--\n" + h
+	}
+	if got[0] != got[1] {
+		t.Errorf("steady:\n%s\nrestarted:\n%s", got[0], got[1])
+	}
+}
+
+// No TOAST: a column added after a key's past changes, then one batch
+// with a late change of the key and its delete without a before image
+// (REPLICA IDENTITY DEFAULT): the refold keeps the last update's values,
+// recorded in the older layout.
+func TestWeaveColumnAddedDelete(t *testing.T) {
+	if !inChild(t) {
+		return
+	}
+	for _, opts := range []TableSpec{{}, {WithoutHistory: true}} {
+		w := newWrun(t, opts)
+		w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a"}`, 110)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"c"}`, 300)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":2,"status":"b","note":"x"}`, 310)}, false)
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"b"}`, 200), pgw("d", `{"order_id":1}`, "null", 400)}, false)
+		gm, _ := w.tables()
+		want := "1 c <nil> 00000000000001900000000000000190 true\n2 b x 00000000000001360000000000000136 false"
+		if gm != want {
+			t.Errorf("%v: mirror\n%s\nwant\n%s", opts.Tables(), gm, want)
+		}
+	}
+}
+
+// inChild runs the calling test in a child test process (its panics, in
+// the batch's goroutines, would end this one) and reports its failure;
+// it returns true in the child, which then runs the test's body.
+func inChild(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("WEAVE_CHILD") == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WEAVE_CHILD="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		text := string(out)
+		if len(text) > 3000 {
+			text = text[:3000]
+		}
+		t.Errorf("%s in a child process: %v\n%s", t.Name(), err, text)
+	}
+	return false
+}
+
+// Mirror-only: every row purged, then a worker restart builds its state
+// from an empty mirror and takes its log as complete although bronze
+// holds the keys' past; a restart one batch later reads bronze.
+func TestWeaveAllPurgedRestart(t *testing.T) {
+	var got []string
+	for _, when := range []int{2, 3} {
+		w := newWrun(t, TableSpec{WithoutHistory: true})
+		w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("d", `{"order_id":1}`, "null", 200)}, false)
+		w.maintain(JobPurge)
+		if when == 2 {
+			w.restart()
+		}
+		w.apply([]wev{pgw("d", `{"order_id":1}`, "null", 300)}, false)
+		if when == 3 {
+			w.restart()
+		}
+		w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"z","note":"nz"}`, 50)}, false)
+		m, _ := w.tables()
+		got = append(got, m)
+	}
+	if got[0] != got[1] {
+		t.Errorf("restart before batch 2 (state from an empty mirror):\n%s\nrestart before batch 3 (bronze read):\n%s", got[0], got[1])
+	}
+}
