@@ -174,6 +174,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	hadPending := tbl.Properties()[PropPendingRebuild] != ""
 	s.props = func() (iceberg.Properties, error) {
 		p, err := batchProps(b, s.res)
+		if err == nil {
+			if ap := appliedPosition(tbl, s.res.Watermark); ap != "" {
+				p[PropAppliedPosition] = ap
+			}
+		}
 		if err == nil && hasTruncs {
 			p[PropTruncates] = truncs
 		}
