@@ -189,6 +189,15 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name TableName, t
 	return a, nil
 }
 
+// lastBatchSeq is the highest batch sequence number among points.
+func lastBatchSeq(points []validate.Point) int64 {
+	var n int64
+	for _, p := range points {
+		n = max(n, p.BatchSeq)
+	}
+	return n
+}
+
 // resultWatermark is the watermark of a PropBatchResult JSON ("" when
 // it has none or does not parse).
 func resultWatermark(js string) string {
@@ -229,7 +238,9 @@ func scanColumns(ctx context.Context, tbl *table.Table, cols []string, fn func(a
 }
 
 // MirrorAudit is what validation reads from a mirror table: the
-// bookkeeping of each snapshot in its current ancestry (oldest first),
+// bookkeeping of each snapshot in its current ancestry (oldest first, then
+// the table properties when a later batch changed no row and so committed
+// no snapshot),
 // the applied position recorded now (PropAppliedPosition; for a table
 // written before it, the highest batch watermark its retained snapshots
 // and checkpoint recorded; "" when none), the highest `_seq` and `_source_ts` (µs since the
@@ -288,6 +299,12 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name TableName) (
 		if legacy && s.Summary != nil {
 			a.Applied = max(a.Applied, resultWatermark(s.Summary.Properties[PropBatchResult]))
 		}
+	}
+	// a batch that changed no row commits its bookkeeping to the
+	// properties only
+	if last := lastBatchSeq(a.Points); a.Checkpoint.BatchSeq > last {
+		a.Points = append(a.Points, validate.Point{BatchSeq: a.Checkpoint.BatchSeq,
+			Applied: tbl.Properties()[PropAppliedPosition], EndOffsets: a.Checkpoint.EndOffsets})
 	}
 	err = scanColumns(ctx, tbl, []string{ColSeq, ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		seqs, _ := col(ColSeq).(*array.String)

@@ -339,14 +339,24 @@ func Continuity(parts []PartitionOffsets) Result {
 }
 
 // Point is one mirror Iceberg snapshot's bookkeeping, oldest first: its
-// snapshot id, batch sequence number (0 when the commit was not a batch),
-// the applied position it recorded (hex `_seq`, "" when none) and its end
-// offsets (nil when none).
+// snapshot id (0 for the table properties, which a batch that changed no
+// row updates without a snapshot), batch sequence number (0 when the
+// commit was not a batch), the applied position it recorded (hex `_seq`,
+// "" when none) and its end offsets (nil when none).
 type Point struct {
 	Snapshot   int64
 	BatchSeq   int64
 	Applied    string
 	EndOffsets map[int32]int64
+}
+
+// String names the point: "snapshot N (batch B)", or "the table
+// properties (batch B)".
+func (p Point) String() string {
+	if p.Snapshot == 0 {
+		return fmt.Sprintf("the table properties (batch %d)", p.BatchSeq)
+	}
+	return fmt.Sprintf("snapshot %d (batch %d)", p.Snapshot, p.BatchSeq)
 }
 
 // Watermarks checks that, across the snapshots in order, the recorded
@@ -358,23 +368,23 @@ type Point struct {
 // the snapshot or the partition and both values.
 func Watermarks(points []Point, maxSeq, applied string) Result {
 	var found []Finding
-	high, highSnap := "", int64(0)
-	ends, endSnap := map[int32]int64{}, map[int32]int64{}
+	high, highAt := "", Point{}
+	ends, endAt := map[int32]int64{}, map[int32]Point{}
 	for _, p := range points {
 		if p.Applied != "" {
 			if p.Applied < high {
-				found = append(found, Finding{What: fmt.Sprintf("snapshot %d (batch %d) records applied position %s, below %s of snapshot %d", p.Snapshot, p.BatchSeq, p.Applied, high, highSnap)})
+				found = append(found, Finding{What: fmt.Sprintf("%s records applied position %s, below %s of %s", p, p.Applied, high, highAt)})
 			} else {
-				high, highSnap = p.Applied, p.Snapshot
+				high, highAt = p.Applied, p
 			}
 		}
 		for _, pt := range slices.Sorted(maps.Keys(p.EndOffsets)) {
 			o := p.EndOffsets[pt]
 			if prev, ok := ends[pt]; ok && o < prev {
-				found = append(found, Finding{Partition: part(pt), What: fmt.Sprintf("snapshot %d (batch %d) moved the position back from %d (snapshot %d) to %d: a consumer reset", p.Snapshot, p.BatchSeq, prev, endSnap[pt], o)})
+				found = append(found, Finding{Partition: part(pt), What: fmt.Sprintf("%s moved the position back from %d (%s) to %d: a consumer reset", p, prev, endAt[pt], o)})
 				continue
 			}
-			ends[pt], endSnap[pt] = o, p.Snapshot
+			ends[pt], endAt[pt] = o, p
 		}
 	}
 	if maxSeq != "" && maxSeq > applied {

@@ -119,12 +119,17 @@ func TestWatermarks(t *testing.T) {
 	pts = append(pts, Point{Snapshot: 4, BatchSeq: 3, Applied: "0b", EndOffsets: map[int32]int64{0: 7, 1: 4}})
 	r := Watermarks(pts, "0d", "0c")
 	want := []Finding{
-		{What: "snapshot 4 (batch 3) records applied position 0b, below 0c of snapshot 3"},
-		{Partition: part(0), What: "snapshot 4 (batch 3) moved the position back from 9 (snapshot 3) to 7: a consumer reset"},
+		{What: "snapshot 4 (batch 3) records applied position 0b, below 0c of snapshot 3 (batch 2)"},
+		{Partition: part(0), What: "snapshot 4 (batch 3) moved the position back from 9 (snapshot 3 (batch 2)) to 7: a consumer reset"},
 		{What: `a mirror row has _seq 0d, above the recorded applied position "0c"`},
 	}
 	if r.Verdict != Fail || !reflect.DeepEqual(r.Findings, want) {
 		t.Fatalf("got %+v", r.Findings)
+	}
+	// a batch that changed no row moves only the table properties
+	r = Watermarks(append(pts[:3:3], Point{BatchSeq: 3, Applied: "0c", EndOffsets: map[int32]int64{0: 8, 1: 3}}), "0c", "0c")
+	if r.Total != 1 || r.Findings[0].What != "the table properties (batch 3) moved the position back from 9 (snapshot 3 (batch 2)) to 8: a consumer reset" {
+		t.Fatalf("properties point: %+v", r.Findings)
 	}
 }
 
