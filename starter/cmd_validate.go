@@ -46,7 +46,7 @@ fails, 0 when all pass. The table's workflow must be running (its spec is read f
 			}
 			defer c.Close()
 			run, err := c.ExecuteWorkflow(cmd.Context(), client.StartWorkflowOptions{
-				ID: workflows.ValidationWorkflowID(args[0], time.Now().Unix()), TaskQueue: activities.TaskQueue,
+				ID: workflows.ValidationWorkflowID(args[0], time.Now()), TaskQueue: activities.TaskQueue,
 			}, workflows.ValidationWorkflowName, st.Spec)
 			if err != nil {
 				return err

@@ -12,10 +12,10 @@ import (
 // ValidationWorkflowName is the registered name of ValidationWorkflow.
 const ValidationWorkflowName = "ValidationWorkflow"
 
-// ValidationWorkflowID is the id `starter validate` gives a run started at
-// unix second at: lakemirror-validate-<table>-<at>.
-func ValidationWorkflowID(table string, at int64) string {
-	return "lakemirror-validate-" + table + "-" + time.Unix(at, 0).UTC().Format("20060102T150405Z")
+// ValidationWorkflowID is the id `starter validate` gives a run started
+// at time at: lakemirror-validate-<table>-<UTC time to the millisecond>.
+func ValidationWorkflowID(table string, at time.Time) string {
+	return "lakemirror-validate-" + table + "-" + at.UTC().Format("20060102T150405.000Z")
 }
 
 // ValidationWorkflow runs the validation checks of one table once (the
