@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // tableIdents are the Iceberg tables the pipeline of name may create, in
 // the order drop removes them.
 func tableIdents(name lake.TableName) []table.Identifier {
-	return []table.Identifier{name.Mirror(), name.Bronze(), name.History(), name.Quarantine(), name.Purged()}
+	return []table.Identifier{name.Mirror(), name.Bronze(), name.History(), name.Quarantine(), name.Purged(), name.Validation()}
 }
 
 func (a *app) dropCmd() *cobra.Command {
@@ -74,7 +75,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	}
 	sc := c.ScheduleClient()
 	var schedules []string
-	for _, job := range scheduleJobs {
+	for _, job := range append(slices.Clone(scheduleJobs), jobValidate) {
 		sid := workflows.ScheduleID(tableName, job)
 		_, err := sc.GetHandle(ctx, sid).Describe(ctx)
 		switch {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -22,7 +23,8 @@ import (
 // `starter validate` through the real ValidationWorkflow on the embedded
 // stack: a clean table passes every check (exit 0, one row per check in
 // <ns>.<table>_validation); after a duplicate create reaches the topic,
-// the transitions check alone fails, naming the key (exit 1).
+// the transitions check alone fails, naming the key (exit 1); `schedule
+// --validate-every` puts it on a Temporal Schedule whose run writes rows too.
 func TestValidateCommand(t *testing.T) {
 	s := startStack(t)
 	ctx := context.Background()
@@ -107,6 +109,28 @@ func TestValidateCommand(t *testing.T) {
 	}
 	if fails != 1 {
 		t.Fatalf("%d failing rows, want 1", fails)
+	}
+
+	// on a schedule: `schedule --validate-every` creates it (and leaves the
+	// maintenance schedules alone); a triggered run writes its four rows
+	out, errw, code = s.cli("schedule", table, "--validate-every", "1h")
+	if code != exitOK || out != "schedule lakemirror-validate-val.orders: validate every 1h0m0s\n" {
+		t.Fatalf("schedule --validate-every: exit %d\n%s%s", code, out, errw)
+	}
+	h := s.r.Client.ScheduleClient().GetHandle(ctx, "lakemirror-validate-val.orders")
+	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the scheduled validation run", func() bool {
+		d, err := h.Describe(ctx)
+		return err == nil && d.Info.NumActions == 1 && len(d.Info.RunningWorkflows) == 0
+	})
+	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), nil); err != nil || len(rows) != 12 {
+		t.Fatalf("validation rows after the scheduled run: %d, %v", len(rows), err)
+	}
+	out, errw, code = s.cli("schedule", table, "--delete")
+	if code != exitOK || out != "deleted schedule lakemirror-validate-val.orders\n" {
+		t.Fatalf("schedule --delete: exit %d\n%s%s", code, out, errw)
 	}
 	if _, errw, code := s.cli("validate", table, "--output", "yaml"); code != exitUsage {
 		t.Fatalf("--output yaml: exit %d %s", code, errw)
