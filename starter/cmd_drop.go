@@ -33,8 +33,8 @@ func (a *app) dropCmd() *cobra.Command {
 		Use:   "drop TABLE [--drop-tables] [--yes]",
 		Short: "Stop a table's pipeline and delete its maintenance schedules; --drop-tables also drops its Iceberg tables",
 		Long: `drop stops the table's pipeline (the stop signal; it waits until the workflow has
-completed, at most --timeout) and deletes its maintenance schedules. With --drop-tables it
-then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine and _purged
+completed, at most --timeout) and deletes its maintenance and validation schedules. With --drop-tables it
+then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine, _purged and _validation
 that exist, with their files (the catalog's purge); the table can then start over from
 its topic. It asks for a confirmation on a terminal (type the table name) unless --yes;
 without a terminal and without --yes it refuses (exit 2). Exit 3 when the table has no
