@@ -26,7 +26,8 @@ type ValidationRequest struct {
 // table's source watermark (the applied position, hex `_seq`, "" when
 // nothing was applied) and event-time watermark (the newest source commit
 // time among the mirror's rows, UTC; zero when none), and the validation
-// table's snapshot holding the run's rows.
+// table's snapshot holding the run's rows. The worker's metrics get
+// lakemirror_validation_failed per check and the run's time.
 type ValidationResult struct {
 	Table              string            `json:"table"`
 	RunID              string            `json:"run_id"`
@@ -98,6 +99,13 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	}
 	if res.Snapshot, err = lake.AppendValidation(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
 		return res, err
+	}
+	if a.Metrics != nil {
+		failed := map[string]bool{}
+		for _, c := range res.Checks {
+			failed[c.Check] = c.Verdict == validate.Fail
+		}
+		a.Metrics.ObserveValidation(spec.Table, res.CheckedAt, failed)
 	}
 	return res, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -109,6 +111,28 @@ func TestValidateCommand(t *testing.T) {
 	}
 	if fails != 1 {
 		t.Fatalf("%d failing rows, want 1", fails)
+	}
+	// the worker's gauges: the last run's verdict per check
+	fams, err := s.r.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gauges []string
+	for _, f := range fams {
+		if f.GetName() != telemetry.MetricValFailed {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			gauges = append(gauges, fmt.Sprintf("%s %s %g", labels["table"], labels["check"], m.GetGauge().GetValue()))
+		}
+	}
+	slices.Sort(gauges)
+	if want := "val.orders continuity 0, val.orders partitioning 0, val.orders transitions 1, val.orders watermark 0"; strings.Join(gauges, ", ") != want {
+		t.Fatalf("%s: %q, want %q", telemetry.MetricValFailed, gauges, want)
 	}
 
 	// on a schedule: `schedule --validate-every` creates it (and leaves the
