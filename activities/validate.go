@@ -45,8 +45,9 @@ type ValidationResult struct {
 // per check to <ns>.<table>_validation and returns the results. A
 // failing check is a result, not an error. Reading cost: one scan of
 // bronze's coordinate, op, `_seq` and `_key` columns and of the mirror's
-// `_seq` and `_source_ts`; Kafka is read only over the span of bronze's
-// holes that Kafka still retains (one fetch per partition with holes).
+// `_seq` and `_source_ts`; Kafka is read only over the spans of bronze's
+// holes that it still retains (one fetch per window of at most 50,000
+// offsets holding holes).
 // Errors: a bad spec (non-retryable InvalidTableSpec), catalog, storage
 // and Kafka failures (retried).
 func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (ValidationResult, error) {
@@ -110,6 +111,11 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	return res, nil
 }
 
+// holeWindow is the widest offset span one fetch of bronze's holes reads
+// (a single hole wider than this is still read in one fetch); a variable
+// for tests.
+var holeWindow int64 = 50_000
+
 // offsetsOf gathers, per partition bronze covers or the table tracks,
 // the covered ranges, the table's position, the topic's log start and
 // high watermark, and bronze's holes with the records Kafka returns in
@@ -141,26 +147,39 @@ func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.Bronze
 			po.Position = po.Covered[len(po.Covered)-1].To
 		}
 		holes := validate.Holes(po.Covered, b.Offsets[p])
-		// the retained part of the holes, read in one fetch
+		// the retained part of the holes, read in windows of at most
+		// holeWindow offsets (each one fetch) so memory stays bounded
+		found := map[int64]bool{}
+		fetch := func(from, to int64) error {
+			recs, err := a.Kafka.Fetch(ctx, topic, []kafka.Range{{Partition: p, From: from, To: to}})
+			if err != nil {
+				return fmt.Errorf("validate: read partition %d [%d, %d) to check bronze's holes: %w", p, from, to, err)
+			}
+			for _, r := range recs {
+				found[r.Offset] = true
+			}
+			return nil
+		}
 		var from, to int64 = -1, -1
 		for _, h := range holes {
 			f, t := max(h.From, po.LogStart), min(h.To, po.End)
 			if ends == nil || f >= t {
 				continue
 			}
+			if from >= 0 && t-from > holeWindow {
+				if err := fetch(from, to); err != nil {
+					return nil, err
+				}
+				from = -1
+			}
 			if from < 0 {
 				from = f
 			}
 			to = t
 		}
-		found := map[int64]bool{}
 		if from >= 0 {
-			recs, err := a.Kafka.Fetch(ctx, topic, []kafka.Range{{Partition: p, From: from, To: to}})
-			if err != nil {
-				return nil, fmt.Errorf("validate: read partition %d [%d, %d) to check bronze's holes: %w", p, from, to, err)
-			}
-			for _, r := range recs {
-				found[r.Offset] = true
+			if err := fetch(from, to); err != nil {
+				return nil, err
 			}
 		}
 		for _, h := range holes {

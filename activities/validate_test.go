@@ -235,9 +235,16 @@ func TestValidateDuplicateCreate(t *testing.T) {
 func TestValidateHoleInBronze(t *testing.T) {
 	f := newValFixture(t)
 	f.cleanStream()
-	f.apply(map[int32][2]int64{0: {0, 5}, 1: {0, 3}}, map[int32][]int64{0: {2}})
+	f.apply(map[int32][2]int64{0: {0, 5}, 1: {0, 3}}, map[int32][]int64{0: {2, 4}})
 	res, by := f.validate()
-	only(t, res, by, validate.CheckContinuity, "partition 0: offsets [2, 3) are missing from bronze but Kafka holds 1 records there (first 2)")
+	want := "partition 0: offsets [2, 3) are missing from bronze but Kafka holds 1 records there (first 2)\n" +
+		"partition 0: offsets [4, 5) are missing from bronze but Kafka holds 1 records there (first 4)"
+	only(t, res, by, validate.CheckContinuity, want)
+	// the same, each hole in a fetch of its own
+	defer func(w int64) { holeWindow = w }(holeWindow)
+	holeWindow = 1
+	res, by = f.validate()
+	only(t, res, by, validate.CheckContinuity, want)
 }
 
 // A batch starts past where the previous one ended: offsets never read.
@@ -372,5 +379,11 @@ func TestValidateTransactionHolesPass(t *testing.T) {
 	}
 	if c := by[validate.CheckContinuity]; c.Observed != "0 violations; 2 holes (0 below the log start, unverified; 0 records missing)" {
 		t.Fatalf("continuity: %+v", c)
+	}
+	// each hole in a fetch of its own: a fetch of [4, 5) holds only the commit marker
+	defer func(w int64) { holeWindow = w }(holeWindow)
+	holeWindow = 2
+	if res, _ := f.validate(); res.Failed != 0 {
+		t.Fatalf("failed with windows of 2: %+v", res.Checks)
 	}
 }
