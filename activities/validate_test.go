@@ -387,3 +387,16 @@ func TestValidateTransactionHolesPass(t *testing.T) {
 		t.Fatalf("failed with windows of 2: %+v", res.Checks)
 	}
 }
+
+// A truncate removes every row: a create after it is legal, and bronze's
+// truncate events reach the transitions check.
+func TestValidateTruncateResetsKeys(t *testing.T) {
+	f := newValFixture(t)
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("t", "null", "null", 110), pg("c", "null", order(1, "again"), 120))
+	f.apply(map[int32][2]int64{0: {0, 3}}, nil)
+	res, by := f.validate()
+	if res.Failed != 0 || by[validate.CheckTransitions].Scope != "2 events of 1 keys, 1 truncates" {
+		t.Fatalf("after a truncate: %+v", res.Checks)
+	}
+}
