@@ -16,21 +16,34 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
 // PropAppliedPosition is the mirror's applied position: the highest `_seq`
 // any batch or load chunk has applied to it (hex), carried by each such
-// commit's snapshot summary and the table properties. Unlike a batch's
+// commit's snapshot summary and the table properties. A table whose
+// commits predate it starts at the highest `_seq` its mirror rows hold. Unlike a batch's
 // own watermark (MirrorResult.Watermark, which is lower for a batch of
 // late events) it never moves back; validation checks that it does not.
 const PropAppliedPosition = "lakemirror.applied-position"
 
-// appliedPosition is the applied position after a commit to tbl whose
-// batch applied up to watermark (hex, "" for none): the larger of the
-// two, "" when neither is known.
-func appliedPosition(tbl *table.Table, watermark string) string {
-	return max(tbl.Properties()[PropAppliedPosition], watermark)
+// maxSeq is the highest `_seq` among the keys with a mirror row ("" when
+// none): one pass over the index's entries.
+func (ix *KeyIndex) maxSeq() cdc.Seq {
+	best := -1
+	for e := range len(ix.flags) {
+		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {
+			continue
+		}
+		if best < 0 || slices.Compare(ix.seqs[e*ix.words:(e+1)*ix.words], ix.seqs[best*ix.words:(best+1)*ix.words]) > 0 {
+			best = e
+		}
+	}
+	if best < 0 || ix.words == 0 {
+		return ""
+	}
+	return ix.seqOf(uint32(best))
 }
 
 // Columns of the validation table.

@@ -57,6 +57,26 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 	if r := validate.Watermarks(a.Points, a.MaxSeq, a.Applied); r.Verdict != validate.Pass {
 		t.Fatalf("watermarks: %+v", r)
 	}
+	// a table whose commits predate the applied position starts at its
+	// rows' highest _seq, also when its next batch is late
+	tbl, err := LoadTable(ctx, cat, testTable.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.RemoveProperties([]string{PropAppliedPosition}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w = NewMirrorWriter(cat, testTable, orderKey) // a restarted worker
+	if _, _, err := apply(w, batch(4), []*cdc.Event{ev(cdc.OpCreate, 40, 3, "placed", 100)}); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = LoadTable(ctx, cat, testTable.Mirror()); err != nil || tbl.Properties()[PropAppliedPosition] != seq(50) {
+		t.Fatalf("applied position after an upgrade and a late batch: %q, %v", tbl.Properties()[PropAppliedPosition], err)
+	}
 	// no bronze table: nil
 	if b, err := ReadBronzeAudit(ctx, cat, testTable, "shop.public.orders"); b != nil || err != nil {
 		t.Fatalf("bronze audit without bronze: %+v %v", b, err)
@@ -71,8 +91,7 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 	if err != nil || snap == 0 {
 		t.Fatalf("append: %d %v", snap, err)
 	}
-	tbl, err := LoadTable(ctx, cat, testTable.Validation())
-	if err != nil {
+	if tbl, err = LoadTable(ctx, cat, testTable.Validation()); err != nil {
 		t.Fatal(err)
 	}
 	rows, _, err := ReadRows(ctx, tbl, []string{ValCheck})
