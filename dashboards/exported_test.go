@@ -85,6 +85,7 @@ func pipelineMetrics(t *testing.T) exported {
 	m.Quarantined(table, "undecodable", 2)
 	m.Rebuilt(table, 3)
 	m.RetentionGap(table)
+	m.ObserveValidation(table, time.Now(), map[string]bool{"partitioning": false, "transitions": true})
 	fams, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // tableIdents are the Iceberg tables the pipeline of name may create, in
 // the order drop removes them.
 func tableIdents(name lake.TableName) []table.Identifier {
-	return []table.Identifier{name.Mirror(), name.Bronze(), name.History(), name.Quarantine(), name.Purged()}
+	return []table.Identifier{name.Mirror(), name.Bronze(), name.History(), name.Quarantine(), name.Purged(), name.Validation()}
 }
 
 func (a *app) dropCmd() *cobra.Command {
@@ -32,8 +33,8 @@ func (a *app) dropCmd() *cobra.Command {
 		Use:   "drop TABLE [--drop-tables] [--yes]",
 		Short: "Stop a table's pipeline and delete its maintenance schedules; --drop-tables also drops its Iceberg tables",
 		Long: `drop stops the table's pipeline (the stop signal; it waits until the workflow has
-completed, at most --timeout) and deletes its maintenance schedules. With --drop-tables it
-then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine and _purged
+completed, at most --timeout) and deletes its maintenance and validation schedules. With --drop-tables it
+then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine, _purged and _validation
 that exist, with their files (the catalog's purge); the table can then start over from
 its topic. It asks for a confirmation on a terminal (type the table name) unless --yes;
 without a terminal and without --yes it refuses (exit 2). Exit 3 when the table has no
@@ -74,7 +75,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	}
 	sc := c.ScheduleClient()
 	var schedules []string
-	for _, job := range scheduleJobs {
+	for _, job := range append(slices.Clone(scheduleJobs), jobValidate) {
 		sid := workflows.ScheduleID(tableName, job)
 		_, err := sc.GetHandle(ctx, sid).Describe(ctx)
 		switch {

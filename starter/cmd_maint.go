@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -168,7 +170,7 @@ func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res 
 
 func (a *app) scheduleCmd() *cobra.Command {
 	var f maintFlags
-	var purge, compact, expire time.Duration
+	var purge, compact, expire, validateEvery time.Duration
 	var remove, pause, unpause bool
 	cmd := &cobra.Command{
 		Use:   "schedule TABLE",
@@ -190,7 +192,8 @@ job's schedule.`,
 			sc := c.ScheduleClient()
 			jobs := map[string]time.Duration{activities.JobPurge: purge, activities.JobCompact: compact, activities.JobExpire: expire}
 			flagOf := map[string]string{activities.JobPurge: "purge-every", activities.JobCompact: "compact-every", activities.JobExpire: "expire-every"}
-			anyGiven := false
+			validateGiven := cmd.Flags().Changed("validate-every")
+			anyGiven := validateGiven
 			for _, fl := range flagOf {
 				anyGiven = anyGiven || cmd.Flags().Changed(fl)
 			}
@@ -202,7 +205,7 @@ job's schedule.`,
 					verb = "paused"
 				}
 				acted := 0
-				for _, job := range []string{activities.JobCompact, activities.JobExpire, activities.JobPurge} {
+				for _, job := range append(slices.Sorted(maps.Keys(jobs)), jobValidate) {
 					id := workflows.ScheduleID(args[0], job)
 					h := sc.GetHandle(ctx, id)
 					switch {
@@ -256,6 +259,19 @@ job's schedule.`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, job, every)
 			}
+			if validateGiven {
+				id := workflows.ScheduleID(args[0], jobValidate)
+				if validateEvery <= 0 {
+					if sc.GetHandle(ctx, id).Delete(ctx) == nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", id)
+					}
+					return nil
+				}
+				if err := upsertValidationSchedule(ctx, sc, id, validateEvery, st.Spec); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, jobValidate, validateEvery)
+			}
 			return nil
 		},
 	}
@@ -263,6 +279,7 @@ job's schedule.`,
 	cmd.Flags().DurationVar(&purge, "purge-every", defaultEvery[activities.JobPurge], "tombstone purge interval (0 = none)")
 	cmd.Flags().DurationVar(&compact, "compact-every", defaultEvery[activities.JobCompact], "compaction interval (0 = none)")
 	cmd.Flags().DurationVar(&expire, "expire-every", defaultEvery[activities.JobExpire], "snapshot expiry interval (0 = none)")
+	cmd.Flags().DurationVar(&validateEvery, "validate-every", 0, "validation interval (`starter validate` on a schedule; only when given, 0 = delete it)")
 	cmd.Flags().BoolVar(&remove, "delete", false, "delete the table's schedules")
 	cmd.Flags().BoolVar(&pause, "pause", false, "pause the table's schedules")
 	cmd.Flags().BoolVar(&unpause, "unpause", false, "unpause the table's schedules")
@@ -284,13 +301,31 @@ func (a *app) noSchedules(ctx context.Context, c client.Client, table string) er
 	return notFound("%s has no schedules (lakemirror-<job>-%s); create them with `starter schedule %s`", table, table, table)
 }
 
+// jobValidate names the validation schedule: lakemirror-validate-<table>.
+const jobValidate = "validate"
+
+// upsertValidationSchedule creates the table's validation schedule (a
+// ValidationWorkflow of spec every interval, overlapping runs skipped),
+// or updates its interval and spec when it exists. Errors: the schedule
+// service's.
+func upsertValidationSchedule(ctx context.Context, sc client.ScheduleClient, id string, every time.Duration, spec activities.TableSpec) error {
+	action := &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: workflows.ValidationWorkflowName, Args: []any{spec}, TaskQueue: activities.TaskQueue}
+	return upsertAction(ctx, sc, id, every, action, map[string]any{"table": spec.Table, "job": jobValidate})
+}
+
 // upsertSchedule creates the schedule, or updates its interval and action
 // when it exists. Overlapping runs are skipped.
 func upsertSchedule(ctx context.Context, sc client.ScheduleClient, id string, every time.Duration, req activities.MaintenanceRequest) error {
 	action := &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: workflows.MaintenanceWorkflowName, Args: []any{req}, TaskQueue: activities.TaskQueue}
+	return upsertAction(ctx, sc, id, every, action, map[string]any{"table": req.Spec.Table, "job": req.Job})
+}
+
+// upsertAction creates schedule id running action every interval, or
+// updates its interval and action when it exists.
+func upsertAction(ctx context.Context, sc client.ScheduleClient, id string, every time.Duration, action *client.ScheduleWorkflowAction, memo map[string]any) error {
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}}
 	_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: spec, Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		Memo: map[string]any{"table": req.Spec.Table, "job": req.Job}})
+		Memo: memo})
 	if err == nil {
 		return nil
 	}

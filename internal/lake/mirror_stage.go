@@ -101,6 +101,12 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	s.tbl = tbl
 	ix := w.state.ix
+	// a table whose commits predate PropAppliedPosition: start it at the
+	// highest position its mirror rows hold (one pass over the index)
+	applied := tbl.Properties()[PropAppliedPosition]
+	if applied == "" {
+		applied = ix.maxSeq().Hex()
+	}
 	plan := newPlan(b.Seq, events)
 	plan.resolve(ix)
 	plan.pre = make([]cdc.Seq, len(plan.groups))
@@ -174,6 +180,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	hadPending := tbl.Properties()[PropPendingRebuild] != ""
 	s.props = func() (iceberg.Properties, error) {
 		p, err := batchProps(b, s.res)
+		if err == nil {
+			if ap := max(applied, s.res.Watermark); ap != "" {
+				p[PropAppliedPosition] = ap
+			}
+		}
 		if err == nil && hasTruncs {
 			p[PropTruncates] = truncs
 		}

@@ -16,29 +16,32 @@ import (
 
 // Metric names (all carry the label "table", the mirror's ns.table).
 const (
-	MetricRecords       = "lakemirror_records_total"                    // Kafka records fetched and applied
-	MetricEventsApplied = "lakemirror_events_applied_total"             // row changes that passed the sequence guard, by op (c, u, d, r)
-	MetricEventsDropped = "lakemirror_events_dropped_total"             // row changes that were no-ops, by reason (duplicate, stale)
-	MetricTombstones    = "lakemirror_tombstones_total"                 // Kafka tombstones skipped
-	MetricQuarantined   = "lakemirror_quarantined_total"                // records kept in the quarantine table, by reason
-	MetricRowsWritten   = "lakemirror_rows_written_total"               // rows written, by table kind (bronze, mirror, history)
-	MetricCommits       = "lakemirror_commits_total"                    // Iceberg commits, by table kind
-	MetricCommitErrors  = "lakemirror_commit_conflicts_total"           // failed Iceberg commits (conflicts and catalog errors), retried
-	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"               // late keys rebuilt from all their changes (in their batch, or from bronze)
-	MetricBatchRecords  = "lakemirror_batch_records"                    // histogram: records per batch
-	MetricBatchDuration = "lakemirror_batch_duration_seconds"           // histogram: apply time per batch
-	MetricLag           = "lakemirror_kafka_lag_records"                // gauge: high watermark − next offset, by partition
-	MetricWatermark     = "lakemirror_applied_position"                 // gauge: last word of the highest applied _seq (LSN, binlog pos, ...)
-	MetricSourceTime    = "lakemirror_applied_source_timestamp_seconds" // gauge: newest applied source commit time
-	MetricFreshness     = "lakemirror_freshness_seconds"                // gauge: now − newest applied source commit time
-	MetricLastBatchTime = "lakemirror_last_batch_timestamp_seconds"     // gauge: when the last batch finished
-	MetricRetentionGaps = "lakemirror_retention_gaps_total"             // next offset deleted by Kafka retention before it was applied
+	MetricRecords       = "lakemirror_records_total"                         // Kafka records fetched and applied
+	MetricEventsApplied = "lakemirror_events_applied_total"                  // row changes that passed the sequence guard, by op (c, u, d, r)
+	MetricEventsDropped = "lakemirror_events_dropped_total"                  // row changes that were no-ops, by reason (duplicate, stale)
+	MetricTombstones    = "lakemirror_tombstones_total"                      // Kafka tombstones skipped
+	MetricQuarantined   = "lakemirror_quarantined_total"                     // records kept in the quarantine table, by reason
+	MetricRowsWritten   = "lakemirror_rows_written_total"                    // rows written, by table kind (bronze, mirror, history)
+	MetricCommits       = "lakemirror_commits_total"                         // Iceberg commits, by table kind
+	MetricCommitErrors  = "lakemirror_commit_conflicts_total"                // failed Iceberg commits (conflicts and catalog errors), retried
+	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"                    // late keys rebuilt from all their changes (in their batch, or from bronze)
+	MetricBatchRecords  = "lakemirror_batch_records"                         // histogram: records per batch
+	MetricBatchDuration = "lakemirror_batch_duration_seconds"                // histogram: apply time per batch
+	MetricLag           = "lakemirror_kafka_lag_records"                     // gauge: high watermark − next offset, by partition
+	MetricWatermark     = "lakemirror_applied_position"                      // gauge: last word of the highest applied _seq (LSN, binlog pos, ...)
+	MetricSourceTime    = "lakemirror_applied_source_timestamp_seconds"      // gauge: newest applied source commit time
+	MetricFreshness     = "lakemirror_freshness_seconds"                     // gauge: now − newest applied source commit time
+	MetricLastBatchTime = "lakemirror_last_batch_timestamp_seconds"          // gauge: when the last batch finished
+	MetricRetentionGaps = "lakemirror_retention_gaps_total"                  // next offset deleted by Kafka retention before it was applied
+	MetricValFailed     = "lakemirror_validation_failed"                     // gauge: 1 when the last validation run's check failed, 0 when it passed, by check
+	MetricValLastRun    = "lakemirror_validation_last_run_timestamp_seconds" // gauge: when the last validation run checked
 )
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
 	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricBatchRecords, MetricBatchDuration,
-	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps}
+	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
+	MetricValFailed, MetricValLastRun}
 
 // Metrics is the pipeline's metric set on one registry.
 type Metrics struct {
@@ -59,6 +62,8 @@ type Metrics struct {
 	sourceTime    *prometheus.GaugeVec
 	lastBatch     *prometheus.GaugeVec
 	retentionGaps *prometheus.CounterVec
+	valFailed     *prometheus.GaugeVec
+	valLastRun    *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
@@ -119,6 +124,8 @@ func New() *Metrics {
 	m.watermark = gauge(MetricWatermark, "Last word of the highest applied source position (_seq): LSN, binlog position, SCN.")
 	m.sourceTime = gauge(MetricSourceTime, "Newest applied source commit time, seconds since the epoch.")
 	m.lastBatch = gauge(MetricLastBatchTime, "When the last batch was applied, seconds since the epoch.")
+	m.valFailed = gauge(MetricValFailed, "1 when the table's last validation run found its check failing, 0 when it passed (starter validate).", "check")
+	m.valLastRun = gauge(MetricValLastRun, "When the table's last validation run checked, seconds since the epoch.")
 	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
 		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
 	return m
@@ -272,6 +279,19 @@ func (m *Metrics) Quarantined(table, reason string, n int) {
 // Rebuilt counts keys rebuilt by the late path.
 func (m *Metrics) Rebuilt(table string, keys int) {
 	m.rebuilt.WithLabelValues(table).Add(float64(keys))
+}
+
+// ObserveValidation records one validation run of table at time at:
+// failed maps each check run to whether it failed.
+func (m *Metrics) ObserveValidation(table string, at time.Time, failed map[string]bool) {
+	for check, f := range failed {
+		v := 0.0
+		if f {
+			v = 1
+		}
+		m.valFailed.WithLabelValues(table, check).Set(v)
+	}
+	m.valLastRun.WithLabelValues(table).Set(float64(at.UnixNano()) / 1e9)
 }
 
 // RetentionGap counts a detected retention gap.

@@ -40,10 +40,12 @@ type Runner struct {
 	closers    []io.Closer
 }
 
-// Register registers the table workflow and the activity set on w.
+// Register registers the table, maintenance and validation workflows and
+// the activity set on w.
 func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.TableWorkflow, workflow.RegisterOptions{Name: workflows.TableWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.MaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.MaintenanceWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.ValidationWorkflow, workflow.RegisterOptions{Name: workflows.ValidationWorkflowName})
 	w.RegisterActivity(acts)
 }
 

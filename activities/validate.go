@@ -1,0 +1,197 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/validate"
+)
+
+// ValidationRequest asks for one validation run of a table; RunID names
+// the run in the validation table (the workflow id).
+type ValidationRequest struct {
+	Spec  TableSpec `json:"spec"`
+	RunID string    `json:"run_id"`
+}
+
+// ValidationResult is one validation run: each check's result (in the
+// order partitioning, transitions, continuity, watermark; the first three
+// need bronze and are listed in Skipped without it), how many failed, the
+// table's source watermark (the applied position, hex `_seq`, "" when
+// nothing was applied) and event-time watermark (the newest source commit
+// time among the mirror's rows, UTC; zero when none), and the validation
+// table's snapshot holding the run's rows. The worker's metrics get
+// lakemirror_validation_failed per check and the run's time.
+type ValidationResult struct {
+	Table              string            `json:"table"`
+	RunID              string            `json:"run_id"`
+	CheckedAt          time.Time         `json:"checked_at"`
+	Checks             []validate.Result `json:"checks"`
+	Failed             int               `json:"failed"`
+	Skipped            []string          `json:"skipped,omitempty"`
+	SourceWatermark    string            `json:"source_watermark,omitempty"`
+	EventTimeWatermark time.Time         `json:"event_time_watermark,omitzero"`
+	Snapshot           int64             `json:"snapshot"`
+}
+
+// Validate runs the validation checks (internal/validate) on a table's
+// bronze and mirror tables and the topic's retained log, writes one row
+// per check to <ns>.<table>_validation and returns the results. A
+// failing check is a result, not an error. Reading cost: one scan of
+// bronze's coordinate, op, `_seq` and `_key` columns and of the mirror's
+// `_seq` and `_source_ts`; Kafka is read only over the spans of bronze's
+// holes that it still retains (one fetch per window of at most 50,000
+// offsets holding holes).
+// Errors: a bad spec (non-retryable InvalidTableSpec), catalog, storage
+// and Kafka failures (retried).
+func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (ValidationResult, error) {
+	spec := req.Spec.Defaults()
+	res := ValidationResult{Table: spec.Table, RunID: req.RunID, CheckedAt: time.Now().UTC()}
+	name, err := lake.ParseTableName(spec.Table)
+	if err != nil {
+		return res, badSpec(err)
+	}
+	stop := keepAlive(ctx, 5*time.Second, func() any { return "validate" })
+	defer stop()
+	mirror, err := lake.ReadMirrorAudit(ctx, a.Catalog, name)
+	if err != nil {
+		return res, err
+	}
+	if mirror == nil {
+		mirror = &lake.MirrorAudit{}
+	}
+	var bronze *lake.BronzeAudit
+	if !spec.WithoutBronze {
+		if bronze, err = lake.ReadBronzeAudit(ctx, a.Catalog, name, spec.Topic); err != nil {
+			return res, err
+		}
+	}
+	if bronze == nil {
+		res.Skipped = []string{validate.CheckPartitioning, validate.CheckTransitions, validate.CheckContinuity}
+	} else {
+		res.Checks = append(res.Checks, validate.Partitioning(bronze.Records), validate.Transitions(bronze.Records, bronze.Truncates))
+		position := mirror.Checkpoint.EndOffsets
+		if mirror.Checkpoint.BatchSeq == 0 {
+			position = bronze.Checkpoint.EndOffsets
+		}
+		parts, err := a.offsetsOf(ctx, spec.Topic, bronze, position)
+		if err != nil {
+			return res, err
+		}
+		res.Checks = append(res.Checks, validate.Continuity(parts))
+	}
+	res.Checks = append(res.Checks, validate.Watermarks(mirror.Points, mirror.MaxSeq, mirror.Applied))
+	for _, c := range res.Checks {
+		if c.Verdict == validate.Fail {
+			res.Failed++
+		}
+	}
+	if mirror.Applied != "" {
+		res.SourceWatermark = mirror.Applied
+	}
+	if mirror.MaxSourceTs > 0 {
+		res.EventTimeWatermark = time.UnixMicro(mirror.MaxSourceTs).UTC()
+	}
+	if res.Snapshot, err = lake.AppendValidation(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
+		return res, err
+	}
+	if a.Metrics != nil {
+		failed := map[string]bool{}
+		for _, c := range res.Checks {
+			failed[c.Check] = c.Verdict == validate.Fail
+		}
+		a.Metrics.ObserveValidation(spec.Table, res.CheckedAt, failed)
+	}
+	return res, nil
+}
+
+// holeWindow is the widest offset span one fetch of bronze's holes reads
+// (a single hole wider than this is still read in one fetch); a variable
+// for tests.
+var holeWindow int64 = 50_000
+
+// offsetsOf gathers, per partition bronze covers or the table tracks,
+// the covered ranges, the table's position, the topic's log start and
+// high watermark, and bronze's holes with the records Kafka returns in
+// their retained part. A topic that no longer exists leaves every hole
+// unverified and the log start at 0.
+func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.BronzeAudit, position lake.Offsets) ([]validate.PartitionOffsets, error) {
+	if a.Kafka == nil {
+		return nil, errors.New("validate: no Kafka client")
+	}
+	starts, err := a.Kafka.StartOffsets(ctx, topic)
+	if err != nil && !errors.Is(err, kafka.ErrUnknownTopic) {
+		return nil, err
+	}
+	ends, err := a.Kafka.EndOffsets(ctx, topic)
+	if err != nil && !errors.Is(err, kafka.ErrUnknownTopic) {
+		return nil, err
+	}
+	all := map[int32]bool{}
+	for p := range b.Covered {
+		all[p] = true
+	}
+	for p := range position {
+		all[p] = true
+	}
+	var out []validate.PartitionOffsets
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		po := validate.PartitionOffsets{Partition: p, Covered: b.Covered[p], Position: position[p], LogStart: starts[p], End: ends[p]}
+		if _, ok := position[p]; !ok && len(po.Covered) > 0 {
+			po.Position = po.Covered[len(po.Covered)-1].To
+		}
+		holes := validate.Holes(po.Covered, b.Offsets[p])
+		// the retained part of the holes, read in windows of at most
+		// holeWindow offsets (each one fetch) so memory stays bounded
+		found := map[int64]bool{}
+		fetch := func(from, to int64) error {
+			recs, err := a.Kafka.Fetch(ctx, topic, []kafka.Range{{Partition: p, From: from, To: to}})
+			if err != nil {
+				return fmt.Errorf("validate: read partition %d [%d, %d) to check bronze's holes: %w", p, from, to, err)
+			}
+			for _, r := range recs {
+				found[r.Offset] = true
+			}
+			return nil
+		}
+		var from, to int64 = -1, -1
+		for _, h := range holes {
+			f, t := max(h.From, po.LogStart), min(h.To, po.End)
+			if ends == nil || f >= t {
+				continue
+			}
+			if from >= 0 && t-from > holeWindow {
+				if err := fetch(from, to); err != nil {
+					return nil, err
+				}
+				from = -1
+			}
+			if from < 0 {
+				from = f
+			}
+			to = t
+		}
+		if from >= 0 {
+			if err := fetch(from, to); err != nil {
+				return nil, err
+			}
+		}
+		for _, h := range holes {
+			hole := validate.Hole{Span: h, Retained: ends != nil && h.To > po.LogStart}
+			for o := max(h.From, po.LogStart); hole.Retained && o < h.To; o++ {
+				if found[o] {
+					hole.Found = append(hole.Found, o)
+				}
+			}
+			po.Holes = append(po.Holes, hole)
+		}
+		out = append(out, po)
+	}
+	return out, nil
+}

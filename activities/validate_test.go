@@ -1,0 +1,443 @@
+package activities
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/internal/validate"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// valFixture is a two-partition topic on kfake and a worker applying
+// batches of its records by hand, so a test can make the tables miss
+// records, skip offsets or go back.
+type valFixture struct {
+	t       *testing.T
+	ctx     context.Context
+	cluster *kfake.Cluster
+	a       *Activities
+	spec    TableSpec
+	name    lake.TableName
+	log     map[int32][]sample.Message // what each partition holds, by offset
+	seq     int64
+	pos     lake.Offsets
+}
+
+func newValFixture(t *testing.T) *valFixture {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	kc, err := kafka.NewClient(cluster.ListenAddrs(), kafka.ManualPartitioner())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000}.Defaults()
+	f := &valFixture{t: t, ctx: context.Background(), cluster: cluster, spec: spec,
+		name: lake.TableName{Namespace: "shop", Name: "orders"}, log: map[int32][]sample.Message{}, pos: lake.Offsets{0: 0, 1: 0}}
+	if err := kc.CreateTopic(f.ctx, spec.Topic, 2); err != nil {
+		t.Fatal(err)
+	}
+	f.a = New(mustCatalog(t), kc)
+	f.a.StateDir = t.TempDir()
+	return f
+}
+
+// produce appends msgs to partition p of the topic.
+func (f *valFixture) produce(p int32, msgs ...sample.Message) {
+	f.t.Helper()
+	recs := make([]*kgo.Record, len(msgs))
+	for i, m := range msgs {
+		recs[i] = &kgo.Record{Topic: f.spec.Topic, Partition: p, Key: m.Key, Value: m.Value}
+	}
+	if err := f.a.Kafka.Produce(f.ctx, recs...); err != nil {
+		f.t.Fatal(err)
+	}
+	f.log[p] = append(f.log[p], msgs...)
+}
+
+// apply applies one batch covering [from, to) of each partition given
+// (ranges: partition → [from, to)), with the records at those offsets
+// except the ones in drop, and moves the position to the ranges' ends.
+func (f *valFixture) apply(ranges map[int32][2]int64, drop map[int32][]int64) {
+	f.t.Helper()
+	st, name, err := f.a.state(f.spec)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.seq++
+	b := lake.Batch{ID: fmt.Sprintf("b%d", f.seq), Seq: f.seq, Topic: f.spec.Topic, EndOffsets: lake.Offsets{}}
+	var recs []schemas.Record
+	for _, p := range []int32{0, 1} {
+		r, ok := ranges[p]
+		if !ok {
+			continue
+		}
+		b.Ranges = append(b.Ranges, lake.Range{Partition: p, From: r[0], To: r[1]})
+		f.pos[p] = r[1]
+	next:
+		for o := r[0]; o < r[1]; o++ {
+			for _, d := range drop[p] {
+				if d == o {
+					continue next
+				}
+			}
+			m := f.log[p][o]
+			recs = append(recs, schemas.Record{Topic: f.spec.Topic, Partition: p, Offset: o, Key: m.Key, Value: m.Value})
+		}
+	}
+	for p, o := range f.pos {
+		b.EndOffsets[p] = o
+	}
+	stage := ""
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, _, err := f.a.applyRecords(f.ctx, st, name, f.spec, b, recs, nil, "", &stage); err != nil {
+		f.t.Fatalf("batch %d (%s): %v", f.seq, stage, err)
+	}
+}
+
+// validate runs the checks and returns the result with each check by name.
+func (f *valFixture) validate() (ValidationResult, map[string]validate.Result) {
+	f.t.Helper()
+	res, err := f.a.Validate(f.ctx, ValidationRequest{Spec: f.spec, RunID: fmt.Sprintf("run-%s", f.t.Name())})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	by := map[string]validate.Result{}
+	for _, c := range res.Checks {
+		by[c.Check] = c
+	}
+	return res, by
+}
+
+// only asserts that exactly the named check failed, with these details.
+func only(t *testing.T, res ValidationResult, by map[string]validate.Result, check, details string) {
+	t.Helper()
+	for _, c := range res.Checks {
+		if c.Check != check && c.Verdict != validate.Pass {
+			t.Errorf("check %s: %s, want pass (%s)", c.Check, c.Verdict, c.Details())
+		}
+	}
+	c := by[check]
+	if c.Verdict != validate.Fail || res.Failed != 1 {
+		t.Fatalf("check %s: %s, %d failed; want it alone failing", check, c.Verdict, res.Failed)
+	}
+	if got := c.Details(); got != details {
+		t.Fatalf("check %s details:\n%s\nwant:\n%s", check, got, details)
+	}
+}
+
+func keyOf(id int64) string {
+	k, err := cdc.EncodeKey(nil, cdc.Int(id))
+	if err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(k)
+}
+
+func s(lsn uint64) string { return cdc.SeqOf(lsn, lsn).Hex() }
+
+func order(id int, status string) string {
+	return fmt.Sprintf(`{"order_id":%d,"status":%q}`, id, status)
+}
+
+// the clean stream: keys 1 and 2 on partition 0, key 3 on partition 1
+func (f *valFixture) cleanStream() {
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("c", "null", order(2, "new"), 110),
+		pg("u", order(1, "new"), order(1, "paid"), 120), pg("d", order(2, "new"), "null", 130),
+		pg("c", "null", order(2, "again"), 140))
+	f.produce(1, pg("r", "null", order(3, "old"), 50), pg("u", order(3, "old"), order(3, "new"), 125),
+		pg("d", order(3, "new"), "null", 135))
+}
+
+func TestValidateClean(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
+	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
+	res, by := f.validate()
+	if res.Failed != 0 || len(res.Checks) != 4 || res.Skipped != nil {
+		t.Fatalf("clean run: %+v", res)
+	}
+	want := map[string][2]string{
+		validate.CheckPartitioning: {"8 events of 3 keys", "0 keys in more than one partition"},
+		validate.CheckTransitions:  {"8 events of 3 keys, 0 truncates", "0 keys with an illegal transition"},
+		validate.CheckContinuity:   {"2 partitions", "0 violations; 0 holes (0 below the log start, unverified; 0 records missing)"},
+		validate.CheckWatermark:    {"2 mirror snapshots", "applied position " + s(140) + ", mirror max _seq " + s(140)},
+	}
+	for check, w := range want {
+		if c := by[check]; c.Verdict != validate.Pass || c.Scope != w[0] || c.Observed != w[1] {
+			t.Errorf("%s: %s / %q / %q, want pass / %q / %q", check, c.Verdict, c.Scope, c.Observed, w[0], w[1])
+		}
+	}
+	if res.SourceWatermark != s(140) || res.EventTimeWatermark.UnixMilli() != 1767258000000+140 {
+		t.Fatalf("watermarks %s %s", res.SourceWatermark, res.EventTimeWatermark)
+	}
+	// one row per check in the validation table
+	tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Validation())
+	if err != nil || tbl == nil {
+		t.Fatalf("validation table: %v %v", tbl, err)
+	}
+	rows, _, err := lake.ReadRows(f.ctx, tbl, []string{lake.ValCheck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s %s %s", r[lake.ValCheck], r[lake.ValVerdict], r[lake.ValRunID]))
+	}
+	wantRows := []string{"continuity pass run-TestValidateClean", "partitioning pass run-TestValidateClean",
+		"transitions pass run-TestValidateClean", "watermark pass run-TestValidateClean"}
+	if !reflect.DeepEqual(got, wantRows) {
+		t.Fatalf("validation rows %q, want %q", got, wantRows)
+	}
+}
+
+// Key 1's update lands on partition 1 instead of 0.
+func TestValidateKeyInTwoPartitions(t *testing.T) {
+	f := newValFixture(t)
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("c", "null", order(2, "new"), 110))
+	f.produce(1, pg("u", order(1, "new"), order(1, "paid"), 120), pg("c", "null", order(3, "new"), 130))
+	f.apply(map[int32][2]int64{0: {0, 2}, 1: {0, 2}}, nil)
+	res, by := f.validate()
+	only(t, res, by, validate.CheckPartitioning, "key "+keyOf(1)+": events in partitions 0 (1 events), 1 (1 events)")
+}
+
+// A create for a key that exists, without a delete between.
+func TestValidateDuplicateCreate(t *testing.T) {
+	f := newValFixture(t)
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(5, "new"), 100), pg("c", "null", order(5, "again"), 110), pg("c", "null", order(6, "new"), 120))
+	f.apply(map[int32][2]int64{0: {0, 3}}, nil)
+	res, by := f.validate()
+	only(t, res, by, validate.CheckTransitions, fmt.Sprintf("key %s: create after a create without a delete between (c at %s, partition 0 offset 0; then c at %s, partition 0 offset 1)", keyOf(5), s(100), s(110)))
+}
+
+// Bronze lacks records Kafka holds inside a batch's range: a hole that is
+// not Kafka's own.
+func TestValidateHoleInBronze(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 5}, 1: {0, 3}}, map[int32][]int64{0: {2, 4}})
+	res, by := f.validate()
+	want := "partition 0: offsets [2, 3) are missing from bronze but Kafka holds 1 records there (first 2)\n" +
+		"partition 0: offsets [4, 5) are missing from bronze but Kafka holds 1 records there (first 4)"
+	only(t, res, by, validate.CheckContinuity, want)
+	// the same, each hole in a fetch of its own
+	defer func(w int64) { holeWindow = w }(holeWindow)
+	holeWindow = 1
+	res, by = f.validate()
+	only(t, res, by, validate.CheckContinuity, want)
+}
+
+// A batch starts past where the previous one ended: offsets never read.
+func TestValidateBatchesDoNotJoin(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 2}, 1: {0, 3}}, nil)
+	f.apply(map[int32][2]int64{0: {3, 5}}, nil)
+	res, by := f.validate()
+	only(t, res, by, validate.CheckContinuity, "partition 0: offsets [2, 3) were never read: the batches before and after them do not join up")
+}
+
+// Retention deleted records the table had not read yet.
+func TestValidateDeletedBeforeRead(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 2}, 1: {0, 3}}, nil)
+	if err := f.cluster.DeleteRecords(f.spec.Topic, 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	res, by := f.validate()
+	only(t, res, by, validate.CheckContinuity, "partition 0: the table's position 2 is below the log start 4: records [2, 4) were deleted before they were read")
+}
+
+// The consumer is reset to an older offset: a batch re-reads [1, 3) and
+// records position 3 after 5.
+func TestValidateConsumerReset(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 5}, 1: {0, 3}}, nil)
+	f.apply(map[int32][2]int64{0: {1, 3}}, nil)
+	res, by := f.validate()
+	tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the re-read changed no row: batch 2 committed to the properties only
+	only(t, res, by, validate.CheckWatermark, fmt.Sprintf("partition 0: the table properties (batch 2) moved the position back from 5 (snapshot %d (batch 1)) to 3: a consumer reset", tbl.CurrentSnapshot().SnapshotID))
+}
+
+// Another writer with stale bookkeeping set the mirror's applied position
+// back, and a batch of older positions committed after it: the recorded position went back, and the mirror
+// holds a row above it.
+func TestValidateWatermarkBackwards(t *testing.T) {
+	f := newValFixture(t)
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(1, "new"), 500), pg("c", "null", order(9, "new"), 300))
+	f.apply(map[int32][2]int64{0: {0, 1}}, nil)
+	tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := tbl.CurrentSnapshot().SnapshotID
+	tx := tbl.NewTransaction()
+	if err := tx.SetProperties(map[string]string{lake.PropAppliedPosition: s(100)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(map[int32][2]int64{0: {1, 2}}, nil)
+	if tbl, err = lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror()); err != nil {
+		t.Fatal(err)
+	}
+	res, by := f.validate()
+	only(t, res, by, validate.CheckWatermark, strings.Join([]string{
+		fmt.Sprintf("snapshot %d (batch 2) records applied position %s, below %s of snapshot %d (batch 1)", tbl.CurrentSnapshot().SnapshotID, s(300), s(500), first),
+		fmt.Sprintf("a mirror row has _seq %s, above the recorded applied position %q", s(500), s(300)),
+	}, "\n"))
+	if res.SourceWatermark != s(300) {
+		t.Fatalf("source watermark %s", res.SourceWatermark)
+	}
+}
+
+// produceTxn writes msgs to partition p in one transaction, committed or
+// aborted: Kafka adds a control marker after them, and read-committed
+// consumers never see an aborted transaction's records.
+func (f *valFixture) produceTxn(p int32, commit bool, msgs ...sample.Message) {
+	f.t.Helper()
+	tx, err := kgo.NewClient(kgo.SeedBrokers(f.cluster.ListenAddrs()...), kgo.TransactionalID(fmt.Sprintf("tx-%d", len(f.log[p]))),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Close()
+	if err := tx.BeginTransaction(); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if err := tx.ProduceSync(f.ctx, &kgo.Record{Topic: f.spec.Topic, Partition: p, Value: m.Value}).FirstErr(); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	end := kgo.TryAbort
+	if commit {
+		end = kgo.TryCommit
+	}
+	if err := tx.EndTransaction(f.ctx, end); err != nil {
+		f.t.Fatal(err)
+	}
+	// the log now holds the records and a marker: keep offsets aligned
+	f.log[p] = append(f.log[p], msgs...)
+	f.log[p] = append(f.log[p], sample.Message{})
+}
+
+// Holes that are Kafka's own (an aborted transaction's records, the
+// commit and abort markers) pass: the batch's range covers them, bronze
+// holds the records a read-committed fetch returns, and Kafka returns
+// nothing in the holes when asked again.
+func TestValidateTransactionHolesPass(t *testing.T) {
+	f := newValFixture(t)
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(1, "new"), 100))                    // 0
+	f.produceTxn(0, false, pg("c", "null", order(7, "never"), 105))        // 1, abort marker 2
+	f.produceTxn(0, true, pg("u", order(1, "new"), order(1, "paid"), 110)) // 3, commit marker 4
+	f.produce(0, pg("c", "null", order(2, "new"), 120))                    // 5
+	recs, err := f.a.Kafka.Fetch(f.ctx, f.spec.Topic, []kafka.Range{{Partition: 0, From: 0, To: 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, r := range recs {
+		got = append(got, r.Offset)
+	}
+	if !reflect.DeepEqual(got, []int64{0, 3, 5}) {
+		t.Fatalf("read-committed offsets %v", got)
+	}
+	f.apply(map[int32][2]int64{0: {0, 6}}, map[int32][]int64{0: {1, 2, 4}})
+	res, by := f.validate()
+	if res.Failed != 0 {
+		t.Fatalf("failed: %+v", res.Checks)
+	}
+	if c := by[validate.CheckContinuity]; c.Observed != "0 violations; 2 holes (0 below the log start, unverified; 0 records missing)" {
+		t.Fatalf("continuity: %+v", c)
+	}
+	// each hole in a fetch of its own: a fetch of [4, 5) holds only the commit marker
+	defer func(w int64) { holeWindow = w }(holeWindow)
+	holeWindow = 2
+	if res, _ := f.validate(); res.Failed != 0 {
+		t.Fatalf("failed with windows of 2: %+v", res.Checks)
+	}
+}
+
+// A truncate removes every row: a create after it is legal, and bronze's
+// truncate events reach the transitions check.
+func TestValidateTruncateResetsKeys(t *testing.T) {
+	f := newValFixture(t)
+	pg := sample.PostgresChange
+	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("t", "null", "null", 110), pg("c", "null", order(1, "again"), 120))
+	f.apply(map[int32][2]int64{0: {0, 3}}, nil)
+	res, by := f.validate()
+	if res.Failed != 0 || by[validate.CheckTransitions].Scope != "2 events of 1 keys, 1 truncates" {
+		t.Fatalf("after a truncate: %+v", res.Checks)
+	}
+}
+
+// No check fails on a clean pipeline over a faulty Debezium stream
+// (redeliveries after connector restarts, late and swapped records,
+// deletes of rows never seen, tombstones) on two partitions keyed by
+// order id, applied in small batches.
+func TestValidateFaultyStreamPasses(t *testing.T) {
+	f := newValFixture(t)
+	stream := sample.Generate(sample.Options{Seed: 7, Inserts: 60, Updates: 120, Deletes: 20, Duplicates: 15, Late: 10,
+		OutOfOrder: 10, UnseenDeletes: 5, Tombstones: true, Envelope: true, ReplicaIdentityFull: true})
+	changes, keys := 0, map[int64]bool{}
+	for _, m := range stream.Delivered {
+		f.produce(int32(m.OrderID%2), m)
+		if !m.Tombstone() {
+			changes++
+			keys[m.OrderID] = true
+		}
+	}
+	for done := false; !done; {
+		done = true
+		r := map[int32][2]int64{}
+		for _, p := range []int32{0, 1} {
+			if n := int64(len(f.log[p])); f.pos[p] < n {
+				r[p] = [2]int64{f.pos[p], min(f.pos[p]+17, n)}
+				done = false
+			}
+		}
+		if !done {
+			f.apply(r, nil)
+		}
+	}
+	res, by := f.validate()
+	if res.Failed != 0 {
+		for _, c := range res.Checks {
+			t.Errorf("%s %s: %s\n%s", c.Check, c.Verdict, c.Observed, c.Details())
+		}
+		t.FailNow()
+	}
+	if want := fmt.Sprintf("%d events of %d keys", changes, len(keys)); by[validate.CheckPartitioning].Scope != want {
+		t.Fatalf("partitioning scope %q, want %q", by[validate.CheckPartitioning].Scope, want)
+	}
+}

@@ -1,0 +1,150 @@
+package validate
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestPartitioning(t *testing.T) {
+	recs := []Record{
+		{Key: "01", Partition: 0, Offset: 0, Op: "c", Seq: "a1"},
+		{Key: "02", Partition: 1, Offset: 0, Op: "c", Seq: "a2"},
+		{Key: "01", Partition: 1, Offset: 1, Op: "u", Seq: "a3"},
+		{Key: "01", Partition: 0, Offset: 1, Op: "u", Seq: "a4"},
+		{Key: "02", Partition: 1, Offset: 2, Op: "d", Seq: "a5"},
+	}
+	r := Partitioning(recs)
+	want := Result{Check: CheckPartitioning, Scope: "5 events of 2 keys", Expected: "every key in one partition",
+		Observed: "1 keys in more than one partition", Verdict: Fail, Total: 1,
+		Findings: []Finding{{Key: "01", What: "events in partitions 0 (2 events), 1 (1 events)"}}}
+	if !reflect.DeepEqual(r, want) {
+		t.Fatalf("got %+v\nwant %+v", r, want)
+	}
+	if got := r.Details(); got != "key 01: events in partitions 0 (2 events), 1 (1 events)" {
+		t.Fatalf("details %q", got)
+	}
+	if r := Partitioning(recs[1:3:3][:1]); r.Verdict != Pass || r.Total != 0 {
+		t.Fatalf("one key one partition: %+v", r)
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	recs := []Record{
+		// 01: c, u, d, c (legal), redelivered u (same seq) counts once
+		{Key: "01", Op: "c", Seq: "10", Offset: 0}, {Key: "01", Op: "u", Seq: "11", Offset: 1}, {Key: "01", Op: "u", Seq: "11", Offset: 9},
+		{Key: "01", Op: "d", Seq: "12", Offset: 2}, {Key: "01", Op: "c", Seq: "13", Offset: 3},
+		// 02: c then c: a duplicate create
+		{Key: "02", Op: "c", Seq: "20", Offset: 4}, {Key: "02", Op: "c", Seq: "21", Offset: 5},
+		// 03: d then u
+		{Key: "03", Op: "d", Seq: "30", Offset: 6}, {Key: "03", Op: "u", Seq: "31", Offset: 7},
+		// 04: snapshot read after a create (incremental snapshot), then d, r (legal)
+		{Key: "04", Op: "c", Seq: "40", Offset: 8}, {Key: "04", Op: "r", Seq: "41", Offset: 10}, {Key: "04", Op: "d", Seq: "42", Offset: 11}, {Key: "04", Op: "r", Seq: "43", Offset: 12},
+		// 05: c, truncate at 51, c (legal); d, d is not
+		{Key: "05", Op: "c", Seq: "50", Offset: 13}, {Key: "05", Op: "c", Seq: "52", Offset: 14},
+		{Key: "05", Op: "d", Seq: "53", Offset: 15}, {Key: "05", Op: "d", Seq: "54", Offset: 16},
+		// 06: arrives out of order in the log, legal by _seq
+		{Key: "06", Op: "u", Seq: "61", Offset: 17}, {Key: "06", Op: "c", Seq: "60", Offset: 18},
+	}
+	r := Transitions(recs, []string{"51"})
+	want := []Finding{
+		{Key: "02", What: "create after a create without a delete between (c at 20, partition 0 offset 4; then c at 21, partition 0 offset 5)"},
+		{Key: "03", What: "update after a delete without a create between (d at 30, partition 0 offset 6; then u at 31, partition 0 offset 7)"},
+		{Key: "05", What: "delete after a delete without a create between (d at 53, partition 0 offset 15; then d at 54, partition 0 offset 16)"},
+	}
+	if !reflect.DeepEqual(r.Findings, want) || r.Verdict != Fail || r.Total != 3 ||
+		r.Scope != "19 events of 6 keys, 1 truncates" || r.Observed != "3 keys with an illegal transition" {
+		t.Fatalf("got %+v", r)
+	}
+	// without the truncate, 05's second create is illegal too (its first finding)
+	r = Transitions(recs, nil)
+	if r.Total != 3 || r.Findings[2].What != "create after a create without a delete between (c at 50, partition 0 offset 13; then c at 52, partition 0 offset 14)" {
+		t.Fatalf("without truncate: %+v", r.Findings)
+	}
+}
+
+func TestHoles(t *testing.T) {
+	got := Holes([]Span{{0, 10}, {20, 25}}, []int64{9, 0, 1, 1, 4, 5, 20, 21, 22, 23, 24, 30})
+	want := []Span{{2, 4}, {6, 9}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+	if got := Holes([]Span{{5, 8}}, nil); !reflect.DeepEqual(got, []Span{{5, 8}}) {
+		t.Fatalf("empty: %v", got)
+	}
+	if got := Holes([]Span{{0, 3}}, []int64{0, 1, 2}); got != nil {
+		t.Fatalf("full: %v", got)
+	}
+}
+
+func TestContinuity(t *testing.T) {
+	clean := []PartitionOffsets{
+		{Partition: 1, Covered: []Span{{0, 10}}, Position: 10, LogStart: 0, End: 10,
+			Holes: []Hole{{Span: Span{4, 5}, Retained: true}}}, // a transaction marker
+		{Partition: 0, Covered: []Span{{0, 10}}, Position: 10, LogStart: 6, End: 10,
+			Holes: []Hole{{Span: Span{2, 3}}}}, // below the log start: unverified
+	}
+	r := Continuity(clean)
+	if r.Verdict != Pass || r.Observed != "0 violations; 2 holes (1 below the log start, unverified; 0 records missing)" {
+		t.Fatalf("clean: %+v", r)
+	}
+	bad := []PartitionOffsets{
+		{Partition: 0, Covered: []Span{{0, 4}, {6, 10}}, Position: 12, LogStart: 14, End: 20,
+			Holes: []Hole{{Span: Span{2, 4}, Retained: true, Found: []int64{2, 3}}}},
+	}
+	r = Continuity(bad)
+	want := []string{
+		"partition 0: offsets [4, 6) were never read: the batches before and after them do not join up",
+		"partition 0: the table's position is 12 but bronze covers only up to 10",
+		"partition 0: the table's position 12 is below the log start 14: records [12, 14) were deleted before they were read",
+		"partition 0: offsets [2, 4) are missing from bronze but Kafka holds 2 records there (first 2)",
+	}
+	var got []string
+	for _, f := range r.Findings {
+		got = append(got, Result{Findings: []Finding{f}, Total: 1}.Details())
+	}
+	if r.Verdict != Fail || r.Total != 4 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\n%q", r, got)
+	}
+}
+
+func TestWatermarks(t *testing.T) {
+	pts := []Point{
+		{Snapshot: 1, BatchSeq: 1, Applied: "0a", EndOffsets: map[int32]int64{0: 5, 1: 3}},
+		{Snapshot: 2}, // compaction
+		{Snapshot: 3, BatchSeq: 2, Applied: "0c", EndOffsets: map[int32]int64{0: 9, 1: 3}},
+	}
+	if r := Watermarks(pts, "0c", "0c"); r.Verdict != Pass || r.Observed != "applied position 0c, mirror max _seq 0c" || r.Scope != "3 mirror snapshots" {
+		t.Fatalf("clean: %+v", r)
+	}
+	pts = append(pts, Point{Snapshot: 4, BatchSeq: 3, Applied: "0b", EndOffsets: map[int32]int64{0: 7, 1: 4}})
+	r := Watermarks(pts, "0d", "0c")
+	want := []Finding{
+		{What: "snapshot 4 (batch 3) records applied position 0b, below 0c of snapshot 3 (batch 2)"},
+		{Partition: part(0), What: "snapshot 4 (batch 3) moved the position back from 9 (snapshot 3 (batch 2)) to 7: a consumer reset"},
+		{What: `a mirror row has _seq 0d, above the recorded applied position "0c"`},
+	}
+	if r.Verdict != Fail || !reflect.DeepEqual(r.Findings, want) {
+		t.Fatalf("got %+v", r.Findings)
+	}
+	// a batch that changed no row moves only the table properties
+	r = Watermarks(append(pts[:3:3], Point{BatchSeq: 3, Applied: "0c", EndOffsets: map[int32]int64{0: 8, 1: 3}}), "0c", "0c")
+	if r.Total != 1 || r.Findings[0].What != "the table properties (batch 3) moved the position back from 9 (snapshot 3 (batch 2)) to 8: a consumer reset" {
+		t.Fatalf("properties point: %+v", r.Findings)
+	}
+}
+
+func TestFindingsCapped(t *testing.T) {
+	var recs []Record
+	for i := range 25 {
+		k := string(rune('A' + i))
+		recs = append(recs, Record{Key: k, Partition: 0, Op: "c", Seq: "1"}, Record{Key: k, Partition: 1, Op: "u", Seq: "2"})
+	}
+	r := Partitioning(recs)
+	if r.Total != 25 || len(r.Findings) != MaxFindings {
+		t.Fatalf("total %d findings %d", r.Total, len(r.Findings))
+	}
+	d := r.Details()
+	if want := "\n... and 5 more"; d[len(d)-len(want):] != want {
+		t.Fatalf("details end %q", d[len(d)-40:])
+	}
+}
