@@ -305,14 +305,16 @@ func TestRuleFileStructure(t *testing.T) {
 		return ok && strings.Contains(r.Expr, metric)
 	}
 	for name, metric := range map[string]string{
-		"LakemirrorLagGrowing":      telemetry.MetricLag,
-		"LakemirrorFreshnessHigh":   telemetry.MetricFreshness,
-		"LakemirrorTableStalled":    telemetry.MetricLastBatchTime,
-		"LakemirrorQuarantine":      telemetry.MetricQuarantined,
-		"LakemirrorRetentionGap":    telemetry.MetricRetentionGaps,
-		"LakemirrorCommitConflicts": telemetry.MetricCommitErrors,
-		"LakemirrorWorkerDown":      "up",
-		"LakemirrorTableBlocked":    workflows.PhaseGauge,
+		"LakemirrorLagGrowing":       telemetry.MetricLag,
+		"LakemirrorFreshnessHigh":    telemetry.MetricFreshness,
+		"LakemirrorTableStalled":     telemetry.MetricLastBatchTime,
+		"LakemirrorQuarantine":       telemetry.MetricQuarantined,
+		"LakemirrorRetentionGap":     telemetry.MetricRetentionGaps,
+		"LakemirrorCommitConflicts":  telemetry.MetricCommitErrors,
+		"LakemirrorWorkerDown":       "up",
+		"LakemirrorTableBlocked":     workflows.PhaseGauge,
+		"LakemirrorValidationFailed": telemetry.MetricValFailed,
+		"LakemirrorValidationStale":  telemetry.MetricValLastRun,
 	} {
 		if !uses(name, metric) {
 			t.Errorf("alert %s on %s is missing", name, metric)
