@@ -160,7 +160,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 				seen[k] = true
 			}
 		}
-		res.Rebuilt += max(ares.History.Woven, ares.Mirror.Woven) // late keys woven in the chunk
+		res.Rebuilt += ares.WovenKeys()
 		if ares.History.Pending > 0 {                             // late keys: rebuild before the next chunk touches them
 			rb, err := a.rebuildPending(ctx, st, name)
 			if err != nil {

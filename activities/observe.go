@@ -38,7 +38,7 @@ func (a *Activities) observeBatch(table string, res *ApplyResult, took time.Dura
 	}
 	a.Metrics.ObserveBatch(b)
 	if !res.Mirror.AlreadyCommitted {
-		if n := max(res.History.Woven, res.Mirror.Woven); n > 0 { // late keys woven in the batch (weave.go)
+		if n := res.WovenKeys(); n > 0 {
 			a.Metrics.Rebuilt(table, n)
 		}
 	}

@@ -83,7 +83,7 @@ func applyBatches(t *testing.T, worker **Activities, spec TableSpec, msgs []samp
 		stage := ""
 		st.mu.Lock()
 		res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
-		late.woven += max(res.History.Woven, res.Mirror.Woven)
+		late.woven += res.WovenKeys()
 		if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 			late.rebuilds++
 			_, err = a.rebuildPending(ctx, st, name)

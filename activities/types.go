@@ -232,3 +232,9 @@ type ApplyResult struct {
 	// the history's includes recording the batch in the local state log).
 	StageSeconds map[string]float64 `json:"stage_seconds,omitempty"`
 }
+
+// WovenKeys is how many late keys the batch rebuilt from all their
+// changes in its own commits (internal/lake weave.go): the history's
+// count, or the mirror's for a table without history; 0 in results
+// recorded before late keys were woven.
+func (r *ApplyResult) WovenKeys() int { return max(r.History.Woven, r.Mirror.Woven) }

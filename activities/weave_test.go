@@ -76,7 +76,7 @@ func (w *wrun) apply(evs []wev, allowErr bool) (ApplyResult, error) {
 	stage := ""
 	st.mu.Lock()
 	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, nil, "", &stage)
-	w.woven += max(res.History.Woven, res.Mirror.Woven)
+	w.woven += res.WovenKeys()
 	if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 		w.rebuil++
 		_, err = w.a.rebuildPending(ctx, st, name)

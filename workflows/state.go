@@ -84,7 +84,7 @@ func (t *Totals) add(r *activities.ApplyResult) {
 	t.RowsWritten += int64(r.Mirror.RowsWritten)
 	t.BronzeRows += int64(r.Bronze.Appended)
 	t.HistoryRows += int64(r.History.RowsWritten)
-	t.RebuiltKeys += int64(max(r.History.Woven, r.Mirror.Woven)) // late keys woven inline in the batch (0 in results recorded before)
+	t.RebuiltKeys += int64(r.WovenKeys())
 }
 
 // Status is the answer of the status query.
