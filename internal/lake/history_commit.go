@@ -170,21 +170,9 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	curB := field(ColIsCurrent).(*array.BooleanBuilder)
 	hashB := field(ColRowHash).(*array.StringBuilder)
 	txB := field(ColSourceTx).(*array.StringBuilder)
-	var same *cdc.Columns // the last layout found equal to sh.names (rows share a few interned layouts)
 	for _, kv := range writes {
 		v := kv.v
-		var vals []cdc.Value
-		switch r := v.Values; {
-		case r == nil:
-		case r.Cols == sh.names || r.Cols == same:
-			vals = r.Vals
-		default:
-			a := alignRow(r, sh.names)
-			if len(r.Vals) > 0 && len(a.Vals) == len(r.Vals) && &a.Vals[0] == &r.Vals[0] { // the same names: alignRow kept the values
-				same = r.Cols
-			}
-			vals = a.Vals
-		}
+		vals := alignedVals(v.Values, sh.names)
 		for c := range sh.cols {
 			val := cdc.Null()
 			if vals != nil {

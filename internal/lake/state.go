@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -469,17 +470,8 @@ func alignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 	if r == nil || r.Cols == to {
 		return r
 	}
-	if len(r.Cols.Names) == len(to.Names) {
-		same := true
-		for i, n := range to.Names {
-			if r.Cols.Names[i] != n {
-				same = false
-				break
-			}
-		}
-		if same {
-			return &cdc.Row{Cols: to, Vals: r.Vals}
-		}
+	if sameNames(r.Cols, to) {
+		return &cdc.Row{Cols: to, Vals: r.Vals}
 	}
 	out := &cdc.Row{Cols: to, Vals: make([]cdc.Value, len(to.Names))}
 	for i, n := range to.Names {
@@ -489,3 +481,19 @@ func alignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 	}
 	return out
 }
+
+// alignedVals is alignRow's values, without a new row when r already has
+// to's column names: then r.Vals itself (nil for a nil r).
+func alignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
+	if r == nil {
+		return nil
+	}
+	if sameNames(r.Cols, to) {
+		return r.Vals
+	}
+	return alignRow(r, to).Vals
+}
+
+// sameNames reports whether a and b name the same columns in the same
+// order.
+func sameNames(a, b *cdc.Columns) bool { return a == b || slices.Equal(a.Names, b.Names) }

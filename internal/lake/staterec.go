@@ -202,7 +202,7 @@ func sameRow(a, b *cdc.Row) bool {
 	if a == b {
 		return true
 	}
-	if len(a.Vals) != len(b.Vals) || (a.Cols != b.Cols && !slices.Equal(a.Cols.Names, b.Cols.Names)) {
+	if len(a.Vals) != len(b.Vals) || !sameNames(a.Cols, b.Cols) {
 		return false
 	}
 	for i := range a.Vals {
