@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -56,11 +56,8 @@ func listTableWorkflows(ctx context.Context, c client.Client, runningOnly bool) 
 			if e.GetCloseTime() != nil {
 				te.ClosedAt = e.GetCloseTime().AsTime()
 			}
-			if p := e.GetMemo().GetFields()["spec"]; p != nil {
-				var spec activities.TableSpec
-				if dc.FromPayload(p, &spec) == nil {
-					te.Table, te.Topic = spec.Table, spec.Topic
-				}
+			if spec, ok := runner.MemoSpec(e.GetMemo()); ok {
+				te.Table, te.Topic = spec.Table, spec.Topic
 			}
 			sa := e.GetSearchAttributes().GetIndexedFields()
 			keyword := func(name string) string {

@@ -42,7 +42,7 @@ func RunningTables(ctx context.Context, c client.Client) ([]TableRun, error) {
 			r.Spec, _ = MemoSpec(e.GetMemo())
 			r.Table = r.Spec.Table
 			if r.Table == "" {
-				r.Table = strings.TrimPrefix(r.WorkflowID, "lakemirror-table-")
+				r.Table = strings.TrimPrefix(r.WorkflowID, workflows.WorkflowID(""))
 			}
 			out = append(out, r)
 		}
