@@ -161,7 +161,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			}
 		}
 		res.Rebuilt += ares.WovenKeys()
-		if ares.History.Pending > 0 {                             // late keys: rebuild before the next chunk touches them
+		if ares.History.Pending > 0 { // late keys: rebuild before the next chunk touches them
 			rb, err := a.rebuildPending(ctx, st, name)
 			if err != nil {
 				return err
