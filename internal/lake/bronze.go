@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -194,6 +193,19 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	valB := f(BronzeValue).(*array.BinaryBuilder)
 	ingB := f(ColIngestedAt).(*array.TimestampBuilder)
 	pkB := f(ColKey).(*array.StringBuilder)
+	var keyBytes, valBytes, seqBytes, pkBytes int
+	for _, r := range recs {
+		keyBytes += len(r.Key)
+		valBytes += len(r.Value)
+		seqBytes += 2 * len(r.Seq)
+		pkBytes += 2 * len(r.PK)
+	}
+	keyB.ReserveData(keyBytes)
+	valB.ReserveData(valBytes)
+	seqB.ReserveData(seqBytes)
+	pkB.ReserveData(pkBytes)
+	topicB.ReserveData(len(b.Topic) * len(recs))
+	var hx hexScratch
 	now := arrowTimestamp(time.Now().UnixMicro())
 	for _, r := range recs {
 		topicB.Append(b.Topic)
@@ -224,7 +236,7 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 			seqB.AppendNull()
 			srcTsB.AppendNull()
 		} else {
-			seqB.Append(r.Seq.Hex())
+			hx.append(seqB, string(r.Seq))
 			appendSourceTs(srcTsB, r.SourceTs)
 		}
 		if r.Value == nil {
@@ -236,7 +248,7 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 		if r.PK == "" {
 			pkB.AppendNull()
 		} else {
-			pkB.Append(hex.EncodeToString([]byte(r.PK)))
+			hx.append(pkB, string(r.PK))
 		}
 	}
 	rec := rb.NewRecordBatch()

@@ -170,6 +170,17 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	curB := field(ColIsCurrent).(*array.BooleanBuilder)
 	hashB := field(ColRowHash).(*array.StringBuilder)
 	txB := field(ColSourceTx).(*array.StringBuilder)
+	reserveValueData(src, len(writes), func(i int) []cdc.Value { return alignedVals(writes[i].v.Values, sh.names) })
+	var seqBytes, toSeqBytes, hashBytes int
+	for _, kv := range writes {
+		seqBytes += 2 * len(kv.v.Seq)
+		toSeqBytes += 2 * len(kv.v.ToSeq)
+		hashBytes += len(kv.v.Hash)
+	}
+	seqB.ReserveData(seqBytes)
+	toSeqB.ReserveData(toSeqBytes)
+	hashB.ReserveData(hashBytes)
+	var hx hexScratch
 	for _, kv := range writes {
 		v := kv.v
 		vals := alignedVals(v.Values, sh.names)
@@ -184,14 +195,14 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 				return nil, fmt.Errorf("lake: history key %x column %q: %w", string(kv.key), sh.cols[c].Name, err)
 			}
 		}
-		seqB.Append(v.Seq.Hex())
+		hx.append(seqB, string(v.Seq))
 		appendSourceTs(fromB, v.From)
 		if v.Current() {
 			toB.AppendNull()
 			toSeqB.AppendNull()
 		} else {
 			appendSourceTs(toB, v.To)
-			toSeqB.Append(v.ToSeq.Hex())
+			hx.append(toSeqB, string(v.ToSeq))
 		}
 		curB.Append(v.Current())
 		hashB.Append(v.Hash)

@@ -180,6 +180,23 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 	tsB := field(ColSourceTs).(*array.TimestampBuilder)
 	ingB := field(ColIngestedAt).(*array.TimestampBuilder)
 	now := w.now().UnixMicro()
+	reserveValueData(srcB, len(outs), func(i int) []cdc.Value {
+		if o := &outs[i]; o.ValuesFromStored {
+			if r := stored[o.Key]; r != nil {
+				return r.Vals
+			}
+		} else if o.Values != nil {
+			return o.Values.Vals
+		}
+		return nil
+	})
+	seqBytes := 0
+	for i := range outs {
+		seqBytes += 2 * len(outs[i].Seq)
+	}
+	seqB.ReserveData(seqBytes)
+	var hx hexScratch
+	var watermark cdc.Seq
 	for i, o := range outs {
 		vals := o.Values
 		old := stored[o.Key]
@@ -212,7 +229,7 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 			}
 		}
 		resolved[i] = row
-		seqB.Append(o.Seq.Hex())
+		hx.append(seqB, string(o.Seq))
 		delB.Append(o.Deleted)
 		appendSourceTs(tsB, o.SourceTs)
 		ingB.Append(arrowTimestamp(now))
@@ -224,10 +241,13 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 		default:
 			res.Inserted++
 		}
-		if h := o.Seq.Hex(); h > res.Watermark {
-			res.Watermark = h
+		if o.Seq > watermark { // byte order is the order of the hex text
+			watermark = o.Seq
 		}
 		res.MaxSourceTs = max(res.MaxSourceTs, o.SourceTs)
+	}
+	if h := watermark.Hex(); h > res.Watermark {
+		res.Watermark = h
 	}
 	return b.NewRecordBatch(), resolved, nil
 }

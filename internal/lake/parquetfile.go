@@ -77,7 +77,7 @@ func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.
 		return nil, fmt.Errorf("lake: create %s: %w", path, err)
 	}
 	cw := &countingWriter{w: f}
-	props := parquet.NewWriterProperties(writerProps(tbl.Properties(), rec.Schema())...)
+	props := parquet.NewWriterProperties(append(writerProps(tbl.Properties(), rec.Schema()), distinctTextProps(rec)...)...)
 	pw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		f.Close()

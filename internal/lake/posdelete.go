@@ -25,18 +25,18 @@ type filePos struct {
 // other data files.
 func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []rowLoc, paths []string) (iceberg.DataFile, error) {
 	// sort by path (ranking the few file ids once), then position
-	ids := map[int32]bool{}
+	seen := make([]bool, len(paths))
+	var order []int32
 	for _, r := range rows {
-		ids[r.file] = true
-	}
-	order := make([]int32, 0, len(ids))
-	for id := range ids {
-		order = append(order, id)
+		if !seen[r.file] {
+			seen[r.file] = true
+			order = append(order, r.file)
+		}
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(paths[a], paths[b]) })
-	rank := make(map[int32]int, len(order))
+	rank := make([]int32, len(paths))
 	for i, id := range order {
-		rank[id] = i
+		rank[id] = int32(i)
 	}
 	slices.SortFunc(rows, func(a, b rowLoc) int {
 		if c := cmp.Compare(rank[a.file], rank[b.file]); c != 0 {
@@ -50,6 +50,11 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []rowLoc, 
 	ob := b.Field(1).(*array.Int64Builder)
 	pb.Reserve(len(rows))
 	ob.Reserve(len(rows))
+	pathBytes := 0
+	for _, r := range rows {
+		pathBytes += len(paths[r.file])
+	}
+	pb.ReserveData(pathBytes)
 	for _, r := range rows {
 		pb.Append(paths[r.file])
 		ob.Append(r.pos)

@@ -1,0 +1,64 @@
+package lake
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+)
+
+// Dictionary encoding of text columns, decided per file from the data.
+// The Parquet writer hashes every value of a dictionary-encoded column
+// and, once the dictionary outgrows its page limit, abandons it and
+// re-encodes the column plainly: for free text (a note, an address) that
+// is all cost. writerProps keeps dictionaries on for text by default
+// (CDC text is often categorical: a status, a country); distinctTextProps
+// turns them off for the text columns of one file whose sampled values
+// are mostly distinct.
+
+const (
+	// dictSample is how many values of a column are sampled, evenly
+	// spaced over the file's rows.
+	dictSample = 1024
+	// dictMinRows: smaller files keep the default (a dictionary of a few
+	// rows costs nothing).
+	dictMinRows = 4096
+)
+
+// distinctTextProps returns a writer property turning dictionary
+// encoding off for each top-level string or binary column of rec in
+// which more than half of dictSample sampled non-null values are
+// distinct. Files of fewer than dictMinRows rows get none.
+func distinctTextProps(rec arrow.RecordBatch) []parquet.WriterProperty {
+	n := int(rec.NumRows())
+	if n < dictMinRows {
+		return nil
+	}
+	var out []parquet.WriterProperty
+	seen := make(map[string]struct{}, dictSample)
+	for i, f := range rec.Schema().Fields() {
+		var value func(int) string
+		switch a := rec.Column(i).(type) {
+		case *array.String:
+			value = a.Value
+		case *array.Binary:
+			value = a.ValueString
+		default:
+			continue
+		}
+		col := rec.Column(i)
+		clear(seen)
+		sampled := 0
+		for j := 0; j < dictSample; j++ {
+			row := j * n / dictSample
+			if col.IsNull(row) {
+				continue
+			}
+			sampled++
+			seen[value(row)] = struct{}{}
+		}
+		if sampled > 0 && 2*len(seen) > sampled {
+			out = append(out, parquet.WithDictionaryFor(f.Name, false))
+		}
+	}
+	return out
+}
