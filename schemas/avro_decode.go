@@ -112,7 +112,7 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 	if !hasSource {
 		return Decoded{}, errors.New("no source block: the event has no position")
 	}
-	pos, err := d.readSource(&d.src)
+	pos, err := readSource(&d.src)
 	if err != nil {
 		return Decoded{}, err
 	}

@@ -313,7 +313,7 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 	so, _ := f.source.Object()
 	d.sarena = d.sarena[:0]
 	d.readJSONSource(&d.src, so, f.transaction, f.tsMs, f.tsUs)
-	pos, err := d.readSource(&d.src)
+	pos, err := readSource(&d.src)
 	if err != nil {
 		return Decoded{}, err
 	}

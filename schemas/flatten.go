@@ -118,7 +118,7 @@ func (d *Decoder) flatPosition(m *flatMeta) (cdc.Op, position, error) {
 	if err != nil {
 		return 0, position{}, err
 	}
-	pos, err := d.sourcePosition(&d.src, conn, false)
+	pos, err := sourcePosition(&d.src, conn, false)
 	if err != nil {
 		return 0, position{}, fmt.Errorf("flattened record: %v (ExtractNewRecordState add.fields for %s must include %s)", err, conn, flatPositionFields(conn))
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// The "source" block: where the event sits in the source log (the `_seq`
+// The "source" block, read by plain functions (no decoder state): where the event sits in the source log (the `_seq`
 // of docs/design.md, rule 1), when it was committed, whether it is a snapshot
 // read, and its transaction. Field names and meanings follow the Debezium
 // connector docs, "Change event values" → source metadata, for the
@@ -42,7 +42,7 @@ const (
 // readSource decodes an envelope's source block values. Every change and
 // truncate needs a position: a missing or mistyped position field is an
 // error, never a zero Seq.
-func (d *Decoder) readSource(sv *sourceVals) (position, error) {
+func readSource(sv *sourceVals) (position, error) {
 	c := &sv.v[sfConnector]
 	if c.missing() {
 		return position{}, errors.New("source.connector is missing: cannot tell how to read the position")
@@ -50,7 +50,7 @@ func (d *Decoder) readSource(sv *sourceVals) (position, error) {
 	if c.t != svString {
 		return position{}, fmt.Errorf("source.connector: want a string, got %s", c.typeName())
 	}
-	return d.sourcePosition(sv, connectorName(c.text), true)
+	return sourcePosition(sv, connectorName(c.text), true)
 }
 
 // connectorName returns the connector constant for b without allocating.
@@ -72,25 +72,25 @@ func connectorName(b []byte) string {
 
 // sourcePosition reads the position of connector conn, the commit time
 // (required when requireTs) and the snapshot mark.
-func (d *Decoder) sourcePosition(sv *sourceVals, conn string, requireTs bool) (position, error) {
+func sourcePosition(sv *sourceVals, conn string, requireTs bool) (position, error) {
 	var p position
 	var err error
 	switch conn {
 	case connPostgres:
-		err = d.postgresPosition(sv, &p)
+		err = postgresPosition(sv, &p)
 	case connMySQL, connMariaDB:
-		err = d.mysqlPosition(sv, &p)
+		err = mysqlPosition(sv, &p)
 	case connSQLServer:
-		err = d.sqlServerPosition(sv, &p)
+		err = sqlServerPosition(sv, &p)
 	case connOracle:
-		err = d.oraclePosition(sv, &p)
+		err = oraclePosition(sv, &p)
 	default:
 		return p, fmt.Errorf("source.connector %q is not supported (supported: postgresql, mysql, mariadb, sqlserver, oracle); its position cannot be ordered", conn)
 	}
 	if err != nil {
 		return p, err
 	}
-	if p.ts, err = d.sourceTs(sv, requireTs); err != nil {
+	if p.ts, err = sourceTs(sv, requireTs); err != nil {
 		return p, err
 	}
 	if p.snap, err = snapshotMark(&sv.v[sfSnapshot]); err != nil {
@@ -106,7 +106,7 @@ func (d *Decoder) sourcePosition(sv *sourceVals, conn string, requireTs bool) (p
 // turns them into the Seq by cdc.PostgresEventWords once the op is known.
 // Errors: no lsn in either field, a malformed sequence, a non-integer lsn
 // or txId.
-func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
+func postgresPosition(sv *sourceVals, p *position) error {
 	var commit, seqLsn uint64
 	var hasCommit, hasSeqLsn bool
 	if seq := &sv.v[sfSequence]; !seq.missing() {
@@ -121,7 +121,7 @@ func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
 	var lsn uint64
 	if l := &sv.v[sfLsn]; !l.missing() || !hasSeqLsn {
 		var err error
-		if lsn, err = d.uintField(l); err != nil {
+		if lsn, err = uintField(l); err != nil {
 			return err
 		}
 	} else {
@@ -129,7 +129,7 @@ func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
 	}
 	p.words[0], p.words[1], p.n, p.pg, p.hasCommit = commit, lsn, 2, true, hasCommit
 	if tx := &sv.v[sfTxID]; !tx.missing() {
-		if _, err := d.uintField(tx); err != nil {
+		if _, err := uintField(tx); err != nil {
 			return err
 		}
 		p.tx = tx.text
@@ -140,7 +140,7 @@ func (d *Decoder) postgresPosition(sv *sourceVals, p *position) error {
 // mysqlPosition: Seq = (binlog file index, pos, row), the index being the
 // numeric suffix of source.file ("mysql-bin.000003" → 3). TxID is the GTID
 // when the server uses GTIDs.
-func (d *Decoder) mysqlPosition(sv *sourceVals, p *position) error {
+func mysqlPosition(sv *sourceVals, p *position) error {
 	f := &sv.v[sfFile]
 	if f.missing() {
 		return fmt.Errorf("%s is missing: the event has no binlog position", f.name)
@@ -152,11 +152,11 @@ func (d *Decoder) mysqlPosition(sv *sourceVals, p *position) error {
 	if !ok {
 		return fmt.Errorf("%s %q has no numeric suffix (want e.g. mysql-bin.000003)", f.name, f.text)
 	}
-	pos, err := d.uintField(&sv.v[sfPos])
+	pos, err := uintField(&sv.v[sfPos])
 	if err != nil {
 		return err
 	}
-	row, err := d.uintField(&sv.v[sfRow])
+	row, err := uintField(&sv.v[sfRow])
 	if err != nil {
 		return err
 	}
@@ -173,8 +173,8 @@ func (d *Decoder) mysqlPosition(sv *sourceVals, p *position) error {
 // sqlServerPosition: Seq = (commit_lsn, change_lsn, event_serial_no), each
 // LSN as two words (cdc.SQLServerSeq). Snapshot reads carry only
 // commit_lsn; a streamed change without change_lsn is an error.
-func (d *Decoder) sqlServerPosition(sv *sourceVals, p *position) error {
-	commit, err := d.lsnField(&sv.v[sfCommitLSN])
+func sqlServerPosition(sv *sourceVals, p *position) error {
+	commit, err := lsnField(&sv.v[sfCommitLSN])
 	if err != nil {
 		return err
 	}
@@ -182,12 +182,12 @@ func (d *Decoder) sqlServerPosition(sv *sourceVals, p *position) error {
 	var serial uint64
 	snap, _ := snapshotMark(&sv.v[sfSnapshot])
 	if c := &sv.v[sfChangeLSN]; !c.missing() || snap == cdc.SnapshotNone {
-		if change, err = d.lsnField(c); err != nil {
+		if change, err = lsnField(c); err != nil {
 			return err
 		}
 	}
 	if s := &sv.v[sfSerialNo]; !s.missing() {
-		if serial, err = d.uintField(s); err != nil {
+		if serial, err = uintField(s); err != nil {
 			return err
 		}
 	}
@@ -198,7 +198,7 @@ func (d *Decoder) sqlServerPosition(sv *sourceVals, p *position) error {
 }
 
 // lsnField reads a SQL Server LSN string ("0000002b:00000588:0003").
-func (d *Decoder) lsnField(v *sval) (cdc.SQLServerLSN, error) {
+func lsnField(v *sval) (cdc.SQLServerLSN, error) {
 	if v.missing() {
 		return cdc.SQLServerLSN{}, fmt.Errorf("%s is missing: the event has no position", v.name)
 	}
@@ -216,14 +216,14 @@ func (d *Decoder) lsnField(v *sval) (cdc.SQLServerLSN, error) {
 // total_order) (cdc.OracleSeq). scn is required; commit_scn defaults to
 // scn (snapshot reads have none); rs_id, ssn and total_order to 0. TxID
 // is source.txId.
-func (d *Decoder) oraclePosition(sv *sourceVals, p *position) error {
-	scn, err := d.scnField(&sv.v[sfScn])
+func oraclePosition(sv *sourceVals, p *position) error {
+	scn, err := scnField(&sv.v[sfScn])
 	if err != nil {
 		return err
 	}
 	commit := scn
 	if c := &sv.v[sfCommitScn]; !c.missing() {
-		if commit, err = d.scnField(c); err != nil {
+		if commit, err = scnField(c); err != nil {
 			return err
 		}
 	}
@@ -238,12 +238,12 @@ func (d *Decoder) oraclePosition(sv *sourceVals, p *position) error {
 	}
 	var ssn, order uint64
 	if s := &sv.v[sfSsn]; !s.missing() {
-		if ssn, err = d.uintField(s); err != nil {
+		if ssn, err = uintField(s); err != nil {
 			return err
 		}
 	}
 	if o := &sv.v[sfTxOrder]; !o.missing() {
-		if order, err = d.uintField(o); err != nil {
+		if order, err = uintField(o); err != nil {
 			return err
 		}
 	}
@@ -258,7 +258,7 @@ func (d *Decoder) oraclePosition(sv *sourceVals, p *position) error {
 
 // scnField reads an Oracle SCN: a decimal string (Debezium writes SCNs as
 // strings), or a number.
-func (d *Decoder) scnField(v *sval) (uint64, error) {
+func scnField(v *sval) (uint64, error) {
 	if v.missing() {
 		return 0, fmt.Errorf("%s is missing: the event has no position", v.name)
 	}
@@ -290,7 +290,7 @@ func binlogIndex(file []byte) (uint64, bool) {
 
 // uintField reads a required non-negative integer (a JSON number, or
 // header text).
-func (d *Decoder) uintField(v *sval) (uint64, error) {
+func uintField(v *sval) (uint64, error) {
 	if v.missing() {
 		return 0, fmt.Errorf("%s is missing: the event has no position", v.name)
 	}
@@ -305,7 +305,7 @@ func (d *Decoder) uintField(v *sval) (uint64, error) {
 }
 
 // intField reads an integer.
-func (d *Decoder) intField(v *sval) (int64, error) {
+func intField(v *sval) (int64, error) {
 	if v.t != svNumber && v.t != svText {
 		return 0, fmt.Errorf("%s: want an integer, got %s", v.name, v.typeName())
 	}
@@ -324,13 +324,13 @@ func (d *Decoder) intField(v *sval) (int64, error) {
 // connector processed the event), so history versions still get a
 // _valid_from. When no time is present it is an error if required, else 0
 // (unknown).
-func (d *Decoder) sourceTs(sv *sourceVals, required bool) (int64, error) {
-	ts, found, err := d.timeField(&sv.v[sfTsUs], &sv.v[sfTsMs])
+func sourceTs(sv *sourceVals, required bool) (int64, error) {
+	ts, found, err := timeField(&sv.v[sfTsUs], &sv.v[sfTsMs])
 	if err != nil {
 		return 0, err
 	}
 	if ts == 0 {
-		if env, envFound, err := d.timeField(&sv.v[sfEnvTsUs], &sv.v[sfEnvTsMs]); err == nil && envFound {
+		if env, envFound, err := timeField(&sv.v[sfEnvTsUs], &sv.v[sfEnvTsMs]); err == nil && envFound {
 			return env, nil
 		}
 	}
@@ -342,15 +342,15 @@ func (d *Decoder) sourceTs(sv *sourceVals, required bool) (int64, error) {
 
 // timeField reads a time given in µs (us) or, when us is missing, in ms:
 // µs since the epoch, and whether either was present.
-func (d *Decoder) timeField(us, ms *sval) (int64, bool, error) {
+func timeField(us, ms *sval) (int64, bool, error) {
 	if !us.missing() {
-		v, err := d.intField(us)
+		v, err := intField(us)
 		return v, err == nil, err
 	}
 	if ms.missing() {
 		return 0, false, nil
 	}
-	v, err := d.intField(ms)
+	v, err := intField(ms)
 	if err != nil {
 		return 0, false, err
 	}
