@@ -63,9 +63,9 @@ type State struct {
 	// the history writer to record it with its own changes.
 	pending *batchPlan
 
-	w       recWriter
-	rbuf    []byte
-	rowsBuf []histRow
+	w        recWriter
+	rbuf     []byte
+	encoders [2]recEncoder // recordPlan's, one per goroutine
 
 	// recording receives the outcome of the batch being recorded in the log
 	// in the background (recordAsync); nil when none is.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
@@ -58,10 +59,12 @@ type rowLoc struct {
 // layout is a column-name list; rows are stored as a layout id plus their
 // values. The tables live as long as the log.
 type codec struct {
+	// mu guards the tables below while records are encoded on several
+	// goroutines (State.recordPlan); decoding runs only between
+	// recordings and reads them without it.
+	mu       sync.Mutex
 	layouts  []*cdc.Columns
 	layoutID map[string]uint32
-	lastCols *cdc.Columns
-	lastID   uint32
 	topics   []string
 	topicID  map[string]uint32
 }
@@ -70,22 +73,26 @@ func newCodec() *codec {
 	return &codec{layoutID: map[string]uint32{}, topicID: map[string]uint32{}}
 }
 
+// layout returns the id of a column layout, registering it when new.
+// Safe for concurrent use.
 func (c *codec) layout(cols *cdc.Columns) uint32 {
-	if cols == c.lastCols && cols != nil {
-		return c.lastID
-	}
 	k := strings.Join(cols.Names, "\x00")
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	id, ok := c.layoutID[k]
 	if !ok {
 		id = uint32(len(c.layouts))
 		c.layouts = append(c.layouts, cols)
 		c.layoutID[k] = id
 	}
-	c.lastCols, c.lastID = cols, id
 	return id
 }
 
+// topic returns the id of a topic name, registering it when new. Safe
+// for concurrent use.
 func (c *codec) topic(t string) uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	id, ok := c.topicID[t]
 	if !ok {
 		id = uint32(len(c.topics))
@@ -100,6 +107,39 @@ type recWriter struct {
 	c   *codec
 	buf []byte
 	sec int // start of the open section's payload
+	// the last layout and topic looked up (rows of a batch share a few),
+	// in codec cached (the state swaps its codec when it is rebuilt)
+	cached    *codec
+	lastCols  *cdc.Columns
+	lastID    uint32
+	lastTopic string
+	topicID   uint32
+	hasTopic  bool
+}
+
+// checkCache drops the cached ids when the writer's codec changed.
+func (w *recWriter) checkCache() {
+	if w.cached != w.c {
+		w.cached, w.lastCols, w.hasTopic = w.c, nil, false
+	}
+}
+
+// layout is c.layout with the writer's one-entry cache.
+func (w *recWriter) layout(cols *cdc.Columns) uint32 {
+	w.checkCache()
+	if cols != w.lastCols || cols == nil {
+		w.lastCols, w.lastID = cols, w.c.layout(cols)
+	}
+	return w.lastID
+}
+
+// topic is c.topic with the writer's one-entry cache.
+func (w *recWriter) topic(t string) uint32 {
+	w.checkCache()
+	if !w.hasTopic || t != w.lastTopic {
+		w.lastTopic, w.topicID, w.hasTopic = t, w.c.topic(t), true
+	}
+	return w.topicID
 }
 
 func (w *recWriter) begin(prev uint64, batch int64, flags uint8) {
@@ -151,7 +191,7 @@ func (w *recWriter) value(v cdc.Value) {
 }
 
 func (w *recWriter) row(r *cdc.Row) {
-	w.uvarint(uint64(w.c.layout(r.Cols)))
+	w.uvarint(uint64(w.layout(r.Cols)))
 	w.uvarint(uint64(len(r.Vals)))
 	for _, v := range r.Vals {
 		w.value(v)
@@ -163,7 +203,7 @@ func (w *recWriter) event(e *cdc.Event, mirror *cdc.Row) {
 	w.str(string(e.Seq))
 	w.varint(e.SourceTs)
 	w.str(e.TxID)
-	w.uvarint(uint64(w.c.topic(e.Origin.Topic)))
+	w.uvarint(uint64(w.topic(e.Origin.Topic)))
 	w.varint(int64(e.Origin.Partition))
 	w.varint(e.Origin.Offset)
 	w.str(string(e.OldKey))

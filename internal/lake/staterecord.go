@@ -1,6 +1,10 @@
 package lake
 
-import "github.com/lakemirror/lakemirror/internal/cdc"
+import (
+	"sort"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
 
 // histChanges is what one batch (or rebuild) did to the history table,
 // for the chain records: the data file its versions went to (a file id,
@@ -25,12 +29,63 @@ type keyChange struct {
 // recordPlan appends one chain record per key of the batch plan: its row
 // changes, its new mirror values (when withMirror and the mirror changed
 // it) and its history changes (when hist is set), then flushes the log.
-// It marks the plan recorded. Errors: the log could not be written (the
-// state is then invalid and is rebuilt from the tables next time).
+// It marks the plan recorded. A large batch is encoded on two goroutines
+// (each key's record depends only on the key and its previous head) and
+// appended in key order. Errors: the log could not be written (the state
+// is then invalid and is rebuilt from the tables next time).
 func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) error {
 	plan.resolve(s.ix)
+	n := len(plan.groups)
+	if n < parallelRecordKeys {
+		s.encoders[0].w.c = s.c
+		if err := s.encoders[0].encode(s, plan, hist, withMirror, 0, n, true); err != nil {
+			return err
+		}
+	} else {
+		mid := n / 2
+		for i := range s.encoders {
+			s.encoders[i].w.c = s.c
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.encoders[1].encode(s, plan, hist, withMirror, mid, n, false)
+		}()
+		s.encoders[0].encode(s, plan, hist, withMirror, 0, mid, false)
+		<-done
+		for i, lo := range [2]int{0, mid} {
+			if err := s.encoders[i].appendTo(s, plan, lo); err != nil {
+				return err
+			}
+		}
+	}
+	plan.recorded = true
+	return s.flush()
+}
+
+// parallelRecordKeys is the batch size (keys) from which recordPlan
+// encodes on two goroutines.
+var parallelRecordKeys = 4096 // a variable for tests
+
+// recEncoder encodes the chain records of a range of a batch plan's keys.
+type recEncoder struct {
+	w       recWriter
+	rowsBuf []histRow
+	out     []byte // the records, one after another
+	ends    []int  // end of each record in out
+}
+
+// encode encodes the records of groups [lo, hi) of plan. With direct it
+// appends each to the log as it goes and moves the key's head (the
+// sequential path); else it keeps them in e.out for appendTo. Errors:
+// log writes (direct only).
+func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMirror bool, lo, hi int, direct bool) error {
+	e.out, e.ends = e.out[:0], e.ends[:0]
 	ci := 0
-	for i, g := range plan.groups {
+	if hist != nil {
+		ci = sort.Search(len(hist.changes), func(j int) bool { return hist.changes[j].group >= lo })
+	}
+	for i := lo; i < hi; i++ {
 		var c *keyChange
 		if hist != nil && ci < len(hist.changes) && hist.changes[ci].group == i {
 			c = &hist.changes[ci]
@@ -40,12 +95,43 @@ func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) 
 		if withMirror && plan.mirror != nil {
 			mirror = plan.mirror[i]
 		}
-		if err := s.writeKeyRec(plan.entries[i], plan.batch, g.Events, mirror, hist, c); err != nil {
+		ent := plan.entries[i]
+		e.encodeKeyRec(s.ix.head[ent], plan.batch, plan.groups[i].Events, mirror, hist, c)
+		if !direct {
+			e.out = append(e.out, e.w.buf...)
+			e.ends = append(e.ends, len(e.out))
+			continue
+		}
+		if err := s.appendRec(ent, e.w.buf); err != nil {
 			return err
 		}
 	}
-	plan.recorded = true
-	return s.flush()
+	return nil
+}
+
+// appendTo appends the records encode kept, for the groups from lo on,
+// to the log and moves their keys' heads. Errors: log writes.
+func (e *recEncoder) appendTo(s *State, plan *batchPlan, lo int) error {
+	start := 0
+	for j, end := range e.ends {
+		if err := s.appendRec(plan.entries[lo+j], e.out[start:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// appendRec appends one encoded record and makes it index entry ent's
+// head. Errors: log writes (the state is then invalid).
+func (s *State) appendRec(ent uint32, rec []byte) error {
+	ref, err := s.log.append(rec)
+	if err != nil {
+		s.invalidate()
+		return err
+	}
+	s.ix.head[ent] = ref
+	return nil
 }
 
 // recordAsync is recordPlan in the background: it returns at once, and
@@ -74,8 +160,9 @@ func (s *State) settle() {
 	}
 }
 
-// writeKeyRec appends one chain record for index entry e.
-func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *cdc.Row, hist *histChanges, c *keyChange) error {
+// encodeKeyRec encodes into e.w.buf one chain record whose previous
+// record is prev.
+func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event, mirror *cdc.Row, hist *histChanges, c *keyChange) {
 	var flags uint8
 	if events != nil {
 		flags |= recEvents
@@ -94,8 +181,8 @@ func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *
 			flags |= recReset
 		}
 	}
-	w := &s.w
-	w.begin(s.ix.head[e], batch, flags)
+	w := &e.w
+	w.begin(prev, batch, flags)
 	if events != nil {
 		w.events(events, mirror)
 	}
@@ -105,7 +192,7 @@ func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *
 	var open *histRow
 	var openVals *cdc.Row
 	if flags&recRows != 0 {
-		rows := s.rowsBuf[:0]
+		rows := e.rowsBuf[:0]
 		for i := range c.n {
 			v := &hist.writes[c.first+i].v
 			rows = append(rows, histRowOf(v, hist.fid, int64(c.first+i)))
@@ -120,25 +207,21 @@ func (s *State) writeKeyRec(e uint32, batch int64, events []*cdc.Event, mirror *
 			rm = []rowLoc{*c.removed}
 		}
 		w.rows(rows, rm)
-		s.rowsBuf = rows
+		e.rowsBuf = rows
 	}
 	if flags&recOpen != 0 {
 		w.openVersion(open, openVals, mirror)
 	}
-	ref, err := s.log.append(w.buf)
-	if err != nil {
-		s.invalidate()
-		return err
-	}
-	s.ix.head[e] = ref
-	return nil
 }
 
 // recordMirror appends, per index entry, a record of its new mirror
 // values (a rebuild's), then flushes the log.
 func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
+	enc := &s.encoders[0]
+	enc.w.c = s.c
 	for i, e := range entries {
-		if err := s.writeKeyRec(e, batch, nil, rows[i], nil, nil); err != nil {
+		enc.encodeKeyRec(s.ix.head[e], batch, nil, rows[i], nil, nil)
+		if err := s.appendRec(e, enc.w.buf); err != nil {
 			return err
 		}
 	}
@@ -161,9 +244,13 @@ func (s *State) flushPending() error {
 // changes (a rebuild's: no row changes, no mirror values), then flushes.
 func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
 	plan.resolve(s.ix)
+	enc := &s.encoders[0]
+	enc.w.c = s.c
 	for i := range hist.changes {
 		c := &hist.changes[i]
-		if err := s.writeKeyRec(plan.entries[c.group], plan.batch, nil, nil, hist, c); err != nil {
+		ent := plan.entries[c.group]
+		enc.encodeKeyRec(s.ix.head[ent], plan.batch, nil, nil, hist, c)
+		if err := s.appendRec(ent, enc.w.buf); err != nil {
 			return err
 		}
 	}
