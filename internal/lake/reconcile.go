@@ -1,0 +1,161 @@
+package lake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/validate"
+)
+
+// MirrorRow is one mirror row as reconciliation reads it: the source
+// columns' values (system columns left out), its `_seq` (hex) and soft
+// delete flag.
+type MirrorRow struct {
+	Row     *cdc.Row
+	Seq     string
+	Deleted bool
+}
+
+// ScanMirrorRows reads every row of the mirror's current Iceberg
+// snapshot (position deletes applied) and calls fn with each, in no
+// particular order; rows of one record batch share their *cdc.Columns.
+// It returns false when the mirror does not exist. Memory: one record
+// batch. Errors: catalog and file IO failures, a column type the mirror
+// does not write, an error from fn (returned as is).
+func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn func(MirrorRow) error) (bool, error) {
+	tbl, err := LoadTable(ctx, cat, name.Mirror())
+	if err != nil || tbl == nil {
+		return false, err
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return true, nil
+	}
+	var cols []string
+	for _, f := range tbl.Schema().Fields() {
+		cols = append(cols, f.Name)
+	}
+	err = scanColumns(ctx, tbl, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		seqs, _ := col(ColSeq).(*array.String)
+		dels, _ := col(ColDeleted).(*array.Boolean)
+		if seqs == nil || dels == nil {
+			return fmt.Errorf("lake: mirror %s: no %s or %s column", name, ColSeq, ColDeleted)
+		}
+		var names []string
+		var arrs []arrow.Array
+		for i, f := range rec.Schema().Fields() {
+			if isSystemColumn(f.Name) {
+				continue
+			}
+			names = append(names, f.Name)
+			arrs = append(arrs, rec.Column(i))
+		}
+		shared := cdc.NewColumns(names)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			vals := make([]cdc.Value, len(arrs))
+			for i, a := range arrs {
+				v, err := valueAt(a, r)
+				if err != nil {
+					return fmt.Errorf("lake: mirror %s: column %q: %w", name, names[i], err)
+				}
+				vals[i] = v
+			}
+			if err := fn(MirrorRow{Row: &cdc.Row{Cols: shared, Vals: vals}, Seq: seqs.Value(r), Deleted: dels.Value(r)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return true, err
+}
+
+// BronzeChanges is what the operation balance reads from bronze: the row
+// changes (key, op c/u/d/r, `_seq`; Partition and Offset as stored) of
+// the table's topic and of its direct loads and repairs (topics
+// "<topic>#<id>"), the positions of truncates, and the
+// source-commit-to-apply delays (`_ingested_at` − `_source_ts`) of the
+// newest stream records (the topic's own, at most lateness of them, by
+// `_ingested_at`).
+type BronzeChanges struct {
+	Records   []validate.Record
+	Truncates []string
+	Delays    []time.Duration
+}
+
+// ReadBronzeChanges reads bronze's current Iceberg snapshot for topic
+// and its "#"-suffixed load topics. It returns nil when bronze does not
+// exist. Memory: about 60 bytes per record plus the key. Errors: catalog
+// and file IO failures.
+func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName, topic string, lateness int) (*BronzeChanges, error) {
+	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	out := &BronzeChanges{}
+	if tbl.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	type delay struct {
+		at int64
+		d  time.Duration
+	}
+	var delays []delay
+	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset, BronzeOp, ColSeq, ColKey, ColSourceTs, ColIngestedAt},
+		func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+			topics, _ := col(BronzeTopic).(*array.String)
+			parts, _ := col(BronzePartition).(*array.Int32)
+			offs, _ := col(BronzeOffset).(*array.Int64)
+			ops, _ := col(BronzeOp).(*array.String)
+			seqs, _ := col(ColSeq).(*array.String)
+			keys, _ := col(ColKey).(*array.String)
+			srcTs, _ := col(ColSourceTs).(*array.Timestamp)
+			ingTs, _ := col(ColIngestedAt).(*array.Timestamp)
+			if topics == nil || parts == nil || offs == nil || ops == nil || seqs == nil || keys == nil || srcTs == nil || ingTs == nil {
+				return fmt.Errorf("lake: bronze %s: unexpected column types %s", name, rec.Schema())
+			}
+			for r := 0; r < int(rec.NumRows()); r++ {
+				t := topics.Value(r)
+				stream := t == topic
+				if !stream && !strings.HasPrefix(t, topic+"#") {
+					continue
+				}
+				if ops.IsNull(r) || seqs.IsNull(r) {
+					continue
+				}
+				switch op := ops.Value(r); op {
+				case "t":
+					out.Truncates = append(out.Truncates, seqs.Value(r))
+				case "c", "u", "d", "r":
+					if keys.IsNull(r) {
+						continue
+					}
+					out.Records = append(out.Records, validate.Record{Key: keys.Value(r), Partition: parts.Value(r), Offset: offs.Value(r), Op: op, Seq: seqs.Value(r)})
+					if stream && !srcTs.IsNull(r) {
+						at := int64(ingTs.Value(r))
+						delays = append(delays, delay{at, time.Duration(at-int64(srcTs.Value(r))) * time.Microsecond})
+					}
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	// the newest lateness delays
+	if lateness > 0 && len(delays) > lateness {
+		slices.SortFunc(delays, func(a, b delay) int { return cmp.Compare(b.at, a.at) })
+		delays = delays[:lateness]
+	}
+	for _, d := range delays {
+		out.Delays = append(out.Delays, d.d)
+	}
+	return out, nil
+}
