@@ -32,7 +32,8 @@ import (
 //	bigint (signed or not)                 int64                           Int
 //	float / double                         float / double                  Float
 //	decimal(p,s), p ≤ 38                   bytes Decimal {scale s}         Decimal
-//	char, varchar, *text, enum, set, json  string                          String
+//	char, varchar, *text, set              string                          String
+//	enum / json (MySQL's)                  string Enum {allowed} / Json    String
 //	binary, varbinary, *blob               bytes                           Bytes
 //	date                                   int32 io.debezium.time.Date     Date
 //	time(p)                                int64 MicroTime                 Time (0 ≤ t < 24 h)
@@ -214,8 +215,13 @@ func mapMySQLColumn(name, dataType, colType string, prec, scale, dtPrec int) (Co
 		}
 		set("bytes", logicalDecimal, cdc.DecimalType(int16(prec), int16(scale)))
 		ci.Precision, ci.Scale = prec, scale
-	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json":
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "set":
 		set("string", "", cdc.TypeString)
+	case "json":
+		set("string", logicalJSON, cdc.TypeString)
+	case "enum":
+		set("string", logicalEnum, cdc.TypeString)
+		ci.Allowed = enumLabels(colType)
 	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
 		set("bytes", "", cdc.TypeBinary)
 	case "date":
@@ -237,6 +243,17 @@ func mapMySQLColumn(name, dataType, colType string, prec, scale, dtPrec int) (Co
 		return ci, errors.New("not supported")
 	}
 	return ci, nil
+}
+
+// enumLabels reads the labels of "enum('a','b')" as "a,b" (quotes
+// doubled inside a label are undone).
+func enumLabels(colType string) string {
+	body := strings.TrimSuffix(strings.TrimPrefix(colType, "enum("), ")")
+	var labels []string
+	for _, part := range strings.Split(body, "','") {
+		labels = append(labels, strings.ReplaceAll(strings.Trim(part, "'"), "''", "'"))
+	}
+	return strings.Join(labels, ",")
 }
 
 // mysqlPlan is the keyset query of one table.
