@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,11 @@ func TestReconcileCommand(t *testing.T) {
 	}
 	if got := gauge(t, s, telemetry.MetricValFindings, "reconcile-ghost"); got != 0 {
 		t.Fatalf("%s{check=reconcile-ghost} = %g, want 0", telemetry.MetricValFindings, got)
+	}
+	// status shows the last reconciliation run
+	out, errw, code = s.cli("status", table)
+	if code != exitOK || !regexp.MustCompile(`\nlast reconciliation +\S+: 4 checks, all passed\n`).MatchString(out) || strings.Contains(out, "last validation") {
+		t.Fatalf("status: exit %d\n%s%s", code, out, errw)
 	}
 }
 
