@@ -279,7 +279,13 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 		if bronze, err = lake.ReadBronzeChanges(ctx, a.Catalog, name, spec.Topic, lateSample); err != nil {
 			return res, err
 		}
-		res.Checks = append(res.Checks, validate.Balance(bronze.Records, bronze.Truncates, out.liveKeys))
+		loadDeleted := map[string]bool{}
+		for k, seq := range out.deletedSeqs {
+			if bronze.LoadSeqs[seq] {
+				loadDeleted[k] = true
+			}
+		}
+		res.Checks = append(res.Checks, validate.Balance(bronze.Records, bronze.Truncates, out.liveKeys, loadDeleted))
 	} else {
 		res.Skipped = []string{validate.CheckBalance}
 	}

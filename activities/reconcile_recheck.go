@@ -28,9 +28,11 @@ type recheckOut struct {
 	unsettled int
 	live      int64
 	liveKeys  map[string]bool
-	pos       source.Position
-	srcRows   map[string]*cdc.Row
-	mirRows   map[string]*cdc.Row
+	// deletedSeqs: the `_seq` of each soft-deleted mirror row, by key
+	deletedSeqs map[string]string
+	pos         source.Position
+	srcRows     map[string]*cdc.Row
+	mirRows     map[string]*cdc.Row
 }
 
 // recheck re-reads the candidate keys (cands, and the ghost candidates
@@ -103,7 +105,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 	}
 	// the final mirror read
 	mir := map[string]*validate.RowState{}
-	out.liveKeys = map[string]bool{}
+	out.liveKeys, out.deletedSeqs = map[string]bool{}, map[string]string{}
 	_, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
 		k, err := cdc.KeyOf(m.Row, r.info.Key)
 		if err != nil {
@@ -113,6 +115,8 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 		if !m.Deleted {
 			out.live++
 			out.liveKeys[h] = true
+		} else {
+			out.deletedSeqs[h] = m.Seq
 		}
 		if _, ok := want[h]; ok {
 			mir[h] = &validate.RowState{Digest: merge.RowHash(m.Row, r.compared), Seq: m.Seq, Deleted: m.Deleted}

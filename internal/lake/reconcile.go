@@ -88,18 +88,27 @@ type BronzeChanges struct {
 	Records   []validate.Record
 	Truncates []string
 	Delays    []time.Duration
+	// LoadSeqs are the positions of the direct loads' and repairs'
+	// records (`_seq` hex): a re-snapshot soft-deletes its ghost rows at
+	// its position without a bronze record.
+	LoadSeqs map[string]bool
 }
 
 // ReadBronzeChanges reads bronze's current Iceberg snapshot for topic
-// and its "#"-suffixed load topics. It returns nil when bronze does not
-// exist. Memory: about 60 bytes per record plus the key. Errors: catalog
-// and file IO failures.
+// and its "#"-suffixed load topics, leaving out the records the
+// quarantine table holds (by topic, partition and offset: they were not
+// applied). It returns nil when bronze does not exist. Memory: about 60
+// bytes per record plus the key. Errors: catalog and file IO failures.
 func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName, topic string, lateness int) (*BronzeChanges, error) {
 	tbl, err := LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	out := &BronzeChanges{}
+	quarantined, err := quarantinedCoordinates(ctx, cat, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &BronzeChanges{LoadSeqs: map[string]bool{}}
 	if tbl.CurrentSnapshot() == nil {
 		return out, nil
 	}
@@ -127,8 +136,11 @@ func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName,
 				if !stream && !strings.HasPrefix(t, topic+"#") {
 					continue
 				}
-				if ops.IsNull(r) || seqs.IsNull(r) {
+				if ops.IsNull(r) || seqs.IsNull(r) || quarantined[coordinate{t, parts.Value(r), offs.Value(r)}] {
 					continue
+				}
+				if !stream {
+					out.LoadSeqs[seqs.Value(r)] = true
 				}
 				switch op := ops.Value(r); op {
 				case "t":
@@ -158,4 +170,34 @@ func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName,
 		out.Delays = append(out.Delays, d.d)
 	}
 	return out, nil
+}
+
+// coordinate is a Kafka record's topic, partition and offset.
+type coordinate struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// quarantinedCoordinates reads the coordinates of every record the
+// quarantine table holds (none when it does not exist).
+func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name TableName) (map[coordinate]bool, error) {
+	out := map[coordinate]bool{}
+	tbl, err := LoadTable(ctx, cat, name.Quarantine())
+	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
+		return out, err
+	}
+	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		topics, _ := col(BronzeTopic).(*array.String)
+		parts, _ := col(BronzePartition).(*array.Int32)
+		offs, _ := col(BronzeOffset).(*array.Int64)
+		if topics == nil || parts == nil || offs == nil {
+			return fmt.Errorf("lake: quarantine %s: unexpected column types %s", name, rec.Schema())
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			out[coordinate{topics.Value(r), parts.Value(r), offs.Value(r)}] = true
+		}
+		return nil
+	})
+	return out, err
 }

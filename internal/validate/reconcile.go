@@ -199,8 +199,11 @@ func Reconcile(scope ReconcileScope, diffs []Diff) []Result {
 // says the key is live now. Their sum, creates − deletes, must equal the
 // mirror's live rows, and each key must agree: a finding names every key
 // bronze holds live that the mirror does not (or the reverse). live is
-// the set of the mirror's live keys (hex). Keys come out sorted.
-func Balance(recs []Record, truncates []string, live map[string]bool) Result {
+// the set of the mirror's live keys (hex). loadDeleted holds the keys
+// the mirror holds soft-deleted at the position of a direct re-snapshot:
+// it deletes the ghost rows it finds there without a bronze record, so
+// such a key counts one delete at its end. Keys come out sorted.
+func Balance(recs []Record, truncates []string, live, loadDeleted map[string]bool) Result {
 	byKey := map[string][]Record{}
 	for _, r := range recs {
 		byKey[r.Key] = append(byKey[r.Key], r)
@@ -242,7 +245,7 @@ func Balance(recs []Record, truncates []string, live map[string]bool) Result {
 			j, _ := slices.BinarySearch(truncs, prev)
 			for ; j < len(truncs) && truncs[j] <= prev; j++ {
 			}
-			if j < len(truncs) {
+			if j < len(truncs) || loadDeleted[k] {
 				on = false
 				deletes++
 			}

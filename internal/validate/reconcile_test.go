@@ -94,16 +94,21 @@ func TestBalance(t *testing.T) {
 		{Key: "04", Op: "r", Seq: "13"},                                  // truncated
 		{Key: "05", Op: "r", Seq: "14"}, {Key: "05", Op: "r", Seq: "40"}, // truncated, read again
 	}
-	r := Balance(recs, []string{"15"}, map[string]bool{"01": true, "03": true, "05": true})
+	r := Balance(recs, []string{"15"}, map[string]bool{"01": true, "03": true, "05": true}, nil)
 	if r.Verdict != Pass || r.Observed != "7 creates − 4 deletes = 3; 3 live mirror rows; 0 keys disagree" ||
 		r.Scope != "9 changes of 5 keys in bronze, 1 truncates" {
 		t.Fatalf("%+v", r)
 	}
-	r = Balance(recs, []string{"15"}, map[string]bool{"01": true, "02": true, "05": true, "06": true})
+	r = Balance(recs, []string{"15"}, map[string]bool{"01": true, "02": true, "05": true, "06": true}, nil)
 	if r.Verdict != Fail || r.Details() != "key 02: live in the mirror, bronze's changes leave it deleted\n"+
 		"key 03: bronze's changes leave it live, the mirror does not hold it live\n"+
 		"key 06: live in the mirror, bronze holds no change of it" {
 		t.Fatalf("%+v\n%s", r, r.Details())
+	}
+	// a re-snapshot soft-deleted key 03 (a ghost row) without a bronze record
+	r = Balance(recs, []string{"15"}, map[string]bool{"01": true, "05": true}, map[string]bool{"03": true})
+	if r.Verdict != Pass || r.Observed != "7 creates − 5 deletes = 2; 2 live mirror rows; 0 keys disagree" {
+		t.Fatalf("%+v", r)
 	}
 }
 
