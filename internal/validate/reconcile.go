@@ -146,19 +146,20 @@ type RangeStat struct {
 // Differs reports whether the two summaries differ.
 func (r RangeStat) Differs() bool { return r.Source != r.Mirror }
 
-// ReconcileScope summarizes a run for each check's scope: the key ranges
-// read from the source, how many differed, the rows read from the
-// source and the mirror's live rows, the source table and the settling
-// period waited.
+// ReconcileScope summarizes a run for each check's scope: the source
+// table, the key ranges read from it and how many differed, the rows
+// read from it, the mirror's live rows at the final read, the candidate
+// keys re-read and how many of them were unsettled (changed again after
+// the re-read), and the settling period.
 type ReconcileScope struct {
-	SourceTable    string
-	Ranges         int
-	DifferedRanges int
-	SourceRows     int64
-	MirrorLive     int64
-	Rechecked      int
-	Unsettled      int
-	Settling       time.Duration
+	SourceTable    string        `json:"source_table"`
+	Ranges         int           `json:"ranges"`
+	DifferedRanges int           `json:"differed_ranges"`
+	SourceRows     int64         `json:"source_rows"`
+	MirrorLive     int64         `json:"mirror_live"`
+	Rechecked      int           `json:"rechecked"`
+	Unsettled      int           `json:"unsettled"`
+	Settling       time.Duration `json:"settling"`
 }
 
 func (s ReconcileScope) String() string {
