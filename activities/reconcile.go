@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -167,8 +169,21 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 	if activity.IsActivity(ctx) && activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &prog)
 	}
-	progress := func() any { return prog }
-	stop := keepAlive(ctx, 10*time.Second, func() any { return progress() })
+	// the background heartbeat sends the last progress the loop published
+	var mu sync.Mutex
+	published := prog
+	publish := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		published = prog
+		published.Candidates = slices.Clone(prog.Candidates)
+		published.After = slices.Clone(prog.After)
+	}
+	stop := keepAlive(ctx, 10*time.Second, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return published
+	})
 	defer stop()
 
 	// settling period, from bronze's measured lateness
@@ -194,15 +209,12 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 
 	// ranges
 	prog.Scope.SourceTable, prog.Scope.Settling = req.SourceTable, res.Settling
-	var lastRead time.Time
-	var lastPos source.Position
 	after := (&lake.LoadCursor{After: prog.After}).Values()
 	for !prog.Done {
-		rows, last, pos, err := src.ReadChunkAt(ctx, info, after, req.Chunk)
+		rows, last, _, err := src.ReadChunkAt(ctx, info, after, req.Chunk)
 		if err != nil {
 			return res, sourceError(err)
 		}
-		lastRead, lastPos = time.Now(), pos
 		if len(rows) == 0 {
 			prog.Done = true
 			break
@@ -241,6 +253,7 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 		}
 		prog.After = lake.KeyParts(last)
 		after = last
+		publish()
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, prog)
 		}
@@ -262,10 +275,7 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 	if reconcileHook != nil {
 		reconcileHook("ranges")
 	}
-	if lastRead.IsZero() {
-		lastRead = time.Now()
-	}
-	_ = lastPos
+	publish()
 	out, err := r.recheck(ctx, prog.Candidates, ghosts, res.Settling)
 	if err != nil {
 		return res, err
