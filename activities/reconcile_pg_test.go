@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -41,6 +43,37 @@ func TestReconcilePostgres(t *testing.T) {
 		return f
 	}
 	reconcileFaults(t, setup)
+	t.Run("resumed from its heartbeat", func(t *testing.T) {
+		f := setup(t)
+		f.exec("UPDATE orders SET status = 'paid' WHERE order_id = 4") // its event is lost
+		// an earlier attempt compared the range of keys 1 and 2, then died
+		var env testsuite.WorkflowTestSuite
+		aenv := env.NewTestActivityEnvironment()
+		aenv.RegisterActivity(f.a)
+		aenv.SetHeartbeatDetails(reconcileProgress{Chunks: 1, After: lake.KeyParts([]cdc.Value{cdc.Int(2)}),
+			Scope: validate.ReconcileScope{SourceTable: "public.orders", Ranges: 1, SourceRows: 2}})
+		v, err := aenv.ExecuteActivity(f.a.Reconcile, ReconcileRequest{Spec: f.spec, RunID: "resumed", Chunk: 2, Pause: -1, SettleFloor: -1,
+			SettleCeiling: time.Minute, CatchUpTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res ReconcileResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		by := map[string]validate.Result{}
+		for _, c := range res.Checks {
+			by[c.Check] = c
+		}
+		wantDiff(t, res, validate.KindChanged, 4, seqOfRecord(t, f, 4))
+		onlyFailing(t, res, by, validate.CheckChanged, "key "+keyOf(4)+": "+res.Diffs[0].What())
+		// ranges 3-4 and 5 read now; keys 1 and 2, not read this attempt,
+		// re-read by key as ghost candidates (and found)
+		sc := res.Scope
+		if sc.Ranges != 3 || sc.SourceRows != 5 || sc.Rechecked != 3 || sc.DifferedRanges != 1 {
+			t.Fatalf("scope %+v", sc)
+		}
+	})
 	t.Run("after a direct re-snapshot", func(t *testing.T) {
 		f := setup(t)
 		f.exec("DELETE FROM orders WHERE order_id = 3; UPDATE orders SET status = 'paid' WHERE order_id = 2") // events lost
