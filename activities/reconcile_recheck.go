@@ -28,6 +28,8 @@ type recheckOut struct {
 	unsettled int
 	live      int64
 	liveKeys  map[string]bool
+	// applied is the mirror's applied position at the final read
+	applied string
 	// deletedSeqs: the `_seq` of each soft-deleted mirror row, by key
 	deletedSeqs map[string]string
 	pos         source.Position
@@ -106,7 +108,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 	// the final mirror read
 	mir := map[string]*validate.RowState{}
 	out.liveKeys, out.deletedSeqs = map[string]bool{}, map[string]string{}
-	_, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
+	applied, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
 		k, err := cdc.KeyOf(m.Row, r.info.Key)
 		if err != nil {
 			return err
@@ -127,6 +129,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 	if err != nil {
 		return out, err
 	}
+	out.applied = applied
 	for _, k := range keys {
 		var src *validate.RowState
 		if row := out.srcRows[k]; row != nil {

@@ -28,16 +28,19 @@ type MirrorRow struct {
 // ScanMirrorRows reads every row of the mirror's current Iceberg
 // snapshot (position deletes applied) and calls fn with each, in no
 // particular order; rows of one record batch share their *cdc.Columns.
-// It returns false when the mirror does not exist. Memory: one record
-// batch. Errors: catalog and file IO failures, a column type the mirror
-// does not write, an error from fn (returned as is).
-func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn func(MirrorRow) error) (bool, error) {
+// It returns the applied position (PropAppliedPosition, hex; "" when
+// none) of the table metadata it read, so what the rows reflect: no row
+// is above it. ("", nil) when the mirror does not exist. Memory: one
+// record batch. Errors: catalog and file IO failures, a column type the
+// mirror does not write, an error from fn (returned as is).
+func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn func(MirrorRow) error) (string, error) {
 	tbl, err := LoadTable(ctx, cat, name.Mirror())
 	if err != nil || tbl == nil {
-		return false, err
+		return "", err
 	}
+	applied := tbl.Properties()[PropAppliedPosition]
 	if tbl.CurrentSnapshot() == nil {
-		return true, nil
+		return applied, nil
 	}
 	var cols []string
 	for _, f := range tbl.Schema().Fields() {
@@ -74,7 +77,7 @@ func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn
 		}
 		return nil
 	})
-	return true, err
+	return applied, err
 }
 
 // BronzeChanges is what the operation balance reads from bronze: the row
