@@ -86,6 +86,7 @@ func pipelineMetrics(t *testing.T) exported {
 	m.Rebuilt(table, 3)
 	m.RetentionGap(table)
 	m.ObserveValidation(table, time.Now(), map[string]bool{"partitioning": false, "transitions": true})
+	m.ObserveReconcile(table, map[string]int{"reconcile-ghost": 1}, 30*time.Second)
 	fams, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)

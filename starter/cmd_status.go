@@ -29,7 +29,8 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: `status shows a table pipeline's phase, offsets and lag per partition (read from
 Kafka when reachable, else as of the table's last plan), freshness, watermark, totals,
 the last batch and load, the last error, and (when the catalog is readable here) the
-size of each Iceberg table. With --output json it prints the status object with the
+size of each Iceberg table and the last validation and reconciliation runs (their
+failing checks, from <ns>.<table>_validation). With --output json it prints the status object with the
 stable field names listed in README "Operate it".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -209,6 +210,7 @@ func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.
 			sz.Snapshots, sz.DataFiles, sz.DeleteFiles, sz.Records, mib(sz.FilesBytes), mib(sz.MetadataBytes), sz.MetadataFiles)
 	}
 	tw.Flush()
+	printValidationStatus(ctx, w, cat, name)
 }
 
 // mib renders bytes as MiB with one decimal (KiB below 1 MiB).

@@ -142,7 +142,11 @@ func (p *readPlan) read(ctx context.Context, q querier, after []cdc.Value, limit
 	}
 	sql.WriteString(p.order + "$" + strconv.Itoa(len(args)+1))
 	args = append(args, int64(limit))
+	return p.query(ctx, q, sql.String(), args)
+}
 
+// query runs a query of the plan's select list and decodes its rows.
+func (p *readPlan) query(ctx context.Context, q querier, sql string, args []any) ([]*cdc.Row, error) {
 	cells := make([]cell, len(p.info.Columns))
 	dests := make([]any, len(cells))
 	for i := range p.info.Columns {
@@ -152,7 +156,7 @@ func (p *readPlan) read(ctx context.Context, q querier, after []cdc.Value, limit
 		}
 		cells[i], dests[i] = c, c.dest()
 	}
-	rs, err := q.Query(ctx, sql.String(), args...)
+	rs, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("source: reading %s: %w", p.info.qualified(), err)
 	}

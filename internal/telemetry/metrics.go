@@ -35,13 +35,15 @@ const (
 	MetricRetentionGaps = "lakemirror_retention_gaps_total"                  // next offset deleted by Kafka retention before it was applied
 	MetricValFailed     = "lakemirror_validation_failed"                     // gauge: 1 when the last validation run's check failed, 0 when it passed, by check
 	MetricValLastRun    = "lakemirror_validation_last_run_timestamp_seconds" // gauge: when the last validation run checked
+	MetricValFindings   = "lakemirror_validation_findings"                   // gauge: keys (or partitions) the last run's check named, by check
+	MetricValSettling   = "lakemirror_validation_settling_seconds"           // gauge: the last reconciliation's settling period
 )
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
 	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
-	MetricValFailed, MetricValLastRun}
+	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling}
 
 // Metrics is the pipeline's metric set on one registry.
 type Metrics struct {
@@ -64,6 +66,8 @@ type Metrics struct {
 	retentionGaps *prometheus.CounterVec
 	valFailed     *prometheus.GaugeVec
 	valLastRun    *prometheus.GaugeVec
+	valFindings   *prometheus.GaugeVec
+	valSettling   *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
@@ -126,6 +130,8 @@ func New() *Metrics {
 	m.lastBatch = gauge(MetricLastBatchTime, "When the last batch was applied, seconds since the epoch.")
 	m.valFailed = gauge(MetricValFailed, "1 when the table's last validation run found its check failing, 0 when it passed (starter validate).", "check")
 	m.valLastRun = gauge(MetricValLastRun, "When the table's last validation run checked, seconds since the epoch.")
+	m.valFindings = gauge(MetricValFindings, "How many keys the table's last run of the check named: differences for the reconcile checks (starter reconcile).", "check")
+	m.valSettling = gauge(MetricValSettling, "The settling period of the table's last reconciliation: p99 of recent source-commit-to-apply delays, floored and capped.")
 	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
 		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
 	return m
@@ -292,6 +298,16 @@ func (m *Metrics) ObserveValidation(table string, at time.Time, failed map[strin
 		m.valFailed.WithLabelValues(table, check).Set(v)
 	}
 	m.valLastRun.WithLabelValues(table).Set(float64(at.UnixNano()) / 1e9)
+}
+
+// ObserveReconcile records one reconciliation run of table: findings
+// maps each check run to how many keys it named, settle is the settling
+// period it waited.
+func (m *Metrics) ObserveReconcile(table string, findings map[string]int, settle time.Duration) {
+	for check, n := range findings {
+		m.valFindings.WithLabelValues(table, check).Set(float64(n))
+	}
+	m.valSettling.WithLabelValues(table).Set(settle.Seconds())
 }
 
 // RetentionGap counts a detected retention gap.

@@ -474,6 +474,41 @@ stop_bg retrywatch
 retry_note=$(grep -m1 . "$RUN/logs/retrywatch.log" 2>/dev/null || echo "not observed")
 log "killed ApplyBatch as Temporal showed it after the restart: $retry_note"
 
+# --- reconciliation against PostgreSQL --------------------------------------
+# `starter reconcile` on every table, against the source database the worker
+# knows as $SOURCE: its keyed checks (ghost, missing, changed rows) and the
+# operation balance must find zero differences on the caught-up pipeline.
+reconcile_all() {
+  local spec src tbl rc failed=0
+  : >"$RUN/reconcile.out"
+  for spec in $TABLES; do
+    IFS=: read -r src tbl _ _ <<<"$spec"
+    set +e
+    starter reconcile "$tbl" --source "$SOURCE" --source-table "public.$src" --settle-floor 5s --output json >"$RUN/reconcile-$tbl.json" 2>>"$RUN/logs/starter.out"
+    rc=$?
+    set -e
+    "$PY" - "$tbl" "$rc" "$RUN/reconcile-$tbl.json" >>"$RUN/reconcile.out" <<'PY'
+import json, sys
+tbl, rc, path = sys.argv[1:4]
+try:
+    r = json.load(open(path))
+except Exception as e:
+    print(f"{tbl}: no result (exit {rc}: {e})"); sys.exit()
+checks = ", ".join(f"{c['check']} {c['verdict']} ({c['observed']})" for c in r.get("checks", []))
+sc = r.get("scope", {})
+print(f"{tbl}: exit {rc}; {sc.get('ranges')} key ranges, {sc.get('source_rows')} source rows, {sc.get('mirror_live')} live mirror rows, {sc.get('rechecked')} keys re-read; {len(r.get('diffs') or [])} differences; {checks}")
+for c in r.get("checks", []):
+    if c["verdict"] == "fail":
+        print(f"  {c['check']}: " + "; ".join(f"{f.get('key', '')} {f['what']}" for f in c.get("findings") or []))
+PY
+    [ "$rc" = 0 ] || failed=$((failed + 1))
+  done
+  cat "$RUN/reconcile.out" >&2
+  reconcile_failed=$failed
+}
+reconcile_failed=0
+step reconcile reconcile_all
+
 # --- checks --------------------------------------------------------------------
 args=()
 for spec in $TABLES; do
@@ -570,7 +605,16 @@ for g in chk.get("skipped", []):
     print(f"  skipped:   {g[:300]}")
 for f in chk.get("failed", []):
     print(f"  FAILED:    {f[:600]}")
+try:
+    for line in open(f"{run}/reconcile.out"):
+        print(f"reconcile:       {line.rstrip()}")
+except OSError:
+    print("reconcile:       not run")
 print(f"time:            {secs}s total; steps: {timings.strip()}")
 print("result:          " + ("PASS" if rc == "0" else "FAIL"))
 PY
+if [ "$check_rc" = 0 ] && [ "${reconcile_failed:-0}" != 0 ]; then
+  log "FAIL: starter reconcile found differences on $reconcile_failed tables ($RUN/reconcile.out)"
+  exit 1
+fi
 exit "$check_rc"

@@ -46,6 +46,7 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.TableWorkflow, workflow.RegisterOptions{Name: workflows.TableWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.MaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.MaintenanceWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.ValidationWorkflow, workflow.RegisterOptions{Name: workflows.ValidationWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.ReconcileWorkflow, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowName})
 	w.RegisterActivity(acts)
 }
 

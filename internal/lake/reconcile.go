@@ -1,0 +1,206 @@
+package lake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/validate"
+)
+
+// MirrorRow is one mirror row as reconciliation reads it: the source
+// columns' values (system columns left out), its `_seq` (hex) and soft
+// delete flag.
+type MirrorRow struct {
+	Row     *cdc.Row
+	Seq     string
+	Deleted bool
+}
+
+// ScanMirrorRows reads every row of the mirror's current Iceberg
+// snapshot (position deletes applied) and calls fn with each, in no
+// particular order; rows of one record batch share their *cdc.Columns.
+// It returns the applied position (PropAppliedPosition, hex; "" when
+// none) of the table metadata it read, so what the rows reflect: no row
+// is above it. ("", nil) when the mirror does not exist. Memory: one
+// record batch. Errors: catalog and file IO failures, a column type the
+// mirror does not write, an error from fn (returned as is).
+func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn func(MirrorRow) error) (string, error) {
+	tbl, err := LoadTable(ctx, cat, name.Mirror())
+	if err != nil || tbl == nil {
+		return "", err
+	}
+	applied := tbl.Properties()[PropAppliedPosition]
+	if tbl.CurrentSnapshot() == nil {
+		return applied, nil
+	}
+	var cols []string
+	for _, f := range tbl.Schema().Fields() {
+		cols = append(cols, f.Name)
+	}
+	err = scanColumns(ctx, tbl, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		seqs, _ := col(ColSeq).(*array.String)
+		dels, _ := col(ColDeleted).(*array.Boolean)
+		if seqs == nil || dels == nil {
+			return fmt.Errorf("lake: mirror %s: no %s or %s column", name, ColSeq, ColDeleted)
+		}
+		var names []string
+		var arrs []arrow.Array
+		for i, f := range rec.Schema().Fields() {
+			if isSystemColumn(f.Name) {
+				continue
+			}
+			names = append(names, f.Name)
+			arrs = append(arrs, rec.Column(i))
+		}
+		shared := cdc.NewColumns(names)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			vals := make([]cdc.Value, len(arrs))
+			for i, a := range arrs {
+				v, err := valueAt(a, r)
+				if err != nil {
+					return fmt.Errorf("lake: mirror %s: column %q: %w", name, names[i], err)
+				}
+				vals[i] = v
+			}
+			if err := fn(MirrorRow{Row: &cdc.Row{Cols: shared, Vals: vals}, Seq: seqs.Value(r), Deleted: dels.Value(r)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return applied, err
+}
+
+// BronzeChanges is what the operation balance reads from bronze: the row
+// changes (key, op c/u/d/r, `_seq`; Partition and Offset as stored) of
+// the table's topic and of its direct loads and repairs (topics
+// "<topic>#<id>"), the positions of truncates, and the
+// source-commit-to-apply delays (`_ingested_at` − `_source_ts`) of the
+// newest stream records (the topic's own, at most lateness of them, by
+// `_ingested_at`).
+type BronzeChanges struct {
+	Records   []validate.Record
+	Truncates []string
+	Delays    []time.Duration
+	// LoadSeqs are the positions of the direct loads' and repairs'
+	// records (`_seq` hex): a re-snapshot soft-deletes its ghost rows at
+	// its position without a bronze record.
+	LoadSeqs map[string]bool
+}
+
+// ReadBronzeChanges reads bronze's current Iceberg snapshot for topic
+// and its "#"-suffixed load topics, leaving out the records the
+// quarantine table holds (by topic, partition and offset: they were not
+// applied). It returns nil when bronze does not exist. Memory: about 60
+// bytes per record plus the key. Errors: catalog and file IO failures.
+func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName, topic string, lateness int) (*BronzeChanges, error) {
+	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	quarantined, err := quarantinedCoordinates(ctx, cat, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &BronzeChanges{LoadSeqs: map[string]bool{}}
+	if tbl.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	type delay struct {
+		at int64
+		d  time.Duration
+	}
+	var delays []delay
+	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset, BronzeOp, ColSeq, ColKey, ColSourceTs, ColIngestedAt},
+		func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+			topics, _ := col(BronzeTopic).(*array.String)
+			parts, _ := col(BronzePartition).(*array.Int32)
+			offs, _ := col(BronzeOffset).(*array.Int64)
+			ops, _ := col(BronzeOp).(*array.String)
+			seqs, _ := col(ColSeq).(*array.String)
+			keys, _ := col(ColKey).(*array.String)
+			srcTs, _ := col(ColSourceTs).(*array.Timestamp)
+			ingTs, _ := col(ColIngestedAt).(*array.Timestamp)
+			if topics == nil || parts == nil || offs == nil || ops == nil || seqs == nil || keys == nil || srcTs == nil || ingTs == nil {
+				return fmt.Errorf("lake: bronze %s: unexpected column types %s", name, rec.Schema())
+			}
+			for r := 0; r < int(rec.NumRows()); r++ {
+				t := topics.Value(r)
+				stream := t == topic
+				if !stream && !strings.HasPrefix(t, topic+"#") {
+					continue
+				}
+				if ops.IsNull(r) || seqs.IsNull(r) || quarantined[coordinate{t, parts.Value(r), offs.Value(r)}] {
+					continue
+				}
+				if !stream {
+					out.LoadSeqs[seqs.Value(r)] = true
+				}
+				switch op := ops.Value(r); op {
+				case "t":
+					out.Truncates = append(out.Truncates, seqs.Value(r))
+				case "c", "u", "d", "r":
+					if keys.IsNull(r) {
+						continue
+					}
+					out.Records = append(out.Records, validate.Record{Key: keys.Value(r), Partition: parts.Value(r), Offset: offs.Value(r), Op: op, Seq: seqs.Value(r)})
+					if stream && !srcTs.IsNull(r) {
+						at := int64(ingTs.Value(r))
+						delays = append(delays, delay{at, time.Duration(at-int64(srcTs.Value(r))) * time.Microsecond})
+					}
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	// the newest lateness delays
+	if lateness > 0 && len(delays) > lateness {
+		slices.SortFunc(delays, func(a, b delay) int { return cmp.Compare(b.at, a.at) })
+		delays = delays[:lateness]
+	}
+	for _, d := range delays {
+		out.Delays = append(out.Delays, d.d)
+	}
+	return out, nil
+}
+
+// coordinate is a Kafka record's topic, partition and offset.
+type coordinate struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// quarantinedCoordinates reads the coordinates of every record the
+// quarantine table holds (none when it does not exist).
+func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name TableName) (map[coordinate]bool, error) {
+	out := map[coordinate]bool{}
+	tbl, err := LoadTable(ctx, cat, name.Quarantine())
+	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
+		return out, err
+	}
+	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		topics, _ := col(BronzeTopic).(*array.String)
+		parts, _ := col(BronzePartition).(*array.Int32)
+		offs, _ := col(BronzeOffset).(*array.Int64)
+		if topics == nil || parts == nil || offs == nil {
+			return fmt.Errorf("lake: quarantine %s: unexpected column types %s", name, rec.Schema())
+		}
+		for r := 0; r < int(rec.NumRows()); r++ {
+			out[coordinate{topics.Value(r), parts.Value(r), offs.Value(r)}] = true
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,42 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+)
+
+// ReconcileWorkflowName is the registered name of ReconcileWorkflow.
+const ReconcileWorkflowName = "ReconcileWorkflow"
+
+// ReconcileWorkflowID is the id `starter reconcile` gives a run started
+// at time at: lakemirror-reconcile-<table>-<UTC time to the millisecond>.
+func ReconcileWorkflowID(table string, at time.Time) string {
+	return "lakemirror-reconcile-" + table + "-" + at.UTC().Format("20060102T150405.000Z")
+}
+
+// ReconcileWorkflow runs one reconciliation of a table against its
+// source database (the Reconcile activity, beside ValidationWorkflow's
+// checks) and returns its result; the run id written to the validation
+// table (and the repair's load id) is this workflow's id, whatever the
+// request says. Differences are results, not a workflow failure. The
+// activity heartbeats its progress (the last key range read) every 10 s
+// and a retry resumes there; source, storage and Kafka errors are
+// retried (10 attempts, backoff to a minute), a bad spec or source table
+// is not.
+func ReconcileWorkflow(ctx workflow.Context, req activities.ReconcileRequest) (activities.ReconcileResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		Summary:             "reconcile " + req.Spec.Table,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
+			MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+	})
+	req.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	var res activities.ReconcileResult
+	err := workflow.ExecuteActivity(ctx, a.Reconcile, req).Get(ctx, &res)
+	return res, err
+}
