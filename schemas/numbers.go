@@ -14,7 +14,9 @@ import (
 // Exact number handling. JSON numbers are read from their text, never
 // through float64, so that int64 extremes, BIGINT UNSIGNED values and
 // decimals survive bit for bit (Kafka Connect JsonConverter writes int64
-// and NUMERIC-format decimals as plain JSON numbers).
+// and NUMERIC-format decimals as plain JSON numbers). The helpers Coerce
+// shares (typing.ExactDecimal, DigitsToInt64, MulChecked, ParseUUID,
+// ValidNumber) are in internal/cdc/typing; these are the decoder's own.
 
 var (
 	errFraction   = errors.New("has a fraction but the column holds integers")
