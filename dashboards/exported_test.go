@@ -148,7 +148,7 @@ func runWorker() (exported, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	dev, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
+	dev, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1, SearchAttributes: workflows.SearchAttributeTypes})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hamba/avro/v2"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // avroValue reads one column value of node n by its decoder fs. Like
@@ -280,24 +281,24 @@ func (d *Decoder) appendAvroJSON(dst []byte, r *avro.Reader, n *anode, depth int
 	case avro.Double:
 		dst = appendJSONNumber(dst, r.ReadDouble(), 64)
 	case avro.String:
-		dst = appendJSONString(dst, r.ReadBytes())
+		dst = typing.AppendJSONString(dst, r.ReadBytes())
 	case avro.Bytes:
-		dst = appendJSONString(dst, []byte(base64.StdEncoding.EncodeToString(r.ReadBytes())))
+		dst = typing.AppendJSONString(dst, []byte(base64.StdEncoding.EncodeToString(r.ReadBytes())))
 	case avro.Fixed:
-		dst = appendJSONString(dst, []byte(base64.StdEncoding.EncodeToString(avroFixed(r, n))))
+		dst = typing.AppendJSONString(dst, []byte(base64.StdEncoding.EncodeToString(avroFixed(r, n))))
 	case avro.Enum:
 		sym, err := avroEnum(r, n)
 		if err != nil {
 			return dst, err
 		}
-		dst = appendJSONString(dst, []byte(sym))
+		dst = typing.AppendJSONString(dst, []byte(sym))
 	case avro.Record:
 		dst = append(dst, '{')
 		for i, f := range n.fields {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, []byte(f.name))
+			dst = typing.AppendJSONString(dst, []byte(f.name))
 			dst = append(dst, ':')
 			if dst, err = d.appendAvroJSON(dst, r, f.node, depth+1); err != nil {
 				return dst, err
@@ -325,7 +326,7 @@ func (d *Decoder) appendAvroJSON(dst []byte, r *avro.Reader, n *anode, depth int
 				dst = append(dst, ',')
 			}
 			first = false
-			dst = appendJSONString(dst, r.ReadBytes())
+			dst = typing.AppendJSONString(dst, r.ReadBytes())
 			dst = append(dst, ':')
 			var err error
 			dst, err = d.appendAvroJSON(dst, r, n.values, depth+1)
@@ -346,7 +347,7 @@ func (d *Decoder) appendAvroJSON(dst []byte, r *avro.Reader, n *anode, depth int
 // strings Jackson writes.
 func appendJSONNumber(dst []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return appendJSONString(dst, []byte(formatJSONFloat(f)))
+		return typing.AppendJSONString(dst, []byte(typing.FormatJSONFloat(f)))
 	}
 	return strconv.AppendFloat(dst, f, 'g', -1, bits)
 }

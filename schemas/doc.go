@@ -154,6 +154,10 @@
 //	null in every event → string
 //	every inferred column is Optional
 //
+// (Coerce and InferColumns delegate to package internal/cdc/typing, which
+// holds these rules so that internal/lake applies them without importing
+// schemas.)
+//
 // # TOAST placeholders
 //
 // Debezium sends a placeholder for a value the source did not log: an

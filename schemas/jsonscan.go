@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // maxJSONDepth bounds nesting in the raw scanner, as fastjson.MaxDepth does
@@ -102,7 +104,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 	case c == 'n':
 		return skipLiteral(b, i, "null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		n := numberLen(b[i:])
+		n := typing.NumberLen(b[i:])
 		if n == 0 {
 			return i, fmt.Errorf("offset %d: invalid number", i)
 		}
@@ -165,57 +167,6 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// numberLen returns the length of the RFC 8259 number at the start of b
-// (-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?), or 0 if b does not
-// start with one.
-func numberLen(b []byte) int {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	if i >= len(b) {
-		return 0
-	}
-	if b[i] == '0' {
-		i++
-	} else if b[i] >= '1' && b[i] <= '9' {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	} else {
-		return 0
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return 0
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return 0
-		}
-	}
-	return i
-}
-
-// validNumber reports whether text is exactly one RFC 8259 number.
-func validNumber(text []byte) bool {
-	return len(text) > 0 && numberLen(text) == len(text)
-}
-
 // appendCompactJSON appends v as compact JSON text: object keys in their
 // received order, strings re-escaped per RFC 8259, numbers as received.
 func appendCompactJSON(dst []byte, v *fastjson.Value) []byte {
@@ -229,7 +180,7 @@ func appendCompactJSON(dst []byte, v *fastjson.Value) []byte {
 				dst = append(dst, ',')
 			}
 			first = false
-			dst = appendJSONString(dst, k)
+			dst = typing.AppendJSONString(dst, k)
 			dst = append(dst, ':')
 			dst = appendCompactJSON(dst, vv)
 		})
@@ -246,7 +197,7 @@ func appendCompactJSON(dst []byte, v *fastjson.Value) []byte {
 		return append(dst, ']')
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		return appendJSONString(dst, s)
+		return typing.AppendJSONString(dst, s)
 	case fastjson.TypeNumber:
 		return v.MarshalTo(dst)
 	case fastjson.TypeTrue:
@@ -256,36 +207,6 @@ func appendCompactJSON(dst []byte, v *fastjson.Value) []byte {
 	default:
 		return append(dst, "null"...)
 	}
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string literal.
-func appendJSONString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // jsonTypeName names a fastjson type for error messages.

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // The mapping of Kafka Connect types and Connect/Debezium logical types
@@ -153,7 +154,7 @@ func connectLogical(fs *fieldSpec, typ, logical string, p params) (ok bool, err 
 		if err != nil {
 			return false, err
 		}
-		if scale > math.MaxInt16 || prec > maxDecimalDigits || prec <= 0 {
+		if scale > math.MaxInt16 || prec > typing.MaxDecimalDigits || prec <= 0 {
 			return false, fmt.Errorf("Decimal precision %d / scale %d out of range", prec, scale)
 		}
 		setDecimal(fs, prec, scale)

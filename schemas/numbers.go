@@ -7,24 +7,20 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // Exact number handling. JSON numbers are read from their text, never
 // through float64, so that int64 extremes, BIGINT UNSIGNED values and
 // decimals survive bit for bit (Kafka Connect JsonConverter writes int64
-// and NUMERIC-format decimals as plain JSON numbers).
-
-// maxDecimalDigits bounds the digits of a decimal whose column declares no
-// precision (a guard against "1e999999999"-style input).
-const maxDecimalDigits = 1000
+// and NUMERIC-format decimals as plain JSON numbers). The helpers Coerce
+// shares (typing.ExactDecimal, DigitsToInt64, MulChecked, ParseUUID,
+// ValidNumber) are in internal/cdc/typing; these are the decoder's own.
 
 var (
-	errNotNumber    = errors.New("not a valid JSON number")
-	errFraction     = errors.New("has a fraction but the column holds integers")
-	errInt64Range   = errors.New("out of int64 range")
-	errTooManyFrac  = errors.New("has more fraction digits than the scale")
-	errTooManyDigit = errors.New("has more digits than the precision")
-	errExponent     = errors.New("exponent out of range")
+	errFraction   = errors.New("has a fraction but the column holds integers")
+	errInt64Range = errors.New("out of int64 range")
 )
 
 // parseJSONInt reads an RFC 8259 integer literal (no fraction, no
@@ -67,122 +63,6 @@ func parseJSONInt(text []byte) (v int64, ok, overflow bool) {
 	return int64(u), true, false
 }
 
-// exactDecimal converts the JSON number text to an unscaled integer at the
-// given scale, exactly: "123.4567" at scale 4 is 1234567, "1.5E+3" at scale
-// 0 is 1500. It fails when text has more non-zero fraction digits than
-// scale allows or when the result has more than precision digits
-// (precision <= 0: at most maxDecimalDigits). The unscaled digits (no sign,
-// no leading zeros, "" for zero) are appended to buf and returned.
-func exactDecimal(text []byte, scale, precision int, buf []byte) (neg bool, digits []byte, err error) {
-	if !validNumber(text) {
-		return false, buf, errNotNumber
-	}
-	i := 0
-	if text[0] == '-' {
-		neg = true
-		i = 1
-	}
-	start := len(buf)
-	frac := 0
-	inFrac := false
-	for ; i < len(text); i++ {
-		c := text[i]
-		if c == '.' {
-			inFrac = true
-			continue
-		}
-		if c == 'e' || c == 'E' {
-			break
-		}
-		if len(buf) == start && c == '0' {
-			// leading zero: skip, but it still counts as a fraction digit
-		} else {
-			buf = append(buf, c)
-		}
-		if inFrac {
-			frac++
-		}
-	}
-	exp := 0
-	if i < len(text) {
-		e := text[i+1:]
-		eneg := false
-		if e[0] == '+' || e[0] == '-' {
-			eneg = e[0] == '-'
-			e = e[1:]
-		}
-		for _, c := range e {
-			if exp > 1e8 {
-				return false, buf[:start], errExponent
-			}
-			exp = exp*10 + int(c-'0')
-		}
-		if eneg {
-			exp = -exp
-		}
-	}
-	own := frac - exp // the text's own scale
-	d := buf[start:]
-	if len(d) == 0 {
-		return false, buf[:start], nil // zero, whatever the scale
-	}
-	limit := precision
-	if limit <= 0 {
-		limit = maxDecimalDigits
-	}
-	switch {
-	case own > scale:
-		drop := own - scale
-		if drop > len(d) {
-			return false, buf[:start], errTooManyFrac
-		}
-		for _, c := range d[len(d)-drop:] {
-			if c != '0' {
-				return false, buf[:start], errTooManyFrac
-			}
-		}
-		buf = buf[:len(buf)-drop]
-	case own < scale:
-		add := scale - own
-		if len(d)+add > limit {
-			return false, buf[:start], errTooManyDigit
-		}
-		for range add {
-			buf = append(buf, '0')
-		}
-	}
-	d = buf[start:]
-	if len(d) > limit {
-		return false, buf[:start], errTooManyDigit
-	}
-	if len(d) == 0 {
-		neg = false
-	}
-	return neg, d, nil
-}
-
-// digitsToInt64 converts unscaled digits (no leading zeros) and a sign to
-// int64 when they fit.
-func digitsToInt64(neg bool, digits []byte) (int64, bool) {
-	if len(digits) > 19 {
-		return 0, false
-	}
-	var u uint64 // 19 digits always fit uint64
-	for _, c := range digits {
-		u = u*10 + uint64(c-'0')
-	}
-	if neg {
-		if u > 1<<63 {
-			return 0, false
-		}
-		return -int64(u), true
-	}
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
-}
-
 // maybeBase64 reports whether s could be padded standard base64 (what
 // Debezium's decimal.handling.mode=precise sends): a length that is a
 // multiple of 4 and only the alphabet's bytes. A string for which it is
@@ -216,7 +96,7 @@ func base64Unscaled(s []byte, scratch []byte) (small int64, bigText string, digi
 }
 
 // maxUnscaledBytes bounds a decimal's two's-complement bytes (1000
-// decimal digits, maxDecimalDigits, need 416).
+// decimal digits, typing.MaxDecimalDigits, need 416).
 const maxUnscaledBytes = 420
 
 // unscaledFromBytes reads big-endian two's-complement bytes (a Connect
@@ -280,24 +160,12 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// mulChecked returns a*b and whether it did not overflow.
-func mulChecked(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	c := a * b
-	if c/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
-		return 0, false
-	}
-	return c, true
-}
-
 // parseFloatText parses a validated JSON number as float64 (bits 64) or as
 // the nearest float32 widened to float64 (bits 32). Out-of-range values are
 // an error, not ±Inf.
 func parseFloatText(text []byte, bits int) (float64, error) {
-	if !validNumber(text) {
-		return 0, errNotNumber
+	if !typing.ValidNumber(text) {
+		return 0, typing.ErrNotNumber
 	}
 	f, err := strconv.ParseFloat(string(text), bits)
 	if err != nil {
@@ -318,51 +186,4 @@ func nonFinite(s []byte) (float64, bool) {
 		return math.Inf(-1), true
 	}
 	return 0, false
-}
-
-// parseUUID reads the canonical 8-4-4-4-12 hex form (io.debezium.data.Uuid)
-// into 16 bytes appended to dst.
-func parseUUID(dst, s []byte) ([]byte, bool) {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return dst, false
-	}
-	start := len(dst)
-	for i := 0; i < 36; {
-		if s[i] == '-' {
-			i++
-			continue
-		}
-		hi, ok1 := unhex(s[i])
-		lo, ok2 := unhex(s[i+1])
-		if !ok1 || !ok2 {
-			return dst[:start], false
-		}
-		dst = append(dst, hi<<4|lo)
-		i += 2
-	}
-	return dst, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// formatUUID renders 16 bytes in the canonical form.
-func formatUUID(b string) string {
-	out := make([]byte, 0, 36)
-	for i := 0; i < 16; i++ {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hexDigits[b[i]>>4], hexDigits[b[i]&0xF])
-	}
-	return string(out)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // The "source" block, read by plain functions (no decoder state): where the event sits in the source log (the `_seq`
@@ -354,7 +355,7 @@ func timeField(us, ms *sval) (int64, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	out, ok := mulChecked(v, 1000)
+	out, ok := typing.MulChecked(v, 1000)
 	if !ok {
 		return 0, false, fmt.Errorf("%s %d overflows µs", ms.name, v)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // TableDefinition declares a source table's columns for records that
@@ -150,8 +151,8 @@ func ParseType(s string) (cdc.Type, error) {
 		p, sc, ok2 := strings.Cut(inner, ",")
 		prec, err1 := strconv.Atoi(strings.TrimSpace(p))
 		scale, err2 := strconv.Atoi(strings.TrimSpace(sc))
-		if !ok || !ok2 || err1 != nil || err2 != nil || prec < 1 || prec > maxDecimalDigits || scale < 0 || scale > prec {
-			return cdc.Type{}, fmt.Errorf("schemas: %q is not decimal(P,S) with 1 <= P <= %d and 0 <= S <= P", s, maxDecimalDigits)
+		if !ok || !ok2 || err1 != nil || err2 != nil || prec < 1 || prec > typing.MaxDecimalDigits || scale < 0 || scale > prec {
+			return cdc.Type{}, fmt.Errorf("schemas: %q is not decimal(P,S) with 1 <= P <= %d and 0 <= S <= P", s, typing.MaxDecimalDigits)
 		}
 		return cdc.DecimalType(int16(prec), int16(scale)), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // unavailablePlaceholder is Debezium's default unavailable.value.placeholder:
@@ -248,7 +249,7 @@ func (d *Decoder) uuidValue(s []byte) (cdc.Value, []byte, error) {
 		return cdc.Unavailable(), nil, nil
 	}
 	var ok bool
-	if d.tmp, ok = parseUUID(d.tmp[:0], s); !ok {
+	if d.tmp, ok = typing.ParseUUID(d.tmp[:0], s); !ok {
 		return cdc.Value{}, nil, fmt.Errorf("%q is not a UUID", s)
 	}
 	return cdc.Value{Kind: cdc.KindUUID}, d.tmp, nil
@@ -275,17 +276,17 @@ func (d *Decoder) intToken(v *fastjson.Value, lo, hi int64) (int64, error) {
 	d.num = v.MarshalTo(d.num[:0])
 	i, ok, overflow := parseJSONInt(d.num)
 	if !ok {
-		neg, digits, err := exactDecimal(d.num, 0, 0, d.dig[:0])
+		neg, digits, err := typing.ExactDecimal(d.num, 0, 0, d.dig[:0])
 		switch {
-		case err == errTooManyFrac:
+		case err == typing.ErrTooManyFraction:
 			return 0, fmt.Errorf("%s %v", d.num, errFraction)
-		case err == errTooManyDigit:
+		case err == typing.ErrTooManyDigits:
 			overflow = true
 		case err != nil:
 			return 0, fmt.Errorf("%q: %v", d.num, err)
 		default:
 			d.dig = digits[:0]
-			i, ok = digitsToInt64(neg, digits)
+			i, ok = typing.DigitsToInt64(neg, digits)
 			overflow = !ok
 		}
 	}
@@ -307,12 +308,12 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 	switch t {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		if fs.declared && !maybeBase64(s) && validNumber(s) {
+		if fs.declared && !maybeBase64(s) && typing.ValidNumber(s) {
 			break // a declared decimal sent as a numeric string (decimal.handling.mode=string): see declaredFallback
 		}
 		small, big, digits, err := base64Unscaled(s, d.tmp[:0])
 		if err != nil {
-			if fs.declared && validNumber(s) {
+			if fs.declared && typing.ValidNumber(s) {
 				break // a declared decimal sent as a numeric string: see declaredFallback
 			}
 			return cdc.Value{}, nil, err
@@ -381,7 +382,7 @@ func temporalFromInt(n int64, fs *fieldSpec) (cdc.Value, error) {
 	case decDate:
 		return cdc.Date(n), nil
 	case decTimeMs, decTsMs:
-		us, ok := mulChecked(n, 1000)
+		us, ok := typing.MulChecked(n, 1000)
 		if !ok {
 			return cdc.Value{}, fmt.Errorf("%d ms overflows µs", n)
 		}
@@ -419,7 +420,7 @@ func (d *Decoder) declaredFallback(v *fastjson.Value, fs *fieldSpec) (cdc.Value,
 			n, err = parseZonedTimestamp(s)
 			mk = cdc.TimestampTZ
 		case cdc.KindDecimal:
-			if validNumber(s) { // a numeric string
+			if typing.ValidNumber(s) { // a numeric string
 				return d.decimalFromText(s, fs)
 			}
 		}
@@ -445,7 +446,7 @@ func (d *Decoder) declaredFallback(v *fastjson.Value, fs *fieldSpec) (cdc.Value,
 	if payload != nil {
 		val.S = string(payload)
 	}
-	out, err := coerce(val, fs.typ)
+	out, err := typing.Coerce(val, fs.typ)
 	if err != nil {
 		return cdc.Value{}, nil, err
 	}
@@ -456,13 +457,13 @@ func (d *Decoder) declaredFallback(v *fastjson.Value, fs *fieldSpec) (cdc.Value,
 // the column's scale; the unscaled text of a value beyond int64 is returned
 // as payload.
 func (d *Decoder) decimalFromText(s []byte, fs *fieldSpec) (cdc.Value, []byte, error) {
-	neg, digits, err := exactDecimal(s, fs.scale, fs.prec, d.dig[:0])
+	neg, digits, err := typing.ExactDecimal(s, fs.scale, fs.prec, d.dig[:0])
 	if err != nil {
 		return cdc.Value{}, nil, fmt.Errorf("%s does not fit decimal(%d,%d): %v", s, fs.prec, fs.scale, err)
 	}
 	d.dig = digits[:0]
 	scale := int16(fs.scale)
-	if i, ok := digitsToInt64(neg, digits); ok {
+	if i, ok := typing.DigitsToInt64(neg, digits); ok {
 		return d.finishDecimal(cdc.Decimal(i, scale), fs)
 	}
 	text := d.tmp[:0]

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // Structured Debezium values: arrays (→ cdc lists), geometries (→ WKB
@@ -104,13 +105,13 @@ func (d *Decoder) varDecimal(scale int64, unscaled []byte, fs *fieldSpec) (cdc.V
 		v = cdc.Value{Kind: cdc.KindDecimal, Scale: int16(scale), S: big}
 	}
 	if fs.dec == decDecimal || fs.typ.Kind == cdc.KindDecimal {
-		out, err := coerce(v, cdc.Type{Kind: cdc.KindDecimal, Precision: int16(fs.prec), Scale: int16(fs.scale)})
+		out, err := typing.Coerce(v, cdc.Type{Kind: cdc.KindDecimal, Precision: int16(fs.prec), Scale: int16(fs.scale)})
 		if err != nil {
 			return cdc.Value{}, nil, err
 		}
 		return d.finishDecimal(out, fs)
 	}
-	if scale < 0 && -scale > maxDecimalDigits {
+	if scale < 0 && -scale > typing.MaxDecimalDigits {
 		return cdc.Value{}, nil, fmt.Errorf("VariableScaleDecimal scale %d out of range", scale)
 	}
 	d.tmp = append(d.tmp[:0], v.DecimalText()...)

@@ -33,7 +33,7 @@ func startStack(t *testing.T) *e2eStack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
+	d, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1, SearchAttributes: workflows.SearchAttributeTypes})
 	if err != nil {
 		t.Fatal(err)
 	}

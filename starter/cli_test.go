@@ -85,7 +85,7 @@ func testStack(t *testing.T) *devstack.Stack {
 	stackOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared, stackErr = devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
+		shared, stackErr = devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1, SearchAttributes: workflows.SearchAttributeTypes})
 	})
 	if stackErr != nil {
 		t.Fatal(stackErr)

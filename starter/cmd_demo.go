@@ -107,7 +107,7 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 		return err
 	}
 
-	devOpts := devstack.StackOptions{DataDir: f.dataDir, UIPort: 0}
+	devOpts := devstack.StackOptions{DataDir: f.dataDir, UIPort: 0, SearchAttributes: workflows.SearchAttributeTypes}
 	if f.keep {
 		devOpts.GRPCPort, devOpts.KafkaPort = 7233, 19092
 	}

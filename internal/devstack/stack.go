@@ -2,13 +2,15 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/lakemirror/lakemirror/internal/config"
-	"github.com/lakemirror/lakemirror/workflows"
 )
 
 // StackOptions configures the embedded stack.
@@ -20,7 +22,12 @@ type StackOptions struct {
 	// KafkaBrokers, when set, are an external Kafka to use instead of the
 	// embedded broker (embedded Temporal and catalog, real Kafka).
 	KafkaBrokers []string
-	Logger       *slog.Logger
+	// SearchAttributes are registered on Temporal's namespace: the ones the
+	// table workflows set (workflows.SearchAttributeTypes). Required; the
+	// caller passes them so that internal/ does not import workflows (and,
+	// through activities, schemas).
+	SearchAttributes map[string]enumspb.IndexedValueType
+	Logger           *slog.Logger
 }
 
 // Stack is the embedded stack: Temporal with the Web UI, a Kafka broker and
@@ -32,13 +39,16 @@ type Stack struct {
 	tempDir  string
 }
 
-// StartStack starts the embedded services: Temporal (with the search
-// attributes the table workflows set, workflows.SearchAttributeTypes), a
+// StartStack starts the embedded services: Temporal (with
+// o.SearchAttributes, the search attributes the table workflows set), a
 // Kafka broker unless KafkaBrokers are given, and Settings for a SQLite
 // catalog and warehouse in the data dir. With a DataDir everything
 // persists there (temporal.db, kafka/, catalog.db, warehouse/) and a
 // restart continues where it stopped.
 func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
+	if len(o.SearchAttributes) == 0 {
+		return nil, errors.New("devstack: StackOptions.SearchAttributes is empty (pass workflows.SearchAttributeTypes)")
+	}
 	d := &Stack{}
 	dir := o.DataDir
 	if dir == "" {
@@ -51,7 +61,7 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("devstack: data dir: %w", err)
 	}
-	topts := TemporalOptions{GRPCPort: o.GRPCPort, UIPort: o.UIPort, SearchAttributes: workflows.SearchAttributeTypes, Logger: o.Logger}
+	topts := TemporalOptions{GRPCPort: o.GRPCPort, UIPort: o.UIPort, SearchAttributes: o.SearchAttributes, Logger: o.Logger}
 	kopts := KafkaOptions{Port: o.KafkaPort}
 	if o.DataDir != "" {
 		topts.DBFile = filepath.Join(dir, "temporal.db")

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/schemas"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // shape is a mirror table's source-column layout: the columns in schema
@@ -97,9 +97,12 @@ func (s *shape) conform(img *cdc.Row) (*cdc.Row, []string, error) {
 			}
 			continue
 		}
-		v, err := schemas.Coerce(img.Vals[i], s.cols[j].Type)
+		v, err := typing.Coerce(img.Vals[i], s.cols[j].Type)
 		if err != nil {
-			return nil, nil, fmt.Errorf("column %q: %w", name, err)
+			// "schemas: " is the prefix these texts had when the rules lived
+			// in package schemas; kept so that quarantined rows' reasons
+			// (and filters on them) stay as they were.
+			return nil, nil, fmt.Errorf("column %q: schemas: %w", name, err)
 		}
 		out.Vals[j] = v
 	}

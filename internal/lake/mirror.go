@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/schemas"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // MirrorResult counts what one batch did to the mirror table. Counts are
@@ -78,7 +78,7 @@ func (w *MirrorWriter) State() *State { return w.state }
 
 // Ensure creates the mirror table if it does not exist, with columns from
 // the events (their Connect schema when present, else inferred from the
-// values; see schemas.InferColumns). It returns nil, nil when the table
+// values; see typing.InferColumns). It returns nil, nil when the table
 // does not exist and events hold no row image to take columns from.
 func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.Table, error) {
 	w.state.settle()
@@ -105,7 +105,7 @@ func columnsFromEvents(events []*cdc.Event) []cdc.Column {
 			return e.Schema
 		}
 	}
-	return schemas.InferColumns(events)
+	return typing.InferColumns(events)
 }
 
 // Prepared is a batch readied by Prepare.

@@ -6,7 +6,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/schemas"
+	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 )
 
 // PrepareOption adjusts Prepare.
@@ -38,7 +38,7 @@ func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = t
 // skip (the events carrying that schema are returned as skipped, for the
 // quarantine). Without a schema, columns that first appear with a
 // non-NULL value are added with types inferred from the values
-// (schemas.InferColumns). A late or replayed event whose schema lacks a
+// (typing.InferColumns). A late or replayed event whose schema lacks a
 // column the pipeline added later (its position is below the column's
 // PropColumnSince) is not a drop and does not block. Changes are committed
 // on their own, before the batch's data; it returns the reloaded table and
@@ -145,7 +145,7 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 					continue
 				}
 				if inferred == nil {
-					inferred = schemas.InferColumns(events)
+					inferred = typing.InferColumns(events)
 				}
 				col, _ := columnFromSchema(inferred, name)
 				col.Name, col.Optional = name, true

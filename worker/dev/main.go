@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/worker/internal/workercmd"
+	"github.com/lakemirror/lakemirror/workflows"
 )
 
 func main() {
@@ -41,7 +42,7 @@ func (d *stack) Bind(fs *flag.FlagSet) {
 }
 
 func (d *stack) Start(ctx context.Context, s *config.Settings, explicit func(flag, env string) bool, logger *slog.Logger) (func(), error) {
-	opts := devstack.StackOptions{DataDir: s.DataDir, GRPCPort: d.grpcPort, KafkaPort: d.kafkaPort, Logger: logger}
+	opts := devstack.StackOptions{DataDir: s.DataDir, GRPCPort: d.grpcPort, KafkaPort: d.kafkaPort, SearchAttributes: workflows.SearchAttributeTypes, Logger: logger}
 	if explicit("kafka-brokers", config.EnvKafkaBrokers) {
 		opts.KafkaBrokers = s.KafkaBrokers // embedded Temporal and catalog, the given Kafka
 	}

@@ -32,7 +32,7 @@ var stack *devstack.Stack
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	var err error
-	stack, err = devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
+	stack, err = devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1, SearchAttributes: workflows.SearchAttributeTypes})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start dev stack:", err)

@@ -107,7 +107,7 @@ func TestWorkerRefusesWrongWiring(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	st, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1})
+	st, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1, SearchAttributes: runner.SearchAttributes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package schemas
+package typing
 
 import (
 	"fmt"
@@ -8,19 +8,32 @@ import (
 )
 
 func TestInferColumns(t *testing.T) {
-	d := NewDecoder(DecoderOptions{})
-	img := func(s string) *cdc.Row {
-		r, err := d.DecodeImage([]byte(s))
-		if err != nil {
-			t.Fatal(err)
+	// The images as schemas' decoder reads these JSON objects (no Connect
+	// schema): integers beyond int64 as scale-0 decimals, an object as its
+	// compact JSON text, the TOAST placeholder as Unavailable.
+	img := func(kv ...any) *cdc.Row {
+		r := &cdc.Row{}
+		var names []string
+		for i := 0; i < len(kv); i += 2 {
+			names = append(names, kv[i].(string))
+			r.Vals = append(r.Vals, kv[i+1].(cdc.Value))
 		}
+		r.Cols = cdc.NewColumns(names)
 		return r
 	}
+	big := func(digits string) cdc.Value { return cdc.BigDecimal(digits, 0) }
 	evs := []*cdc.Event{
-		{Op: cdc.OpCreate, After: img(`{"a":1,"b":1,"c":"x","d":true,"e":null,"f":1,"g":1,"h":{"x":1}}`)},
-		{Op: cdc.OpUpdate, Before: img(`{"a":2,"b":2.5,"c":"y","d":false,"e":null,"f":18446744073709551615,"g":"two"}`),
-			After: img(`{"a":3,"b":3,"c":"__debezium_unavailable_value","d":null,"e":null,"f":2,"g":true,"i":123456789012345678901234567890}`)},
-		{Op: cdc.OpDelete, Before: img(`{"a":4,"j":1234567890123456789012345678901234567890}`)},
+		// {"a":1,"b":1,"c":"x","d":true,"e":null,"f":1,"g":1,"h":{"x":1}}
+		{Op: cdc.OpCreate, After: img("a", cdc.Int(1), "b", cdc.Int(1), "c", cdc.String("x"), "d", cdc.Bool(true),
+			"e", cdc.Null(), "f", cdc.Int(1), "g", cdc.Int(1), "h", cdc.String(`{"x":1}`))},
+		// before {"a":2,"b":2.5,"c":"y","d":false,"e":null,"f":18446744073709551615,"g":"two"},
+		// after {"a":3,"b":3,"c":"__debezium_unavailable_value","d":null,"e":null,"f":2,"g":true,"i":123456789012345678901234567890}
+		{Op: cdc.OpUpdate, Before: img("a", cdc.Int(2), "b", cdc.Float(2.5), "c", cdc.String("y"), "d", cdc.Bool(false),
+			"e", cdc.Null(), "f", big("18446744073709551615"), "g", cdc.String("two")),
+			After: img("a", cdc.Int(3), "b", cdc.Int(3), "c", cdc.Unavailable(), "d", cdc.Null(), "e", cdc.Null(),
+				"f", cdc.Int(2), "g", cdc.Bool(true), "i", big("123456789012345678901234567890"))},
+		// {"a":4,"j":1234567890123456789012345678901234567890}
+		{Op: cdc.OpDelete, Before: img("a", cdc.Int(4), "j", big("1234567890123456789012345678901234567890"))},
 		nil,
 	}
 	got := InferColumns(evs)

@@ -1,4 +1,4 @@
-package schemas
+package typing
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"

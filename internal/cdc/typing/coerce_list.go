@@ -1,4 +1,4 @@
-package schemas
+package typing
 
 import (
 	"encoding/base64"
@@ -22,7 +22,7 @@ func coerceList(v cdc.Value, t cdc.Type) (cdc.Value, error) {
 		if e.Kind == cdc.KindUnavailable {
 			return cdc.Value{}, fmt.Errorf("cannot convert a list holding a TOAST placeholder to %s", t)
 		}
-		c, err := coerce(e, et)
+		c, err := Coerce(e, et)
 		if err != nil {
 			return cdc.Value{}, fmt.Errorf("list element %d: %w", i, err)
 		}
@@ -51,17 +51,17 @@ func appendListJSON(dst []byte, v cdc.Value) []byte {
 		case cdc.KindFloat:
 			f := e.Float64()
 			if math.IsNaN(f) || math.IsInf(f, 0) { // as Jackson quotes them
-				dst = appendJSONString(dst, []byte(formatJSONFloat(f)))
+				dst = AppendJSONString(dst, []byte(FormatJSONFloat(f)))
 			} else {
-				dst = append(dst, formatJSONFloat(f)...)
+				dst = append(dst, FormatJSONFloat(f)...)
 			}
 		case cdc.KindString:
-			dst = appendJSONString(dst, []byte(e.S))
+			dst = AppendJSONString(dst, []byte(e.S))
 		case cdc.KindBytes:
-			dst = appendJSONString(dst, []byte(base64.StdEncoding.EncodeToString([]byte(e.S))))
+			dst = AppendJSONString(dst, []byte(base64.StdEncoding.EncodeToString([]byte(e.S))))
 		case cdc.KindUUID:
 			if len(e.S) == 16 {
-				dst = appendJSONString(dst, []byte(formatUUID(e.S)))
+				dst = AppendJSONString(dst, []byte(formatUUID(e.S)))
 			} else {
 				dst = append(dst, "null"...)
 			}

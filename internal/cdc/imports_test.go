@@ -1,0 +1,148 @@
+package cdc
+
+import (
+	"bufio"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The import rules of docs/design.md ("Layout"), checked over the source
+// text (go/parser, imports only) of every non-test .go file whatever its
+// build tags:
+//
+//   - the pure core (internal/cdc and every package below it such as
+//     internal/cdc/typing, internal/merge, internal/validate) imports only
+//     the standard library and the core's event model, internal/cdc[/...];
+//   - no package under internal/ imports a package of this module outside
+//     internal/ (schemas, activities, workflows, ...): the arrows point
+//     from the top-level packages down into internal/, never up.
+
+// moduleRoot returns the directory of go.mod above the test's directory
+// and the module path it declares.
+func moduleRoot(t *testing.T) (dir, module string) {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := os.Open(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			defer f.Close()
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				if m, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+					return dir, strings.Trim(strings.TrimSpace(m), `"`)
+				}
+			}
+			t.Fatalf("%s/go.mod declares no module", dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// fileImport is one import of one non-test file.
+type fileImport struct {
+	file string // slash path relative to the module root
+	path string // the imported package
+}
+
+// importsUnder returns the imports of the non-test .go files in dir and,
+// with recursive, in the directories below it (testdata and hidden
+// directories excepted, as the go command skips them).
+func importsUnder(t *testing.T, root, dir string, recursive bool) []fileImport {
+	t.Helper()
+	var out []fileImport
+	fset := token.NewFileSet()
+	base := filepath.Join(root, filepath.FromSlash(dir))
+	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != base && (!recursive || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		for _, imp := range f.Imports {
+			ip, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return err
+			}
+			out = append(out, fileImport{file: filepath.ToSlash(rel), path: ip})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// isStandard reports whether path names a standard-library package: its
+// first element has no dot (the go command's rule for the standard
+// library; every other module path here starts with a domain). "C" (cgo)
+// is not one.
+func isStandard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return path != "C" && !strings.Contains(first, ".")
+}
+
+func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
+	root, module := moduleRoot(t)
+	core := module + "/internal/cdc"
+	var imports []fileImport
+	imports = append(imports, importsUnder(t, root, "internal/cdc", true)...) // cdc, cdc/typing, ...
+	imports = append(imports, importsUnder(t, root, "internal/merge", false)...)
+	imports = append(imports, importsUnder(t, root, "internal/validate", false)...)
+	dirs := map[string]bool{}
+	for _, imp := range imports {
+		dirs[path.Dir(imp.file)] = true
+		if isStandard(imp.path) || imp.path == core || strings.HasPrefix(imp.path, core+"/") {
+			continue
+		}
+		t.Errorf("%s imports %q: the core (internal/cdc[/...], internal/merge, internal/validate) imports only the standard library and internal/cdc[/...]", imp.file, imp.path)
+	}
+	// The walk read the packages it is meant to guard.
+	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate"} {
+		if !dirs[want] {
+			t.Errorf("no import seen in %s: the test no longer reads that package", want)
+		}
+	}
+}
+
+func TestInternalImportsNothingAbove(t *testing.T) {
+	root, module := moduleRoot(t)
+	n := 0
+	for _, imp := range importsUnder(t, root, "internal", true) {
+		n++
+		inModule := imp.path == module || strings.HasPrefix(imp.path, module+"/")
+		inInternal := imp.path == module+"/internal" || strings.HasPrefix(imp.path, module+"/internal/")
+		if inModule && !inInternal {
+			t.Errorf("%s imports %q: packages under internal/ must not import the module's packages outside internal/ (schemas, activities, workflows, ...)", imp.file, imp.path)
+		}
+	}
+	if n == 0 {
+		t.Error("no import seen under internal/")
+	}
+}
