@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -47,9 +48,10 @@ type Activities struct {
 	// result.
 	AfterCommit func(ctx context.Context, batch lake.Batch, table string) error
 
-	mu     sync.Mutex
-	tables map[string]*tableState
-	pos    positions
+	mu          sync.Mutex
+	tables      map[string]*tableState
+	pos         positions
+	stateBuilds atomic.Int64
 }
 
 // tableState is what a worker keeps per table between batches.
@@ -71,11 +73,28 @@ type tableState struct {
 func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
 	if st.mirror == nil {
 		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
-			StateDir: a.StateDir, History: !st.spec.WithoutHistory,
+			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx}})
 	}
 	return st.mirror, st.history
 }
+
+// stateBuilt returns the hook that counts the builds of a table's local
+// state from the tables: in Metrics (lakemirror_state_rebuilds_total) and
+// in StateBuilds.
+func (a *Activities) stateBuilt(table string) func(reason string) {
+	return func(reason string) {
+		a.stateBuilds.Add(1)
+		if a.Metrics != nil {
+			a.Metrics.StateRebuilt(table, reason)
+		}
+	}
+}
+
+// StateBuilds is how many times worker a built a table's local state
+// from the tables (any table, any reason) since it started. (A function,
+// not a method: every exported method of Activities is an activity.)
+func StateBuilds(a *Activities) int64 { return a.stateBuilds.Load() }
 
 // New returns the activity set over a catalog and a Kafka client.
 func New(cat catalog.Catalog, kc *kafka.Client) *Activities {
