@@ -41,6 +41,15 @@ type Activities struct {
 	// = no check (tests).
 	CatalogID string
 
+	// WorkerQueue is this worker's own task queue ("<TaskQueue>@<worker
+	// id>", which the worker also polls), returned by ClaimTable so that a
+	// table's activities run here, where its state is; "" = no routing
+	// (claims leave the activities on the shared queue).
+	WorkerQueue string
+	// Fleet reports the workers and running tables for balancing claims
+	// and releases (claim.go); nil = no balancing.
+	Fleet Fleet
+
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the
 	// attempt there. Tests use it to simulate a worker dying between two
@@ -52,6 +61,7 @@ type Activities struct {
 	tables      map[string]*tableState
 	pos         positions
 	stateBuilds atomic.Int64
+	owner       owner // the tables this worker claimed (claim.go)
 }
 
 // tableState is what a worker keeps per table between batches.

@@ -82,6 +82,8 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	if len(b.Ranges) > 0 && b.Load == nil {
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
 	}
+	a.owner.touch(spec.Table, time.Now())
+	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
 	return res, nil
 }
 

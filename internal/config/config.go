@@ -28,6 +28,7 @@ const (
 	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
 	EnvStateDir        = "LAKEMIRROR_STATE_DIR"
 	EnvCatalogID       = "LAKEMIRROR_CATALOG_ID" // the catalog's identity for the workers' wiring check (lake.CatalogConfig.ID)
+	EnvWorkerID        = "LAKEMIRROR_WORKER_ID"  // this worker's id: its own task queue is "<queue>@<id>" (routing)
 )
 
 // Settings locate the services the pipeline talks to.
@@ -44,6 +45,11 @@ type Settings struct {
 	// a per-process directory under it, removed on exit. "" = the system
 	// temp directory. Fast local disk; its size is about the tables' bronze.
 	StateDir string
+	// WorkerID names this worker among the workers of the task queue: it
+	// also polls "<queue>@<WorkerID>", where the tables it holds run
+	// (routing, docs/design.md). "" = a random id per process; a stable id
+	// (the pod name) keeps a restarted worker's queue.
+	WorkerID string
 
 	// Connection security (security.go): TLS, mutual TLS and SASL for
 	// Kafka; TLS, mutual TLS and API keys for Temporal; TLS and basic
@@ -68,6 +74,7 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "worker only: Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
+	fs.StringVar(&s.WorkerID, "worker-id", env(EnvWorkerID, ""), "worker only: this worker's id; its own task queue is <queue>@<id>, where the tables it holds run (default: random per process) (env "+EnvWorkerID+")")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog and warehouse, and the dev worker's Temporal database and Kafka log (env "+EnvDataDir+")")
 	s.bindSecurity(fs)
 	return b
