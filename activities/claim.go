@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -22,10 +21,11 @@ import (
 // claim is retried on the shared queue, where another worker may take it.
 const ErrTypeClaimRefused = "ClaimRefused"
 
-// ClaimForceAttempt is the claim attempt from which a worker takes the
-// table whatever it holds, so that a claim always ends (a worker count
-// that is stale, every worker at its share).
-const ClaimForceAttempt = 12
+// ClaimAttempts is how many attempts a claim makes (each may land on
+// another worker) before the workflow claims with Force, which the worker
+// that gets it takes whatever it holds, so that a claim always ends (a
+// stale count, every worker at its share).
+const ClaimAttempts = 12
 
 // ownerIdle is how long a claimed table counts toward the worker's tables
 // without any of its activities running here (an idle table plans every
@@ -33,16 +33,17 @@ const ClaimForceAttempt = 12
 const ownerIdle = 20 * time.Minute
 
 // Fleet reports the number of workers polling the shared task queue and
-// the number of running tables, for balancing; Activities.Fleet. fresh
-// asks for a new count (a claim); otherwise a recent one will do (the
-// release check after every batch).
-type Fleet func(ctx context.Context, fresh bool) (workers, tables int, err error)
+// the running tables (mirror names), for balancing; Activities.Fleet.
+// fresh asks for a new answer (a claim); otherwise a recent one will do
+// (the release check after every batch).
+type Fleet func(ctx context.Context, fresh bool) (workers int, tables map[string]bool, err error)
 
 // ClaimRequest asks a worker to hold a table's state and run its
 // activities.
 type ClaimRequest struct {
 	Table string `json:"table"`          // mirror ns.table
 	Prev  string `json:"prev,omitempty"` // the task queue of the previous holder ("": none), released or unreachable
+	Force bool   `json:"force,omitempty"` // take the table whatever the worker holds (after ClaimAttempts refusals)
 }
 
 // ClaimResult is the worker that took a claim.
@@ -58,15 +59,41 @@ type ClaimResult struct {
 // owner is the set of tables this worker claimed, with when each was last
 // used here.
 type owner struct {
-	mu     sync.Mutex
-	tables map[string]time.Time
+	mu       sync.Mutex
+	tables   map[string]time.Time
+	released map[string]time.Time // tables given up, with when: their state is kept a while, in case a claim brings them back
 }
 
-// countLocked is the tables held, recently used, other than table. The
-// caller holds o.mu.
-func (o *owner) countLocked(table string, now time.Time) int {
+// releasedKeep is how long a released table's state stays in memory: a
+// claim that brings the table back (every other worker refused it, or the
+// release was based on a stale count) finds it.
+const releasedKeep = time.Minute
+
+// expired returns the released tables whose state may be freed now, and
+// forgets them.
+func (o *owner) expired(now time.Time) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for t, at := range o.released {
+		if now.Sub(at) >= releasedKeep {
+			out = append(out, t)
+			delete(o.released, t)
+		}
+	}
+	return out
+}
+
+// countLocked is the tables held, recently used and running (running
+// nil: unknown, all count), other than table; held tables that are not
+// running are forgotten. The caller holds o.mu.
+func (o *owner) countLocked(table string, running map[string]bool, now time.Time) int {
 	n := 0
 	for t, at := range o.tables {
+		if running != nil && !running[t] { // stopped (a running workflow is listed from its start)
+			delete(o.tables, t)
+			continue
+		}
 		if t != table && now.Sub(at) < ownerIdle {
 			n++
 		}
@@ -75,10 +102,10 @@ func (o *owner) countLocked(table string, now time.Time) int {
 }
 
 // count is countLocked under the lock.
-func (o *owner) count(table string, now time.Time) int {
+func (o *owner) count(table string, running map[string]bool, now time.Time) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.countLocked(table, now)
+	return o.countLocked(table, running, now)
 }
 
 // holds reports whether table is held.
@@ -102,63 +129,69 @@ func (o *owner) touch(table string, now time.Time) {
 // besides it (share 0: no limit; force: take it anyway), in one step so
 // that concurrent claims cannot both pass the limit. It returns whether
 // the table is held and how many tables are held besides it.
-func (o *owner) take(table string, share int, force bool, now time.Time) (bool, int) {
+func (o *owner) take(table string, share int, running map[string]bool, force bool, now time.Time) (bool, int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.tables == nil {
 		o.tables = map[string]time.Time{}
 	}
-	held := o.countLocked(table, now)
+	held := o.countLocked(table, running, now)
 	if _, ok := o.tables[table]; !ok && !force && share > 0 && held >= share {
 		return false, held
 	}
 	o.tables[table] = now
+	delete(o.released, table)
 	return true, held
 }
 
 // giveUp drops table when it is held and the worker holds more than share
 // tables with it, in one step so that concurrent batches release only the
 // excess.
-func (o *owner) giveUp(table string, share int, now time.Time) bool {
+func (o *owner) giveUp(table string, share int, running map[string]bool, now time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, ok := o.tables[table]; !ok || share <= 0 || o.countLocked("", now) <= share {
+	if _, ok := o.tables[table]; !ok || share <= 0 || o.countLocked("", running, now) <= share {
 		return false
 	}
 	delete(o.tables, table)
+	if o.released == nil {
+		o.released = map[string]time.Time{}
+	}
+	o.released[table] = now
 	return true
 }
 
 // Held is how many tables worker a holds (claimed and recently used).
-func Held(a *Activities) int { return a.owner.count("", time.Now()) }
+func Held(a *Activities) int { return a.owner.count("", nil, time.Now()) }
 
-// share is the fair number of tables per worker, ceil(tables/workers);
-// 0 when unknown (no Fleet, or it failed): then nothing is refused or
-// released.
-func (a *Activities) share(ctx context.Context, fresh bool) int {
+// share is the fair number of tables per worker, ceil(tables/workers),
+// and the running tables; 0 and nil when unknown (no Fleet, or it
+// failed): then nothing is refused or released.
+func (a *Activities) share(ctx context.Context, fresh bool) (int, map[string]bool) {
 	if a.Fleet == nil {
-		return 0
+		return 0, nil
 	}
 	workers, tables, err := a.Fleet(ctx, fresh)
-	if err != nil || workers <= 0 || tables <= 0 {
-		return 0
+	if err != nil || workers <= 0 || len(tables) == 0 {
+		return 0, nil
 	}
-	return (tables + workers - 1) / workers
+	return (len(tables) + workers - 1) / workers, tables
 }
 
 // ClaimTable takes a table for this worker: its activities go to this
 // worker's own queue (ClaimResult.Queue) from now on. A worker that holds
-// its share of the tables (Fleet: ceil(tables/workers)) refuses, with a
-// retryable ClaimRefused error, so that the retry finds another worker;
-// from attempt ClaimForceAttempt on it takes the table anyway. It does not
-// build the table's state: the first activity on the worker does (or
-// finds it in memory).
+// its share of the running tables (Fleet: ceil(tables/workers)) refuses,
+// with a retryable ClaimRefused error, so that the retry finds another
+// worker; a claim with Force is always taken. It does not build the
+// table's state: the first activity on the worker does (or finds it in
+// memory).
 func (a *Activities) ClaimTable(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	share := 0
-	if !a.owner.holds(req.Table) {
-		share = a.share(ctx, true)
+	a.freeReleased()
+	share, running := 0, map[string]bool(nil)
+	if !a.owner.holds(req.Table) && !req.Force {
+		share, running = a.share(ctx, true)
 	}
-	ok, held := a.owner.take(req.Table, share, activity.GetInfo(ctx).Attempt >= ClaimForceAttempt, time.Now())
+	ok, held := a.owner.take(req.Table, share, running, req.Force, time.Now())
 	if !ok {
 		return ClaimResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("worker %s holds %d tables, its share: another worker takes %s", a.WorkerQueue, held, req.Table), ErrTypeClaimRefused)
@@ -168,18 +201,33 @@ func (a *Activities) ClaimTable(ctx context.Context, req ClaimRequest) (ClaimRes
 
 // release reports whether this worker gives up table after a batch: it
 // holds more than its share (a worker joined). The table is dropped from
-// the worker's tables and its state freed; the workflow claims it again
-// on the shared queue. A table with late keys pending keeps its worker
-// (their rebuild needs the state).
+// the worker's tables (its state is freed a minute later unless a claim
+// brings it back); the workflow claims it again on the shared queue. A
+// table with late keys pending keeps its worker (their rebuild needs the
+// state).
 func (a *Activities) release(ctx context.Context, table string, pending int) bool {
 	if pending > 0 || a.WorkerQueue == "" || !a.owner.holds(table) {
 		return false
 	}
-	if !a.owner.giveUp(table, a.share(ctx, false), time.Now()) {
+	share, running := a.share(ctx, false)
+	if len(running) <= share { // one worker holds them all: nowhere to go
 		return false
 	}
-	a.dropState(table)
+	if !a.owner.giveUp(table, share, running, time.Now()) {
+		return false
+	}
+	a.freeReleased()
 	return true
+}
+
+// freeReleased frees the state of tables released more than releasedKeep
+// ago and not claimed back.
+func (a *Activities) freeReleased() {
+	for _, t := range a.owner.expired(time.Now()) {
+		if !a.owner.holds(t) {
+			a.dropState(t)
+		}
+	}
 }
 
 // dropState forgets a worker's state for a table (after the caller

@@ -73,32 +73,43 @@ func (st *TableState) release(ctx workflow.Context, res activities.ApplyResult) 
 // claim runs ClaimTable on the shared queue (the workflow's) until a
 // worker takes the table, and records its queue as the owner (the
 // workflow's queue when the worker has none). A worker at its share
-// refuses (ClaimRefused) and the claim is retried at once, up to
-// activities.ClaimForceAttempt, where the worker that has the attempt
-// takes it. Errors: errStopping when asked to stop meanwhile.
+// refuses (ClaimRefused) and the claim is retried at once, on any worker,
+// up to activities.ClaimAttempts times; then a forced claim is taken by
+// the first worker it reaches. Errors: errStopping when asked to stop
+// meanwhile.
 func claim(ctx workflow.Context, st *TableState) error {
-	opts := workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		Summary:             "claim " + st.Spec.Table,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 1.5,
-			MaximumInterval: 5 * time.Second}, // unlimited: a table waits for a worker
+	for force := false; ; force = true {
+		opts := workflow.ActivityOptions{
+			StartToCloseTimeout: 30 * time.Second,
+			Summary:             "claim " + st.Spec.Table,
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 1.5,
+				MaximumInterval: 5 * time.Second}, // a forced claim: unlimited, a table waits for a worker
+		}
+		if !force {
+			opts.RetryPolicy.MaximumAttempts = activities.ClaimAttempts
+		}
+		cctx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
+		fut := workflow.ExecuteActivity(cctx, a.ClaimTable, activities.ClaimRequest{Table: st.Spec.Table, Prev: st.prevOwner, Force: force})
+		_ = workflow.Await(ctx, func() bool { return fut.IsReady() || st.Stopping })
+		if !fut.IsReady() {
+			cancel()
+			return errStopping
+		}
+		cancel()
+		var res activities.ClaimResult
+		if err := fut.Get(ctx, &res); err != nil {
+			var ae *temporal.ApplicationError
+			if !force && errors.As(err, &ae) && ae.Type() == activities.ErrTypeClaimRefused {
+				continue
+			}
+			return err
+		}
+		st.Owner = res.Queue
+		if st.Owner == "" {
+			st.Owner = workflow.GetInfo(ctx).TaskQueueName
+		}
+		st.Claims++
+		workflow.GetLogger(ctx).Info("table claimed", "worker_queue", st.Owner, "worker_tables", res.Tables, "forced", force)
+		return nil
 	}
-	cctx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
-	defer cancel()
-	fut := workflow.ExecuteActivity(cctx, a.ClaimTable, activities.ClaimRequest{Table: st.Spec.Table, Prev: st.prevOwner})
-	_ = workflow.Await(ctx, func() bool { return fut.IsReady() || st.Stopping })
-	if !fut.IsReady() {
-		return errStopping
-	}
-	var res activities.ClaimResult
-	if err := fut.Get(ctx, &res); err != nil {
-		return err
-	}
-	st.Owner = res.Queue
-	if st.Owner == "" {
-		st.Owner = workflow.GetInfo(ctx).TaskQueueName
-	}
-	st.Claims++
-	workflow.GetLogger(ctx).Info("table claimed", "worker_queue", st.Owner, "worker_tables", res.Tables)
-	return nil
 }

@@ -44,12 +44,12 @@ type fleet struct {
 	mu      sync.Mutex
 	at      time.Time
 	workers int
-	tables  int
+	tables  map[string]bool
 }
 
 // count is an activities.Fleet. Errors: Temporal's (the caller then does
 // not balance).
-func (f *fleet) count(ctx context.Context, fresh bool) (workers, tables int, err error) {
+func (f *fleet) count(ctx context.Context, fresh bool) (workers int, tables map[string]bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !fresh && time.Since(f.at) < fleetTTL {
@@ -57,7 +57,7 @@ func (f *fleet) count(ctx context.Context, fresh bool) (workers, tables int, err
 	}
 	resp, err := f.c.DescribeTaskQueue(ctx, activities.TaskQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	seen := map[string]bool{}
 	for _, p := range resp.GetPollers() {
@@ -67,8 +67,12 @@ func (f *fleet) count(ctx context.Context, fresh bool) (workers, tables int, err
 	}
 	runs, err := RunningTables(ctx, f.c)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
-	f.at, f.workers, f.tables = time.Now(), len(seen), len(runs)
+	tables = map[string]bool{}
+	for _, r := range runs {
+		tables[r.Table] = true
+	}
+	f.at, f.workers, f.tables = time.Now(), len(seen), tables
 	return f.workers, f.tables, nil
 }

@@ -158,12 +158,23 @@ func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
 		}
 		return true
 	}
+	// the workers' view of the fleet counts a stopped worker (of an
+	// earlier test) for up to pollerFresh: wait until it counts these
+	fleetIs := func(n int) {
+		f := &fleet{c: rs[0].Client}
+		waitForWithin(t, fmt.Sprintf("the fleet to count %d workers", n), 2*pollerFresh, func() bool {
+			w, _, err := f.count(context.Background(), true)
+			return err == nil && w == n
+		})
+	}
+	fleetIs(1)
 	feed()
 	if o := owners(); len(o) != 1 || o[rs[0].WorkerID] != 3 {
 		t.Fatalf("owners with one worker: %v", o)
 	}
 	for _, workers := range []int{2, 3} {
 		rs = append(rs, startRunner(t))
+		fleetIs(workers)
 		for !balanced(workers) {
 			if round == rounds-1 {
 				t.Fatalf("with %d workers, owners %v after %d rounds", workers, owners(), round)
@@ -199,6 +210,18 @@ func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
 	}
 	for _, spec := range specs {
 		stopWorkflow(t, rs[0].Client, spec.Table)
+	}
+}
+
+// waitForWithin is waitFor giving up after d.
+func waitForWithin(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
