@@ -41,8 +41,8 @@ type Fleet func(ctx context.Context, fresh bool) (workers int, tables map[string
 // ClaimRequest asks a worker to hold a table's state and run its
 // activities.
 type ClaimRequest struct {
-	Table string `json:"table"`          // mirror ns.table
-	Prev  string `json:"prev,omitempty"` // the task queue of the previous holder ("": none), released or unreachable
+	Table string `json:"table"`           // mirror ns.table
+	Prev  string `json:"prev,omitempty"`  // the task queue of the previous holder ("": none), released or unreachable
 	Force bool   `json:"force,omitempty"` // take the table whatever the worker holds (after ClaimAttempts refusals)
 }
 
