@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,6 +78,14 @@ type State struct {
 	// onBuild, when set, is told of every build from the tables, with its
 	// reason (WriterOptions.OnBuild).
 	onBuild func(reason string)
+	// sidecar: a state built for lack of one (BuildNew) is first loaded
+	// from the table's sidecar when it is for the current snapshots
+	// (WriterOptions.Sidecar); onLoad is told of each load.
+	sidecar bool
+	onLoad  func()
+	// sidecarSnap is the mirror snapshot of the sidecar last written or
+	// loaded (0: none).
+	sidecarSnap int64
 }
 
 // Reasons a State is built from the tables (WriterOptions.OnBuild, the
@@ -216,6 +225,19 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	}
 	if !s.ownsHistory {
 		history = nil
+	}
+	if reason == BuildNew && s.sidecar {
+		err := s.loadSidecar(ctx, mirror, history)
+		if err == nil {
+			s.built, s.everBuilt = true, true
+			if s.onLoad != nil {
+				s.onLoad()
+			}
+			return nil
+		}
+		if !errors.Is(err, errNoSidecar) {
+			reason = BuildStaleSidecar // stale, torn, or unreadable here: built from the tables
+		}
 	}
 	if err := s.reset(); err != nil {
 		return err

@@ -27,6 +27,12 @@ type WriterOptions struct {
 	// BuildInvalidated, BuildStaleSidecar); it runs on the writer's
 	// goroutine and must not block.
 	OnBuild func(reason string)
+	// Sidecar: a worker without the state first loads it from the table's
+	// sidecar (State.WriteSidecar) when that is for the tables' current
+	// snapshots, instead of reading the tables; OnLoad is told of each
+	// load.
+	Sidecar bool
+	OnLoad  func()
 }
 
 // NewWriters returns the writers of one source table sharing one local
@@ -36,6 +42,7 @@ type WriterOptions struct {
 func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
 	st := newState(cat, name, keyCols, o.StateDir, true, o.History)
 	st.onBuild = o.OnBuild
+	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
 	m.state = st
 	if !o.History {
