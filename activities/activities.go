@@ -50,6 +50,12 @@ type Activities struct {
 	// and releases (claim.go); nil = no balancing.
 	Fleet Fleet
 
+	// SidecarEvery is how often, in batches of a table, this worker
+	// writes the table's state sidecar (lake.State.WriteSidecar) after a
+	// batch; it also writes it when it releases a table. 0 = never (a
+	// sidecar found is still loaded when it is for the current snapshots).
+	SidecarEvery int
+
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the
 	// attempt there. Tests use it to simulate a worker dying between two
@@ -76,6 +82,8 @@ type tableState struct {
 	// keysChecked: keyCols were settled against the mirror's recorded
 	// key columns (ensureKeyColumns).
 	keysChecked bool
+	// sinceSidecar counts batches applied since the sidecar was written.
+	sinceSidecar int
 }
 
 // writers returns the table's mirror and history writers, creating them
@@ -84,6 +92,7 @@ func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorW
 	if st.mirror == nil {
 		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
+			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table),
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx}})
 	}
 	return st.mirror, st.history
@@ -97,6 +106,16 @@ func (a *Activities) stateBuilt(table string) func(reason string) {
 		a.stateBuilds.Add(1)
 		if a.Metrics != nil {
 			a.Metrics.StateRebuilt(table, reason)
+		}
+	}
+}
+
+// stateLoaded returns the hook that counts loads of a table's state from
+// its sidecar (lakemirror_state_loads_total).
+func (a *Activities) stateLoaded(table string) func() {
+	return func() {
+		if a.Metrics != nil {
+			a.Metrics.StateLoaded(table)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"math"
 	"strings"
@@ -265,7 +266,7 @@ func (ix *KeyIndex) rebuildSlots() {
 		if ix.flags[i]&flagFree != 0 {
 			continue
 		}
-		tag := ix.hash(cdc.Key(ix.keyAt(uint32(i))))
+		tag := ix.hashBytes(ix.keyBytes(uint32(i)))
 		s := ix.slotOf(tag)
 		for ix.slots[s] != 0 {
 			if s++; s == len(ix.slots) {
@@ -274,6 +275,25 @@ func (ix *KeyIndex) rebuildSlots() {
 		}
 		ix.slots[s] = uint64(tag)<<32 | uint64(i+1)
 	}
+}
+
+// keyBytes is entry i's key, in place (no copy: do not keep it).
+func (ix *KeyIndex) keyBytes(i uint32) []byte {
+	if ix.keyWidth > 0 {
+		o := int(i) * ix.keyWidth
+		return ix.keys[o : o+ix.keyWidth]
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = ix.keyEnd[i-1]
+	}
+	return ix.keys[start:ix.keyEnd[i]]
+}
+
+// hashBytes is hash for a key held as bytes (maphash gives bytes and
+// strings of the same content the same hash).
+func (ix *KeyIndex) hashBytes(k []byte) uint32 {
+	return uint32(maphash.Bytes(ix.seed, k)>>32) | 1
 }
 
 // sideEnc writes the sidecar's fields; the first error sticks.

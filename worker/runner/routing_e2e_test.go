@@ -98,10 +98,22 @@ func TestRoutingSteadyStateAndHandOver(t *testing.T) {
 
 // Rebalancing: three tables on one worker; a second worker joins and
 // takes one table (the first holds more than ceil(3/2)), a third joins
-// and takes another: each worker ends holding one of the tables, each
-// move built the state once on the new worker.
+// and takes another: each worker ends holding one of the tables. The
+// workers write a table's state sidecar when they release it (and every
+// 10,000 batches): each moved table's new worker loads its state from the
+// sidecar, so the states are built from the tables exactly 3 times (one
+// per table, on the first worker) and loaded once per release.
 func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
-	rs := []*Runner{startRunner(t)}
+	settings := stack.Settings
+	settings.SidecarEvery = 10_000
+	start := func() *Runner {
+		r, err := Start(context.Background(), settings, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	rs := []*Runner{start()}
 	defer func() {
 		for _, r := range rs {
 			r.Stop()
@@ -173,7 +185,7 @@ func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
 		t.Fatalf("owners with one worker: %v", o)
 	}
 	for _, workers := range []int{2, 3} {
-		rs = append(rs, startRunner(t))
+		rs = append(rs, start())
 		fleetIs(workers)
 		for !balanced(workers) {
 			if round == rounds-1 {
@@ -193,20 +205,21 @@ func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
 			t.Fatalf("owners %v, want one table on each of the 3 workers", o)
 		}
 	}
-	releases := 0
-	builds := 0
+	releases, builds, loads := 0, 0, 0
 	for i, spec := range specs {
 		st := status(t, rs[0].Client, spec.Table)
 		releases += st.Releases
 		b := stateBuildsBy(t, rs, spec.Table)
 		builds += b[lake.BuildNew]
-		if len(b) != 1 || b[lake.BuildNew] != 1+st.Releases {
-			t.Errorf("%s: state builds %v, want new=%d (one, plus one per release)", spec.Table, b, 1+st.Releases)
+		l := counterSum(t, rs, telemetry.MetricStateLoads, spec.Table)
+		loads += l
+		if len(b) != 1 || b[lake.BuildNew] != 1 || l != st.Releases {
+			t.Errorf("%s: state builds %v, loads %d; want new=1 and one load per release (%d)", spec.Table, b, l, st.Releases)
 		}
 		checkMirror(t, rs[0], spec.Table, streams[i].Expected())
 	}
-	if releases != 2 || builds != 5 {
-		t.Fatalf("releases %d, state builds %d; want 2 (one per joining worker) and 5", releases, builds)
+	if releases != 2 || builds != 3 || loads != 2 {
+		t.Fatalf("releases %d, state builds %d, loads %d; want 2 (one per joining worker), 3 and 2", releases, builds, loads)
 	}
 	for _, spec := range specs {
 		stopWorkflow(t, rs[0].Client, spec.Table)
@@ -261,6 +274,19 @@ func ownerOf(t *testing.T, rs []*Runner, st workflows.Status) *Runner {
 // runners' registries, by reason.
 func stateBuildsBy(t *testing.T, rs []*Runner, table string) map[string]int {
 	t.Helper()
+	return countersBy(t, rs, telemetry.MetricStateRebuilds, table, "reason")
+}
+
+// counterSum sums counter name{table} over the runners' registries.
+func counterSum(t *testing.T, rs []*Runner, name, table string) int {
+	t.Helper()
+	return countersBy(t, rs, name, table, "")[""]
+}
+
+// countersBy sums counter name{table} over the runners' registries, by
+// the value of label by ("": one sum).
+func countersBy(t *testing.T, rs []*Runner, name, table, by string) map[string]int {
+	t.Helper()
 	out := map[string]int{}
 	for _, r := range rs {
 		fams, err := r.Metrics.Registry.Gather()
@@ -268,7 +294,7 @@ func stateBuildsBy(t *testing.T, rs []*Runner, table string) map[string]int {
 			t.Fatal(err)
 		}
 		for _, f := range fams {
-			if f.GetName() != telemetry.MetricStateRebuilds {
+			if f.GetName() != name {
 				continue
 			}
 			for _, m := range f.GetMetric() {
@@ -277,7 +303,7 @@ func stateBuildsBy(t *testing.T, rs []*Runner, table string) map[string]int {
 					labels[l.GetName()] = l.GetValue()
 				}
 				if labels["table"] == table {
-					out[labels["reason"]] += int(m.GetCounter().GetValue())
+					out[labels[by]] += int(m.GetCounter().GetValue())
 				}
 			}
 		}

@@ -131,6 +131,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	acts.CatalogID = s.Catalog.Identity()
 	acts.Metrics = m
 	acts.WorkerQueue = WorkerQueue(workerID)
+	acts.SidecarEvery = s.SidecarEvery
 	acts.Fleet = (&fleet{c: c}).count
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
