@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -40,6 +41,21 @@ type Activities struct {
 	// = no check (tests).
 	CatalogID string
 
+	// WorkerQueue is this worker's own task queue ("<TaskQueue>@<worker
+	// id>", which the worker also polls), returned by ClaimTable so that a
+	// table's activities run here, where its state is; "" = no routing
+	// (claims leave the activities on the shared queue).
+	WorkerQueue string
+	// Fleet reports the workers and running tables for balancing claims
+	// and releases (claim.go); nil = no balancing.
+	Fleet Fleet
+
+	// SidecarEvery is how often, in batches of a table, this worker
+	// writes the table's state sidecar (lake.State.WriteSidecar) after a
+	// batch; it also writes it when it releases a table. 0 = never (a
+	// sidecar found is still loaded when it is for the current snapshots).
+	SidecarEvery int
+
 	// AfterCommit, when set, runs after each of a batch's table commits
 	// ("bronze", "mirror", "history"); an error it returns fails the
 	// attempt there. Tests use it to simulate a worker dying between two
@@ -47,9 +63,11 @@ type Activities struct {
 	// result.
 	AfterCommit func(ctx context.Context, batch lake.Batch, table string) error
 
-	mu     sync.Mutex
-	tables map[string]*tableState
-	pos    positions
+	mu          sync.Mutex
+	tables      map[string]*tableState
+	pos         positions
+	stateBuilds atomic.Int64
+	owner       owner // the tables this worker claimed (claim.go)
 }
 
 // tableState is what a worker keeps per table between batches.
@@ -64,6 +82,8 @@ type tableState struct {
 	// keysChecked: keyCols were settled against the mirror's recorded
 	// key columns (ensureKeyColumns).
 	keysChecked bool
+	// sinceSidecar counts batches applied since the sidecar was written.
+	sinceSidecar int
 }
 
 // writers returns the table's mirror and history writers, creating them
@@ -71,11 +91,39 @@ type tableState struct {
 func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
 	if st.mirror == nil {
 		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
-			StateDir: a.StateDir, History: !st.spec.WithoutHistory,
+			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
+			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table),
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx}})
 	}
 	return st.mirror, st.history
 }
+
+// stateBuilt returns the hook that counts the builds of a table's local
+// state from the tables: in Metrics (lakemirror_state_rebuilds_total) and
+// in StateBuilds.
+func (a *Activities) stateBuilt(table string) func(reason string) {
+	return func(reason string) {
+		a.stateBuilds.Add(1)
+		if a.Metrics != nil {
+			a.Metrics.StateRebuilt(table, reason)
+		}
+	}
+}
+
+// stateLoaded returns the hook that counts loads of a table's state from
+// its sidecar (lakemirror_state_loads_total).
+func (a *Activities) stateLoaded(table string) func() {
+	return func() {
+		if a.Metrics != nil {
+			a.Metrics.StateLoaded(table)
+		}
+	}
+}
+
+// StateBuilds is how many times worker a built a table's local state
+// from the tables (any table, any reason) since it started. (A function,
+// not a method: every exported method of Activities is an activity.)
+func StateBuilds(a *Activities) int64 { return a.stateBuilds.Load() }
 
 // New returns the activity set over a catalog and a Kafka client.
 func New(cat catalog.Catalog, kc *kafka.Client) *Activities {

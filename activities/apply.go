@@ -82,7 +82,27 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	if len(b.Ranges) > 0 && b.Load == nil {
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
 	}
+	a.owner.touch(spec.Table, time.Now())
+	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
+	a.writeSidecar(ctx, st, res.Release)
 	return res, nil
+}
+
+// writeSidecar writes the table's state sidecar after a batch, every
+// SidecarEvery batches or when the table was released (the next worker
+// loads it); a failure is logged, never the batch's.
+func (a *Activities) writeSidecar(ctx context.Context, st *tableState, released bool) {
+	if a.SidecarEvery <= 0 || st.mirror == nil {
+		return
+	}
+	st.sinceSidecar++
+	if !released && st.sinceSidecar < a.SidecarEvery {
+		return
+	}
+	st.sinceSidecar = 0
+	if err := st.mirror.State().WriteSidecar(ctx); err != nil && activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Warn("state sidecar not written", "table", st.spec.Table, "error", err)
+	}
 }
 
 // retried reports whether this is a retry of the activity (attempt 2 or

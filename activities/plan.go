@@ -44,6 +44,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		return Plan{}, err
 	}
 	started := time.Now()
+	a.owner.touch(spec.Table, started) // an idle table stays held while it plans here
 	deadline, idleDeadline := started.Add(spec.MaxWait), started.Add(max(spec.MaxWait, req.IdleWait))
 	for {
 		plan, avail, err := a.planOnce(ctx, spec, req.Offsets)

@@ -231,6 +231,10 @@ type ApplyResult struct {
 	// commit_bronze, commit_mirror, commit_history (the Iceberg commits;
 	// the history's includes recording the batch in the local state log).
 	StageSeconds map[string]float64 `json:"stage_seconds,omitempty"`
+	// Release: the worker holds more than its share of the tables and gave
+	// this one up after the batch (claim.go); the workflow claims the
+	// table again on the shared queue.
+	Release bool `json:"release,omitempty"`
 }
 
 // WovenKeys is how many late keys the batch rebuilt from all their

@@ -84,6 +84,8 @@ func pipelineMetrics(t *testing.T) exported {
 	m.CommitFailed(table)
 	m.Quarantined(table, "undecodable", 2)
 	m.Rebuilt(table, 3)
+	m.StateRebuilt(table, "new")
+	m.StateLoaded(table)
 	m.RetentionGap(table)
 	m.ObserveValidation(table, time.Now(), map[string]bool{"partitioning": false, "transitions": true})
 	m.ObserveReconcile(table, map[string]int{"reconcile-ghost": 1}, 30*time.Second)

@@ -34,7 +34,7 @@ func TestStatusQueryUnanswered(t *testing.T) {
 	})
 	r.Stop()
 	code, stdout, stderr := cli(t, append([]string{"status", "cli.gone"}, args...)...)
-	id := regexp.QuoteMeta(runner.Identity(buildinfo.Get().Short(), s.Catalog.Identity()))
+	id := regexp.QuoteMeta(runner.Identity(buildinfo.Get().Short(), s.Catalog.Identity()) + " worker/" + r.WorkerID)
 	want := regexp.MustCompile(fmt.Sprintf(`^starter: the status query of cli\.gone got no answer in \d+s from the workers polling task queue "lakemirror": %s \(last polled \d+s ago\); they may be stopped \(Temporal lists a stopped worker for a few minutes\), overloaded or stuck: check their logs\n$`, id))
 	if code != exitFailure || stdout != "" || !want.MatchString(stderr) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 1 and %s", code, stdout, stderr, want)

@@ -37,8 +37,15 @@ func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool)
 	}
 	for {
 		var res activities.LoadResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), a.LoadTable, activities.LoadRequest{
+		o, err := st.routeTo(ctx, opts)
+		if err != nil {
+			return false // stopping
+		}
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), a.LoadTable, activities.LoadRequest{
 			Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}).Get(ctx, &res)
+		if st.handOver(ctx, err) {
+			continue
+		}
 		if err == nil {
 			st.LastLoad = &res
 			st.Totals.LoadedRows += res.Rows

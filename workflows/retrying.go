@@ -54,15 +54,21 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 	}
 	rp.MaximumAttempts = visibleAttempts
 	opts.RetryPolicy = &rp
-	actx := workflow.WithActivityOptions(ctx, opts)
-	prev, failed := st.Phase, false
+	prev, failed, moved := st.Phase, false, false
 	for n := 0; ; n++ {
-		var err error
+		o, err := st.routeTo(ctx, opts) // the table's worker (routeVersion runs)
+		if err != nil {
+			if failed {
+				st.Phase = prev
+			}
+			return err
+		}
+		actx := workflow.WithActivityOptions(ctx, o)
 		if interrupt == nil {
-			err = workflow.ExecuteActivity(actx, fn, arg(failed)).Get(ctx, out)
+			err = workflow.ExecuteActivity(actx, fn, arg(failed || moved)).Get(ctx, out)
 		} else {
 			cctx, cancel := workflow.WithCancel(actx)
-			fut := workflow.ExecuteActivity(cctx, fn, arg(failed))
+			fut := workflow.ExecuteActivity(cctx, fn, arg(failed || moved))
 			_ = workflow.Await(ctx, func() bool { return fut.IsReady() || interrupt() })
 			if !fut.IsReady() {
 				cancel()
@@ -80,6 +86,10 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 				st.publish(ctx)
 			}
 			return nil
+		}
+		if st.handOver(ctx, err) { // the worker is gone: claim the table again, run at once (an earlier attempt may have committed: rerun)
+			moved = true
+			continue
 		}
 		var ae *temporal.ApplicationError
 		if errors.As(err, &ae) && (ae.NonRetryable() || slices.Contains(rp.NonRetryableErrorTypes, ae.Type())) {

@@ -40,12 +40,21 @@ type TableState struct {
 	ResnapshotRequested string                    `json:"resnapshot_requested,omitempty"` // mode of a pending resnapshot signal
 	Resnapshots         int                       `json:"resnapshots"`
 	TopicMissing        bool                      `json:"topic_missing,omitempty"` // the last plan found no such topic
+	// Owner is the task queue of the worker holding the table's local
+	// state (routeVersion runs): its activities go there. "" = none yet
+	// (the next activity claims the table).
+	Owner     string `json:"owner,omitempty"`
+	Claims    int    `json:"claims,omitempty"`     // claims that found a worker
+	HandOvers int    `json:"hand_overs,omitempty"` // times the owner took no activity in time (gone) and the table was claimed again
+	Releases  int    `json:"releases,omitempty"`   // times the owner released the table to balance the workers
 
 	retryRequested  bool              // set by the retry signal while blocked or retrying; not carried over
 	schemaDecision  string            // set by the schema signal while schema-blocked
 	published       *searchAttributes // where the phase is published (search attribute, metric)
 	settingsChanges int               // settings updates taken in this run (an idle plan is cut short by one)
 	memoSpec        workflow.Version  // memoSpecVersion of this run
+	route           workflow.Version  // routeVersion of this run
+	prevOwner       string            // the owner before the last hand-over or release, for the claim
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless
@@ -108,6 +117,10 @@ type Status struct {
 	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
 	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
 	LastLoad       *activities.LoadResult    `json:"last_load,omitempty"`        // the last direct load or re-snapshot
+	Owner          string                    `json:"owner,omitempty"`            // task queue of the worker holding the table's state ("<queue>@<worker id>"); "" before the first claim or without routing
+	Claims         int                       `json:"claims,omitempty"`           // claims that found a worker (this run and earlier ones)
+	HandOvers      int                       `json:"hand_overs,omitempty"`       // owners that took no activity in time (gone): the table moved
+	Releases       int                       `json:"releases,omitempty"`         // owners that released the table to balance the workers
 	Totals         Totals                    `json:"totals"`
 	Spec           activities.TableSpec      `json:"spec"`
 }
@@ -118,7 +131,8 @@ func (s *TableState) status() Status {
 		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
 		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, TopicMissing: s.TopicMissing, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
-		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec}
+		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
+		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases}
 	// the order of the partitions does not change the result (sums and
 	// per-partition values), and this runs only in the status query
 	//workflowcheck:ignore

@@ -75,6 +75,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	}
 	// before the update handlers, which use it
 	st.memoSpec = workflow.GetVersion(ctx, memoSpecVersion, workflow.DefaultVersion, 1)
+	st.route = workflow.GetVersion(ctx, routeVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return err
 	}
@@ -252,6 +253,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 	if pending := res.History.Pending + res.Mirror.Pending; pending > 0 && !rebuild(ctx, st, pending) {
 		return res, false
 	}
+	st.release(ctx, res)
 	st.LastBatch, st.LastError = &res, ""
 	st.LastBatchAt = workflow.Now(ctx)
 	st.Totals.add(&res)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -27,7 +28,9 @@ const (
 	EnvSchemaRegistry  = "SCHEMA_REGISTRY_URL" // Confluent-compatible schema registry for Avro records
 	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
 	EnvStateDir        = "LAKEMIRROR_STATE_DIR"
-	EnvCatalogID       = "LAKEMIRROR_CATALOG_ID" // the catalog's identity for the workers' wiring check (lake.CatalogConfig.ID)
+	EnvCatalogID       = "LAKEMIRROR_CATALOG_ID"    // the catalog's identity for the workers' wiring check (lake.CatalogConfig.ID)
+	EnvWorkerID        = "LAKEMIRROR_WORKER_ID"     // this worker's id: its own task queue is "<queue>@<id>" (routing)
+	EnvSidecarEvery    = "LAKEMIRROR_SIDECAR_EVERY" // write a table's state sidecar every this many batches (and on release); 0 = never
 )
 
 // Settings locate the services the pipeline talks to.
@@ -44,6 +47,16 @@ type Settings struct {
 	// a per-process directory under it, removed on exit. "" = the system
 	// temp directory. Fast local disk; its size is about the tables' bronze.
 	StateDir string
+	// WorkerID names this worker among the workers of the task queue: it
+	// also polls "<queue>@<WorkerID>", where the tables it holds run
+	// (routing, docs/design.md). "" = a random id per process; a stable id
+	// (the pod name) keeps a restarted worker's queue.
+	WorkerID string
+	// SidecarEvery is how often, in batches of a table, the worker writes
+	// the table's state sidecar next to the mirror (and whenever it
+	// releases a table), so that the next worker loads the state instead
+	// of reading the tables; 0 = never (a sidecar found is still loaded).
+	SidecarEvery int
 
 	// Connection security (security.go): TLS, mutual TLS and SASL for
 	// Kafka; TLS, mutual TLS and API keys for Temporal; TLS and basic
@@ -68,6 +81,8 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "worker only: Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
+	fs.StringVar(&s.WorkerID, "worker-id", env(EnvWorkerID, ""), "worker only: this worker's id; its own task queue is <queue>@<id>, where the tables it holds run (default: random per process) (env "+EnvWorkerID+")")
+	fs.IntVar(&s.SidecarEvery, "sidecar-every", envInt(EnvSidecarEvery, 0), "worker only: write a table's local state sidecar next to its mirror every this many batches, and when the worker releases the table, so another worker loads it instead of reading the tables; 0 = never (env "+EnvSidecarEvery+")")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog and warehouse, and the dev worker's Temporal database and Kafka log (env "+EnvDataDir+")")
 	s.bindSecurity(fs)
 	return b
@@ -129,6 +144,14 @@ func splitList(s string) []string {
 
 func env(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// envInt is env's value of key as an integer, def when unset or not one.
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(env(key, "")); err == nil {
 		return v
 	}
 	return def

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,6 +71,42 @@ type State struct {
 	// recording receives the outcome of the batch being recorded in the log
 	// in the background (recordAsync); nil when none is.
 	recording chan error
+
+	// everBuilt: the state was built (or loaded) once; a later build has
+	// reason BuildInvalidated or BuildSnapshotMoved, not BuildNew.
+	everBuilt bool
+	// onBuild, when set, is told of every build from the tables, with its
+	// reason (WriterOptions.OnBuild).
+	onBuild func(reason string)
+	// sidecar: a state built for lack of one (BuildNew) is first loaded
+	// from the table's sidecar when it is for the current snapshots
+	// (WriterOptions.Sidecar); onLoad is told of each load.
+	sidecar bool
+	onLoad  func()
+	// sidecarSnap is the mirror snapshot of the sidecar last written or
+	// loaded (0: none).
+	sidecarSnap int64
+}
+
+// Reasons a State is built from the tables (WriterOptions.OnBuild, the
+// lakemirror_state_rebuilds_total metric).
+const (
+	BuildNew           = "new"            // the worker had no state for the table (first use, restart, hand-over)
+	BuildSnapshotMoved = "snapshot-moved" // the table is at another snapshot than the state reflects (another writer, compaction)
+	BuildInvalidated   = "invalidated"    // a failed commit or an unreadable log dropped the state
+	BuildStaleSidecar  = "stale-sidecar"  // no state in memory, and the sidecar is for another snapshot (or unreadable)
+)
+
+// buildReason is why the state is about to be built from the tables.
+func (s *State) buildReason() string {
+	switch {
+	case !s.everBuilt:
+		return BuildNew
+	case !s.built:
+		return BuildInvalidated
+	default:
+		return BuildSnapshotMoved
+	}
 }
 
 var stateSeq atomic.Int64
@@ -152,7 +189,7 @@ func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 	if s.built && s.mirrorSnap == snapID(mirror) {
 		return nil
 	}
-	return s.build(ctx, mirror, nil)
+	return s.build(ctx, mirror, nil, s.buildReason())
 }
 
 // ensureHistory is ensureMirror for the history table.
@@ -164,13 +201,14 @@ func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
 	if s.built && s.historySnap == snapID(history) {
 		return nil
 	}
-	return s.build(ctx, nil, history)
+	return s.build(ctx, nil, history, s.buildReason())
 }
 
 // build rebuilds the state from the tables the state owns (either may be
-// passed already loaded). Cost: one read of every live row of those
-// tables; bronze is not read (see LoadEvents).
-func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
+// passed already loaded), and tells onBuild of it with reason. Cost: one
+// read of every live row of those tables; bronze is not read (see
+// LoadEvents).
+func (s *State) build(ctx context.Context, mirror, history *table.Table, reason string) error {
 	var err error
 	if s.ownsMirror && mirror == nil {
 		if mirror, err = LoadTable(ctx, s.cat, s.name.Mirror()); err != nil {
@@ -187,6 +225,19 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
 	}
 	if !s.ownsHistory {
 		history = nil
+	}
+	if reason == BuildNew && s.sidecar {
+		err := s.loadSidecar(ctx, mirror, history)
+		if err == nil {
+			s.built, s.everBuilt = true, true
+			if s.onLoad != nil {
+				s.onLoad()
+			}
+			return nil
+		}
+		if !errors.Is(err, errNoSidecar) {
+			reason = BuildStaleSidecar // stale, torn, or unreadable here: built from the tables
+		}
 	}
 	if err := s.reset(); err != nil {
 		return err
@@ -223,7 +274,10 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table) error {
 	// empty tables that never committed a batch: the log starts with every
 	// change; tables emptied by purges still have their past in bronze
 	s.eventsComplete = rows == 0 && s.builtAtBatch == 0
-	s.built = true
+	s.built, s.everBuilt = true, true
+	if s.onBuild != nil {
+		s.onBuild(reason)
+	}
 	return nil
 }
 

@@ -22,6 +22,17 @@ type WriterOptions struct {
 	// HistoryOptions.
 	History        bool
 	HistoryOptions merge.HistoryOptions
+	// OnBuild, when set, is called after each build of the writers' local
+	// state from the tables, with its reason (BuildNew, BuildSnapshotMoved,
+	// BuildInvalidated, BuildStaleSidecar); it runs on the writer's
+	// goroutine and must not block.
+	OnBuild func(reason string)
+	// Sidecar: a worker without the state first loads it from the table's
+	// sidecar (State.WriteSidecar) when that is for the tables' current
+	// snapshots, instead of reading the tables; OnLoad is told of each
+	// load.
+	Sidecar bool
+	OnLoad  func()
 }
 
 // NewWriters returns the writers of one source table sharing one local
@@ -30,6 +41,8 @@ type WriterOptions struct {
 // row changes in the log; otherwise the mirror writer does.
 func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
 	st := newState(cat, name, keyCols, o.StateDir, true, o.History)
+	st.onBuild = o.OnBuild
+	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
 	m.state = st
 	if !o.History {

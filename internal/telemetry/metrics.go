@@ -25,6 +25,8 @@ const (
 	MetricCommits       = "lakemirror_commits_total"                         // Iceberg commits, by table kind
 	MetricCommitErrors  = "lakemirror_commit_conflicts_total"                // failed Iceberg commits (conflicts and catalog errors), retried
 	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"                    // late keys rebuilt from all their changes (in their batch, or from bronze)
+	MetricStateRebuilds = "lakemirror_state_rebuilds_total"                  // a worker built a table's local state from the tables (not in memory, no usable sidecar), by reason
+	MetricStateLoads    = "lakemirror_state_loads_total"                     // a worker loaded a table's local state from its sidecar file instead of building it
 	MetricBatchRecords  = "lakemirror_batch_records"                         // histogram: records per batch
 	MetricBatchDuration = "lakemirror_batch_duration_seconds"                // histogram: apply time per batch
 	MetricLag           = "lakemirror_kafka_lag_records"                     // gauge: high watermark − next offset, by partition
@@ -41,7 +43,7 @@ const (
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
-	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricBatchRecords, MetricBatchDuration,
+	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
 	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling}
 
@@ -57,6 +59,8 @@ type Metrics struct {
 	commits       *prometheus.CounterVec
 	commitErrors  *prometheus.CounterVec
 	rebuilt       *prometheus.CounterVec
+	stateBuilds   *prometheus.CounterVec
+	stateLoads    *prometheus.CounterVec
 	batchRecords  *prometheus.HistogramVec
 	batchDuration *prometheus.HistogramVec
 	lag           *lagCollector
@@ -116,6 +120,8 @@ func New() *Metrics {
 	m.commits = counter(MetricCommits, "Iceberg commits, by table kind.", "kind")
 	m.commitErrors = counter(MetricCommitErrors, "Failed Iceberg commits (conflicts, catalog errors); the batch is retried.")
 	m.rebuilt = counter(MetricRebuiltKeys, "Late keys whose history and mirror row were rebuilt from all their changes (late path: in their batch, or by RebuildKeys from bronze).")
+	m.stateBuilds = counter(MetricStateRebuilds, "Times a worker built a table's local state (key index and chain log) by reading the tables, by reason (new: the worker had none; snapshot-moved: the table is at another snapshot than the state; invalidated: a failed commit or log; stale-sidecar: the sidecar is for another snapshot).", "reason")
+	m.stateLoads = counter(MetricStateLoads, "Times a worker loaded a table's local state from the sidecar file next to the table instead of building it.")
 	m.retentionGaps = counter(MetricRetentionGaps, "Times the next offset had been deleted by Kafka retention before it was applied.")
 	m.batchRecords = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricBatchRecords, Help: "Kafka records per applied batch.",
 		Buckets: prometheus.ExponentialBuckets(1, 4, 10)}, []string{"table"})
@@ -230,6 +236,7 @@ func (m *Metrics) initTable(t string) {
 	m.retentionGaps.WithLabelValues(t)
 	m.commitErrors.WithLabelValues(t)
 	m.rebuilt.WithLabelValues(t)
+	m.stateLoads.WithLabelValues(t)
 }
 
 // ObserveBatch records one applied batch.
@@ -286,6 +293,15 @@ func (m *Metrics) Quarantined(table, reason string, n int) {
 func (m *Metrics) Rebuilt(table string, keys int) {
 	m.rebuilt.WithLabelValues(table).Add(float64(keys))
 }
+
+// StateRebuilt counts one build of a table's local state from the
+// tables, with its reason (lake.BuildNew, lake.BuildSnapshotMoved, ...).
+func (m *Metrics) StateRebuilt(table, reason string) {
+	m.stateBuilds.WithLabelValues(table, reason).Inc()
+}
+
+// StateLoaded counts one load of a table's local state from its sidecar.
+func (m *Metrics) StateLoaded(table string) { m.stateLoads.WithLabelValues(table).Inc() }
 
 // ObserveValidation records one validation run of table at time at:
 // failed maps each check run to whether it failed.

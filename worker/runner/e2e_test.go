@@ -104,7 +104,13 @@ func status(t *testing.T, c client.Client, table string) workflows.Status {
 // waitCaughtUp waits until the workflow's offsets reach ends.
 func waitCaughtUp(t *testing.T, c client.Client, table string, ends lake.Offsets) workflows.Status {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	return waitCaughtUpWithin(t, c, table, ends, 90*time.Second)
+}
+
+// waitCaughtUpWithin is waitCaughtUp giving up after d.
+func waitCaughtUpWithin(t *testing.T, c client.Client, table string, ends lake.Offsets, d time.Duration) workflows.Status {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		st := status(t, c, table)
 		if st.Phase == workflows.PhaseBlocked {

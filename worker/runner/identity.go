@@ -13,7 +13,9 @@ import (
 // pollers: "<pid>@<host> lakemirror/<build> catalog/<hash>", with build
 // buildinfo.Info.Short() and hash CatalogHash of the worker's catalog
 // identity, so `starter doctor` and other workers can tell which build
-// and which catalog a poller has without asking it.
+// and which catalog a poller has without asking it. runner.Start appends
+// " worker/<id>" (the worker id of its own queue), which also keeps the
+// identities of several workers in one process apart.
 func Identity(build, catalogID string) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%d@%s lakemirror/%s catalog/%s", os.Getpid(), host, build, CatalogHash(catalogID))
@@ -32,6 +34,7 @@ type Poller struct {
 	Host     string // "<pid>@<host>"
 	Build    string // the lakemirror build; "" for a poller that is not a lakemirror worker of this kind (older builds, other programs)
 	Catalog  string // CatalogHash of its catalog; "" when unknown
+	Worker   string // its worker id (its own queue is WorkerQueue(Worker)); "" when unknown
 }
 
 // ParsePoller reads an identity written by Identity; other identities
@@ -48,6 +51,8 @@ func ParsePoller(identity string) Poller {
 			p.Build = v
 		} else if v, ok := strings.CutPrefix(f, "catalog/"); ok {
 			p.Catalog = v
+		} else if v, ok := strings.CutPrefix(f, "worker/"); ok {
+			p.Worker = v
 		}
 	}
 	return p

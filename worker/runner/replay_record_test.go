@@ -22,7 +22,8 @@ import (
 // the embedded server, for the replay test (workflows/replay_test.go):
 // a stream with late keys (batches and rebuilds), a table blocked by the
 // quarantine limit that is retried, still fails and is stopped, and a
-// pause and resume followed by a settings update. The workflows start
+// pause and resume followed by a settings update, and (from v5) a table
+// handed over from a stopped worker to another. The workflows start
 // with the spec in the memo, as `starter start` starts them. It runs only
 // when asked:
 //
@@ -38,7 +39,12 @@ func TestRecordReplayHistories(t *testing.T) {
 	}
 	prefix := os.Getenv("LAKEMIRROR_RECORD_PREFIX")
 	r := startRunner(t)
-	defer r.Stop()
+	stopped := map[*Runner]bool{}
+	defer func() {
+		if !stopped[r] {
+			r.Stop()
+		}
+	}()
 	ctx := context.Background()
 	start := func(spec activities.TableSpec) {
 		_, err := r.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
@@ -117,4 +123,43 @@ func TestRecordReplayHistories(t *testing.T) {
 	time.Sleep(time.Second)
 	stopWorkflow(t, r.Client, ps.Table)
 	save(ps.Table, "paused")
+
+	// routed (from v5): claimed by one of two workers, which stops; the
+	// table is handed over to the other (schedule-to-start timeout, a new
+	// claim), stopped
+	ho := activities.TableSpec{Table: "replay.handover", Topic: "replay.public.handover", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	r2 := startRunner(t)
+	defer func() {
+		if !stopped[r2] {
+			r2.Stop()
+		}
+	}()
+	produce(t, r, ho.Topic, 1, stream.Delivered[:half])
+	start(ho)
+	waitFor(t, "some batches", func() bool { return status(t, r.Client, ho.Table).Totals.Batches > 2 })
+	first, second := r, r2
+	if status(t, r.Client, ho.Table).Owner == WorkerQueue(r2.WorkerID) {
+		first, second = r2, r
+	}
+	first.Stop()
+	stopped[first] = true
+	ends = produceMore(t, second, ho.Topic, stream.Delivered[half:])
+	waitCaughtUpWithin(t, second.Client, ho.Table, ends, 4*time.Minute)
+	stopWorkflow(t, second.Client, ho.Table)
+	it := second.Client.GetWorkflowHistory(ctx, workflows.WorkflowID(ho.Table), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var h2 historypb.History
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h2.Events = append(h2.Events, e)
+	}
+	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&h2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, prefix+"handover.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -33,6 +33,8 @@ import (
 type Runner struct {
 	Client     client.Client
 	Worker     worker.Worker
+	Own        worker.Worker // polls the worker's own queue (WorkerQueue(WorkerID)): activities of the tables it holds
+	WorkerID   string        // settings' WorkerID, or a random id
 	Activities *activities.Activities
 	Catalog    catalog.Catalog
 	Kafka      *kafka.Client
@@ -94,7 +96,9 @@ func NewKafka(s config.Settings, opts ...kgo.Opt) (*kafka.Client, error) {
 }
 
 // Start opens the catalog and the Kafka client, connects to Temporal and
-// starts a worker on activities.TaskQueue. Stop releases everything.
+// starts a worker on activities.TaskQueue (workflows and activities) and
+// one on the worker's own queue WorkerQueue(WorkerID) (activities of the
+// tables it holds; routing, docs/design.md). Stop releases everything.
 func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner, error) {
 	cat, err := lake.OpenCatalog(ctx, s.Catalog)
 	if err != nil {
@@ -106,7 +110,11 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	m := telemetry.New()
 	mh, closer := sdkMetrics(m.Registry)
-	c, err := dial(ctx, s, logger, mh, Identity(buildinfo.Get().Short(), s.Catalog.Identity()))
+	workerID := s.WorkerID
+	if workerID == "" {
+		workerID = newWorkerID()
+	}
+	c, err := dial(ctx, s, logger, mh, Identity(buildinfo.Get().Short(), s.Catalog.Identity())+" worker/"+workerID)
 	if err != nil {
 		kc.Close()
 		closer.Close()
@@ -123,6 +131,9 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	acts.StateDir = stateDir
 	acts.CatalogID = s.Catalog.Identity()
 	acts.Metrics = m
+	acts.WorkerQueue = WorkerQueue(workerID)
+	acts.SidecarEvery = s.SidecarEvery
+	acts.Fleet = (&fleet{c: c}).count
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
 	if s.SchemaRegistry != "" {
@@ -142,13 +153,23 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	// loaded 2-core machine from failing workflow tasks spuriously.
 	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	Register(w, acts)
+	// the worker's own queue: activities only, of the tables it holds
+	own := worker.New(c, acts.WorkerQueue, worker.Options{})
+	own.RegisterActivity(acts)
+	if err := own.Start(); err != nil {
+		removeState()
+		c.Close()
+		kc.Close()
+		return nil, fmt.Errorf("runner: start worker on %s: %w", acts.WorkerQueue, err)
+	}
 	if err := w.Start(); err != nil {
+		own.Stop()
 		removeState()
 		c.Close()
 		kc.Close()
 		return nil, fmt.Errorf("runner: start worker: %w", err)
 	}
-	return &Runner{Client: c, Worker: w, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
+	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
 		closers: []io.Closer{closer, closeFunc(removeState)}}, nil
 }
 
@@ -160,6 +181,7 @@ func (f closeFunc) Close() error { f(); return nil }
 // Stop stops the worker and closes the clients.
 func (r *Runner) Stop() {
 	r.Worker.Stop()
+	r.Own.Stop()
 	r.Client.Close()
 	r.Kafka.Close()
 	if cl, ok := r.Catalog.(interface{ Close() error }); ok {

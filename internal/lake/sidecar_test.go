@@ -1,0 +1,157 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// sidecarWriter is a mirror writer with its own state under dir, loading
+// sidecars, that records its builds and loads in counts ("new",
+// "stale-sidecar", ..., "load").
+func sidecarWriter(t testing.TB, dir string, counts map[string]int) *MirrorWriter {
+	t.Helper()
+	cat, err := OpenCatalog(context.Background(), CatalogConfig{LocalDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := NewWriters(cat, testTable, orderKey, WriterOptions{StateDir: t.TempDir(), Sidecar: true,
+		OnBuild: func(r string) { counts[r]++ }, OnLoad: func() { counts["load"]++ }})
+	return m
+}
+
+// A worker without the state loads it from the sidecar written for the
+// table's current snapshot (no build), and applies the next batch exactly
+// as the worker that wrote it would: a key-only delete keeps the values
+// the loaded log holds. A sidecar of an older snapshot is not used: the
+// state is built from the table, counted as stale-sidecar.
+func TestStateSidecar(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	counts := map[string]int{}
+	w1 := sidecarWriter(t, dir, counts)
+	if _, _, err := apply(w1, batch(1), []*cdc.Event{ev(cdc.OpCreate, 1, 1001, "placed", 2550), ev(cdc.OpCreate, 2, 1002, "placed", 1200),
+		ev(cdc.OpCreate, 3, 1003, "placed", 6000)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.State().WriteSidecar(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(counts); got != "map[new:1]" {
+		t.Fatalf("first writer: %s, want map[new:1]", got)
+	}
+
+	w2 := sidecarWriter(t, dir, counts)
+	if _, _, err := apply(w2, batch(2), []*cdc.Event{ev(cdc.OpUpdate, 4, 1001, "paid", 2550), ev(cdc.OpDelete, 5, 1002, "", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(counts); got != "map[load:1 new:1]" {
+		t.Fatalf("after the second writer: %s, want map[load:1 new:1] (loaded, not built)", got)
+	}
+	want := "1001 paid 25.50 @4 deleted=false\n1002 placed 12.00 @5 deleted=true\n1003 placed 60.00 @3 deleted=false"
+	if got := mirrorLines(t, w2.cat); got != want {
+		t.Fatalf("mirror after a batch on the loaded state:\n%s\nwant:\n%s", got, want)
+	}
+	ix := w2.Index()
+	if ix.Len() != 3 || ix.SnapshotID != w2.State().mirrorSnap {
+		t.Fatalf("loaded index: %d keys at snapshot %d, want 3 at %d", ix.Len(), ix.SnapshotID, w2.State().mirrorSnap)
+	}
+
+	// the sidecar is for batch 1's snapshot; the table is at batch 2's
+	w3 := sidecarWriter(t, dir, counts)
+	if _, _, err := apply(w3, batch(3), []*cdc.Event{ev(cdc.OpCreate, 6, 1004, "placed", 100)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(counts); got != "map[load:1 new:1 stale-sidecar:1]" {
+		t.Fatalf("after the third writer: %s, want map[load:1 new:1 stale-sidecar:1]", got)
+	}
+	want += "\n1004 placed 1.00 @6 deleted=false"
+	if got := mirrorLines(t, w3.cat); got != want {
+		t.Fatalf("mirror:\n%s\nwant:\n%s", got, want)
+	}
+
+	// a torn sidecar does not verify
+	if err := w3.State().WriteSidecar(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := w3.cat.LoadTable(ctx, testTable.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := SidecarPath(tbl.Location())
+	if len(path) > 7 && path[:7] == "file://" {
+		path = path[7:]
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w4 := sidecarWriter(t, dir, counts)
+	if err := w4.EnsureState(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(counts); got != "map[load:1 new:1 stale-sidecar:2]" {
+		t.Fatalf("after a torn sidecar: %s, want map[load:1 new:1 stale-sidecar:2]", got)
+	}
+}
+
+// BenchmarkStateSidecar compares, for a mirror of LAKEMIRROR_BENCH_KEYS
+// keys (default 1,000,000), building a worker's state from the table
+// (build) with loading it from the sidecar (load).
+func BenchmarkStateSidecar(b *testing.B) {
+	ctx := context.Background()
+	n := 1_000_000
+	if v, err := strconv.Atoi(os.Getenv("LAKEMIRROR_BENCH_KEYS")); err == nil && v > 0 {
+		n = v
+	}
+	dir := b.TempDir()
+	counts := map[string]int{}
+	w := sidecarWriter(b, dir, counts)
+	const per = 200_000
+	for seq, from := int64(1), 0; from < n; seq, from = seq+1, from+per {
+		var evs []*cdc.Event
+		for i := from; i < min(from+per, n); i++ {
+			evs = append(evs, ev(cdc.OpCreate, uint64(i+1), int64(i), "placed", int64(i%10000)))
+		}
+		if _, _, err := apply(w, batch(seq), evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.State().WriteSidecar(ctx); err != nil {
+		b.Fatal(err)
+	}
+	tbl, _ := w.cat.LoadTable(ctx, testTable.Mirror())
+	if path := SidecarPath(tbl.Location()); len(path) > 7 {
+		if fi, err := os.Stat(path[len("file://"):]); err == nil {
+			b.Logf("%d keys: sidecar %d bytes (%.0f bytes/key), log %d bytes", n, fi.Size(), float64(fi.Size())/float64(n), w.State().LogBytes())
+		}
+	}
+	for _, mode := range []string{"build", "load"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				c := map[string]int{}
+				cat, err := OpenCatalog(ctx, CatalogConfig{LocalDir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, _ := NewWriters(cat, testTable, orderKey, WriterOptions{StateDir: b.TempDir(), Sidecar: mode == "load",
+					OnBuild: func(r string) { c[r]++ }, OnLoad: func() { c["load"]++ }})
+				if err := m.EnsureState(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if want := map[string]string{"build": "map[new:1]", "load": "map[load:1]"}[mode]; fmt.Sprint(c) != want || m.Index().Len() != n {
+					b.Fatalf("%s: %v, %d keys; want %s, %d keys", mode, c, m.Index().Len(), want, n)
+				}
+				m.State().Close()
+			}
+			b.ReportMetric(float64(n), "keys")
+		})
+	}
+}
