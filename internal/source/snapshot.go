@@ -16,6 +16,11 @@ type Chunk struct {
 	// cdc.PostgresSeq(0, LSN) as their `_seq`, like Debezium's own
 	// snapshot reads (source.lsn = LSN, no commit LSN).
 	LSN uint64
+	// Snapshot is the read's transaction snapshot (pg_current_snapshot(),
+	// taken by the same first statement as LSN) with LSN: the
+	// transactions it did not see, whose changes a re-snapshot at
+	// (LSN, 0) must let through (cdc.PostgresSnapshot.Lift).
+	Snapshot cdc.PostgresSnapshot
 	// Rows are the chunk's rows in key order (every column, decoded as by
 	// ReadChunk). They are not reused: the callback may keep them.
 	Rows []*cdc.Row
@@ -104,13 +109,18 @@ func (p *Postgres) SnapshotFrom(ctx context.Context, info TableInfo, after []cdc
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only; after Commit a no-op
 
-	// First statement: fixes the snapshot and reads its position.
-	var text string
-	if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+	// First statement: fixes the snapshot and reads its position and
+	// the transactions it does not see.
+	var text, snapText string
+	if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text, pg_current_snapshot()::text").Scan(&text, &snapText); err != nil {
 		return 0, fmt.Errorf("source: %s: reading pg_current_wal_lsn(): %w", info.qualified(), err)
 	}
 	if lsn, err = ParseLSN(text); err != nil {
 		return 0, err
+	}
+	snap, err := cdc.ParsePostgresSnapshot(lsn, snapText)
+	if err != nil {
+		return lsn, err
 	}
 
 	var read int64
@@ -130,7 +140,7 @@ func (p *Postgres) SnapshotFrom(ctx context.Context, info TableInfo, after []cdc
 		}
 		read += int64(len(rows))
 		last := plan.lastKey(rows)
-		if err := fn(Chunk{LSN: lsn, Rows: rows, Last: last, Read: read, Final: final}); err != nil {
+		if err := fn(Chunk{LSN: lsn, Snapshot: snap, Rows: rows, Last: last, Read: read, Final: final}); err != nil {
 			return lsn, err
 		}
 		if final {
