@@ -67,6 +67,14 @@ type Chunk struct {
 // the row's latest change is what remains. Debezium's own snapshot reads
 // sit at the same (0, LSN).
 //
+// A re-snapshot places its rows at (LSN, 0) instead (above every change
+// committed before it, to repair lost events). Changes of a transaction
+// the snapshot did not see can sort below that: written before LSN and
+// committed after it, the first such transaction streamed carries a
+// lastCommitLsn below LSN. The same first statement therefore reads
+// pg_current_snapshot() (Chunk.Snapshot), which tells those transactions
+// by id (cdc.PostgresSnapshot).
+//
 // The transaction holds back vacuum of the table's dead rows while it
 // runs, as every consistent snapshot does.
 func (p *Postgres) Snapshot(ctx context.Context, info TableInfo, chunk int, fn func(Chunk) error) (lsn uint64, err error) {
