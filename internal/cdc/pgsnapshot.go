@@ -29,6 +29,10 @@ type PostgresSnapshot struct {
 	Xip  []uint64 `json:"xip,omitempty"`
 }
 
+// liftWindow bounds how far below a re-snapshot's position Lift raises a
+// change: 16 GiB of WAL, less than 2³¹ transactions write (see Lift).
+const liftWindow = 1 << 34
+
 // ParsePostgresSnapshot reads pg_current_snapshot()'s text form
 // "xmin:xmax:xip1,xip2,..." for a snapshot at WAL position lsn.
 func ParsePostgresSnapshot(lsn uint64, text string) (PostgresSnapshot, error) {
@@ -89,8 +93,18 @@ func (s PostgresSnapshot) Invisible(txid uint64) bool {
 // above LSN already). Changes without a transaction id, of transactions
 // the snapshot saw, or above its rows are left as they are. It reports
 // whether e changed.
+//
+// Debezium's txId has no epoch: a change more than 2³¹ transactions older
+// than the snapshot (a bronze record read by a rebuild) would look like
+// one it did not see. Such a change is far below LSN (every transaction
+// writes a commit or abort record), while an unseen transaction's changes
+// sort at or above the commit streamed before it: a change whose first
+// word is liftWindow or more below LSN is left as it is.
 func (s PostgresSnapshot) Lift(e *Event) bool {
 	if len(e.Seq) != 16 || e.TxID == "" || e.Seq >= PostgresSeq(s.LSN, 0) {
+		return false
+	}
+	if s.LSN-e.Seq.Words()[0] >= liftWindow {
 		return false
 	}
 	tx, err := strconv.ParseUint(e.TxID, 10, 64)

@@ -56,6 +56,14 @@ func TestPostgresSnapshotLift(t *testing.T) {
 		{PostgresSeq(0, 880), "745", PostgresSeq(900, 880)},   // (a blocking read never reaches Lift: the mirror skips snapshot reads)
 		{SeqOf(1, 2, 3), "745", SeqOf(1, 2, 3)},               // not a PostgreSQL position
 	}
+	far := PostgresSnapshot{LSN: 1<<34 + 900, Xmin: 740, Xmax: 748, Xip: []uint64{745}}
+	for first, want := range map[uint64]Seq{900: PostgresSeq(900, 880), 901: PostgresSeq(1<<34+900, 880)} {
+		e := &Event{Seq: PostgresSeq(first, 880), TxID: "745"} // 2³¹ transactions ago, or just before
+		far.Lift(e)
+		if e.Seq != want {
+			t.Errorf("Lift(first word %d) = %s, want %s", first, e.Seq, want)
+		}
+	}
 	for _, c := range cases {
 		e := &Event{Seq: c.seq, TxID: c.tx}
 		changed := s.Lift(e)
