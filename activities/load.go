@@ -59,9 +59,15 @@ type LoadResult struct {
 // which also wins over changes committed before the snapshot (so rows
 // whose changes were lost are repaired), and soft-deletes at (P, 0) every
 // live mirror row below that position the snapshot did not contain (ghost
-// rows, deleted while their events were lost). The first transaction
-// committed after the snapshot can sort below it (its commit-LSN word is
-// the previous commit's); Debezium's own snapshot shares that window.
+// rows, deleted while their events were lost). A transaction in progress
+// when the snapshot was taken may have written its changes before P and
+// commit after it; the first one streamed after P has the previous commit
+// as its lastCommitLsn, so its changes sort below (P, 0) although the
+// snapshot does not show them. Every chunk's cursor therefore records the
+// snapshot's transaction list (LoadCursor.Snapshots, with those of earlier
+// re-snapshots), and the mirror lifts such changes above the snapshot's
+// rows wherever it takes decoded changes (lake.MirrorWriter.Prepare: a
+// batch, or bronze read for a rebuild).
 //
 // Errors: a missing source (non-retryable InvalidTableSpec), PostgreSQL,
 // catalog and storage errors (retried).
@@ -119,8 +125,11 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	}
 	first := uint64(0)
 	base := int64(0)
+	var snaps []cdc.PostgresSnapshot // the table's re-snapshot reads, this load's included
 	if cur != nil {
-		res.Resumed, first, base, res.LSN = true, cur.LSN, cur.Read, cur.LSN
+		res.Resumed, first, base, res.LSN, snaps = true, cur.LSN, cur.Read, cur.LSN, cur.Snapshots
+	} else if snaps, err = a.tableSnapshots(ctx, name); err != nil {
+		return res, err
 	}
 	chunk := req.Chunk
 	if chunk <= 0 {
@@ -147,7 +156,10 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			}
 			recs[i] = schemas.Record{Topic: loadTopic, Offset: from + int64(i), Key: k, Value: v, Timestamp: time.Now().UnixMicro()}
 		}
-		cursor := &lake.LoadCursor{ID: req.LoadID, LSN: first, Read: base + ch.Read, After: lake.KeyParts(ch.Last), Done: ch.Final}
+		if req.Resnapshot {
+			snaps = lake.WithSnapshot(snaps, ch.Snapshot)
+		}
+		cursor := &lake.LoadCursor{ID: req.LoadID, LSN: first, Read: base + ch.Read, After: lake.KeyParts(ch.Last), Done: ch.Final, Snapshots: snaps}
 		b := lake.Batch{ID: fmt.Sprintf("%s#%s.%d", spec.Table, req.LoadID, cursor.Read), Topic: loadTopic,
 			Ranges: []lake.Range{{From: from, To: base + ch.Read}}, EndOffsets: req.Position, Load: cursor}
 		stage := ""
@@ -196,7 +208,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if req.Resnapshot && spec.WithoutBronze {
 		res.GhostsUnchecked = true // the keys read are known only through bronze
 	} else if req.Resnapshot {
-		if res.Ghosts, err = a.deleteGhosts(ctx, mirror, history, req, first, res.Rows, seen); err != nil {
+		if res.Ghosts, err = a.deleteGhosts(ctx, mirror, history, req, first, res.Rows, seen, snaps); err != nil {
 			return res, classify(err)
 		}
 	}
@@ -231,10 +243,24 @@ func (a *Activities) loadCursor(ctx context.Context, name lake.TableName, spec T
 	return out, nil
 }
 
+// tableSnapshots returns the re-snapshot reads recorded on the table's
+// mirror by earlier loads (none when it has no mirror yet).
+func (a *Activities) tableSnapshots(ctx context.Context, name lake.TableName) ([]cdc.PostgresSnapshot, error) {
+	tbl, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
+	if err != nil || tbl == nil {
+		return nil, err
+	}
+	c, err := lake.ReadLoadCursor(tbl)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return c.Snapshots, nil
+}
+
 // deleteGhosts soft-deletes, at the re-snapshot's position (P, 0), every
 // live mirror row below it whose key the snapshot did not contain.
 func (a *Activities) deleteGhosts(ctx context.Context, mirror *lake.MirrorWriter, history *lake.HistoryWriter,
-	req LoadRequest, lsn uint64, read int64, seen map[cdc.Key]bool) (int, error) {
+	req LoadRequest, lsn uint64, read int64, seen map[cdc.Key]bool, snaps []cdc.PostgresSnapshot) (int, error) {
 	at := cdc.PostgresSeq(lsn, 0)
 	live, err := mirror.LiveKeysBelow(ctx, at)
 	if err != nil {
@@ -250,7 +276,7 @@ func (a *Activities) deleteGhosts(ctx context.Context, mirror *lake.MirrorWriter
 		return 0, nil
 	}
 	b := lake.Batch{ID: fmt.Sprintf("%s#%s.ghosts", req.Spec.Table, req.LoadID), EndOffsets: req.Position,
-		Load: &lake.LoadCursor{ID: req.LoadID, LSN: lsn, Read: read, Done: true}}
+		Load: &lake.LoadCursor{ID: req.LoadID, LSN: lsn, Read: read, Done: true, Snapshots: snaps}}
 	if _, _, err := mirror.Apply(ctx, b, events); err != nil {
 		return 0, err
 	}

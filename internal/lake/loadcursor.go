@@ -21,6 +21,51 @@ type LoadCursor struct {
 	Read  int64     `json:"read"`  // rows committed so far
 	After []KeyPart `json:"after"` // key of the last committed row
 	Done  bool      `json:"done"`
+	// Snapshots are the table's direct re-snapshot reads, oldest first:
+	// those of earlier re-snapshots (carried over by every later load)
+	// and this load's (one per part: a resumed load reads at a new
+	// snapshot). The mirror lifts the streamed changes each one did not
+	// see above its rows (Snapshots, cdc.PostgresSnapshot.Lift).
+	Snapshots []cdc.PostgresSnapshot `json:"snapshots,omitempty"`
+}
+
+// maxSnapshots bounds LoadCursor.Snapshots: the oldest are dropped (a
+// later re-snapshot's rows sort above every change an older one lifts).
+const maxSnapshots = 32
+
+// WithSnapshot returns snaps with s appended when it is not the last one
+// already, the oldest dropped beyond maxSnapshots.
+func WithSnapshot(snaps []cdc.PostgresSnapshot, s cdc.PostgresSnapshot) []cdc.PostgresSnapshot {
+	if n := len(snaps); n > 0 && snaps[n-1].LSN == s.LSN {
+		return snaps
+	}
+	out := append(append([]cdc.PostgresSnapshot(nil), snaps...), s)
+	if len(out) > maxSnapshots {
+		out = out[len(out)-maxSnapshots:]
+	}
+	return out
+}
+
+// liftSnapshots raises, for every re-snapshot read recorded on the table
+// (oldest first), the positions of the events of transactions it did not
+// see that sort below its rows (cdc.PostgresSnapshot.Lift). Every path
+// that hands decoded changes to the mirror and history (a batch, or the
+// past changes read from bronze for a rebuild) goes through Prepare,
+// which calls this, so a change has the same position everywhere.
+func liftSnapshots(tbl *table.Table, events []*cdc.Event) error {
+	c, err := ReadLoadCursor(tbl)
+	if err != nil || c == nil || len(c.Snapshots) == 0 {
+		return err
+	}
+	for _, e := range events {
+		if e.Snapshot != cdc.SnapshotNone {
+			continue // source snapshot reads (a load's rows among them) keep their position
+		}
+		for _, s := range c.Snapshots {
+			s.Lift(e)
+		}
+	}
+	return nil
 }
 
 // KeyPart is one key column value in a cursor, JSON-safe.

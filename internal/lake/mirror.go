@@ -142,6 +142,10 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		return p, err
 	}
 	p.Table = tbl
+	// changes of transactions a re-snapshot did not see sort above its rows
+	if err := liftSnapshots(tbl, events); err != nil {
+		return p, err
+	}
 	sh, err := shapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return p, err

@@ -92,6 +92,8 @@ func (r *Renderer) Value(row *cdc.Row, lsn uint64, tsMicros int64, last bool) ([
 // word is below their commit LSN, below P), which (0, P) does not, so the
 // re-snapshot repairs rows whose changes were lost; and below every
 // change written after P (their first word is at least their own lsn).
+// Changes written before P by transactions the snapshot did not see sort
+// below (P, 0) too: the mirror lifts them (cdc.PostgresSnapshot.Lift).
 func (r *Renderer) ValueAt(row *cdc.Row, commitLSN, lsn uint64, tsMicros int64, last bool) ([]byte, error) {
 	b := make([]byte, 0, len(r.prefix)+512)
 	b = append(b, r.prefix...)

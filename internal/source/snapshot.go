@@ -16,6 +16,11 @@ type Chunk struct {
 	// cdc.PostgresSeq(0, LSN) as their `_seq`, like Debezium's own
 	// snapshot reads (source.lsn = LSN, no commit LSN).
 	LSN uint64
+	// Snapshot is the read's transaction snapshot (pg_current_snapshot(),
+	// taken by the same first statement as LSN) with LSN: the
+	// transactions it did not see, whose changes a re-snapshot at
+	// (LSN, 0) must let through (cdc.PostgresSnapshot.Lift).
+	Snapshot cdc.PostgresSnapshot
 	// Rows are the chunk's rows in key order (every column, decoded as by
 	// ReadChunk). They are not reused: the callback may keep them.
 	Rows []*cdc.Row
@@ -62,6 +67,14 @@ type Chunk struct {
 // the row's latest change is what remains. Debezium's own snapshot reads
 // sit at the same (0, LSN).
 //
+// A re-snapshot places its rows at (LSN, 0) instead (above every change
+// committed before it, to repair lost events). Changes of a transaction
+// the snapshot did not see can sort below that: written before LSN and
+// committed after it, the first such transaction streamed carries a
+// lastCommitLsn below LSN. The same first statement therefore reads
+// pg_current_snapshot() (Chunk.Snapshot), which tells those transactions
+// by id (cdc.PostgresSnapshot).
+//
 // The transaction holds back vacuum of the table's dead rows while it
 // runs, as every consistent snapshot does.
 func (p *Postgres) Snapshot(ctx context.Context, info TableInfo, chunk int, fn func(Chunk) error) (lsn uint64, err error) {
@@ -104,13 +117,18 @@ func (p *Postgres) SnapshotFrom(ctx context.Context, info TableInfo, after []cdc
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only; after Commit a no-op
 
-	// First statement: fixes the snapshot and reads its position.
-	var text string
-	if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+	// First statement: fixes the snapshot and reads its position and
+	// the transactions it does not see.
+	var text, snapText string
+	if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text, pg_current_snapshot()::text").Scan(&text, &snapText); err != nil {
 		return 0, fmt.Errorf("source: %s: reading pg_current_wal_lsn(): %w", info.qualified(), err)
 	}
 	if lsn, err = ParseLSN(text); err != nil {
 		return 0, err
+	}
+	snap, err := cdc.ParsePostgresSnapshot(lsn, snapText)
+	if err != nil {
+		return lsn, err
 	}
 
 	var read int64
@@ -130,7 +148,7 @@ func (p *Postgres) SnapshotFrom(ctx context.Context, info TableInfo, after []cdc
 		}
 		read += int64(len(rows))
 		last := plan.lastKey(rows)
-		if err := fn(Chunk{LSN: lsn, Rows: rows, Last: last, Read: read, Final: final}); err != nil {
+		if err := fn(Chunk{LSN: lsn, Snapshot: snap, Rows: rows, Last: last, Read: read, Final: final}); err != nil {
 			return lsn, err
 		}
 		if final {
