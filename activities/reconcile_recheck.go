@@ -23,6 +23,9 @@ import (
 // re-read's position, the source rows read (by key) and the mirror rows
 // of the differing keys.
 type recheckOut struct {
+	// snaps are the re-reads' snapshots (PostgreSQL), recorded by a
+	// repair like a re-snapshot's
+	snaps     []cdc.PostgresSnapshot
 	diffs     []validate.Diff
 	rechecked int
 	unsettled int
@@ -73,6 +76,11 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 		}
 	})
 	readAt := map[string]string{}
+	// inFlightSince: keys read by a snapshot with transactions in
+	// progress, and when: a mirror row ingested after that read may hold
+	// such a transaction's change, which the read did not see although
+	// its position sorts below the read's (cdc.PostgresSnapshot)
+	inFlightSince := map[string]int64{}
 	var readTime time.Time
 	for i := 0; i < len(keys); i += 1000 {
 		batch := keys[i:min(i+1000, len(keys))]
@@ -85,8 +93,14 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 			return out, sourceError(err)
 		}
 		readTime, out.pos = time.Now(), pos
+		if pos.Snapshot != nil {
+			out.snaps = lake.WithSnapshot(out.snaps, *pos.Snapshot)
+		}
 		for _, k := range batch {
 			readAt[k] = pos.Seq.Hex()
+			if pos.Snapshot != nil && len(pos.Snapshot.Xip) > 0 {
+				inFlightSince[k] = readTime.Add(-time.Second).UnixMicro() // a second of clock skew between worker clocks
+			}
 		}
 		for _, row := range rows {
 			k, _, err := r.keyAndDigest(row)
@@ -107,6 +121,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 	}
 	// the final mirror read
 	mir := map[string]*validate.RowState{}
+	ingestedAfter := map[string]bool{}
 	out.liveKeys, out.deletedSeqs = map[string]bool{}, map[string]string{}
 	applied, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
 		k, err := cdc.KeyOf(m.Row, r.info.Key)
@@ -121,6 +136,9 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 			out.deletedSeqs[h] = m.Seq
 		}
 		if _, ok := want[h]; ok {
+			if since, ok := inFlightSince[h]; ok && m.Ingested >= since {
+				ingestedAfter[h] = true
+			}
 			mir[h] = &validate.RowState{Digest: merge.RowHash(m.Row, r.compared), Seq: m.Seq, Deleted: m.Deleted}
 			out.mirRows[h] = m.Row
 		}
@@ -140,7 +158,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 		if m != nil {
 			mseq = m.Seq
 		}
-		if validate.Unsettled(readAt[k], mseq) {
+		if validate.Unsettled(readAt[k], mseq) || ingestedAfter[k] {
 			out.unsettled++
 			continue
 		}

@@ -82,8 +82,19 @@ func (r *reconciler) repair(ctx context.Context, out recheckOut) (map[string]int
 		}
 		position = cp.EndOffsets
 	}
+	// The repair is a re-snapshot of its keys: it keeps the table's
+	// recorded re-snapshot reads and adds its own (PostgreSQL), so a change
+	// of a transaction its read did not see, streamed later below (P, 0),
+	// is lifted above the repaired row instead of losing to it.
+	snaps, err := a.tableSnapshots(ctx, name)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, s := range out.snaps {
+		snaps = lake.WithSnapshot(snaps, s)
+	}
 	b := lake.Batch{ID: spec.Table + "#" + id, Topic: topic, Ranges: []lake.Range{{From: 0, To: int64(len(recs))}},
-		EndOffsets: position, Load: &lake.LoadCursor{ID: id, LSN: out.pos.LSN, Read: int64(len(recs)), Done: true}}
+		EndOffsets: position, Load: &lake.LoadCursor{ID: id, LSN: out.pos.LSN, Read: int64(len(recs)), Done: true, Snapshots: snaps}}
 	stage := ""
 	ares, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
 	if err != nil {

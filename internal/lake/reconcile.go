@@ -17,12 +17,14 @@ import (
 )
 
 // MirrorRow is one mirror row as reconciliation reads it: the source
-// columns' values (system columns left out), its `_seq` (hex) and soft
-// delete flag.
+// columns' values (system columns left out), its `_seq` (hex), soft
+// delete flag and `_ingested_at` (µs since the epoch; 0 when the mirror
+// has none).
 type MirrorRow struct {
-	Row     *cdc.Row
-	Seq     string
-	Deleted bool
+	Row      *cdc.Row
+	Seq      string
+	Deleted  bool
+	Ingested int64
 }
 
 // ScanMirrorRows reads every row of the mirror's current Iceberg
@@ -49,6 +51,7 @@ func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn
 	err = scanColumns(ctx, tbl, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		seqs, _ := col(ColSeq).(*array.String)
 		dels, _ := col(ColDeleted).(*array.Boolean)
+		ingested, _ := col(ColIngestedAt).(*array.Timestamp)
 		if seqs == nil || dels == nil {
 			return fmt.Errorf("lake: mirror %s: no %s or %s column", name, ColSeq, ColDeleted)
 		}
@@ -71,7 +74,11 @@ func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn
 				}
 				vals[i] = v
 			}
-			if err := fn(MirrorRow{Row: &cdc.Row{Cols: shared, Vals: vals}, Seq: seqs.Value(r), Deleted: dels.Value(r)}); err != nil {
+			m := MirrorRow{Row: &cdc.Row{Cols: shared, Vals: vals}, Seq: seqs.Value(r), Deleted: dels.Value(r)}
+			if ingested != nil && ingested.IsValid(r) {
+				m.Ingested = int64(ingested.Value(r))
+			}
+			if err := fn(m); err != nil {
 				return err
 			}
 		}

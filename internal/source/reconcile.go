@@ -24,13 +24,17 @@ type Position struct {
 	LSN  uint64 `json:"lsn,omitempty"`
 	File string `json:"file,omitempty"`
 	Pos  uint64 `json:"pos,omitempty"`
+	// Snapshot (PostgreSQL): the read's transaction snapshot, whose
+	// invisible transactions' changes a repair at (LSN, 0) must let
+	// through (recorded like a re-snapshot's, cdc.PostgresSnapshot.Lift).
+	Snapshot *cdc.PostgresSnapshot `json:"snapshot,omitempty"`
 }
 
 // pgPosition is the position of a PostgreSQL read at WAL position lsn:
 // (lsn, 0), the re-snapshot position (Renderer.ValueAt): above every
 // change committed before lsn, below every change written after it.
-func pgPosition(lsn uint64) Position {
-	return Position{Seq: cdc.PostgresSeq(lsn, 0), Text: FormatLSN(lsn), LSN: lsn}
+func pgPosition(snap cdc.PostgresSnapshot) Position {
+	return Position{Seq: cdc.PostgresSeq(snap.LSN, 0), Text: FormatLSN(snap.LSN), LSN: snap.LSN, Snapshot: &snap}
 }
 
 // ReadChunkAt is ReadChunk that also returns the read's position: the
@@ -43,8 +47,8 @@ func (p *Postgres) ReadChunkAt(ctx context.Context, info TableInfo, after []cdc.
 	if err != nil {
 		return nil, nil, pos, err
 	}
-	err = p.readOnly(ctx, info, func(tx pgx.Tx, lsn uint64) error {
-		pos = pgPosition(lsn)
+	err = p.readOnly(ctx, info, func(tx pgx.Tx, snap cdc.PostgresSnapshot) error {
+		pos = pgPosition(snap)
 		rows, err = plan.read(ctx, tx, after, limit)
 		return err
 	})
@@ -66,8 +70,8 @@ func (p *Postgres) ReadKeys(ctx context.Context, info TableInfo, keys [][]cdc.Va
 	if err != nil {
 		return nil, pos, err
 	}
-	err = p.readOnly(ctx, info, func(tx pgx.Tx, lsn uint64) error {
-		pos = pgPosition(lsn)
+	err = p.readOnly(ctx, info, func(tx pgx.Tx, snap cdc.PostgresSnapshot) error {
+		pos = pgPosition(snap)
 		if len(keys) == 0 {
 			return nil
 		}
@@ -78,22 +82,28 @@ func (p *Postgres) ReadKeys(ctx context.Context, info TableInfo, keys [][]cdc.Va
 }
 
 // readOnly runs fn in a REPEATABLE READ READ ONLY transaction after its
-// first statement, SELECT pg_current_wal_lsn().
-func (p *Postgres) readOnly(ctx context.Context, info TableInfo, fn func(pgx.Tx, uint64) error) error {
+// first statement, SELECT pg_current_wal_lsn(), pg_current_snapshot(),
+// with the read's snapshot (its WAL position and the transactions it
+// does not see).
+func (p *Postgres) readOnly(ctx context.Context, info TableInfo, fn func(pgx.Tx, cdc.PostgresSnapshot) error) error {
 	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("source: %s: beginning a transaction: %w", info.qualified(), err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only; after Commit a no-op
-	var text string
-	if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&text); err != nil {
+	var text, snapText string
+	if err := tx.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text, pg_current_snapshot()::text").Scan(&text, &snapText); err != nil {
 		return fmt.Errorf("source: %s: reading pg_current_wal_lsn(): %w", info.qualified(), err)
 	}
 	lsn, err := ParseLSN(text)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx, lsn); err != nil {
+	snap, err := cdc.ParsePostgresSnapshot(lsn, snapText)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx, snap); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
