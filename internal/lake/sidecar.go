@@ -29,8 +29,10 @@ import (
 //
 // Format, little-endian, every count and length an unsigned varint:
 //
-//	magic "LMSIDE01"
+//	magic "LMSIDE02"
 //	u64 mirror snapshot id, u64 history snapshot id, u64 built-at batch seq
+//	strings: the metadata locations of the mirror and (when the state owns
+//	         it) the history it was written against ("" for none)
 //	u8  flags (bit 0: the log holds every past change)
 //	strings: key columns
 //	index: entries, key width (0: variable), seq words, keys used, keys with a mirror row;
@@ -44,7 +46,7 @@ import (
 //
 // strings = count, then each as length + bytes; u32s/u64s/i32s = count,
 // then fixed-width values.
-const sidecarMagic = "LMSIDE01"
+const sidecarMagic = "LMSIDE02"
 
 // SidecarPath is where the sidecar of the table whose mirror lives at
 // location is written: "<location>/lakemirror/state.lms".
@@ -80,6 +82,22 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("lake: the table's file IO cannot write files")
 	}
+	// a batch can change the log and commit only bookkeeping (no new
+	// Iceberg snapshot): the sidecar is keyed to the tables' metadata
+	// files too, which every commit replaces
+	locs := []string{mirror.MetadataLocation(), ""}
+	if s.ownsHistory {
+		history, err := LoadTable(ctx, s.cat, s.name.History())
+		if err != nil {
+			return fmt.Errorf("lake: sidecar of %s: history table: %w", s.name, err)
+		}
+		if history != nil {
+			locs[1] = history.MetadataLocation()
+		}
+	}
+	if snapID(mirror) != s.mirrorSnap {
+		return fmt.Errorf("lake: sidecar of %s: the mirror is at Iceberg snapshot %d, the state at %d: no sidecar written", s.name, snapID(mirror), s.mirrorSnap)
+	}
 	path := SidecarPath(mirror.Location())
 	f, err := wfs.Create(path)
 	if err != nil {
@@ -88,7 +106,7 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	crc := crc32.NewIEEE()
 	bw := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
 	e := &sideEnc{w: bw}
-	s.encodeSidecar(e)
+	s.encodeSidecar(e, locs)
 	if e.err == nil {
 		e.err = bw.Flush()
 	}
@@ -109,11 +127,12 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 // wrote (0: none).
 func (s *State) SidecarSnapshot() int64 { return s.sidecarSnap }
 
-func (s *State) encodeSidecar(e *sideEnc) {
+func (s *State) encodeSidecar(e *sideEnc, metadataLocations []string) {
 	e.raw([]byte(sidecarMagic))
 	e.u64(uint64(s.mirrorSnap))
 	e.u64(uint64(s.historySnap))
 	e.u64(uint64(s.builtAtBatch))
+	e.strs(metadataLocations)
 	var flags byte
 	if s.eventsComplete {
 		flags |= 1
@@ -182,6 +201,11 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 		return errStaleSidecar
 	}
 	builtAt := int64(d.u64())
+	locs := d.strs()
+	if d.err != nil || len(locs) != 2 || locs[0] != mirror.MetadataLocation() ||
+		(s.ownsHistory && history != nil && locs[1] != history.MetadataLocation()) {
+		return errStaleSidecar
+	}
 	flags := d.raw(1)
 	keyCols := d.strs()
 	if d.err != nil || strings.Join(keyCols, "\x00") != strings.Join(s.keyCols, "\x00") {

@@ -155,3 +155,54 @@ func BenchmarkStateSidecar(b *testing.B) {
 		})
 	}
 }
+
+// A batch that changes the state log but commits no new Iceberg snapshot
+// (a late change older than the key's row: recorded, the mirror row kept)
+// makes the sidecar written before it stale: it is keyed to the tables'
+// metadata files, which every commit replaces, not to snapshot ids alone.
+// (Found by a breaker run: the sidecar was loaded and held one event of
+// the key where the log held two.)
+func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	counts := map[string]int{}
+	w1 := sidecarWriter(t, dir, counts)
+	if _, _, err := apply(w1, batch(1), []*cdc.Event{ev(cdc.OpCreate, 10, 1001, "placed", 2550), ev(cdc.OpCreate, 11, 1002, "placed", 1200)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.State().WriteSidecar(ctx); err != nil {
+		t.Fatal(err)
+	}
+	snap1 := w1.State().mirrorSnap
+	if _, _, err := apply(w1, batch(2), []*cdc.Event{ev(cdc.OpUpdate, 5, 1001, "late", 999)}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := LoadTable(ctx, w1.cat, testTable.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snapID(tbl) != snap1 {
+		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", snapID(tbl), snap1)
+	}
+	k, _ := cdc.EncodeKey(nil, cdc.Int(1001))
+	want, _, err := w1.State().Events([]cdc.Key{cdc.Key(k)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := sidecarWriter(t, dir, counts)
+	if err := w2.EnsureState(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, complete, err := w2.State().Events([]cdc.Key{cdc.Key(k)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts["load"] != 0 || counts[string(BuildStaleSidecar)] != 1 {
+		t.Fatalf("builds and loads %v, want the sidecar refused as stale", counts)
+	}
+	// built from the tables, the new state claims no past events (the late
+	// path reads bronze instead); the writer's log holds both
+	if len(want[cdc.Key(k)]) != 2 || complete || len(got[cdc.Key(k)]) != 0 {
+		t.Fatalf("events of key 1001: writer %d, new state %d (complete %v); want 2, and 0 not complete", len(want[cdc.Key(k)]), len(got[cdc.Key(k)]), complete)
+	}
+}
