@@ -145,3 +145,46 @@ func debeziumSequence(t *testing.T, value []byte, lastCommit, lsn, txid uint64) 
 	}
 	return v
 }
+
+// A repair run by a worker that does not own the table (the
+// ReconcileWorkflow's activity is not routed) builds the table's state
+// for the repair and drops it afterwards, instead of keeping a second copy
+// of the table's state (log file and index) for good. (A breaker's case.)
+func TestReconcileRepairOnNonOwnerDropsState(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
+	}
+	exec(`CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL, qty int);
+		INSERT INTO public.orders SELECT i, 'new', i * 10 FROM generate_series(1, 5) AS i`)
+	f := newRecFixture(t, dsn, "public.orders", exec)
+	f.describe()
+	f.load()
+	b := New(f.a.Catalog, f.a.Kafka)
+	b.StateDir = t.TempDir()
+	b.Sources = f.a.Sources
+	f.exec("UPDATE orders SET status = 'paid' WHERE order_id = 2") // its event is lost
+	res, err := b.Reconcile(f.ctx, ReconcileRequest{Spec: f.spec, RunID: "on-b", Chunk: 2, Pause: -1, SettleFloor: -1, Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Repaired); got != "map[reconcile-changed:1]" {
+		t.Fatalf("repaired %s, want map[reconcile-changed:1]", got)
+	}
+	b.mu.Lock()
+	n := len(b.tables)
+	b.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("worker B keeps state for %d tables after a repair of a table it does not own", n)
+	}
+}

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 
@@ -34,7 +33,7 @@ func numericValue(ci *ColumnInfo, n *pgtype.Numeric) (cdc.Value, error) {
 		return cdc.Null(), nil
 	}
 	if n.NaN || n.InfinityModifier != pgtype.Finite || n.Int == nil {
-		return cdc.Value{}, errors.New("numeric NaN or Infinity has no form in Debezium's precise decimal mode")
+		return cdc.Value{}, definition("numeric NaN or Infinity has no form in Debezium's precise decimal mode")
 	}
 	if ci.Logical == logicalVarDecimal {
 		u, scale := minimalScale(n.Int, n.Exp)

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -50,7 +49,7 @@ func (c *many[T]) value() (cdc.Value, error) {
 		return cdc.Null(), nil
 	}
 	if len(c.v.Dims) > 1 {
-		return cdc.Value{}, fmt.Errorf("a %d-dimensional array (only one-dimensional arrays are supported)", len(c.v.Dims))
+		return cdc.Value{}, definition("a %d-dimensional array (only one-dimensional arrays are supported)", len(c.v.Dims))
 	}
 	var enc []byte
 	for i := range c.v.Elements {
@@ -109,7 +108,7 @@ func newCell(ci *ColumnInfo) (cell, error) {
 				return cdc.Null(), nil
 			}
 			if !utf8.ValidString(v.String) {
-				return cdc.Value{}, errors.New("text is not valid UTF-8 (the database encoding must be UTF8)")
+				return cdc.Value{}, definition("text is not valid UTF-8 (the database encoding must be UTF8)")
 			}
 			return cdc.String(v.String), nil
 		}), nil
@@ -133,7 +132,7 @@ func newCell(ci *ColumnInfo) (cell, error) {
 				return cdc.Null(), nil
 			}
 			if v.InfinityModifier != pgtype.Finite {
-				return cdc.Value{}, errors.New("date ±infinity has no Debezium io.debezium.time.Date form")
+				return cdc.Value{}, definition("date ±infinity has no Debezium io.debezium.time.Date form")
 			}
 			return cdc.Date(floorDiv(v.Time.Unix(), 86400)), nil
 		}), nil
@@ -150,7 +149,7 @@ func newCell(ci *ColumnInfo) (cell, error) {
 				return cdc.Null(), nil
 			}
 			if v.InfinityModifier != pgtype.Finite {
-				return cdc.Value{}, errors.New("timestamp ±infinity is not supported")
+				return cdc.Value{}, definition("timestamp ±infinity is not supported")
 			}
 			return cdc.Timestamp(micros(v.Time)), nil
 		}), nil
@@ -160,7 +159,7 @@ func newCell(ci *ColumnInfo) (cell, error) {
 				return cdc.Null(), nil
 			}
 			if v.InfinityModifier != pgtype.Finite {
-				return cdc.Value{}, errors.New("timestamptz ±infinity is not supported")
+				return cdc.Value{}, definition("timestamptz ±infinity is not supported")
 			}
 			return cdc.TimestampTZ(micros(v.Time)), nil
 		}), nil

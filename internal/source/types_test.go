@@ -81,5 +81,8 @@ func TestReadErrors(t *testing.T) {
 		if err == nil || !contains(err.Error(), tc.want) {
 			t.Errorf("after %d: err = %v, want one naming %s", tc.after, err, tc.want)
 		}
+		if !IsDefinition(err) { // retrying cannot change the row
+			t.Errorf("after %d: %v is not a definition error: a load or reconciliation would retry it", tc.after, err)
+		}
 	}
 }
