@@ -54,9 +54,14 @@ func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterO
 }
 
 // OpenStateDir creates this process's directory for local state logs
-// under base ("" = the system temp directory): base/worker-<pid>-<random>.
-// Directories of processes that no longer run (a worker killed before it
-// could clean up) are removed. cleanup removes the directory.
+// under base ("" = the system temp directory):
+// base/worker-<pid>@<host>-<random>, host being the machine's (or
+// container's) host name. Directories of processes of this host that no
+// longer run (a worker killed before it could clean up) are removed;
+// those of other hosts are left alone, since a pid says nothing about
+// another container sharing the volume. A directory of the older form
+// worker-<pid>-<random> (no host) is removed when its pid does not run
+// here. cleanup removes the directory.
 func OpenStateDir(base string) (dir string, cleanup func(), err error) {
 	if base == "" {
 		base = filepath.Join(os.TempDir(), "lakemirror-state")
@@ -64,24 +69,55 @@ func OpenStateDir(base string) (dir string, cleanup func(), err error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", nil, fmt.Errorf("lake: local state directory %s: %w", base, err)
 	}
+	host := stateDirHost()
 	entries, _ := os.ReadDir(base)
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "worker-")
-		if !ok {
-			continue
-		}
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid == os.Getpid() {
+		pid, owner, ok := parseStateDir(e.Name())
+		if !ok || pid == os.Getpid() || (owner != "" && owner != host) {
 			continue
 		}
 		if syscall.Kill(pid, 0) == syscall.ESRCH {
 			os.RemoveAll(filepath.Join(base, e.Name()))
 		}
 	}
-	dir, err = os.MkdirTemp(base, fmt.Sprintf("worker-%d-", os.Getpid()))
+	dir, err = os.MkdirTemp(base, fmt.Sprintf("worker-%d@%s-", os.Getpid(), host))
 	if err != nil {
 		return "", nil, fmt.Errorf("lake: local state directory: %w", err)
 	}
 	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// stateDirHost is the host name as it goes into a state directory's name
+// (path separators and '@' replaced; "unknown" when there is none).
+func stateDirHost() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return strings.NewReplacer("/", "_", "@", "_").Replace(h)
+}
+
+// parseStateDir reads a state directory's name: worker-<pid>@<host>-<random>
+// (host may contain '-': the random suffix follows the last one), or the
+// older worker-<pid>-<random> (host ""). ok is false for other names.
+func parseStateDir(name string) (pid int, host string, ok bool) {
+	rest, found := strings.CutPrefix(name, "worker-")
+	if !found {
+		return 0, "", false
+	}
+	pidText, after, withHost := strings.Cut(rest, "@")
+	if withHost {
+		i := strings.LastIndexByte(after, '-')
+		if i <= 0 {
+			return 0, "", false
+		}
+		host = after[:i]
+	} else {
+		pidText, _, _ = strings.Cut(rest, "-")
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil {
+		return 0, "", false
+	}
+	return pid, host, true
 }
