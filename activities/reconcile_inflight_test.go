@@ -28,25 +28,8 @@ import (
 // re-snapshot, cdc.PostgresSnapshot.Lift.) (Found by a breaker run: before, the
 // mirror kept the repaired 'paid' while the source held 'shipped'.)
 func TestReconcileRepairKeepsChangeInFlight(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%v\n%s", err, sql)
-		}
-	}
-	exec(`CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL, qty int);
-		INSERT INTO public.orders SELECT i, 'new', i * 10 FROM generate_series(1, 5) AS i`)
-	f := newRecFixture(t, dsn, "public.orders", exec)
-	f.describe()
-	f.load()
+	f, dsn, conn := loadedOrders(t)
 	conn2, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +48,7 @@ func TestReconcileRepairKeepsChangeInFlight(t *testing.T) {
 		return l
 	}
 
-	exec("UPDATE orders SET status = 'paid' WHERE order_id = 2") // its event is lost: a real difference
+	f.exec("UPDATE orders SET status = 'paid' WHERE order_id = 2") // its event is lost: a real difference
 	var tx pgx.Tx
 	var lsn, lastCommit, txid uint64
 	reconcileHook = func(stage string) {
@@ -81,9 +64,9 @@ func TestReconcileRepairKeepsChangeInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			lsn = walInsert() // at or above the update's record
-			exec("CREATE TABLE IF NOT EXISTS other_activity (x int); INSERT INTO other_activity VALUES (1)")
+			f.exec("CREATE TABLE IF NOT EXISTS other_activity (x int); INSERT INTO other_activity VALUES (1)")
 			lastCommit = walInsert() // the last commit streamed before T's
-			exec("SELECT pg_switch_wal()")
+			f.exec("SELECT pg_switch_wal()")
 		case "reread": // T commits after the re-read; the connector streams it, the mirror applies it
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
@@ -151,6 +134,31 @@ func debeziumSequence(t *testing.T, value []byte, lastCommit, lsn, txid uint64) 
 // for the repair and drops it afterwards, instead of keeping a second copy
 // of the table's state (log file and index) for good. (A breaker's case.)
 func TestReconcileRepairOnNonOwnerDropsState(t *testing.T) {
+	f, _, _ := loadedOrders(t)
+	b := New(f.a.Catalog, f.a.Kafka)
+	b.StateDir = t.TempDir()
+	b.Sources = f.a.Sources
+	f.exec("UPDATE orders SET status = 'paid' WHERE order_id = 2") // its event is lost
+	res, err := b.Reconcile(f.ctx, ReconcileRequest{Spec: f.spec, RunID: "on-b", Chunk: 2, Pause: -1, SettleFloor: -1, Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Repaired); got != "map[reconcile-changed:1]" {
+		t.Fatalf("repaired %s, want map[reconcile-changed:1]", got)
+	}
+	b.mu.Lock()
+	n := len(b.tables)
+	b.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("worker B keeps state for %d tables after a repair of a table it does not own", n)
+	}
+}
+
+// loadedOrders starts the private PostgreSQL with a new database holding
+// public.orders (keys 1 to 5: 'new', qty 10·key) and loads the mirror
+// from it directly; it returns the fixture, the database's DSN and a
+// connection to it.
+func loadedOrders(t *testing.T) (*recFixture, string, *pgx.Conn) {
 	pg := pgtest.Start(t)
 	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
@@ -170,21 +178,5 @@ func TestReconcileRepairOnNonOwnerDropsState(t *testing.T) {
 	f := newRecFixture(t, dsn, "public.orders", exec)
 	f.describe()
 	f.load()
-	b := New(f.a.Catalog, f.a.Kafka)
-	b.StateDir = t.TempDir()
-	b.Sources = f.a.Sources
-	f.exec("UPDATE orders SET status = 'paid' WHERE order_id = 2") // its event is lost
-	res, err := b.Reconcile(f.ctx, ReconcileRequest{Spec: f.spec, RunID: "on-b", Chunk: 2, Pause: -1, SettleFloor: -1, Repair: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(res.Repaired); got != "map[reconcile-changed:1]" {
-		t.Fatalf("repaired %s, want map[reconcile-changed:1]", got)
-	}
-	b.mu.Lock()
-	n := len(b.tables)
-	b.mu.Unlock()
-	if n != 0 {
-		t.Fatalf("worker B keeps state for %d tables after a repair of a table it does not own", n)
-	}
+	return f, dsn, conn
 }
