@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,9 +80,7 @@ array of {check, status, detail, fix}.`,
 			}
 			results := a.doctor(cmd.Context())
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(results); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), results); err != nil {
 					return err
 				}
 			} else {

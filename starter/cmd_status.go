@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,9 +52,7 @@ stable field names listed in README "Operate it".`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "starter:", note)
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				return writeJSON(cmd.OutOrStdout(), st)
 			}
 			printStatus(cmd.OutOrStdout(), st)
 			a.printTableSizes(cmd.Context(), cmd.OutOrStdout(), st.Spec)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -55,19 +54,8 @@ fails, 0 when all pass. The table's workflow must be running (its spec is read f
 			if err := run.Get(cmd.Context(), &res); err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			} else {
-				printValidation(cmd.OutOrStdout(), res)
-			}
-			if res.Failed > 0 {
-				return &exitError{code: exitFailure, err: fmt.Errorf("%d of %d checks failed (run %s)", res.Failed, len(res.Checks), res.RunID)}
-			}
-			return nil
+			return printCheckRun(cmd.OutOrStdout(), output == "json", res, func(w io.Writer) { printValidation(w, res) },
+				res.Failed, len(res.Checks), res.RunID)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
