@@ -303,6 +303,9 @@ func (s *State) reset() error {
 	s.ix = newKeyIndex(0, 0)
 	s.c = newCodec()
 	s.w.c = s.c
+	for i := range s.encoders {
+		s.encoders[i].w.c = s.c
+	}
 	s.hfiles, s.hfid = nil, map[string]int32{}
 	s.builtAtBatch = 0
 	s.pending = nil

@@ -37,15 +37,11 @@ func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) 
 	plan.resolve(s.ix)
 	n := len(plan.groups)
 	if n < parallelRecordKeys {
-		s.encoders[0].w.c = s.c
 		if err := s.encoders[0].encode(s, plan, hist, withMirror, 0, n, true); err != nil {
 			return err
 		}
 	} else {
 		mid := n / 2
-		for i := range s.encoders {
-			s.encoders[i].w.c = s.c
-		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -218,7 +214,6 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 // values (a rebuild's), then flushes the log.
 func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
 	enc := &s.encoders[0]
-	enc.w.c = s.c
 	for i, e := range entries {
 		enc.encodeKeyRec(s.ix.head[e], batch, nil, rows[i], nil, nil)
 		if err := s.appendRec(e, enc.w.buf); err != nil {
@@ -245,7 +240,6 @@ func (s *State) flushPending() error {
 func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
 	plan.resolve(s.ix)
 	enc := &s.encoders[0]
-	enc.w.c = s.c
 	for i := range hist.changes {
 		c := &hist.changes[i]
 		ent := plan.entries[c.group]
