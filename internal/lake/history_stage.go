@@ -132,7 +132,19 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	}
 	w, st, plan, res := s.w, s.w.state, s.plan, &s.res
 	res.Keys = len(plan.groups)
+	// the versions go to the file in chunks, encoded while the next keys
+	// are decided (history_file.go)
+	hf := newHistoryFile(ctx, s.tbl, s.sh)
+	finished := false
+	defer func() {
+		if !finished {
+			hf.abort()
+		}
+	}()
 	for i, g := range plan.groups {
+		if n := len(s.writes); n-hf.queued >= historyChunkRows {
+			hf.queue(s.writes[hf.queued:n:n])
+		}
 		if plan.known && plan.woven != nil && plan.woven[i] != nil { // late, woven inline (weave.go)
 			if err := s.weave(i, g.Key, plan.woven[i]); err != nil {
 				return err
@@ -209,8 +221,16 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		s.changes = append(s.changes, c)
 	}
 	res.Pending = len(s.pending)
+	n := len(s.writes)
+	hf.queue(s.writes[hf.queued:n:n])
 	var err error
-	if s.dataF, s.delF, err = w.writeFiles(ctx, s.tbl, s.sh, s.writes, s.removed); err != nil {
+	if len(s.removed) > 0 {
+		if s.delF, err = writePositionDeletes(ctx, s.tbl, s.removed, st.hfiles); err != nil {
+			return err
+		}
+	}
+	finished = true
+	if s.dataF, err = hf.finish(); err != nil {
 		return err
 	}
 	res.RowsWritten, res.PositionDeletes = len(s.writes), len(s.removed)

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -64,6 +65,36 @@ func writeDataFile(ctx context.Context, tbl *table.Table, prefix string, rec arr
 // so row i of rec is position i of the file. Errors come from the FileIO
 // (create/write/close) or from building the manifest entry.
 func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.RecordBatch, spec fileSpec) (iceberg.DataFile, error) {
+	ps, err := createParquet(ctx, tbl, path, rec, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.write(rec); err != nil {
+		return nil, err
+	}
+	return ps.finish()
+}
+
+// parquetStream is one Parquet file being written as a sequence of row
+// groups (one per write), so that the rows of a large batch can be
+// encoded while the next ones are still being decided. Row i of the
+// file is the i-th row written, across row groups. Not safe for
+// concurrent use.
+type parquetStream struct {
+	tbl  *table.Table
+	path string
+	spec fileSpec
+	f    io.Closer
+	bw   *bufio.Writer // between cw and f
+	cw   *countingWriter
+	pw   *pqarrow.FileWriter
+}
+
+// createParquet creates the file at path for rows of sample's schema;
+// sample (the first rows, not written here) chooses the per-column
+// dictionary encoding (distinctTextProps). Errors: the FileIO's, the
+// Parquet writer's.
+func createParquet(ctx context.Context, tbl *table.Table, path string, sample arrow.RecordBatch, spec fileSpec) (*parquetStream, error) {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: file IO: %w", err)
@@ -76,36 +107,67 @@ func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.
 	if err != nil {
 		return nil, fmt.Errorf("lake: create %s: %w", path, err)
 	}
-	cw := &countingWriter{w: f}
-	props := parquet.NewWriterProperties(append(writerProps(tbl.Properties(), rec.Schema()), distinctTextProps(rec)...)...)
-	pw, err := pqarrow.NewFileWriter(rec.Schema(), cw, props, pqarrow.DefaultWriterProps())
+	// the Parquet writer writes each page header and page on its own:
+	// buffered, a file is a few large writes instead of thousands of
+	// system calls
+	bw := bufio.NewWriterSize(f, fileBufferBytes)
+	cw := &countingWriter{w: bw}
+	props := parquet.NewWriterProperties(append(writerProps(tbl.Properties(), sample.Schema()), distinctTextProps(sample)...)...)
+	pw, err := pqarrow.NewFileWriter(sample.Schema(), cw, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lake: parquet writer for %s: %w", path, err)
 	}
-	if err := pw.Write(rec); err != nil {
-		pw.Close()
-		f.Close()
-		return nil, fmt.Errorf("lake: write %s: %w", path, err)
+	return &parquetStream{tbl: tbl, path: path, spec: spec, f: f, bw: bw, cw: cw, pw: pw}, nil
+}
+
+// fileBufferBytes is the write buffer of a Parquet file being written.
+const fileBufferBytes = 1 << 20
+
+// write appends rec's rows as one row group (or several, past
+// rowGroupRows). On error the file is abandoned (closed, never
+// described). Errors: the Parquet writer's and the FileIO's.
+func (p *parquetStream) write(rec arrow.RecordBatch) error {
+	if err := p.pw.Write(rec); err != nil {
+		p.abort()
+		return fmt.Errorf("lake: write %s: %w", p.path, err)
 	}
-	if err := pw.Close(); err != nil { // cw is not an io.Closer, so f stays open until we close it
-		f.Close()
-		return nil, fmt.Errorf("lake: close %s: %w", path, err)
+	return nil
+}
+
+// abort closes the file without finishing it (it is then an orphan no
+// table refers to).
+func (p *parquetStream) abort() {
+	p.pw.Close()
+	p.f.Close()
+}
+
+// finish closes the file and returns its Iceberg description with column
+// statistics. Errors: closing, building the manifest entry.
+func (p *parquetStream) finish() (iceberg.DataFile, error) {
+	if err := p.pw.Close(); err != nil { // cw is not an io.Closer, so f stays open until we close it
+		p.f.Close()
+		return nil, fmt.Errorf("lake: close %s: %w", p.path, err)
 	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("lake: close %s: %w", path, err)
+	if err := p.bw.Flush(); err != nil {
+		p.f.Close()
+		return nil, fmt.Errorf("lake: write %s: %w", p.path, err)
 	}
-	md, err := pw.FileMetadata()
+	if err := p.f.Close(); err != nil {
+		return nil, fmt.Errorf("lake: close %s: %w", p.path, err)
+	}
+	md, err := p.pw.FileMetadata()
 	if err != nil {
-		return nil, fmt.Errorf("lake: metadata of %s: %w", path, err)
+		return nil, fmt.Errorf("lake: metadata of %s: %w", p.path, err)
 	}
+	tbl, spec := p.tbl, p.spec
 	args := table.DataFileArgs{
 		Schema:        spec.schema,
 		Spec:          tbl.Spec(),
 		Format:        iceberg.ParquetFile,
 		Metadata:      md,
-		FilePath:      path,
-		FileSize:      cw.n,
+		FilePath:      p.path,
+		FileSize:      p.cw.n,
 		Content:       spec.content,
 		Properties:    metricsProps(tbl, spec.content),
 		FormatVersion: tbl.Metadata().Version(),
@@ -116,7 +178,7 @@ func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.
 	}
 	df, err := table.DataFileFromMetadata(args)
 	if err != nil {
-		return nil, fmt.Errorf("lake: describe %s: %w", path, err)
+		return nil, fmt.Errorf("lake: describe %s: %w", p.path, err)
 	}
 	return df, nil
 }

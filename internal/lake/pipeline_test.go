@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -351,4 +352,74 @@ func TestParallelRecordingMatchesSequential(t *testing.T) {
 			t.Fatalf("seed %d: parallel recording differs from sequential\nmirror:\n%s\nwant:\n%s", seed, mirrors[1], mirrors[0])
 		}
 	}
+}
+
+// A batch's history versions written in chunks of two (a row group each,
+// encoded while the next keys are decided) give the tables of one row
+// group per file: the same history as the clean pass, the same mirror,
+// and history files with more than one row group.
+func TestChunkedHistoryFileMatchesOneRowGroup(t *testing.T) {
+	defer func(n int) { historyChunkRows = n }(historyChunkRows)
+	ctx := context.Background()
+	for seed := int64(1); seed <= 4; seed++ {
+		s := sample.Generate(sample.Options{Seed: seed, Inserts: 15, Updates: 50, Deletes: 6, Duplicates: 6, Late: 10,
+			OutOfOrder: 8, UnseenDeletes: 2, Tombstones: true, ReplicaIdentityFull: seed%2 == 0})
+		var mirrors, histories [2]string
+		maxGroups := 0
+		for run, chunk := range []int{1 << 30, 2} {
+			historyChunkRows = chunk
+			p := newLakePipeline(t, merge.HistoryOptions{})
+			r := rand.New(rand.NewPCG(uint64(seed), 11))
+			d := s.Delivered
+			for len(d) > 0 {
+				n := 1 + r.IntN(min(len(d), 12))
+				p.batch(d[:n])
+				d = d[n:]
+			}
+			mirrors[run], histories[run] = mirrorLive(t, p), p.historyLines()
+			if run == 1 {
+				maxGroups = maxRowGroups(t, ctx, p)
+			}
+		}
+		if want := cleanHistory(t, s, merge.HistoryOptions{}); histories[1] != want {
+			t.Fatalf("seed %d: chunked history differs from the clean pass\ngot:\n%s\nwant:\n%s", seed, histories[1], want)
+		}
+		if histories[0] != histories[1] || mirrors[0] != mirrors[1] {
+			t.Fatalf("seed %d: chunked history file differs from one row group\nmirror:\n%s\nwant:\n%s", seed, mirrors[1], mirrors[0])
+		}
+		if maxGroups < 2 {
+			t.Fatalf("seed %d: no history file has more than one row group (max %d)", seed, maxGroups)
+		}
+	}
+}
+
+// maxRowGroups is the largest number of row groups of a live history data
+// file of p.
+func maxRowGroups(t *testing.T, ctx context.Context, p *lakePipeline) int {
+	tbl, err := p.cat.LoadTable(ctx, p.name.History())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for _, task := range tasks {
+		f, err := fs.Open(task.File.FilePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := file.NewParquetReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, rd.NumRowGroups())
+		rd.Close()
+	}
+	return most
 }
