@@ -107,23 +107,26 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 // and the stored rows removed as one position-delete file; either is nil
 // when there is nothing to write. It only reads the local state.
 func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc) (iceberg.DataFile, iceberg.DataFile, error) {
-	var dataFile, delFile iceberg.DataFile
-	if len(writes) > 0 {
-		rec, err := buildHistoryRows(tbl, sh, writes)
-		if err != nil {
-			return nil, nil, err
-		}
-		dataFile, err = writeDataFile(ctx, tbl, "history", rec)
-		rec.Release()
-		if err != nil {
-			return nil, nil, err
-		}
-	}
+	hf := newHistoryFile(ctx, tbl, sh)
+	hf.queue(writes)
+	return w.finishFiles(ctx, tbl, hf, removed)
+}
+
+// finishFiles writes the stored rows removed as one position-delete file
+// (nil when none) while hf encodes what was queued to it, then waits for
+// hf's data file (nil when nothing was queued). On error hf is stopped.
+func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *historyFile, removed []rowLoc) (iceberg.DataFile, iceberg.DataFile, error) {
+	defer hf.abort() // a no-op once finished
+	var delFile iceberg.DataFile
 	if len(removed) > 0 {
 		var err error
 		if delFile, err = writePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
 			return nil, nil, err
 		}
+	}
+	dataFile, err := hf.finish()
+	if err != nil {
+		return nil, nil, err
 	}
 	return dataFile, delFile, nil
 }

@@ -96,10 +96,6 @@ func (h *historyFile) finish() (iceberg.DataFile, error) {
 	return r.df, r.err
 }
 
-// abort stops the writer after a failure elsewhere; what it wrote is an
-// orphan file no table refers to.
-func (h *historyFile) abort() {
-	if h.chunks != nil {
-		h.finish()
-	}
-}
+// abort stops the writer after a failure elsewhere (a no-op after
+// finish); what it wrote is an orphan file no table refers to.
+func (h *historyFile) abort() { h.finish() }

@@ -135,12 +135,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	// the versions go to the file in chunks, encoded while the next keys
 	// are decided (history_file.go)
 	hf := newHistoryFile(ctx, s.tbl, s.sh)
-	finished := false
-	defer func() {
-		if !finished {
-			hf.abort()
-		}
-	}()
+	defer hf.abort() // a no-op once finished
 	for i, g := range plan.groups {
 		if n := len(s.writes); n-hf.queued >= historyChunkRows {
 			hf.queue(s.writes[hf.queued:n:n])
@@ -224,13 +219,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	n := len(s.writes)
 	hf.queue(s.writes[hf.queued:n:n])
 	var err error
-	if len(s.removed) > 0 {
-		if s.delF, err = writePositionDeletes(ctx, s.tbl, s.removed, st.hfiles); err != nil {
-			return err
-		}
-	}
-	finished = true
-	if s.dataF, err = hf.finish(); err != nil {
+	if s.dataF, s.delF, err = w.finishFiles(ctx, s.tbl, hf, s.removed); err != nil {
 		return err
 	}
 	res.RowsWritten, res.PositionDeletes = len(s.writes), len(s.removed)

@@ -58,6 +58,15 @@ func (p *lakePipeline) batch(msgs []sample.Message) {
 	}
 }
 
+// deliver applies d in consecutive batches of 1 to 12 messages, sized by r.
+func (p *lakePipeline) deliver(d []sample.Message, r *rand.Rand) {
+	for len(d) > 0 {
+		n := 1 + r.IntN(min(len(d), 12))
+		p.batch(d[:n])
+		d = d[n:]
+	}
+}
+
 // retryingBatch applies a batch, retrying it (same id and ranges) after
 // errors such as commit conflicts, as the activity's retry policy does.
 func (p *lakePipeline) retryingBatch(msgs []sample.Message) {
@@ -203,13 +212,7 @@ func TestLakeHistoryMatchesCleanPass(t *testing.T) {
 		s := sample.Generate(sample.Options{Seed: seed, Inserts: 15, Updates: 50, Deletes: 6, Duplicates: 6, Late: 10,
 			OutOfOrder: 8, UnseenDeletes: 2, Tombstones: true, ReplicaIdentityFull: seed%2 == 0})
 		p := newLakePipeline(t, merge.HistoryOptions{})
-		r := rand.New(rand.NewPCG(uint64(seed), 5))
-		d := s.Delivered
-		for len(d) > 0 {
-			n := 1 + r.IntN(min(len(d), 12))
-			p.batch(d[:n])
-			d = d[n:]
-		}
+		p.deliver(s.Delivered, rand.New(rand.NewPCG(uint64(seed), 5)))
 		if got, want := p.historyLines(), cleanHistory(t, s, merge.HistoryOptions{}); got != want {
 			t.Fatalf("seed %d (%d keys rebuilt): history differs\ngot:\n%s\nwant:\n%s", seed, p.rebuilt, got, want)
 		}
@@ -336,13 +339,7 @@ func TestParallelRecordingMatchesSequential(t *testing.T) {
 		for run, keys := range []int{1 << 30, 2} {
 			parallelRecordKeys = keys
 			p := newLakePipeline(t, merge.HistoryOptions{})
-			r := rand.New(rand.NewPCG(uint64(seed), 7))
-			d := s.Delivered
-			for len(d) > 0 {
-				n := 1 + r.IntN(min(len(d), 12))
-				p.batch(d[:n])
-				d = d[n:]
-			}
+			p.deliver(s.Delivered, rand.New(rand.NewPCG(uint64(seed), 7)))
 			mirrors[run], histories[run] = mirrorLive(t, p), p.historyLines()
 		}
 		if want := cleanHistory(t, s, merge.HistoryOptions{}); histories[1] != want {
@@ -369,13 +366,7 @@ func TestChunkedHistoryFileMatchesOneRowGroup(t *testing.T) {
 		for run, chunk := range []int{1 << 30, 2} {
 			historyChunkRows = chunk
 			p := newLakePipeline(t, merge.HistoryOptions{})
-			r := rand.New(rand.NewPCG(uint64(seed), 11))
-			d := s.Delivered
-			for len(d) > 0 {
-				n := 1 + r.IntN(min(len(d), 12))
-				p.batch(d[:n])
-				d = d[n:]
-			}
+			p.deliver(s.Delivered, rand.New(rand.NewPCG(uint64(seed), 11)))
 			mirrors[run], histories[run] = mirrorLive(t, p), p.historyLines()
 			if run == 1 {
 				maxGroups = maxRowGroups(t, ctx, p)
