@@ -25,7 +25,7 @@ func (h *hexScratch) append(b *array.StringBuilder, s string) {
 		h.buf = make([]byte, n, 2*n)
 	}
 	h.buf = h.buf[:n]
-	hex.Encode(h.buf, []byte(s))
+	encodeHex(h.buf, s)
 	b.BinaryBuilder.Append(h.buf)
 }
 

@@ -274,26 +274,13 @@ func (w *recWriter) mirrorRow(r *cdc.Row) {
 // and stored as their 16 bytes; anything else is stored as text.
 func (w *recWriter) hash(h string) {
 	var raw [16]byte
-	if len(h) == 32 && isLowerHex(h) {
-		if _, err := hex.Decode(raw[:], []byte(h)); err == nil {
-			w.buf = append(w.buf, 0)
-			w.buf = append(w.buf, raw[:]...)
-			return
-		}
+	if len(h) == 32 && decodeLowerHex(raw[:], h) {
+		w.buf = append(w.buf, 0)
+		w.buf = append(w.buf, raw[:]...)
+		return
 	}
 	w.buf = append(w.buf, 1)
 	w.str(h)
-}
-
-// isLowerHex reports whether s is only the digits 0-9 and a-f (the form
-// hex.EncodeToString writes, so decoding and re-encoding gives s back).
-func isLowerHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func (w *recWriter) histRow(h *histRow) {
