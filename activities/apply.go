@@ -380,8 +380,28 @@ func (a *Activities) quarantine(ctx context.Context, spec TableSpec, name lake.T
 }
 
 // setBronzeKeys copies each row change's primary key, as Prepare typed
-// it, to its bronze row (the one at the same partition and offset).
+// it, to its bronze row (the one at the same partition and offset; of
+// several events of one record, the last one's). Events come in record
+// order, so one walk over both finds every row; events out of that order
+// (none that decode and Prepare make) are found through a map.
 func setBronzeKeys(bronze []lake.BronzeRecord, events []*cdc.Event) {
+	j := 0
+	for n, e := range events {
+		for j < len(bronze) && (bronze[j].Partition != e.Origin.Partition || bronze[j].Offset != e.Origin.Offset) {
+			j++
+		}
+		if j == len(bronze) {
+			setBronzeKeysByMap(bronze, events[n:])
+			return
+		}
+		if e.Key != "" {
+			bronze[j].PK = e.Key
+		}
+	}
+}
+
+// setBronzeKeysByMap is setBronzeKeys for events in any order.
+func setBronzeKeysByMap(bronze []lake.BronzeRecord, events []*cdc.Event) {
 	at := make(map[[2]int64]int, len(bronze))
 	for i, b := range bronze {
 		at[[2]int64{int64(b.Partition), b.Offset}] = i
