@@ -46,6 +46,7 @@ type lmOpts struct {
 	topic, table         string
 	timeout              time.Duration
 	maxWait              string
+	cpuProfile           string // directory for the worker's CPU profile pieces; "" = none
 }
 
 func lakemirrorCmd(ctx context.Context, args []string) error {
@@ -67,6 +68,7 @@ func lakemirrorCmd(ctx context.Context, args []string) error {
 	fs.StringVar(&o.table, "table", "bench.orders", "Iceberg table")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Hour, "give up on a phase after this long")
 	fs.StringVar(&o.maxWait, "max-wait", "1s", "--max-wait of the table")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "record the worker's CPU profile (-pprof) during the initial load and phase 2 into this directory, as initial-NN.pprof and phase2-NN.pprof pieces (merge: go tool pprof -proto DIR/*.pprof)")
 	_ = fs.Parse(args)
 	if o.data == "" || o.work == "" || o.out == "" {
 		return errors.New("lakemirror: --data, --work and --out are required")
@@ -78,8 +80,16 @@ func lakemirrorCmd(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if o.cpuProfile != "" {
+		if o.cpuProfile, err = filepath.Abs(o.cpuProfile); err != nil {
+			return err
+		}
+	}
 	res := map[string]any{"system": "lakemirror", "batch": o.batch, "data": o.data, "loadavg_start": loadavg(),
 		"start_args": o.startArgs, "kafka": map[bool]string{true: "kfake (in the worker)", false: "apache (" + o.kafkaBrokers + ")"}[o.kafkaBrokers == ""]}
+	if o.cpuProfile != "" {
+		res["cpuprofile"] = o.cpuProfile // profiled: a few percent of CPU went to the profiler
+	}
 	runErr := runLakemirror(ctx, o, res)
 	if runErr != nil {
 		res["error"] = runErr.Error()
@@ -198,6 +208,12 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	}
 	wargs = append(wargs, "-dev-kafka-port", strconv.Itoa(kp), "-dev-temporal-port", strconv.Itoa(tp),
 		"-metrics-addr", r.maddr, "-log-level", "warn")
+	if o.cpuProfile != "" {
+		if err := os.MkdirAll(o.cpuProfile, 0o755); err != nil {
+			return err
+		}
+		wargs = append(wargs, "-pprof")
+	}
 	if o.kafkaBrokers != "" {
 		wargs = append(wargs, "-kafka-brokers", o.kafkaBrokers)
 	}
@@ -285,6 +301,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 		// no maintenance while measuring (a compaction on the hour would land in a phase)
 		startArgs = append(startArgs, "--schedules=false")
 	}
+	prof := startCPUProfile(ctx, o.cpuProfile, r.maddr, "initial")
 	if _, err := r.starter(ctx, startArgs...); err != nil {
 		return err
 	}
@@ -292,6 +309,9 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 		return err
 	}
 	tWait := time.Now()
+	if err := prof.finish(); err != nil {
+		return err
+	}
 	c1, b1 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
 	st1, err := r.status(ctx)
 	if err != nil {
@@ -352,6 +372,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	res["loadavg_phase2_start"] = loadavg()
 	c2, b2 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
 	t2 := time.Now()
+	prof = startCPUProfile(ctx, o.cpuProfile, r.maddr, "phase2")
 	if _, err := r.starter(ctx, "resume", o.table); err != nil {
 		return err
 	}
@@ -360,6 +381,9 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	}
 	tWait = time.Now()
 	c3, b3 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
+	if err := prof.finish(); err != nil {
+		return err
+	}
 	res["rss_peak_phase2_mib"] = wsamp.peakMiB()
 	res["go_heap_inuse_peak_phase2_mib"] = heap.peakMiB()
 	if o.brokerPid > 0 {
