@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -169,6 +170,8 @@ func coversRange(cov Coverage, rg Range) bool {
 }
 
 // writeBronzeFile writes the records as one data file of the bronze table.
+// The raw values go to their column once, through a reused buffer
+// (binaryColumn); the other columns through Arrow builders.
 func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []BronzeRecord) (iceberg.DataFile, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
@@ -190,18 +193,24 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	opB := f(BronzeOp).(*array.StringBuilder)
 	seqB := f(ColSeq).(*array.StringBuilder)
 	srcTsB := f(ColSourceTs).(*array.TimestampBuilder)
-	valB := f(BronzeValue).(*array.BinaryBuilder)
 	ingB := f(ColIngestedAt).(*array.TimestampBuilder)
 	pkB := f(ColKey).(*array.StringBuilder)
-	var keyBytes, valBytes, seqBytes, pkBytes int
+	valueCol := sc.FieldIndices(BronzeValue)[0]
+	if sc.Field(valueCol).Type.ID() != arrow.BINARY {
+		return nil, fmt.Errorf("lake: bronze column %s is %s, not binary", BronzeValue, sc.Field(valueCol).Type)
+	}
+	values, releaseValues, err := binaryColumn(len(recs), func(i int) []byte { return recs[i].Value })
+	if err != nil {
+		return nil, err
+	}
+	defer releaseValues()
+	var keyBytes, seqBytes, pkBytes int
 	for _, r := range recs {
 		keyBytes += len(r.Key)
-		valBytes += len(r.Value)
 		seqBytes += 2 * len(r.Seq)
 		pkBytes += 2 * len(r.PK)
 	}
 	keyB.ReserveData(keyBytes)
-	valB.ReserveData(valBytes)
 	seqB.ReserveData(seqBytes)
 	pkB.ReserveData(pkBytes)
 	topicB.ReserveData(len(b.Topic) * len(recs))
@@ -239,11 +248,6 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 			hx.append(seqB, string(r.Seq))
 			appendSourceTs(srcTsB, r.SourceTs)
 		}
-		if r.Value == nil {
-			valB.AppendNull()
-		} else {
-			valB.Append(r.Value)
-		}
 		ingB.Append(now)
 		if r.PK == "" {
 			pkB.AppendNull()
@@ -251,7 +255,16 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 			hx.append(pkB, string(r.PK))
 		}
 	}
-	rec := rb.NewRecordBatch()
+	cols := make([]arrow.Array, len(sc.Fields()))
+	for i := range cols {
+		if i == valueCol {
+			cols[i] = values
+			continue
+		}
+		cols[i] = rb.Field(i).NewArray()
+		defer cols[i].Release()
+	}
+	rec := array.NewRecordBatch(sc, cols, int64(len(recs)))
 	defer rec.Release()
 	return writeDataFile(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec)
 }
