@@ -8,63 +8,89 @@ import (
 
 // signals applies the operator signals to the table state. The loop runs
 // in its own coroutine so signals take effect while the main loop waits;
-// drain catches any still buffered before continue-as-new.
+// drain catches any still buffered before continue-as-new. Both hand
+// every signal to one reducer, TableState.apply.
 type signals struct {
-	st                                         *TableState
-	pause, resume, stop, retry, schema, resnap workflow.ReceiveChannel
+	st    *TableState
+	chans []signalChan
 }
 
+// signalChan is one signal's channel and whether its payload is a string
+// (the others carry none).
+type signalChan struct {
+	name    string
+	ch      workflow.ReceiveChannel
+	payload bool
+}
+
+// signalsIn is the order in which drain takes buffered signals: every
+// buffered signal of a name before the next name.
+var signalsIn = []struct {
+	name    string
+	payload bool
+}{{SignalPause, false}, {SignalResume, false}, {SignalStop, false}, {SignalRetry, false}, {SignalSchema, true}, {SignalResnapshot, true}}
+
 func newSignals(ctx workflow.Context, st *TableState) *signals {
-	return &signals{st: st,
-		pause:  workflow.GetSignalChannel(ctx, SignalPause),
-		resume: workflow.GetSignalChannel(ctx, SignalResume),
-		stop:   workflow.GetSignalChannel(ctx, SignalStop),
-		retry:  workflow.GetSignalChannel(ctx, SignalRetry),
-		schema: workflow.GetSignalChannel(ctx, SignalSchema),
-		resnap: workflow.GetSignalChannel(ctx, SignalResnapshot),
+	s := &signals{st: st}
+	for _, d := range signalsIn {
+		s.chans = append(s.chans, signalChan{name: d.name, ch: workflow.GetSignalChannel(ctx, d.name), payload: d.payload})
 	}
+	return s
 }
 
 func (s *signals) loop(ctx workflow.Context) {
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(s.pause, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.Paused = true })
-	sel.AddReceive(s.resume, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.Paused = false })
-	sel.AddReceive(s.stop, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.Stopping = true })
-	sel.AddReceive(s.retry, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.st.retryRequested = true })
-	sel.AddReceive(s.resnap, func(c workflow.ReceiveChannel, _ bool) {
-		var m string
-		c.Receive(ctx, &m)
-		s.st.setResnapshot(ctx, m)
-	})
-	sel.AddReceive(s.schema, func(c workflow.ReceiveChannel, _ bool) {
-		var d string
-		c.Receive(ctx, &d)
-		s.st.setSchemaDecision(ctx, d)
-	})
+	for _, c := range s.chans {
+		sel.AddReceive(c.ch, func(ch workflow.ReceiveChannel, _ bool) {
+			var arg string
+			if c.payload {
+				ch.Receive(ctx, &arg)
+			} else {
+				ch.Receive(ctx, nil)
+			}
+			s.st.apply(ctx, c.name, arg)
+		})
+	}
 	for {
 		sel.Select(ctx)
 	}
 }
 
 func (s *signals) drain() {
-	for s.pause.ReceiveAsync(nil) {
-		s.st.Paused = true
+	for _, c := range s.chans {
+		for {
+			var arg string
+			var ok bool
+			if c.payload {
+				ok = c.ch.ReceiveAsync(&arg)
+			} else {
+				ok = c.ch.ReceiveAsync(nil)
+			}
+			if !ok {
+				break
+			}
+			s.st.apply(nil, c.name, arg)
+		}
 	}
-	for s.resume.ReceiveAsync(nil) {
-		s.st.Paused = false
-	}
-	for s.stop.ReceiveAsync(nil) {
-		s.st.Stopping = true
-	}
-	for s.retry.ReceiveAsync(nil) {
-		s.st.retryRequested = true
-	}
-	var d string
-	for s.schema.ReceiveAsync(&d) {
-		s.st.setSchemaDecision(nil, d)
-	}
-	for s.resnap.ReceiveAsync(&d) {
-		s.st.setResnapshot(nil, d)
+}
+
+// apply is the one reducer of the operator signals (names.go): it changes
+// the table state as signal name with its string payload arg asks. ctx is
+// nil when a buffered signal is drained (nothing is logged then).
+func (st *TableState) apply(ctx workflow.Context, name, arg string) {
+	switch name {
+	case SignalPause:
+		st.Paused = true
+	case SignalResume:
+		st.Paused = false
+	case SignalStop:
+		st.Stopping = true
+	case SignalRetry:
+		st.retryRequested = true
+	case SignalSchema:
+		st.setSchemaDecision(ctx, arg)
+	case SignalResnapshot:
+		st.setResnapshot(ctx, arg)
 	}
 }
 
