@@ -68,7 +68,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		}
 		recs = toRecords(fetched)
 	}
-	a.startPrefetch(st, spec, b) // the next batch, while this one applies
+	next := a.startPrefetch(st, spec, b) // the next batch, while this one applies
 	var pre *decoded
 	if prefetched {
 		pre = &dec
@@ -83,6 +83,10 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
 	}
 	a.owner.touch(spec.Table, time.Now())
+	if next != nil {
+		a.observeLag(spec.Table, *next)
+		res.Next = next
+	}
 	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
 	a.writeSidecar(ctx, st, res.Release)
 	return res, nil

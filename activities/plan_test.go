@@ -53,3 +53,30 @@ func TestPlanBatchGrowsWhileBehind(t *testing.T) {
 		t.Fatalf("batch sizes for %d records: %v, want %v", total, got, want)
 	}
 }
+
+// TestPlanStartsAt: a plan starts at the offsets it was made from (its
+// Offsets less its ranges), for every partition of either.
+func TestPlanStartsAt(t *testing.T) {
+	p := Plan{Ranges: []lake.Range{{Partition: 0, From: 10, To: 20}, {Partition: 2, From: 5, To: 6}},
+		Offsets: lake.Offsets{0: 20, 1: 7, 2: 6}}
+	for _, c := range []struct {
+		at   lake.Offsets
+		want bool
+	}{
+		{lake.Offsets{0: 10, 1: 7, 2: 5}, true},
+		{lake.Offsets{0: 20, 1: 7, 2: 5}, false}, // partition 0 already past the plan's start
+		{lake.Offsets{0: 10, 1: 7}, false},       // a partition missing
+		{lake.Offsets{0: 10, 1: 7, 2: 5, 3: 0}, false},
+		{lake.Offsets{0: 10, 1: 8, 2: 5}, false},
+	} {
+		if got := p.StartsAt(c.at); got != c.want {
+			t.Errorf("StartsAt(%v) = %v, want %v", c.at, got, c.want)
+		}
+	}
+	if (Plan{Ranges: []lake.Range{{Partition: 4, From: 0, To: 1}}, Offsets: lake.Offsets{0: 1}}).StartsAt(lake.Offsets{0: 1}) {
+		t.Error("a range of a partition the plan's offsets lack: StartsAt = true")
+	}
+	if !(Plan{Offsets: lake.Offsets{}}).StartsAt(lake.Offsets{}) {
+		t.Error("an empty plan at no offsets: StartsAt = false")
+	}
+}

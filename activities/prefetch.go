@@ -91,18 +91,21 @@ func (s *prefetchSlot) drop(p *prefetched) {
 // startPrefetch begins fetching and decoding the batch after b in the
 // background when b is a stream batch (each range ends at b's end offset
 // for its partition) and at least spec.MaxEvents records are waiting
-// after it: then PlanBatch will plan exactly the ranges planOnce gives
-// now (a full batch from b's end offsets), unless more records arrive
-// meanwhile and change how much the batch takes or how it is shared
-// between partitions (then the prefetch is dropped). A table that is caught up waits in PlanBatch instead, and
-// nothing is prefetched.
-func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch) {
+// after it, and returns that batch's plan (planOnce from b's end offsets,
+// with this worker's catalog): ApplyBatch hands it to the workflow as
+// ApplyResult.Next, which applies it next without a PlanBatch. A workflow
+// that plans with PlanBatch (histories from before plan-in-apply) gets
+// the same ranges unless more records arrive meanwhile and change how
+// much the batch takes or how it is shared between partitions (then the
+// prefetch is dropped). A table that is caught up waits in PlanBatch
+// instead: nothing is prefetched and the result is nil.
+func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch) *Plan {
 	if a.Kafka == nil || b.Load != nil || len(b.Ranges) == 0 {
-		return
+		return nil
 	}
 	for _, r := range b.Ranges {
 		if b.EndOffsets[r.Partition] != r.To {
-			return // a backfill batch: the stream goes on elsewhere
+			return nil // a backfill batch: the stream goes on elsewhere
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), prefetchTTL)
@@ -112,8 +115,9 @@ func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch)
 		if old := st.prefetch.swap(nil); old != nil {
 			old.cancel()
 		}
-		return
+		return nil
 	}
+	plan.Catalog = a.CatalogID
 	p := &prefetched{topic: spec.Topic, ranges: plan.Ranges, done: make(chan struct{})}
 	// the timer must not keep p's records alive once p is taken or replaced
 	expiry := time.AfterFunc(prefetchTTL, func() { st.prefetch.drop(p) })
@@ -131,4 +135,5 @@ func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch)
 		p.recs = toRecords(recs)
 		p.dec, p.err = decodeAll(st.decoders, p.recs)
 	}()
+	return &plan
 }

@@ -170,6 +170,34 @@ type Plan struct {
 	Catalog        string       `json:"catalog,omitempty"`       // the planning worker's catalog identity (TableSpec.Catalog), for the workflow to record
 }
 
+// StartsAt reports whether the plan's ranges begin at offsets, the
+// workflow's position: every partition of either has the same next offset
+// before the batch (Offsets less the partition's range). A plan made from
+// other offsets (ApplyResult.Next after a batch that committed other end
+// offsets) must not be applied; the workflow plans anew. Deterministic:
+// workflows call it.
+func (p Plan) StartsAt(offsets lake.Offsets) bool {
+	if len(p.Offsets) != len(offsets) {
+		return false
+	}
+	taken := map[int32]int64{}
+	for _, r := range p.Ranges {
+		if _, ok := p.Offsets[r.Partition]; !ok || r.To < r.From {
+			return false
+		}
+		taken[r.Partition] += r.To - r.From
+	}
+	// the result does not depend on the order of the iteration
+	//workflowcheck:ignore
+	for part, after := range p.Offsets {
+		from, ok := offsets[part]
+		if !ok || after-taken[part] != from {
+			return false
+		}
+	}
+	return true
+}
+
 // ApplyRequest is one batch to apply.
 type ApplyRequest struct {
 	Spec  TableSpec  `json:"spec"`
@@ -235,6 +263,13 @@ type ApplyResult struct {
 	// this one up after the batch (claim.go); the workflow claims the
 	// table again on the shared queue.
 	Release bool `json:"release,omitempty"`
+	// Next is the plan of the batch after this one, from this batch's end
+	// offsets, when a full batch (MaxEvents records) was already waiting
+	// as this one began (the plan its prefetch fetched): the workflow
+	// applies it without a PlanBatch round trip (plan-in-apply version
+	// marker). nil: none waiting, a load or backfill batch, or a worker
+	// without Kafka; the workflow plans with PlanBatch.
+	Next *Plan `json:"next,omitempty"`
 }
 
 // WovenKeys is how many late keys the batch rebuilt from all their

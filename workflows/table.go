@@ -50,6 +50,14 @@ const idleWaitVersion = "idle-long-poll"
 // neither. Asked once per run, at its start.
 const memoSpecVersion = "memo-spec"
 
+// planInApplyVersion gates applying the plan an ApplyBatch returns for the
+// batch after it (activities.ApplyResult.Next: a full batch was already
+// waiting) without a PlanBatch in between: one activity and one workflow
+// task less per batch while the table is behind. Histories recorded
+// before it plan every batch with PlanBatch. Asked once per run, at its
+// start.
+const planInApplyVersion = "plan-in-apply"
+
 // a is a nil receiver used only to name activity methods.
 var a *activities.Activities
 
@@ -76,6 +84,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	// before the update handlers, which use it
 	st.memoSpec = workflow.GetVersion(ctx, memoSpecVersion, workflow.DefaultVersion, 1)
 	st.route = workflow.GetVersion(ctx, routeVersion, workflow.DefaultVersion, 1)
+	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return err
 	}
@@ -121,7 +130,10 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		}
 	}
 	bySize := workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1
+	var next *activities.Plan // the last batch's ApplyResult.Next, for the round right after it only
 	for i := 0; ; i++ {
+		ready := next
+		next = nil
 		sig.drain()
 		sa.upsert(ctx, st)
 		if st.Stopping {
@@ -156,7 +168,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		st.Phase = streamPhase(st)
 		var plan activities.Plan
 		var err error
-		if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if ready != nil && ready.StartsAt(st.Offsets) {
+			plan = *ready // planned by the last ApplyBatch (plan-in-apply)
+		} else if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			err = execVisible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
 				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
 			}, &plan)
@@ -190,6 +204,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			return nil
 		}
 		st.Offsets = res.EndOffsets
+		if planInApply {
+			next = res.Next
+		}
 		if res.SnapshotLast || (st.Phase == PhaseSnapshot && res.SnapshotRows == 0 && res.Changes > 0) {
 			st.SnapshotDone = true
 		}

@@ -78,6 +78,54 @@ func TestTableWorkflowBatches(t *testing.T) {
 	require.Equal(t, PhaseStopped, status(t, env).Phase)
 }
 
+// A batch whose ApplyBatch found the next full batch waiting returns its
+// plan (ApplyResult.Next), and the workflow applies that batch without a
+// PlanBatch; a Next that does not start at the committed end offsets is
+// not used (the workflow plans anew).
+func TestTableWorkflowAppliesNextPlan(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
+	var planned []lake.Offsets
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		planned = append(planned, req.Offsets)
+		from := req.Offsets[0]
+		if from >= 40 {
+			return activities.Plan{Offsets: lake.Offsets{0: from}, HighWatermarks: lake.Offsets{0: 40}}, nil
+		}
+		return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: from + 10}}, Records: 10,
+			Offsets: lake.Offsets{0: from + 10}, HighWatermarks: lake.Offsets{0: 40}}, nil
+	})
+	var applied []lake.Batch
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		applied = append(applied, req.Batch)
+		end := req.Batch.EndOffsets[0]
+		res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, EndOffsets: lake.Offsets{0: end}}
+		switch end {
+		case 10: // the next batch was waiting
+			res.Next = &activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 10, To: 20}}, Records: 10, Offsets: lake.Offsets{0: 20}, HighWatermarks: lake.Offsets{0: 40}}
+		case 20: // a plan from other offsets: not applied
+			res.Next = &activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 25, To: 35}}, Records: 10, Offsets: lake.Offsets{0: 35}, HighWatermarks: lake.Offsets{0: 40}}
+		}
+		return res, nil
+	})
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, lake.Offsets{0: 40}, st.Offsets)
+		env.SignalWorkflow(SignalStop, nil)
+	}, time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var ranges []lake.Range
+	for _, b := range applied {
+		ranges = append(ranges, b.Ranges...)
+	}
+	require.Equal(t, []lake.Range{{Partition: 0, From: 0, To: 10}, {Partition: 0, From: 10, To: 20}, {Partition: 0, From: 20, To: 30}, {Partition: 0, From: 30, To: 40}}, ranges)
+	require.Equal(t, lake.Offsets{0: 20}, applied[1].EndOffsets)
+	// planned before batches 1, 3 and 4 and after the last; batch 2 came from batch 1's Next
+	require.Equal(t, []lake.Offsets{{0: 0}, {0: 20}, {0: 30}, {0: 40}}, planned[:4])
+}
+
 // A non-retryable apply failure blocks the table with the error in status;
 // the retry signal re-runs the same batch.
 func TestTableWorkflowBlocksAndRetries(t *testing.T) {
