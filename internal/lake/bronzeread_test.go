@@ -9,13 +9,16 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
+// orderKeyOf is the primary key of the test orders row with order id i.
+func orderKeyOf(i int64) cdc.Key {
+	k, _ := cdc.KeyOf(&cdc.Row{Cols: orderCols, Vals: []cdc.Value{cdc.Int(i), cdc.Null(), cdc.Null()}}, orderKey)
+	return k
+}
+
 func TestReadBronzeKeys(t *testing.T) {
 	ctx := context.Background()
 	cat := newCatalog(t)
-	key := func(i int64) cdc.Key {
-		k, _ := cdc.KeyOf(&cdc.Row{Cols: orderCols, Vals: []cdc.Value{cdc.Int(i), cdc.Null(), cdc.Null()}}, orderKey)
-		return k
-	}
+	key := orderKeyOf
 	var recs []BronzeRecord
 	for o := int64(0); o < 6; o++ {
 		r := BronzeRecord{Offset: o, Value: []byte(fmt.Sprint(o)), Op: "u", Seq: cdc.PostgresSeq(0, uint64(o+1)), PK: key(o % 3)}
@@ -47,10 +50,7 @@ func TestReadBronzeKeys(t *testing.T) {
 func TestBronzeValuesAcrossFiles(t *testing.T) {
 	ctx := context.Background()
 	cat := newCatalog(t)
-	key := func(i int64) cdc.Key {
-		k, _ := cdc.KeyOf(&cdc.Row{Cols: orderCols, Vals: []cdc.Value{cdc.Int(i), cdc.Null(), cdc.Null()}}, orderKey)
-		return k
-	}
+	key := orderKeyOf
 	want := map[int64]string{}
 	var keys []cdc.Key
 	offset := int64(0)
