@@ -96,6 +96,62 @@ func TestRoutingSteadyStateAndHandOver(t *testing.T) {
 	stopWorkflow(t, live.Client, spec.Table)
 }
 
+// A worker that stops gracefully writes the state sidecar of the table
+// it holds (sidecars on, here only on stop): the worker that takes the
+// table over loads the state instead of building it from the tables, and
+// the mirror and bronze are exact.
+func TestStoppedWorkerLeavesSidecar(t *testing.T) {
+	settings := stack.Settings
+	settings.SidecarEvery = 10_000
+	start := func() *Runner {
+		r, err := Start(context.Background(), settings, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	first := start()
+	rs := []*Runner{first}
+	stopped := map[*Runner]bool{}
+	defer func() {
+		for _, r := range rs {
+			if !stopped[r] {
+				r.Stop()
+			}
+		}
+	}()
+	stream := faultyStream(43)
+	half := len(stream.Delivered) / 2
+	spec := activities.TableSpec{Table: "sidecar.orders", Topic: "sidecar.public.orders", KeyColumns: []string{"order_id"}, MaxEvents: 10, MaxWait: 200 * time.Millisecond}
+	ends := produce(t, first, spec.Topic, 1, stream.Delivered[:half])
+	startWorkflow(t, first.Client, spec)
+	st := waitCaughtUp(t, first.Client, spec.Table, ends)
+	if got := ownerOf(t, rs, st); got != first {
+		t.Fatalf("owner %s, want the only worker", got.WorkerID)
+	}
+	if got := stateBuilds(t, rs, spec.Table); got != "new=1" {
+		t.Fatalf("state builds on the first worker: %s, want new=1", got)
+	}
+	second := start()
+	rs = append(rs, second)
+	first.Stop() // writes the sidecar
+	stopped[first] = true
+	ends = produceMore(t, second, spec.Topic, stream.Delivered[half:])
+	st = waitCaughtUpWithin(t, second.Client, spec.Table, ends, 4*time.Minute)
+	if got := ownerOf(t, rs, st); got != second {
+		t.Fatalf("owner %s, want the second worker", got.WorkerID)
+	}
+	if got := stateBuilds(t, rs, spec.Table); got != "new=1" {
+		t.Fatalf("state builds after the hand-over: %s, want new=1 (the second worker loads the sidecar)", got)
+	}
+	if l := counterSum(t, rs, telemetry.MetricStateLoads, spec.Table); l != 1 {
+		t.Fatalf("state loads %d, want 1", l)
+	}
+	checkMirror(t, second, spec.Table, stream.Expected())
+	checkBronze(t, second, spec.Table, ends)
+	stopWorkflow(t, second.Client, spec.Table)
+}
+
 // Rebalancing: three tables on one worker; a second worker joins and
 // takes one table (the first holds more than ceil(3/2)), a third joins
 // and takes another: each worker ends holding one of the tables. The

@@ -40,6 +40,7 @@ type Runner struct {
 	Kafka      *kafka.Client
 	Metrics    *telemetry.Metrics // pipeline and Temporal SDK metrics; serve with Metrics.Handler()
 	closers    []io.Closer
+	logger     *slog.Logger
 }
 
 // Register registers the table, maintenance and validation workflows and
@@ -170,7 +171,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 		return nil, fmt.Errorf("runner: start worker: %w", err)
 	}
 	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
-		closers: []io.Closer{closer, closeFunc(removeState)}}, nil
+		closers: []io.Closer{closer, closeFunc(removeState)}, logger: logger}, nil
 }
 
 // closeFunc adapts a cleanup function to io.Closer.
@@ -178,10 +179,24 @@ type closeFunc func()
 
 func (f closeFunc) Close() error { f(); return nil }
 
-// Stop stops the worker and closes the clients.
+// sidecarsOnStop bounds the writing of the state sidecars when a worker
+// stops (Stop).
+const sidecarsOnStop = 30 * time.Second
+
+// Stop stops the worker and closes the clients. With sidecars on
+// (Settings.SidecarEvery), the state sidecar of every table the worker
+// holds is written first, after its in-flight batch
+// (activities.WriteSidecars), so the worker that takes the table loads
+// its state instead of reading the tables; a failure is logged.
 func (r *Runner) Stop() {
 	r.Worker.Stop()
 	r.Own.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), sidecarsOnStop)
+	n, err := activities.WriteSidecars(ctx, r.Activities)
+	cancel()
+	if r.logger != nil && (n > 0 || err != nil) {
+		r.logger.Info("state sidecars written on stop", "tables", n, "errors", err)
+	}
 	r.Client.Close()
 	r.Kafka.Close()
 	if cl, ok := r.Catalog.(interface{ Close() error }); ok {
