@@ -73,6 +73,20 @@ func TestPlanStartsAt(t *testing.T) {
 			t.Errorf("StartsAt(%v) = %v, want %v", c.at, got, c.want)
 		}
 	}
+	// offsets that add up but ranges that do not start at the position:
+	// [20,25) would be skipped and [30,35) applied twice
+	for _, c := range []struct {
+		plan Plan
+		at   lake.Offsets
+	}{
+		{Plan{Ranges: []lake.Range{{Partition: 0, From: 25, To: 35}}, Offsets: lake.Offsets{0: 30}}, lake.Offsets{0: 20}},
+		{Plan{Ranges: []lake.Range{{Partition: 0, From: 20, To: 25}, {Partition: 0, From: 30, To: 35}}, Offsets: lake.Offsets{0: 30}}, lake.Offsets{0: 20}},
+		{Plan{Ranges: []lake.Range{{Partition: 0, From: 20, To: 30}}, Offsets: lake.Offsets{0: 35}}, lake.Offsets{0: 25}},
+	} {
+		if c.plan.StartsAt(c.at) {
+			t.Errorf("%+v.StartsAt(%v) = true, want false", c.plan, c.at)
+		}
+	}
 	if (Plan{Ranges: []lake.Range{{Partition: 4, From: 0, To: 1}}, Offsets: lake.Offsets{0: 1}}).StartsAt(lake.Offsets{0: 1}) {
 		t.Error("a range of a partition the plan's offsets lack: StartsAt = true")
 	}

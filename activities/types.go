@@ -170,28 +170,30 @@ type Plan struct {
 	Catalog        string       `json:"catalog,omitempty"`       // the planning worker's catalog identity (TableSpec.Catalog), for the workflow to record
 }
 
-// StartsAt reports whether the plan's ranges begin at offsets, the
-// workflow's position: every partition of either has the same next offset
-// before the batch (Offsets less the partition's range). A plan made from
-// other offsets (ApplyResult.Next after a batch that committed other end
-// offsets) must not be applied; the workflow plans anew. Deterministic:
-// workflows call it.
+// StartsAt reports whether the plan begins at offsets, the workflow's
+// position, and is whole: the same partitions in both, each range (at
+// most one per partition) running from the partition's offset there to
+// the plan's next offset, every other partition's next offset its offset
+// there. A plan made from other offsets (ApplyResult.Next after a batch
+// that committed other end offsets) must not be applied; the workflow
+// plans anew. Deterministic: workflows call it.
 func (p Plan) StartsAt(offsets lake.Offsets) bool {
 	if len(p.Offsets) != len(offsets) {
 		return false
 	}
-	taken := map[int32]int64{}
+	ranged := map[int32]bool{}
 	for _, r := range p.Ranges {
-		if _, ok := p.Offsets[r.Partition]; !ok || r.To < r.From {
+		from, ok := offsets[r.Partition]
+		if !ok || ranged[r.Partition] || r.From != from || r.To < r.From || r.To != p.Offsets[r.Partition] {
 			return false
 		}
-		taken[r.Partition] += r.To - r.From
+		ranged[r.Partition] = true
 	}
 	// the result does not depend on the order of the iteration
 	//workflowcheck:ignore
-	for part, after := range p.Offsets {
+	for part, next := range p.Offsets {
 		from, ok := offsets[part]
-		if !ok || after-taken[part] != from {
+		if !ok || (!ranged[part] && next != from) {
 			return false
 		}
 	}

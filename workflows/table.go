@@ -130,7 +130,12 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		}
 	}
 	bySize := workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1
-	var next *activities.Plan // the last batch's ApplyResult.Next, for the round right after it only
+	// the last batch's ApplyResult.Next, for the round right after it only,
+	// and the settings updates taken when that batch was planned: a plan
+	// made under settings since changed (MaxEvents, MaxBatchEvents) is
+	// dropped and the batch planned anew
+	var next *activities.Plan
+	nextSettings := 0
 	for i := 0; ; i++ {
 		ready := next
 		next = nil
@@ -168,7 +173,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		st.Phase = streamPhase(st)
 		var plan activities.Plan
 		var err error
-		if ready != nil && ready.StartsAt(st.Offsets) {
+		if ready != nil && ready.StartsAt(st.Offsets) && st.settingsChanges == nextSettings {
 			plan = *ready // planned by the last ApplyBatch (plan-in-apply)
 		} else if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			err = execVisible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
@@ -199,13 +204,14 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			st.Offsets = plan.Offsets // adopts new partitions' starting points
 			continue
 		}
+		settingsAtApply := st.settingsChanges // ApplyBatch plans the batch after it with the spec as now
 		res, ok := runBatch(ctx, st, plan.Ranges, plan.Offsets)
 		if !ok {
 			return nil
 		}
 		st.Offsets = res.EndOffsets
 		if planInApply {
-			next = res.Next
+			next, nextSettings = res.Next, settingsAtApply
 		}
 		if res.SnapshotLast || (st.Phase == PhaseSnapshot && res.SnapshotRows == 0 && res.Changes > 0) {
 			st.SnapshotDone = true

@@ -126,6 +126,47 @@ func TestTableWorkflowAppliesNextPlan(t *testing.T) {
 	require.Equal(t, []lake.Offsets{{0: 0}, {0: 20}, {0: 30}, {0: 40}}, planned[:4])
 }
 
+// A settings update taken while a batch runs drops the plan that batch
+// returned for the next one (made with the old batch size): the next
+// batch is planned by PlanBatch under the new settings.
+func TestTableWorkflowPlansAnewAfterSettingsChange(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
+	var planned []lake.Offsets
+	var sizes []int
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		planned = append(planned, req.Offsets)
+		sizes = append(sizes, req.Spec.MaxEvents)
+		from := req.Offsets[0]
+		if from >= 20 {
+			return activities.Plan{Offsets: lake.Offsets{0: from}, HighWatermarks: lake.Offsets{0: 20}}, nil
+		}
+		return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: from + 10}}, Records: 10,
+			Offsets: lake.Offsets{0: from + 10}, HighWatermarks: lake.Offsets{0: 20}}, nil
+	})
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).After(10*time.Second).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		end := req.Batch.EndOffsets[0]
+		res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, EndOffsets: lake.Offsets{0: end}}
+		if end < 20 {
+			res.Next = &activities.Plan{Ranges: []lake.Range{{Partition: 0, From: end, To: end + 10}}, Records: 10, Offsets: lake.Offsets{0: end + 10}, HighWatermarks: lake.Offsets{0: 20}}
+		}
+		return res, nil
+	})
+	five := 5
+	env.RegisterDelayedCallback(func() { // while the first batch applies
+		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{MaxEvents: &five})
+	}, spec.MaxWait+5*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, lake.Offsets{0: 20}, status(t, env).Offsets)
+		env.SignalWorkflow(SignalStop, nil)
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []lake.Offsets{{0: 0}, {0: 10}}, planned[:2])
+	require.Equal(t, []int{spec.MaxEvents, 5}, sizes[:2])
+}
+
 // A non-retryable apply failure blocks the table with the error in status;
 // the retry signal re-runs the same batch.
 func TestTableWorkflowBlocksAndRetries(t *testing.T) {
