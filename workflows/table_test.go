@@ -144,7 +144,7 @@ func TestTableWorkflowPlansAnewAfterSettingsChange(t *testing.T) {
 		return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: from + 10}}, Records: 10,
 			Offsets: lake.Offsets{0: from + 10}, HighWatermarks: lake.Offsets{0: 20}}, nil
 	})
-	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).After(10*time.Second).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).After(10 * time.Second).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
 		end := req.Batch.EndOffsets[0]
 		res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, EndOffsets: lake.Offsets{0: end}}
 		if end < 20 {
