@@ -21,8 +21,8 @@ type ValidationRequest struct {
 }
 
 // ValidationResult is one validation run: each check's result (in the
-// order partitioning, transitions, continuity, watermark; the first three
-// need bronze and are listed in Skipped without it), how many failed, the
+// order partitioning, transitions, continuity, watermark, replay; all but
+// watermark need bronze and are listed in Skipped without it), how many failed, the
 // table's source watermark (the applied position, hex `_seq`, "" when
 // nothing was applied) and event-time watermark (the newest source commit
 // time among the mirror's rows, UTC; zero when none), and the validation
@@ -44,8 +44,9 @@ type ValidationResult struct {
 // bronze and mirror tables and the topic's retained log, writes one row
 // per check to <ns>.<table>_validation and returns the results. A
 // failing check is a result, not an error. Reading cost: one scan of
-// bronze's coordinate, op, `_seq` and `_key` columns and of the mirror's
-// `_seq` and `_source_ts`; Kafka is read only over the spans of bronze's
+// bronze's coordinate, op, `_seq` and `_key` columns, of the mirror's
+// `_seq` and `_source_ts`, and (replay) of the mirror's rows and the
+// purged-keys table; Kafka is read only over the spans of bronze's
 // holes that it still retains (one fetch per window of at most 50,000
 // offsets holding holes).
 // Errors: a bad spec (non-retryable InvalidTableSpec), catalog, storage
@@ -73,7 +74,7 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		}
 	}
 	if bronze == nil {
-		res.Skipped = []string{validate.CheckPartitioning, validate.CheckTransitions, validate.CheckContinuity}
+		res.Skipped = []string{validate.CheckPartitioning, validate.CheckTransitions, validate.CheckContinuity, validate.CheckReplay}
 	} else {
 		res.Checks = append(res.Checks, validate.Partitioning(bronze.Records), validate.Transitions(bronze.Records, bronze.Truncates))
 		position := mirror.Checkpoint.EndOffsets
@@ -87,6 +88,16 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		res.Checks = append(res.Checks, validate.Continuity(parts))
 	}
 	res.Checks = append(res.Checks, validate.Watermarks(mirror.Points, mirror.MaxSeq, mirror.Applied))
+	if bronze != nil {
+		rs, err := lake.ReadMirrorReplayState(ctx, a.Catalog, name)
+		if err != nil {
+			return res, err
+		}
+		if rs == nil {
+			rs = &lake.MirrorReplayState{}
+		}
+		res.Checks = append(res.Checks, validate.Replay(bronze.Records, rs.Rows, rs.Purges, rs.Pending))
+	}
 	for _, c := range res.Checks {
 		if c.Verdict == validate.Fail {
 			res.Failed++

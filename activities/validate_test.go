@@ -172,7 +172,7 @@ func TestValidateClean(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
 	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
 	res, by := f.validate()
-	if res.Failed != 0 || len(res.Checks) != 4 || res.Skipped != nil {
+	if res.Failed != 0 || len(res.Checks) != 5 || res.Skipped != nil {
 		t.Fatalf("clean run: %+v", res)
 	}
 	want := map[string][2]string{
@@ -180,6 +180,7 @@ func TestValidateClean(t *testing.T) {
 		validate.CheckTransitions:  {"8 events of 3 keys, 0 truncates", "0 keys with an illegal transition"},
 		validate.CheckContinuity:   {"2 partitions", "0 violations; 0 holes (0 below the log start, unverified; 0 records missing)"},
 		validate.CheckWatermark:    {"2 mirror snapshots", "applied position " + s(140) + ", mirror max _seq " + s(140)},
+		validate.CheckReplay:       {"8 events of 3 keys, 3 mirror rows, 0 purged keys, 0 pending keys left out", "0 keys a replay would change"},
 	}
 	for check, w := range want {
 		if c := by[check]; c.Verdict != validate.Pass || c.Scope != w[0] || c.Observed != w[1] {
@@ -203,7 +204,7 @@ func TestValidateClean(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %s", r[lake.ValCheck], r[lake.ValVerdict], r[lake.ValRunID]))
 	}
 	wantRows := []string{"continuity pass run-TestValidateClean", "partitioning pass run-TestValidateClean",
-		"transitions pass run-TestValidateClean", "watermark pass run-TestValidateClean"}
+		"replay pass run-TestValidateClean", "transitions pass run-TestValidateClean", "watermark pass run-TestValidateClean"}
 	if !reflect.DeepEqual(got, wantRows) {
 		t.Fatalf("validation rows %q, want %q", got, wantRows)
 	}
@@ -228,6 +229,37 @@ func TestValidateDuplicateCreate(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {0, 3}}, nil)
 	res, by := f.validate()
 	only(t, res, by, validate.CheckTransitions, fmt.Sprintf("key %s: create after a create without a delete between (c at %s, partition 0 offset 0; then c at %s, partition 0 offset 1)", keyOf(5), s(100), s(110)))
+}
+
+// A change bronze holds never reached the mirror (a sink that appended
+// the record but lost its merge): key 1's update at 150 and key 2's
+// delete at 160 are in bronze, the mirror still has their older rows, and
+// only the replay check fails, naming both keys.
+func TestValidateLostChanges(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
+	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
+	pg := sample.PostgresChange
+	lost := []sample.Message{pg("u", order(1, "paid"), order(1, "shipped"), 150), pg("d", order(2, "again"), "null", 160)}
+	f.produce(0, lost...)
+	var recs []lake.BronzeRecord
+	for i, id := range []int64{1, 2} {
+		k, err := cdc.EncodeKey(nil, cdc.Int(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lsn := uint64(150 + 10*i)
+		recs = append(recs, lake.BronzeRecord{Partition: 0, Offset: int64(5 + i), Key: lost[i].Key, Value: lost[i].Value,
+			Op: []string{"u", "d"}[i], Seq: cdc.SeqOf(lsn, lsn), SourceTs: 1767258000000000 + int64(lsn)*1000, PK: cdc.Key(k)})
+	}
+	b := lake.Batch{ID: "lost", Seq: 3, Topic: f.spec.Topic, Ranges: []lake.Range{{Partition: 0, From: 5, To: 7}}, EndOffsets: lake.Offsets{0: 7, 1: 3}}
+	if _, err := lake.AppendBronze(f.ctx, f.a.Catalog, f.name, b, recs); err != nil {
+		t.Fatal(err)
+	}
+	res, by := f.validate()
+	only(t, res, by, validate.CheckReplay, fmt.Sprintf("key %s: mirror row at %s, below its last change (op u) at %s, partition 0 offset 5: a lost change\n"+
+		"key %s: mirror row at %s, below its last change (op d) at %s, partition 0 offset 6: a lost change", keyOf(1), s(120), s(150), keyOf(2), s(140), s(160)))
 }
 
 // Bronze lacks records Kafka holds inside a batch's range: a hole that is

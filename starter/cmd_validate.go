@@ -18,9 +18,9 @@ func (a *app) validateCmd() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "validate TABLE",
-		Short: "Check that the table's mirror is right: partitioning, op transitions, offset continuity, watermarks",
+		Short: "Check that the table's mirror is right: partitioning, op transitions, offset continuity, watermarks, replay",
 		Long: `validate starts a ValidationWorkflow for the table and waits for it. It reads bronze
-and the mirror (and the topic's retained log where bronze has holes) and runs four checks:
+and the mirror (and the topic's retained log where bronze has holes) and runs five checks:
 
   partitioning  every key's events are in one Kafka partition
   transitions   per key in log order (_seq): no create while the row exists, no update
@@ -30,6 +30,9 @@ and the mirror (and the topic's retained log where bronze has holes) and runs fo
                 bronze is Kafka's own (transaction markers, aborted or compacted records)
   watermark     the applied position and the end offsets never move back across the
                 mirror's snapshots; no mirror row has _seq above the applied position
+  replay        re-applying bronze's changes would change no mirror row: every key's row
+                is at or above its last change, deleted iff that change is a delete (or
+                the key was purged); late keys awaiting a rebuild are left out
 
 Each run writes one row per check to <ns>.<table>_validation. Exit code 1 when a check
 fails, 0 when all pass. The table's workflow must be running (its spec is read from it).`,
