@@ -231,30 +231,33 @@ func TestValidateDuplicateCreate(t *testing.T) {
 	only(t, res, by, validate.CheckTransitions, fmt.Sprintf("key %s: create after a create without a delete between (c at %s, partition 0 offset 0; then c at %s, partition 0 offset 1)", keyOf(5), s(100), s(110)))
 }
 
-// A change bronze holds never reached the mirror (a sink that appended
-// the record but lost its merge): key 1's update at 150 and key 2's
-// delete at 160 are in bronze, the mirror still has their older rows, and
-// only the replay check fails, naming both keys.
+// Changes the mirror committed are lost from it (the mirror rolled back
+// to an earlier Iceberg snapshot, its recorded position kept): key 1's
+// update at 150 and key 2's delete at 160 are in bronze below the
+// mirror's position, the mirror has their older rows again, and only the
+// replay check fails, naming both keys. Records at or above the position
+// (a batch whose mirror commit is still to come) are not checked.
 func TestValidateLostChanges(t *testing.T) {
 	f := newValFixture(t)
 	f.cleanStream()
 	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
 	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
-	pg := sample.PostgresChange
-	lost := []sample.Message{pg("u", order(1, "paid"), order(1, "shipped"), 150), pg("d", order(2, "again"), "null", 160)}
-	f.produce(0, lost...)
-	var recs []lake.BronzeRecord
-	for i, id := range []int64{1, 2} {
-		k, err := cdc.EncodeKey(nil, cdc.Int(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lsn := uint64(150 + 10*i)
-		recs = append(recs, lake.BronzeRecord{Partition: 0, Offset: int64(5 + i), Key: lost[i].Key, Value: lost[i].Value,
-			Op: []string{"u", "d"}[i], Seq: cdc.SeqOf(lsn, lsn), SourceTs: 1767258000000000 + int64(lsn)*1000, PK: cdc.Key(k)})
+	mirror, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror())
+	if err != nil {
+		t.Fatal(err)
 	}
-	b := lake.Batch{ID: "lost", Seq: 3, Topic: f.spec.Topic, Ranges: []lake.Range{{Partition: 0, From: 5, To: 7}}, EndOffsets: lake.Offsets{0: 7, 1: 3}}
-	if _, err := lake.AppendBronze(f.ctx, f.a.Catalog, f.name, b, recs); err != nil {
+	before := mirror.CurrentSnapshot().SnapshotID
+	pg := sample.PostgresChange
+	f.produce(0, pg("u", order(1, "paid"), order(1, "shipped"), 150), pg("d", order(2, "again"), "null", 160))
+	f.apply(map[int32][2]int64{0: {5, 7}}, nil)
+	if mirror, err = lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror()); err != nil {
+		t.Fatal(err)
+	}
+	tx := mirror.NewTransaction()
+	if err := tx.RollbackToSnapshot(before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	res, by := f.validate()
@@ -471,5 +474,18 @@ func TestValidateFaultyStreamPasses(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%d events of %d keys", changes, len(keys)); by[validate.CheckPartitioning].Scope != want {
 		t.Fatalf("partitioning scope %q, want %q", by[validate.CheckPartitioning].Scope, want)
+	}
+}
+
+// TestAppliedRecords: the replay check takes only bronze records below
+// the mirror's recorded end offsets, none before its first batch.
+func TestAppliedRecords(t *testing.T) {
+	recs := []validate.Record{{Key: "a", Partition: 0, Offset: 4}, {Key: "b", Partition: 0, Offset: 5}, {Key: "c", Partition: 1, Offset: 0}, {Key: "d", Partition: 2, Offset: 0}}
+	got := appliedRecords(recs, lake.Checkpoint{BatchSeq: 3, EndOffsets: lake.Offsets{0: 5, 1: 1}})
+	if len(got) != 2 || got[0].Key != "a" || got[1].Key != "c" {
+		t.Fatalf("applied records %+v, want a and c", got)
+	}
+	if got := appliedRecords(recs, lake.Checkpoint{}); len(got) != 0 {
+		t.Fatalf("before the first batch: %+v, want none", got)
 	}
 }
