@@ -85,20 +85,16 @@ func (p *purgedKeys) refuses(k cdc.Key, seq cdc.Seq) (bool, string) {
 // purged keys were recorded, without a purged-keys table, refuses by its
 // whole horizon (legacy = the horizon). Errors: catalog and file IO.
 func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur *purgedKeys) (*purgedKeys, error) {
-	legacy, err := seqProp(mirror, PropPurgeLegacy)
-	if err != nil {
-		return nil, err
-	}
 	tbl, err := LoadTable(ctx, w.cat, w.name.Purged())
 	if err != nil {
 		return nil, err
 	}
+	legacy, err := purgeLegacy(mirror, tbl != nil)
+	if err != nil {
+		return nil, err
+	}
 	if tbl == nil {
-		horizon, err := seqProp(mirror, PropPurgeHorizon)
-		if err != nil {
-			return nil, err
-		}
-		return &purgedKeys{snap: -1, legacy: max(legacy, horizon)}, nil
+		return &purgedKeys{snap: -1, legacy: legacy}, nil
 	}
 	snap := snapID(tbl)
 	if cur != nil && cur.snap == snap {
@@ -109,26 +105,60 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 	if snap == 0 {
 		return p, nil
 	}
-	rows, _, err := ReadRows(ctx, tbl, nil)
+	err = readPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
+		if e, ok := p.ix.Lookup(k); !ok || seq > e.Seq {
+			p.ix.set(k, seq, true, -1, 0)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// purgeLegacy is the horizon of the purges made before purged keys were
+// recorded, below which a change of a key absent from the mirror counts
+// as purged: the mirror's PropPurgeLegacy, and while the mirror has no
+// purged-keys table (withPurgedTable false) the higher of it and
+// PropPurgeHorizon. "" when none. Errors: a malformed property.
+func purgeLegacy(mirror *table.Table, withPurgedTable bool) (cdc.Seq, error) {
+	legacy, err := seqProp(mirror, PropPurgeLegacy)
+	if err != nil || withPurgedTable {
+		return legacy, err
+	}
+	horizon, err := seqProp(mirror, PropPurgeHorizon)
+	if err != nil {
+		return "", err
+	}
+	return max(legacy, horizon), nil
+}
+
+// readPurgedRows calls fn with each row of the purged-keys table tbl: the
+// purged key and the `_seq` of the row the purge removed. Errors: file
+// IO, a key or position that is not hex, fn's.
+func readPurgedRows(ctx context.Context, tbl *table.Table, fn func(cdc.Key, cdc.Seq) error) error {
+	rows, _, err := ReadRows(ctx, tbl, nil)
+	if err != nil {
+		return err
+	}
+	ident := IdentString(tbl.Identifier())
 	for _, r := range rows {
 		kh, _ := r[ColKey].(string)
 		sh, _ := r[ColSeq].(string)
 		kb, err := hex.DecodeString(kh)
 		if err != nil {
-			return nil, fmt.Errorf("lake: bad %s %q in %s", ColKey, kh, IdentString(w.name.Purged()))
+			return fmt.Errorf("lake: bad %s %q in %s", ColKey, kh, ident)
 		}
 		seq, err := cdc.ParseSeqHex(sh)
 		if err != nil {
-			return nil, fmt.Errorf("lake: bad %s %q in %s: %w", ColSeq, sh, IdentString(w.name.Purged()), err)
+			return fmt.Errorf("lake: bad %s %q in %s: %w", ColSeq, sh, ident, err)
 		}
-		if e, ok := p.ix.Lookup(cdc.Key(kb)); !ok || seq > e.Seq {
-			p.ix.set(cdc.Key(kb), seq, true, -1, 0)
+		if err := fn(cdc.Key(kb), seq); err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // seqProp reads a hex `_seq` table property ("" when absent).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -55,45 +56,39 @@ func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name TableN
 	for _, k := range pending {
 		out.Pending[hex.EncodeToString([]byte(k))] = true
 	}
-	if out.Purges, err = readPurges(ctx, cat, name, mirror.Properties()); err != nil {
+	if out.Purges, err = readPurges(ctx, cat, name, mirror); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // readPurges reads the keys the purged-keys table holds, each with its
-// highest purged `_seq`, and the legacy horizon the way loadPurged takes
-// it (the mirror's PropPurgeLegacy; without a purged-keys table, the
-// higher of it and PropPurgeHorizon).
-func readPurges(ctx context.Context, cat catalog.Catalog, name TableName, mirrorProps map[string]string) (validate.Purges, error) {
-	p := validate.Purges{Keys: map[string]string{}, Horizon: mirrorProps[PropPurgeLegacy]}
+// highest purged `_seq` (hex), and the legacy horizon (purgeLegacy), as
+// the mirror writer takes them (loadPurged).
+func readPurges(ctx context.Context, cat catalog.Catalog, name TableName, mirror *table.Table) (validate.Purges, error) {
+	p := validate.Purges{Keys: map[string]string{}}
 	tbl, err := LoadTable(ctx, cat, name.Purged())
 	if err != nil {
 		return p, err
 	}
-	if tbl == nil {
-		p.Horizon = max(p.Horizon, mirrorProps[PropPurgeHorizon])
-		return p, nil
-	}
-	if tbl.CurrentSnapshot() == nil {
-		return p, nil
-	}
-	rows, _, err := ReadRows(ctx, tbl, nil)
+	legacy, err := purgeLegacy(mirror, tbl != nil)
 	if err != nil {
 		return p, err
 	}
-	for _, r := range rows {
-		k, _ := r[ColKey].(string)
-		s, _ := r[ColSeq].(string)
-		if _, err := hex.DecodeString(k); err != nil || k == "" {
-			return p, fmt.Errorf("lake: bad %s %q in %s", ColKey, k, IdentString(name.Purged()))
-		}
-		if _, err := cdc.ParseSeqHex(s); err != nil {
-			return p, fmt.Errorf("lake: bad %s %q in %s: %w", ColSeq, s, IdentString(name.Purged()), err)
-		}
-		if s > p.Keys[k] {
-			p.Keys[k] = s
-		}
+	p.Horizon = legacy.Hex()
+	if tbl == nil || tbl.CurrentSnapshot() == nil {
+		return p, nil
 	}
-	return p, nil
+	highest := map[cdc.Key]cdc.Seq{}
+	err = readPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
+		if k == "" {
+			return fmt.Errorf("lake: an empty %s in %s", ColKey, IdentString(name.Purged()))
+		}
+		highest[k] = max(highest[k], seq)
+		return nil
+	})
+	for k, seq := range highest {
+		p.Keys[hex.EncodeToString([]byte(k))] = seq.Hex()
+	}
+	return p, err
 }
