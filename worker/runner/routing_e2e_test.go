@@ -101,16 +101,7 @@ func TestRoutingSteadyStateAndHandOver(t *testing.T) {
 // table over loads the state instead of building it from the tables, and
 // the mirror and bronze are exact.
 func TestStoppedWorkerLeavesSidecar(t *testing.T) {
-	settings := stack.Settings
-	settings.SidecarEvery = 10_000
-	start := func() *Runner {
-		r, err := Start(context.Background(), settings, quiet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	first := start()
+	first := startWithSidecars(t)
 	rs := []*Runner{first}
 	stopped := map[*Runner]bool{}
 	defer func() {
@@ -132,7 +123,7 @@ func TestStoppedWorkerLeavesSidecar(t *testing.T) {
 	if got := stateBuilds(t, rs, spec.Table); got != "new=1" {
 		t.Fatalf("state builds on the first worker: %s, want new=1", got)
 	}
-	second := start()
+	second := startWithSidecars(t)
 	rs = append(rs, second)
 	first.Stop() // writes the sidecar
 	stopped[first] = true
@@ -160,16 +151,7 @@ func TestStoppedWorkerLeavesSidecar(t *testing.T) {
 // sidecar, so the states are built from the tables exactly 3 times (one
 // per table, on the first worker) and loaded once per release.
 func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
-	settings := stack.Settings
-	settings.SidecarEvery = 10_000
-	start := func() *Runner {
-		r, err := Start(context.Background(), settings, quiet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	rs := []*Runner{start()}
+	rs := []*Runner{startWithSidecars(t)}
 	defer func() {
 		for _, r := range rs {
 			r.Stop()
@@ -241,7 +223,7 @@ func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
 		t.Fatalf("owners with one worker: %v", o)
 	}
 	for _, workers := range []int{2, 3} {
-		rs = append(rs, start())
+		rs = append(rs, startWithSidecars(t))
 		fleetIs(workers)
 		for !balanced(workers) {
 			if round == rounds-1 {
@@ -315,6 +297,20 @@ func produceMore(t *testing.T, r *Runner, topic string, msgs []sample.Message) l
 
 // ownerOf is the runner whose own queue the status names as the table's
 // owner.
+// startWithSidecars starts a runner on the shared stack that writes a
+// table's state sidecar every 10,000 batches, when it releases the table
+// and when it stops; the caller stops it.
+func startWithSidecars(t *testing.T) *Runner {
+	t.Helper()
+	settings := stack.Settings
+	settings.SidecarEvery = 10_000
+	r, err := Start(context.Background(), settings, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func ownerOf(t *testing.T, rs []*Runner, st workflows.Status) *Runner {
 	t.Helper()
 	for _, r := range rs {
