@@ -148,6 +148,12 @@ func sameSpec(x, y TableSpec) bool {
 	return fmt.Sprint(x) == fmt.Sprint(y)
 }
 
+// decoderOptions are the options of a table's record decoders.
+func (a *Activities) decoderOptions(spec TableSpec) schemas.DecoderOptions {
+	return schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry,
+		DropUpsertBefore: true} // the merge rules read before images of deletes only
+}
+
 // state returns the worker's state for a table, creating it on first use
 // (or when the table's spec changed).
 func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) {
@@ -170,9 +176,7 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 				p.cancel()
 			}
 		}
-		st = &tableState{spec: spec, keyCols: spec.KeyColumns,
-			decoders: newDecoderPool(schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry,
-				DropUpsertBefore: true})} // the merge rules read before images of deletes only
+		st = &tableState{spec: spec, keyCols: spec.KeyColumns, decoders: newDecoderPool(a.decoderOptions(spec))}
 		a.tables[spec.Table] = st
 	}
 	return st, name, nil

@@ -158,7 +158,9 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 var errNoPast = errors.New("the keys' earlier changes are neither in the local state nor in a bronze table")
 
 // decodeBronze decodes bronze rows into their row-change events (with
-// the old key of a primary-key change).
+// the old key of a primary-key change). A keyless row that does not
+// decode is left out (it was quarantined when first read); a keyed one
+// is an error (it decoded once: only a decoder change fails it).
 func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, error) {
 	events := make([]*cdc.Event, 0, len(rows))
 	for _, r := range rows {
@@ -167,6 +169,9 @@ func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, erro
 			rec.Headers = append(rec.Headers, schemas.Header{Key: h.Key, Value: h.Value})
 		}
 		dec, err := d.Decode(rec)
+		if err != nil && r.PK == "" {
+			continue // a keyless record that does not decode was quarantined when first read
+		}
 		if err != nil { // bronze rows with a key were decoded once already: only a decoder change gets here
 			return nil, err
 		}

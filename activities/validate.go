@@ -21,8 +21,10 @@ type ValidationRequest struct {
 }
 
 // ValidationResult is one validation run: each check's result (in the
-// order partitioning, transitions, continuity, watermark, replay; all but
-// watermark need bronze and are listed in Skipped without it), how many failed, the
+// order partitioning, transitions, continuity, watermark, replay,
+// reapply; all but watermark need bronze and are listed in Skipped
+// without it, with the reason in SkipReasons; reapply is also skipped
+// when the mirror's newest commits hold no run of batches), how many failed, the
 // table's source watermark (the applied position, hex `_seq`, "" when
 // nothing was applied) and event-time watermark (the newest source commit
 // time among the mirror's rows, UTC; zero when none), and the validation
@@ -35,6 +37,7 @@ type ValidationResult struct {
 	Checks             []validate.Result `json:"checks"`
 	Failed             int               `json:"failed"`
 	Skipped            []string          `json:"skipped,omitempty"`
+	SkipReasons        map[string]string `json:"skip_reasons,omitempty"` // why each skipped check was skipped
 	SourceWatermark    string            `json:"source_watermark,omitempty"`
 	EventTimeWatermark time.Time         `json:"event_time_watermark,omitzero"`
 	Snapshot           int64             `json:"snapshot"`
@@ -74,7 +77,11 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		}
 	}
 	if bronze == nil {
-		res.Skipped = []string{validate.CheckPartitioning, validate.CheckTransitions, validate.CheckContinuity, validate.CheckReplay}
+		res.Skipped = []string{validate.CheckPartitioning, validate.CheckTransitions, validate.CheckContinuity, validate.CheckReplay, validate.CheckReapply}
+		res.SkipReasons = map[string]string{}
+		for _, c := range res.Skipped {
+			res.SkipReasons[c] = "the table keeps no bronze"
+		}
 	} else {
 		res.Checks = append(res.Checks, validate.Partitioning(bronze.Records), validate.Transitions(bronze.Records, bronze.Truncates))
 		position := mirror.Checkpoint.EndOffsets
@@ -97,6 +104,16 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 			rs = &lake.MirrorReplayState{}
 		}
 		res.Checks = append(res.Checks, validate.Replay(appliedRecords(bronze.Records, mirror.Checkpoint), rs.Rows, rs.Purges, rs.Pending))
+		r, why, err := a.reapply(ctx, spec, name, req.RunID, rs.Purges)
+		if err != nil {
+			return res, err
+		}
+		if why != "" {
+			res.Skipped = append(res.Skipped, validate.CheckReapply)
+			res.SkipReasons = map[string]string{validate.CheckReapply: why}
+		} else {
+			res.Checks = append(res.Checks, r)
+		}
 	}
 	for _, c := range res.Checks {
 		if c.Verdict == validate.Fail {

@@ -32,6 +32,9 @@ type valFixture struct {
 	log     map[int32][]sample.Message // what each partition holds, by offset
 	seq     int64
 	pos     lake.Offsets
+	// phantom: changes the next batch applies to the mirror (and
+	// history) without bronze recording them, a write-path fault
+	phantom []sample.Message
 }
 
 func newValFixture(t *testing.T) *valFixture {
@@ -103,10 +106,27 @@ func (f *valFixture) apply(ranges map[int32][2]int64, drop map[int32][]int64) {
 	for p, o := range f.pos {
 		b.EndOffsets[p] = o
 	}
+	var pre *decoded
+	if len(f.phantom) > 0 {
+		dec, err := decodeAll(st.decoders, recs)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		var extra []schemas.Record
+		for i, m := range f.phantom {
+			extra = append(extra, schemas.Record{Topic: f.spec.Topic, Partition: 0, Offset: 1_000_000 + int64(i), Key: m.Key, Value: m.Value})
+		}
+		ph, err := decodeAll(st.decoders, extra)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		dec.events = append(dec.events, ph.events...)
+		pre, f.phantom = &dec, nil
+	}
 	stage := ""
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if _, _, err := f.a.applyRecords(f.ctx, st, name, f.spec, b, recs, nil, "", &stage); err != nil {
+	if _, _, err := f.a.applyRecords(f.ctx, st, name, f.spec, b, recs, pre, "", &stage); err != nil {
 		f.t.Fatalf("batch %d (%s): %v", f.seq, stage, err)
 	}
 }
@@ -172,8 +192,17 @@ func TestValidateClean(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
 	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
 	res, by := f.validate()
-	if res.Failed != 0 || len(res.Checks) != 5 || res.Skipped != nil {
+	if res.Failed != 0 || len(res.Checks) != 6 || res.Skipped != nil {
 		t.Fatalf("clean run: %+v", res)
+	}
+	// the second batch re-applied to a copy of the mirror after the first
+	ra := by[validate.CheckReapply]
+	if ra.Verdict != validate.Pass || !strings.HasPrefix(ra.Scope, "batches 2 to 2 (1, 3 bronze records) re-applied to shop.orders_reapply_") ||
+		ra.Expected != "mirror: 3 rows, checksum 410da1958934659a9f6e2fc21b950477" || ra.Observed != "re-applied: 3 rows, checksum 410da1958934659a9f6e2fc21b950477" {
+		t.Errorf("reapply: %+v", ra)
+	}
+	if tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Scratch(res.RunID).Mirror()); err != nil || tbl != nil {
+		t.Errorf("the scratch table is left: %v %v", tbl != nil, err)
 	}
 	want := map[string][2]string{
 		validate.CheckPartitioning: {"8 events of 3 keys", "0 keys in more than one partition"},
@@ -203,7 +232,7 @@ func TestValidateClean(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%s %s %s", r[lake.ValCheck], r[lake.ValVerdict], r[lake.ValRunID]))
 	}
-	wantRows := []string{"continuity pass run-TestValidateClean", "partitioning pass run-TestValidateClean",
+	wantRows := []string{"continuity pass run-TestValidateClean", "partitioning pass run-TestValidateClean", "reapply pass run-TestValidateClean",
 		"replay pass run-TestValidateClean", "transitions pass run-TestValidateClean", "watermark pass run-TestValidateClean"}
 	if !reflect.DeepEqual(got, wantRows) {
 		t.Fatalf("validation rows %q, want %q", got, wantRows)
@@ -263,6 +292,26 @@ func TestValidateLostChanges(t *testing.T) {
 	res, by := f.validate()
 	only(t, res, by, validate.CheckReplay, fmt.Sprintf("key %s: mirror row at %s, below its last change (op u) at %s, partition 0 offset 5: a lost change\n"+
 		"key %s: mirror row at %s, below its last change (op d) at %s, partition 0 offset 6: a lost change", keyOf(1), s(120), s(150), keyOf(2), s(140), s(160)))
+}
+
+// A batch's mirror commit holds a change bronze never recorded (a
+// write-path fault: say, an event of another batch applied with this
+// one): key 9 created at 125 in batch 2. Bronze, its coverage, the
+// transitions and the watermark are all as they should be, and the
+// replay check looks only at the keys bronze holds; only re-applying
+// batch 2 from bronze to a copy of the mirror before it shows the row
+// that should not be there.
+func TestValidatePhantomChange(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
+	f.phantom = []sample.Message{sample.PostgresChange("c", "null", order(9, "ghost"), 125)}
+	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
+	res, by := f.validate()
+	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: the mirror holds a row (_seq %s) the re-apply does not produce", keyOf(9), s(125)))
+	if c := by[validate.CheckReapply]; c.Expected == c.Observed || !strings.HasPrefix(c.Observed, "re-applied: 3 rows, checksum 410da1958934659a9f6e2fc21b950477") {
+		t.Fatalf("reapply expected %q, observed %q", c.Expected, c.Observed)
+	}
 }
 
 // Bronze lacks records Kafka holds inside a batch's range: a hole that is
@@ -474,6 +523,11 @@ func TestValidateFaultyStreamPasses(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%d events of %d keys", changes, len(keys)); by[validate.CheckPartitioning].Scope != want {
 		t.Fatalf("partitioning scope %q, want %q", by[validate.CheckPartitioning].Scope, want)
+	}
+	// the last five batches re-applied to a copy of the mirror before them
+	if c := by[validate.CheckReapply]; !strings.HasPrefix(c.Scope, "batches 4 to 8 (5, 143 bronze records) re-applied") ||
+		c.Expected != "mirror: 65 rows, checksum 64ce7129ce2cb61746f7351bbd1ee1c7" || c.Observed != "re-applied: 65 rows, checksum 64ce7129ce2cb61746f7351bbd1ee1c7" {
+		t.Fatalf("reapply: %+v", c)
 	}
 }
 

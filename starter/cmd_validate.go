@@ -18,9 +18,9 @@ func (a *app) validateCmd() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "validate TABLE",
-		Short: "Check that the table's mirror is right: partitioning, op transitions, offset continuity, watermarks, replay",
+		Short: "Check that the table's mirror is right: partitioning, op transitions, offset continuity, watermarks, replay, re-apply",
 		Long: `validate starts a ValidationWorkflow for the table and waits for it. It reads bronze
-and the mirror (and the topic's retained log where bronze has holes) and runs five checks:
+and the mirror (and the topic's retained log where bronze has holes) and runs six checks:
 
   partitioning  every key's events are in one Kafka partition
   transitions   per key in log order (_seq): no create while the row exists, no update
@@ -33,6 +33,9 @@ and the mirror (and the topic's retained log where bronze has holes) and runs fi
   replay        re-applying bronze's changes would change no mirror row: every key's row
                 is at or above its last change, deleted iff that change is a delete (or
                 the key was purged); late keys awaiting a rebuild are left out
+  reapply       the mirror's newest batches (up to 5), applied again from bronze into a
+                scratch table copied from the mirror before them, give the mirror after
+                them, row for row (the scratch table is dropped afterwards)
 
 Each run writes one row per check to <ns>.<table>_validation. Exit code 1 when a check
 fails, 0 when all pass. The table's workflow must be running (its spec is read from it).`,
@@ -78,7 +81,11 @@ func printValidation(w io.Writer, res activities.ValidationResult) {
 		}
 	}
 	for _, s := range res.Skipped {
-		fmt.Fprintf(w, "SKIP %-12s the table keeps no bronze\n", s)
+		why := res.SkipReasons[s]
+		if why == "" {
+			why = "the table keeps no bronze" // a worker from before skip reasons
+		}
+		fmt.Fprintf(w, "SKIP %-12s %s\n", s, why)
 	}
 	wm, et := res.SourceWatermark, "none"
 	if wm == "" {

@@ -71,7 +71,7 @@ func TestValidateCommand(t *testing.T) {
 	for _, c := range res.Checks {
 		got = append(got, c.Check+" "+c.Verdict)
 	}
-	if strings.Join(got, ", ") != "partitioning pass, transitions pass, continuity pass, watermark pass, replay pass" || res.Failed != 0 ||
+	if strings.Join(got, ", ") != "partitioning pass, transitions pass, continuity pass, watermark pass, replay pass, reapply pass" || res.Failed != 0 ||
 		res.SourceWatermark != seq(130) || res.EventTimeWatermark.UnixMilli() != 1767258000000+130 ||
 		!strings.HasPrefix(res.RunID, "lakemirror-validate-val.orders-") {
 		t.Fatalf("clean run: %+v", res)
@@ -82,7 +82,7 @@ func TestValidateCommand(t *testing.T) {
 		t.Fatalf("validation table: %v", err)
 	}
 	rows, _, err := lake.ReadRows(ctx, tbl, nil)
-	if err != nil || len(rows) != 5 {
+	if err != nil || len(rows) != 6 {
 		t.Fatalf("validation rows: %d, %v", len(rows), err)
 	}
 
@@ -94,10 +94,10 @@ func TestValidateCommand(t *testing.T) {
 	finding := fmt.Sprintf("key %s: create after an update without a delete between (u at %s, partition 0 offset 2; then c at %s, partition 0 offset 4)", hex.EncodeToString(k), seq(120), seq(140))
 	if code != exitFailure || !strings.Contains(out, "FAIL transitions  1 keys with an illegal transition; 5 events of 2 keys, 0 truncates\n       "+finding+"\n") ||
 		!strings.Contains(out, "PASS partitioning") || !strings.Contains(out, "PASS continuity") || !strings.Contains(out, "PASS watermark") || !strings.Contains(out, "PASS replay") ||
-		!strings.Contains(errw, "1 of 5 checks failed") {
+		!strings.Contains(out, "PASS reapply") || !strings.Contains(errw, "1 of 6 checks failed") {
 		t.Fatalf("validate after a duplicate create: exit %d\n%s%s", code, out, errw)
 	}
-	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), []string{lake.ValRunID, lake.ValCheck}); err != nil || len(rows) != 10 {
+	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), []string{lake.ValRunID, lake.ValCheck}); err != nil || len(rows) != 12 {
 		t.Fatalf("validation rows after two runs: %d, %v", len(rows), err)
 	}
 	fails := 0
@@ -131,12 +131,12 @@ func TestValidateCommand(t *testing.T) {
 		}
 	}
 	slices.Sort(gauges)
-	if want := "val.orders continuity 0, val.orders partitioning 0, val.orders replay 0, val.orders transitions 1, val.orders watermark 0"; strings.Join(gauges, ", ") != want {
+	if want := "val.orders continuity 0, val.orders partitioning 0, val.orders reapply 0, val.orders replay 0, val.orders transitions 1, val.orders watermark 0"; strings.Join(gauges, ", ") != want {
 		t.Fatalf("%s: %q, want %q", telemetry.MetricValFailed, gauges, want)
 	}
 
 	// on a schedule: `schedule --validate-every` creates it (and leaves the
-	// maintenance schedules alone); a triggered run writes its five rows
+	// maintenance schedules alone); a triggered run writes its six rows
 	out, errw, code = s.cli("schedule", table, "--validate-every", "1h")
 	if code != exitOK || out != "schedule lakemirror-validate-val.orders: validate every 1h0m0s\n" {
 		t.Fatalf("schedule --validate-every: exit %d\n%s%s", code, out, errw)
@@ -149,7 +149,7 @@ func TestValidateCommand(t *testing.T) {
 		d, err := h.Describe(ctx)
 		return err == nil && d.Info.NumActions == 1 && len(d.Info.RunningWorkflows) == 0
 	})
-	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), nil); err != nil || len(rows) != 15 {
+	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), nil); err != nil || len(rows) != 18 {
 		t.Fatalf("validation rows after the scheduled run: %d, %v", len(rows), err)
 	}
 	out, errw, code = s.cli("schedule", table, "--delete")

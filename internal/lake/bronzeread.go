@@ -100,6 +100,16 @@ func ScanBronze(ctx context.Context, cat catalog.Catalog, name TableName, fn fun
 // readBronzeFileKeys appends to out the rows of one bronze data file whose
 // `_key` (hex) is in want (every row with a `_key` when want is nil).
 func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[string]bool, out []BronzeRow) ([]BronzeRow, error) {
+	return readBronzeFile(ctx, fs, path, func(_ string, _ int32, _ int64, pk string, hasKey bool) bool {
+		return hasKey && (want == nil || want[pk])
+	}, out)
+}
+
+// readBronzeFile appends to out the rows of one bronze data file that
+// keep accepts, given the row's topic, partition, offset and `_key` (hex;
+// hasKey false for a keyless record: a tombstone, a truncate, a schema
+// change). A kept keyless row has an empty PK.
+func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep func(topic string, partition int32, offset int64, pk string, hasKey bool) bool, out []BronzeRow) ([]BronzeRow, error) {
 	p, err := openParquet(fs, path)
 	if err != nil {
 		return nil, err
@@ -128,7 +138,7 @@ func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[
 			return fmt.Errorf("lake: bronze file %s: unexpected column types %s", path, sc)
 		}
 		for r := 0; r < int(rec.NumRows()); r++ {
-			if pks.IsNull(r) || (want != nil && !want[pks.Value(r)]) {
+			if !keep(topics.Value(r), parts.Value(r), offs.Value(r), pks.Value(r), pks.IsValid(r)) {
 				continue
 			}
 			row := BronzeRow{Topic: topics.Value(r)}
@@ -142,11 +152,13 @@ func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[
 			if !tss.IsNull(r) {
 				row.Timestamp = int64(tss.Value(r))
 			}
-			pk, err := hex.DecodeString(pks.Value(r))
-			if err != nil {
-				return fmt.Errorf("lake: bronze _key %q: %w", pks.Value(r), err)
+			if pks.IsValid(r) {
+				pk, err := hex.DecodeString(pks.Value(r))
+				if err != nil {
+					return fmt.Errorf("lake: bronze _key %q: %w", pks.Value(r), err)
+				}
+				row.PK = cdc.Key(pk)
 			}
-			row.PK = cdc.Key(pk)
 			if hdrs != nil {
 				row.Headers = readHeaders(hdrs, r)
 			}

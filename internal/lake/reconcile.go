@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -44,47 +45,7 @@ func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn
 	if tbl.CurrentSnapshot() == nil {
 		return applied, nil
 	}
-	var cols []string
-	for _, f := range tbl.Schema().Fields() {
-		cols = append(cols, f.Name)
-	}
-	err = scanColumns(ctx, tbl, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
-		seqs, _ := col(ColSeq).(*array.String)
-		dels, _ := col(ColDeleted).(*array.Boolean)
-		ingested, _ := col(ColIngestedAt).(*array.Timestamp)
-		if seqs == nil || dels == nil {
-			return fmt.Errorf("lake: mirror %s: no %s or %s column", name, ColSeq, ColDeleted)
-		}
-		var names []string
-		var arrs []arrow.Array
-		for i, f := range rec.Schema().Fields() {
-			if isSystemColumn(f.Name) {
-				continue
-			}
-			names = append(names, f.Name)
-			arrs = append(arrs, rec.Column(i))
-		}
-		shared := cdc.NewColumns(names)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			vals := make([]cdc.Value, len(arrs))
-			for i, a := range arrs {
-				v, err := valueAt(a, r)
-				if err != nil {
-					return fmt.Errorf("lake: mirror %s: column %q: %w", name, names[i], err)
-				}
-				vals[i] = v
-			}
-			m := MirrorRow{Row: &cdc.Row{Cols: shared, Vals: vals}, Seq: seqs.Value(r), Deleted: dels.Value(r)}
-			if ingested != nil && ingested.IsValid(r) {
-				m.Ingested = int64(ingested.Value(r))
-			}
-			if err := fn(m); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return applied, err
+	return applied, scanRows(ctx, tbl, 0, fn)
 }
 
 // BronzeChanges is what the operation balance reads from bronze: the row
@@ -210,4 +171,53 @@ func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name Table
 		return nil
 	})
 	return out, err
+}
+
+// scanRows reads every row of a mirror-shaped table at Iceberg snapshot
+// snapshotID (0: the current one; position deletes applied) and calls fn
+// with each, as ScanMirrorRows.
+func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(MirrorRow) error) error {
+	cols := []string{"*"} // an older snapshot: its own schema's columns
+	if snapshotID == 0 {
+		cols = cols[:0]
+		for _, f := range tbl.Schema().Fields() {
+			cols = append(cols, f.Name)
+		}
+	}
+	return scanColumnsAt(ctx, tbl, snapshotID, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		seqs, _ := col(ColSeq).(*array.String)
+		dels, _ := col(ColDeleted).(*array.Boolean)
+		ingested, _ := col(ColIngestedAt).(*array.Timestamp)
+		if seqs == nil || dels == nil {
+			return fmt.Errorf("lake: %s: no %s or %s column", IdentString(tbl.Identifier()), ColSeq, ColDeleted)
+		}
+		var names []string
+		var arrs []arrow.Array
+		for i, f := range rec.Schema().Fields() {
+			if isSystemColumn(f.Name) {
+				continue
+			}
+			names = append(names, f.Name)
+			arrs = append(arrs, rec.Column(i))
+		}
+		shared := cdc.NewColumns(names)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			vals := make([]cdc.Value, len(arrs))
+			for i, a := range arrs {
+				v, err := valueAt(a, r)
+				if err != nil {
+					return fmt.Errorf("lake: %s: column %q: %w", IdentString(tbl.Identifier()), names[i], err)
+				}
+				vals[i] = v
+			}
+			m := MirrorRow{Row: &cdc.Row{Cols: shared, Vals: vals}, Seq: seqs.Value(r), Deleted: dels.Value(r)}
+			if ingested != nil && ingested.IsValid(r) {
+				m.Ingested = int64(ingested.Value(r))
+			}
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -227,7 +227,17 @@ func resultWatermark(js string) string {
 // the named columns, calling fn with each record batch and a lookup of
 // its columns by name (nil when absent).
 func scanColumns(ctx context.Context, tbl *table.Table, cols []string, fn func(arrow.RecordBatch, func(string) arrow.Array) error) error {
-	_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(ctx)
+	return scanColumnsAt(ctx, tbl, 0, cols, fn)
+}
+
+// scanColumnsAt is scanColumns at Iceberg snapshot snapshotID (0: the
+// current one).
+func scanColumnsAt(ctx context.Context, tbl *table.Table, snapshotID int64, cols []string, fn func(arrow.RecordBatch, func(string) arrow.Array) error) error {
+	opts := []table.ScanOption{table.WithSelectedFields(cols...)}
+	if snapshotID != 0 {
+		opts = append(opts, table.WithSnapshotID(snapshotID))
+	}
+	_, it, err := tbl.Scan(opts...).ToArrowRecords(ctx)
 	if err != nil {
 		return fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
 	}

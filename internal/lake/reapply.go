@@ -1,0 +1,343 @@
+package lake
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/validate"
+)
+
+// The re-apply check (README, "Validation", check reapply): the batches
+// a mirror committed last are applied again, from bronze, through a
+// mirror writer of its own into a scratch table seeded with the mirror's
+// rows as they were before those batches, and the scratch table is
+// compared row by row with the mirror after them. This file finds the
+// range, seeds and drops the scratch table and reads both sides; the
+// activity (activities/reapply.go) decodes and applies, and
+// validate.Reapply compares.
+
+// ReapplyBatch is one mirror batch commit to re-apply: its Iceberg
+// snapshot and the batch as the pipeline applied it (its ranges run
+// from the previous batch commit's end offsets to its own).
+type ReapplyBatch struct {
+	Snapshot int64
+	Batch    Batch
+}
+
+// ReapplyPlan is the range a re-apply covers: the mirror's Iceberg
+// snapshot to seed the scratch table from (Base, a batch commit) and the
+// batch commits after it, oldest first, the last of which (Target) the
+// scratch table is compared with.
+type ReapplyPlan struct {
+	Base    int64
+	Target  int64
+	Batches []ReapplyBatch
+}
+
+// PlanReapply finds the newest run of at most maxBatches stream batch
+// commits on the mirror's current ancestry that follow one another with
+// nothing else between them but compactions (Iceberg "replace"
+// snapshots, which change no row), and the batch commit before them as
+// the base. A stream batch commit is a snapshot whose summary carries a
+// batch sequence and end offsets for topic and no load cursor. A batch
+// commit whose end offsets are not beyond the previous one's is a
+// backfill (it re-applied offsets below the position): it can be the
+// base, but no earlier commit can. Anything else (a direct load
+// or repair, a tombstone purge, a late-key rebuild, a batch of another
+// topic) ends the run: the scratch table could not reproduce it from
+// bronze's stream records. It returns nil and the reason when there is
+// no such run (fewer than two batch commits in a row). Errors: a summary
+// whose bookkeeping does not parse.
+func PlanReapply(tbl *table.Table, topic string, maxBatches int) (*ReapplyPlan, string, error) {
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return nil, "the mirror has no Iceberg snapshot", nil
+	}
+	var run []ReapplyBatch // newest first
+	why := ""
+	for _, s := range ancestors(tbl, cur.SnapshotID) {
+		if s.Summary != nil && s.Summary.Operation == table.OpReplace {
+			continue
+		}
+		var props iceberg.Properties
+		if s.Summary != nil {
+			props = s.Summary.Properties
+		}
+		cp, ok, err := checkpointFrom(props)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok || props[PropLoadCursor] != "" || props[PropTopic] != topic || len(cp.EndOffsets) == 0 {
+			why = fmt.Sprintf("Iceberg snapshot %d is not a batch of topic %s (%s)", s.SnapshotID, topic, commitKind(props))
+			break
+		}
+		if n := len(run); n > 0 && !advances(cp.EndOffsets, run[n-1].Batch.EndOffsets) {
+			// a backfill: its own state seeds the scratch table, but its
+			// records lie below the offsets the batch before it ended at
+			why = fmt.Sprintf("batch %d (Iceberg snapshot %d) re-applied offsets below the position (a backfill)", run[n-1].Batch.Seq, run[n-1].Snapshot)
+			break
+		}
+		run = append(run, ReapplyBatch{Snapshot: s.SnapshotID, Batch: Batch{ID: cp.BatchID, Seq: cp.BatchSeq, Topic: topic, EndOffsets: cp.EndOffsets}})
+		if len(run) > maxBatches {
+			break
+		}
+	}
+	if len(run) < 2 {
+		if why == "" {
+			why = "the mirror's retained ancestry holds fewer than two batch commits"
+		}
+		return nil, "no batch to re-apply: " + why, nil
+	}
+	slices.Reverse(run)
+	plan := &ReapplyPlan{Base: run[0].Snapshot, Target: run[len(run)-1].Snapshot}
+	prev := run[0].Batch.EndOffsets
+	for _, b := range run[1:] {
+		for _, p := range b.Batch.EndOffsets.SortedPartitions() {
+			if from := prev[p]; b.Batch.EndOffsets[p] > from {
+				b.Batch.Ranges = append(b.Batch.Ranges, Range{Partition: p, From: from, To: b.Batch.EndOffsets[p]})
+			}
+		}
+		plan.Batches = append(plan.Batches, b)
+		prev = b.Batch.EndOffsets
+	}
+	return plan, "", nil
+}
+
+// advances reports whether end offsets to are at or beyond from in every
+// partition and beyond it in one.
+func advances(from, to Offsets) bool {
+	ahead := false
+	for p, o := range from {
+		if to[p] < o {
+			return false
+		}
+	}
+	for p, o := range to {
+		if o > from[p] {
+			ahead = true
+		}
+	}
+	return ahead
+}
+
+// commitKind names what a non-batch mirror commit was, from its summary.
+func commitKind(props iceberg.Properties) string {
+	switch {
+	case props[PropLoadCursor] != "":
+		return "a direct load or repair"
+	case props["lakemirror.maintenance"] != "":
+		return props["lakemirror.maintenance"]
+	case props["lakemirror.rebuild-keys"] != "":
+		return "a late-key rebuild"
+	case props[PropTopic] != "":
+		return "a batch of topic " + props[PropTopic]
+	}
+	return "not written by a batch"
+}
+
+// Scratch is the scratch table a validation run re-applies into:
+// <table>_reapply_<first 8 hex digits of SHA-256 of runID>, in the
+// table's namespace (its own purged-keys table is never created).
+func (t TableName) Scratch(runID string) TableName {
+	sum := sha256.Sum256([]byte(runID))
+	return TableName{Namespace: t.Namespace, Name: t.Name + "_reapply_" + hex.EncodeToString(sum[:4])}
+}
+
+// scratchDropped are the mirror properties a scratch table does not
+// copy: the batch bookkeeping (the re-applied batches must not look
+// committed) and the purge state (the scratch table has no purged-keys
+// table; purged keys are left out of the comparison instead).
+var scratchDropped = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropLoadCursor,
+	PropAppliedPosition, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, PropPendingRebuild}
+
+// SeedScratch (re)creates the scratch table with the mirror's schema,
+// partition spec and properties (less scratchDropped) and fills it with
+// the mirror's rows at Iceberg snapshot base (soft-deleted rows
+// included), written as new files of its own: the scratch table shares
+// no file with the mirror, so dropping it with its files never touches
+// the mirror's. Cost: one read of the mirror at base and one write of
+// as many rows. Errors: catalog and file IO failures.
+func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableName, base int64) error {
+	if err := DropScratch(ctx, cat, scratch); err != nil {
+		return err
+	}
+	mirror, err := LoadTable(ctx, cat, name.Mirror())
+	if err != nil {
+		return err
+	}
+	if mirror == nil {
+		return fmt.Errorf("lake: no mirror %s", name)
+	}
+	props := maps.Clone(mirror.Properties())
+	for _, k := range scratchDropped {
+		delete(props, k)
+	}
+	props["lakemirror.scratch-of"] = name.String()
+	opts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
+	if spec := mirror.Spec(); !spec.IsUnpartitioned() {
+		opts = append(opts, catalog.WithPartitionSpec(&spec))
+	}
+	sc, err := cat.CreateTable(ctx, scratch.Mirror(), mirror.Schema(), opts...)
+	if err != nil {
+		return fmt.Errorf("lake: create scratch table %s: %w", scratch, err)
+	}
+	_, it, err := mirror.Scan(table.WithSnapshotID(base)).ToArrowRecords(ctx)
+	if err != nil {
+		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
+	}
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	var arrowSchema *arrow.Schema
+	for rec, err := range it {
+		if err != nil {
+			return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		arrowSchema = rec.Schema()
+		recs = append(recs, rec)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	rdr, err := array.NewRecordReader(arrowSchema, recs)
+	if err != nil {
+		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
+	}
+	defer rdr.Release()
+	tx := sc.NewTransaction()
+	if err := tx.Append(ctx, rdr, iceberg.Properties{"lakemirror.seeded-from": fmt.Sprint(base)}); err != nil {
+		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
+	}
+	return nil
+}
+
+// DropScratch drops a scratch table and deletes its files, if it exists.
+// It refuses a table that is not a scratch table (no
+// lakemirror.scratch-of property). Errors: catalog failures.
+func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) error {
+	tbl, err := LoadTable(ctx, cat, scratch.Mirror())
+	if err != nil || tbl == nil {
+		return err
+	}
+	if tbl.Properties()["lakemirror.scratch-of"] == "" {
+		return fmt.Errorf("lake: %s is not a scratch table; not dropping it", scratch)
+	}
+	if p, ok := cat.(interface {
+		PurgeTable(context.Context, table.Identifier) error
+	}); ok {
+		err = p.PurgeTable(ctx, scratch.Mirror())
+	} else if err = cat.DropTable(ctx, scratch.Mirror()); err == nil {
+		err = tbl.PurgeFiles(ctx)
+	}
+	if err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+		return fmt.Errorf("lake: drop scratch table %s: %w", scratch, err)
+	}
+	return nil
+}
+
+// ReadImages reads a mirror-shaped table (ident) at Iceberg snapshot
+// snapshotID (0: the current one) into one validate.Image per key (hex
+// of the encoded primary key of keyCols): `_seq`, soft-delete flag and
+// merge.RowHash of the source columns. Memory: about 150 bytes per row.
+// Errors: catalog and file IO failures, a key that cannot be encoded,
+// a key held by two rows.
+func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier, snapshotID int64, keyCols []string) (map[string]validate.Image, error) {
+	tbl, err := LoadTable(ctx, cat, ident)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]validate.Image{}
+	if tbl == nil || tbl.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	err = scanRows(ctx, tbl, snapshotID, func(r MirrorRow) error {
+		k, err := cdc.KeyOf(r.Row, keyCols)
+		if err != nil {
+			return fmt.Errorf("lake: %s: %w", IdentString(ident), err)
+		}
+		hk := hex.EncodeToString([]byte(k))
+		if _, dup := out[hk]; dup {
+			return fmt.Errorf("lake: %s holds two rows of key %s", IdentString(ident), hk)
+		}
+		out[hk] = validate.Image{Seq: r.Seq, Deleted: r.Deleted, Digest: merge.RowHash(r.Row, nil)}
+		return nil
+	})
+	return out, err
+}
+
+// ReadBronzeRange calls fn with the bronze records of topic in the given
+// ranges (per partition [From, To)), the keyless ones (tombstones,
+// truncates) included, a file at a time. Files are pruned by their
+// manifest bounds on kafka_offset. Errors: catalog and file IO failures,
+// a bronze file with delete files, a `_key` that is not hex, fn's.
+func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name TableName, topic string, ranges []Range, fn func([]BronzeRow) error) error {
+	if len(ranges) == 0 {
+		return nil
+	}
+	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
+		return err
+	}
+	lo, hi := ranges[0].From, ranges[0].To
+	for _, r := range ranges {
+		lo, hi = min(lo, r.From), max(hi, r.To)
+	}
+	filter := iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(BronzeOffset), lo), iceberg.LessThan(iceberg.Reference(BronzeOffset), hi))
+	tasks, err := tbl.Scan(table.WithRowFilter(filter)).PlanFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("lake: plan bronze scan of offsets [%d, %d): %w", lo, hi, err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("lake: file IO: %w", err)
+	}
+	keep := func(t string, p int32, o int64) bool {
+		if t != topic {
+			return false
+		}
+		for _, r := range ranges {
+			if r.Partition == p && o >= r.From && o < r.To {
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range tasks {
+		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
+			return fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
+		}
+		rows, err := readBronzeFile(ctx, fs, t.File.FilePath(), func(topic string, p int32, o int64, _ string, _ bool) bool { return keep(topic, p, o) }, nil)
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			if err := fn(rows); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
