@@ -27,7 +27,7 @@ func (a *Activities) openSource(ctx context.Context, spec TableSpec, name, table
 	var info source.TableInfo
 	dsn, ok := a.Sources[name]
 	if !ok {
-		if !strings.Contains(name, "://") && !source.IsMySQLDSN(name) && !strings.Contains(name, "=") {
+		if !source.IsDSN(name) {
 			return nil, info, badSpec(fmt.Errorf("table %s: source %q is not configured on this worker (-sources name=dsn) and is not a DSN", spec.Table, name))
 		}
 		dsn = name
