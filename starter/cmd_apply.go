@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -544,7 +543,7 @@ func applyStep(ctx context.Context, c client.Client, sc client.ScheduleClient, s
 			return nil, notFoundOr(s.Table, err)
 		}
 		lines = append(lines, fmt.Sprintf("- stopping %s (stop sent: it completes after its in-flight batch; its tables stay)", s.Table))
-		for _, job := range append(slices.Clone(scheduleJobs), jobValidate) {
+		for _, job := range tableScheduleJobs() {
 			id := workflows.ScheduleID(s.Table, job)
 			err := deleteSchedule(ctx, sc, id)
 			var nf *serviceerror.NotFound

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,9 +30,9 @@ func (a *app) dropCmd() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "drop TABLE [--drop-tables] [--yes]",
-		Short: "Stop a table's pipeline and delete its maintenance schedules; --drop-tables also drops its Iceberg tables",
+		Short: "Stop a table's pipeline and delete its schedules; --drop-tables also drops its Iceberg tables",
 		Long: `drop stops the table's pipeline (the stop signal; it waits until the workflow has
-completed, at most --timeout) and deletes its maintenance and validation schedules. With --drop-tables it
+completed, at most --timeout) and deletes its maintenance, validation and reconciliation schedules. With --drop-tables it
 then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine, _purged and _validation
 that exist, with their files (the catalog's purge); the table can then start over from
 its topic. It asks for a confirmation on a terminal (type the table name) unless --yes;
@@ -75,7 +74,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	}
 	sc := c.ScheduleClient()
 	var schedules []string
-	for _, job := range append(slices.Clone(scheduleJobs), jobValidate) {
+	for _, job := range tableScheduleJobs() {
 		sid := workflows.ScheduleID(tableName, job)
 		_, err := sc.GetHandle(ctx, sid).Describe(ctx)
 		switch {

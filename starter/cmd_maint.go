@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -167,20 +168,52 @@ func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res 
 
 func (a *app) scheduleCmd() *cobra.Command {
 	var f maintFlags
-	var purge, compact, expire, validateEvery time.Duration
+	var purge, compact, expire, validateEvery, reconcileEvery time.Duration
+	var reconcileSource, reconcileTable string
+	var reconcileRepair bool
 	var remove, pause, unpause bool
 	cmd := &cobra.Command{
 		Use:   "schedule TABLE",
-		Short: "Create or update the table's Temporal Schedules for purge, compaction and expiry",
+		Short: "Create or update the table's Temporal Schedules for purge, compaction, expiry, validation and reconciliation",
 		Long: `schedule keeps one Temporal Schedule per periodic job of the table (ids
 lakemirror-<job>-<table>), visible and pausable in the Web UI's Schedules page. With
-no interval flag it schedules all three jobs at their defaults; with some, it creates or
-updates only those jobs and leaves the others as they are. An interval of 0 deletes that
-job's schedule.`,
-		Example: "  starter schedule shop.orders --compact-every 1h --purge-every 24h --expire-every 24h\n  starter schedule shop.orders --pause",
-		Args:    cobra.ExactArgs(1),
+no interval flag it schedules all three maintenance jobs at their defaults; with some,
+it creates or updates only those jobs and leaves the others as they are. An interval of
+0 deletes that job's schedule. Overlapping runs are skipped.
+
+Validation and reconciliation are scheduled only when asked for: --validate-every runs
+` + "`starter validate`" + `'s ValidationWorkflow (lakemirror-validate-<table>); --reconcile-every
+runs ` + "`starter reconcile`" + `'s ReconcileWorkflow (lakemirror-reconcile-<table>) against
+--reconcile-source, a name the worker maps to a DSN (-sources name=dsn; default the
+table's own, start --source), and --reconcile-source-table (default the table's), with
+reconcile's default chunk, pause and settling period, repairing with --reconcile-repair.
+A schedule keeps its request, so a DSN is refused there (give it a name on the worker);
+the worker resolves the name when a run starts (an unknown name fails that run). Each
+run writes its rows to <ns>.<table>_validation under its own run id, the workflow id
+lakemirror-<job>-<table>-run-<start time>. A schedule keeps the table's settings it was
+created with until its interval flag is given again.
+
+--pause, --unpause and --delete act on all of the table's schedules.`,
+		Example: "  starter schedule shop.orders --compact-every 1h --purge-every 24h --expire-every 24h\n" +
+			"  starter schedule shop.orders --validate-every 6h\n" +
+			"  starter schedule shop.orders --reconcile-every 24h --reconcile-source shopdb --reconcile-repair\n" +
+			"  starter schedule shop.orders --pause",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			validateGiven, reconcileGiven := cmd.Flags().Changed("validate-every"), cmd.Flags().Changed("reconcile-every")
+			if !reconcileGiven {
+				for _, fl := range []string{"reconcile-source", "reconcile-source-table", "reconcile-repair"} {
+					if cmd.Flags().Changed(fl) {
+						return usage("--%s is a setting of the reconcile schedule: give it with --reconcile-every", fl)
+					}
+				}
+			}
+			if reconcileGiven && reconcileEvery > 0 {
+				if err := refuseDSN(reconcileSource); err != nil {
+					return err // before anything is dialled
+				}
+			}
 			c, err := a.dial(ctx)
 			if err != nil {
 				return err
@@ -189,8 +222,7 @@ job's schedule.`,
 			sc := c.ScheduleClient()
 			jobs := map[string]time.Duration{activities.JobPurge: purge, activities.JobCompact: compact, activities.JobExpire: expire}
 			flagOf := map[string]string{activities.JobPurge: "purge-every", activities.JobCompact: "compact-every", activities.JobExpire: "expire-every"}
-			validateGiven := cmd.Flags().Changed("validate-every")
-			anyGiven := validateGiven
+			anyGiven := validateGiven || reconcileGiven
 			for _, fl := range flagOf {
 				anyGiven = anyGiven || cmd.Flags().Changed(fl)
 			}
@@ -202,7 +234,7 @@ job's schedule.`,
 					verb = "paused"
 				}
 				acted := 0
-				for _, job := range append(slices.Sorted(maps.Keys(jobs)), jobValidate) {
+				for _, job := range tableScheduleJobs() {
 					id := workflows.ScheduleID(args[0], job)
 					h := sc.GetHandle(ctx, id)
 					switch {
@@ -240,34 +272,58 @@ job's schedule.`,
 			if err != nil {
 				return err
 			}
+			var reconcileReq activities.ReconcileRequest
+			if reconcileGiven && reconcileEvery > 0 {
+				if reconcileReq, err = scheduledReconcile(st.Spec, reconcileSource, reconcileTable, reconcileRepair); err != nil {
+					return err
+				}
+			}
+			deleteJob := func(job string) {
+				id := workflows.ScheduleID(args[0], job)
+				if sc.GetHandle(ctx, id).Delete(ctx) == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", id)
+				}
+			}
 			for job, every := range jobs {
 				if anyGiven && !cmd.Flags().Changed(flagOf[job]) {
 					continue // not asked for: left as it is
 				}
-				id := workflows.ScheduleID(args[0], job)
 				if every <= 0 {
-					if sc.GetHandle(ctx, id).Delete(ctx) == nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", id)
-					}
+					deleteJob(job)
 					continue
 				}
+				id := workflows.ScheduleID(args[0], job)
 				if err := upsertSchedule(ctx, sc, id, every, f.request(st.Spec, job)); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, job, every)
 			}
-			if validateGiven {
+			switch {
+			case !validateGiven:
+			case validateEvery <= 0:
+				deleteJob(jobValidate)
+			default:
 				id := workflows.ScheduleID(args[0], jobValidate)
-				if validateEvery <= 0 {
-					if sc.GetHandle(ctx, id).Delete(ctx) == nil {
-						fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", id)
-					}
-					return nil
-				}
 				if err := upsertValidationSchedule(ctx, sc, id, validateEvery, st.Spec); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, jobValidate, validateEvery)
+			}
+			switch {
+			case !reconcileGiven:
+			case reconcileEvery <= 0:
+				deleteJob(jobReconcile)
+			default:
+				id := workflows.ScheduleID(args[0], jobReconcile)
+				if err := upsertReconcileSchedule(ctx, sc, id, reconcileEvery, reconcileReq); err != nil {
+					return err
+				}
+				repairs := ""
+				if reconcileReq.Repair {
+					repairs = ", repairing differences"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s against source %s, table %s%s\n",
+					id, jobReconcile, reconcileEvery, reconcileReq.Source, reconcileReq.SourceTable, repairs)
 			}
 			return nil
 		},
@@ -277,6 +333,10 @@ job's schedule.`,
 	cmd.Flags().DurationVar(&compact, "compact-every", defaultEvery[activities.JobCompact], "compaction interval (0 = none)")
 	cmd.Flags().DurationVar(&expire, "expire-every", defaultEvery[activities.JobExpire], "snapshot expiry interval (0 = none)")
 	cmd.Flags().DurationVar(&validateEvery, "validate-every", 0, "validation interval (`starter validate` on a schedule; only when given, 0 = delete it)")
+	cmd.Flags().DurationVar(&reconcileEvery, "reconcile-every", 0, "reconciliation interval (`starter reconcile` on a schedule; only when given, 0 = delete it)")
+	cmd.Flags().StringVar(&reconcileSource, "reconcile-source", "", "reconcile: the source database, a name the worker maps to a DSN with -sources; a DSN is refused (default: the table's)")
+	cmd.Flags().StringVar(&reconcileTable, "reconcile-source-table", "", "reconcile: the source table, schema.table (PostgreSQL) or database.table (MySQL, MariaDB) (default: the table's)")
+	cmd.Flags().BoolVar(&reconcileRepair, "reconcile-repair", false, "reconcile: write every difference back from the source (as reconcile --repair)")
 	cmd.Flags().BoolVar(&remove, "delete", false, "delete the table's schedules")
 	cmd.Flags().BoolVar(&pause, "pause", false, "pause the table's schedules")
 	cmd.Flags().BoolVar(&unpause, "unpause", false, "unpause the table's schedules")
@@ -300,6 +360,73 @@ func (a *app) noSchedules(ctx context.Context, c client.Client, table string) er
 
 // jobValidate names the validation schedule: lakemirror-validate-<table>.
 const jobValidate = "validate"
+
+// jobReconcile names the reconciliation schedule: lakemirror-reconcile-<table>.
+const jobReconcile = "reconcile"
+
+// tableScheduleJobs are the jobs of every schedule a table can have, in
+// the order schedule --pause/--unpause/--delete, drop and a pipelines
+// file's stop go through them: the maintenance jobs (scheduleJobs), then
+// validate and reconcile.
+func tableScheduleJobs() []string {
+	return append(slices.Clone(scheduleJobs), jobValidate, jobReconcile)
+}
+
+// looksLikeDSN reports whether a source given for a schedule is, or may
+// be, a DSN rather than a source name: source.IsDSN, or it holds "@" (a
+// go-sql-driver DSN such as "user:pass@/db").
+func looksLikeDSN(s string) bool { return source.IsDSN(s) || strings.Contains(s, "@") }
+
+// refuseDSN is the usage error (exit 2) for a --reconcile-source that
+// looks like a DSN (looksLikeDSN), nil for a name or "". The DSN is not
+// repeated in the message.
+func refuseDSN(src string) error {
+	if looksLikeDSN(src) {
+		return usage("--reconcile-source is a DSN: a schedule stores its request, credentials included; give a source name the worker maps to the DSN (worker -sources name=dsn)")
+	}
+	return nil
+}
+
+// scheduledReconcile is the request a reconcile schedule of the table of
+// spec runs: the source by name (src, else the table's own spec.Source),
+// srcTable (else spec.SourceTable), defaultReconcile's chunk, pause,
+// settling bounds and catch-up timeout, and repair. Its RunID stays
+// empty: ReconcileWorkflow uses its workflow id. Errors (usage, exit 2):
+// no source, no source table, or a source that looks like a DSN
+// (looksLikeDSN): a schedule stores its request, and credentials must
+// not be stored there.
+func scheduledReconcile(spec activities.TableSpec, src, srcTable string, repair bool) (activities.ReconcileRequest, error) {
+	req := defaultReconcile
+	req.Spec, req.Source, req.SourceTable, req.Repair = spec, src, srcTable, repair
+	if err := refuseDSN(src); err != nil {
+		return req, err
+	}
+	if req.Source == "" {
+		req.Source = spec.Source
+		if looksLikeDSN(req.Source) {
+			return req, usage("%s's source (start --source) is a DSN, which a schedule would store: give --reconcile-source NAME, a name the worker maps to the DSN (worker -sources name=dsn)", spec.Table)
+		}
+	}
+	if req.SourceTable == "" {
+		req.SourceTable = spec.SourceTable
+	}
+	switch {
+	case req.Source == "":
+		return req, usage("%s was started without --source: give --reconcile-source NAME, a source database the worker maps to a DSN (-sources name=dsn)", spec.Table)
+	case req.SourceTable == "":
+		return req, usage("%s was started without --source-table: give --reconcile-source-table SCHEMA.TABLE", spec.Table)
+	}
+	return req, nil
+}
+
+// upsertReconcileSchedule creates the table's reconciliation schedule (a
+// ReconcileWorkflow of req every interval, overlapping runs skipped), or
+// updates its interval and request when it exists. Errors: the schedule
+// service's.
+func upsertReconcileSchedule(ctx context.Context, sc client.ScheduleClient, id string, every time.Duration, req activities.ReconcileRequest) error {
+	action := &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: workflows.ReconcileWorkflowName, Args: []any{req}, TaskQueue: activities.TaskQueue}
+	return upsertAction(ctx, sc, id, every, action, map[string]any{"table": req.Spec.Table, "job": jobReconcile})
+}
 
 // upsertValidationSchedule creates the table's validation schedule (a
 // ValidationWorkflow of spec every interval, overlapping runs skipped),

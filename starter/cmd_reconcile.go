@@ -96,13 +96,21 @@ run again to confirm), 0 when all pass.`,
 	cmd.Flags().StringVar(&src, "source", "", "source database: a name configured on the worker (-sources) or a DSN (default: the table's)")
 	cmd.Flags().StringVar(&srcTable, "source-table", "", "source table: schema.table (PostgreSQL) or database.table (MySQL, MariaDB) (default: the table's)")
 	cmd.Flags().BoolVar(&repair, "repair", false, "write every difference back from the source (ghost rows soft-deleted)")
-	cmd.Flags().IntVar(&chunk, "chunk", 1000, "rows per key range read from the source (at most 10000)")
-	cmd.Flags().DurationVar(&pause, "pause", 100*time.Millisecond, "pause between two key ranges (0: none)")
-	cmd.Flags().DurationVar(&floor, "settle-floor", 30*time.Second, "least settling period (0: none)")
-	cmd.Flags().DurationVar(&ceiling, "settle-max", time.Hour, "most settling period")
-	cmd.Flags().DurationVar(&timeout, "catch-up-timeout", time.Hour, "how long to wait for the mirror to catch up with a source read before retrying")
+	d := defaultReconcile
+	cmd.Flags().IntVar(&chunk, "chunk", d.Chunk, "rows per key range read from the source (at most 10000)")
+	cmd.Flags().DurationVar(&pause, "pause", d.Pause, "pause between two key ranges (0: none)")
+	cmd.Flags().DurationVar(&floor, "settle-floor", d.SettleFloor, "least settling period (0: none)")
+	cmd.Flags().DurationVar(&ceiling, "settle-max", d.SettleCeiling, "most settling period")
+	cmd.Flags().DurationVar(&timeout, "catch-up-timeout", d.CatchUpTimeout, "how long to wait for the mirror to catch up with a source read before retrying")
 	return cmd
 }
+
+// defaultReconcile holds the parameters `reconcile` runs with unless its
+// flags say otherwise, and that a reconcile schedule's runs use: 1,000
+// rows per key range, 100 ms between ranges, a settling period of 30 s to
+// 1 h, an hour for the mirror to catch up with a read.
+var defaultReconcile = activities.ReconcileRequest{Chunk: 1000, Pause: 100 * time.Millisecond,
+	SettleFloor: 30 * time.Second, SettleCeiling: time.Hour, CatchUpTimeout: time.Hour}
 
 // printReconcile writes a run as text: one line per check, its findings
 // indented under it, then the settling period and what was repaired.
