@@ -31,13 +31,22 @@ type e2eStack struct {
 
 func startStack(t *testing.T) *e2eStack {
 	t.Helper()
+	return startStackSources(t, nil)
+}
+
+// startStackSources is startStack with a worker that maps the source
+// names of sources to their DSNs (-sources).
+func startStackSources(t *testing.T, sources map[string]string) *e2eStack {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	d, err := devstack.StartStack(ctx, devstack.StackOptions{UIPort: -1, SearchAttributes: workflows.SearchAttributeTypes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.Start(ctx, d.Settings, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	settings := d.Settings
+	settings.Sources = sources
+	r, err := runner.Start(ctx, settings, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		d.Stop()
 		t.Fatal(err)
