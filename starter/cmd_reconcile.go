@@ -49,7 +49,8 @@ newer streamed change still wins); ghost rows are soft-deleted.
 (start --source); a DSN given here (postgres://..., mysql://user:pass@host:3306/db) is
 recorded in the workflow's history. Each run writes one row per check to
 <ns>.<table>_validation. Exit code 1 when a check fails (also when --repair repaired it:
-run again to confirm), 0 when all pass.`,
+run again to confirm), 0 when all pass. To run it on a schedule, against a source
+name: starter schedule TABLE --reconcile-every 24h [--reconcile-source NAME].`,
 		Example: "  starter reconcile shop.orders\n  starter reconcile shop.orders --source mysql://repl:secret@db:3306/shop --source-table shop.orders --repair",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
