@@ -332,7 +332,7 @@ created with until its interval flag is given again.
 	cmd.Flags().DurationVar(&purge, "purge-every", defaultEvery[activities.JobPurge], "tombstone purge interval (0 = none)")
 	cmd.Flags().DurationVar(&compact, "compact-every", defaultEvery[activities.JobCompact], "compaction interval (0 = none)")
 	cmd.Flags().DurationVar(&expire, "expire-every", defaultEvery[activities.JobExpire], "snapshot expiry interval (0 = none)")
-	cmd.Flags().DurationVar(&validateEvery, "validate-every", 0, "validation interval (`starter validate` on a schedule; only when given, 0 = delete it)")
+	cmd.Flags().DurationVar(&validateEvery, "validate-every", 0, "validation interval (starter validate on a schedule; only when given, 0 = delete it)")
 	cmd.Flags().DurationVar(&reconcileEvery, "reconcile-every", 0, "reconciliation interval (starter reconcile on a schedule; only when given, 0 = delete it)")
 	cmd.Flags().StringVar(&reconcileSource, "reconcile-source", "", "reconcile: the source database, a name the worker maps to a DSN with -sources; a DSN is refused (default: the table's)")
 	cmd.Flags().StringVar(&reconcileTable, "reconcile-source-table", "", "reconcile: the source table, schema.table (PostgreSQL) or database.table (MySQL, MariaDB) (default: the table's)")
