@@ -3,6 +3,7 @@ package activities
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -50,7 +51,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 	if err := lake.SeedScratch(ctx, a.Catalog, name, scratch, plan.Base); err != nil {
 		return validate.Result{}, "", err
 	}
-	w := lake.NewMirrorWriter(a.Catalog, scratch, keyCols)
+	w, _ := lake.NewWriters(a.Catalog, scratch, keyCols, lake.WriterOptions{StateDir: a.StateDir})
 	defer w.State().Close()
 	decoders := newDecoderPool(a.decoderOptions(spec))
 	scope := validate.ReapplyScope{Base: plan.Base, Target: plan.Target, Batches: len(plan.Batches),
@@ -71,7 +72,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 		})
 		scope.Records += len(rows)
 		d := decoders.get()
-		events, err := decodeBronze(d, rows)
+		events, err := decodeBronzeKinds(d, rows, true)
 		decoders.put(d)
 		if err != nil {
 			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
@@ -89,29 +90,70 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
 		}
 	}
-	want, err := lake.ReadImages(ctx, a.Catalog, name.Mirror(), plan.Target, keyCols)
+	want, mirrorDups, err := lake.ReadImages(ctx, a.Catalog, name.Mirror(), plan.Target, keyCols)
 	if err != nil {
 		return validate.Result{}, "", err
 	}
-	got, err := lake.ReadImages(ctx, a.Catalog, scratch.Mirror(), 0, keyCols)
+	got, scratchDups, err := lake.ReadImages(ctx, a.Catalog, scratch.Mirror(), 0, keyCols)
 	if err != nil {
 		return validate.Result{}, "", err
 	}
-	// the scratch table has no purged-keys table: a late change of a
-	// purged key that the mirror refused is applied there
+	dups := map[string]string{}
+	for _, k := range mirrorDups {
+		dups[k] = "mirror"
+	}
+	for _, k := range scratchDups {
+		if dups[k] != "" {
+			dups[k] = "mirror and re-applied"
+		} else {
+			dups[k] = "re-applied"
+		}
+	}
+	skip, late, err := a.reapplySkips(ctx, scratch, want, got, purges)
+	if err != nil {
+		return validate.Result{}, "", err
+	}
+	scope.Skipped, scope.Late = len(skip)-late, late
+	return validate.Reapply(scope, want, got, dups, skip), "", nil
+}
+
+// reapplySkips returns the keys the comparison leaves out, and how many
+// of them are late keys:
+//   - a late key of the re-apply (the scratch table's pending-rebuild
+//     set): a change that arrived after a newer one whose row took values
+//     from the stored row (a delete without a before image, a TOAST
+//     placeholder) needs the key's past changes, which the pipeline's
+//     local state holds and weaves in at once, but the scratch writer,
+//     built from the seeded table, lacks;
+//   - a key the mirror holds no row of because a purge removed it (its
+//     purged `_seq`, or the legacy horizon, at or above the re-applied
+//     row): the scratch table has no purged-keys table, so a late change
+//     the mirror refused is applied there.
+//
+// Errors: catalog failures, a malformed pending-rebuild set.
+func (a *Activities) reapplySkips(ctx context.Context, scratch lake.TableName, want, got map[string]validate.Image, purges validate.Purges) (map[string]bool, int, error) {
 	skip := map[string]bool{}
-	for k := range purges.Keys {
-		_, inMirror := want[k]
-		_, inScratch := got[k]
-		if inMirror || inScratch {
+	tbl, err := lake.LoadTable(ctx, a.Catalog, scratch.Mirror())
+	if err != nil {
+		return nil, 0, err
+	}
+	if tbl != nil {
+		pending, err := lake.PendingKeys(tbl)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, k := range pending {
+			skip[hex.EncodeToString([]byte(k))] = true
+		}
+	}
+	late := len(skip)
+	for k, g := range got {
+		if _, ok := want[k]; ok || skip[k] {
+			continue
+		}
+		if p, ok := purges.Keys[k]; (ok && g.Seq <= p) || (purges.Horizon != "" && g.Seq <= purges.Horizon) {
 			skip[k] = true
 		}
 	}
-	for k, g := range got {
-		if _, ok := want[k]; !ok && purges.Horizon != "" && g.Seq <= purges.Horizon {
-			skip[k] = true // purged before purged keys were recorded
-		}
-	}
-	scope.Skipped = len(skip)
-	return validate.Reapply(scope, want, got, skip), "", nil
+	return skip, late, nil
 }

@@ -162,6 +162,14 @@ var errNoPast = errors.New("the keys' earlier changes are neither in the local s
 // decode is left out (it was quarantined when first read); a keyed one
 // is an error (it decoded once: only a decoder change fails it).
 func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, error) {
+	return decodeBronzeKinds(d, rows, false)
+}
+
+// decodeBronzeKinds is decodeBronze, with table truncates (keyless op t
+// events) kept when truncates is set: a re-apply of a batch replays them
+// as the batch did; the rebuild takes them from the mirror's recorded
+// truncates instead.
+func decodeBronzeKinds(d *schemas.Decoder, rows []lake.BronzeRow, truncates bool) ([]*cdc.Event, error) {
 	events := make([]*cdc.Event, 0, len(rows))
 	for _, r := range rows {
 		rec := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
@@ -174,6 +182,9 @@ func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, erro
 		}
 		if err != nil { // bronze rows with a key were decoded once already: only a decoder change gets here
 			return nil, err
+		}
+		if dec.Kind == schemas.KindTruncate && truncates {
+			events = append(events, dec.Event)
 		}
 		if dec.Kind == schemas.KindChange {
 			if dec.OldKey != nil && dec.Event.Op.IsUpsert() {

@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -169,7 +169,8 @@ var scratchDropped = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBat
 // included), written as new files of its own: the scratch table shares
 // no file with the mirror, so dropping it with its files never touches
 // the mirror's. Cost: one read of the mirror at base and one write of
-// as many rows. Errors: catalog and file IO failures.
+// as many rows, streamed (one record batch in memory). Errors: catalog
+// and file IO failures.
 func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableName, base int64) error {
 	if err := DropScratch(ctx, cat, scratch); err != nil {
 		return err
@@ -194,44 +195,73 @@ func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableNa
 	if err != nil {
 		return fmt.Errorf("lake: create scratch table %s: %w", scratch, err)
 	}
-	_, it, err := mirror.Scan(table.WithSnapshotID(base)).ToArrowRecords(ctx)
+	arrowSchema, it, err := mirror.Scan(table.WithSnapshotID(base)).ToArrowRecords(ctx)
 	if err != nil {
 		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
 	}
-	var recs []arrow.RecordBatch
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	var arrowSchema *arrow.Schema
-	for rec, err := range it {
-		if err != nil {
-			return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
-		}
-		if rec.NumRows() == 0 {
-			rec.Release()
-			continue
-		}
-		arrowSchema = rec.Schema()
-		recs = append(recs, rec)
-	}
-	if len(recs) == 0 {
-		return nil
-	}
-	rdr, err := array.NewRecordReader(arrowSchema, recs)
-	if err != nil {
-		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
-	}
+	next, stop := iter.Pull2(it)
+	defer stop()
+	rdr := &pulledRecords{schema: arrowSchema, next: next}
 	defer rdr.Release()
 	tx := sc.NewTransaction()
 	if err := tx.Append(ctx, rdr, iceberg.Properties{"lakemirror.seeded-from": fmt.Sprint(base)}); err != nil {
 		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
 	}
+	if rdr.err != nil {
+		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, rdr.err)
+	}
 	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
 	}
 	return nil
+}
+
+// pulledRecords is an array.RecordReader over a scan's record batches,
+// pulled one at a time (the seed of a scratch table streams: one batch
+// in memory, not the table). A scan error ends it and is kept in err.
+type pulledRecords struct {
+	schema *arrow.Schema
+	next   func() (arrow.RecordBatch, error, bool)
+	cur    arrow.RecordBatch
+	err    error
+}
+
+func (r *pulledRecords) Schema() *arrow.Schema { return r.schema }
+
+func (r *pulledRecords) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	rec, err, ok := r.next()
+	if !ok {
+		return false
+	}
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+func (r *pulledRecords) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch (the older name array.RecordReader still has).
+func (r *pulledRecords) Record() arrow.RecordBatch { return r.cur }
+
+func (r *pulledRecords) Err() error { return r.err }
+
+func (r *pulledRecords) Retain() {}
+
+func (r *pulledRecords) Release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
 }
 
 // DropScratch drops a scratch table and deletes its files, if it exists.
@@ -261,17 +291,18 @@ func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) er
 // ReadImages reads a mirror-shaped table (ident) at Iceberg snapshot
 // snapshotID (0: the current one) into one validate.Image per key (hex
 // of the encoded primary key of keyCols): `_seq`, soft-delete flag and
-// merge.RowHash of the source columns. Memory: about 150 bytes per row.
-// Errors: catalog and file IO failures, a key that cannot be encoded,
-// a key held by two rows.
-func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier, snapshotID int64, keyCols []string) (map[string]validate.Image, error) {
+// merge.RowHash of the source columns. dups lists the keys the table
+// holds more than one row of (their image is one of them). Memory: about
+// 150 bytes per row. Errors: catalog and file IO failures, a key that
+// cannot be encoded.
+func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier, snapshotID int64, keyCols []string) (images map[string]validate.Image, dups []string, err error) {
 	tbl, err := LoadTable(ctx, cat, ident)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[string]validate.Image{}
+	images = map[string]validate.Image{}
 	if tbl == nil || tbl.CurrentSnapshot() == nil {
-		return out, nil
+		return images, nil, nil
 	}
 	err = scanRows(ctx, tbl, snapshotID, func(r MirrorRow) error {
 		k, err := cdc.KeyOf(r.Row, keyCols)
@@ -279,13 +310,13 @@ func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier
 			return fmt.Errorf("lake: %s: %w", IdentString(ident), err)
 		}
 		hk := hex.EncodeToString([]byte(k))
-		if _, dup := out[hk]; dup {
-			return fmt.Errorf("lake: %s holds two rows of key %s", IdentString(ident), hk)
+		if _, dup := images[hk]; dup {
+			dups = append(dups, hk)
 		}
-		out[hk] = validate.Image{Seq: r.Seq, Deleted: r.Deleted, Digest: merge.RowHash(r.Row, nil)}
+		images[hk] = validate.Image{Seq: r.Seq, Deleted: r.Deleted, Digest: merge.RowHash(r.Row, nil)}
 		return nil
 	})
-	return out, err
+	return images, dups, err
 }
 
 // ReadBronzeRange calls fn with the bronze records of topic in the given

@@ -36,18 +36,21 @@ type ReapplyScope struct {
 	Batches             int
 	Records             int
 	Skipped             int
+	Late                int // keys left out: late changes the scratch table could not weave (see Reapply)
 	Table, ScratchTable string
 }
 
 // Reapply compares the mirror at the target snapshot (mirror, by key:
 // hex of the encoded primary key) with the scratch table the range was
-// re-applied to (scratch), leaving out the keys in skip. Expected and
-// Observed are each side's row count and order-independent checksum
-// (RangeSum over each row's key, `_seq`, soft-delete flag and digest). A
-// finding names each key whose rows differ: absent from one side, another
-// `_seq`, another soft-delete flag, or other values at the same `_seq`.
-// Keys come out sorted.
-func Reapply(scope ReapplyScope, mirror, scratch map[string]Image, skip map[string]bool) Result {
+// re-applied to (scratch), leaving out the keys in skip. dups names the
+// keys a side holds more than one row of ("mirror", "re-applied" or
+// both; the images hold one of them): each is a finding, whatever the
+// rows. Expected and Observed are each side's row count and
+// order-independent checksum (RangeSum over each row's key, `_seq`,
+// soft-delete flag and digest). A finding names each key whose rows
+// differ: absent from one side, another `_seq`, another soft-delete flag,
+// or other values at the same `_seq`. Keys come out sorted.
+func Reapply(scope ReapplyScope, mirror, scratch map[string]Image, dups map[string]string, skip map[string]bool) Result {
 	var want, got RangeSum
 	for k, m := range mirror {
 		if !skip[k] {
@@ -61,8 +64,8 @@ func Reapply(scope ReapplyScope, mirror, scratch map[string]Image, skip map[stri
 	}
 	res := Result{
 		Check: CheckReapply,
-		Scope: fmt.Sprintf("batches %d to %d (%d, %d bronze records) re-applied to %s, a copy of %s at Iceberg snapshot %d; compared with snapshot %d; %d purged keys left out",
-			scope.FromBatch, scope.ToBatch, scope.Batches, scope.Records, scope.ScratchTable, scope.Table, scope.Base, scope.Target, scope.Skipped),
+		Scope: fmt.Sprintf("batches %d to %d (%d, %d bronze records) re-applied to %s, a copy of %s at Iceberg snapshot %d; compared with snapshot %d; %d purged and %d late keys left out",
+			scope.FromBatch, scope.ToBatch, scope.Batches, scope.Records, scope.ScratchTable, scope.Table, scope.Base, scope.Target, scope.Skipped, scope.Late),
 		Expected: "mirror: " + want.String(),
 		Observed: "re-applied: " + got.String(),
 	}
@@ -74,7 +77,14 @@ func Reapply(scope ReapplyScope, mirror, scratch map[string]Image, skip map[stri
 		keys[k] = true
 	}
 	var found []Finding
+	for k := range dups {
+		keys[k] = true
+	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if side, ok := dups[k]; ok {
+			found = append(found, Finding{Key: k, What: "more than one row of the key: " + side})
+			continue
+		}
 		if skip[k] {
 			continue
 		}

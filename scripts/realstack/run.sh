@@ -509,6 +509,47 @@ PY
 reconcile_failed=0
 step reconcile reconcile_all
 
+# --- validation ------------------------------------------------------------------
+# `starter validate` on every table. The scenarios lose events upstream on
+# purpose (rs-lossy's dropped slot, Connect down), which the stream checks
+# (transitions) may rightly report; what gates the suite is `reapply`: the
+# newest batches applied again from bronze into a scratch copy of the mirror
+# must give the mirror, whatever the stream held.
+validate_all() {
+  local spec tbl rc failed=0
+  : >"$RUN/validate.out"
+  for spec in $TABLES; do
+    IFS=: read -r _ tbl _ _ <<<"$spec"
+    set +e
+    starter validate "$tbl" --output json >"$RUN/validate-$tbl.json" 2>>"$RUN/logs/starter.out"
+    rc=$?
+    set -e
+    "$PY" - "$tbl" "$rc" "$RUN/validate-$tbl.json" >>"$RUN/validate.out" <<'PY' || failed=$((failed + 1))
+import json, sys
+tbl, rc, path = sys.argv[1:4]
+try:
+    r = json.load(open(path))
+except Exception as e:
+    print(f"{tbl}: no result (exit {rc}: {e})"); sys.exit(1)
+checks = ", ".join(f"{c['check']} {c['verdict']}" for c in r.get("checks", []))
+skipped = ", ".join(f"{s} ({(r.get('skip_reasons') or {}).get(s, '')})" for s in r.get("skipped") or [])
+print(f"{tbl}: exit {rc}; {checks}" + (f"; skipped {skipped}" if skipped else ""))
+bad = False
+for c in r.get("checks", []):
+    if c["check"] == "reapply":
+        print(f"  reapply: {c['observed']}; {c['scope']}")
+    if c["verdict"] == "fail":
+        print(f"  {c['check']} failed: " + "; ".join(f"{f.get('key', '')} {f['what']}" for f in (c.get("findings") or [])[:5]))
+        bad = bad or c["check"] == "reapply"
+sys.exit(1 if bad else 0)
+PY
+  done
+  cat "$RUN/validate.out" >&2
+  validate_failed=$failed
+}
+validate_failed=0
+step validate validate_all
+
 # --- checks --------------------------------------------------------------------
 args=()
 for spec in $TABLES; do
@@ -610,11 +651,20 @@ try:
         print(f"reconcile:       {line.rstrip()}")
 except OSError:
     print("reconcile:       not run")
+try:
+    for line in open(f"{run}/validate.out"):
+        print(f"validate:        {line.rstrip()}")
+except OSError:
+    print("validate:        not run")
 print(f"time:            {secs}s total; steps: {timings.strip()}")
 print("result:          " + ("PASS" if rc == "0" else "FAIL"))
 PY
 if [ "$check_rc" = 0 ] && [ "${reconcile_failed:-0}" != 0 ]; then
   log "FAIL: starter reconcile found differences on $reconcile_failed tables ($RUN/reconcile.out)"
+  exit 1
+fi
+if [ "$check_rc" = 0 ] && [ "${validate_failed:-0}" != 0 ]; then
+  log "FAIL: starter validate's reapply check failed (or gave no result) on $validate_failed tables ($RUN/validate.out)"
   exit 1
 fi
 exit "$check_rc"
