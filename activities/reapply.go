@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -29,7 +31,7 @@ var ReapplyBatches = 5
 // scratch table. It returns the result, or "" and the reason the check
 // was skipped (no run of batch commits). Errors: catalog, storage and
 // decoding failures; the scratch table is dropped on every return.
-func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.TableName, runID string, purges validate.Purges) (validate.Result, string, error) {
+func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.TableName, runID string, purges validate.Purges, mirrorPending map[string]bool) (validate.Result, string, error) {
 	mirror, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
 	if err != nil || mirror == nil {
 		return validate.Result{}, "no mirror table", err
@@ -90,6 +92,9 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
 		}
 	}
+	if err := a.rebuildScratchLate(ctx, spec, name, scratch, w, decoders, plan, mirrorPending); err != nil {
+		return validate.Result{}, "", err
+	}
 	want, mirrorDups, err := lake.ReadImages(ctx, a.Catalog, name.Mirror(), plan.Target, keyCols)
 	if err != nil {
 		return validate.Result{}, "", err
@@ -109,51 +114,93 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 			dups[k] = "re-applied"
 		}
 	}
-	skip, late, err := a.reapplySkips(ctx, scratch, want, got, purges)
-	if err != nil {
-		return validate.Result{}, "", err
-	}
-	scope.Skipped, scope.Late = len(skip)-late, late
+	skip := reapplySkips(want, got, purges)
+	scope.Skipped = len(skip)
 	return validate.Reapply(scope, want, got, dups, skip), "", nil
 }
 
-// reapplySkips returns the keys the comparison leaves out, and how many
-// of them are late keys:
-//   - a late key of the re-apply (the scratch table's pending-rebuild
-//     set): a change that arrived after a newer one whose row took values
-//     from the stored row (a delete without a before image, a TOAST
-//     placeholder) needs the key's past changes, which the pipeline's
-//     local state holds and weaves in at once, but the scratch writer,
-//     built from the seeded table, lacks;
-//   - a key the mirror holds no row of because a purge removed it (its
-//     purged `_seq`, or the legacy horizon, at or above the re-applied
-//     row): the scratch table has no purged-keys table, so a late change
-//     the mirror refused is applied there.
-//
-// Errors: catalog failures, a malformed pending-rebuild set.
-func (a *Activities) reapplySkips(ctx context.Context, scratch lake.TableName, want, got map[string]validate.Image, purges validate.Purges) (map[string]bool, int, error) {
-	skip := map[string]bool{}
+// rebuildScratchLate rebuilds the scratch table's late keys as the
+// pipeline does: a change that arrived after a newer one whose row took
+// values from the stored row (a delete without a before image, a TOAST
+// placeholder) needs the key's past changes. The pipeline's local state
+// holds them and weaves the key in at once, or (a state built from the
+// tables) marks it pending for RebuildKeys; the scratch writer, built
+// from the seeded table, only marks it pending. So every key pending in
+// the scratch table and not in the mirror (mirrorPending, hex) is rebuilt
+// from all its bronze records up to the range's end (the topic's below
+// the last batch's end offsets, and every direct load's and repair's),
+// prepared like past changes, by MirrorWriter.Rebuild, the fold
+// RebuildKeys runs; keys pending in both stay as the guard left them on
+// both sides. Errors: catalog, storage and decoding failures.
+func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, name, scratch lake.TableName, w *lake.MirrorWriter,
+	decoders *decoderPool, plan *lake.ReapplyPlan, mirrorPending map[string]bool) error {
 	tbl, err := lake.LoadTable(ctx, a.Catalog, scratch.Mirror())
+	if err != nil || tbl == nil {
+		return err
+	}
+	pending, err := lake.PendingKeys(tbl)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	if tbl != nil {
-		pending, err := lake.PendingKeys(tbl)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, k := range pending {
-			skip[hex.EncodeToString([]byte(k))] = true
+	var keys []cdc.Key
+	for _, k := range pending {
+		if !mirrorPending[hex.EncodeToString([]byte(k))] {
+			keys = append(keys, k)
 		}
 	}
-	late := len(skip)
+	if len(keys) == 0 {
+		return nil
+	}
+	rows, err := lake.ReadBronzeKeys(ctx, a.Catalog, name, keys)
+	if err != nil {
+		return err
+	}
+	end := plan.Batches[len(plan.Batches)-1].Batch.EndOffsets
+	kept := rows[:0]
+	for _, r := range rows {
+		if r.Topic == spec.Topic && r.Offset < end[r.Partition] || strings.HasPrefix(r.Topic, spec.Topic+"#") {
+			kept = append(kept, r)
+		}
+	}
+	d := decoders.get()
+	events, err := decodeBronze(d, kept)
+	decoders.put(d)
+	if err != nil {
+		return fmt.Errorf("reapply: late keys: %w", err)
+	}
+	prep, err := w.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip), lake.ForPastChanges())
+	if err != nil {
+		return fmt.Errorf("reapply: late keys: %w", err)
+	}
+	if events, err = w.ExpandTruncates(ctx, prep.Events); err != nil {
+		return fmt.Errorf("reapply: late keys: %w", err)
+	}
+	byKey := map[cdc.Key][]*cdc.Event{}
+	for _, e := range events {
+		if e.Key != "" {
+			byKey[e.Key] = append(byKey[e.Key], e)
+		}
+	}
+	if _, err := w.Rebuild(ctx, byKey); err != nil {
+		return fmt.Errorf("reapply: late keys: %w", err)
+	}
+	return nil
+}
+
+// reapplySkips returns the keys the comparison leaves out: keys the
+// mirror holds no row of because a purge removed them (the re-applied
+// row at or below the key's purged `_seq`, or the legacy horizon): the
+// scratch table has no purged-keys table, so a late change the mirror
+// refused is applied there.
+func reapplySkips(want, got map[string]validate.Image, purges validate.Purges) map[string]bool {
+	skip := map[string]bool{}
 	for k, g := range got {
-		if _, ok := want[k]; ok || skip[k] {
+		if _, ok := want[k]; ok {
 			continue
 		}
 		if p, ok := purges.Keys[k]; (ok && g.Seq <= p) || (purges.Horizon != "" && g.Seq <= purges.Horizon) {
 			skip[k] = true
 		}
 	}
-	return skip, late, nil
+	return skip
 }

@@ -104,7 +104,7 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 			rs = &lake.MirrorReplayState{}
 		}
 		res.Checks = append(res.Checks, validate.Replay(appliedRecords(bronze.Records, mirror.Checkpoint), rs.Rows, rs.Purges, rs.Pending))
-		r, why, err := a.reapply(ctx, spec, name, req.RunID, rs.Purges)
+		r, why, err := a.reapply(ctx, spec, name, req.RunID, rs.Purges, rs.Pending)
 		if err != nil {
 			return res, err
 		}

@@ -530,10 +530,10 @@ func TestValidateFaultyStreamPasses(t *testing.T) {
 	if want := fmt.Sprintf("%d events of %d keys", changes, len(keys)); by[validate.CheckPartitioning].Scope != want {
 		t.Fatalf("partitioning scope %q, want %q", by[validate.CheckPartitioning].Scope, want)
 	}
-	// the last five batches re-applied to a copy of the mirror before them;
-	// the 6 keys whose late changes need their past changes are left out
+	// the last five batches re-applied to a copy of the mirror before them,
+	// the 6 keys whose late changes need their past changes rebuilt
 	if c := by[validate.CheckReapply]; !strings.HasPrefix(c.Scope, "batches 4 to 8 (5, 143 bronze records) re-applied") ||
-		c.Expected != "mirror: 59 rows, checksum 2a0dc3eca5ed7b8efdb8da601c5b8175" || c.Observed != "re-applied: 59 rows, checksum 2a0dc3eca5ed7b8efdb8da601c5b8175" || !strings.HasSuffix(c.Scope, "; 0 purged and 6 late keys left out") {
+		c.Expected != "mirror: 65 rows, checksum 64ce7129ce2cb61746f7351bbd1ee1c7" || c.Observed != "re-applied: 65 rows, checksum 64ce7129ce2cb61746f7351bbd1ee1c7" || !strings.HasSuffix(c.Scope, "; 0 purged keys left out") {
 		t.Fatalf("reapply: %+v", c)
 	}
 }
@@ -582,9 +582,11 @@ func TestValidateReapplyTruncate(t *testing.T) {
 // A late update of a key deleted earlier under the default replica
 // identity (the delete's before image holds the key only): the
 // pipeline's local state holds the key's past changes and weaves the late
-// one in at once; the scratch writer, built from the seeded table, only
-// marks the key pending, so the key is left out (counted), not failed.
-func TestValidateReapplyLateKeyLeftOut(t *testing.T) {
+// one in at once; the scratch writer, built from the seeded table, marks
+// the key pending, and the check rebuilds it from its bronze records as
+// RebuildKeys would: both tables then hold key 1 soft-deleted at 130 with
+// the late update's values.
+func TestValidateReapplyLateKeyRebuilt(t *testing.T) {
 	f := newValFixture(t)
 	pg := sample.PostgresChange
 	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("c", "null", order(2, "new"), 101))
@@ -595,8 +597,16 @@ func TestValidateReapplyLateKeyLeftOut(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {3, 4}}, nil)
 	res, by := f.validate()
 	allPass(t, res)
-	if c := by[validate.CheckReapply]; !strings.HasSuffix(c.Scope, "; 0 purged and 1 late keys left out") || !strings.HasPrefix(c.Observed, "re-applied: 1 rows") {
+	c := by[validate.CheckReapply]
+	if !strings.HasPrefix(c.Scope, "batches 2 to 3 (2, 2 bronze records)") || c.Expected != "mirror: 2 rows, checksum 620dc0c5006c0886b75ac0fe7e61d79a" || c.Observed != "re-applied: 2 rows, checksum 620dc0c5006c0886b75ac0fe7e61d79a" {
 		t.Fatalf("reapply: %+v", c)
+	}
+	rows, _, err := lake.ReadImages(f.ctx, f.a.Catalog, f.name.Mirror(), 0, f.spec.KeyColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[keyOf(1)]; r.Seq != s(130) || !r.Deleted || r.Digest != digestOf(t, 1, "paid") {
+		t.Fatalf("mirror row of key 1: %+v, want soft-deleted at %s with status paid (%s)", r, s(130), digestOf(t, 1, "paid"))
 	}
 }
 

@@ -36,7 +36,6 @@ type ReapplyScope struct {
 	Batches             int
 	Records             int
 	Skipped             int
-	Late                int // keys left out: late changes the scratch table could not weave (see Reapply)
 	Table, ScratchTable string
 }
 
@@ -64,8 +63,8 @@ func Reapply(scope ReapplyScope, mirror, scratch map[string]Image, dups map[stri
 	}
 	res := Result{
 		Check: CheckReapply,
-		Scope: fmt.Sprintf("batches %d to %d (%d, %d bronze records) re-applied to %s, a copy of %s at Iceberg snapshot %d; compared with snapshot %d; %d purged and %d late keys left out",
-			scope.FromBatch, scope.ToBatch, scope.Batches, scope.Records, scope.ScratchTable, scope.Table, scope.Base, scope.Target, scope.Skipped, scope.Late),
+		Scope: fmt.Sprintf("batches %d to %d (%d, %d bronze records) re-applied to %s, a copy of %s at Iceberg snapshot %d; compared with snapshot %d; %d purged keys left out",
+			scope.FromBatch, scope.ToBatch, scope.Batches, scope.Records, scope.ScratchTable, scope.Table, scope.Base, scope.Target, scope.Skipped),
 		Expected: "mirror: " + want.String(),
 		Observed: "re-applied: " + got.String(),
 	}
