@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 
@@ -44,7 +45,21 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 	if err != nil || plan == nil {
 		return validate.Result{}, why, err
 	}
-	scratch := name.Scratch(runID)
+	attempt := 1
+	if activity.IsActivity(ctx) {
+		attempt = int(activity.GetInfo(ctx).Attempt)
+		for n := 1; n < attempt; n++ { // what earlier attempts of this run left
+			if err := lake.DropScratch(ctx, a.Catalog, name.Scratch(runID, n)); err != nil {
+				return validate.Result{}, "", err
+			}
+		}
+	}
+	// what runs that died or were abandoned left (older than the
+	// activity's time limit: none of them still runs)
+	if _, err := lake.DropStaleScratch(ctx, a.Catalog, name, 2*time.Hour, time.Now()); err != nil {
+		return validate.Result{}, "", err
+	}
+	scratch := name.Scratch(runID, attempt)
 	defer func() {
 		if err := lake.DropScratch(context.WithoutCancel(ctx), a.Catalog, scratch); err != nil && activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Warn("scratch table not dropped", "table", scratch.String(), "error", err)

@@ -207,7 +207,7 @@ func TestValidateClean(t *testing.T) {
 		ra.Expected != "mirror: 3 rows, checksum 410da1958934659a9f6e2fc21b950477" || ra.Observed != "re-applied: 3 rows, checksum 410da1958934659a9f6e2fc21b950477" {
 		t.Errorf("reapply: %+v", ra)
 	}
-	if tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Scratch(res.RunID).Mirror()); err != nil || tbl != nil {
+	if tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Scratch(res.RunID, 1).Mirror()); err != nil || tbl != nil {
 		t.Errorf("the scratch table is left: %v %v", tbl != nil, err)
 	}
 	want := map[string][2]string{
@@ -710,4 +710,37 @@ func TestValidateReapplyDuplicateKey(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {3, 4}}, nil)
 	res, by := f.validate()
 	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: more than one row of the key: mirror and re-applied", keyOf(1)))
+}
+
+// Scratch tables that dead or abandoned attempts left are dropped once
+// they are older than the limit; a table that only looks like one (no
+// lakemirror.scratch-of naming this table) is left alone.
+func TestDropStaleScratch(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
+	mirror, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := f.name.Scratch("abandoned-run", 3)
+	if err := lake.SeedScratch(f.ctx, f.a.Catalog, f.name, left, mirror.CurrentSnapshot().SnapshotID); err != nil {
+		t.Fatal(err)
+	}
+	lookalike := []string{"shop", "orders_reapply_users"}
+	if _, err := f.a.Catalog.CreateTable(f.ctx, lookalike, mirror.Schema()); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := lake.DropStaleScratch(f.ctx, f.a.Catalog, f.name, time.Hour, time.Now()); n != 0 || err != nil {
+		t.Fatalf("young scratch table: dropped %d, %v", n, err)
+	}
+	if n, err := lake.DropStaleScratch(f.ctx, f.a.Catalog, f.name, time.Hour, time.Now().Add(2*time.Hour)); n != 1 || err != nil {
+		t.Fatalf("stale scratch table: dropped %d, %v", n, err)
+	}
+	for ident, want := range map[string]bool{lake.IdentString(left.Mirror()): false, "shop.orders_reapply_users": true, "shop.orders": true} {
+		tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, strings.Split(ident, "."))
+		if err != nil || (tbl != nil) != want {
+			t.Errorf("%s exists %v (%v), want %v", ident, tbl != nil, err, want)
+		}
+	}
 }

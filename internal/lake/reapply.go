@@ -9,6 +9,8 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -148,12 +150,51 @@ func commitKind(props iceberg.Properties) string {
 	return "not written by a batch"
 }
 
-// Scratch is the scratch table a validation run re-applies into:
-// <table>_reapply_<first 8 hex digits of SHA-256 of runID>, in the
-// table's namespace (its own purged-keys table is never created).
-func (t TableName) Scratch(runID string) TableName {
+// Scratch is the scratch table attempt (1, 2, …) of a validation run
+// re-applies into: <table>_reapply_<first 8 hex digits of SHA-256 of
+// runID>_<attempt>, in the table's namespace (its own purged-keys table
+// is never created). Attempts have tables of their own: an attempt
+// Temporal gave up on may still be running.
+func (t TableName) Scratch(runID string, attempt int) TableName {
 	sum := sha256.Sum256([]byte(runID))
-	return TableName{Namespace: t.Namespace, Name: t.Name + "_reapply_" + hex.EncodeToString(sum[:4])}
+	return TableName{Namespace: t.Namespace, Name: fmt.Sprintf("%s%s_%d", t.Name+scratchInfix, hex.EncodeToString(sum[:4]), attempt)}
+}
+
+// scratchInfix separates a table's name from its scratch tables' suffix.
+const scratchInfix = "_reapply_"
+
+// DropStaleScratch drops the scratch tables of table name (those named
+// <table>_reapply_… whose lakemirror.scratch-of is name) not updated
+// for at least olderThan, with their files: what attempts left that
+// died or were abandoned between seeding and dropping. It returns how
+// many it dropped. Errors: catalog failures.
+func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name TableName, olderThan time.Duration, now time.Time) (int, error) {
+	var stale []TableName
+	for ident, err := range cat.ListTables(ctx, name.namespace()) {
+		if err != nil {
+			return 0, fmt.Errorf("lake: list tables of %s: %w", name.Namespace, err)
+		}
+		n := ident[len(ident)-1]
+		if !strings.HasPrefix(n, name.Name+scratchInfix) {
+			continue
+		}
+		sc := TableName{Namespace: name.Namespace, Name: n}
+		tbl, err := LoadTable(ctx, cat, sc.Mirror())
+		if err != nil {
+			return 0, err
+		}
+		if tbl == nil || tbl.Properties()["lakemirror.scratch-of"] != name.String() ||
+			now.Sub(time.UnixMilli(tbl.Metadata().LastUpdatedMillis())) < olderThan {
+			continue
+		}
+		stale = append(stale, sc)
+	}
+	for _, sc := range stale {
+		if err := DropScratch(ctx, cat, sc); err != nil {
+			return 0, err
+		}
+	}
+	return len(stale), nil
 }
 
 // scratchDropped are the mirror properties a scratch table does not
