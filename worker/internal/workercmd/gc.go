@@ -16,23 +16,39 @@ import (
 // worker keeps live (the key index, a batch's rows), so with Go's default
 // GOGC of 100 and a small live heap the collector runs every few dozen
 // MiB of allocation and takes a fifth of the apply's CPU. The worker
-// instead lets the heap grow by up to gcHeadroom over the live heap
-// (GOGC between 100 and gcMaxPercent, retuned as the live heap changes),
-// under a soft memory limit. GOGC or GOMEMLIMIT in the environment win.
+// instead lets the heap grow by up to gcHeadroom over the live heap, as
+// long as the heap stays within gcBudget; once the live heap is large
+// (ten million keys and more) the headroom shrinks to what keeps the heap
+// within the budget, but never below a quarter of the live heap (GOGC
+// between gcMinPercent and gcMaxPercent, retuned every second as the live
+// heap changes), under a soft memory limit. The key index and most batch
+// buffers hold no pointers, so collecting a large live heap more often
+// costs little marking. GOGC or GOMEMLIMIT in the environment win.
 
 const (
-	gcHeadroom   = 1 << 30 // bytes of garbage allowed over the live heap before a collection
-	gcMaxPercent = 400
-	gcMinPercent = 100
+	gcHeadroom    = 1 << 30  // bytes of garbage allowed over the live heap before a collection, at most
+	gcBudget      = 3 << 29  // the heap (live and garbage) the headroom keeps within while it can: 1.5 GiB
+	gcMaxPercent  = 400      // a small live heap: at most 4x its size in garbage
+	gcMinPercent  = 25       // a live heap beyond the budget: a quarter of its size in garbage
+	gcMinHeadroom = 64 << 20 // never less than this much garbage between collections
 )
 
-// gcPercentFor is the GOGC that lets a heap of live bytes grow by about
-// gcHeadroom, within [gcMinPercent, gcMaxPercent].
+// gcPercentFor is the GOGC for a live heap of live bytes: a headroom of
+// gcHeadroom, or less to keep live plus headroom within gcBudget, at
+// least gcMinHeadroom, as a percentage within [gcMinPercent,
+// gcMaxPercent].
 func gcPercentFor(live uint64) int {
 	if live == 0 {
 		return gcMaxPercent
 	}
-	return int(min(max(uint64(gcHeadroom)*100/live, gcMinPercent), gcMaxPercent))
+	headroom := uint64(gcHeadroom)
+	if live+headroom > gcBudget {
+		headroom = uint64(gcMinHeadroom)
+		if live < gcBudget {
+			headroom = max(gcBudget-live, headroom)
+		}
+	}
+	return int(min(max(headroom*100/live, gcMinPercent), gcMaxPercent))
 }
 
 // tuneGC sets the soft memory limit (limit in bytes; 0 = derived by
