@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"iter"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -240,69 +239,19 @@ func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableNa
 	if err != nil {
 		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
 	}
-	next, stop := iter.Pull2(it)
-	defer stop()
-	rdr := &pulledRecords{schema: arrowSchema, next: next}
+	rdr := array.ReaderFromIter(arrowSchema, it) // one record batch in memory at a time
 	defer rdr.Release()
 	tx := sc.NewTransaction()
 	if err := tx.Append(ctx, rdr, iceberg.Properties{"lakemirror.seeded-from": fmt.Sprint(base)}); err != nil {
 		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
 	}
-	if rdr.err != nil {
-		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, rdr.err)
+	if err := rdr.Err(); err != nil {
+		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
 	}
 	return nil
-}
-
-// pulledRecords is an array.RecordReader over a scan's record batches,
-// pulled one at a time (the seed of a scratch table streams: one batch
-// in memory, not the table). A scan error ends it and is kept in err.
-type pulledRecords struct {
-	schema *arrow.Schema
-	next   func() (arrow.RecordBatch, error, bool)
-	cur    arrow.RecordBatch
-	err    error
-}
-
-func (r *pulledRecords) Schema() *arrow.Schema { return r.schema }
-
-func (r *pulledRecords) Next() bool {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	if r.err != nil {
-		return false
-	}
-	rec, err, ok := r.next()
-	if !ok {
-		return false
-	}
-	if err != nil {
-		r.err = err
-		return false
-	}
-	r.cur = rec
-	return true
-}
-
-func (r *pulledRecords) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record is RecordBatch (the older name array.RecordReader still has).
-func (r *pulledRecords) Record() arrow.RecordBatch { return r.cur }
-
-func (r *pulledRecords) Err() error { return r.err }
-
-func (r *pulledRecords) Retain() {}
-
-func (r *pulledRecords) Release() {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
 }
 
 // DropScratch drops a scratch table and deletes its files, if it exists.
