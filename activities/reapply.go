@@ -144,7 +144,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 // the scratch table and not in the mirror (mirrorPending, hex) is rebuilt
 // from all its bronze records up to the range's end (the topic's below
 // the last batch's end offsets, and every direct load's and repair's),
-// prepared like past changes, by MirrorWriter.Rebuild, the fold
+// prepared like past changes (preparePast), by MirrorWriter.Rebuild, the fold
 // RebuildKeys runs; keys pending in both stay as the guard left them on
 // both sides. Errors: catalog, storage and decoding failures.
 func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, name, scratch lake.TableName, w *lake.MirrorWriter,
@@ -183,18 +183,9 @@ func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, nam
 	if err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
 	}
-	prep, err := w.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip), lake.ForPastChanges())
+	byKey, err := preparePast(ctx, w, events)
 	if err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
-	}
-	if events, err = w.ExpandTruncates(ctx, prep.Events); err != nil {
-		return fmt.Errorf("reapply: late keys: %w", err)
-	}
-	byKey := map[cdc.Key][]*cdc.Event{}
-	for _, e := range events {
-		if e.Key != "" {
-			byKey[e.Key] = append(byKey[e.Key], e)
-		}
 	}
 	if _, err := w.Rebuild(ctx, byKey); err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)

@@ -123,21 +123,9 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 			if err != nil {
 				return err
 			}
-			// changes an operator skipped (a blocked schema change) stay skipped
-			prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip), lake.ForPastChanges())
+			byKey, err := preparePast(ctx, mirror, events)
 			if err != nil {
 				return err
-			}
-			// records that do not fit were quarantined when first applied; table
-			// truncates recorded on the mirror apply to the keys' older changes
-			if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
-				return err
-			}
-			byKey := map[cdc.Key][]*cdc.Event{}
-			for _, e := range events {
-				if e.Key != "" {
-					byKey[e.Key] = append(byKey[e.Key], e)
-				}
 			}
 			return state.LoadEvents(byKey)
 		})
@@ -151,6 +139,29 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 		err = fmt.Errorf("table %s: the local state lost its past changes while loading them", name)
 	}
 	return byKey, err
+}
+
+// preparePast prepares past changes read back from bronze as a batch's
+// are prepared, for mirror's table, and groups them by key: changes an
+// operator skipped (a blocked schema change) stay skipped, records that
+// do not fit were quarantined when first applied and stay out, and the
+// table truncates recorded on the mirror apply to the keys' older
+// changes. Errors: Prepare's and ExpandTruncates'.
+func preparePast(ctx context.Context, mirror *lake.MirrorWriter, events []*cdc.Event) (map[cdc.Key][]*cdc.Event, error) {
+	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip), lake.ForPastChanges())
+	if err != nil {
+		return nil, err
+	}
+	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
+		return nil, err
+	}
+	byKey := map[cdc.Key][]*cdc.Event{}
+	for _, e := range events {
+		if e.Key != "" {
+			byKey[e.Key] = append(byKey[e.Key], e)
+		}
+	}
+	return byKey, nil
 }
 
 // errNoPast: a table without bronze whose local state lacks the keys'
