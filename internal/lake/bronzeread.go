@@ -34,9 +34,8 @@ type BronzeRow struct {
 // failures, a bronze file with delete files (this pipeline never writes
 // them), a `_key` that is not hex.
 func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, keys []cdc.Key) ([]BronzeRow, error) {
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
-	if err != nil || tbl == nil || len(keys) == 0 || tbl.CurrentSnapshot() == nil {
-		return nil, err
+	if len(keys) == 0 {
+		return nil, nil
 	}
 	hexKeys := make([]string, len(keys))
 	want := make(map[string]bool, len(keys))
@@ -44,24 +43,14 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 		hexKeys[i] = hex.EncodeToString([]byte(k))
 		want[hexKeys[i]] = true
 	}
-	tasks, err := tbl.Scan(table.WithRowFilter(iceberg.IsIn(iceberg.Reference(ColKey), hexKeys...))).PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: plan bronze scan for %d keys: %w", len(keys), err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: file IO: %w", err)
-	}
 	var out []BronzeRow
-	for _, t := range tasks {
-		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
-			return nil, fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
-		}
-		if out, err = readBronzeFileKeys(ctx, fs, t.File.FilePath(), want, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	err := eachBronzeFile(ctx, cat, name, iceberg.IsIn(iceberg.Reference(ColKey), hexKeys...), fmt.Sprintf("for %d keys", len(keys)),
+		func(_ string, _ int32, _ int64, pk string, hasKey bool) bool { return hasKey && want[pk] },
+		func(rows []BronzeRow) error {
+			out = append(out, rows...)
+			return nil
+		})
+	return out, err
 }
 
 // ScanBronze calls fn with the row changes of each bronze data file of
@@ -70,13 +59,40 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 // State.LoadEvents). Errors: catalog and file IO failures, a bronze file
 // with delete files, a `_key` that is not hex, and fn's.
 func ScanBronze(ctx context.Context, cat catalog.Catalog, name TableName, fn func([]BronzeRow) error) error {
+	return eachBronzeFile(ctx, cat, name, nil, "", keyedRows, fn)
+}
+
+// bronzeKeep tells which rows of a bronze file to read, from the row's
+// topic, partition, offset and `_key` (hex; hasKey false for a keyless
+// record: a tombstone, a truncate, a schema change).
+type bronzeKeep func(topic string, partition int32, offset int64, pk string, hasKey bool) bool
+
+// keyedRows keeps the row changes (rows with a `_key`).
+func keyedRows(_ string, _ int32, _ int64, _ string, hasKey bool) bool { return hasKey }
+
+// eachBronzeFile calls fn with the rows keep accepts of each data file of
+// bronze's current snapshot that filter (nil: every file) may match by
+// its manifest bounds, a file at a time (fn is called for every file,
+// with no rows when none is kept). what names the scan in errors. A
+// missing or empty bronze calls fn never. Errors: catalog and file IO
+// failures, a bronze file with delete files (this pipeline never writes
+// them), a `_key` that is not hex, fn's.
+func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name TableName, filter iceberg.BooleanExpression, what string,
+	keep bronzeKeep, fn func([]BronzeRow) error) error {
 	tbl, err := LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return err
 	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
+	var opts []table.ScanOption
+	if filter != nil {
+		opts = append(opts, table.WithRowFilter(filter))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
 	if err != nil {
-		return fmt.Errorf("lake: plan bronze scan: %w", err)
+		if what != "" {
+			what = " " + what
+		}
+		return fmt.Errorf("lake: plan bronze scan%s: %w", what, err)
 	}
 	fs, err := tbl.FS(ctx)
 	if err != nil {
@@ -86,7 +102,7 @@ func ScanBronze(ctx context.Context, cat catalog.Catalog, name TableName, fn fun
 		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
 			return fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
 		}
-		rows, err := readBronzeFileKeys(ctx, fs, t.File.FilePath(), nil, nil)
+		rows, err := readBronzeFile(ctx, fs, t.File.FilePath(), keep, nil)
 		if err != nil {
 			return err
 		}
@@ -97,19 +113,9 @@ func ScanBronze(ctx context.Context, cat catalog.Catalog, name TableName, fn fun
 	return nil
 }
 
-// readBronzeFileKeys appends to out the rows of one bronze data file whose
-// `_key` (hex) is in want (every row with a `_key` when want is nil).
-func readBronzeFileKeys(ctx context.Context, fs iceio.IO, path string, want map[string]bool, out []BronzeRow) ([]BronzeRow, error) {
-	return readBronzeFile(ctx, fs, path, func(_ string, _ int32, _ int64, pk string, hasKey bool) bool {
-		return hasKey && (want == nil || want[pk])
-	}, out)
-}
-
 // readBronzeFile appends to out the rows of one bronze data file that
-// keep accepts, given the row's topic, partition, offset and `_key` (hex;
-// hasKey false for a keyless record: a tombstone, a truncate, a schema
-// change). A kept keyless row has an empty PK.
-func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep func(topic string, partition int32, offset int64, pk string, hasKey bool) bool, out []BronzeRow) ([]BronzeRow, error) {
+// keep accepts. A kept keyless row has an empty PK.
+func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, error) {
 	p, err := openParquet(fs, path)
 	if err != nil {
 		return nil, err

@@ -318,24 +318,12 @@ func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name TableName, t
 	if len(ranges) == 0 {
 		return nil
 	}
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
-	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
-		return err
-	}
 	lo, hi := ranges[0].From, ranges[0].To
 	for _, r := range ranges {
 		lo, hi = min(lo, r.From), max(hi, r.To)
 	}
 	filter := iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(BronzeOffset), lo), iceberg.LessThan(iceberg.Reference(BronzeOffset), hi))
-	tasks, err := tbl.Scan(table.WithRowFilter(filter)).PlanFiles(ctx)
-	if err != nil {
-		return fmt.Errorf("lake: plan bronze scan of offsets [%d, %d): %w", lo, hi, err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return fmt.Errorf("lake: file IO: %w", err)
-	}
-	keep := func(t string, p int32, o int64) bool {
+	keep := func(t string, p int32, o int64, _ string, _ bool) bool {
 		if t != topic {
 			return false
 		}
@@ -346,19 +334,10 @@ func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name TableName, t
 		}
 		return false
 	}
-	for _, t := range tasks {
-		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
-			return fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
+	return eachBronzeFile(ctx, cat, name, filter, fmt.Sprintf("of offsets [%d, %d)", lo, hi), keep, func(rows []BronzeRow) error {
+		if len(rows) == 0 {
+			return nil
 		}
-		rows, err := readBronzeFile(ctx, fs, t.File.FilePath(), func(topic string, p int32, o int64, _ string, _ bool) bool { return keep(topic, p, o) }, nil)
-		if err != nil {
-			return err
-		}
-		if len(rows) > 0 {
-			if err := fn(rows); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return fn(rows)
+	})
 }
