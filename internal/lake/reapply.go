@@ -162,6 +162,10 @@ func (t TableName) Scratch(runID string, attempt int) TableName {
 // scratchInfix separates a table's name from its scratch tables' suffix.
 const scratchInfix = "_reapply_"
 
+// PropScratchOf marks a scratch table with the table it copies; only
+// tables carrying it are ever dropped as scratch tables.
+const PropScratchOf = "lakemirror.scratch-of"
+
 // DropStaleScratch drops the scratch tables of table name (those named
 // <table>_reapply_… whose lakemirror.scratch-of is name) not updated
 // for at least olderThan, with their files: what attempts left that
@@ -182,7 +186,7 @@ func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name TableName, 
 		if err != nil {
 			return 0, err
 		}
-		if tbl == nil || tbl.Properties()["lakemirror.scratch-of"] != name.String() ||
+		if tbl == nil || tbl.Properties()[PropScratchOf] != name.String() ||
 			now.Sub(time.UnixMilli(tbl.Metadata().LastUpdatedMillis())) < olderThan {
 			continue
 		}
@@ -226,7 +230,7 @@ func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableNa
 	for _, k := range scratchDropped {
 		delete(props, k)
 	}
-	props["lakemirror.scratch-of"] = name.String()
+	props[PropScratchOf] = name.String()
 	opts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
 	if spec := mirror.Spec(); !spec.IsUnpartitioned() {
 		opts = append(opts, catalog.WithPartitionSpec(&spec))
@@ -262,7 +266,7 @@ func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) er
 	if err != nil || tbl == nil {
 		return err
 	}
-	if tbl.Properties()["lakemirror.scratch-of"] == "" {
+	if tbl.Properties()[PropScratchOf] == "" {
 		return fmt.Errorf("lake: %s is not a scratch table; not dropping it", scratch)
 	}
 	if p, ok := cat.(interface {
