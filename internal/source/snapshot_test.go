@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
@@ -70,6 +71,10 @@ func TestSnapshotConsistentUnderWrites(t *testing.T) {
 				_, err := tx.Exec(ctx, `INSERT INTO snap VALUES ($1, -1, 'concurrent')`, next)
 				return err
 			})
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "40P01" {
+				continue // deadlocked with the sweep between chunks, the test's other writer: PostgreSQL rolled it back
+			}
 			if err != nil {
 				t.Errorf("writer: %v", err)
 				return
