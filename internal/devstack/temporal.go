@@ -85,7 +85,7 @@ type Temporal struct {
 // health check, the namespace is described successfully, every requested
 // search attribute is usable in visibility queries, and the UI (if enabled)
 // answers /healthz. ctx bounds the whole start (DefaultStartTimeout if ctx has
-// no deadline).
+// no deadline). Concurrent calls in one process run one after the other.
 //
 // Errors: invalid options, a port that is already bound, schema or
 // namespace setup failures, a search attribute that exists with another type
@@ -97,6 +97,12 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 		ctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
 		defer cancel()
 	}
+	// One server is planned, built and started at a time in a process: two
+	// built at once can pick each other's just-released ports, and the
+	// server's fx graph is not known to be safe to construct concurrently
+	// (a CI run panicked inside fx's invoke while two were built at once).
+	startMu.Lock()
+	defer startMu.Unlock()
 	plan, err := planTemporal(opts)
 	if err != nil {
 		return nil, err
@@ -143,6 +149,9 @@ func StartTemporal(ctx context.Context, opts TemporalOptions) (*Temporal, error)
 	}
 	return t, nil
 }
+
+// startMu serializes StartTemporal within the process.
+var startMu sync.Mutex
 
 // newTemporalServer assembles the server with the options the CLI passes.
 func newTemporalServer(plan *temporalPlan, conf *config.Config, logger log.Logger) (temporal.Server, error) {
