@@ -27,7 +27,7 @@ import (
 
 const (
 	gcHeadroom    = 1 << 30  // bytes of garbage allowed over the live heap before a collection, at most
-	gcBudget      = 3 << 29  // the heap (live and garbage) the headroom keeps within while it can: 1.5 GiB
+	gcBudget      = 5 << 28  // the heap (live and garbage) the headroom keeps within while it can: 1.25 GiB
 	gcMaxPercent  = 400      // a small live heap: at most 4x its size in garbage
 	gcMinPercent  = 25       // a live heap beyond the budget: a quarter of its size in garbage
 	gcMinHeadroom = 64 << 20 // never less than this much garbage between collections

@@ -17,9 +17,9 @@ func TestParseBytes(t *testing.T) {
 }
 
 func TestGCPercentFor(t *testing.T) {
-	// up to 1 GiB of garbage while the heap stays within 1.5 GiB; then what
+	// up to 1 GiB of garbage while the heap stays within 1.25 GiB; then what
 	// keeps it there, at least a quarter of the live heap
-	for live, want := range map[uint64]int{0: 400, 100 << 20: 400, 256 << 20: 400, 512 << 20: 200, 768 << 20: 100, 1 << 30: 50, 1280 << 20: 25, 4 << 30: 25} {
+	for live, want := range map[uint64]int{0: 400, 100 << 20: 400, 256 << 20: 400, 512 << 20: 150, 640 << 20: 100, 1 << 30: 25, 1280 << 20: 25, 4 << 30: 25} {
 		if got := gcPercentFor(live); got != want {
 			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", live>>20, got, want)
 		}
