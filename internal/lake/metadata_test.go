@@ -36,7 +36,7 @@ func TestMetadataStaysBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := strings.TrimPrefix(filepath.Dir(tbl.MetadataLocation()), "file://")
+		dir := filepath.Dir(strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
 		files, err := filepath.Glob(filepath.Join(dir, "*.metadata.json"))
 		if err != nil {
 			t.Fatal(err)

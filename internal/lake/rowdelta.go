@@ -13,7 +13,8 @@ import (
 // both are) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
 // with the metadata retention properties when the table lacks them. It
-// returns the table as committed. what names the commit in errors
+// returns the table as committed, after the snapshot expiry that commit
+// made due (autoExpire). what names the commit in errors
 // ("mirror", "history", "bronze batch b1").
 //
 // Errors: staging failures, and commit failures including conflicts with
@@ -43,6 +44,12 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 	newTbl, err := tx.Commit(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: commit %s: %w", what, err)
+	}
+	// The batch has landed; an expiry that fails (a conflict with
+	// another writer, a bad retention property) leaves the snapshots for
+	// the next commit or the scheduled expiry, and never fails the batch.
+	if expired, err := autoExpire(ctx, newTbl); err == nil {
+		newTbl = expired
 	}
 	return newTbl, nil
 }
