@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -46,17 +45,18 @@ func snapshotsRetain(tbl *table.Table) int {
 
 // autoExpire expires tbl's Iceberg snapshots beyond the newest
 // PropSnapshotsRetain when it holds more than 1.5 times that many, in a
-// commit of its own; the files only expired snapshots referenced
-// (manifest lists, manifests, data files compacted or purged away) are
-// deleted after the commit by iceberg-go. A snapshot a tag or branch
-// holds is kept, and so is any snapshot younger than Iceberg's
-// history.expire.max-snapshot-age-ms when the table sets it to a positive
-// number of milliseconds (Iceberg's own 5-day default is not applied
-// here: it is what makes metadata grow). Tables with gc.enabled=false are left alone. It
-// returns the table as committed, or tbl when nothing was due.
+// commit of its own (commitExpiry); the files only expired snapshots
+// referenced (manifest lists, manifests, data files compacted or purged
+// away) are deleted after the commit by iceberg-go. A snapshot a tag or
+// branch holds is kept, and so is any snapshot younger than Iceberg's
+// history.expire.max-snapshot-age-ms when the table sets it to a
+// positive number of milliseconds (Iceberg's own 5-day default is not
+// applied here: it is what makes metadata grow). Tables with
+// gc.enabled=false are left alone. It returns the table as committed, or
+// tbl when nothing was due.
 //
-// Errors: staging or committing the expiry (a conflict with another
-// writer among them); the caller's own commit has landed either way.
+// Errors: commitExpiry's (a conflict with another writer among them); the
+// caller's own commit has landed either way.
 func autoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	retain := snapshotsRetain(tbl)
 	props := tbl.Properties()
@@ -64,7 +64,6 @@ func autoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		strings.EqualFold(props[table.GCEnabledKey], "false") {
 		return tbl, nil
 	}
-	opts := []table.ExpireSnapshotsOpt{table.WithRetainLast(retain)}
 	var maxAge time.Duration
 	if ms, err := strconv.ParseInt(strings.TrimSpace(props[table.MaxSnapshotAgeMsKey]), 10, 64); err == nil && ms > 0 {
 		maxAge = time.Duration(ms) * time.Millisecond
@@ -72,14 +71,9 @@ func autoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 			return tbl, nil
 		}
 	}
-	opts = append(opts, table.WithOlderThan(maxAge))
-	tx := tbl.NewTransaction()
-	if err := tx.ExpireSnapshots(opts...); err != nil {
-		return tbl, fmt.Errorf("lake: expire snapshots of %s: %w", IdentString(tbl.Identifier()), err)
-	}
-	out, err := tx.Commit(ctx)
+	out, err := commitExpiry(ctx, tbl, retain, maxAge)
 	if err != nil {
-		return tbl, fmt.Errorf("lake: commit snapshot expiry of %s: %w", IdentString(tbl.Identifier()), err)
+		return tbl, err
 	}
 	return out, nil
 }

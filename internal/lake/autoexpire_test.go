@@ -2,8 +2,6 @@ package lake
 
 import (
 	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -41,12 +39,7 @@ func snapshotsOf(t *testing.T, p *lakePipeline, ident table.Identifier) (snapsho
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Dir(strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
-	lists, err := filepath.Glob(filepath.Join(dir, "snap-*.avro"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(tbl.Metadata().Snapshots()), len(lists)
+	return len(tbl.Metadata().Snapshots()), len(metadataFiles(t, tbl, "snap-*.avro"))
 }
 
 // With lakemirror.snapshots.retain = 4, a commit that leaves a table with

@@ -103,6 +103,24 @@ func deleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
 	return len(seen), nil
 }
 
+// commitExpiry expires tbl's snapshots older than olderThan beyond the
+// newest retainLast of each branch, in one commit (iceberg-go deletes
+// the files only they referenced after it), and returns the table as
+// committed. Serves the scheduled Expire and the batch commits'
+// autoExpire. Errors: staging the expiry (gc.enabled=false among them)
+// and committing it.
+func commitExpiry(ctx context.Context, tbl *table.Table, retainLast int, olderThan time.Duration) (*table.Table, error) {
+	tx := tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithRetainLast(retainLast), table.WithOlderThan(olderThan)); err != nil {
+		return nil, fmt.Errorf("lake: expire snapshots of %s: %w", IdentString(tbl.Identifier()), err)
+	}
+	out, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: commit expiry of %s: %w", IdentString(tbl.Identifier()), err)
+	}
+	return out, nil
+}
+
 // ExpireResult counts what snapshot expiry and orphan cleanup did.
 type ExpireResult struct {
 	SnapshotsBefore int   `json:"snapshots_before"`
@@ -143,12 +161,8 @@ func Expire(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o 
 		o.OrphanMinAge = 72 * time.Hour
 	}
 	res.SnapshotsBefore = len(tbl.Metadata().Snapshots())
-	tx := tbl.NewTransaction()
-	if err := tx.ExpireSnapshots(table.WithRetainLast(o.RetainLast), table.WithOlderThan(o.OlderThan)); err != nil {
-		return res, fmt.Errorf("lake: expire snapshots of %s: %w", IdentString(ident), err)
-	}
-	if tbl, err = tx.Commit(ctx); err != nil {
-		return res, fmt.Errorf("lake: commit expiry of %s: %w", IdentString(ident), err)
+	if tbl, err = commitExpiry(ctx, tbl, o.RetainLast, o.OlderThan); err != nil {
+		return res, err
 	}
 	res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
 	if o.CleanOrphans {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -36,11 +38,7 @@ func TestMetadataStaysBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Dir(strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
-		files, err := filepath.Glob(filepath.Join(dir, "*.metadata.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		files := metadataFiles(t, tbl, "*.metadata.json")
 		if len(files) > 21 {
 			t.Errorf("%v keeps %d metadata.json files after %d batches, want at most 21", ident, len(files), batches)
 		}
@@ -62,6 +60,18 @@ func TestMetadataStaysBounded(t *testing.T) {
 	if _, ok := hist.Properties()[PropPendingRebuild]; !ok {
 		t.Fatalf("the history table lost its %s property", PropPendingRebuild)
 	}
+}
+
+// metadataFiles returns the files in tbl's metadata directory (on the
+// local file system) whose names match pattern.
+func metadataFiles(t *testing.T, tbl *table.Table, pattern string) []string {
+	t.Helper()
+	dir := filepath.Dir(strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // SizeOf reports the table's snapshots, files and rows from its current

@@ -46,8 +46,8 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 		return nil, fmt.Errorf("lake: commit %s: %w", what, err)
 	}
 	// The batch has landed; an expiry that fails (a conflict with
-	// another writer, a bad retention property) leaves the snapshots for
-	// the next commit or the scheduled expiry, and never fails the batch.
+	// another writer) leaves the snapshots for the next commit or the
+	// scheduled expiry, and never fails the batch.
 	if expired, err := autoExpire(ctx, newTbl); err == nil {
 		newTbl = expired
 	}
