@@ -49,6 +49,10 @@ type Activities struct {
 	// Fleet reports the workers and running tables for balancing claims
 	// and releases (claim.go); nil = no balancing.
 	Fleet Fleet
+	// Owners finds the worker holding a table's state for the jobs that
+	// run outside the table's workflow (TableOwner, owner.go); nil = those
+	// jobs run on the shared queue.
+	Owners OwnerLookup
 
 	// SidecarEvery is how often, in batches of a table, this worker
 	// writes the table's state sidecar (lake.State.WriteSidecar) after a

@@ -15,18 +15,20 @@ const MaintenanceWorkflowName = "MaintenanceWorkflow"
 
 // MaintenanceWorkflow runs one maintenance job (purge, compact, expire)
 // on a table's Iceberg tables: what Temporal Schedules start periodically
-// per table, and `starter maintain` starts on demand. Commit conflicts with
-// the table's concurrent batches are retried (60 attempts, backoff to a minute).
+// per table, and `starter maintain` starts on demand. The job runs on the
+// worker holding the table's state (onOwner), serialized there with the
+// table's batches; commit conflicts with batches committed elsewhere are
+// retried (60 attempts, backoff to a minute).
 func MaintenanceWorkflow(ctx workflow.Context, req activities.MaintenanceRequest) (activities.MaintenanceResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    time.Minute,
 		Summary:             fmt.Sprintf("%s %s", req.Job, req.Spec.Table),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
 			MaximumAttempts: 60, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
-	})
+	}
 	var res activities.MaintenanceResult
-	err := workflow.ExecuteActivity(ctx, a.Maintain, req).Get(ctx, &res)
+	err := onOwner(ctx, req.Spec.Table, opts, a.Maintain, req, &res)
 	return res, err
 }
 

@@ -26,17 +26,19 @@ func ReconcileWorkflowID(table string, at time.Time) string {
 // activity heartbeats its progress (the last key range read) every 10 s
 // and a retry resumes there; source, storage and Kafka errors are
 // retried (10 attempts, backoff to a minute), a bad spec or source table
-// is not.
+// is not. It runs on the worker holding the table's state (onOwner), so a
+// repair applies through that worker's state, serialized with the
+// table's batches.
 func ReconcileWorkflow(ctx workflow.Context, req activities.ReconcileRequest) (activities.ReconcileResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 24 * time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		Summary:             "reconcile " + req.Spec.Table,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
 			MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
-	})
+	}
 	req.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	var res activities.ReconcileResult
-	err := workflow.ExecuteActivity(ctx, a.Reconcile, req).Get(ctx, &res)
+	err := onOwner(ctx, req.Spec.Table, opts, a.Reconcile, req, &res)
 	return res, err
 }

@@ -12,8 +12,8 @@ import (
 
 // Every recorded history in testdata/replay (table workflows of earlier
 // commits: batches and late-key rebuilds, a blocked table retried and
-// stopped, pause and resume; recorded by worker/runner's
-// TestRecordReplayHistories) replays on today's workflow code without a
+// stopped, pause and resume, a hand-over; maintenance runs; recorded by
+// worker/runner's TestRecordReplayHistories and TestRecordReplayMaintenance) replays on today's workflow code without a
 // non-determinism error: running workflows survive a worker upgrade.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "replay", "*.json"))
@@ -37,6 +37,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			rp := worker.NewWorkflowReplayer()
 			rp.RegisterWorkflowWithOptions(TableWorkflow, workflow.RegisterOptions{Name: TableWorkflowName})
 			rp.RegisterWorkflowWithOptions(MaintenanceWorkflow, workflow.RegisterOptions{Name: MaintenanceWorkflowName})
+			rp.RegisterWorkflowWithOptions(ReconcileWorkflow, workflow.RegisterOptions{Name: ReconcileWorkflowName})
 			if err := rp.ReplayWorkflowHistory(nil, h); err != nil {
 				t.Fatalf("%s does not replay: %v", f, err)
 			}

@@ -59,22 +59,7 @@ func TestRecordReplayHistories(t *testing.T) {
 		}
 	}
 	save := func(table, name string) {
-		it := r.Client.GetWorkflowHistory(ctx, workflows.WorkflowID(table), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		var h historypb.History
-		for it.HasNext() {
-			e, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.Events = append(h.Events, e)
-		}
-		b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, prefix+name+".json"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		saveHistory(t, r.Client, workflows.WorkflowID(table), filepath.Join(dir, prefix+name+".json"))
 	}
 
 	// batches and late-key rebuilds, stopped
@@ -146,20 +131,56 @@ func TestRecordReplayHistories(t *testing.T) {
 	ends = produceMore(t, second, ho.Topic, stream.Delivered[half:])
 	waitCaughtUpWithin(t, second.Client, ho.Table, ends, 4*time.Minute)
 	stopWorkflow(t, second.Client, ho.Table)
-	it := second.Client.GetWorkflowHistory(ctx, workflows.WorkflowID(ho.Table), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var h2 historypb.History
+	saveHistory(t, second.Client, workflows.WorkflowID(ho.Table), filepath.Join(dir, prefix+"handover.json"))
+}
+
+// TestRecordReplayMaintenance records, beside TestRecordReplayHistories
+// and asked the same way, the history of a MaintenanceWorkflow
+// (compaction) run on a streamed table, as <prefix>maintenance.json.
+func TestRecordReplayMaintenance(t *testing.T) {
+	dir := os.Getenv("LAKEMIRROR_RECORD_REPLAY")
+	if dir == "" {
+		t.Skip("LAKEMIRROR_RECORD_REPLAY not set")
+	}
+	ctx := context.Background()
+	r := startRunner(t)
+	defer r.Stop()
+	stream := faultyStream(31)
+	spec := activities.TableSpec{Table: "replay.maint", Topic: "replay.public.maint", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	ends := produce(t, r, spec.Topic, 1, stream.Delivered)
+	startWorkflow(t, r.Client, spec)
+	waitCaughtUp(t, r.Client, spec.Table, ends)
+	id := "replay-maint-compact"
+	run, err := r.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: activities.TaskQueue},
+		workflows.MaintenanceWorkflowName, activities.MaintenanceRequest{Spec: spec.Defaults(), Job: activities.JobCompact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	stopWorkflow(t, r.Client, spec.Table)
+	saveHistory(t, r.Client, id, filepath.Join(dir, os.Getenv("LAKEMIRROR_RECORD_PREFIX")+"maintenance.json"))
+}
+
+// saveHistory writes the history of workflow id (its latest run) to
+// path as JSON, the form client.HistoryFromJSON reads.
+func saveHistory(t *testing.T, c client.Client, id, path string) {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var h historypb.History
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		h2.Events = append(h2.Events, e)
+		h.Events = append(h.Events, e)
 	}
-	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&h2)
+	b, err := protojson.MarshalOptions{Indent: " "}.Marshal(&h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, prefix+"handover.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

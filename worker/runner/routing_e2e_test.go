@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -380,4 +381,66 @@ func stateBuilds(t *testing.T, rs []*Runner, table string) string {
 		s += fmt.Sprintf("%s=%d", k, b[k])
 	}
 	return s
+}
+
+// Jobs outside the table workflow run on the table's worker: with two
+// workers, purges (which need the key index) and a compaction started as
+// MaintenanceWorkflows all run where the table's state is: the state is
+// built once as new, then once more after the compaction moved the mirror,
+// never on the other worker, and the mirror is exact afterwards (its
+// purged soft deletes gone).
+func TestMaintenanceRunsOnTheTableOwner(t *testing.T) {
+	ctx := context.Background()
+	rs := []*Runner{startRunner(t), startRunner(t)}
+	defer func() {
+		for _, r := range rs {
+			r.Stop()
+		}
+	}()
+	stream := faultyStream(47)
+	spec := activities.TableSpec{Table: "route.jobs", Topic: "route.public.jobs", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	ends := produce(t, rs[0], spec.Topic, 1, stream.Delivered)
+	startWorkflow(t, rs[0].Client, spec)
+	st := waitCaughtUp(t, rs[0].Client, spec.Table, ends)
+	owner := ownerOf(t, rs, st)
+	if got := stateBuilds(t, rs, spec.Table); got != "new=1" {
+		t.Fatalf("state builds after the stream: %s, want new=1", got)
+	}
+	var live []sample.Row
+	for _, r := range stream.Expected() {
+		if !r.Deleted {
+			live = append(live, r)
+		}
+	}
+	jobs := []string{activities.JobPurge, activities.JobPurge, activities.JobCompact, activities.JobPurge, activities.JobPurge}
+	purged := 0
+	for i, job := range jobs {
+		run, err := rs[1].Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("route-jobs-%d", i), TaskQueue: activities.TaskQueue},
+			workflows.MaintenanceWorkflowName, activities.MaintenanceRequest{Spec: spec.Defaults(), Job: job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res activities.MaintenanceResult
+		if err := run.Get(ctx, &res); err != nil {
+			t.Fatalf("%s: %v", job, err)
+		}
+		if res.Purge != nil {
+			purged += res.Purge.Purged
+		}
+	}
+	// the stream's deletes are older than the default 30 days: the first
+	// purge removes every soft-deleted row, the others find none
+	if want := len(stream.Expected()) - len(live); purged != want {
+		t.Fatalf("purged %d rows, want %d", purged, want)
+	}
+	// the compaction's commit moves the mirror to a snapshot the state does
+	// not reflect, so the next job rebuilds it once, on the same worker
+	if got := stateBuilds(t, rs, spec.Table); got != "new=1,snapshot-moved=1" {
+		t.Fatalf("state builds after %d maintenance jobs: %s, want new=1,snapshot-moved=1 (every job ran on the table's worker)", len(jobs), got)
+	}
+	if got := ownerOf(t, rs, status(t, rs[0].Client, spec.Table)); got != owner {
+		t.Fatalf("owner moved from %s to %s", owner.WorkerID, got.WorkerID)
+	}
+	checkMirror(t, owner, spec.Table, live)
+	stopWorkflow(t, rs[0].Client, spec.Table)
 }

@@ -135,6 +135,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	acts.WorkerQueue = WorkerQueue(workerID)
 	acts.SidecarEvery = s.SidecarEvery
 	acts.Fleet = (&fleet{c: c}).count
+	acts.Owners = tableOwner(c)
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
 	if s.SchemaRegistry != "" {

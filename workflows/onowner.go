@@ -1,0 +1,55 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// ownerJobsVersion gates running a job that lives outside the table's
+// workflow (MaintenanceWorkflow, ReconcileWorkflow) on the worker holding
+// the table's local state (docs/design.md, "Routing"). Runs recorded
+// before it schedule the job on the shared queue. Asked once per run.
+const ownerJobsVersion = "jobs-on-owner"
+
+// onOwner runs activity fn(arg) with opts into out on the worker holding
+// table's state: TableOwner (on the shared queue, 3 attempts) names that
+// worker's queue, and the job is scheduled there with ownerWait to be
+// taken. It runs on opts' queue (the shared one) instead when no worker
+// holds the table, the owner cannot be found, or the owner takes no task
+// within ownerWait (it is gone; the job then builds the state it needs on
+// whichever worker takes it, as before routing). Errors: the job's.
+func onOwner(ctx workflow.Context, table string, opts workflow.ActivityOptions, fn, arg, out any) error {
+	if workflow.GetVersion(ctx, ownerJobsVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), fn, arg).Get(ctx, out)
+	}
+	lookup := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		Summary:             "owner of " + table,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+	})
+	var queue string
+	if err := workflow.ExecuteActivity(lookup, a.TableOwner, table).Get(ctx, &queue); err != nil {
+		workflow.GetLogger(ctx).Warn("the table's worker is unknown; running the job on the shared queue", "table", table, "error", err)
+		queue = ""
+	}
+	shared := opts.TaskQueue
+	if shared == "" {
+		shared = workflow.GetInfo(ctx).TaskQueueName
+	}
+	if queue != "" && queue != shared {
+		o := opts
+		o.TaskQueue = queue
+		o.ScheduleToStartTimeout = ownerWait
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), fn, arg).Get(ctx, out)
+		var te *temporal.TimeoutError
+		if !errors.As(err, &te) || te.TimeoutType() != enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+			return err
+		}
+		workflow.GetLogger(ctx).Warn("the table's worker took no task; running the job on the shared queue", "table", table, "worker_queue", queue)
+	}
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), fn, arg).Get(ctx, out)
+}
