@@ -136,9 +136,11 @@ func committedResult(b lake.Batch, c lake.Committed) ApplyResult {
 // what cannot be applied. pre is the records' decoding when it was done
 // ahead (a prefetch), nil to decode them here. It returns the result and
 // the keys of the row changes applied. stage tracks where it is (for
-// failure metrics). The caller holds st.mu.
+// failure metrics). Each table is loaded once for the batch
+// (lake.WithTableCache). The caller holds st.mu.
 func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
 	recs []schemas.Record, pre *decoded, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
+	ctx = lake.WithTableCache(ctx)
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs), StageSeconds: map[string]float64{}}
 	*stage = "decode"
 	t0 := time.Now()

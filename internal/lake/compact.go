@@ -71,6 +71,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 	}
 	out, err := tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
 		SnapshotProps: iceberg.Properties{"lakemirror.maintenance": "compaction", "lakemirror.compacted-at": time.Now().UTC().Format(time.RFC3339)}})
+	cacheTable(ctx, ident, nil) // committed (or maybe) outside commitTx
 	if err != nil {
 		return res, fmt.Errorf("lake: compact %s: %w", IdentString(ident), err)
 	}
@@ -114,7 +115,7 @@ func commitExpiry(ctx context.Context, tbl *table.Table, retainLast int, olderTh
 	if err := tx.ExpireSnapshots(table.WithRetainLast(retainLast), table.WithOlderThan(olderThan)); err != nil {
 		return nil, fmt.Errorf("lake: expire snapshots of %s: %w", IdentString(tbl.Identifier()), err)
 	}
-	out, err := tx.Commit(ctx)
+	out, err := commitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: commit expiry of %s: %w", IdentString(tbl.Identifier()), err)
 	}

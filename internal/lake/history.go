@@ -104,7 +104,7 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 	if err := up.Commit(); err != nil {
 		return nil, fmt.Errorf("lake: add history columns: %w", err)
 	}
-	if tbl, err = tx.Commit(ctx); err != nil {
+	if tbl, err = commitTx(ctx, tbl, tx); err != nil {
 		return nil, fmt.Errorf("lake: commit history columns: %w", err)
 	}
 	return tbl, nil

@@ -29,6 +29,8 @@ type lakePipeline struct {
 	seq     int64
 	offset  int64
 	rebuilt int
+	// uncached: batches load tables without a per-batch WithTableCache
+	uncached bool
 }
 
 func newLakePipeline(t testing.TB, o merge.HistoryOptions) *lakePipeline {
@@ -85,6 +87,9 @@ func (p *lakePipeline) retryingBatch(msgs []sample.Message) {
 // tryBatch does what the ApplyBatch activity does for one batch.
 func (p *lakePipeline) tryBatch(msgs []sample.Message) error {
 	ctx := context.Background()
+	if !p.uncached {
+		ctx = WithTableCache(ctx)
+	}
 	p.seq++
 	b := Batch{ID: fmt.Sprint("b", p.seq), Seq: p.seq, Topic: "t", Ranges: []Range{{From: p.offset, To: p.offset + int64(len(msgs))}},
 		EndOffsets: Offsets{0: p.offset + int64(len(msgs))}}

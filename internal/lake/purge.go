@@ -149,7 +149,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if err := tx.SetProperties(tableProps); err != nil {
 		return res, fmt.Errorf("lake: stage purge horizon: %w", err)
 	}
-	newTbl, err := tx.Commit(ctx)
+	newTbl, err := commitTx(ctx, tbl, tx)
 	if err != nil {
 		w.state.Invalidate()
 		return res, fmt.Errorf("lake: commit purge: %w", err)

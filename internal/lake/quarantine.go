@@ -101,7 +101,7 @@ func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name TableName, 
 	if err := tx.NewRowDelta(iceberg.Properties{PropBatchID: b.ID}).AddRows(df).Commit(ctx); err != nil {
 		return 0, fmt.Errorf("lake: stage quarantine append: %w", err)
 	}
-	if _, err := tx.Commit(ctx); err != nil {
+	if _, err := commitTx(ctx, tbl, tx); err != nil {
 		return 0, fmt.Errorf("lake: commit quarantine: %w", err)
 	}
 	return len(fresh), nil

@@ -252,7 +252,7 @@ func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableNa
 	if err := rdr.Err(); err != nil {
 		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
 	}
-	if _, err := tx.Commit(ctx); err != nil {
+	if _, err := commitTx(ctx, sc, tx); err != nil {
 		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
 	}
 	return nil
@@ -276,6 +276,7 @@ func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) er
 	} else if err = cat.DropTable(ctx, scratch.Mirror()); err == nil {
 		err = tbl.PurgeFiles(ctx)
 	}
+	cacheTable(ctx, scratch.Mirror(), nil)
 	if err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 		return fmt.Errorf("lake: drop scratch table %s: %w", scratch, err)
 	}

@@ -41,7 +41,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 	if err := tx.SetProperties(props); err != nil {
 		return nil, fmt.Errorf("lake: stage %s properties: %w", what, err)
 	}
-	newTbl, err := tx.Commit(ctx)
+	newTbl, err := commitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: commit %s: %w", what, err)
 	}

@@ -251,7 +251,7 @@ func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaC
 	if n == 0 && len(accept) == 0 {
 		return tbl, nil, nil
 	}
-	newTbl, err := tx.Commit(ctx)
+	newTbl, err := commitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lake: commit schema change: %w", err)
 	}

@@ -88,10 +88,16 @@ func ensureNamespace(ctx context.Context, cat catalog.Catalog, ns table.Identifi
 }
 
 // loadOrCreate loads ident, creating it with schema and props when it
-// does not exist (losing a creation race to another writer is fine).
+// does not exist (losing a creation race to another writer is fine);
+// within a batch's WithTableCache, the table as the batch last loaded or
+// committed it (tablecache.go).
 func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties) (*table.Table, bool, error) {
+	if tbl := cachedTable(ctx, ident); tbl != nil {
+		return tbl, false, nil
+	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err == nil {
+		cacheTable(ctx, ident, tbl)
 		return tbl, false, nil
 	}
 	if !errors.Is(err, catalog.ErrNoSuchTable) {
@@ -113,12 +119,16 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 		time.Sleep(time.Duration(50<<attempt) * time.Millisecond)
 	}
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		tbl, err = cat.LoadTable(ctx, ident)
-		return tbl, false, err
+		if tbl, err = cat.LoadTable(ctx, ident); err != nil {
+			return nil, false, err
+		}
+		cacheTable(ctx, ident, tbl)
+		return tbl, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("lake: create %s: %w", IdentString(ident), err)
 	}
+	cacheTable(ctx, ident, tbl)
 	return tbl, true, nil
 }
 
@@ -127,8 +137,13 @@ func isBusy(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY"))
 }
 
-// LoadTable loads a table, returning (nil, nil) when it does not exist.
+// LoadTable loads a table, returning (nil, nil) when it does not exist;
+// within a batch's WithTableCache, the table as the batch last loaded or
+// committed it (tablecache.go).
 func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
+	if tbl := cachedTable(ctx, ident); tbl != nil {
+		return tbl, nil
+	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil, nil
@@ -136,6 +151,7 @@ func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if err != nil {
 		return nil, fmt.Errorf("lake: load %s: %w", IdentString(ident), err)
 	}
+	cacheTable(ctx, ident, tbl)
 	return tbl, nil
 }
 
