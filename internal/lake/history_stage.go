@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -136,6 +137,16 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	// are decided (history_file.go)
 	hf := newHistoryFile(ctx, s.tbl, s.sh)
 	defer hf.abort() // a no-op once finished
+	// sized for the usual case, no growing by copying: a key writes at
+	// most one version per event plus its rewritten open version (a woven
+	// late key may write more), changes and removes one each
+	rows := len(plan.groups)
+	for _, g := range plan.groups {
+		rows += len(g.Events)
+	}
+	s.writes = slices.Grow(s.writes, rows)
+	s.changes = slices.Grow(s.changes, len(plan.groups))
+	s.removed = slices.Grow(s.removed, len(plan.groups))
 	for i, g := range plan.groups {
 		if n := len(s.writes); n-hf.queued >= historyChunkRows {
 			hf.queue(s.writes[hf.queued:n:n])
