@@ -38,39 +38,32 @@ func (c *countingCatalog) take() map[string]int {
 // Within a batch (WithTableCache) each table is loaded from the catalog
 // once: bronze, mirror and history, whatever number of steps read them
 // (without the cache the mirror is loaded three times and history twice).
-// The next batch
-// loads each again (nothing is kept between batches), and the tables end
-// exactly as the same stream gives without the cache.
+// The next batch loads each again (nothing is kept between batches), and
+// the tables end exactly as the same stream gives without the cache.
 func TestBatchLoadsEachTableOnce(t *testing.T) {
-	cc := &countingCatalog{Catalog: newCatalog(t), loads: map[string]int{}}
-	p := newLakePipeline(t, merge.HistoryOptions{})
-	p.cat, p.mirror, p.history = cc, NewMirrorWriter(cc, testTable, orderKey), NewHistoryWriter(cc, testTable, orderKey, merge.HistoryOptions{})
 	s := sample.Generate(sample.Options{Seed: 5, Inserts: 30, Updates: 60, Deletes: 10, Envelope: true})
 	msgs := s.Clean
-	p.batch(msgs[:20]) // creates the tables
-	cc.take()
-	want := map[string]int{IdentString(testTable.Bronze()): 1, IdentString(testTable.Mirror()): 1, IdentString(testTable.History()): 1}
-	for _, part := range [][]sample.Message{msgs[20:50], msgs[50:80], msgs[80:]} {
-		p.batch(part)
-		if got := cc.take(); !maps.Equal(got, want) {
-			t.Fatalf("catalog loads in one batch: %v, want %v", got, want)
+	// run applies msgs in four batches and checks the catalog loads of the
+	// last three (the first creates the tables) against want (bronze,
+	// mirror, history)
+	run := func(uncached bool, want [3]int) *lakePipeline {
+		cc := &countingCatalog{Catalog: newCatalog(t), loads: map[string]int{}}
+		p := newLakePipeline(t, merge.HistoryOptions{})
+		p.cat, p.mirror, p.history = cc, NewMirrorWriter(cc, testTable, orderKey), NewHistoryWriter(cc, testTable, orderKey, merge.HistoryOptions{})
+		p.uncached = uncached
+		p.batch(msgs[:20])
+		cc.take()
+		loads := map[string]int{IdentString(testTable.Bronze()): want[0], IdentString(testTable.Mirror()): want[1], IdentString(testTable.History()): want[2]}
+		for _, part := range [][]sample.Message{msgs[20:50], msgs[50:80], msgs[80:]} {
+			p.batch(part)
+			if got := cc.take(); !maps.Equal(got, loads) {
+				t.Fatalf("catalog loads in one batch (uncached %v): %v, want %v", uncached, got, loads)
+			}
 		}
+		return p
 	}
-
-	rc := &countingCatalog{Catalog: newCatalog(t), loads: map[string]int{}}
-	ref := newLakePipeline(t, merge.HistoryOptions{})
-	ref.cat, ref.mirror, ref.history = rc, NewMirrorWriter(rc, testTable, orderKey), NewHistoryWriter(rc, testTable, orderKey, merge.HistoryOptions{})
-	ref.uncached = true
-	ref.batch(msgs[:20])
-	rc.take()
-	uncached := map[string]int{IdentString(testTable.Bronze()): 1, IdentString(testTable.Mirror()): 3, IdentString(testTable.History()): 2}
-	for _, part := range [][]sample.Message{msgs[20:50], msgs[50:80], msgs[80:]} {
-		ref.batch(part)
-		if got := rc.take(); !maps.Equal(got, uncached) {
-			t.Fatalf("catalog loads in one uncached batch: %v, want %v", got, uncached)
-		}
-	}
-	if got, want := mirrorLines(t, cc), mirrorLines(t, ref.cat); got != want || got == "" {
+	p, ref := run(false, [3]int{1, 1, 1}), run(true, [3]int{1, 3, 2})
+	if got, want := mirrorLines(t, p.cat), mirrorLines(t, ref.cat); got != want || got == "" {
 		t.Fatalf("mirror with the cache:\n%s\nwithout:\n%s", got, want)
 	}
 	if got, want := p.historyLines(), ref.historyLines(); got != want || got == "" {
