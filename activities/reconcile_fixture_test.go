@@ -197,6 +197,9 @@ func (f *recFixture) reconcile(repair bool) (ReconcileResult, map[string]validat
 // (check "" : none failed).
 func onlyFailing(t *testing.T, res ReconcileResult, by map[string]validate.Result, check, details string) {
 	t.Helper()
+	if len(res.Skipped) > 0 {
+		t.Errorf("checks skipped: %v; want every check run", res.Skipped)
+	}
 	for _, c := range res.Checks {
 		if c.Check != check && c.Verdict != validate.Pass {
 			t.Errorf("check %s: %s, want pass (%s)", c.Check, c.Verdict, c.Details())

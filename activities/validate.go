@@ -2,15 +2,19 @@ package activities
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/validate"
+	"github.com/lakemirror/lakemirror/schemas"
 )
 
 // ValidationRequest asks for one validation run of a table; RunID names
@@ -88,7 +92,11 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		if mirror.Checkpoint.BatchSeq == 0 {
 			position = bronze.Checkpoint.EndOffsets
 		}
-		parts, err := a.offsetsOf(ctx, spec.Topic, bronze, position)
+		keyOf, err := a.holeKeys(ctx, spec, name)
+		if err != nil {
+			return res, err
+		}
+		parts, err := a.offsetsOf(ctx, spec.Topic, bronze, position, keyOf)
 		if err != nil {
 			return res, err
 		}
@@ -139,6 +147,31 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	return res, nil
 }
 
+// holeKeys returns what names a record found in one of bronze's holes:
+// the hex of the primary key of the row change it carries, decoded as the
+// table's batches decode it (the mirror's recorded key columns, else the
+// spec's), or "" for a record that is no row change or does not decode
+// (the hole's finding still counts it). Errors: reading the mirror's key
+// columns (catalog, storage).
+func (a *Activities) holeKeys(ctx context.Context, spec TableSpec, name lake.TableName) (func(*kgo.Record) string, error) {
+	opts := a.decoderOptions(spec)
+	recorded, err := lake.MirrorKeyColumns(ctx, a.Catalog, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(recorded) > 0 {
+		opts.KeyColumns = recorded
+	}
+	dec := schemas.NewDecoder(opts)
+	return func(r *kgo.Record) string {
+		d, err := dec.Decode(schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value})
+		if err != nil || d.Kind != schemas.KindChange || d.Event == nil || d.Event.Key == "" {
+			return ""
+		}
+		return hex.EncodeToString([]byte(d.Event.Key))
+	}, nil
+}
+
 // holeWindow is the widest offset span one fetch of bronze's holes reads
 // (a single hole wider than this is still read in one fetch); a variable
 // for tests.
@@ -147,9 +180,10 @@ var holeWindow int64 = 50_000
 // offsetsOf gathers, per partition bronze covers or the table tracks,
 // the covered ranges, the table's position, the topic's log start and
 // high watermark, and bronze's holes with the records Kafka returns in
-// their retained part. A topic that no longer exists leaves every hole
+// their retained part, each named by keyOf (the key of its row change,
+// "" for none). A topic that no longer exists leaves every hole
 // unverified and the log start at 0.
-func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.BronzeAudit, position lake.Offsets) ([]validate.PartitionOffsets, error) {
+func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.BronzeAudit, position lake.Offsets, keyOf func(*kgo.Record) string) ([]validate.PartitionOffsets, error) {
 	if a.Kafka == nil {
 		return nil, errors.New("validate: no Kafka client")
 	}
@@ -177,14 +211,14 @@ func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.Bronze
 		holes := validate.Holes(po.Covered, b.Offsets[p])
 		// the retained part of the holes, read in windows of at most
 		// holeWindow offsets (each one fetch) so memory stays bounded
-		found := map[int64]bool{}
+		found := map[int64]string{} // offset → key of its row change
 		fetch := func(from, to int64) error {
 			recs, err := a.Kafka.Fetch(ctx, topic, []kafka.Range{{Partition: p, From: from, To: to}})
 			if err != nil {
 				return fmt.Errorf("validate: read partition %d [%d, %d) to check bronze's holes: %w", p, from, to, err)
 			}
 			for _, r := range recs {
-				found[r.Offset] = true
+				found[r.Offset] = keyOf(r)
 			}
 			return nil
 		}
@@ -213,8 +247,9 @@ func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.Bronze
 		for _, h := range holes {
 			hole := validate.Hole{Span: h, Retained: ends != nil && h.To > po.LogStart}
 			for o := max(h.From, po.LogStart); hole.Retained && o < h.To; o++ {
-				if found[o] {
+				if k, ok := found[o]; ok {
 					hole.Found = append(hole.Found, o)
+					hole.Keys = append(hole.Keys, k)
 				}
 			}
 			po.Holes = append(po.Holes, hole)

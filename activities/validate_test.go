@@ -154,6 +154,9 @@ func (f *valFixture) validate() (ValidationResult, map[string]validate.Result) {
 // only asserts that exactly the named check failed, with these details.
 func only(t *testing.T, res ValidationResult, by map[string]validate.Result, check, details string) {
 	t.Helper()
+	if len(res.Skipped) > 0 {
+		t.Errorf("checks skipped: %v (%v); want every check run", res.Skipped, res.SkipReasons)
+	}
 	for _, c := range res.Checks {
 		if c.Check != check && c.Verdict != validate.Pass {
 			t.Errorf("check %s: %s, want pass (%s)", c.Check, c.Verdict, c.Details())
@@ -251,7 +254,8 @@ func TestValidateKeyInTwoPartitions(t *testing.T) {
 	pg := sample.PostgresChange
 	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("c", "null", order(2, "new"), 110))
 	f.produce(1, pg("u", order(1, "new"), order(1, "paid"), 120), pg("c", "null", order(3, "new"), 130))
-	f.apply(map[int32][2]int64{0: {0, 2}, 1: {0, 2}}, nil)
+	f.apply(map[int32][2]int64{0: {0, 1}, 1: {0, 1}}, nil)
+	f.apply(map[int32][2]int64{0: {1, 2}, 1: {1, 2}}, nil)
 	res, by := f.validate()
 	only(t, res, by, validate.CheckPartitioning, "key "+keyOf(1)+": events in partitions 0 (1 events), 1 (1 events)")
 }
@@ -261,7 +265,8 @@ func TestValidateDuplicateCreate(t *testing.T) {
 	f := newValFixture(t)
 	pg := sample.PostgresChange
 	f.produce(0, pg("c", "null", order(5, "new"), 100), pg("c", "null", order(5, "again"), 110), pg("c", "null", order(6, "new"), 120))
-	f.apply(map[int32][2]int64{0: {0, 3}}, nil)
+	f.apply(map[int32][2]int64{0: {0, 2}}, nil)
+	f.apply(map[int32][2]int64{0: {2, 3}}, nil)
 	res, by := f.validate()
 	only(t, res, by, validate.CheckTransitions, fmt.Sprintf("key %s: create after a create without a delete between (c at %s, partition 0 offset 0; then c at %s, partition 0 offset 1)", keyOf(5), s(100), s(110)))
 }
@@ -325,16 +330,38 @@ func TestValidatePhantomChange(t *testing.T) {
 func TestValidateHoleInBronze(t *testing.T) {
 	f := newValFixture(t)
 	f.cleanStream()
-	f.apply(map[int32][2]int64{0: {0, 5}, 1: {0, 3}}, map[int32][]int64{0: {2, 4}})
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 3}}, map[int32][]int64{0: {2}})
+	f.apply(map[int32][2]int64{0: {3, 5}}, map[int32][]int64{0: {4}})
 	res, by := f.validate()
+	// each hole, then the key of each change Kafka holds there (key 1's
+	// update at offset 2, key 2's create at offset 4)
 	want := "partition 0: offsets [2, 3) are missing from bronze but Kafka holds 1 records there (first 2)\n" +
-		"partition 0: offsets [4, 5) are missing from bronze but Kafka holds 1 records there (first 4)"
+		"key " + keyOf(1) + ": its change at partition 0 offset 2 is missing from bronze (Kafka holds it)\n" +
+		"partition 0: offsets [4, 5) are missing from bronze but Kafka holds 1 records there (first 4)\n" +
+		"key " + keyOf(2) + ": its change at partition 0 offset 4 is missing from bronze (Kafka holds it)"
 	only(t, res, by, validate.CheckContinuity, want)
 	// the same, each hole in a fetch of its own
 	defer func(w int64) { holeWindow = w }(holeWindow)
 	holeWindow = 1
 	res, by = f.validate()
 	only(t, res, by, validate.CheckContinuity, want)
+}
+
+// Every event of partition 1 is lost before bronze and the mirror (a
+// consumer that skipped the partition's records while moving its
+// position): the continuity check alone fails, naming the hole and, one
+// by one, key 3's create, update and delete that Kafka still holds.
+func TestValidatePartitionDropped(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 3}}, map[int32][]int64{1: {0, 1, 2}})
+	f.apply(map[int32][2]int64{0: {3, 5}}, nil)
+	res, by := f.validate()
+	only(t, res, by, validate.CheckContinuity,
+		"partition 1: offsets [0, 3) are missing from bronze but Kafka holds 3 records there (first 0)\n"+
+			"key "+keyOf(3)+": its change at partition 1 offset 0 is missing from bronze (Kafka holds it)\n"+
+			"key "+keyOf(3)+": its change at partition 1 offset 1 is missing from bronze (Kafka holds it)\n"+
+			"key "+keyOf(3)+": its change at partition 1 offset 2 is missing from bronze (Kafka holds it)")
 }
 
 // A batch starts past where the previous one ended: offsets never read.
@@ -351,7 +378,8 @@ func TestValidateBatchesDoNotJoin(t *testing.T) {
 func TestValidateDeletedBeforeRead(t *testing.T) {
 	f := newValFixture(t)
 	f.cleanStream()
-	f.apply(map[int32][2]int64{0: {0, 2}, 1: {0, 3}}, nil)
+	f.apply(map[int32][2]int64{0: {0, 1}, 1: {0, 3}}, nil)
+	f.apply(map[int32][2]int64{0: {1, 2}}, nil)
 	if err := f.cluster.DeleteRecords(f.spec.Topic, 0, 4); err != nil {
 		t.Fatal(err)
 	}
@@ -359,20 +387,21 @@ func TestValidateDeletedBeforeRead(t *testing.T) {
 	only(t, res, by, validate.CheckContinuity, "partition 0: the table's position 2 is below the log start 4: records [2, 4) were deleted before they were read")
 }
 
-// The consumer is reset to an older offset: a batch re-reads [1, 3) and
-// records position 3 after 5.
+// The consumer is reset to an older offset: after two batches, a third
+// re-reads [1, 3) and records position 3 after 5.
 func TestValidateConsumerReset(t *testing.T) {
 	f := newValFixture(t)
 	f.cleanStream()
-	f.apply(map[int32][2]int64{0: {0, 5}, 1: {0, 3}}, nil)
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 2}}, nil)
+	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
 	f.apply(map[int32][2]int64{0: {1, 3}}, nil)
 	res, by := f.validate()
 	tbl, err := lake.LoadTable(f.ctx, f.a.Catalog, f.name.Mirror())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// the re-read changed no row: batch 2 committed to the properties only
-	only(t, res, by, validate.CheckWatermark, fmt.Sprintf("partition 0: the table properties (batch 2) moved the position back from 5 (snapshot %d (batch 1)) to 3: a consumer reset", tbl.CurrentSnapshot().SnapshotID))
+	// the re-read changed no row: batch 3 committed to the properties only
+	only(t, res, by, validate.CheckWatermark, fmt.Sprintf("partition 0: the table properties (batch 3) moved the position back from 5 (snapshot %d (batch 2)) to 3: a consumer reset", tbl.CurrentSnapshot().SnapshotID))
 }
 
 // Another writer with stale bookkeeping set the mirror's applied position

@@ -283,14 +283,18 @@ type PartitionOffsets struct {
 // Hole is a span inside the covered ranges that the table holds no record
 // of. Retained reports whether Kafka still held the span when it was
 // checked (at or above the log start); Found lists the offsets of the
-// data records Kafka returned in it (read-committed). A retained hole
-// with no record found is Kafka's own (transaction markers, aborted
-// transactions, offsets compacted away); a hole below the log start
-// cannot be verified and is accepted, counted in Observed.
+// data records Kafka returned in it (read-committed), and Keys, when set,
+// the key of the row change each of them carries (hex of the encoded
+// primary key, as Finding.Key; "" for a record that is no row change or
+// does not decode). A retained hole with no record found is Kafka's own
+// (transaction markers, aborted transactions, offsets compacted away); a
+// hole below the log start cannot be verified and is accepted, counted in
+// Observed.
 type Hole struct {
 	Span
 	Retained bool
 	Found    []int64
+	Keys     []string
 }
 
 // Continuity checks, per partition (in order), that the batches' ranges
@@ -300,7 +304,9 @@ type Hole struct {
 // the position is not below the log start (records deleted by retention
 // before they were read), and that every retained hole is Kafka's own
 // (Found empty). Each violation is a finding naming the partition and the
-// offsets.
+// offsets; a hole's records are then named one finding each by the key of
+// the row change they carry (Hole.Keys), so that a key whose change
+// bronze and the mirror never got can be looked at, or reconciled.
 func Continuity(parts []PartitionOffsets) Result {
 	var found []Finding
 	holes, unverified, records := 0, 0, 0
@@ -328,6 +334,12 @@ func Continuity(parts []PartitionOffsets) Result {
 				records += len(h.Found)
 				found = append(found, Finding{Partition: part(p.Partition),
 					What: fmt.Sprintf("offsets [%d, %d) are missing from bronze but Kafka holds %d records there (first %d)", h.From, h.To, len(h.Found), h.Found[0])})
+				for i, k := range h.Keys {
+					if k != "" && i < len(h.Found) {
+						found = append(found, Finding{Key: k, Partition: part(p.Partition),
+							What: fmt.Sprintf("its change at partition %d offset %d is missing from bronze (Kafka holds it)", p.Partition, h.Found[i])})
+					}
+				}
 			}
 		}
 	}
