@@ -31,7 +31,9 @@ type ValidationRequest struct {
 // when the mirror's newest commits hold no run of batches), how many failed, the
 // table's source watermark (the applied position, hex `_seq`, "" when
 // nothing was applied) and event-time watermark (the newest source commit
-// time among the mirror's rows, UTC; zero when none), and the validation
+// time up to which every partition the table reads is applied,
+// validate.EventTimeWatermark; without bronze the newest among the
+// mirror's rows; UTC, zero when none), and the validation
 // table's snapshot holding the run's rows. The worker's metrics get
 // lakemirror_validation_failed per check and the run's time.
 type ValidationResult struct {
@@ -75,6 +77,7 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		mirror = &lake.MirrorAudit{}
 	}
 	var bronze *lake.BronzeAudit
+	var parts []validate.PartitionOffsets
 	if !spec.WithoutBronze {
 		if bronze, err = lake.ReadBronzeAudit(ctx, a.Catalog, name, spec.Topic); err != nil {
 			return res, err
@@ -96,8 +99,7 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		if err != nil {
 			return res, err
 		}
-		parts, err := a.offsetsOf(ctx, spec.Topic, bronze, position, keyOf)
-		if err != nil {
+		if parts, err = a.offsetsOf(ctx, spec.Topic, bronze, position, keyOf); err != nil {
 			return res, err
 		}
 		res.Checks = append(res.Checks, validate.Continuity(parts))
@@ -131,8 +133,12 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	if mirror.Applied != "" {
 		res.SourceWatermark = mirror.Applied
 	}
-	if mirror.MaxSourceTs > 0 {
-		res.EventTimeWatermark = time.UnixMicro(mirror.MaxSourceTs).UTC()
+	eventTs := mirror.MaxSourceTs // without bronze: the newest applied
+	if bronze != nil {
+		eventTs = validate.EventTimeWatermark(appliedRecords(bronze.Records, mirror.Checkpoint), parts)
+	}
+	if eventTs > 0 {
+		res.EventTimeWatermark = time.UnixMicro(eventTs).UTC()
 	}
 	if res.Snapshot, err = lake.AppendValidation(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
 		return res, err

@@ -248,6 +248,29 @@ func TestValidateClean(t *testing.T) {
 	}
 }
 
+// The event-time watermark waits for the partition still behind:
+// partition 0 is applied to its end (newest change at 140), partition 1
+// only up to its update at 125 (its delete at 135 is still in Kafka), so
+// every partition is complete up to 125, not 140. No check fails.
+func TestValidateEventTimeWatermarkWaitsForLaggingPartition(t *testing.T) {
+	f := newValFixture(t)
+	f.cleanStream()
+	f.apply(map[int32][2]int64{0: {0, 3}, 1: {0, 1}}, nil)
+	f.apply(map[int32][2]int64{0: {3, 5}, 1: {1, 2}}, nil)
+	res, _ := f.validate()
+	if res.Failed != 0 || len(res.Skipped) != 0 {
+		t.Fatalf("run: %+v", res)
+	}
+	if got := res.EventTimeWatermark.UnixMilli(); got != 1767258000000+125 {
+		t.Fatalf("event-time watermark %s (%d ms after the base), want 125 ms after it", res.EventTimeWatermark, got-1767258000000)
+	}
+	// caught up: the newest applied change
+	f.apply(map[int32][2]int64{1: {2, 3}}, nil)
+	if res, _ = f.validate(); res.Failed != 0 || res.EventTimeWatermark.UnixMilli() != 1767258000000+140 {
+		t.Fatalf("caught up: %d failed, event-time watermark %s", res.Failed, res.EventTimeWatermark)
+	}
+}
+
 // Key 1's update lands on partition 1 instead of 0.
 func TestValidateKeyInTwoPartitions(t *testing.T) {
 	f := newValFixture(t)

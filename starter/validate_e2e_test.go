@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -111,6 +112,12 @@ func TestValidateCommand(t *testing.T) {
 	}
 	if fails != 1 {
 		t.Fatalf("%d failing rows, want 1", fails)
+	}
+	// status shows the last validation run, its failing check with what it observed
+	out, errw, code = s.cli("status", table)
+	if code != exitOK || !regexp.MustCompile(`\nlast validation +\S+: 6 checks, 1 failed: transitions \(1 keys with an illegal transition\)\n`).MatchString(out) ||
+		strings.Contains(out, "last reconciliation") {
+		t.Fatalf("status: exit %d\n%s%s", code, out, errw)
 	}
 	// the worker's gauges: the last run's verdict per check
 	fams, err := s.r.Metrics.Registry.Gather()

@@ -162,7 +162,8 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name TableName, t
 	if tbl.CurrentSnapshot() == nil {
 		return a, nil
 	}
-	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset, BronzeOp, ColSeq, ColKey}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset, BronzeOp, ColSeq, ColKey, ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		tss, _ := col(ColSourceTs).(*array.Timestamp) // nil for a bronze table without the column
 		topics, _ := col(BronzeTopic).(*array.String)
 		parts, _ := col(BronzePartition).(*array.Int32)
 		offs, _ := col(BronzeOffset).(*array.Int64)
@@ -188,7 +189,11 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name TableName, t
 				if keys.IsNull(r) {
 					continue
 				}
-				a.Records = append(a.Records, validate.Record{Key: keys.Value(r), Partition: p, Offset: o, Op: op, Seq: seqs.Value(r)})
+				vr := validate.Record{Key: keys.Value(r), Partition: p, Offset: o, Op: op, Seq: seqs.Value(r)}
+				if tss != nil && !tss.IsNull(r) {
+					vr.SourceTs = int64(tss.Value(r))
+				}
+				a.Records = append(a.Records, vr)
 			}
 		}
 		return nil

@@ -101,6 +101,7 @@ type Record struct {
 	Offset    int64
 	Op        string
 	Seq       string
+	SourceTs  int64 // source commit time of the change, µs since the epoch; 0 when unknown
 }
 
 // Partitioning checks that all events of a key are in one Kafka
@@ -414,4 +415,43 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// EventTimeWatermark is the newest source commit time up to which every
+// partition's changes are applied (µs since the epoch; 0 when none is
+// known), from recs, the applied row changes, and parts (Position and End
+// per partition). Within a partition changes arrive in source order
+// (Debezium keys records by primary key; per partition the connector's
+// log order holds), so a partition is complete up to the newest source
+// time applied from it; a partition whose position has reached its end
+// offset holds nothing pending and does not hold the watermark back. So:
+// the oldest of the newest applied times of the partitions still behind,
+// or, when none is behind, the newest applied time of all. A partition
+// behind that has applied no change with a known time leaves nothing
+// complete (0). A transaction's changes spread over partitions count as
+// complete when each partition has passed its commit time.
+func EventTimeWatermark(recs []Record, parts []PartitionOffsets) int64 {
+	newest := map[int32]int64{}
+	var all int64
+	for _, r := range recs {
+		if r.SourceTs > newest[r.Partition] {
+			newest[r.Partition] = r.SourceTs
+		}
+		all = max(all, r.SourceTs)
+	}
+	wm, behind := int64(0), false
+	for _, p := range parts {
+		if p.Position >= p.End {
+			continue
+		}
+		t := newest[p.Partition]
+		if !behind || t < wm {
+			wm = t
+		}
+		behind = true
+	}
+	if !behind {
+		return all
+	}
+	return wm
 }

@@ -148,3 +148,33 @@ func TestFindingsCapped(t *testing.T) {
 		t.Fatalf("details end %q", d[len(d)-40:])
 	}
 }
+
+func TestEventTimeWatermark(t *testing.T) {
+	recs := []Record{
+		{Partition: 0, Offset: 0, SourceTs: 100}, {Partition: 0, Offset: 1, SourceTs: 140},
+		{Partition: 1, Offset: 0, SourceTs: 50}, {Partition: 1, Offset: 1, SourceTs: 125},
+		{Partition: 2, Offset: 0, SourceTs: 0}, // time unknown
+	}
+	caught := func(p int32) PartitionOffsets { return PartitionOffsets{Partition: p, Position: 5, End: 5} }
+	behind := func(p int32) PartitionOffsets { return PartitionOffsets{Partition: p, Position: 2, End: 5} }
+	cases := []struct {
+		name  string
+		recs  []Record
+		parts []PartitionOffsets
+		want  int64
+	}{
+		{"every partition caught up: the newest applied", recs, []PartitionOffsets{caught(0), caught(1), caught(2)}, 140},
+		{"partition 1 behind holds it at its newest", recs, []PartitionOffsets{caught(0), behind(1), caught(2)}, 125},
+		{"the oldest of the partitions behind", recs, []PartitionOffsets{behind(0), behind(1)}, 125},
+		{"partition 0 behind alone", recs, []PartitionOffsets{behind(0), caught(1)}, 140},
+		{"a partition behind without a known time: nothing complete", recs, []PartitionOffsets{caught(0), behind(2)}, 0},
+		{"a partition behind that applied nothing", recs, []PartitionOffsets{caught(0), behind(3)}, 0},
+		{"nothing applied", nil, []PartitionOffsets{caught(0)}, 0},
+		{"no partitions known: the newest applied", recs, nil, 140},
+	}
+	for _, c := range cases {
+		if got := EventTimeWatermark(c.recs, c.parts); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
