@@ -5,14 +5,14 @@ import (
 	"fmt"
 )
 
-// Jobs that run outside a table's workflow (maintenance, reconciliation;
-// docs/design.md, "Routing") run on the worker that holds the table's
-// local state too: they lock the table's state against its batches and
-// use its key index, which a worker that does not hold the table would
-// have to build from the mirror first, and a purge or compaction
-// serialized with the batches in the worker that applies them does not
-// lose its commit race to them. The job's workflow asks TableOwner for the
-// table's worker and schedules the job on that worker's queue.
+// Maintenance jobs run outside a table's workflow but on the worker that
+// holds the table's local state (docs/design.md, "Routing"): a purge locks
+// the table's state against its batches and uses its key index, which a
+// worker that does not hold the table would have to build from the mirror
+// first, and a compaction serialized with the batches in the worker that
+// applies them does not lose its commit race to them. The job's workflow
+// asks TableOwner for the table's worker and schedules the job on that
+// worker's queue.
 
 // OwnerLookup returns the own task queue of the worker holding table's
 // state (the running table workflow's claimed owner, workflows.Status.Owner),

@@ -10,7 +10,7 @@ import (
 )
 
 // ownerJobsVersion gates running a job that lives outside the table's
-// workflow (MaintenanceWorkflow, ReconcileWorkflow) on the worker holding
+// workflow (MaintenanceWorkflow) on the worker holding
 // the table's local state (docs/design.md, "Routing"). Runs recorded
 // before it schedule the job on the shared queue. Asked once per run.
 const ownerJobsVersion = "jobs-on-owner"

@@ -26,19 +26,22 @@ func ReconcileWorkflowID(table string, at time.Time) string {
 // activity heartbeats its progress (the last key range read) every 10 s
 // and a retry resumes there; source, storage and Kafka errors are
 // retried (10 attempts, backoff to a minute), a bad spec or source table
-// is not. It runs on the worker holding the table's state (onOwner), so a
-// repair applies through that worker's state, serialized with the
-// table's batches.
+// is not. Unlike maintenance it runs on the shared queue, not on the
+// table's worker (onOwner): a run that fell back from a dead owner's queue
+// would start a new activity and lose the progress the owner heartbeated
+// (hours of key ranges), while only a repair uses the table's state (a
+// worker without it builds one for the repair and drops it, and the
+// owner's next batch rebuilds its own once).
 func ReconcileWorkflow(ctx workflow.Context, req activities.ReconcileRequest) (activities.ReconcileResult, error) {
-	opts := workflow.ActivityOptions{
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 24 * time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		Summary:             "reconcile " + req.Spec.Table,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
 			MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
-	}
+	})
 	req.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	var res activities.ReconcileResult
-	err := onOwner(ctx, req.Spec.Table, opts, a.Reconcile, req, &res)
+	err := workflow.ExecuteActivity(ctx, a.Reconcile, req).Get(ctx, &res)
 	return res, err
 }
