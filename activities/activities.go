@@ -145,10 +145,16 @@ func (a *Activities) checkCatalog(spec TableSpec) error {
 		spec.Table, spec.Catalog, a.CatalogID), ErrTypeCatalogMismatch)
 }
 
-// sameSpec reports whether two specs configure the table alike: the
-// recorded catalog does not change the worker's state for it.
+// sameSpec reports whether two specs configure the worker's state for the
+// table alike. The recorded catalog does not change it, nor do the batch
+// bounds (MaxEvents, MaxWait, MaxBatchEvents, MaxQuarantine, LoadChunk),
+// which every activity takes from its own request: a maintenance schedule
+// created before `starter settings` changed them carries the old ones, and
+// its job must use the state the table's batches use, not replace it.
 func sameSpec(x, y TableSpec) bool {
-	x.Catalog, y.Catalog = "", ""
+	for _, s := range []*TableSpec{&x, &y} {
+		s.Catalog, s.MaxEvents, s.MaxWait, s.MaxBatchEvents, s.MaxQuarantine, s.LoadChunk = "", 0, 0, 0, 0, 0
+	}
 	return fmt.Sprint(x) == fmt.Sprint(y)
 }
 
@@ -159,7 +165,8 @@ func (a *Activities) decoderOptions(spec TableSpec) schemas.DecoderOptions {
 }
 
 // state returns the worker's state for a table, creating it on first use
-// (or when the table's spec changed).
+// (or when the table's spec changed: the old state is retired once its
+// batch in flight, if any, is done).
 func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) {
 	name, err := lake.ParseTableName(spec.Table)
 	if err != nil {
@@ -172,16 +179,31 @@ func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) 
 	}
 	st := a.tables[spec.Table]
 	if st == nil || !sameSpec(st.spec, spec) {
-		if st != nil && st.mirror != nil {
-			st.mirror.State().Close()
-		}
 		if st != nil {
-			if p := st.prefetch.swap(nil); p != nil {
-				p.cancel()
-			}
+			retire(st)
 		}
 		st = &tableState{spec: spec, keyCols: spec.KeyColumns, decoders: newDecoderPool(a.decoderOptions(spec))}
 		a.tables[spec.Table] = st
 	}
 	return st, name, nil
+}
+
+// jobState is state for a job outside the table's workflow (a repair, a
+// maintenance job): the worker's state for the table, and done, which the
+// caller runs when the job is over (after releasing st.mu). A worker that
+// neither held that state before nor owns the table (the job fell back to
+// the shared queue) builds it for the job only: done drops it instead of
+// keeping a second copy of the table's index (the owner rebuilds its own
+// once, the job's commits having moved the tables).
+func (a *Activities) jobState(spec TableSpec) (st *tableState, name lake.TableName, done func(), err error) {
+	a.mu.Lock()
+	_, existed := a.tables[spec.Table]
+	a.mu.Unlock()
+	done = func() {
+		if !existed && !a.owner.holds(spec.Table) {
+			a.dropState(spec.Table)
+		}
+	}
+	st, name, err = a.state(spec)
+	return st, name, done, err
 }

@@ -238,13 +238,19 @@ func (a *Activities) dropState(table string) {
 	st := a.tables[table]
 	delete(a.tables, table)
 	a.mu.Unlock()
-	if st == nil {
-		return
+	if st != nil {
+		retire(st)
 	}
+}
+
+// retire cancels the prefetch of st, a table state no longer the
+// worker's, and closes its local state once whatever holds st.mu (a
+// batch or job in flight, perhaps the caller's own) is done.
+func retire(st *tableState) {
 	if p := st.prefetch.swap(nil); p != nil {
 		p.cancel()
 	}
-	go func() { // the caller may hold st.mu (ApplyBatch)
+	go func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if st.mirror != nil {

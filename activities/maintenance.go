@@ -54,7 +54,8 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 	if err := a.checkCatalog(spec); err != nil {
 		return res, err
 	}
-	st, name, err := a.state(spec)
+	st, name, done, err := a.jobState(spec)
+	defer done()
 	if err != nil {
 		return res, badSpec(err)
 	}

@@ -30,18 +30,8 @@ const CheckRepair = "reconcile-repair"
 // nothing again. It returns the keys repaired by kind and the position.
 func (r *reconciler) repair(ctx context.Context, out recheckOut) (map[string]int, string, error) {
 	a, spec := r.a, r.spec
-	a.mu.Lock()
-	_, existed := a.tables[spec.Table]
-	a.mu.Unlock()
-	// a worker that does not own the table builds its state for the repair
-	// only: it is dropped afterwards instead of kept (the owner rebuilds its
-	// own once, the repair's commit having moved the tables)
-	defer func() {
-		if !existed && !a.owner.holds(spec.Table) {
-			a.dropState(spec.Table)
-		}
-	}()
-	st, name, err := a.state(spec)
+	st, name, done, err := a.jobState(spec)
+	defer done()
 	if err != nil {
 		return nil, "", badSpec(err)
 	}
