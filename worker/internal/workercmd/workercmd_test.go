@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/buildinfo"
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -132,9 +136,16 @@ func TestWorkerRefusesWrongWiring(t *testing.T) {
 	otherCfg := s.Catalog
 	otherCfg.LocalDir = other
 	ours, theirs := otherCfg.Identity(), s.Catalog.Identity()
+	// the check sees the first worker once its pollers show on the task
+	// queue, which under load takes a moment: wait for them, and give each
+	// attempt a short life (a worker that misses them serves until its
+	// context ends)
+	waitPoller(t, ctx, r.Client, runner.CatalogHash(theirs))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		code, _, errOut = worker(t, ctx, append(base, "--data-dir", other)...)
+		actx, acancel := context.WithTimeout(ctx, 15*time.Second)
+		code, _, errOut = worker(t, actx, append(base, "--data-dir", other)...)
+		acancel()
 		want := fmt.Sprintf("worker: refusing to serve: this worker's catalog is %q (fingerprint %s), but worker %s polls task queue \"lakemirror\" with catalog fingerprint %s\n"+
 			"  a worker must use the catalog of the tables it serves, or a table's batches would commit to two catalogs\n"+
 			"  fix: start this worker with the tables' catalog settings (CATALOG_TYPE, CATALOG_URI, WAREHOUSE), or, if they name the same catalog under other addresses, give every worker the same --catalog-id (LAKEMIRROR_CATALOG_ID)\n",
@@ -167,5 +178,29 @@ func TestWorkerRefusesWrongWiring(t *testing.T) {
 	<-done
 	if code != ExitOK || !strings.Contains(out.String(), "shutting down") {
 		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+}
+
+// waitPoller waits (up to 30 s) until a poller of the shared task queue
+// identifies itself with catalog fingerprint hash.
+func waitPoller(t *testing.T, ctx context.Context, c client.Client, hash string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, tq := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
+			resp, err := c.DescribeTaskQueue(ctx, activities.TaskQueue, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range resp.GetPollers() {
+				if runner.ParsePoller(p.GetIdentity()).Catalog == hash {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no poller with catalog fingerprint %s on task queue %q", hash, activities.TaskQueue)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
