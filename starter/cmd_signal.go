@@ -42,7 +42,13 @@ func (a *app) signalCmds() []*cobra.Command {
 					}
 				}
 				id := workflows.WorkflowID(args[0])
-				if err := c.SignalWorkflow(cmd.Context(), id, "", d.signal, nil); err != nil {
+				// pause and resume go as control signals, which the
+				// workflow applies in the order sent (workflows/signals.go)
+				name, arg := d.signal, any(nil)
+				if d.signal == workflows.SignalPause || d.signal == workflows.SignalResume {
+					name, arg = workflows.SignalControl, d.signal
+				}
+				if err := c.SignalWorkflow(cmd.Context(), id, "", name, arg); err != nil {
 					return notFoundOr(args[0], err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", d.signal, args[0])

@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
 	"github.com/lakemirror/lakemirror/internal/devstack"
+	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -96,6 +100,7 @@ func TestNoWorkerPolling(t *testing.T) {
 		{[]string{"schedule", "cli.noworker", "--unpause"}, exitNotFound, "",
 			"starter: cli.noworker has no schedules (lakemirror-<job>-cli.noworker); create them with `starter schedule cli.noworker`\n"},
 		{[]string{"pause", "cli.noworker"}, exitOK, "sent pause to cli.noworker\n", strings.Replace(warning, "the table starts when one runs", "the signal takes effect when one runs", 1)},
+		{[]string{"resume", "cli.noworker"}, exitOK, "sent resume to cli.noworker\n", strings.Replace(warning, "the table starts when one runs", "the signal takes effect when one runs", 1)},
 	} {
 		start := time.Now()
 		code, stdout, stderr := cli(t, append(c.args, args...)...)
@@ -105,6 +110,33 @@ func TestNoWorkerPolling(t *testing.T) {
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("%v took %s: it must not wait for a worker", c.args, d)
 		}
+	}
+	// pause and resume went as control signals, which keep their order
+	// when they reach the workflow together (workflows/signals.go)
+	s := st.Settings
+	s.Namespace = "cli-noworker"
+	c, err := runner.Dial(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var sent []string
+	it := c.GetWorkflowHistory(context.Background(), workflows.WorkflowID("cli.noworker"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil {
+			var op string
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &op); err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, a.GetSignalName()+" "+op)
+		}
+	}
+	if want := []string{"control pause", "control resume"}; fmt.Sprint(sent) != fmt.Sprint(want) {
+		t.Errorf("signals sent %q, want %q", sent, want)
 	}
 	code, stdout, stderr = cli(t, append([]string{"status", "x"}, append(stackArgs(st), "--namespace", "cli-nonesuch")...)...)
 	if want := fmt.Sprintf("starter: namespace \"cli-nonesuch\" does not exist on Temporal at %s\n  fix: create it (temporal operator namespace create --namespace cli-nonesuch) or name yours with --namespace or TEMPORAL_NAMESPACE\n", st.Settings.TemporalAddress); code != exitFailure || stdout != "" || stderr != want {

@@ -9,6 +9,7 @@ const (
 	QueryStatus       = "status"     // returns Status
 	SignalPause       = "pause"      // no payload: hold the Kafka position after the in-flight batch
 	SignalResume      = "resume"     // no payload
+	SignalControl     = "control"    // string "pause" or "resume": either, applied in the order sent (see signals.go)
 	SignalStop        = "stop"       // no payload: finish the in-flight batch, then complete the workflow
 	SignalRetry       = "retry"      // no payload: re-run the batch that failed and left the table blocked
 	SignalSchema      = "schema"     // string "evolve" or "skip": the decision on a schema change that blocked the table

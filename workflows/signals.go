@@ -24,11 +24,19 @@ type signalChan struct {
 }
 
 // signalsIn is the order in which drain takes buffered signals: every
-// buffered signal of a name before the next name.
+// buffered signal of a name before the next name. The SDK keeps the order
+// of one name's signals, not the order across names (Temporal delivers
+// every signal of a workflow task to its channel before the workflow code
+// runs, and a selector takes ready channels in the order they were
+// added): separate pause and resume signals that reach the workflow in
+// one task apply every pause before every resume, whatever order they
+// were sent in. SignalControl carries both on one channel, so they apply
+// in the order sent; the starter sends it. Control is added last, so
+// histories recorded before it replay as they ran.
 var signalsIn = []struct {
 	name    string
 	payload bool
-}{{SignalPause, false}, {SignalResume, false}, {SignalStop, false}, {SignalRetry, false}, {SignalSchema, true}, {SignalResnapshot, true}}
+}{{SignalPause, false}, {SignalResume, false}, {SignalStop, false}, {SignalRetry, false}, {SignalSchema, true}, {SignalResnapshot, true}, {SignalControl, true}}
 
 func newSignals(ctx workflow.Context, st *TableState) *signals {
 	s := &signals{st: st}
@@ -91,6 +99,21 @@ func (st *TableState) apply(ctx workflow.Context, name, arg string) {
 		st.setSchemaDecision(ctx, arg)
 	case SignalResnapshot:
 		st.setResnapshot(ctx, arg)
+	case SignalControl:
+		st.control(ctx, arg)
+	}
+}
+
+// control applies a control signal's payload: "pause" or "resume" as the
+// signals of those names; anything else is logged and ignored.
+func (st *TableState) control(ctx workflow.Context, op string) {
+	switch op {
+	case SignalPause, SignalResume:
+		st.apply(ctx, op, "")
+	default:
+		if ctx != nil {
+			workflow.GetLogger(ctx).Warn("ignoring control signal", "op", op)
+		}
 	}
 }
 

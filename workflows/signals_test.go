@@ -18,6 +18,18 @@ func TestApplySignals(t *testing.T) {
 	if st.Paused {
 		t.Fatal("resume: still paused")
 	}
+	st.apply(nil, SignalControl, SignalPause)
+	if !st.Paused {
+		t.Fatal("control pause: not paused")
+	}
+	st.apply(nil, SignalControl, "stop")
+	if !st.Paused || st.Stopping {
+		t.Fatalf("control stop: paused %v, stopping %v; want it ignored", st.Paused, st.Stopping)
+	}
+	st.apply(nil, SignalControl, SignalResume)
+	if st.Paused {
+		t.Fatal("control resume: still paused")
+	}
 	st.apply(nil, SignalRetry, "")
 	if !st.retryRequested {
 		t.Fatal("retry: not requested")

@@ -405,3 +405,51 @@ func TestTableRecordsItsCatalog(t *testing.T) {
 		require.Equal(t, "rest http://iceberg-rest:8181 s3://warehouse/", c)
 	}
 }
+
+// Pause and resume as control signals apply in the order sent: the last
+// one wins, an unknown op changes nothing. (The test environment hands
+// the workflow one signal at a time; the order within one workflow task,
+// which separate pause and resume signals lose, is checked on the
+// embedded server: worker/runner TestControlSignalsSentWhileNoWorkerRunsApplyInOrder.)
+func TestTableWorkflowControlSignalsApplyInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		send   func(env *testsuite.TestWorkflowEnvironment)
+		paused bool
+	}{
+		{"control resume pause resume pause", func(env *testsuite.TestWorkflowEnvironment) {
+			for _, op := range []string{SignalResume, SignalPause, SignalResume, SignalPause} {
+				env.SignalWorkflow(SignalControl, op)
+			}
+		}, true},
+		{"control pause resume", func(env *testsuite.TestWorkflowEnvironment) {
+			env.SignalWorkflow(SignalControl, SignalPause)
+			env.SignalWorkflow(SignalControl, SignalResume)
+		}, false},
+		{"control pause, unknown op ignored", func(env *testsuite.TestWorkflowEnvironment) {
+			env.SignalWorkflow(SignalControl, SignalPause)
+			env.SignalWorkflow(SignalControl, "stop-everything")
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, acts := newEnv(t)
+			env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 5}}, nil)
+			env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+				return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 5}}, nil
+			})
+			env.RegisterDelayedCallback(func() { tc.send(env) }, 10*time.Second)
+			env.RegisterDelayedCallback(func() {
+				st := status(t, env)
+				require.Equal(t, tc.paused, st.Paused)
+				if tc.paused {
+					require.Equal(t, PhasePaused, st.Phase)
+				} else {
+					require.Equal(t, PhaseStream, st.Phase)
+				}
+				env.SignalWorkflow(SignalStop, nil)
+			}, 10*time.Minute)
+			env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+			require.NoError(t, env.GetWorkflowError())
+		})
+	}
+}
