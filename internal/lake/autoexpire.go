@@ -47,7 +47,7 @@ func snapshotsRetain(tbl *table.Table) int {
 // PropSnapshotsRetain when it holds more than 1.5 times that many, in a
 // commit of its own (commitExpiry); the files only expired snapshots
 // referenced (manifest lists, manifests, data files compacted or purged
-// away) are deleted after the commit by iceberg-go. A snapshot a tag or
+// away) are deleted after the commit (deleteExpiredFiles). A snapshot a tag or
 // branch holds is kept, and so is any snapshot younger than Iceberg's
 // history.expire.max-snapshot-age-ms when the table sets it to a
 // positive number of milliseconds (Iceberg's own 5-day default is not
@@ -55,8 +55,9 @@ func snapshotsRetain(tbl *table.Table) int {
 // gc.enabled=false are left alone. It returns the table as committed, or
 // tbl when nothing was due.
 //
-// Errors: commitExpiry's (a conflict with another writer among them); the
-// caller's own commit has landed either way.
+// Errors: commitExpiry's (a conflict with another writer among them:
+// tbl is returned; a failed file deletion after the expiry landed: the
+// expired table is); the caller's own commit has landed either way.
 func autoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	retain := snapshotsRetain(tbl)
 	props := tbl.Properties()
@@ -72,10 +73,10 @@ func autoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 		}
 	}
 	out, err := commitExpiry(ctx, tbl, retain, maxAge)
-	if err != nil {
+	if out == nil {
 		return tbl, err
 	}
-	return out, nil
+	return out, err
 }
 
 // expirable reports whether tbl's current branch holds, beyond its newest

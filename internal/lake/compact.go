@@ -105,19 +105,25 @@ func deleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
 }
 
 // commitExpiry expires tbl's snapshots older than olderThan beyond the
-// newest retainLast of each branch, in one commit (iceberg-go deletes
-// the files only they referenced after it), and returns the table as
-// committed. Serves the scheduled Expire and the batch commits'
-// autoExpire. Errors: staging the expiry (gc.enabled=false among them)
-// and committing it.
+// newest retainLast of each branch, in one commit, then deletes the files
+// only the expired snapshots referenced (deleteExpiredFiles, in place of
+// iceberg-go's own clean-up), and returns the table as committed. Serves
+// the scheduled Expire and the batch commits' autoExpire. Errors: staging
+// the expiry (gc.enabled=false among them) and committing it (the table
+// is nil then); deleting the files (the expiry has landed: the table is
+// returned with the error, and what was not deleted is left for the
+// orphan clean-up).
 func commitExpiry(ctx context.Context, tbl *table.Table, retainLast int, olderThan time.Duration) (*table.Table, error) {
 	tx := tbl.NewTransaction()
-	if err := tx.ExpireSnapshots(table.WithRetainLast(retainLast), table.WithOlderThan(olderThan)); err != nil {
+	if err := tx.ExpireSnapshots(table.WithRetainLast(retainLast), table.WithOlderThan(olderThan), table.WithPostCommit(false)); err != nil {
 		return nil, fmt.Errorf("lake: expire snapshots of %s: %w", IdentString(tbl.Identifier()), err)
 	}
 	out, err := commitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: commit expiry of %s: %w", IdentString(tbl.Identifier()), err)
+	}
+	if _, err := deleteExpiredFiles(ctx, tbl, out); err != nil {
+		return out, fmt.Errorf("lake: delete the files of %s's expired snapshots: %w", IdentString(tbl.Identifier()), err)
 	}
 	return out, nil
 }
@@ -162,7 +168,13 @@ func Expire(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o 
 		o.OrphanMinAge = 72 * time.Hour
 	}
 	res.SnapshotsBefore = len(tbl.Metadata().Snapshots())
-	if tbl, err = commitExpiry(ctx, tbl, o.RetainLast, o.OlderThan); err != nil {
+	out, err := commitExpiry(ctx, tbl, o.RetainLast, o.OlderThan)
+	if out == nil {
+		return res, err
+	}
+	tbl = out
+	if err != nil {
+		res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
 		return res, err
 	}
 	res.SnapshotsAfter = len(tbl.Metadata().Snapshots())

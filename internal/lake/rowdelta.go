@@ -48,9 +48,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 	// The batch has landed; an expiry that fails (a conflict with
 	// another writer) leaves the snapshots for the next commit or the
 	// scheduled expiry, and never fails the batch.
-	if expired, err := autoExpire(ctx, newTbl); err == nil {
-		newTbl = expired
-	}
+	newTbl, _ = autoExpire(ctx, newTbl) // the table as committed, expired or not
 	return newTbl, nil
 }
 
