@@ -54,6 +54,7 @@ func TestControlSignalsSentWhileNoWorkerRunsApplyInOrder(t *testing.T) {
 			}
 			r = startRunner(t)
 			defer r.Stop()
+			defer stopWorkflow(t, r.Client, spec.Table) // no table left running for the tests after this one
 			want := workflows.PhaseStream
 			if tc.paused {
 				want = workflows.PhasePaused
