@@ -122,13 +122,25 @@ func TestAutoExpireHonoursMaxSnapshotAge(t *testing.T) {
 // manifests name live, those manifests and the kept manifest lists. The
 // compaction's inputs and the position deletes it applied are gone; the
 // expiries between compactions deleted manifest lists only.
+// With manifest merges every 3 commits, the same.
 func TestAutoExpireDeletesExactlyTheUnreferencedFiles(t *testing.T) {
+	t.Run("batches only", func(t *testing.T) { testExpiryDeletesExactly(t, false) })
+	t.Run("with manifest merges", func(t *testing.T) { testExpiryDeletesExactly(t, true) })
+}
+
+func testExpiryDeletesExactly(t *testing.T, merges bool) {
 	ctx := context.Background()
 	s := sample.Generate(sample.Options{Seed: 13, Inserts: 40, Updates: 150, Deletes: 10})
 	p := newLakePipeline(t, merge.HistoryOptions{})
 	msgs := s.Clean
 	p.batch(msgs[:5])
 	setTableProps(t, p, iceberg.Properties{PropSnapshotsRetain: "4"})
+	if merges {
+		every := manifestMergeEvery
+		manifestMergeEvery = 3
+		defer func() { manifestMergeEvery = every }()
+		setTableProps(t, p, iceberg.Properties{table.ManifestMinMergeCountKey: "3"})
+	}
 	msgs = msgs[5:]
 	for range 8 {
 		p.batch(msgs[:5])

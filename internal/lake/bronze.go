@@ -146,12 +146,12 @@ func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
 	if st.done {
 		return st.res, nil
 	}
-	newTbl, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.df, nil, st.props)
+	_, snap, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.df, nil, st.props)
 	if err != nil {
 		return st.res, err
 	}
-	if s := newTbl.CurrentSnapshot(); s != nil && st.fresh > 0 {
-		st.res.SnapshotID = s.SnapshotID
+	if snap != 0 && st.fresh > 0 {
+		st.res.SnapshotID = snap
 	}
 	st.done = true
 	return st.res, nil

@@ -23,9 +23,12 @@ import (
 // This is the clean-up iceberg-go runs after an expiry commit
 // (removeSnapshotsUpdate.PostCommit), with one difference that keeps a
 // streaming table's expiry from costing what its metadata holds: it
-// reads the entries of the kept manifests only when an expired manifest
-// named data or delete files, which happens only after a compaction, a
-// purge or a manifest rewrite replaced manifests. Between them, every
+// reads the entries of the kept data (delete) manifests only when an
+// expired manifest no kept snapshot lists named data (delete) files,
+// which happens only after a compaction, a purge or a manifest merge
+// replaced manifests: the delete manifests, one per batch commit, are
+// read after a compaction, not after a merge of data manifests
+// (autoMergeManifests). Between them, every
 // manifest of an expired snapshot is still listed by a kept one (a batch
 // commit appends a manifest and keeps the others), so only the expired
 // manifest lists are deleted, and reading the table's every manifest
@@ -83,8 +86,10 @@ func deleteExpiredFiles(ctx context.Context, pre, post *table.Table) (int, error
 			keptManifests[m.FilePath()] = m
 		}
 	}
-	// the expired snapshots' other manifests, and the files they name
-	files := map[string]struct{}{}
+	// the expired snapshots' other manifests, and the files they name, by
+	// content: a data file is named only by data manifests, a delete file
+	// only by delete manifests
+	files := map[iceberg.ManifestContent]map[string]struct{}{}
 	visited := map[string]bool{}
 	for _, s := range expired {
 		mans, err := s.Manifests(fs)
@@ -102,23 +107,31 @@ func deleteExpiredFiles(ctx context.Context, pre, post *table.Table) (int, error
 				if err != nil {
 					return 0, err
 				}
-				files[e.DataFile().FilePath()] = struct{}{}
+				c := m.ManifestContent()
+				if files[c] == nil {
+					files[c] = map[string]struct{}{}
+				}
+				files[c][e.DataFile().FilePath()] = struct{}{}
 			}
 		}
 	}
-	// a file a kept manifest still names (live) stays
-	if len(files) > 0 {
-		for _, m := range keptManifests {
-			for e, err := range m.Entries(fs, false) {
-				if err != nil {
-					return 0, err
-				}
-				if e.Status() != iceberg.EntryStatusDELETED {
-					delete(files, e.DataFile().FilePath())
-				}
+	// a file a kept manifest of its content still names (live) stays
+	for _, m := range keptManifests {
+		named := files[m.ManifestContent()]
+		if len(named) == 0 {
+			continue
+		}
+		for e, err := range m.Entries(fs, false) {
+			if err != nil {
+				return 0, err
+			}
+			if e.Status() != iceberg.EntryStatusDELETED {
+				delete(named, e.DataFile().FilePath())
 			}
 		}
-		maps.Copy(doomed, files)
+	}
+	for _, named := range files {
+		maps.Copy(doomed, named)
 	}
 	for sf := range post.Metadata().Statistics() {
 		delete(doomed, sf.StatisticsPath)

@@ -135,7 +135,7 @@ func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *h
 // returns the data file's id in the local state's history file table
 // (-1: none).
 func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, dataFile, delFile iceberg.DataFile, props iceberg.Properties, snapshotID *int64) (int32, error) {
-	newTbl, err := commitRowDelta(ctx, tbl, "history", dataFile, delFile, props)
+	newTbl, snap, err := commitRowDelta(ctx, tbl, "history", dataFile, delFile, props)
 	if err != nil {
 		w.state.Invalidate()
 		return -1, err
@@ -144,7 +144,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, dataF
 	if dataFile == nil && delFile == nil {
 		return -1, nil
 	}
-	*snapshotID = w.state.historySnap
+	*snapshotID = snap
 	if dataFile == nil {
 		return -1, nil
 	}

@@ -76,7 +76,7 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 	if err != nil {
 		return err
 	}
-	newTbl, err := commitRowDelta(ctx, tbl, "mirror", f.data, f.deletes, p)
+	newTbl, snap, err := commitRowDelta(ctx, tbl, "mirror", f.data, f.deletes, p)
 	if err != nil {
 		w.state.Invalidate() // the table may or may not have moved: rebuild next time
 		return err
@@ -87,9 +87,9 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 		for i, o := range outs {
 			ix.setAt(entries[i], o.Seq, o.Deleted, fid, int64(i))
 		}
-		res.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
+		res.SnapshotID = snap
 	}
-	ix.SnapshotID = snapID(newTbl)
+	ix.SnapshotID = snapID(newTbl) // after a manifest merge the commit made due: the state follows the table
 	w.state.mirrorSnap = ix.SnapshotID
 	return nil
 }

@@ -204,6 +204,6 @@ func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []
 	if err != nil {
 		return err
 	}
-	_, err = commitRowDelta(ctx, tbl, "purged keys", df, nil, iceberg.Properties{"lakemirror.maintenance": "purge"})
+	_, _, err = commitRowDelta(ctx, tbl, "purged keys", df, nil, iceberg.Properties{"lakemirror.maintenance": "purge"})
 	return err
 }

@@ -13,13 +13,15 @@ import (
 // both are) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
 // with the metadata retention properties when the table lacks them. It
-// returns the table as committed, after the snapshot expiry that commit
-// made due (autoExpire). what names the commit in errors
-// ("mirror", "history", "bronze batch b1").
+// returns the table as committed, after the snapshot expiry (autoExpire)
+// and the manifest merge (autoMergeManifests) that commit made due, and
+// the Iceberg snapshot id of the row delta itself (0 when none was
+// staged). what names the commit in errors ("mirror", "history", "bronze
+// batch b1").
 //
 // Errors: staging failures, and commit failures including conflicts with
 // another writer (retryable: reload the table and try again).
-func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, deletes iceberg.DataFile, props iceberg.Properties) (*table.Table, error) {
+func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, deletes iceberg.DataFile, props iceberg.Properties) (*table.Table, int64, error) {
 	for k, v := range metadataRetention {
 		if _, ok := tbl.Properties()[k]; !ok {
 			props[k] = v
@@ -35,21 +37,28 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 			rd.AddDeletes(deletes)
 		}
 		if err := rd.Commit(ctx); err != nil {
-			return nil, fmt.Errorf("lake: stage %s row delta: %w", what, err)
+			return nil, 0, fmt.Errorf("lake: stage %s row delta: %w", what, err)
 		}
 	}
 	if err := tx.SetProperties(props); err != nil {
-		return nil, fmt.Errorf("lake: stage %s properties: %w", what, err)
+		return nil, 0, fmt.Errorf("lake: stage %s properties: %w", what, err)
 	}
 	newTbl, err := commitTx(ctx, tbl, tx)
 	if err != nil {
-		return nil, fmt.Errorf("lake: commit %s: %w", what, err)
+		return nil, 0, fmt.Errorf("lake: commit %s: %w", what, err)
+	}
+	var snap int64
+	if data != nil || deletes != nil {
+		snap = snapID(newTbl)
 	}
 	// The batch has landed; an expiry that fails (a conflict with
 	// another writer) leaves the snapshots for the next commit or the
 	// scheduled expiry, and never fails the batch.
-	newTbl, _ = autoExpire(ctx, newTbl) // the table as committed, expired or not
-	return newTbl, nil
+	// The same for the expiry and the manifest merge: each returns the
+	// table as committed, done or not.
+	newTbl, _ = autoExpire(ctx, newTbl)
+	newTbl, _ = autoMergeManifests(ctx, newTbl)
+	return newTbl, snap, nil
 }
 
 // summaryKeys are the properties a batch's snapshot summary carries: what

@@ -118,11 +118,11 @@ func AppendValidation(ctx context.Context, cat catalog.Catalog, name TableName, 
 	if err != nil {
 		return 0, err
 	}
-	newTbl, err := commitRowDelta(ctx, tbl, "validation", df, nil, iceberg.Properties{"lakemirror.validation-run": runID})
+	_, snap, err := commitRowDelta(ctx, tbl, "validation", df, nil, iceberg.Properties{"lakemirror.validation-run": runID})
 	if err != nil {
 		return 0, err
 	}
-	return snapID(newTbl), nil
+	return snap, nil
 }
 
 // BronzeAudit is what validation reads from a table's bronze table for
