@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"errors"
+	stdfs "io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -142,17 +143,28 @@ func deleteExpiredFiles(ctx context.Context, pre, post *table.Table) (int, error
 	return removeFiles(ctx, fs, slices.Sorted(maps.Keys(doomed)))
 }
 
-// removeFiles deletes paths (in one request where the IO can), returning
-// how many it deleted. Errors: the deletions that failed, joined.
+// removeFiles deletes paths (in one request where the IO can, then one
+// by one what that request did not delete), returning how many are gone.
+// A path already gone counts as deleted: two expiries that overlap (the
+// scheduled one and a batch's) may both name the files of snapshots the
+// other expired. Errors: the deletions that failed, joined.
 func removeFiles(ctx context.Context, fs iceio.IO, paths []string) (int, error) {
+	n := 0
 	if bulk, ok := fs.(iceio.BulkRemovableIO); ok {
 		deleted, err := bulk.DeleteFiles(ctx, paths)
-		return len(deleted), err
+		if err == nil {
+			return len(deleted), nil
+		}
+		n = len(deleted)
+		gone := make(map[string]bool, len(deleted))
+		for _, p := range deleted {
+			gone[p] = true
+		}
+		paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return gone[p] })
 	}
 	var errs error
-	n := 0
 	for _, p := range paths {
-		if err := fs.Remove(p); err != nil {
+		if err := fs.Remove(p); err != nil && !errors.Is(err, stdfs.ErrNotExist) {
 			errs = errors.Join(errs, err)
 			continue
 		}
