@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/apache/iceberg-go/table"
@@ -25,7 +24,7 @@ import (
 
 type tableCacheKey struct{}
 
-// tableCache is a batch's loaded tables by identifier (dot-joined). Safe
+// tableCache is a batch's loaded tables by identifier (IdentString). Safe
 // for concurrent use (bronze is staged beside the mirror and history).
 type tableCache struct {
 	mu     sync.Mutex
@@ -52,7 +51,7 @@ func cachedTable(ctx context.Context, ident table.Identifier) *table.Table {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tables[strings.Join(ident, ".")]
+	return c.tables[IdentString(ident)]
 }
 
 // cacheTable records tbl (loaded or just committed) in ctx's cache; a nil
@@ -65,10 +64,10 @@ func cacheTable(ctx context.Context, ident table.Identifier, tbl *table.Table) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if tbl == nil {
-		delete(c.tables, strings.Join(ident, "."))
+		delete(c.tables, IdentString(ident))
 		return
 	}
-	c.tables[strings.Join(ident, ".")] = tbl
+	c.tables[IdentString(ident)] = tbl
 }
 
 // commitTx commits tx, a transaction on tbl, and keeps ctx's cache true:
