@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -157,14 +158,7 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 		msgs = msgs[5:]
 	}
 	for _, ident := range []table.Identifier{p.name.Mirror(), p.name.History(), p.name.Bronze()} {
-		tbl, err := p.cat.LoadTable(ctx, ident)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := tbl.FS(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl, fs := loadWithFS(t, p, ident)
 		live, manifests, lists := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for _, snap := range tbl.Metadata().Snapshots() {
 			lists[localPath(snap.ManifestList)] = true
@@ -213,13 +207,10 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 // suffix, sorted.
 func onDisk(t *testing.T, p *lakePipeline, ident table.Identifier, sub, suffix string) []string {
 	t.Helper()
-	tbl, err := p.cat.LoadTable(context.Background(), ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, _ := loadWithFS(t, p, ident)
 	var out []string
 	root := filepath.Join(localPath(tbl.Location()), sub)
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -233,6 +224,21 @@ func onDisk(t *testing.T, p *lakePipeline, ident table.Identifier, sub, suffix s
 	}
 	slices.Sort(out)
 	return out
+}
+
+// loadWithFS loads ident of p's catalog and its file IO.
+func loadWithFS(t *testing.T, p *lakePipeline, ident table.Identifier) (*table.Table, iceio.IO) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := p.cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl, fs
 }
 
 func localPath(p string) string { return filepath.Clean(strings.TrimPrefix(p, "file://")) }

@@ -173,11 +173,10 @@ func Expire(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o 
 		return res, err
 	}
 	tbl = out
+	res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
 	if err != nil {
-		res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
 		return res, err
 	}
-	res.SnapshotsAfter = len(tbl.Metadata().Snapshots())
 	if o.CleanOrphans {
 		out, err := tbl.DeleteOrphanFiles(ctx, table.WithFilesOlderThan(o.OrphanMinAge))
 		if err != nil {

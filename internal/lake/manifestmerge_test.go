@@ -73,15 +73,7 @@ func TestManifestMergeKeepsRowsAndState(t *testing.T) {
 // snapshots.
 func dataManifests(t *testing.T, p *lakePipeline, ident table.Identifier) (manifests, replaces int) {
 	t.Helper()
-	ctx := context.Background()
-	tbl, err := p.cat.LoadTable(ctx, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, fs := loadWithFS(t, p, ident)
 	mans, err := tbl.CurrentSnapshot().Manifests(fs)
 	if err != nil {
 		t.Fatal(err)

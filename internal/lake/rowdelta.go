@@ -51,10 +51,9 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 	if data != nil || deletes != nil {
 		snap = snapID(newTbl)
 	}
-	// The batch has landed; an expiry that fails (a conflict with
-	// another writer) leaves the snapshots for the next commit or the
-	// scheduled expiry, and never fails the batch.
-	// The same for the expiry and the manifest merge: each returns the
+	// The batch has landed; an expiry or a manifest merge that fails (a
+	// conflict with another writer) leaves its work for a later commit or
+	// the scheduled job, and never fails the batch. Each returns the
 	// table as committed, done or not.
 	newTbl, _ = autoExpire(ctx, newTbl)
 	newTbl, _ = autoMergeManifests(ctx, newTbl)
