@@ -157,6 +157,24 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 		p.batch(msgs[:5])
 		msgs = msgs[5:]
 	}
+	checkFilesExact(t, p)
+	// the compaction's inputs went with the snapshots before it
+	after := onDisk(t, p, p.name.Mirror(), "data", ".parquet")
+	for _, f := range mirrorFiles {
+		if slices.Contains(after, f) {
+			t.Errorf("%s, compacted away, is still on disk", f)
+		}
+	}
+	if got := mirrorDump(t, p); got == before {
+		t.Fatal("the batches after the compaction changed nothing: the test needs them to")
+	}
+}
+
+// checkFilesExact checks that each of p's tables holds on disk exactly
+// the files its kept Iceberg snapshots name: the data and delete files
+// their manifests name live, those manifests and the manifest lists.
+func checkFilesExact(t *testing.T, p *lakePipeline) {
+	t.Helper()
 	for _, ident := range []table.Identifier{p.name.Mirror(), p.name.History(), p.name.Bronze()} {
 		tbl, fs := loadWithFS(t, p, ident)
 		live, manifests, lists := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -190,16 +208,6 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 		if fmt.Sprint(gotManifests) != fmt.Sprint(sortedKeys(manifests)) || fmt.Sprint(gotLists) != fmt.Sprint(sortedKeys(lists)) {
 			t.Errorf("%v: manifests on disk %d, manifest lists %d; want the %d and %d the kept snapshots use", ident, len(gotManifests), len(gotLists), len(manifests), len(lists))
 		}
-	}
-	// the compaction's inputs went with the snapshots before it
-	after := onDisk(t, p, p.name.Mirror(), "data", ".parquet")
-	for _, f := range mirrorFiles {
-		if slices.Contains(after, f) {
-			t.Errorf("%s, compacted away, is still on disk", f)
-		}
-	}
-	if got := mirrorDump(t, p); got == before {
-		t.Fatal("the batches after the compaction changed nothing: the test needs them to")
 	}
 }
 
