@@ -169,6 +169,13 @@ func (p *temporalPlan) sqlConfig() (*config.SQL, error) {
 	}
 	cfg.DatabaseName = abs
 	cfg.ConnectAttributes["mode"] = "rwc"
+	// write-ahead log with synchronous=NORMAL: a transaction costs one
+	// append to the log instead of a rollback journal written, synced and
+	// deleted (three fsyncs); still crash-safe (a power loss may lose the
+	// last transactions, never corrupt the file), and the server's task
+	// round trips between a table's batches get shorter
+	cfg.ConnectAttributes["journal_mode"] = "wal"
+	cfg.ConnectAttributes["synchronous"] = "normal"
 	return cfg, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -229,6 +230,22 @@ func TestTemporalDBFileSurvivesRestart(t *testing.T) {
 	c.Close()
 	if err := ts.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
+	}
+	// The file is in write-ahead-log mode: bytes 18 and 19 of an SQLite
+	// database header (file format write and read versions) are 2 for WAL,
+	// 1 for a rollback journal (sqlite.org/fileformat.html, 1.3).
+	hdr := make([]byte, 20)
+	if f, err := os.Open(dbFile); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err := io.ReadFull(f, hdr)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hdr[18] != 2 || hdr[19] != 2 {
+		t.Fatalf("database header versions %d/%d, want 2/2 (journal_mode=wal)", hdr[18], hdr[19])
 	}
 
 	// Same file, same ports (so Stop must have released them), one more
