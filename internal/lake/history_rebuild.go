@@ -68,7 +68,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		if err != nil {
 			return res, err
 		}
-		if sameVersions(stored, vs) {
+		if sameVersions(stored, vs, w.opts) {
 			res.Unchanged++
 			continue
 		}
@@ -93,9 +93,14 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 }
 
 // sameVersions compares stored rows with rebuilt versions by identity,
-// interval and tracked-value hash.
-func sameVersions(stored []histRow, vs []merge.Version) bool {
-	if len(stored) != len(vs) {
+// interval and row hash. With tracked columns (o.Tracked) the hash covers
+// only those, and a version's other values (its last change's) may differ
+// at the same hash and interval: a late change of an untracked column
+// inside a version. The stored rows' values are not in the local state,
+// so such versions are never taken as the same (the key's versions are
+// rewritten, identical ones included).
+func sameVersions(stored []histRow, vs []merge.Version, o merge.HistoryOptions) bool {
+	if len(stored) != len(vs) || o.Tracked != nil {
 		return false
 	}
 	for i, v := range vs {

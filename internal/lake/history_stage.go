@@ -252,7 +252,7 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 	if err != nil {
 		return err
 	}
-	if sameVersions(stored, vs) {
+	if sameVersions(stored, vs, s.w.opts) {
 		return nil
 	}
 	for _, r := range stored {
