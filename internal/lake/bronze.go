@@ -131,6 +131,17 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Bat
 		return st, err
 	}
 	st.props[PropCovered] = string(covJSON)
+	var truncs []truncateMark
+	for _, r := range fresh {
+		if r.Op == "t" && r.Seq != "" { // Debezium op t as received
+			truncs = append(truncs, truncateMark{Seq: r.Seq.Hex(), Ts: r.SourceTs})
+		}
+	}
+	if js, ok, err := mergeTruncates(tbl, truncs); err != nil {
+		return st, err
+	} else if ok {
+		st.props[PropTruncates] = js
+	}
 	st.fresh = len(fresh)
 	if len(fresh) > 0 {
 		if st.df, err = writeBronzeFile(ctx, tbl, b, fresh); err != nil {

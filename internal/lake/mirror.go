@@ -91,9 +91,17 @@ func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.
 		return nil, nil
 	}
 	keys, _ := json.Marshal(w.keyCols)
+	props := map[string]string{PropKeyColumns: string(keys)}
+	// truncates bronze took before the mirror existed (batches with no
+	// row change) apply to changes below them that arrive later
+	if truncs, err := bronzeTruncates(ctx, w.cat, w.name); err != nil {
+		return nil, err
+	} else if truncs != "" {
+		props[PropTruncates] = truncs
+	}
 	tbl, _, err = loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
-		tableProperties(map[string]string{PropKeyColumns: string(keys)}))
+		tableProperties(props))
 	return tbl, err
 }
 

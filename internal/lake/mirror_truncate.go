@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -14,7 +15,9 @@ import (
 // PropTruncates records the table truncates (Debezium op t) applied to a
 // mirror: a JSON array of {"seq": hex position, "ts": µs}. Late changes
 // and late-key rebuilds consult it so that a change older than a truncate
-// stays truncated whenever it arrives.
+// stays truncated whenever it arrives. Bronze records the truncates of
+// the records it appends under the same property, for a mirror created
+// after them (see bronzeTruncates).
 const PropTruncates = "lakemirror.truncates"
 
 type truncateMark struct {
@@ -137,14 +140,22 @@ func truncatesJSON(tbl *table.Table, events []*cdc.Event) (string, bool, error) 
 			batch = append(batch, truncateMark{Seq: e.Seq.Hex(), Ts: e.SourceTs})
 		}
 	}
-	if len(batch) == 0 {
+	return mergeTruncates(tbl, batch)
+}
+
+// mergeTruncates returns the JSON of tbl's recorded truncates (its
+// PropTruncates) with marks added, ascending by position, and whether
+// there are marks to add (false: leave the property as it is). Errors: a
+// malformed recorded property.
+func mergeTruncates(tbl *table.Table, marks []truncateMark) (string, bool, error) {
+	if len(marks) == 0 {
 		return "", false, nil
 	}
 	all, err := readTruncates(tbl)
 	if err != nil {
 		return "", false, err
 	}
-	for _, m := range batch {
+	for _, m := range marks {
 		if !slices.Contains(all, m) {
 			all = append(all, m)
 		}
@@ -160,4 +171,17 @@ func truncatesJSON(tbl *table.Table, events []*cdc.Event) (string, bool, error) 
 	})
 	b, err := json.Marshal(all)
 	return string(b), true, err
+}
+
+// bronzeTruncates is the PropTruncates of the bronze table of name (""
+// when bronze does not exist or records none): a mirror created after a
+// batch that held a truncate and no row change starts with it, so that a
+// change below the truncate that arrives later is truncated. Errors:
+// catalog failures.
+func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name TableName) (string, error) {
+	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil {
+		return "", err
+	}
+	return tbl.Properties()[PropTruncates], nil
 }
