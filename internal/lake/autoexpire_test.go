@@ -137,9 +137,7 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 	p.batch(msgs[:5])
 	setTableProps(t, p, iceberg.Properties{PropSnapshotsRetain: "4"})
 	if merges {
-		every := manifestMergeEvery
-		manifestMergeEvery = 3
-		defer func() { manifestMergeEvery = every }()
+		mergeManifestsEvery(t, 3)
 		setTableProps(t, p, iceberg.Properties{table.ManifestMinMergeCountKey: "3"})
 	}
 	msgs = msgs[5:]

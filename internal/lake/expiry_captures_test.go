@@ -20,9 +20,7 @@ import (
 // and history of the same batches with neither, and each table's
 // directory holds exactly the files its kept snapshots name.
 func TestExpiryAndManifestMergeOnRealCaptures(t *testing.T) {
-	every := manifestMergeEvery
-	manifestMergeEvery = 3
-	defer func() { manifestMergeEvery = every }()
+	mergeManifestsEvery(t, 3)
 	for _, c := range []struct{ file, key string }{
 		{"flink/debezium-postgres-data-schema-include.txt", "id"},
 		{"risingwave/debezium_log.1", "id"},

@@ -11,15 +11,21 @@ import (
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
+// mergeManifestsEvery makes a manifest merge due every n commits (by
+// Iceberg sequence number) until test t ends.
+func mergeManifestsEvery(t *testing.T, n int64) {
+	every := manifestMergeEvery
+	manifestMergeEvery = n
+	t.Cleanup(func() { manifestMergeEvery = every })
+}
+
 // With a manifest merge due every 4 commits at 6 small data manifests,
 // the three tables keep exactly the rows of a pipeline that never merges
 // (position deletes still apply to the rows they remove), their current
 // Iceberg snapshots list at most 9 data manifests where the other lists
 // one per batch, and no batch rebuilds the local state.
 func TestManifestMergeKeepsRowsAndState(t *testing.T) {
-	every := manifestMergeEvery
-	manifestMergeEvery = 4
-	defer func() { manifestMergeEvery = every }()
+	mergeManifestsEvery(t, 4)
 	ctx := context.Background()
 	s := sample.Generate(sample.Options{Seed: 14, Inserts: 40, Updates: 150, Deletes: 20, Tombstones: true})
 	merged, plain := newLakePipeline(t, merge.HistoryOptions{}), newLakePipeline(t, merge.HistoryOptions{})
