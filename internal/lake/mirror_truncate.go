@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -156,15 +157,7 @@ func mergeTruncates(tbl *table.Table, marks []truncateMark) (string, bool, error
 			all = append(all, m)
 		}
 	}
-	slices.SortFunc(all, func(a, b truncateMark) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, func(a, b truncateMark) int { return cmp.Compare(a.Seq, b.Seq) })
 	b, err := json.Marshal(all)
 	return string(b), true, err
 }
