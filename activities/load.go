@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +107,6 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, err
 	}
-	mirror, history := st.writers(a, name)
 	serverName, _, _ := strings.Cut(spec.Topic, ".")
 	renderer, err := source.NewRenderer(info, serverName)
 	if err != nil {
@@ -208,7 +208,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if req.Resnapshot && spec.WithoutBronze {
 		res.GhostsUnchecked = true // the keys read are known only through bronze
 	} else if req.Resnapshot {
-		if res.Ghosts, err = a.deleteGhosts(ctx, mirror, history, req, first, res.Rows, seen, snaps); err != nil {
+		if res.Ghosts, err = a.deleteGhosts(ctx, st, name, spec, renderer, req, first, res.Rows, seen, snaps); err != nil {
 			return res, classify(err)
 		}
 	}
@@ -258,34 +258,62 @@ func (a *Activities) tableSnapshots(ctx context.Context, name lake.TableName) ([
 }
 
 // deleteGhosts soft-deletes, at the re-snapshot's position (P, 0), every
-// live mirror row below it whose key the snapshot did not contain.
-func (a *Activities) deleteGhosts(ctx context.Context, mirror *lake.MirrorWriter, history *lake.HistoryWriter,
+// live mirror row below it whose key the snapshot did not contain (a
+// ghost row: its delete was lost). Each delete is the Debezium delete the
+// connector would have sent, with a key-only before image
+// (source.Renderer.GhostDeleteValue), stored in bronze under the topic
+// "<topic>#<load id>.ghosts" and applied to mirror and history as one
+// batch, so a key rebuilt later from bronze (a late change below P on a
+// restarted worker) folds the delete too (docs/design.md, "Re-snapshot").
+// It returns the number of rows deleted. Errors: applyRecords'.
+func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, renderer *source.Renderer,
 	req LoadRequest, lsn uint64, read int64, seen map[cdc.Key]bool, snaps []cdc.PostgresSnapshot) (int, error) {
+	mirror, _ := st.writers(a, name)
 	at := cdc.PostgresSeq(lsn, 0)
 	live, err := mirror.LiveKeysBelow(ctx, at)
 	if err != nil {
 		return 0, err
 	}
-	var events []*cdc.Event
+	var ghosts []cdc.Key
 	for _, k := range live {
 		if !seen[k] {
-			events = append(events, &cdc.Event{Op: cdc.OpTruncate, Seq: at, Key: k, SourceTs: time.Now().UnixMicro()})
+			ghosts = append(ghosts, k)
 		}
 	}
-	if len(events) == 0 {
+	if len(ghosts) == 0 {
 		return 0, nil
 	}
-	b := lake.Batch{ID: fmt.Sprintf("%s#%s.ghosts", req.Spec.Table, req.LoadID), EndOffsets: req.Position,
+	slices.Sort(ghosts) // a retried attempt renders the same records at the same offsets
+	rows, err := mirror.StoredRows(ctx, ghosts)
+	if err != nil {
+		return 0, err
+	}
+	topic := spec.Topic + "#" + req.LoadID + ".ghosts"
+	now := time.Now().UnixMicro()
+	recs := make([]schemas.Record, len(ghosts))
+	for i, k := range ghosts {
+		v, err := renderer.GhostDeleteValue(rows[k], lsn, now)
+		if err != nil {
+			return 0, badSpec(fmt.Errorf("table %s: ghost delete of key %x: %w", spec.Table, string(k), err))
+		}
+		kb, err := renderer.Key(rows[k])
+		if err != nil {
+			return 0, badSpec(fmt.Errorf("table %s: ghost delete of key %x: %w", spec.Table, string(k), err))
+		}
+		recs[i] = schemas.Record{Topic: topic, Offset: int64(i), Key: kb, Value: v, Timestamp: now}
+	}
+	b := lake.Batch{ID: fmt.Sprintf("%s#%s.ghosts", spec.Table, req.LoadID), Topic: topic,
+		Ranges: []lake.Range{{From: 0, To: int64(len(recs))}}, EndOffsets: req.Position,
 		Load: &lake.LoadCursor{ID: req.LoadID, LSN: lsn, Read: read, Done: true, Snapshots: snaps}}
-	if _, _, err := mirror.Apply(ctx, b, events); err != nil {
+	stage := ""
+	ares, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
+	if err != nil {
 		return 0, err
 	}
-	pre, known := mirror.PreBatchSeqs()
-	if history == nil {
-		return len(events), nil
+	if ares.History.Pending+ares.Mirror.Pending > 0 {
+		if _, err := a.rebuildPending(ctx, st, name); err != nil {
+			return 0, err
+		}
 	}
-	if _, err := history.Apply(ctx, b, events, pre, known); err != nil {
-		return 0, err
-	}
-	return len(events), nil
+	return len(recs), nil
 }

@@ -67,3 +67,35 @@ func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Ke
 	})
 	return out, nil
 }
+
+// StoredRows returns the mirror's stored values (source columns, in the
+// mirror's column order) of keys, each of which must have a mirror row,
+// from the local state log (the table for keys the log lacks). Errors:
+// catalog and file IO failures, a key without a stored row.
+func (w *MirrorWriter) StoredRows(ctx context.Context, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
+	w.state.settle()
+	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil {
+		return nil, err
+	}
+	if tbl == nil {
+		return nil, fmt.Errorf("lake: %s: no mirror table to read stored rows from", w.name)
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return nil, err
+	}
+	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := w.storedRows(ctx, tbl, sh, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if rows[k] == nil {
+			return nil, fmt.Errorf("lake: %s: no stored mirror row for key %x", w.name, string(k))
+		}
+	}
+	return rows, nil
+}

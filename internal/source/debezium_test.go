@@ -102,6 +102,33 @@ func TestDebeziumRoundTrip(t *testing.T) {
 				}
 			}
 		}
+
+		// the re-snapshot's delete of the row as a ghost at (P, 0): op d,
+		// the key columns in the before image, every other column null
+		const p = uint64(0x1_0000_2000)
+		ghost, err := renderer.GhostDeleteValue(row, p, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := withKeyCols.Decode(schemas.Record{Topic: info.Topic(server) + "#L.ghosts", Offset: int64(i), Key: key, Value: ghost})
+		if err != nil {
+			t.Fatalf("row %d: decode the ghost delete: %v\n%s", i, err, ghost)
+		}
+		ev := out.Event
+		if out.Kind != schemas.KindChange || out.RawOp != "d" || ev.Op != cdc.OpDelete || ev.After != nil || ev.Key != wantKey ||
+			ev.Seq != cdc.PostgresSeq(p, 0) || ev.SourceTs != ts || ev.Snapshot != cdc.SnapshotNone {
+			t.Fatalf("row %d: ghost delete kind %v op %q after %v key %x seq %s ts %d snapshot %v", i, out.Kind, out.RawOp, ev.After, ev.Key, ev.Seq, ev.SourceTs, ev.Snapshot)
+		}
+		if ev.Before.HasValuesBeyond(info.Key) {
+			t.Errorf("row %d: the ghost delete's before image has values beyond the key: %v", i, ev.Before.Vals)
+		}
+		for _, k := range info.Key {
+			got, _ := ev.Before.Get(k)
+			want, _ := row.Get(k)
+			if !got.Equal(want) {
+				t.Errorf("row %d: ghost delete key column %s %s, want %s", i, k, show(got), show(want))
+			}
+		}
 	}
 }
 

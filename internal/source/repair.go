@@ -27,6 +27,44 @@ func (r *Renderer) RepairValue(row *cdc.Row, pos Position, op string, tsMicros i
 	if op != "r" && op != "d" {
 		return nil, fmt.Errorf("source: repair op %q: want r or d", op)
 	}
+	return r.renderAt(row, pos, op, tsMicros, RepairVersion)
+}
+
+// GhostVersion is the source.version of the deletes a re-snapshot renders
+// for its ghost rows (GhostDeleteValue).
+const GhostVersion = "lakemirror-resnapshot-ghost"
+
+// GhostDeleteValue renders the delete a PostgreSQL re-snapshot at LSN P
+// makes of a ghost row (a live mirror row whose key the snapshot did not
+// read): a Debezium delete, op "d", at source.sequence [P, 0] and lsn 0
+// (it decodes to the re-snapshot position cdc.PostgresSeq(P, 0)), whose
+// before image holds row's key columns and nulls elsewhere, as the
+// connector sends a delete under REPLICA IDENTITY DEFAULT: the merge then
+// keeps the row's last known values (docs/design.md rule 4), which may be
+// newer than the mirror's if a late change arrives. row must hold the key
+// columns (by name); its other columns are ignored. tsMicros is the
+// re-snapshot's time (source.ts_ms/ts_us), µs since the epoch. Errors: a
+// key column row lacks or whose value does not fit.
+func (r *Renderer) GhostDeleteValue(row *cdc.Row, lsn uint64, tsMicros int64) ([]byte, error) {
+	names := make([]string, len(r.info.Columns))
+	vals := make([]cdc.Value, len(r.info.Columns))
+	for i, c := range r.info.Columns {
+		names[i], vals[i] = c.Name, cdc.Null()
+	}
+	for _, i := range r.keyIdx {
+		v, err := columnValue(row, i, names[i])
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return r.renderAt(&cdc.Row{Cols: cdc.NewColumns(names), Vals: vals}, Position{LSN: lsn}, "d", tsMicros, GhostVersion)
+}
+
+// renderAt renders row as a Debezium event with op "r" (row as after
+// image) or "d" (row as before image) at pos, with source.version
+// version.
+func (r *Renderer) renderAt(row *cdc.Row, pos Position, op string, tsMicros int64, version string) ([]byte, error) {
 	head := bytes.TrimSuffix(r.prefix, []byte(`"before":null,"after":`))
 	b := append([]byte(nil), head...)
 	img := func(b []byte) ([]byte, error) {
@@ -56,7 +94,7 @@ func (r *Renderer) RepairValue(row *cdc.Row, pos Position, op string, tsMicros i
 		b = append(b, `,"after":null`...)
 	}
 	b = append(b, `,"source":{"version":`...)
-	b = appendJSONString(b, RepairVersion)
+	b = appendJSONString(b, version)
 	if pos.File != "" {
 		b = append(b, `,"connector":"mysql","name":`...)
 	} else {
