@@ -39,9 +39,11 @@ func readTruncates(tbl *table.Table) ([]truncateMark, error) {
 // ExpandTruncates turns table truncates into per-key events (op t with
 // the key set, applied by merge.Fold and merge.Replay as "delete if
 // live"): every truncate of the batch (keyless op t events) applies to
-// every key the mirror holds live below its position and to every key of
-// the batch with a change below it; every truncate recorded on the mirror applies to the keys of
-// the batch that have a change below it. It returns events plus the
+// every key the mirror holds live below its position, to every key the
+// mirror holds past it whose history has a version spanning it (a late
+// truncate) and to every key of the batch with a change below it; every
+// truncate recorded on the mirror applies to the keys of the batch that
+// have a change below it. It returns events plus the
 // per-key events; the keyless truncates stay (Apply records them).
 // Errors: catalog and file IO failures (reading the key index).
 func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event) ([]*cdc.Event, error) {
@@ -112,17 +114,35 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		for _, t := range batchMarks {
 			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
 			var err error
+			var past []cdc.Key
 			w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
-				// keys past it are left alone (docs/design.md, "Known
-				// gaps": reaching them costs a weave or rebuild of every key
-				// per late truncate, and a rebuild from bronze revives rows a
-				// re-snapshot deleted)
-				if err == nil && !e.Deleted && e.Seq < t.Seq {
+				switch {
+				case err != nil:
+				case !e.Deleted && e.Seq < t.Seq:
 					err = add(k, m, t.Origin)
+				case e.Seq > t.Seq && w.state.ownsHistory:
+					past = append(past, k)
 				}
 			})
 			if err != nil {
 				return nil, err
+			}
+			// a late truncate: a key already past it whose history has a
+			// version spanning it was live there, so the version must
+			// close at the truncate (the per-key event is late for the
+			// key: the weave or RebuildKeys replays it with the key's other
+			// changes). Once closed there, no version spans it: a
+			// redelivered truncate adds nothing.
+			for _, k := range past {
+				spans, err := w.state.versionSpans(k, t.Seq)
+				if err != nil {
+					return nil, err
+				}
+				if spans {
+					if err := add(k, m, t.Origin); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}

@@ -412,6 +412,21 @@ func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
 	return h, vals, err
 }
 
+// versionSpans reports whether key k has a live history version open
+// at position at: opened below it and closed above it, or still open.
+func (s *State) versionSpans(k cdc.Key, at cdc.Seq) (bool, error) {
+	rows, err := s.liveRows(k)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range rows {
+		if h.seq < at && (h.toSeq == "" || h.toSeq > at) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // liveRows returns key k's live history rows, ascending by version id.
 func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 	var rows []histRow
