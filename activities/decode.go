@@ -195,6 +195,7 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 		case schemas.KindChange, schemas.KindTruncate:
 			e := dec.Event
 			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
+			asGhostDelete(sr.Topic, e)
 			if dec.OldKey != nil && e.Op.IsUpsert() {
 				if k, err := d.DecodeKey(dec.OldKey); err == nil {
 					e.OldKey = k

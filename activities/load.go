@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -255,65 +254,4 @@ func (a *Activities) tableSnapshots(ctx context.Context, name lake.TableName) ([
 		return nil, err
 	}
 	return c.Snapshots, nil
-}
-
-// deleteGhosts soft-deletes, at the re-snapshot's position (P, 0), every
-// live mirror row below it whose key the snapshot did not contain (a
-// ghost row: its delete was lost). Each delete is the Debezium delete the
-// connector would have sent, with a key-only before image
-// (source.Renderer.GhostDeleteValue), stored in bronze under the topic
-// "<topic>#<load id>.ghosts" and applied to mirror and history as one
-// batch, so a key rebuilt later from bronze (a late change below P on a
-// restarted worker) folds the delete too (docs/design.md, "Re-snapshot").
-// It returns the number of rows deleted. Errors: applyRecords'.
-func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, renderer *source.Renderer,
-	req LoadRequest, lsn uint64, read int64, seen map[cdc.Key]bool, snaps []cdc.PostgresSnapshot) (int, error) {
-	mirror, _ := st.writers(a, name)
-	at := cdc.PostgresSeq(lsn, 0)
-	live, err := mirror.LiveKeysBelow(ctx, at)
-	if err != nil {
-		return 0, err
-	}
-	var ghosts []cdc.Key
-	for _, k := range live {
-		if !seen[k] {
-			ghosts = append(ghosts, k)
-		}
-	}
-	if len(ghosts) == 0 {
-		return 0, nil
-	}
-	slices.Sort(ghosts) // a retried attempt renders the same records at the same offsets
-	rows, err := mirror.StoredRows(ctx, ghosts)
-	if err != nil {
-		return 0, err
-	}
-	topic := spec.Topic + "#" + req.LoadID + ".ghosts"
-	now := time.Now().UnixMicro()
-	recs := make([]schemas.Record, len(ghosts))
-	for i, k := range ghosts {
-		v, err := renderer.GhostDeleteValue(rows[k], lsn, now)
-		if err != nil {
-			return 0, badSpec(fmt.Errorf("table %s: ghost delete of key %x: %w", spec.Table, string(k), err))
-		}
-		kb, err := renderer.Key(rows[k])
-		if err != nil {
-			return 0, badSpec(fmt.Errorf("table %s: ghost delete of key %x: %w", spec.Table, string(k), err))
-		}
-		recs[i] = schemas.Record{Topic: topic, Offset: int64(i), Key: kb, Value: v, Timestamp: now}
-	}
-	b := lake.Batch{ID: fmt.Sprintf("%s#%s.ghosts", spec.Table, req.LoadID), Topic: topic,
-		Ranges: []lake.Range{{From: 0, To: int64(len(recs))}}, EndOffsets: req.Position,
-		Load: &lake.LoadCursor{ID: req.LoadID, LSN: lsn, Read: read, Done: true, Snapshots: snaps}}
-	stage := ""
-	ares, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
-	if err != nil {
-		return 0, err
-	}
-	if ares.History.Pending+ares.Mirror.Pending > 0 {
-		if _, err := a.rebuildPending(ctx, st, name); err != nil {
-			return 0, err
-		}
-	}
-	return len(recs), nil
 }

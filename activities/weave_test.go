@@ -728,9 +728,19 @@ func TestWeaveTruncateBeforeMirror(t *testing.T) {
 
 // ghosts soft-deletes, as a direct re-snapshot at position p does, every
 // live mirror key but the order ids seen (deleteGhosts: Debezium deletes
-// with key-only before images, in bronze under "<topic>#L1.ghosts"),
+// with key-only before images, in bronze under "<topic>#L1@<p>#ghosts"),
 // and returns how many it deleted.
 func (w *wrun) ghosts(p uint64, seen ...int) int {
+	w.t.Helper()
+	n, err := w.ghostsAs("L1", p, seen...)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return n
+}
+
+// ghostsAs is ghosts for load id, returning deleteGhosts' error.
+func (w *wrun) ghostsAs(id string, p uint64, seen ...int) (int, error) {
 	w.t.Helper()
 	ctx := context.Background()
 	st, name, err := w.a.state(w.spec)
@@ -760,11 +770,7 @@ func (w *wrun) ghosts(p uint64, seen ...int) int {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	n, err := w.a.deleteGhosts(ctx, st, name, w.spec, renderer, LoadRequest{Spec: w.spec, LoadID: "L1", Resnapshot: true, Position: lake.Offsets{0: w.offset}}, p, 0, s, nil)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return n
+	return w.a.deleteGhosts(ctx, st, name, w.spec, renderer, LoadRequest{Spec: w.spec, LoadID: id, Resnapshot: true, Position: lake.Offsets{0: w.offset}}, p, 0, s, nil)
 }
 
 // A re-snapshot at 1000 soft-deletes ghost key 2, then a late update of

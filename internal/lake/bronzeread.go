@@ -200,3 +200,16 @@ func readHeaders(l *array.List, r int) []BronzeHeader {
 	}
 	return out
 }
+
+// ReadBronzeTopic calls fn with every bronze record of topic, a file at
+// a time (files pruned by their manifest bounds on kafka_topic; a load's
+// or repair's topic has files of its own). Errors: as ScanBronze's.
+func ReadBronzeTopic(ctx context.Context, cat catalog.Catalog, name TableName, topic string, fn func([]BronzeRow) error) error {
+	keep := func(t string, _ int32, _ int64, _ string, _ bool) bool { return t == topic }
+	return eachBronzeFile(ctx, cat, name, iceberg.EqualTo(iceberg.Reference(BronzeTopic), topic), "of topic "+topic, keep, func(rows []BronzeRow) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		return fn(rows)
+	})
+}
