@@ -63,7 +63,7 @@ func resnapshot(ctx workflow.Context, st *TableState) bool {
 	mode := st.ResnapshotRequested
 	st.ResnapshotRequested = ""
 	st.Resnapshots++
-	id := fmt.Sprintf("resnapshot-%d", st.Resnapshots)
+	id := resnapshotID(ctx, st.Resnapshots)
 	if mode == ResnapshotIncremental {
 		var sig activities.SignalResult
 		err := workflow.ExecuteActivity(withShort(ctx), a.SignalIncrementalSnapshot, st.Spec, id).Get(ctx, &sig)
@@ -74,4 +74,21 @@ func resnapshot(ctx workflow.Context, st *TableState) bool {
 		return true
 	}
 	return loadTable(ctx, st, id, true)
+}
+
+// resnapshotID names the n-th re-snapshot of this table's workflow chain:
+// "resnapshot-<n>-<first 8 characters of the chain's first run id>". The
+// count starts again in a workflow started anew (after a stop); the run
+// id keeps the load id, and so the load cursor and the bronze topic of the
+// load's rows, its own (a reused id would resume the earlier load, or find
+// its rows already in bronze).
+func resnapshotID(ctx workflow.Context, n int) string {
+	run := workflow.GetInfo(ctx).FirstRunID
+	if len(run) > 8 {
+		run = run[:8]
+	}
+	if run == "" {
+		return fmt.Sprintf("resnapshot-%d", n)
+	}
+	return fmt.Sprintf("resnapshot-%d-%s", n, run)
 }

@@ -127,7 +127,8 @@ wait_load() {
   local tbl=$1 id=$2 secs=$3 s=$SECONDS got phase
   while ((SECONDS - s < secs)); do
     got=$(status_field "$tbl" '(s.get("last_load") or {}).get("load_id", "")')
-    [ "$got" = "$id" ] && return 0
+    # a re-snapshot's id is "resnapshot-<n>-<run id prefix>"
+    [ "$got" = "$id" ] || [[ "$got" == "$id-"* ]] && return 0
     phase=$(status_field "$tbl" 's.get("phase")')
     case $phase in blocked | schema-blocked)
       starter status "$tbl" >&2 || true

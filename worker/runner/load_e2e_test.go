@@ -136,7 +136,7 @@ func TestDirectLoadAndResnapshot(t *testing.T) {
 	}
 	waitFor(t, "the re-snapshot", func() bool {
 		st = status(t, r.Client, spec.Table)
-		return st.LastLoad != nil && st.LastLoad.LoadID == "resnapshot-1"
+		return st.LastLoad != nil && strings.HasPrefix(st.LastLoad.LoadID, "resnapshot-1-")
 	})
 	if l := st.LastLoad; l.Ghosts != 3 || l.Rows != 55 {
 		t.Fatalf("re-snapshot %+v", *l)
