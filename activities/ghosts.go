@@ -36,67 +36,90 @@ func asGhostDelete(topic string, e *cdc.Event) {
 	}
 }
 
+// ghostChunk is how many ghost deletes one batch applies: memory holds
+// one chunk (its stored rows, records and events).
+var ghostChunk = 50_000
+
 // deleteGhosts soft-deletes, at the re-snapshot's position (P, 0), every
 // live mirror row below it whose key the snapshot did not contain (a
 // ghost row: its delete was lost). Each delete is the Debezium delete the
 // connector would have sent, with a key-only before image
 // (source.Renderer.GhostDeleteValue), stored in bronze under
-// ghostTopic(…) and applied to mirror and history as one batch, so a key
-// rebuilt later from bronze (a late change below P on a restarted worker)
-// folds it too (docs/design.md, rule 1). A retried attempt applies the
-// records an earlier attempt stored in bronze, unchanged (same keys,
-// times and offsets), so mirror and history get what bronze holds; keys
-// it left live are not looked for again. It heartbeats while it works and
-// returns the number of ghost records. Errors: applyRecords'.
+// ghostTopic(…) at offsets 0, 1, … in key order and applied to mirror and
+// history in batches of ghostChunk, so a key rebuilt later from bronze (a
+// late change below P on a restarted worker) folds it too (docs/design.md,
+// rule 1). A retried attempt first applies again the chunks an earlier
+// one stored in bronze, unchanged (same keys, times and offsets; mirror
+// and history skip what they committed), then looks for the ghosts they
+// do not hold. It heartbeats while it works and returns the number of
+// ghost records. Errors: applyRecords'.
 func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, renderer *source.Renderer,
 	req LoadRequest, lsn uint64, read int64, seen map[cdc.Key]bool, snaps []cdc.PostgresSnapshot) (int, error) {
 	cursor := &lake.LoadCursor{ID: req.LoadID, LSN: lsn, Read: read, Done: true, Snapshots: snaps}
 	stop := keepAlive(ctx, 5*time.Second, func() any { return cursor })
 	defer stop()
 	topic := ghostTopic(spec.Topic, req.LoadID, lsn)
-	recs, err := a.storedGhosts(ctx, name, topic)
+	apply := func(recs []schemas.Record) error {
+		from := recs[0].Offset
+		b := lake.Batch{ID: fmt.Sprintf("%s#%s@%d.ghosts.%d", spec.Table, req.LoadID, lsn, from), Topic: topic,
+			Ranges: []lake.Range{{From: from, To: from + int64(len(recs))}}, EndOffsets: req.Position, Load: cursor}
+		stage := ""
+		ares, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
+		if err != nil {
+			return err
+		}
+		if ares.History.Pending+ares.Mirror.Pending > 0 {
+			_, err = a.rebuildPending(ctx, st, name)
+		}
+		return err
+	}
+	stored, storedKeys, err := a.storedGhosts(ctx, name, topic)
 	if err != nil {
 		return 0, err
 	}
-	if len(recs) == 0 {
-		if recs, err = a.renderGhosts(ctx, st, name, spec, renderer, topic, lsn, seen); err != nil || len(recs) == 0 {
+	for from := 0; from < len(stored); from += ghostChunk {
+		if err := apply(stored[from:min(from+ghostChunk, len(stored))]); err != nil {
 			return 0, err
 		}
 	}
-	b := lake.Batch{ID: fmt.Sprintf("%s#%s@%d.ghosts", spec.Table, req.LoadID, lsn), Topic: topic,
-		Ranges: []lake.Range{{From: 0, To: int64(len(recs))}}, EndOffsets: req.Position, Load: cursor}
-	stage := ""
-	ares, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
+	ghosts, err := a.findGhosts(ctx, st, name, lsn, seen, storedKeys)
 	if err != nil {
 		return 0, err
 	}
-	if ares.History.Pending+ares.Mirror.Pending > 0 {
-		if _, err := a.rebuildPending(ctx, st, name); err != nil {
+	mirror, _ := st.writers(a, name)
+	for from := 0; from < len(ghosts); from += ghostChunk {
+		chunk := ghosts[from:min(from+ghostChunk, len(ghosts))]
+		recs, err := renderGhosts(ctx, mirror, spec, renderer, topic, lsn, int64(len(stored)+from), chunk)
+		if err != nil {
+			return 0, err
+		}
+		if err := apply(recs); err != nil {
 			return 0, err
 		}
 	}
-	return len(recs), nil
+	return len(stored) + len(ghosts), nil
 }
 
 // storedGhosts returns the ghost records of topic an earlier attempt
-// stored in bronze, by offset; none on a first attempt.
-func (a *Activities) storedGhosts(ctx context.Context, name lake.TableName, topic string) ([]schemas.Record, error) {
+// stored in bronze, by offset, and their keys; none on a first attempt.
+func (a *Activities) storedGhosts(ctx context.Context, name lake.TableName, topic string) ([]schemas.Record, map[cdc.Key]bool, error) {
 	var out []schemas.Record
+	keys := map[cdc.Key]bool{}
 	err := lake.ReadBronzeTopic(ctx, a.Catalog, name, topic, func(rows []lake.BronzeRow) error {
 		for _, r := range rows {
 			out = append(out, schemas.Record{Topic: topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
+			keys[r.PK] = true
 		}
 		return nil
 	})
 	slices.SortFunc(out, func(x, y schemas.Record) int { return cmp.Compare(x.Offset, y.Offset) })
-	return out, err
+	return out, keys, err
 }
 
-// renderGhosts finds the ghost rows (live below (P, 0), not in seen) and
-// renders their deletes as records of topic at offsets 0, 1, … in key
-// order, all with the time of now.
-func (a *Activities) renderGhosts(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, renderer *source.Renderer,
-	topic string, lsn uint64, seen map[cdc.Key]bool) ([]schemas.Record, error) {
+// findGhosts returns, in key order, the mirror's keys live below (P, 0)
+// that are neither in seen (read by the re-snapshot) nor in done (ghost
+// records already stored).
+func (a *Activities) findGhosts(ctx context.Context, st *tableState, name lake.TableName, lsn uint64, seen, done map[cdc.Key]bool) ([]cdc.Key, error) {
 	mirror, _ := st.writers(a, name)
 	live, err := mirror.LiveKeysBelow(ctx, cdc.PostgresSeq(lsn, 0))
 	if err != nil {
@@ -104,21 +127,25 @@ func (a *Activities) renderGhosts(ctx context.Context, st *tableState, name lake
 	}
 	var ghosts []cdc.Key
 	for _, k := range live {
-		if !seen[k] {
+		if !seen[k] && !done[k] {
 			ghosts = append(ghosts, k)
 		}
 	}
-	if len(ghosts) == 0 {
-		return nil, nil
-	}
 	slices.Sort(ghosts)
-	rows, err := mirror.StoredRows(ctx, ghosts)
+	return ghosts, nil
+}
+
+// renderGhosts renders the deletes of ghost keys as records of topic at
+// offsets from, from+1, …, all with the time of now.
+func renderGhosts(ctx context.Context, mirror *lake.MirrorWriter, spec TableSpec, renderer *source.Renderer,
+	topic string, lsn uint64, from int64, keys []cdc.Key) ([]schemas.Record, error) {
+	rows, err := mirror.StoredRows(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now().UnixMicro()
-	recs := make([]schemas.Record, len(ghosts))
-	for i, k := range ghosts {
+	recs := make([]schemas.Record, len(keys))
+	for i, k := range keys {
 		v, err := renderer.GhostDeleteValue(rows[k], lsn, now)
 		if err != nil {
 			return nil, badSpec(fmt.Errorf("table %s: ghost delete of key %x: %w", spec.Table, string(k), err))
@@ -127,7 +154,7 @@ func (a *Activities) renderGhosts(ctx context.Context, st *tableState, name lake
 		if err != nil {
 			return nil, badSpec(fmt.Errorf("table %s: ghost delete of key %x: %w", spec.Table, string(k), err))
 		}
-		recs[i] = schemas.Record{Topic: topic, Offset: int64(i), Key: kb, Value: v, Timestamp: now}
+		recs[i] = schemas.Record{Topic: topic, Offset: from + int64(i), Key: kb, Value: v, Timestamp: now}
 	}
 	return recs, nil
 }

@@ -49,7 +49,7 @@ func TestGhostDeleteRetried(t *testing.T) {
 				w.apply(ghostBase(), false)
 				failed := false
 				w.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
-					if table == fail && !failed && strings.HasSuffix(b.ID, ".ghosts") {
+					if table == fail && !failed && strings.Contains(b.ID, ".ghosts.") {
 						failed = true
 						return fmt.Errorf("injected failure after the %s commit", table)
 					}
@@ -134,5 +134,58 @@ func TestGhostThenLateDelete(t *testing.T) {
 		if !strings.Contains("\n"+h+"\n", "\n2 a n1 000000000000006e000000000000006e 00000000000000820000000000000082 false\n") {
 			t.Errorf("restart %v: key 2's version is not closed by the late delete:\n%s", restart, h)
 		}
+	}
+}
+
+// Ghost deletes go in chunks; an attempt that fails after storing its
+// second chunk in bronze (before the mirror commit) is retried: the retry
+// applies both stored chunks again (the first one is committed and left
+// alone) and renders the rest, ending where an attempt without the
+// failure ends.
+func TestGhostDeleteChunksRetried(t *testing.T) {
+	defer func(n int) { ghostChunk = n }(ghostChunk)
+	ghostChunk = 2
+	var evs []wev
+	for k := 1; k <= 6; k++ {
+		evs = append(evs, pgw("c", "null", fmt.Sprintf(`{"order_id":%d,"status":"a","note":"n1"}`, k), 100+k))
+	}
+	clean := newWrun(t, TableSpec{})
+	clean.apply(evs, false)
+	if n := clean.ghosts(1000, 1); n != 5 {
+		t.Fatalf("ghosts %d, want 5", n)
+	}
+	wm, wh := clean.tables()
+
+	w := newWrun(t, TableSpec{})
+	w.apply(evs, false)
+	failed := false
+	w.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
+		if table == "bronze" && !failed && strings.HasSuffix(b.ID, ".ghosts.2") {
+			failed = true
+			return fmt.Errorf("injected failure after the bronze commit of %s", b.ID)
+		}
+		return nil
+	}
+	if _, err := w.ghostsAs("L1", 1000, 1); err == nil || !failed {
+		t.Fatalf("the first attempt did not fail (%v)", err)
+	}
+	w.a.AfterCommit = nil
+	w.restart()
+	if n, err := w.ghostsAs("L1", 1000, 1); err != nil || n != 5 {
+		t.Fatalf("retry: %d ghosts (%v), want 5", n, err)
+	}
+	if gm, gh := w.tables(); gm != wm || gh != wh {
+		t.Errorf("after the retry:\n%s\n%s\nwant:\n%s\n%s", gm, gh, wm, wh)
+	}
+	recs, keys, err := w.a.storedGhosts(context.Background(), lake.TableName{Namespace: "shop", Name: "orders"}, ghostTopic(w.spec.Topic, "L1", 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offsets []int64
+	for _, r := range recs {
+		offsets = append(offsets, r.Offset)
+	}
+	if fmt.Sprint(offsets) != "[0 1 2 3 4]" || len(keys) != 5 {
+		t.Errorf("bronze holds ghost records at offsets %v of %d keys, want [0 1 2 3 4] of 5", offsets, len(keys))
 	}
 }
