@@ -110,7 +110,7 @@ func TestDebeziumRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := withKeyCols.Decode(schemas.Record{Topic: info.Topic(server) + "#L.ghosts", Offset: int64(i), Key: key, Value: ghost})
+		out, err := withKeyCols.Decode(schemas.Record{Topic: info.Topic(server) + "#L@4294975488#ghosts", Offset: int64(i), Key: key, Value: ghost})
 		if err != nil {
 			t.Fatalf("row %d: decode the ghost delete: %v\n%s", i, err, ghost)
 		}
