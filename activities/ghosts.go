@@ -73,7 +73,7 @@ func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake
 		}
 		return err
 	}
-	stored, storedKeys, err := a.storedGhosts(ctx, name, topic)
+	stored, storedKeys, err := a.storedGhosts(ctx, name, topic, fmt.Sprintf("%s#%s@%d.ghosts.", spec.Table, req.LoadID, lsn))
 	if err != nil {
 		return 0, err
 	}
@@ -102,10 +102,20 @@ func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake
 
 // storedGhosts returns the ghost records of topic an earlier attempt
 // stored in bronze, by offset, and their keys; none on a first attempt.
-func (a *Activities) storedGhosts(ctx context.Context, name lake.TableName, topic string) ([]schemas.Record, map[cdc.Key]bool, error) {
+// Bronze is read only when its last batch is a ghost batch (its id starts
+// with batchPrefix): nothing else writes it during a load, and a topic
+// filter prunes no file (manifest bounds keep 16 characters of a topic).
+func (a *Activities) storedGhosts(ctx context.Context, name lake.TableName, topic, batchPrefix string) ([]schemas.Record, map[cdc.Key]bool, error) {
 	var out []schemas.Record
 	keys := map[cdc.Key]bool{}
-	err := lake.ReadBronzeTopic(ctx, a.Catalog, name, topic, func(rows []lake.BronzeRow) error {
+	tbl, err := lake.LoadTable(ctx, a.Catalog, name.Bronze())
+	if err != nil || tbl == nil {
+		return nil, keys, err
+	}
+	if cp, err := lake.ReadCheckpoint(tbl); err != nil || !strings.HasPrefix(cp.BatchID, batchPrefix) {
+		return nil, keys, err
+	}
+	err = lake.ReadBronzeTopic(ctx, a.Catalog, name, topic, func(rows []lake.BronzeRow) error {
 		for _, r := range rows {
 			out = append(out, schemas.Record{Topic: topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
 			keys[r.PK] = true

@@ -177,7 +177,7 @@ func TestGhostDeleteChunksRetried(t *testing.T) {
 	if gm, gh := w.tables(); gm != wm || gh != wh {
 		t.Errorf("after the retry:\n%s\n%s\nwant:\n%s\n%s", gm, gh, wm, wh)
 	}
-	recs, keys, err := w.a.storedGhosts(context.Background(), lake.TableName{Namespace: "shop", Name: "orders"}, ghostTopic(w.spec.Topic, "L1", 1000))
+	recs, keys, err := w.a.storedGhosts(context.Background(), lake.TableName{Namespace: "shop", Name: "orders"}, ghostTopic(w.spec.Topic, "L1", 1000), "shop.orders#L1@1000.ghosts.")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -809,3 +809,35 @@ func TestWeaveGhostThenLateUpdate(t *testing.T) {
 		t.Errorf("a restarted worker's tables differ from a steady one's:\n%s\nwant:\n%s", got[1], got[0])
 	}
 }
+
+// A table truncate delivered after a key was re-created past it closes
+// the key's earlier version at the truncate (the key is woven); the same
+// truncate delivered again weaves nothing (the mirror recorded it and the
+// history committed the batch that applied it), and the tables equal
+// those of source order.
+func TestWeaveLateTruncateRedelivered(t *testing.T) {
+	trunc := func() wev { return wev{m: sample.PostgresChange("t", "null", "null", 150), lsn: 150} }
+	src := []wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110),
+		trunc(), pgw("c", "null", `{"order_id":1,"status":"b","note":"n2"}`, 200)}
+	clean := newWrun(t, TableSpec{})
+	clean.apply(src, false)
+	wm, wh := clean.tables()
+
+	w := newWrun(t, TableSpec{})
+	w.apply(src[:2], false)
+	w.apply(src[3:], false)
+	w.apply([]wev{trunc()}, false)
+	if w.woven != 1 {
+		t.Errorf("the late truncate wove %d keys, want 1 (key 1)", w.woven)
+	}
+	w.apply([]wev{trunc()}, false)
+	if w.woven != 1 || w.rebuil != 0 {
+		t.Errorf("the redelivered truncate wove or rebuilt keys: woven %d rebuilds %d in all", w.woven, w.rebuil)
+	}
+	if m, h := w.tables(); m != wm || h != wh {
+		t.Errorf("mirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", m, wm, h, wh)
+	}
+	if !strings.Contains("\n"+wh+"\n", "\n1 a n1 00000000000000640000000000000064 00000000000000960000000000000096 false\n") {
+		t.Errorf("key 1's first version does not close at the truncate:\n%s", wh)
+	}
+}

@@ -202,8 +202,10 @@ func readHeaders(l *array.List, r int) []BronzeHeader {
 }
 
 // ReadBronzeTopic calls fn with every bronze record of topic, a file at
-// a time (files pruned by their manifest bounds on kafka_topic; a load's
-// or repair's topic has files of its own). Errors: as ScanBronze's.
+// a time. It reads every bronze file whose manifest bounds on kafka_topic
+// admit topic, which Iceberg truncates to 16 characters: topics sharing
+// that prefix (a table's stream and load topics) prune nothing. Errors: as
+// ScanBronze's.
 func ReadBronzeTopic(ctx context.Context, cat catalog.Catalog, name TableName, topic string, fn func([]BronzeRow) error) error {
 	keep := func(t string, _ int32, _ int64, _ string, _ bool) bool { return t == topic }
 	return eachBronzeFile(ctx, cat, name, iceberg.EqualTo(iceberg.Reference(BronzeTopic), topic), "of topic "+topic, keep, func(rows []BronzeRow) error {

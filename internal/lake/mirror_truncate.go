@@ -60,9 +60,9 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 	if err != nil {
 		return nil, err
 	}
+	var recorded []truncateMark
 	if tbl != nil {
-		recorded, err := readTruncates(tbl)
-		if err != nil {
+		if recorded, err = readTruncates(tbl); err != nil {
 			return nil, err
 		}
 		marks = append(marks, recorded...)
@@ -111,42 +111,104 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		if err := w.ensureIndex(ctx, tbl); err != nil {
 			return nil, err
 		}
+		var late []*cdc.Event // truncates whose keys past them need the history's check
 		for _, t := range batchMarks {
 			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
 			var err error
-			var past []cdc.Key
 			w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
-				switch {
-				case err != nil:
-				case !e.Deleted && e.Seq < t.Seq:
+				if err == nil && !e.Deleted && e.Seq < t.Seq {
 					err = add(k, m, t.Origin)
-				case e.Seq > t.Seq && w.state.ownsHistory:
-					past = append(past, k)
 				}
 			})
 			if err != nil {
 				return nil, err
 			}
-			// a late truncate: a key already past it whose history has a
-			// version spanning it was live there, so the version must
-			// close at the truncate (the per-key event is late for the
-			// key: the weave or RebuildKeys replays it with the key's other
-			// changes). Once closed there, no version spans it: a
-			// redelivered truncate adds nothing.
-			for _, k := range past {
-				spans, err := w.state.versionSpans(k, t.Seq)
-				if err != nil {
-					return nil, err
-				}
-				if spans {
-					if err := add(k, m, t.Origin); err != nil {
-						return nil, err
-					}
+			if w.state.ownsHistory {
+				late = append(late, t)
+			}
+		}
+		if late, err = w.notYetApplied(ctx, tbl, recorded, late); err != nil {
+			return nil, err
+		}
+		if err := w.expandLate(late, add); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// notYetApplied returns the truncates of late that an earlier batch did
+// not apply: a truncate the mirror has recorded was applied, to mirror and
+// history, by a batch the history has committed too (its checkpoint is at
+// the mirror's or later), past keys included. A redelivered truncate thus
+// costs no history check. Errors: catalog failures, malformed bookkeeping.
+func (w *MirrorWriter) notYetApplied(ctx context.Context, mirror *table.Table, recorded []truncateMark, late []*cdc.Event) ([]*cdc.Event, error) {
+	if len(late) == 0 || len(recorded) == 0 {
+		return late, nil
+	}
+	history, err := LoadTable(ctx, w.cat, w.name.History())
+	if err != nil || history == nil {
+		return late, err
+	}
+	mcp, err := ReadCheckpoint(mirror)
+	if err != nil {
+		return nil, err
+	}
+	hcp, err := ReadCheckpoint(history)
+	if err != nil {
+		return nil, err
+	}
+	if hcp.BatchSeq < mcp.BatchSeq || hcp.BatchID != mcp.BatchID && hcp.BatchSeq == mcp.BatchSeq {
+		return late, nil // a batch between the two commits: it may be this one
+	}
+	seen := map[string]bool{}
+	for _, m := range recorded {
+		seen[m.Seq] = true
+	}
+	out := late[:0:0]
+	for _, t := range late {
+		if !seen[t.Seq.Hex()] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// expandLate gives the per-key truncate of each of the truncates late to
+// every key already past it whose history has a version spanning it: the
+// key was live at the truncate, so that version must close there (the
+// per-key event is late for the key: the weave or RebuildKeys replays it
+// with the key's other changes). Once the version is closed there, none
+// spans it. Each such key's history is read once for all the truncates.
+func (w *MirrorWriter) expandLate(late []*cdc.Event, add func(cdc.Key, truncateMark, cdc.Origin) error) error {
+	if len(late) == 0 {
+		return nil
+	}
+	lo := late[0].Seq
+	at := make([]cdc.Seq, len(late))
+	for i, t := range late {
+		at[i], lo = t.Seq, min(lo, t.Seq)
+	}
+	var past []cdc.Key
+	w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
+		if e.Seq > lo {
+			past = append(past, k)
+		}
+	})
+	spans := make([]bool, len(late))
+	for _, k := range past {
+		if err := w.state.versionsSpanning(k, at, spans); err != nil {
+			return err
+		}
+		for i, sp := range spans {
+			if sp {
+				if err := add(k, truncateMark{Seq: late[i].Seq.Hex(), Ts: late[i].SourceTs}, late[i].Origin); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // truncatesJSON merges the batch's truncates into the recorded ones.

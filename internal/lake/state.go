@@ -412,19 +412,23 @@ func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
 	return h, vals, err
 }
 
-// versionSpans reports whether key k has a live history version open
-// at position at: opened below it and closed above it, or still open.
-func (s *State) versionSpans(k cdc.Key, at cdc.Seq) (bool, error) {
+// versionsSpanning sets spans[i] when key k has a live history version
+// open at position at[i]: opened below it and closed above it, or still
+// open. spans has at's length.
+func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
+	clear(spans)
 	rows, err := s.liveRows(k)
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, h := range rows {
-		if h.seq < at && (h.toSeq == "" || h.toSeq > at) {
-			return true, nil
+		for i, p := range at {
+			if h.seq < p && (h.toSeq == "" || h.toSeq > p) {
+				spans[i] = true
+			}
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // liveRows returns key k's live history rows, ascending by version id.
