@@ -72,6 +72,7 @@ import collections
 import datetime
 import json
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -675,8 +676,9 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
     kept = sorted(k for k in lost_deleted if k in lake and k in before and
                   row_values(lake[k], pg_types) != row_values(before[k], pg_types))
     problems = []
-    if ll.get("load_id") != "resnapshot-1":
-        problems.append(("report", f"last_load is {ll}, expected resnapshot-1"))
+    lid = ll.get("load_id") or ""
+    if not re.fullmatch(r"resnapshot-1-[0-9a-f-]{1,8}", lid):  # resnapshot-<n>-<run id prefix>
+        problems.append(("report", f"last_load is {ll}, expected resnapshot-1-<run id prefix>"))
     if not_live_before:
         problems.append(("setup", f"{len(not_live_before)} keys deleted during the outage were not live in the mirror before "
                                   f"the re-snapshot (were the events not lost?): {listed(not_live_before)}"))
