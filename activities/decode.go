@@ -195,12 +195,7 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 		case schemas.KindChange, schemas.KindTruncate:
 			e := dec.Event
 			br.Op, br.Seq, br.SourceTs = dec.RawOp, e.Seq, e.SourceTs
-			asGhostDelete(sr.Topic, e)
-			if dec.OldKey != nil && e.Op.IsUpsert() {
-				if k, err := d.DecodeKey(dec.OldKey); err == nil {
-					e.OldKey = k
-				}
-			}
+			completeEvent(d, sr.Topic, dec)
 			out.events = append(out.events, e)
 			c.changes++
 			if e.Snapshot != cdc.SnapshotNone {
@@ -213,4 +208,20 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 		out.bronze[i] = br
 	}
 	return out, nil
+}
+
+// completeEvent finishes a decoded row change the same way wherever
+// records are decoded (a batch's, or bronze's read back for a rebuild or a
+// re-apply): a ghost delete becomes the per-key truncate it stands for
+// (asGhostDelete), and the create of a primary-key change gets its old key
+// from Debezium's __debezium.oldkey header (left empty when that does not
+// decode).
+func completeEvent(d *schemas.Decoder, topic string, dec schemas.Decoded) {
+	e := dec.Event
+	asGhostDelete(topic, e)
+	if dec.OldKey != nil && e.Op.IsUpsert() {
+		if k, err := d.DecodeKey(dec.OldKey); err == nil {
+			e.OldKey = k
+		}
+	}
 }

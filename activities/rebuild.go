@@ -198,12 +198,7 @@ func decodeBronzeKinds(d *schemas.Decoder, rows []lake.BronzeRow, truncates bool
 			events = append(events, dec.Event)
 		}
 		if dec.Kind == schemas.KindChange {
-			asGhostDelete(r.Topic, dec.Event)
-			if dec.OldKey != nil && dec.Event.Op.IsUpsert() {
-				if k, err := d.DecodeKey(dec.OldKey); err == nil {
-					dec.Event.OldKey = k
-				}
-			}
+			completeEvent(d, r.Topic, dec)
 			events = append(events, dec.Event)
 		}
 	}
