@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,9 +60,10 @@ func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake
 	stop := keepAlive(ctx, 5*time.Second, func() any { return cursor })
 	defer stop()
 	topic := ghostTopic(spec.Topic, req.LoadID, lsn)
+	batchPrefix := fmt.Sprintf("%s#%s@%d.ghosts.", spec.Table, req.LoadID, lsn) // + the chunk's first offset
 	apply := func(recs []schemas.Record) error {
 		from := recs[0].Offset
-		b := lake.Batch{ID: fmt.Sprintf("%s#%s@%d.ghosts.%d", spec.Table, req.LoadID, lsn, from), Topic: topic,
+		b := lake.Batch{ID: batchPrefix + strconv.FormatInt(from, 10), Topic: topic,
 			Ranges: []lake.Range{{From: from, To: from + int64(len(recs))}}, EndOffsets: req.Position, Load: cursor}
 		stage := ""
 		ares, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
@@ -73,7 +75,7 @@ func (a *Activities) deleteGhosts(ctx context.Context, st *tableState, name lake
 		}
 		return err
 	}
-	stored, storedKeys, err := a.storedGhosts(ctx, name, topic, fmt.Sprintf("%s#%s@%d.ghosts.", spec.Table, req.LoadID, lsn))
+	stored, storedKeys, err := a.storedGhosts(ctx, name, topic, batchPrefix)
 	if err != nil {
 		return 0, err
 	}
