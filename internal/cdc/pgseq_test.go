@@ -80,3 +80,27 @@ func TestPostgresEventWordsOrder(t *testing.T) {
 		t.Fatal("a streamed change sorts below a snapshot read")
 	}
 }
+
+func TestPostgresReadAfterTruncate(t *testing.T) {
+	trunc := PostgresSeq(150, 150)
+	for _, c := range []struct {
+		name    string
+		read, t Seq
+		want    bool
+	}{
+		{"read above the truncate's lsn", PostgresSeq(0, 200), trunc, true},
+		{"read below it", PostgresSeq(0, 140), trunc, false},
+		{"read at it", PostgresSeq(0, 150), trunc, false},
+		{"truncate lifted above its lsn", PostgresSeq(0, 200), PostgresSeq(300, 180), true},
+		{"a streamed change, not a read", PostgresSeq(200, 200), trunc, false},
+		{"a re-snapshot row at (P, 0)", PostgresSeq(200, 0), trunc, false},
+		{"zero read", PostgresSeq(0, 0), trunc, false},
+		{"a truncate at (0, lsn)", PostgresSeq(0, 200), PostgresSeq(0, 100), false},
+		{"MySQL positions", MySQLSeq(0, 200, 0), MySQLSeq(1, 150, 0), false},
+		{"mixed shapes", PostgresSeq(0, 200), MySQLSeq(1, 150, 0), false},
+	} {
+		if got := PostgresReadAfterTruncate(c.read, c.t); got != c.want {
+			t.Errorf("%s: PostgresReadAfterTruncate(%s, %s) = %v, want %v", c.name, c.read, c.t, got, c.want)
+		}
+	}
+}

@@ -72,6 +72,65 @@ func PostgresEventWords(lastCommit uint64, hasLastCommit bool, lsn uint64, block
 	return max(lastCommit, lsn), lsn
 }
 
+// PostgresReadAfterTruncate reports whether the PostgreSQL source
+// snapshot read at position read was taken after the table truncate at
+// position t was written: read is (0, L), the position of Debezium's
+// initial and blocking snapshot reads (PostgresEventWords), t is
+// (first, lsn) with first above 0, and L is above lsn. It returns false
+// for any other pair (other connectors' positions included), and then the
+// positions alone order the two.
+//
+// Why L against the truncate's lsn. A snapshot read sorts below every
+// streamed change, truncates included, so that it never overrides one; by
+// position alone a truncate streamed before a blocking snapshot would
+// delete every row the snapshot reads. TRUNCATE holds an ACCESS EXCLUSIVE
+// lock until its transaction ends and is not MVCC-safe (PostgreSQL manual,
+// TRUNCATE, "Notes"): a SELECT that reads the table after the truncate
+// committed sees none of the rows it removed, also with an older snapshot,
+// and a SELECT that read first holds its lock to the end of the snapshot's
+// transaction, so the truncate is written after L. The one window: a
+// truncate written between L (the WAL position Debezium takes when the
+// snapshot starts) and the table's SELECT counts as after the read; its
+// rows are then re-inserted ones, whose streamed inserts sort above it.
+func PostgresReadAfterTruncate(read, t Seq) bool {
+	l, ok := PostgresReadLSN(read)
+	if !ok || len(t) != 16 || binary.BigEndian.Uint64([]byte(t[:8])) == 0 {
+		return false
+	}
+	w, ok := PostgresWritten(t)
+	return ok && l > w
+}
+
+// PostgresReadLSN returns L for the position (0, L) of a PostgreSQL
+// source snapshot read (Debezium's initial and blocking snapshot reads,
+// PostgresEventWords, and lakemirror's own initial load): the WAL
+// position of the snapshot. ok is false for any other position.
+func PostgresReadLSN(s Seq) (l uint64, ok bool) {
+	if len(s) != 16 || s[:8] != "\x00\x00\x00\x00\x00\x00\x00\x00" {
+		return 0, false
+	}
+	l = binary.BigEndian.Uint64([]byte(s[8:]))
+	return l, l > 0
+}
+
+// PostgresWritten returns the WAL position at which the change at
+// PostgreSQL position s = (first, lsn) was written: lsn, or first for a
+// direct re-snapshot's row or ghost delete at (P, 0). ok is false for a
+// source snapshot read at (0, L) and for other connectors' positions.
+func PostgresWritten(s Seq) (w uint64, ok bool) {
+	if len(s) != 16 {
+		return 0, false
+	}
+	first, lsn := binary.BigEndian.Uint64([]byte(s[:8])), binary.BigEndian.Uint64([]byte(s[8:]))
+	switch {
+	case first == 0:
+		return 0, false
+	case lsn == 0:
+		return first, true
+	}
+	return lsn, true
+}
+
 // MySQLSeq is the position of a Debezium MySQL or MariaDB event: words
 // (binlog file index, pos, row).
 //

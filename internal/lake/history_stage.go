@@ -198,6 +198,13 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if open != nil && merge.NeedsReplayFromStart(open.seq, fresh) {
+			// the open version may be a source snapshot re-read's
+			// (merge/reread.go): replayed from all changes, like a late key
+			s.pending[g.Key] = true
+			res.Late++
+			continue
+		}
 		var prev *merge.Version
 		var prevLoc rowLoc
 		switch {

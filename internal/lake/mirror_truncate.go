@@ -71,14 +71,14 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		return events, nil
 	}
 	// the lowest position of each key of the batch
-	first := map[cdc.Key]cdc.Seq{}
+	first := map[cdc.Key]lowest{}
 	for _, e := range events {
 		if e.Key == "" || (!e.Op.IsUpsert() && e.Op != cdc.OpDelete) {
 			continue
 		}
-		if s, ok := first[e.Key]; !ok || e.Seq < s {
-			first[e.Key] = e.Seq
-		}
+		l := first[e.Key]
+		l.add(e.Seq)
+		first[e.Key] = l
 	}
 	out := slices.Clone(events)
 	type added struct {
@@ -99,8 +99,12 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		return nil
 	}
 	for _, m := range marks {
-		for k, s := range first {
-			if s.Hex() < m.Seq {
+		t, err := cdc.ParseSeqHex(m.Seq)
+		if err != nil {
+			return nil, err
+		}
+		for k, l := range first {
+			if l.below(t) {
 				if err := add(k, m, cdc.Origin{}); err != nil {
 					return nil, err
 				}
@@ -116,7 +120,7 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
 			var err error
 			w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
-				if err == nil && !e.Deleted && e.Seq < t.Seq {
+				if err == nil && !e.Deleted && truncates(t.Seq, e.Seq) {
 					err = add(k, m, t.Origin)
 				}
 			})
@@ -135,6 +139,36 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		}
 	}
 	return out, nil
+}
+
+// truncates reports whether the table truncate at t applies to a row
+// change at s: s is below t, and s is not a PostgreSQL source snapshot
+// read taken after t (cdc.PostgresReadAfterTruncate: Debezium's blocking
+// snapshot reads sit at (0, LSN), below every streamed change).
+func truncates(t, s cdc.Seq) bool {
+	return s < t && !cdc.PostgresReadAfterTruncate(s, t)
+}
+
+// lowest is the lowest position of a key's changes in a batch, kept apart
+// for PostgreSQL source snapshot reads at (0, LSN), which a truncate
+// below them by position may not cover (truncates).
+type lowest struct {
+	change, read cdc.Seq // "" when none
+}
+
+func (l *lowest) add(s cdc.Seq) {
+	p := &l.change
+	if _, read := cdc.PostgresReadLSN(s); read {
+		p = &l.read
+	}
+	if *p == "" || s < *p {
+		*p = s
+	}
+}
+
+// below reports whether the truncate at t applies to one of the changes.
+func (l lowest) below(t cdc.Seq) bool {
+	return l.change != "" && truncates(t, l.change) || l.read != "" && truncates(t, l.read)
 }
 
 // notYetApplied returns the truncates of late that an earlier batch did

@@ -413,8 +413,9 @@ func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
 }
 
 // versionsSpanning sets spans[i] when key k has a live history version
-// open at position at[i]: opened below it and closed above it, or still
-// open. spans has at's length.
+// open at table truncate at[i]: opened below it (and not by a
+// PostgreSQL source snapshot read taken after it, see truncates) and
+// closed above it, or still open. spans has at's length.
 func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 	clear(spans)
 	rows, err := s.liveRows(k)
@@ -423,7 +424,7 @@ func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 	}
 	for _, h := range rows {
 		for i, p := range at {
-			if h.seq < p && (h.toSeq == "" || h.toSeq > p) {
+			if truncates(p, h.seq) && (h.toSeq == "" || h.toSeq > p) {
 				spans[i] = true
 			}
 		}

@@ -34,9 +34,11 @@ func (v *Version) Current() bool { return v.ToSeq == "" }
 // tracked values unchanged opens nothing (its other values replace the
 // open version's); a delete closes the open version and opens nothing; a
 // create after a delete opens a version after the gap; source snapshot
-// reads count as creates; a per-key truncate closes the open version like
-// a delete. TOAST placeholders take the previous version's
-// value, so they never make a change. events must be one key's changes,
+// reads count as creates (but a PostgreSQL source snapshot read that
+// re-reads a state the key's changes give opens nothing, reread.go); a
+// per-key truncate closes the open version like a delete. TOAST
+// placeholders take the previous version's value, so they never make a
+// change. events must be one key's changes,
 // ascending by Seq and distinct, all after prev's last change.
 //
 // prev is the key's latest version (open or closed) or nil for a key
@@ -48,6 +50,19 @@ func (v *Version) Current() bool { return v.ToSeq == "" }
 // history, so history never depends on how changes were split into
 // batches.
 func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version, replacesPrev bool) {
+	var prevSeq cdc.Seq
+	if prev != nil {
+		prevSeq = prev.Seq
+	}
+	if drop := rereads(prevSeq, events); drop != nil {
+		kept := make([]*cdc.Event, 0, len(events))
+		for i, e := range events {
+			if i >= len(drop) || !drop[i] {
+				kept = append(kept, e)
+			}
+		}
+		events = kept
+	}
 	prevChanged, prevDropped := false, false
 	var cur *Version // the latest version, a copy we may modify
 	if prev != nil {

@@ -1,0 +1,113 @@
+package merge
+
+import "github.com/lakemirror/lakemirror/internal/cdc"
+
+// Source snapshot re-reads (docs/design.md rule 6). A PostgreSQL source
+// snapshot read sits at (0, L), L the snapshot's WAL position
+// (cdc.PostgresEventWords): below every streamed change, so that it never
+// overrides one. A Debezium blocking snapshot taken when a key already has
+// streamed changes therefore sorts before them, and replayed there it
+// would open a version ahead of the key's real ones (its `_valid_from`
+// the read's time, after the `_valid_to` the next change gives it). Such a
+// read re-reads a state the key's changes already give, and opens no
+// version, when its positions show it:
+//
+//   - S, the key's streamed changes written below L (cdc.PostgresWritten),
+//     has two or more: the read shows the state after the last of them, or,
+//     when that one's transaction was still in flight at L, after the one
+//     before it (PostgreSQL row locks: a second change of a row is written
+//     after the first one committed);
+//   - S is one create: the row the read shows exists after it (in flight at
+//     L, the row would not have been read);
+//   - S is one update or delete and the key has an earlier read (L' < L):
+//     the read shows the state the earlier one shows (when that change was
+//     in flight at L, it was at L' too) or the change's.
+//
+// A read with S empty precedes every change of the key and opens its
+// first version. The earliest read with S one update or delete is left
+// where its position puts it: in flight at L, that change comes after the
+// read, which then shows the only state before it the key has; only the
+// clock could tell the two cases apart (rule 1 orders by position only).
+
+// rereads reports, for each leading source snapshot read of events (one
+// key's changes, ascending by Seq), whether it re-reads a state the key's
+// changes give (see above); prev is the key's stored latest version's
+// position ("" when none), counted as a read when it is one. It returns
+// nil when no event is such a re-read; the slice has one entry per
+// leading read otherwise.
+func rereads(prev cdc.Seq, events []*cdc.Event) []bool {
+	reads := 0
+	for reads < len(events) && events[reads].Op == cdc.OpRead {
+		if _, ok := cdc.PostgresReadLSN(events[reads].Seq); !ok {
+			break
+		}
+		reads++
+	}
+	if reads == 0 || reads == len(events) {
+		return nil
+	}
+	var out []bool
+	for i := range reads {
+		if reread(prev, events, reads, i) {
+			if out == nil {
+				out = make([]bool, reads)
+			}
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// reread decides for the read events[i] (one of the first reads events,
+// the rest being streamed changes).
+func reread(prev cdc.Seq, events []*cdc.Event, reads, i int) bool {
+	l, _ := cdc.PostgresReadLSN(events[i].Seq)
+	n := 0
+	var only *cdc.Event
+	for _, e := range events[reads:] {
+		if w, ok := cdc.PostgresWritten(e.Seq); ok && w < l {
+			n++
+			only = e
+		}
+	}
+	switch {
+	case n == 0:
+		return false
+	case n >= 2 || only.Op == cdc.OpCreate:
+		return true
+	}
+	earlier := func(s cdc.Seq) bool {
+		l2, ok := cdc.PostgresReadLSN(s)
+		return ok && l2 < l
+	}
+	if earlier(prev) {
+		return true
+	}
+	for j := range i {
+		if earlier(events[j].Seq) {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsReplayFromStart reports whether a key whose latest stored version
+// was opened at open must have its history replayed from all its changes
+// rather than extended by the batch's changes fresh (ascending, all above
+// open): open is a PostgreSQL source snapshot read's position and a change
+// of fresh was written below the read's LSN, so the read may be a re-read
+// that opens no version (see rereads); extending would keep it. Only
+// changes delivered out of source order, or written by a transaction in
+// flight when the snapshot was taken, do this.
+func NeedsReplayFromStart(open cdc.Seq, fresh []*cdc.Event) bool {
+	l, ok := cdc.PostgresReadLSN(open)
+	if !ok {
+		return false
+	}
+	for _, e := range fresh {
+		if w, ok := cdc.PostgresWritten(e.Seq); ok && w < l {
+			return true
+		}
+	}
+	return false
+}
