@@ -13,21 +13,24 @@ import "github.com/lakemirror/lakemirror/internal/cdc"
 // version, when its positions show it:
 //
 //   - S, the key's streamed changes written below L (cdc.PostgresWritten),
-//     has two or more: the read shows the state after the last of them, or,
-//     when that one's transaction was still in flight at L, after the one
-//     before it (PostgreSQL row locks: a second change of a row is written
-//     after the first one committed);
-//   - S is one create: the row the read shows exists after it (in flight at
-//     L, the row would not have been read);
-//   - S is one update or delete and the key has an earlier read (L' < L):
-//     the read shows the state the earlier one shows (when that change was
-//     in flight at L, it was at L' too) or the change's.
+//     spans two or more transactions: the read shows the state after the
+//     last of them, or, when that one was still in flight at L, after the
+//     one before it (PostgreSQL row locks: a change of a row by another
+//     transaction is written after the first one committed);
+//   - S is one transaction whose first change of the key is a create: the
+//     row the read shows exists after it (in flight at L, the row would
+//     not have been read);
+//   - S is one transaction and the key has an earlier read (L' < L): the
+//     read shows the state the earlier one shows (when that transaction
+//     was in flight at L, it was at L' too) or the transaction's.
 //
 // A read with S empty precedes every change of the key and opens its
-// first version. The earliest read with S one update or delete is left
-// where its position puts it: in flight at L, that change comes after the
-// read, which then shows the only state before it the key has; only the
-// clock could tell the two cases apart (rule 1 orders by position only).
+// first version. The earliest read with S one transaction that updates or
+// deletes the row first is left where its position puts it: in flight at
+// L, that transaction comes after the read, which then shows the only
+// state before it the key has; only the clock could tell the two cases
+// apart (rule 1 orders by position only). Changes without a transaction
+// id count as one transaction.
 
 // rereads reports, for each leading source snapshot read of events (one
 // key's changes, ascending by Seq), whether it re-reads a state the key's
@@ -62,18 +65,21 @@ func rereads(prev cdc.Seq, events []*cdc.Event) []bool {
 // the rest being streamed changes).
 func reread(prev cdc.Seq, events []*cdc.Event, reads, i int) bool {
 	l, _ := cdc.PostgresReadLSN(events[i].Seq)
-	n := 0
-	var only *cdc.Event
+	var first *cdc.Event // the earliest change of S
 	for _, e := range events[reads:] {
-		if w, ok := cdc.PostgresWritten(e.Seq); ok && w < l {
-			n++
-			only = e
+		w, ok := cdc.PostgresWritten(e.Seq)
+		switch {
+		case !ok || w >= l:
+		case first == nil:
+			first = e
+		case e.TxID != first.TxID:
+			return true // two transactions
 		}
 	}
 	switch {
-	case n == 0:
+	case first == nil:
 		return false
-	case n >= 2 || only.Op == cdc.OpCreate:
+	case first.Op == cdc.OpCreate:
 		return true
 	}
 	earlier := func(s cdc.Seq) bool {

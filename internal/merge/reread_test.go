@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -14,8 +15,12 @@ func pgev(op cdc.Op, lsn uint64, status string) *cdc.Event {
 		e.Seq = cdc.PostgresSeq(lsn, lsn)
 	}
 	e.SourceTs = int64(lsn) * 1000
+	e.TxID = fmt.Sprint(lsn)
 	return e
 }
+
+// intx is e in source transaction tx.
+func intx(e *cdc.Event, tx string) *cdc.Event { e.TxID = tx; return e }
 
 func TestReplayRereads(t *testing.T) {
 	read, create, update, del := cdc.OpRead, cdc.OpCreate, cdc.OpUpdate, cdc.OpDelete
@@ -48,6 +53,12 @@ func TestReplayRereads(t *testing.T) {
 		{"re-read after two updates", []*cdc.Event{
 			pgev(update, 100, "a"), pgev(update, 120, "b"), pgev(read, 500, "b")},
 			"a 1.00 [100..120)\nb 1.00 [120..now)"},
+		{"read while a transaction updating the row twice was in flight", []*cdc.Event{
+			pgev(read, 300, "a"), intx(pgev(update, 280, "b"), "t1"), intx(pgev(update, 290, "c"), "t1")},
+			"a 1.00 [300..280)\nb 1.00 [280..290)\nc 1.00 [290..now)"},
+		{"re-read after a transaction that created the row", []*cdc.Event{
+			intx(pgev(create, 280, "b"), "t1"), intx(pgev(update, 290, "c"), "t1"), pgev(read, 300, "c")},
+			"b 1.00 [280..290)\nc 1.00 [290..now)"},
 		{"a read between changes keeps the later ones", []*cdc.Event{
 			pgev(create, 100, "a"), pgev(read, 200, "a"), pgev(update, 300, "b")},
 			"a 1.00 [100..300)\nb 1.00 [300..now)"},
