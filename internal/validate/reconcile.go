@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
 // Names of the reconciliation checks (README, "Reconciliation").
@@ -194,7 +196,9 @@ func Reconcile(scope ReconcileScope, diffs []Diff) []Result {
 
 // Balance checks the operation balance: per key, bronze's row changes in
 // log order (by Seq, an equal Seq counted once; truncates, by position,
-// reset every key) count +1 for a create (c, r or u of a key not live: a
+// reset every key, except a PostgreSQL source snapshot read at (0, L)
+// taken after the truncate, cdc.PostgresReadAfterTruncate, as the mirror
+// applies them) count +1 for a create (c, r or u of a key not live: a
 // key's first change may be an update whose create predates the topic's
 // retention) and −1 for a delete (d, or a truncate, of a live key), which telescopes to whether bronze
 // says the key is live now. Their sum, creates − deletes, must equal the
@@ -210,6 +214,21 @@ func Balance(recs []Record, truncates []string, live, loadDeleted map[string]boo
 		byKey[r.Key] = append(byKey[r.Key], r)
 	}
 	truncs := slices.Sorted(slices.Values(truncates))
+	// truncated: a truncate above the change at prev (and below next, when
+	// next is not "") applies to it: not when prev is a PostgreSQL source
+	// snapshot read taken after the truncate (a Debezium blocking snapshot's
+	// read sits at (0, L), below every streamed change)
+	truncated := func(prev, next string) bool {
+		j, _ := slices.BinarySearch(truncs, prev)
+		for ; j < len(truncs) && truncs[j] <= prev; j++ {
+		}
+		for ; j < len(truncs) && (next == "" || truncs[j] < next); j++ {
+			if !readAfterTruncate(prev, truncs[j]) {
+				return true
+			}
+		}
+		return false
+	}
 	var creates, deletes int64
 	net := map[string]bool{}
 	for k, evs := range byKey {
@@ -219,14 +238,9 @@ func Balance(recs []Record, truncates []string, live, loadDeleted map[string]boo
 			if i > 0 && e.Seq == prev {
 				continue
 			}
-			if i > 0 {
-				j, _ := slices.BinarySearch(truncs, prev)
-				for ; j < len(truncs) && truncs[j] <= prev; j++ {
-				}
-				if j < len(truncs) && truncs[j] < e.Seq && on {
-					on = false
-					deletes++
-				}
+			if i > 0 && on && truncated(prev, e.Seq) {
+				on = false
+				deletes++
 			}
 			switch e.Op {
 			case "c", "r", "u":
@@ -242,14 +256,9 @@ func Balance(recs []Record, truncates []string, live, loadDeleted map[string]boo
 			}
 			prev = e.Seq
 		}
-		if on {
-			j, _ := slices.BinarySearch(truncs, prev)
-			for ; j < len(truncs) && truncs[j] <= prev; j++ {
-			}
-			if j < len(truncs) || loadDeleted[k] {
-				on = false
-				deletes++
-			}
+		if on && (truncated(prev, "") || loadDeleted[k]) {
+			on = false
+			deletes++
 		}
 		net[k] = on
 	}
@@ -278,6 +287,18 @@ func Balance(recs []Record, truncates []string, live, loadDeleted map[string]boo
 		Observed: fmt.Sprintf("%d creates − %d deletes = %d; %d live mirror rows; %d keys disagree", creates, deletes, creates-deletes, len(live), len(found))}
 	r.finish(found)
 	return r
+}
+
+// readAfterTruncate reports whether the change at hex position s is a
+// PostgreSQL source snapshot read taken after the truncate at hex
+// position t (cdc.PostgresReadAfterTruncate); false for anything else.
+func readAfterTruncate(s, t string) bool {
+	ss, err := cdc.ParseSeqHex(s)
+	if err != nil {
+		return false
+	}
+	ts, err := cdc.ParseSeqHex(t)
+	return err == nil && cdc.PostgresReadAfterTruncate(ss, ts)
 }
 
 // Settling is the settling period of a reconciliation: how long after a

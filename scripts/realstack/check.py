@@ -45,9 +45,19 @@ Direct loads and re-snapshots (issue 6), per reader:
               PostgreSQL;
   incremental (--incremental) Debezium's incremental snapshot reads (op r,
               source.snapshot "incremental") cover every PostgreSQL row.
+  blocking    (--blocking) Debezium's blocking snapshot reads (op r, source.snapshot
+              neither "incremental" nor "false") after the signal read exactly
+              the keys the workload log has live when the snapshot ran (after
+              lossy_outage, before lossy_after), sit at (0, L) (no
+              lastCommitLsn: the scenario's premise), and a table TRUNCATE
+              the log has before them was streamed below them in the topic;
+              their source block (snapshot, sequence, lsn) is reported.
 
 Re-snapshotted tables are not compared on source_ts and history (their
-rows carry the snapshot reads' times). `--capture ns.table=FILE` only writes
+rows carry the snapshot reads' times), nor is a table with a blocking
+snapshot whose events were lost (lossy_outage): lost changes cannot be in
+its history. A table with a blocking snapshot and no lost events is
+compared in full: its re-reads open no history version. `--capture ns.table=FILE` only writes
 the mirror's rows as pyiceberg reads them (run.sh captures the mirror
 before the re-snapshot).
 
@@ -792,6 +802,91 @@ def check_incremental(rep, reader, ident, topic, pg_types, keys, pg_rows, brows,
                   f"PostgreSQL rows ({len(lost)} of them changed while their events were lost)")
 
 
+def check_blocking(rep, reader, ident, topic, keys, brows, offset0, log, table):
+    """Debezium's blocking snapshot (execute-snapshot, type blocking) read
+    the table: its reads after offset0 are exactly the keys the workload
+    log has live between lossy_outage and lossy_after (when run.sh takes
+    the snapshot); a TRUNCATE of the table in the log before then was
+    streamed (op t) below the reads. Returns a summary for the run's
+    report (reads, their source blocks' snapshot/sequence/lsn, the
+    truncate's)."""
+    c = f"blocking[{reader} {ident}]"
+    if brows is None:
+        rep.fail(c, "missing", f"no bronze table for {ident}")
+        return None
+    live = set()
+    truncates = 0
+    for tx in log:
+        if tx["phase"] in ("lossy_after", "resnap_live", "lossy_final"):
+            break
+        for ch in tx["changes"]:
+            if ch["table"] != table:
+                continue
+            if ch["op"] in "cu":
+                live.add(tuple(ch["key"]))
+            elif ch["op"] == "d":
+                live.discard(tuple(ch["key"]))
+            elif ch["op"] == "t":
+                live.clear()
+                truncates += 1
+    reads = collections.Counter()
+    first = last = None
+    trunc = []
+    above = 0  # reads not at (0, L)
+    for r in sorted(brows, key=lambda r: r["kafka_offset"]):
+        if r["kafka_topic"] != topic:
+            continue
+        try:
+            pl = json.loads(bytes(r["kafka_value"])).get("payload") or {}
+        except (ValueError, TypeError):
+            continue
+        src = pl.get("source") or {}
+        if pl.get("op") == "t":
+            trunc.append((r["kafka_offset"], src.get("lsn"), src.get("sequence")))
+        if r["kafka_offset"] < offset0 or pl.get("op") != "r" or src.get("snapshot") in ("incremental", "false", None):
+            continue
+        reads[tuple(canon(pl["after"][k]) for k in keys)] += 1
+        above += not (r.get("_seq") or "").startswith("0" * 16)
+        b = {k: src.get(k) for k in ("snapshot", "sequence", "lsn", "ts_ms", "txId")}
+        first = first or (r["kafka_offset"], b, r.get("_seq"))
+        last = (r["kafka_offset"], b, r.get("_seq"))
+    info = {"reads": sum(reads.values()), "offset0": offset0}
+    if first:
+        info.update(first_read={"offset": first[0], "source": first[1], "_seq": first[2]},
+                    last_read={"offset": last[0], "source": last[1], "_seq": last[2]})
+    missing, extra = sorted(live - set(reads)), sorted(set(reads) - live)
+    twice = sorted(k for k, n in reads.items() if n > 1)
+    bad = False
+    if not reads:
+        rep.fail(c, "not-read", f"no blocking snapshot read (op r) in {topic} after offset {offset0}")
+        return info
+    if missing or extra or twice:
+        bad = True
+        rep.fail(c, "reads", f"the blocking snapshot's {sum(reads.values())} reads after offset {offset0} are not the "
+                             f"{len(live)} keys live when it ran: not read {listed(missing)}; read but not live "
+                             f"{listed(extra)}; read twice {listed(twice)}")
+    if above:
+        # the scenario's premise: run.sh takes the snapshot before rs-lossy streams a commit, so
+        # Debezium's reads carry no lastCommitLsn and sit at (0, L), below every streamed change
+        bad = True
+        rep.fail(c, "reads-not-at-0-lsn", f"{above} of the {sum(reads.values())} blocking snapshot reads are not at "
+                 f"(0, L) (e.g. source {json.dumps(first[1])}, _seq {first[2]}): Debezium gave them a lastCommitLsn, so "
+                 f"they do not sort below the streamed changes and the scenario does not test what it should")
+    if truncates:
+        below = [t for t in trunc if t[0] < first[0]]
+        info["truncate"] = {"offset": below[-1][0], "lsn": below[-1][1], "sequence": below[-1][2]} if below else None
+        if len(below) != truncates:
+            bad = True
+            rep.fail(c, "truncate-not-streamed", f"the log truncates {table} {truncates} times before the blocking "
+                     f"snapshot, {topic} holds {len(below)} truncate records (op t) below its reads (offset {first[0]})")
+    if not bad:
+        t = info.get("truncate")
+        rep.ok(c, f"{sum(reads.values())} blocking snapshot reads (offsets {first[0]}..{last[0]}) are the {len(live)} keys "
+                  f"live when it ran; first read's source {json.dumps(first[1])}, _seq {first[2]}"
+                  + (f"; the truncate at offset {t['offset']} (lsn {t['lsn']}) was streamed below them" if t else ""))
+    return info
+
+
 def block_category(msg, replayed):
     """The category of a table's block, by its error message."""
     if "source.lsn is missing" in msg:
@@ -829,6 +924,8 @@ def main():
                     help="ns.table=STATUS.json,BEFORE.json: the table was re-snapshotted directly after lost events")
     ap.add_argument("--incremental", action="append", default=[],
                     help="ns.table=OFFSET: an incremental snapshot was requested when the topic ended at OFFSET")
+    ap.add_argument("--blocking", action="append", default=[],
+                    help="ns.table=OFFSET: a Debezium blocking snapshot was requested when the topic ended at OFFSET")
     ap.add_argument("--topic", action="append", default=[], help="pgtable=topic")
     ap.add_argument("--kafka-end", action="append", default=[], help="topic:partition:end")
     ap.add_argument("--known-gaps", default=None)
@@ -849,6 +946,7 @@ def main():
         st, bf = files.split(",", 1)
         resnaps[ident] = (json.load(open(st)) if os.path.exists(st) else {}, json.load(open(bf)) if os.path.exists(bf) else [])
     incrementals = {k: int(v or 0) for k, v in (x.split("=", 1) for x in a.incremental)}
+    blockings = {k: int(v or 0) for k, v in (x.split("=", 1) for x in a.blocking)}
 
     known = set()
     if a.known_gaps:
@@ -920,6 +1018,9 @@ def main():
                 continue
         classify = None
         resnapped = ident in resnaps or ident in incrementals
+        # a blocking snapshot of a table whose events were lost (rs-lossy's outage) repairs
+        # its rows, whose history then cannot equal the log's
+        lost = ident in blockings and bool(changed_keys(table_txs(log, pgt, {"lossy_outage"}), pgt))
         if ident in resnaps:
             st, before_rows = resnaps[ident]
             before = by_key(before_rows, keys, types, canon_lake)
@@ -927,6 +1028,10 @@ def main():
         if resnapped:
             print(f"  ----  source_ts and history of {ident} are not compared with the workload log: the table was "
                   f"re-snapshotted after events were lost (its rows carry the snapshot reads' times and positions)")
+        elif lost:
+            print(f"  ----  source_ts and history of {ident} are not compared with the workload log: its changes during "
+                  f"rs-lossy's outage were never streamed (Debezium's blocking snapshot read their rows)")
+            resnapped = True
         topic = topics.get(pgt)
         for rname, read in readers.items():
             try:
@@ -959,6 +1064,10 @@ def main():
                 check_resnapshot(rep, rname, ident, types, keys, pg_rows, rows, resnaps[ident][0], resnaps[ident][1], log, pgt)
             if ident in incrementals:
                 check_incremental(rep, rname, ident, topic, types, keys, pg_rows, brows, incrementals[ident], log, pgt)
+            if ident in blockings:
+                bi = check_blocking(rep, rname, ident, topic, keys, brows, blockings[ident], log, pgt)
+                if bi and rname == "pyiceberg":
+                    tinfo["blocking"] = bi
             if resnapped:
                 continue
             try:

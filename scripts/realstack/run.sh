@@ -10,8 +10,10 @@
 # the table lifecycle scenarios of issue 6: a direct initial load from
 # PostgreSQL while the workload writes to the table, events lost for good
 # (a dropped replication slot) repaired by a direct re-snapshot (ghost rows)
-# while the table is written to, and an incremental re-snapshot through
-# Debezium's signal topic.
+# while the table is written to, an incremental re-snapshot through
+# Debezium's signal topic, and a Debezium blocking snapshot (signal topic) of
+# a table with streamed changes and of a truncated table whose later inserts
+# were lost.
 #
 # Everything runs on 127.0.0.1 on free ports, under a temporary run
 # directory, and is stopped on exit. Artifacts come from setup.sh's cache.
@@ -43,9 +45,10 @@ if [ -n "$KNOWN_GAPS" ]; then
 fi
 ITEMS_TOPIC=rs.public.items
 # source table : Iceberg mirror : Kafka topic : rows Debezium's initial snapshot reads
-# (loaded, resnap and incsnap: none; lakemirror's direct loads copy them)
+# (loaded, resnap, incsnap, blocksnap and blocktrunc: none; lakemirror's direct loads copy them)
 TABLES="items:rs.items:rs.public.items:300 trunc_demo:rs.trunc_demo:rs.public.trunc_demo:60 amounts:rs.amounts:rs.public.amounts:20"
 TABLES="$TABLES loaded:rs.loaded:rs.public.loaded:0 resnap:rs.resnap:rsl.public.resnap:0 incsnap:rs.incsnap:rsl.public.incsnap:0"
+TABLES="$TABLES blocksnap:rs.blocksnap:rsl.public.blocksnap:0 blocktrunc:rs.blocktrunc:rsl.public.blocktrunc:0"
 BATCH_SIZE=500
 SOURCE=pg  # the source name the worker maps to PostgreSQL (-sources / LAKEMIRROR_SOURCES)
 declare -A T  # step timings
@@ -235,13 +238,18 @@ start_table() { # SRC TABLE TOPIC [starter flags]
   starter start "$3" --table "$2" --key id --batch-size $BATCH_SIZE --max-wait 1s --schedules=false "${@:4}" >>"$RUN/logs/starter.out"
 }
 for t in items trunc_demo amounts; do start_table "$t" "rs.$t" "rs.public.$t"; done
-# resnap and incsnap: direct initial loads of quiet tables (rs-lossy snapshots nothing)
+# resnap, incsnap, blocksnap and blocktrunc: direct initial loads of quiet tables (rs-lossy snapshots nothing)
 start_table resnap rs.resnap rsl.public.resnap --source $SOURCE --source-table public.resnap
 start_table incsnap rs.incsnap rsl.public.incsnap --source $SOURCE --source-table public.incsnap --signal-topic "$SIGNAL_TOPIC"
-log "table workflows started for rs.items rs.trunc_demo rs.amounts, rs.resnap and rs.incsnap (direct loads from $SOURCE) (batch size $BATCH_SIZE)"
-quiet_loads() { wait_load rs.resnap initial 300 && wait_load rs.incsnap initial 300; }
+start_table blocksnap rs.blocksnap rsl.public.blocksnap --source $SOURCE --source-table public.blocksnap
+start_table blocktrunc rs.blocktrunc rsl.public.blocktrunc --source $SOURCE --source-table public.blocktrunc
+log "table workflows started for rs.items rs.trunc_demo rs.amounts, rs.resnap rs.incsnap rs.blocksnap and rs.blocktrunc (direct loads from $SOURCE) (batch size $BATCH_SIZE)"
+quiet_loads() {
+  local t
+  for t in rs.resnap rs.incsnap rs.blocksnap rs.blocktrunc; do wait_load $t initial 300; done
+}
 step quiet_loads quiet_loads
-log "direct loads: rs.resnap $(load_note rs.resnap); rs.incsnap $(load_note rs.incsnap)"
+log "direct loads: rs.resnap $(load_note rs.resnap); rs.incsnap $(load_note rs.incsnap); rs.blocksnap $(load_note rs.blocksnap); rs.blocktrunc $(load_note rs.blocktrunc)"
 
 # --- scenario: direct initial load while the workload writes ----------------
 # The workload changes loaded (updates, TOAST-unchanged updates, inserts,
@@ -272,7 +280,7 @@ step initial_load initial_load
 step stream1 workload stream1
 log "workload stream1: $(tail -n1 "$RUN/logs/workload.out")"
 step lossy_before workload lossy_before
-log "workload lossy_before (resnap, incsnap; streamed): $(tail -n1 "$RUN/logs/workload.out")"
+log "workload lossy_before (resnap, incsnap, blocksnap, blocktrunc with its TRUNCATE; streamed): $(tail -n1 "$RUN/logs/workload.out")"
 wait_caught_up 180
 
 # Fault 1: kill -9 Kafka Connect while a burst of changes is being produced,
@@ -299,7 +307,7 @@ log "workload while Connect was down: $(tail -n1 "$RUN/logs/workload.out")"
 # the outage's changes are never streamed. lakemirror's re-snapshots repair
 # the tables (below).
 step lossy_outage workload lossy_outage
-log "workload while Connect was down, never streamed (resnap, incsnap): $(tail -n1 "$RUN/logs/workload.out")"
+log "workload while Connect was down, never streamed (resnap, incsnap, blocktrunc): $(tail -n1 "$RUN/logs/workload.out")"
 drop_slot() {
   local i r=""
   for ((i = 0; i < 60; i++)); do
@@ -344,6 +352,42 @@ print(m[:400])' 2>/dev/null || echo "(status unavailable)")
   log "$LOSSY_CONNECTOR streams again from a new slot $LOSSY_SLOT (restart LSN $(psql_q "SELECT restart_lsn FROM pg_replication_slots WHERE slot_name = '$LOSSY_SLOT'"))"
 }
 step lossy_reset lossy_reset
+
+# --- scenario: Debezium blocking snapshot through the signal topic ----------
+# Right after the reset, before rs-lossy streams any transaction, Debezium's
+# Kafka signal channel gets execute-snapshot (type blocking) for blocksnap
+# (changed only while rs-lossy streamed: nothing of it was lost) and
+# blocktrunc (truncated while rs-lossy streamed, then inserts during the
+# outage that were never streamed). Debezium pauses streaming, reads both
+# tables and resumes; as no commit was streamed since the reset, its reads
+# carry no lastCommitLsn (source.sequence [null, lsn]): lakemirror places
+# them at (0, lsn), below every streamed change, the truncate included. The
+# re-reads of blocksnap must open no history version, and blocktrunc's rows
+# inserted during the outage must be live (read after the truncate). The
+# log notification channel reports the snapshot ("Initial Snapshot" ...
+# COMPLETED); then the two workflows catch up. lossy_after changes both
+# tables after it.
+block_notifications() { grep "aggregateType='Initial Snapshot', type='COMPLETED'" "$RUN/logs/connect.log" | grep -c "connector_name=$LOSSY_PREFIX" || true; }
+blocking_snapshot() {
+  local n0 s=$SECONDS signal out
+  n0=$(block_notifications)
+  block_offset_snap=$(end_offset rsl.public.blocksnap) block_offset_trunc=$(end_offset rsl.public.blocktrunc)
+  block_offset_snap=${block_offset_snap:-0} block_offset_trunc=${block_offset_trunc:-0}
+  signal='{"type":"execute-snapshot","data":{"data-collections":["public.blocksnap","public.blocktrunc"],"type":"blocking"}}'
+  out=$("$RUN/bin/rsctl" signal -brokers "$KAFKA_BROKERS" -topic "$SIGNAL_TOPIC" -key "$LOSSY_PREFIX" -value "$signal") ||
+    die "sending the blocking snapshot signal failed: $out"
+  log "requested a blocking snapshot of public.blocksnap and public.blocktrunc from $LOSSY_CONNECTOR ($out; rsl.public.blocksnap at offset $block_offset_snap, rsl.public.blocktrunc at $block_offset_trunc)"
+  while (($(block_notifications) <= n0)); do
+    if ((SECONDS - s > 180)); then
+      grep -i "signal\|blocking\|Notification" "$RUN/logs/connect.log" | tail -n 20 >&2
+      die "Debezium did not report the blocking snapshot COMPLETED within 180s"
+    fi
+    sleep 0.5
+  done
+  log "Debezium reports the blocking snapshot completed: $(grep "TABLE_SCAN_COMPLETED" "$RUN/logs/connect.log" | grep -o "scanned_collection=public.block[a-z]*\|total_rows_scanned=[0-9]*" | tail -n4 | paste -sd' ')"
+  wait_caught_up 300 rs.blocksnap rs.blocktrunc
+}
+step blocking blocking_snapshot
 step lossy_after workload lossy_after
 log "workload lossy_after (streamed again): $(tail -n1 "$RUN/logs/workload.out")"
 
@@ -513,7 +557,9 @@ step reconcile reconcile_all
 # --- validation ------------------------------------------------------------------
 # `starter validate` on every table. The scenarios lose events upstream on
 # purpose (rs-lossy's dropped slot, Connect down), which the stream checks
-# (transitions) may rightly report; what gates the suite is `reapply`: the
+# (transitions) may rightly report, and Debezium's blocking snapshot reads
+# sit at (0, lsn), below the streamed changes they re-read (transitions
+# reports blocksnap's "create after a snapshot read"); what gates the suite is `reapply`: the
 # newest batches applied again from bronze into a scratch copy of the mirror
 # must give the mirror, whatever the stream held.
 validate_all() {
@@ -565,7 +611,8 @@ done
 args+=(--replayed "$replayed")
 args+=(--load "rs.loaded=$RUN/status-rs.loaded-after-load.json"
   --resnapshot "rs.resnap=$RUN/status-rs.resnap-after-resnapshot.json,$RUN/resnap-before.json"
-  --incremental "rs.incsnap=${inc_offset0:-0}")
+  --incremental "rs.incsnap=${inc_offset0:-0}"
+  --blocking "rs.blocksnap=${block_offset_snap:-0}" --blocking "rs.blocktrunc=${block_offset_trunc:-0}")
 set +e
 (cd "$RS_DIR" && "$PY" check.py --dsn "$(PG_DSN)" --catalog-db "$RUN/lake/catalog.db" --warehouse "$RUN/lake/warehouse" \
   --log "$WLOG" "${args[@]}" \
@@ -630,7 +677,7 @@ ll = last_load(f"{run}/status-rs.resnap-after-resnapshot.json")
 if ll:
     P = ll.get("lsn") or 0
     lost = [c for tx in ph("lossy_outage") for c in tx["changes"]]
-    print(f"lost events:     {len(ph('lossy_outage'))} transactions on resnap and incsnap while Connect was down "
+    print(f"lost events:     {len(ph('lossy_outage'))} transactions on resnap, incsnap and blocktrunc while Connect was down "
           f"({sum(1 for c in lost if c['op'] == 'd')} deletes, {sum(1 for c in lost if c['op'] == 'u')} updates, "
           f"{sum(1 for c in lost if c['op'] == 'c')} inserts), never streamed: rs-lossy's slot was dropped; after the restart "
           f"{os.environ.get('RS_LOSSY_FAILURE') or '?'}")
@@ -639,6 +686,15 @@ if ll:
           f"scenario {tim.get('resnapshot', '?')}s")
 if "incremental" in tim:
     print(f"incremental:     rs.incsnap through Debezium's execute-snapshot signal: completed in {tim['incremental']}s")
+if "blocking" in tim:
+    for t in ("rs.blocksnap", "rs.blocktrunc"):
+        b = chk.get("tables", {}).get(t, {}).get("blocking") or {}
+        fr = b.get("first_read") or {}
+        tr = b.get("truncate")
+        print(f"blocking:        {t} through Debezium's execute-snapshot signal (type blocking): {b.get('reads', '?')} reads "
+              f"from offset {fr.get('offset', '?')}, source {json.dumps(fr.get('source'))} -> _seq {fr.get('_seq')}"
+              + (f"; its truncate streamed before them at lsn {tr.get('lsn')} (sequence {tr.get('sequence')})" if tr else ""))
+    print(f"                 requested after rs-lossy's reset; completed and caught up in {tim['blocking']}s")
 print(f"checks:          {chk.get('checks_passed')} passed, {chk.get('failures')} failed, "
       f"{len(chk.get('known_gaps', []))} known gaps, {len(chk.get('skipped', []))} skipped")
 for g in chk.get("known_gaps", []):

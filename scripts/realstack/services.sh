@@ -7,9 +7,10 @@ PG_DB=lakemirror_rs
 PG_DSN() { echo "host=127.0.0.1 port=$PG_PORT dbname=$PG_DB user=postgres"; }
 CONNECTOR=rs-postgres
 TOPIC_PREFIX=rs
-# The second connector: resnap and incsnap, streamed only (snapshot.mode=no_data:
-# lakemirror's direct loads copy their rows), with Debezium's Kafka signaling
-# channel for incremental snapshots. run.sh drops its slot while Connect is down.
+# The second connector: resnap, incsnap, blocksnap and blocktrunc, streamed only
+# (snapshot.mode=no_data: lakemirror's direct loads copy their rows), with
+# Debezium's Kafka signaling channel for incremental and blocking snapshots.
+# run.sh drops its slot while Connect is down.
 LOSSY_CONNECTOR=rs-lossy
 LOSSY_PREFIX=rsl
 LOSSY_SLOT=lakemirror_rsl
@@ -230,7 +231,7 @@ lossy_config() {
   "database.password": "unused-trust-auth",
   "database.dbname": "$PG_DB",
   "topic.prefix": "$LOSSY_PREFIX",
-  "table.include.list": "public.resnap,public.incsnap,public.debezium_signal,public.rsl_marker",
+  "table.include.list": "public.resnap,public.incsnap,public.blocksnap,public.blocktrunc,public.debezium_signal,public.rsl_marker",
   "slot.name": "$LOSSY_SLOT",
   "publication.name": "$LOSSY_SLOT",
   "publication.autocreate.mode": "filtered",
@@ -241,6 +242,7 @@ lossy_config() {
   "signal.kafka.bootstrap.servers": "127.0.0.1:$KAFKA_PORT",
   "notification.enabled.channels": "log",
   "tombstones.on.delete": "true",
+  "skipped.operations": "none",
   "decimal.handling.mode": "precise",
   "time.precision.mode": "adaptive_time_microseconds",
   "include.schema.changes": "false",
@@ -256,7 +258,7 @@ register_lossy_connector() {
   curl -fsS -X PUT -H 'Content-Type: application/json' --data "$(lossy_config)" \
     "http://127.0.0.1:$CONNECT_PORT/connectors/$LOSSY_CONNECTOR/config" >"$RUN/logs/connector-register-lossy.json" ||
     die "registering the connector $LOSSY_CONNECTOR failed: $(cat "$RUN/logs/connector-register-lossy.json" 2>/dev/null)"
-  log "registered connector $LOSSY_CONNECTOR (pgoutput, slot $LOSSY_SLOT, topic prefix $LOSSY_PREFIX, snapshot.mode=no_data, signals: source + Kafka topic $SIGNAL_TOPIC)"
+  log "registered connector $LOSSY_CONNECTOR (pgoutput, slot $LOSSY_SLOT, topic prefix $LOSSY_PREFIX, snapshot.mode=no_data, TRUNCATE emitted, signals: source + Kafka topic $SIGNAL_TOPIC)"
 }
 
 # connect_rest METHOD PATH [BODY]: a Kafka Connect REST call; prints the response.

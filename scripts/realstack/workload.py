@@ -14,10 +14,13 @@ injects faults between them):
                 rows lakemirror's direct loads read (loaded, resnap, incsnap)
     loaded_live changes to loaded while its direct initial load runs (until --stop-file exists;
                 synchronous commit, PostgreSQL's default)
-    lossy_before  streamed changes to resnap and incsnap (connector rs-lossy)
-    lossy_outage  changes to resnap and incsnap while Kafka Connect is down; run.sh then drops
-                rs-lossy's replication slot, so these changes are never streamed
-    lossy_after changes to resnap and incsnap after rs-lossy streams again (from a new slot)
+    lossy_before  streamed changes to resnap, incsnap, blocksnap and blocktrunc (connector
+                rs-lossy; blocktrunc is truncated)
+    lossy_outage  changes to resnap, incsnap and blocktrunc while Kafka Connect is down; run.sh
+                then drops rs-lossy's replication slot, so these changes are never streamed
+                (run.sh then has Debezium take a blocking snapshot of blocksnap and blocktrunc)
+    lossy_after changes to resnap, incsnap, blocksnap and blocktrunc after rs-lossy streams
+                again (from a new slot) and after the blocking snapshot
     resnap_live changes to resnap while its direct re-snapshot runs (until --stop-file exists)
     lossy_final the end marker of rs-lossy (rsl_marker)
     stream1     inserts, updates (incl. no-op and TOAST-unchanged), deletes, delete+re-insert
@@ -44,6 +47,10 @@ Tables (default replica identity everywhere):
     resnap      id int pk, label text, amount numeric(12,2), ts timestamptz (600 seed rows)
     incsnap     same columns (400 seed rows); resnap and incsnap are captured by the second
                 connector, rs-lossy (snapshot.mode=no_data), whose slot run.sh drops
+    blocksnap   same columns (100 seed rows), captured by rs-lossy; changed only while it
+                streams; Debezium's blocking snapshot re-reads it (run.sh)
+    blocktrunc  same columns (50 seed rows), captured by rs-lossy; truncated while it streams,
+                inserts while its events are lost, then Debezium's blocking snapshot (run.sh)
     debezium_signal  id, type, data: rs-lossy's signaling table (incremental snapshot watermarks)
     rsl_marker  id int pk, note text          (rs-lossy's end marker; no pipeline)
     rs_noise    id bigserial pk, n int        (captured by no connector: other WAL traffic)
@@ -72,10 +79,13 @@ from rscommon import canon_row
 
 UTC = dt.timezone.utc
 TABLE_KEYS = {"items": ["id"], "trunc_demo": ["id"], "rs_marker": ["id"], "amounts": ["id"],
-              "loaded": ["id"], "resnap": ["id"], "incsnap": ["id"], "rsl_marker": ["id"]}
+              "loaded": ["id"], "resnap": ["id"], "incsnap": ["id"], "rsl_marker": ["id"],
+              "blocksnap": ["id"], "blocktrunc": ["id"]}
 LOADED_SEED = 12000  # more than one chunk of a direct load (10,000 rows)
 RESNAP_SEED = 600
 INCSNAP_SEED = 400
+BLOCKSNAP_SEED = 100
+BLOCKTRUNC_SEED = 50
 
 
 class Workload:
@@ -86,6 +96,7 @@ class Workload:
         self.log = open(log_path, "a", encoding="utf-8")
         self.rnd = random.Random(f"{seed}-{phase}")
         self.rnd2 = random.Random(f"{seed}-{phase}-lifecycle")
+        self.rnd3 = random.Random(f"{seed}-{phase}-blocking")  # blocksnap, blocktrunc
         self.phase = phase
         self.txs = 0
         self.changes = 0
@@ -240,6 +251,8 @@ class Workload:
                 CREATE TABLE debezium_signal (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048));
                 CREATE TABLE rsl_marker (id integer PRIMARY KEY, note text);
                 CREATE TABLE rs_noise (id bigserial PRIMARY KEY, n integer);
+                CREATE TABLE blocksnap (id integer PRIMARY KEY, label text, amount numeric(12,2), ts timestamptz);
+                CREATE TABLE blocktrunc (id integer PRIMARY KEY, label text, amount numeric(12,2), ts timestamptz);
             """)
         self.conn.commit()
         for start in range(1, LOADED_SEED + 1, 1000):
@@ -249,6 +262,9 @@ class Workload:
             cur, ch, "resnap", [self.snap_row(i) for i in range(1, RESNAP_SEED + 1)], self.SNAP_TYPES))
         self.tx(lambda cur, ch: self.insert_many(
             cur, ch, "incsnap", [self.snap_row(i) for i in range(1, INCSNAP_SEED + 1)], self.SNAP_TYPES))
+        for t, n in (("blocksnap", BLOCKSNAP_SEED), ("blocktrunc", BLOCKTRUNC_SEED)):
+            self.tx(lambda cur, ch, t=t, n=n: self.insert_many(
+                cur, ch, t, [self.snap_row(i, rnd=self.rnd3) for i in range(1, n + 1)], self.SNAP_TYPES))
 
     def loaded_row(self, i, version=0, long_note=None):
         r = self.rnd2
@@ -265,14 +281,14 @@ class Workload:
             "note": self.text(9000, r) if long_note else r.choice([None, f"note {i}"]),
         }
 
-    def snap_row(self, i, label=None):
-        r = self.rnd2
+    def snap_row(self, i, label=None, rnd=None):
+        r = rnd or self.rnd2
         return {"id": i, "label": label or f"seed {i}",
                 "amount": decimal.Decimal(r.randrange(-10**8, 10**8)) / 100,
                 "ts": dt.datetime(2024, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=r.randrange(0, 10**14))}
 
-    def snap_update(self, cur, ch, table, ids, label):
-        r = self.rnd2
+    def snap_update(self, cur, ch, table, ids, label, rnd=None):
+        r = rnd or self.rnd2
         for i in ids:
             self.update(cur, ch, table, "id = %s", [i], {"label": f"{label} {i}",
                                                          "amount": decimal.Decimal(r.randrange(0, 10**8)) / 100})
@@ -352,6 +368,15 @@ class Workload:
     #   126..450 untouched; inserts: 701.. before, 1001.. during (lost), 1101.. after, 3001.. during the re-snapshot
     # incsnap: 1..10 updated and 11..15 deleted before the outage; 16..55 updated and 11, 12
     # re-inserted during it (lost); 56..60 updated after; inserts 501.. before, 601.. during (lost)
+    # blocksnap (values from self.rnd3; never changed during the outage, so nothing of it is lost;
+    # run.sh has Debezium take a blocking snapshot of it after rs-lossy's reset, before lossy_after):
+    #   before the outage: 1..20 updated, 11..20 twice, 21..25 deleted, 26..28 deleted and
+    #   re-inserted (separate transactions), 29, 30 deleted and re-inserted in one, 31, 32 no-op
+    #   updates, inserts 201..220, 206..210 then updated; 33..100 untouched (only loaded)
+    #   after the blocking snapshot: 1..5, 201..203 updated, 40 and 215 deleted, 60 deleted and
+    #   re-inserted, inserts 221..225
+    # blocktrunc: before the outage 1..10 updated, inserts 101..120, TRUNCATE, inserts 301..310;
+    #   during it (lost) inserts 401..420; then the blocking snapshot; after it 401..403 updated
 
     def lossy_before(self):
         self.tx(lambda cur, ch: self.delete(cur, ch, "resnap", "id BETWEEN 1 AND 10", []))
@@ -360,6 +385,28 @@ class Workload:
         self.tx(lambda cur, ch: self.snap_update(cur, ch, "incsnap", range(1, 11), "before"))
         self.tx(lambda cur, ch: self.delete(cur, ch, "incsnap", "id BETWEEN 11 AND 15", []))
         self.tx(lambda cur, ch: self.insert_many(cur, ch, "incsnap", [self.snap_row(i, "before") for i in range(501, 506)], self.SNAP_TYPES))
+        self.blocking_before()
+
+    def blocking_before(self):
+        r = self.rnd3
+        self.tx(lambda cur, ch: self.snap_update(cur, ch, "blocksnap", range(1, 21), "before", rnd=r))
+        self.tx(lambda cur, ch: self.snap_update(cur, ch, "blocksnap", range(11, 21), "before2", rnd=r))
+        self.tx(lambda cur, ch: self.delete(cur, ch, "blocksnap", "id BETWEEN 21 AND 25", []))
+        for k in range(26, 29):
+            self.tx(lambda cur, ch, k=k: self.delete(cur, ch, "blocksnap", "id = %s", [k]))
+            self.tx(lambda cur, ch, k=k: self.insert(cur, ch, "blocksnap", self.snap_row(k, "reborn", rnd=r)))
+        for k in (29, 30):
+            def del_ins(cur, ch, k=k):
+                self.delete(cur, ch, "blocksnap", "id = %s", [k])
+                self.insert(cur, ch, "blocksnap", self.snap_row(k, "reborn1tx", rnd=r))
+            self.tx(del_ins)
+        self.tx(lambda cur, ch: self.update(cur, ch, "blocksnap", "id IN (31, 32)", [], {"label": Raw("label")}))
+        self.tx(lambda cur, ch: self.insert_many(cur, ch, "blocksnap", [self.snap_row(i, "before", rnd=r) for i in range(201, 221)], self.SNAP_TYPES))
+        self.tx(lambda cur, ch: self.snap_update(cur, ch, "blocksnap", range(206, 211), "before-upd", rnd=r))
+        self.tx(lambda cur, ch: self.snap_update(cur, ch, "blocktrunc", range(1, 11), "before", rnd=r))
+        self.tx(lambda cur, ch: self.insert_many(cur, ch, "blocktrunc", [self.snap_row(i, "before", rnd=r) for i in range(101, 121)], self.SNAP_TYPES))
+        self.tx(lambda cur, ch: self.truncate(cur, ch, "blocktrunc"))
+        self.tx(lambda cur, ch: self.insert_many(cur, ch, "blocktrunc", [self.snap_row(i, "after-truncate", rnd=r) for i in range(301, 311)], self.SNAP_TYPES))
 
     def lossy_outage(self):
         for lo in range(31, 71, 10):
@@ -375,6 +422,9 @@ class Workload:
         self.tx(lambda cur, ch: self.snap_update(cur, ch, "incsnap", range(16, 56), "lost"))
         self.tx(lambda cur, ch: self.insert_many(cur, ch, "incsnap", [self.snap_row(i, "lost") for i in (11, 12)], self.SNAP_TYPES))
         self.tx(lambda cur, ch: self.insert_many(cur, ch, "incsnap", [self.snap_row(i, "lost") for i in range(601, 621)], self.SNAP_TYPES))
+        # blocktrunc: inserts after its (streamed) truncate that are never streamed: only
+        # Debezium's blocking snapshot after the reset reads them
+        self.tx(lambda cur, ch: self.insert_many(cur, ch, "blocktrunc", [self.snap_row(i, "lost", rnd=self.rnd3) for i in range(401, 421)], self.SNAP_TYPES))
 
     def lossy_after(self):
         # the first transaction rs-lossy streams after its offsets were reset
@@ -382,6 +432,16 @@ class Workload:
         self.tx(lambda cur, ch: self.snap_update(cur, ch, "resnap", list(range(11, 16)) + list(range(116, 126)), "after"))
         self.tx(lambda cur, ch: self.insert_many(cur, ch, "resnap", [self.snap_row(i, "after") for i in range(1101, 1106)], self.SNAP_TYPES))
         self.tx(lambda cur, ch: self.snap_update(cur, ch, "incsnap", range(56, 61), "after"))
+        # after Debezium's blocking snapshot of blocksnap and blocktrunc (run.sh)
+        r = self.rnd3
+        self.tx(lambda cur, ch: self.snap_update(cur, ch, "blocksnap", list(range(1, 6)) + [201, 202, 203], "after", rnd=r))
+        self.tx(lambda cur, ch: self.delete(cur, ch, "blocksnap", "id IN (40, 215)", []))
+        def del_ins(cur, ch):
+            self.delete(cur, ch, "blocksnap", "id = %s", [60])
+            self.insert(cur, ch, "blocksnap", self.snap_row(60, "reborn-after", rnd=r))
+        self.tx(del_ins)
+        self.tx(lambda cur, ch: self.insert_many(cur, ch, "blocksnap", [self.snap_row(i, "after", rnd=r) for i in range(221, 226)], self.SNAP_TYPES))
+        self.tx(lambda cur, ch: self.snap_update(cur, ch, "blocktrunc", range(401, 404), "after", rnd=r))
 
     def resnap_live(self):
         """Changes to resnap while its direct re-snapshot runs: each

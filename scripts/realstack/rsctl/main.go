@@ -9,6 +9,11 @@
 //	                                  re-produce the records at offsets [A, Z) of partition 0 of T
 //	                                  at its end (same key, value, headers, plus a header
 //	                                  realstack.replayed-from): a late replay of an old range
+//	rsctl signal -brokers B -topic T -key K -value JSON
+//	                                  produce one record (key K, value JSON) to partition 0 of T:
+//	                                  a Debezium signal on a connector's Kafka signal channel
+//	                                  (key = the connector's topic.prefix), e.g. the blocking
+//	                                  execute-snapshot the starter does not send
 //
 // `replay` is the suite's out-of-order fault: a single-partition Debezium
 // topic only ever redelivers a suffix, so the final state does not show
@@ -43,7 +48,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: rsctl temporal|pending|replay [flags]")
+		fmt.Fprintln(os.Stderr, "usage: rsctl temporal|pending|replay|signal [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -54,6 +59,8 @@ func main() {
 		err = pending(os.Args[2:])
 	case "replay":
 		err = replay(os.Args[2:])
+	case "signal":
+		err = sendSignal(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -184,5 +191,30 @@ func replay(args []string) error {
 		return fmt.Errorf("replay: produce: %w", err)
 	}
 	fmt.Printf("replayed %d records of %s [%d, %d)\n", len(out), *topic, *from, *to)
+	return nil
+}
+
+func sendSignal(args []string) error {
+	fs := flag.NewFlagSet("signal", flag.ExitOnError)
+	brokers := fs.String("brokers", "127.0.0.1:9092", "Kafka bootstrap servers")
+	topic := fs.String("topic", "", "the connector's signal topic (signal.kafka.topic)")
+	key := fs.String("key", "", "record key: the connector's topic.prefix")
+	value := fs.String("value", "", "record value: the signal as JSON")
+	_ = fs.Parse(args)
+	if *topic == "" || *key == "" || *value == "" {
+		return fmt.Errorf("signal: need -topic, -key and -value")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(*brokers, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer prod.Close()
+	r := &kgo.Record{Topic: *topic, Partition: 0, Key: []byte(*key), Value: []byte(*value)}
+	if err := prod.ProduceSync(ctx, r).FirstErr(); err != nil {
+		return fmt.Errorf("signal: produce: %w", err)
+	}
+	fmt.Printf("signal sent to %s offset %d: key %s value %s\n", *topic, r.Offset, *key, *value)
 	return nil
 }
