@@ -434,7 +434,7 @@ func (p *position) seqBytes(op cdc.Op, buf *[48]byte) []byte {
 	w := p.words
 	if p.pg {
 		blockingRead := (op == cdc.OpRead || p.snap != cdc.SnapshotNone) && p.snap != cdc.SnapshotIncremental
-		w[0], w[1] = cdc.PostgresEventWords(w[0], p.hasCommit, w[1], blockingRead)
+		w[0], w[1] = cdc.PostgresEventWords(w[0], w[1], blockingRead)
 	}
 	for i := range p.n {
 		binary.BigEndian.PutUint64(buf[8*i:], w[i])

@@ -26,9 +26,8 @@ type position struct {
 	snap  cdc.SnapshotMark
 	tx    []byte // transaction id text (aliases the source values)
 	// pg: a PostgreSQL position, words (lastCommitLsn or 0, lsn);
-	// hasCommit: lastCommitLsn was present. seqBytes applies
-	// cdc.PostgresEventWords.
-	pg, hasCommit bool
+	// seqBytes applies cdc.PostgresEventWords.
+	pg bool
 }
 
 // Connector names as in source.connector.
@@ -109,13 +108,13 @@ func sourcePosition(sv *sourceVals, conn string, requireTs bool) (position, erro
 // or txId.
 func postgresPosition(sv *sourceVals, p *position) error {
 	var commit, seqLsn uint64
-	var hasCommit, hasSeqLsn bool
+	var hasSeqLsn bool
 	if seq := &sv.v[sfSequence]; !seq.missing() {
 		if !seq.isString() {
 			return fmt.Errorf("%s: want a JSON-encoded string, got %s", seq.name, seq.typeName())
 		}
 		var err error
-		if commit, hasCommit, seqLsn, hasSeqLsn, err = parsePGSequence(seq.text); err != nil {
+		if commit, _, seqLsn, hasSeqLsn, err = parsePGSequence(seq.text); err != nil {
 			return fmt.Errorf("%s %q: %v", seq.name, seq.text, err)
 		}
 	}
@@ -128,7 +127,7 @@ func postgresPosition(sv *sourceVals, p *position) error {
 	} else {
 		lsn = seqLsn
 	}
-	p.words[0], p.words[1], p.n, p.pg, p.hasCommit = commit, lsn, 2, true, hasCommit
+	p.words[0], p.words[1], p.n, p.pg = commit, lsn, 2, true
 	if tx := &sv.v[sfTxID]; !tx.missing() {
 		if _, err := uintField(tx); err != nil {
 			return err

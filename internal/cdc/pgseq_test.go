@@ -49,7 +49,7 @@ func TestPostgresEventWordsOrder(t *testing.T) {
 		var all []streamed
 		for _, tx := range done {
 			for _, c := range tx.changes {
-				seq := PostgresSeq(PostgresEventWords(lastCommit, lastCommit != 0, c.lsn, false))
+				seq := PostgresSeq(PostgresEventWords(lastCommit, c.lsn, false))
 				if seq <= prev {
 					t.Fatalf("seed %d: %s after %s: not increasing", seed, seq, prev)
 				}
@@ -71,12 +71,15 @@ func TestPostgresEventWordsOrder(t *testing.T) {
 			}
 		}
 	}
-	// Debezium's blocking snapshot reads without a lastCommitLsn sort below
-	// every streamed change.
-	if f, s := PostgresEventWords(0, false, 5000, true); f != 0 || s != 5000 {
+	// Debezium's blocking snapshot reads sort below every streamed change,
+	// with or without a lastCommitLsn.
+	if f, s := PostgresEventWords(0, 5000, true); f != 0 || s != 5000 {
 		t.Fatalf("blocking read: (%d, %d)", f, s)
 	}
-	if f, s := PostgresEventWords(0, false, 1, false); PostgresSeq(f, s) <= PostgresSeq(0, 1<<40) {
+	if f, s := PostgresEventWords(4000, 5000, true); f != 0 || s != 5000 {
+		t.Fatalf("blocking read with a lastCommitLsn: (%d, %d)", f, s)
+	}
+	if f, s := PostgresEventWords(0, 1, false); PostgresSeq(f, s) <= PostgresSeq(0, 1<<40) {
 		t.Fatal("a streamed change sorts below a snapshot read")
 	}
 }

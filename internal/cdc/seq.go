@@ -35,11 +35,12 @@ func PostgresSeq(first, lsn uint64) Seq { return SeqOf(first, lsn) }
 
 // PostgresEventWords returns the Seq words of a Debezium PostgreSQL event:
 // (max(lastCommitLsn, lsn), lsn), or (0, lsn) for a blocking source
-// snapshot read whose lastCommitLsn is null.
+// snapshot read (Debezium's initial and blocking snapshots), with or
+// without a lastCommitLsn.
 //
 // Source fields: lastCommitLsn is the first element of source.sequence
-// (["lastCommitLsn","lsn"], Debezium ≥ 1.5; hasLastCommit false when it
-// is null or the sequence is absent); lsn is source.lsn (or the second
+// (["lastCommitLsn","lsn"], Debezium ≥ 1.5; 0 when it is null or the
+// sequence is absent); lsn is source.lsn (or the second
 // element of the sequence when source.lsn is null, as in Debezium 3.x
 // incremental snapshot reads), the WAL position of the change itself.
 // blockingRead is a source snapshot read (op r) that is not incremental
@@ -62,11 +63,17 @@ func PostgresSeq(first, lsn uint64) Seq { return SeqOf(first, lsn) }
 // has a null lastCommitLsn and gets (lsn, lsn). For one row the order also
 // holds by lsn alone (PostgreSQL row locks make the next writer wait for
 // the previous one's commit). Debezium's blocking snapshot reads carry
-// the snapshot's LSN and no lastCommitLsn: (0, lsn) puts them below every
-// streamed change, including those of transactions still in flight when
-// the snapshot was taken, whose changes may sit below its LSN.
-func PostgresEventWords(lastCommit uint64, hasLastCommit bool, lsn uint64, blockingRead bool) (first, second uint64) {
-	if blockingRead && !hasLastCommit {
+// the snapshot's LSN: (0, lsn) puts them below every streamed change,
+// including those of transactions still in flight when the snapshot was
+// taken, whose changes may sit below its LSN. A blocking snapshot taken
+// after the connector streamed a transaction also carries that
+// transaction's commit as lastCommitLsn (Debezium 3.6, seen by the
+// real-stack suite); at (max(lastCommitLsn, lsn), lsn) its reads would
+// outrank the changes of those in-flight transactions, which commit after
+// the snapshot but sort below it, and the mirror would drop them as stale.
+// Such reads sit at (0, lsn) too.
+func PostgresEventWords(lastCommit uint64, lsn uint64, blockingRead bool) (first, second uint64) {
+	if blockingRead {
 		return 0, lsn
 	}
 	return max(lastCommit, lsn), lsn

@@ -61,5 +61,5 @@ func Generate(opts Options) Stream {
 // streamSeq is the Seq of a streamed change with lastCommitLsn prevCommit
 // (0 = null) at lsn (cdc.PostgresEventWords).
 func streamSeq(prevCommit, lsn uint64) cdc.Seq {
-	return cdc.PostgresSeq(cdc.PostgresEventWords(prevCommit, prevCommit != 0, lsn, false))
+	return cdc.PostgresSeq(cdc.PostgresEventWords(prevCommit, lsn, false))
 }
