@@ -79,6 +79,10 @@ func TestPostgresEventWordsOrder(t *testing.T) {
 	if f, s := PostgresEventWords(4000, 5000, true); f != 0 || s != 5000 {
 		t.Fatalf("blocking read with a lastCommitLsn: (%d, %d)", f, s)
 	}
+	// lakemirror's own re-snapshot and repair reads, at [P, 0], keep (P, 0)
+	if f, s := PostgresEventWords(4000, 0, true); f != 4000 || s != 0 {
+		t.Fatalf("re-snapshot read: (%d, %d), want (4000, 0)", f, s)
+	}
 	if f, s := PostgresEventWords(0, 1, false); PostgresSeq(f, s) <= PostgresSeq(0, 1<<40) {
 		t.Fatal("a streamed change sorts below a snapshot read")
 	}

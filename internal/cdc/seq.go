@@ -71,9 +71,12 @@ func PostgresSeq(first, lsn uint64) Seq { return SeqOf(first, lsn) }
 // real-stack suite); at (max(lastCommitLsn, lsn), lsn) its reads would
 // outrank the changes of those in-flight transactions, which commit after
 // the snapshot but sort below it, and the mirror would drop them as stale.
-// Such reads sit at (0, lsn) too.
+// Such reads sit at (0, lsn) too. A read at lsn 0 is lakemirror's own
+// (a direct re-snapshot's or a reconciliation repair's, rendered at
+// source.sequence [P, 0]: internal/source/repair.go) and keeps its
+// position (P, 0); Debezium's reads always carry the snapshot's LSN.
 func PostgresEventWords(lastCommit uint64, lsn uint64, blockingRead bool) (first, second uint64) {
-	if blockingRead {
+	if blockingRead && lsn > 0 {
 		return 0, lsn
 	}
 	return max(lastCommit, lsn), lsn
