@@ -96,7 +96,7 @@ func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorW
 	if st.mirror == nil {
 		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
-			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table),
+			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx}})
 	}
 	return st.mirror, st.history

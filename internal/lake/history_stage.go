@@ -147,6 +147,9 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	s.writes = slices.Grow(s.writes, rows)
 	s.changes = slices.Grow(s.changes, len(plan.groups))
 	s.removed = slices.Grow(s.removed, len(plan.groups))
+	// a key's whole past can be replayed: from bronze, or from the log
+	// when the table has no bronze
+	rebuildable := !w.withoutBronze || st.EventsComplete()
 	for i, g := range plan.groups {
 		if n := len(s.writes); n-hf.queued >= historyChunkRows {
 			hf.queue(s.writes[hf.queued:n:n])
@@ -180,16 +183,22 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 				}
 				liveRead = true
 			}
-			if knows(live, e.Seq) {
+			switch seen, err := seenBefore(st, g.Key, e, live); {
+			case err != nil:
+				return err
+			case seen:
 				res.Duplicates++
-			} else {
+			default:
 				late = true
 			}
 		}
 		if late {
-			s.pending[g.Key] = true
 			res.Late++
-			continue
+			if rebuildable {
+				s.pending[g.Key] = true
+				continue
+			}
+			res.Unwoven++ // the batch's changes above the key's position still apply
 		}
 		if len(fresh) == 0 {
 			continue
@@ -198,7 +207,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if open != nil && merge.NeedsReplayFromStart(open.seq, fresh) {
+		if open != nil && rebuildable && merge.NeedsReplayFromStart(open.seq, fresh) {
 			// the open version may be a source snapshot re-read's
 			// (merge/reread.go): replayed from all changes, like a late key
 			s.pending[g.Key] = true
@@ -243,6 +252,21 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	res.RowsWritten, res.PositionDeletes = len(s.writes), len(s.removed)
 	s.written = true
 	return nil
+}
+
+// seenBefore reports whether change e of key k, at or below the key's
+// position, was seen before: the history holds its version (knows), or it
+// is a PostgreSQL source snapshot read the log records (a re-read opens
+// no version, merge/reread.go, so only the log tells a redelivered one).
+// Errors: local state log failures.
+func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []histRow) (bool, error) {
+	if knows(live, e.Seq) {
+		return true, nil
+	}
+	if _, read := cdc.PostgresReadLSN(e.Seq); !read || e.Op != cdc.OpRead {
+		return false, nil
+	}
+	return st.eventSeen(k, e.Seq)
 }
 
 // weave replaces the live history rows of late key k (group i of the

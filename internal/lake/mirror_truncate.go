@@ -209,7 +209,8 @@ func (w *MirrorWriter) notYetApplied(ctx context.Context, mirror *table.Table, r
 }
 
 // expandLate gives the per-key truncate of each of the truncates late to
-// every key already past it whose history has a version spanning it: the
+// every key already past it (or last read by a source snapshot taken
+// after it) whose history has a version spanning it: the
 // key was live at the truncate, so that version must close there (the
 // per-key event is late for the key: the weave or RebuildKeys replays it
 // with the key's other changes). Once the version is closed there, none
@@ -225,7 +226,7 @@ func (w *MirrorWriter) expandLate(late []*cdc.Event, add func(cdc.Key, truncateM
 	}
 	var past []cdc.Key
 	w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
-		if e.Seq > lo {
+		if e.Seq > lo || readAfterAny(e.Seq, at) {
 			past = append(past, k)
 		}
 	})
@@ -243,6 +244,22 @@ func (w *MirrorWriter) expandLate(late []*cdc.Event, add func(cdc.Key, truncateM
 		}
 	}
 	return nil
+}
+
+// readAfterAny reports whether s is a PostgreSQL source snapshot read
+// taken after one of the truncates at (cdc.PostgresReadAfterTruncate): it
+// sorts below them, but the key's history may hold a version opened
+// before one of them by an earlier read.
+func readAfterAny(s cdc.Seq, at []cdc.Seq) bool {
+	if _, ok := cdc.PostgresReadLSN(s); !ok {
+		return false
+	}
+	for _, t := range at {
+		if cdc.PostgresReadAfterTruncate(s, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // truncatesJSON merges the batch's truncates into the recorded ones.

@@ -424,7 +424,7 @@ func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 	}
 	for _, h := range rows {
 		for i, p := range at {
-			if truncates(p, h.seq) && (h.toSeq == "" || h.toSeq > p) {
+			if truncates(p, h.seq) && (h.toSeq == "" || h.toSeq > p || cdc.PostgresReadAfterTruncate(h.toSeq, p)) {
 				spans[i] = true
 			}
 		}
@@ -457,6 +457,23 @@ func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 	}
 	sortHistRows(rows)
 	return rows, nil
+}
+
+// eventSeen reports whether the log records a row change of key k at
+// position seq (false also when the log lacks the key's older changes).
+// Errors: local state log failures.
+func (s *State) eventSeen(k cdc.Key, seq cdc.Seq) (bool, error) {
+	seen := false
+	err := s.walk(k, wantEvents, func(r *chainRec) bool {
+		for _, e := range r.events {
+			if e.Seq == seq {
+				seen = true
+				return false
+			}
+		}
+		return true
+	})
+	return seen, err
 }
 
 // Events returns the row changes recorded for each key (in no order, with

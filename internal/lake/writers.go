@@ -33,6 +33,12 @@ type WriterOptions struct {
 	// load.
 	Sidecar bool
 	OnLoad  func()
+	// WithoutBronze: the table keeps no bronze table, so a key's past
+	// changes exist only in the local state log while it holds them
+	// (State.EventsComplete); a history key that needs them when it does
+	// not is extended by the batch's changes instead of waiting for a
+	// rebuild that cannot run.
+	WithoutBronze bool
 }
 
 // NewWriters returns the writers of one source table sharing one local
@@ -49,7 +55,7 @@ func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterO
 		return m, nil
 	}
 	h := NewHistoryWriter(cat, name, keyCols, o.HistoryOptions)
-	h.state = st
+	h.state, h.withoutBronze = st, o.WithoutBronze
 	return m, h
 }
 

@@ -46,7 +46,9 @@ type Outcome struct {
 // create arriving later loses to it. A per-key truncate event (op t with
 // the key set, made from a table truncate by the writer) deletes the row
 // only if it is live at that position: rows deleted earlier keep their
-// own positions, and keys never seen stay unseen.
+// own positions, keys never seen stay unseen, and a row a PostgreSQL
+// source snapshot read after the truncate stays (the read sorts below it:
+// cdc.PostgresReadAfterTruncate).
 func Fold(stored Stored, g Group, keyCols []string) Outcome {
 	out := Outcome{Key: g.Key, Duplicates: g.Duplicates}
 	cur := stored.Seq
@@ -54,8 +56,10 @@ func Fold(stored Stored, g Group, keyCols []string) Outcome {
 	var vals *cdc.Row
 	live := stored.Found && !stored.Deleted
 	for _, e := range g.Events {
-		if e.Op == cdc.OpTruncate && !live {
-			continue // truncating a deleted or unseen row changes nothing
+		if e.Op == cdc.OpTruncate && (!live || cdc.PostgresReadAfterTruncate(cur, e.Seq)) {
+			// truncating a deleted or unseen row changes nothing, nor
+			// does truncating a row a source snapshot read after it
+			continue
 		}
 		if stored.Found && e.Seq <= cur {
 			if e.Seq == stored.Seq {

@@ -151,3 +151,26 @@ func TestTruncate(t *testing.T) {
 		t.Fatalf("re-insert after truncate:\n%s", got)
 	}
 }
+
+// A per-key truncate leaves a row a PostgreSQL source snapshot read after
+// it (at (0, L), L above the truncate's LSN, sorting below it): the row
+// was re-inserted after the truncate (cdc.PostgresReadAfterTruncate).
+func TestTruncateKeepsLaterRead(t *testing.T) {
+	read := ev(cdc.OpRead, 0, 1, "placed", 100)
+	read.Seq = cdc.PostgresSeq(0, 200)
+	trunc := &cdc.Event{Op: cdc.OpTruncate, Key: read.Key, Seq: cdc.PostgresSeq(150, 150)}
+	out := Fold(Stored{}, Group{Key: read.Key, Events: []*cdc.Event{read, trunc}}, orderKey)
+	if out.Deleted || out.Seq != read.Seq || out.Applied != 1 {
+		t.Errorf("read at (0, 200) then truncate at 150: deleted %v seq %x applied %d, want live at the read", out.Deleted, out.Seq, out.Applied)
+	}
+	out = Fold(Stored{Found: true, Seq: read.Seq}, Group{Key: read.Key, Events: []*cdc.Event{trunc}}, orderKey)
+	if out.Changed {
+		t.Errorf("truncate at 150 against a stored read at (0, 200): changed (deleted %v)", out.Deleted)
+	}
+	early := *read
+	early.Seq = cdc.PostgresSeq(0, 140)
+	out = Fold(Stored{Found: true, Seq: early.Seq}, Group{Key: read.Key, Events: []*cdc.Event{trunc}}, orderKey)
+	if !out.Deleted || out.Seq != trunc.Seq {
+		t.Errorf("truncate at 150 against a stored read at (0, 140): deleted %v seq %x, want deleted at the truncate", out.Deleted, out.Seq)
+	}
+}

@@ -54,15 +54,22 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 	if prev != nil {
 		prevSeq = prev.Seq
 	}
+	// seed: the values of the last re-read dropped, for the TOAST
+	// placeholders of a first version that has no earlier one (as
+	// merge.Fold takes them for the mirror row, the read sorting first)
+	var seed *cdc.Row
 	if drop := rereads(prevSeq, events); drop != nil {
 		kept := make([]*cdc.Event, 0, len(events))
 		for i, e := range events {
 			if i >= len(drop) || !drop[i] {
 				kept = append(kept, e)
+			} else {
+				seed = e.After
 			}
 		}
 		events = kept
 	}
+	events = readsAfterTruncates(events)
 	prevChanged, prevDropped := false, false
 	var cur *Version // the latest version, a copy we may modify
 	if prev != nil {
@@ -91,7 +98,7 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 		sameTx := o.CollapseTx && e.TxID != "" && last != nil && last.OpenTx == e.TxID
 		switch {
 		case e.Op.IsUpsert():
-			var prevVals *cdc.Row
+			prevVals := seed
 			if last != nil {
 				prevVals = last.Values
 			}

@@ -24,6 +24,10 @@ import "github.com/lakemirror/lakemirror/internal/cdc"
 //     read shows the state the earlier one shows (when that transaction
 //     was in flight at L, it was at L' too) or the transaction's.
 //
+// A table truncate in S was written before the read
+// (cdc.PostgresReadAfterTruncate), so the row the read shows was created
+// after it: S and the earlier reads count from the last such truncate on.
+//
 // A read with S empty precedes every change of the key and opens its
 // first version. The earliest read with S one transaction that updates or
 // deletes the row first is left where its position puts it: in flight at
@@ -65,11 +69,15 @@ func rereads(prev cdc.Seq, events []*cdc.Event) []bool {
 // the rest being streamed changes).
 func reread(prev cdc.Seq, events []*cdc.Event, reads, i int) bool {
 	l, _ := cdc.PostgresReadLSN(events[i].Seq)
-	var first *cdc.Event // the earliest change of S
+	// a table truncate of S is before the read (cdc.PostgresReadAfterTruncate):
+	// the row the read shows was created after it, so only S's changes
+	// after the last one, and earlier reads after it, can give its state
+	cut := truncatedBefore(l, events[reads:])
+	var first *cdc.Event // the earliest change of S after cut
 	for _, e := range events[reads:] {
 		w, ok := cdc.PostgresWritten(e.Seq)
 		switch {
-		case !ok || w >= l:
+		case !ok || w >= l || w <= cut:
 		case first == nil:
 			first = e
 		case e.TxID != first.TxID:
@@ -84,7 +92,7 @@ func reread(prev cdc.Seq, events []*cdc.Event, reads, i int) bool {
 	}
 	earlier := func(s cdc.Seq) bool {
 		l2, ok := cdc.PostgresReadLSN(s)
-		return ok && l2 < l
+		return ok && l2 < l && l2 > cut
 	}
 	if earlier(prev) {
 		return true
@@ -95,6 +103,66 @@ func reread(prev cdc.Seq, events []*cdc.Event, reads, i int) bool {
 		}
 	}
 	return false
+}
+
+// truncatedBefore returns the WAL position of the last table truncate
+// (per-key op t) among streamed that was written below the source snapshot
+// LSN l, 0 when none.
+func truncatedBefore(l uint64, streamed []*cdc.Event) uint64 {
+	var cut uint64
+	for _, e := range streamed {
+		if w, ok := cdc.PostgresWritten(e.Seq); ok && w < l && e.Op == cdc.OpTruncate {
+			cut = max(cut, w)
+		}
+	}
+	return cut
+}
+
+// readsAfterTruncates returns events (one key's changes, ascending by
+// Seq) with each leading PostgreSQL source snapshot read that was taken
+// after a table truncate of the key (cdc.PostgresReadAfterTruncate) moved
+// to just after the last such truncate: its position (0, L) sorts below
+// the truncate, but the row it shows was created after it, so replayed
+// first it would be closed by the truncate. Reads keep their order among
+// themselves; events is returned as is when no read moves.
+func readsAfterTruncates(events []*cdc.Event) []*cdc.Event {
+	reads := 0
+	for reads < len(events) && events[reads].Op == cdc.OpRead {
+		if _, ok := cdc.PostgresReadLSN(events[reads].Seq); !ok {
+			break
+		}
+		reads++
+	}
+	if reads == 0 || reads == len(events) {
+		return events
+	}
+	cuts := make([]uint64, reads)
+	moved := false
+	for i := range reads {
+		l, _ := cdc.PostgresReadLSN(events[i].Seq)
+		cuts[i] = truncatedBefore(l, events[reads:])
+		moved = moved || cuts[i] > 0
+	}
+	if !moved {
+		return events
+	}
+	out := make([]*cdc.Event, 0, len(events))
+	for i := range reads {
+		if cuts[i] == 0 {
+			out = append(out, events[i])
+		}
+	}
+	for _, e := range events[reads:] {
+		out = append(out, e)
+		if w, ok := cdc.PostgresWritten(e.Seq); ok && e.Op == cdc.OpTruncate {
+			for i := range reads {
+				if cuts[i] == w {
+					out = append(out, events[i])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // NeedsReplayFromStart reports whether a key whose latest stored version

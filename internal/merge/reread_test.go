@@ -62,6 +62,17 @@ func TestReplayRereads(t *testing.T) {
 		{"a read between changes keeps the later ones", []*cdc.Event{
 			pgev(create, 100, "a"), pgev(read, 200, "a"), pgev(update, 300, "b")},
 			"a 1.00 [100..300)\nb 1.00 [300..now)"},
+		// a table truncate written below a read came before it: the read
+		// goes after the truncate, and only later changes make it a re-read
+		{"read after a truncate opens a version after it", []*cdc.Event{
+			pgev(read, 140, "a"), pgev(read, 200, "b"), pgev(cdc.OpTruncate, 150, "")},
+			"a 1.00 [140..150)\nb 1.00 [200..now)"},
+		{"read after a truncate and a re-insert re-reads it", []*cdc.Event{
+			pgev(read, 140, "a"), pgev(read, 200, "b"), pgev(cdc.OpTruncate, 150, ""), pgev(create, 160, "b")},
+			"a 1.00 [140..150)\nb 1.00 [160..now)"},
+		{"an earlier read before the truncate does not make a re-read", []*cdc.Event{
+			pgev(read, 140, "a"), pgev(read, 200, "b"), pgev(cdc.OpTruncate, 150, ""), pgev(update, 170, "c")},
+			"a 1.00 [140..150)\nb 1.00 [200..170)\nc 1.00 [170..now)"},
 	}
 	for _, c := range cases {
 		if got := hist(replayAll(c.events, HistoryOptions{})); got != c.want {
