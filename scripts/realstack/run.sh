@@ -354,14 +354,16 @@ print(m[:400])' 2>/dev/null || echo "(status unavailable)")
 step lossy_reset lossy_reset
 
 # --- scenario: Debezium blocking snapshot through the signal topic ----------
-# Right after the reset, before rs-lossy streams any transaction, Debezium's
+# After the reset, rs-lossy streams one transaction (a `log` signal row in
+# its signaling table), so that Debezium gives the snapshot's reads that
+# commit as lastCommitLsn (source.sequence [commit, lsn]), as it does for a
+# blocking snapshot of any connector that has streamed. Then Debezium's
 # Kafka signal channel gets execute-snapshot (type blocking) for blocksnap
 # (changed only while rs-lossy streamed: nothing of it was lost) and
 # blocktrunc (truncated while rs-lossy streamed, then inserts during the
 # outage that were never streamed). Debezium pauses streaming, reads both
-# tables and resumes; as no commit was streamed since the reset, its reads
-# carry no lastCommitLsn (source.sequence [null, lsn]): lakemirror places
-# them at (0, lsn), below every streamed change, the truncate included. The
+# tables and resumes; lakemirror places the reads at (0, lsn), below every
+# streamed change, the truncate included (cdc.PostgresEventWords). The
 # re-reads of blocksnap must open no history version, and blocktrunc's rows
 # inserted during the outage must be live (read after the truncate). The
 # log notification channel reports the snapshot ("Initial Snapshot" ...
@@ -373,6 +375,13 @@ blocking_snapshot() {
   n0=$(block_notifications)
   block_offset_snap=$(end_offset rsl.public.blocksnap) block_offset_trunc=$(end_offset rsl.public.blocktrunc)
   block_offset_snap=${block_offset_snap:-0} block_offset_trunc=${block_offset_trunc:-0}
+  local sig0 sig
+  sig0=$(end_offset rsl.public.debezium_signal)
+  psql_q "INSERT INTO debezium_signal (id, type, data) VALUES ('before-blocking', 'log', '{\"message\": \"realstack: a commit streamed before the blocking snapshot\"}')" >/dev/null
+  while sig=$(end_offset rsl.public.debezium_signal); ((${sig:-0} <= ${sig0:-0})); do
+    ((SECONDS - s > 120)) && die "rs-lossy did not stream the signaling table's row within 120s"
+    sleep 0.5
+  done
   signal='{"type":"execute-snapshot","data":{"data-collections":["public.blocksnap","public.blocktrunc"],"type":"blocking"}}'
   out=$("$RUN/bin/rsctl" signal -brokers "$KAFKA_BROKERS" -topic "$SIGNAL_TOPIC" -key "$LOSSY_PREFIX" -value "$signal") ||
     die "sending the blocking snapshot signal failed: $out"
