@@ -118,18 +118,55 @@ type wopts struct {
 	tracked         bool // history tracks order_id and status only (--history-columns)
 }
 
+// krow is a generated source row of key order_id.
+type krow struct {
+	live         bool
+	status, note string
+}
+
+// img is row x of key k as a Debezium JSON image.
+func img(k int, x *krow) string {
+	return fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%q}`, k, x.status, x.note)
+}
+
+// deleteOrUpdate changes live row x of key k at lsn: a delete (1 in 4;
+// before image the key, or the row with riFull) or an update of status
+// and/or note (note a TOAST placeholder now and then with toast).
+func deleteOrUpdate(r *rand.Rand, k int, x *krow, lsn int, riFull, toastOn bool) wev {
+	if r.IntN(4) == 0 {
+		before := fmt.Sprintf(`{"order_id":%d}`, k)
+		if riFull {
+			before = img(k, x)
+		}
+		x.live = false
+		return wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn}
+	}
+	before := "null"
+	if riFull {
+		before = img(k, x)
+	}
+	if r.IntN(3) == 0 {
+		x.status = fmt.Sprintf("s%d", lsn)
+	}
+	noteJSON := ""
+	switch {
+	case r.IntN(3) == 0:
+		x.note = fmt.Sprintf("n%d", lsn)
+	case toastOn && r.IntN(2) == 0:
+		noteJSON = toast
+	}
+	after := img(k, x)
+	if noteJSON != "" {
+		after = fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%s}`, k, x.status, noteJSON)
+	}
+	return wev{m: sample.PostgresChange("u", before, after, lsn), lsn: lsn}
+}
+
 // genSource makes a valid source history (ascending LSNs).
 func genSource(r *rand.Rand, o wopts) []wev {
-	type krow struct {
-		live         bool
-		status, note string
-	}
 	rows := map[int]*krow{}
 	for k := 1; k <= o.keys; k++ {
 		rows[k] = &krow{}
-	}
-	img := func(k int, x *krow) string {
-		return fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%q}`, k, x.status, x.note)
 	}
 	var out []wev
 	lsn := 100
@@ -178,34 +215,7 @@ func genSource(r *rand.Rand, o wopts) []wev {
 				continue
 			}
 		}
-		if r.IntN(4) == 0 {
-			before := fmt.Sprintf(`{"order_id":%d}`, k)
-			if o.riFull {
-				before = img(k, x)
-			}
-			x.live = false
-			out = append(out, wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn})
-			continue
-		}
-		before := "null"
-		if o.riFull {
-			before = img(k, x)
-		}
-		if r.IntN(3) == 0 {
-			x.status = fmt.Sprintf("s%d", lsn)
-		}
-		noteJSON := ""
-		switch {
-		case r.IntN(3) == 0:
-			x.note = fmt.Sprintf("n%d", lsn)
-		case o.toast && r.IntN(2) == 0:
-			noteJSON = toast
-		}
-		after := img(k, x)
-		if noteJSON != "" {
-			after = fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%s}`, k, x.status, noteJSON)
-		}
-		out = append(out, wev{m: sample.PostgresChange("u", before, after, lsn), lsn: lsn})
+		out = append(out, deleteOrUpdate(r, k, x, lsn, o.riFull, o.toast))
 	}
 	return out
 }

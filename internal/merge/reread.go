@@ -43,13 +43,7 @@ import "github.com/lakemirror/lakemirror/internal/cdc"
 // nil when no event is such a re-read; the slice has one entry per
 // leading read otherwise.
 func rereads(prev cdc.Seq, events []*cdc.Event) []bool {
-	reads := 0
-	for reads < len(events) && events[reads].Op == cdc.OpRead {
-		if _, ok := cdc.PostgresReadLSN(events[reads].Seq); !ok {
-			break
-		}
-		reads++
-	}
+	reads := leadingReads(events)
 	if reads == 0 || reads == len(events) {
 		return nil
 	}
@@ -63,6 +57,19 @@ func rereads(prev cdc.Seq, events []*cdc.Event) []bool {
 		}
 	}
 	return out
+}
+
+// leadingReads returns how many of events (ascending by Seq) are
+// PostgreSQL source snapshot reads at (0, L) before the first other event.
+func leadingReads(events []*cdc.Event) int {
+	reads := 0
+	for reads < len(events) && events[reads].Op == cdc.OpRead {
+		if _, ok := cdc.PostgresReadLSN(events[reads].Seq); !ok {
+			break
+		}
+		reads++
+	}
+	return reads
 }
 
 // reread decides for the read events[i] (one of the first reads events,
@@ -126,13 +133,7 @@ func truncatedBefore(l uint64, streamed []*cdc.Event) uint64 {
 // first it would be closed by the truncate. Reads keep their order among
 // themselves; events is returned as is when no read moves.
 func readsAfterTruncates(events []*cdc.Event) []*cdc.Event {
-	reads := 0
-	for reads < len(events) && events[reads].Op == cdc.OpRead {
-		if _, ok := cdc.PostgresReadLSN(events[reads].Seq); !ok {
-			break
-		}
-		reads++
-	}
+	reads := leadingReads(events)
 	if reads == 0 || reads == len(events) {
 		return events
 	}
