@@ -5,6 +5,8 @@ package activities
 // breaker's runs (2026-12-04), each with the exact tables it must give.
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,9 +76,13 @@ func TestBlockingReadNoBronzeRestart(t *testing.T) {
 	}
 }
 
-// A redelivered blocking re-read is a duplicate: the state log records it
-// (a re-read opens no version the history could know it by), so no
-// redelivery sends the key to a rebuild.
+// A blocking re-read is late for its key (below the key's position, and
+// a re-read opens no version the history could know it by): its first
+// delivery replays the key from the local state log in the batch (woven),
+// changing nothing; a redelivery is a duplicate (the log holds it and it
+// drops as a re-read: lake seenBefore), never a rebuild. A load chunk's
+// reads retried after its mirror commit still go to a rebuild
+// (worker/runner TestDirectLoadAndResnapshot).
 func TestBlockingRereadRedelivered(t *testing.T) {
 	c1 := pgw("c", "null", `{"order_id":1,"status":"a","note":"n"}`, 100)
 	u1 := pgw("u", "null", `{"order_id":1,"status":"b","note":"n"}`, 120)
@@ -88,12 +94,17 @@ func TestBlockingRereadRedelivered(t *testing.T) {
 		w.apply([]wev{c1, u1}, false)
 		for i := range 3 {
 			res, _ := w.apply([]wev{re}, false)
-			if i > 0 && (res.History.Late != 0 || res.History.Duplicates != 1) {
-				t.Errorf("%v redelivery %d: history late %d duplicates %d, want 0 and 1", opts.Tables(), i, res.History.Late, res.History.Duplicates)
+			late, dups := 0, 1
+			if i == 0 {
+				late, dups = 1, 0
+			}
+			if h := res.History; h.Late != late || h.Duplicates != dups || h.Pending != 0 || h.RowsWritten != 0 {
+				t.Errorf("%v delivery %d: history late %d duplicates %d pending %d rows written %d, want %d, %d, 0, 0",
+					opts.Tables(), i, h.Late, h.Duplicates, h.Pending, h.RowsWritten, late, dups)
 			}
 		}
-		if _, h := w.tables(); w.rebuil != 0 || h != wantH {
-			t.Errorf("%v: %d rebuilds (want 0), history:\n%s\nwant:\n%s", opts.Tables(), w.rebuil, h, wantH)
+		if _, h := w.tables(); w.rebuil != 0 || w.woven != 1 || h != wantH {
+			t.Errorf("%v: %d rebuilds, %d woven (want 0, 1), history:\n%s\nwant:\n%s", opts.Tables(), w.rebuil, w.woven, h, wantH)
 		}
 	}
 }
@@ -240,6 +251,79 @@ func TestBlockingRereadsFirstRestart(t *testing.T) {
 		m, h := applyAll(t, c.opts, batches, 3)
 		if m != wantM || h != c.wantH {
 			t.Errorf("%v:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", c.opts.Tables(), m, wantM, h, c.wantH)
+		}
+	}
+}
+
+// resnapRow is a row of lakemirror's own direct re-snapshot at WAL
+// position p: op r at source.sequence [p, 0], lsn 0, txId null, as
+// source.Renderer renders it; it decodes to (p, 0).
+func resnapRow(after string, p int) wev {
+	v := fmt.Sprintf(`{"before":null,"after":%s,"source":{"version":"2.7.0.Final","connector":"postgresql","name":"pg","ts_ms":%d,"snapshot":"true","db":"db","sequence":"[\"%d\", \"0\"]","schema":"public","table":"orders","txId":null,"lsn":0},"op":"r","ts_ms":%d}`,
+		after, 1767258000000+p, p, 1767258000000+p)
+	return wev{m: sample.Message{Value: []byte(v), Op: 'r'}, lsn: p}
+}
+
+// A key known only from lakemirror's direct re-snapshot at P = 300, then
+// read by a Debezium blocking snapshot at 500 with the same values: the
+// blocking read re-reads the re-snapshot's row and opens no version, in
+// every order, also before a later update. Found by a breaker's run
+// (2026-12-04): the blocking read took over the key's version.
+func TestBlockingRereadAfterResnapshot(t *testing.T) {
+	rs := resnapRow(`{"order_id":1,"status":"a","note":"n"}`, 300)
+	r5 := pgw("r", "null", `{"order_id":1,"status":"a","note":"n"}`, 500)
+	u6 := pgw("u", "null", `{"order_id":1,"status":"b","note":"n"}`, 600)
+	for name, batches := range map[string][][]wev{
+		"one batch":      {{rs, r5}},
+		"source order":   {{rs}, {r5}},
+		"blocking first": {{r5}, {rs}},
+	} {
+		m, h := applyAll(t, TableSpec{}, batches, -1)
+		if wantM, wantH := "1 a n "+pgs(300, 0)+" false", "1 a n "+pgs(300, 0)+" <nil> true"; m != wantM || h != wantH {
+			t.Errorf("%s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, m, wantM, h, wantH)
+		}
+	}
+	wantM := "1 b n " + pgs(600, 600) + " false"
+	wantH := lines("1 a n "+pgs(300, 0)+" "+pgs(600, 600)+" false", "1 b n "+pgs(600, 600)+" <nil> true")
+	for name, batches := range map[string][][]wev{
+		"one batch":    {{rs, r5, u6}},
+		"source order": {{rs}, {r5}, {u6}},
+	} {
+		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
+			if m, h := applyAll(t, opts, batches, -1); m != wantM || h != wantH {
+				t.Errorf("%s %v, then an update:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, opts.Tables(), m, wantM, h, wantH)
+			}
+		}
+	}
+}
+
+// A key first seen by an update whose note is a TOAST placeholder, then a
+// change written below a blocking re-read that sets the note, deletes the
+// row or truncates the table: the re-read's note is not the first
+// version's, which keeps the placeholder's NULL (the tables equal those
+// without the re-read). Found by a breaker's run (2026-12-04).
+func TestBlockingRereadSeedStopsAtChange(t *testing.T) {
+	u10 := pgw("u", "null", `{"order_id":1,"status":"a","note":`+toast+`}`, 100)
+	c16 := pgw("c", "null", `{"order_id":1,"status":"b","note":"x"}`, 160)
+	for name, mid := range map[string][]wev{
+		"truncate, re-insert": {{m: sample.PostgresChange("t", "null", "null", 150), lsn: 150}, c16},
+		"delete, re-insert":   {pgw("d", `{"order_id":1}`, "null", 120), c16},
+		"note set":            {pgw("u", "null", `{"order_id":1,"status":"b","note":"x"}`, 160)},
+	} {
+		src := append([]wev{u10}, mid...)
+		wm, wh := applyAll(t, TableSpec{}, [][]wev{src}, -1)
+		if !strings.HasPrefix(wh, "1 a <nil> ") {
+			t.Fatalf("%s without the re-read: first version %q, want note NULL", name, wh)
+		}
+		r50 := pgw("r", "null", `{"order_id":1,"status":"b","note":"x"}`, 500)
+		for order, batches := range map[string][][]wev{
+			"one batch":  {append(slices.Clone(src), r50)},
+			"read later": {src, {r50}},
+			"read first": {{r50}, src},
+		} {
+			if m, h := applyAll(t, TableSpec{}, batches, -1); m != wm || h != wh {
+				t.Errorf("%s, %s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, order, m, wm, h, wh)
+			}
 		}
 	}
 }

@@ -183,7 +183,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 				}
 				liveRead = true
 			}
-			switch seen, err := seenBefore(st, g.Key, e, live); {
+			switch seen, err := seenBefore(st, g.Key, e, live, g.Events); {
 			case err != nil:
 				return err
 			case seen:
@@ -255,18 +255,28 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 }
 
 // seenBefore reports whether change e of key k, at or below the key's
-// position, was seen before: the history holds its version (knows), or it
-// is a PostgreSQL source snapshot read the log records (a re-read opens
-// no version, merge/reread.go, so only the log tells a redelivered one).
-// Errors: local state log failures.
-func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []histRow) (bool, error) {
+// position, was seen before: the history holds its version (knows), or
+// it is a PostgreSQL source snapshot re-read (merge.DropsReread) of the
+// key's changes, all of which the local state log holds, e among them: a
+// re-read opens no version, so only the log tells a redelivered one, and
+// replaying the key would change nothing. batch is the key's changes in
+// the batch. Errors: local state log failures.
+func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []histRow, batch []*cdc.Event) (bool, error) {
 	if knows(live, e.Seq) {
 		return true, nil
 	}
-	if _, read := cdc.PostgresReadLSN(e.Seq); !read || e.Op != cdc.OpRead {
+	if _, read := cdc.PostgresReadLSN(e.Seq); !read || e.Op != cdc.OpRead || !st.EventsComplete() {
 		return false, nil
 	}
-	return st.eventSeen(k, e.Seq)
+	past, err := st.keyEvents(k)
+	if err != nil {
+		return false, err
+	}
+	logged := false
+	for _, p := range past {
+		logged = logged || p.Seq == e.Seq
+	}
+	return logged && merge.DropsReread(append(past, batch...), e), nil
 }
 
 // weave replaces the live history rows of late key k (group i of the

@@ -459,21 +459,16 @@ func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 	return rows, nil
 }
 
-// eventSeen reports whether the log records a row change of key k at
-// position seq (false also when the log lacks the key's older changes).
-// Errors: local state log failures.
-func (s *State) eventSeen(k cdc.Key, seq cdc.Seq) (bool, error) {
-	seen := false
+// keyEvents returns the row changes the log records for key k (all
+// batches, in no order, with duplicates as delivered). Errors: local
+// state log failures.
+func (s *State) keyEvents(k cdc.Key) ([]*cdc.Event, error) {
+	var events []*cdc.Event
 	err := s.walk(k, wantEvents, func(r *chainRec) bool {
-		for _, e := range r.events {
-			if e.Seq == seq {
-				seen = true
-				return false
-			}
-		}
+		events = append(events, r.events...)
 		return true
 	})
-	return seen, err
+	return events, err
 }
 
 // Events returns the row changes recorded for each key (in no order, with

@@ -54,20 +54,24 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 	if prev != nil {
 		prevSeq = prev.Seq
 	}
-	// seed: the values of the last re-read dropped, for the TOAST
-	// placeholders of a first version that has no earlier one (as
-	// merge.Fold takes them for the mirror row, the read sorting first)
+	// seed: the values of the last re-read dropped that hold for the
+	// first version too, for its TOAST placeholders when it has no
+	// earlier one (rereadSeed)
 	var seed *cdc.Row
 	if drop := rereads(prevSeq, events); drop != nil {
 		kept := make([]*cdc.Event, 0, len(events))
+		var last *cdc.Event
 		for i, e := range events {
 			if i >= len(drop) || !drop[i] {
 				kept = append(kept, e)
 			} else {
-				seed = e.After
+				last = e
 			}
 		}
 		events = kept
+		if last != nil {
+			seed = rereadSeed(last, kept)
+		}
 	}
 	events = readsAfterTruncates(events)
 	prevChanged, prevDropped := false, false

@@ -17,8 +17,9 @@ import "github.com/lakemirror/lakemirror/internal/cdc"
 //     last of them, or, when that one was still in flight at L, after the
 //     one before it (PostgreSQL row locks: a change of a row by another
 //     transaction is written after the first one committed);
-//   - S is one transaction whose first change of the key is a create: the
-//     row the read shows exists after it (in flight at L, the row would
+//   - S is one transaction whose first change of the key is a create, or
+//     a direct re-snapshot's read at (P, 0) (lakemirror's own): the row
+//     the read shows exists after it (in flight at L, a created row would
 //     not have been read);
 //   - S is one transaction and the key has an earlier read (L' < L): the
 //     read shows the state the earlier one shows (when that transaction
@@ -59,6 +60,70 @@ func rereads(prev cdc.Seq, events []*cdc.Event) []bool {
 	return out
 }
 
+// DropsReread reports whether the history replay of a key's changes
+// (events: all of one key's changes, in any order, duplicates allowed)
+// drops e, one of them, as a source snapshot re-read that opens no
+// version (see rereads).
+func DropsReread(events []*cdc.Event, e *cdc.Event) bool {
+	if _, ok := cdc.PostgresReadLSN(e.Seq); !ok || e.Op != cdc.OpRead {
+		return false
+	}
+	g := GroupByKey(events)
+	if len(g) != 1 {
+		return false
+	}
+	sorted := g[0].Events
+	drop := rereads("", sorted)
+	for i := range drop {
+		if drop[i] && sorted[i].Seq == e.Seq {
+			return true
+		}
+	}
+	return false
+}
+
+// rereadSeed returns the values of the dropped re-read r that hold for the
+// key's first version too (events: the key's kept changes, ascending): the
+// columns no change written below r's LSN sets (a TOAST placeholder keeps
+// the value), nil when such a change deletes the row or truncates the
+// table (the read then shows a later row). Replay fills the first
+// version's placeholders from it, as merge.Fold fills the mirror row's
+// from the read sorting first.
+func rereadSeed(r *cdc.Event, events []*cdc.Event) *cdc.Row {
+	if r.After == nil {
+		return nil
+	}
+	l, _ := cdc.PostgresReadLSN(r.Seq)
+	set := map[string]bool{}
+	for _, e := range events {
+		if w, ok := cdc.PostgresWritten(e.Seq); !ok || w >= l {
+			continue
+		}
+		if !e.Op.IsUpsert() {
+			return nil
+		}
+		if e.After == nil {
+			continue
+		}
+		for i, v := range e.After.Vals {
+			if v.Kind != cdc.KindUnavailable {
+				set[e.After.Cols.Names[i]] = true
+			}
+		}
+	}
+	var names []string
+	var vals []cdc.Value
+	for i, v := range r.After.Vals {
+		if n := r.After.Cols.Names[i]; !set[n] {
+			names, vals = append(names, n), append(vals, v)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &cdc.Row{Cols: cdc.NewColumns(names), Vals: vals}
+}
+
 // leadingReads returns how many of events (ascending by Seq) are
 // PostgreSQL source snapshot reads at (0, L) before the first other event.
 func leadingReads(events []*cdc.Event) int {
@@ -94,7 +159,9 @@ func reread(prev cdc.Seq, events []*cdc.Event, reads, i int) bool {
 	switch {
 	case first == nil:
 		return false
-	case first.Op == cdc.OpCreate:
+	case first.Op == cdc.OpCreate, first.Op == cdc.OpRead:
+		// a create, or lakemirror's own re-snapshot read at (P, 0): the
+		// row exists after it
 		return true
 	}
 	earlier := func(s cdc.Seq) bool {
