@@ -327,3 +327,49 @@ func TestBlockingRereadSeedStopsAtChange(t *testing.T) {
 		}
 	}
 }
+
+// A key created by a streamed insert at 100 (or deleted at 120), a table
+// truncate at 150, the key re-inserted while its events were lost, then a
+// Debezium blocking read at 200, taken after the truncate
+// (cdc.PostgresReadAfterTruncate): the mirror takes the read's row in
+// every delivery order, as the history does, and a change written below
+// the truncate delivered after the read stays stale. Found by a breaker's
+// run (2026-12-04): the mirror kept the row the truncate deleted.
+func TestBlockingReadAfterTruncateOfStreamedKey(t *testing.T) {
+	c10 := pgw("c", "null", `{"order_id":1,"status":"a","note":"n"}`, 100)
+	u12 := pgw("u", "null", `{"order_id":1,"status":"c","note":"n"}`, 120)
+	d12 := pgw("d", `{"order_id":1}`, "null", 120)
+	r20 := pgw("r", "null", `{"order_id":1,"status":"b","note":"n"}`, 200)
+	tr := func() wev { return wev{m: sample.PostgresChange("t", "null", "null", 150), lsn: 150} }
+	wantM := "1 b n " + pgs(0, 200) + " false"
+	for _, c := range []struct {
+		name    string
+		batches [][]wev
+		wantH   string
+	}{
+		{"one batch", [][]wev{{c10, tr(), r20}}, ""},
+		{"split", [][]wev{{c10}, {tr()}, {r20}}, ""},
+		{"read first", [][]wev{{r20}, {c10, tr()}}, ""},
+		{"late update after the read", [][]wev{{c10, tr()}, {r20}, {u12}}, lines(
+			"1 b n "+pgs(0, 200)+" <nil> true",
+			"1 a n "+pgs(100, 100)+" "+pgs(120, 120)+" false",
+			"1 c n "+pgs(120, 120)+" "+pgs(150, 150)+" false")},
+		{"deleted before the truncate", [][]wev{{c10, d12}, {tr()}, {r20}}, lines(
+			"1 b n "+pgs(0, 200)+" <nil> true",
+			"1 a n "+pgs(100, 100)+" "+pgs(120, 120)+" false")},
+	} {
+		wantH := c.wantH // history rows ascending by _seq: the read's (0, 200) first
+		if wantH == "" {
+			wantH = lines("1 b n "+pgs(0, 200)+" <nil> true", "1 a n "+pgs(100, 100)+" "+pgs(150, 150)+" false")
+		}
+		for _, opts := range []TableSpec{{}, {WithoutBronze: true}, {WithoutHistory: true}} {
+			m, h := applyAll(t, opts, c.batches, -1)
+			if opts.WithoutHistory {
+				h = wantH
+			}
+			if m != wantM || h != wantH {
+				t.Errorf("%s %v:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", c.name, opts.Tables(), m, wantM, h, wantH)
+			}
+		}
+	}
+}

@@ -104,7 +104,11 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 			return nil, err
 		}
 		for k, l := range first {
-			if l.below(t) {
+			after, err := w.readAfterStored(ctx, tbl, k, l, t)
+			if err != nil {
+				return nil, err
+			}
+			if l.below(t) || after {
 				if err := add(k, m, cdc.Origin{}); err != nil {
 					return nil, err
 				}
@@ -154,16 +158,39 @@ func truncates(t, s cdc.Seq) bool {
 // below them by position may not cover (truncates).
 type lowest struct {
 	change, read cdc.Seq // "" when none
+	lastRead     cdc.Seq // the highest read, "" when none
 }
 
 func (l *lowest) add(s cdc.Seq) {
 	p := &l.change
 	if _, read := cdc.PostgresReadLSN(s); read {
 		p = &l.read
+		l.lastRead = max(l.lastRead, s)
 	}
 	if *p == "" || s < *p {
 		*p = s
 	}
+}
+
+// readAfterStored reports whether the key k of the batch (its positions
+// l) has a PostgreSQL source snapshot read taken after the table truncate
+// at t while its mirror row is at or below t (deleted by it or before
+// it): merge.Fold then needs the truncate among the key's events to apply
+// the read, whose position sorts below the row's. Errors: catalog and
+// file IO failures (reading the key index).
+func (w *MirrorWriter) readAfterStored(ctx context.Context, tbl *table.Table, k cdc.Key, l lowest, t cdc.Seq) (bool, error) {
+	if l.lastRead == "" || tbl == nil || !cdc.PostgresReadAfterTruncate(l.lastRead, t) {
+		return false, nil
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return false, err
+	}
+	e, ok := w.state.ix.Lookup(k)
+	if !ok || e.Seq > t {
+		return false, nil
+	}
+	_, read := cdc.PostgresReadLSN(e.Seq)
+	return !read, nil
 }
 
 // below reports whether the truncate at t applies to one of the changes.

@@ -55,13 +55,30 @@ func Fold(stored Stored, g Group, keyCols []string) Outcome {
 	fromStored := stored.Found // current values are the stored row's
 	var vals *cdc.Row
 	live := stored.Found && !stored.Deleted
-	for _, e := range g.Events {
+	// PostgreSQL source snapshot reads taken after a table truncate
+	// (cdc.PostgresReadAfterTruncate) sort below it but come after it:
+	// they are applied right after it, and a stored read taken after one
+	// of the group's truncates makes every change at or below that
+	// truncate stale (floor)
+	events := readsAfterTruncates(g.Events)
+	var floor, lastTrunc cdc.Seq
+	if stored.Found {
+		for _, e := range events {
+			if e.Op == cdc.OpTruncate && e.Seq > floor && cdc.PostgresReadAfterTruncate(stored.Seq, e.Seq) {
+				floor = e.Seq
+			}
+		}
+	}
+	for _, e := range events {
+		if e.Op == cdc.OpTruncate {
+			lastTrunc = e.Seq
+		}
 		if e.Op == cdc.OpTruncate && (!live || cdc.PostgresReadAfterTruncate(cur, e.Seq)) {
 			// truncating a deleted or unseen row changes nothing, nor
 			// does truncating a row a source snapshot read after it
 			continue
 		}
-		if stored.Found && e.Seq <= cur {
+		if stored.Found && (e.Seq <= cur || e.Seq <= floor) && !readAfter(e, lastTrunc, cur) {
 			if e.Seq == stored.Seq {
 				out.Duplicates++
 			} else {
@@ -96,6 +113,21 @@ func Fold(stored Stored, g Group, keyCols []string) Outcome {
 	out.Replaces = stored.Found
 	out.Values, out.ValuesFromStored = vals, fromStored && vals == nil
 	return out
+}
+
+// readAfter reports whether e is a PostgreSQL source snapshot read taken
+// after the table truncate at t (readsAfterTruncates put it right after
+// it) while the key's state cur is a streamed change or truncate at or
+// below t: the read shows a later state, although its position sorts
+// below cur.
+func readAfter(e *cdc.Event, t, cur cdc.Seq) bool {
+	if e.Op != cdc.OpRead || t == "" || cur > t {
+		return false
+	}
+	if _, curRead := cdc.PostgresReadLSN(cur); curRead {
+		return false
+	}
+	return cdc.PostgresReadAfterTruncate(e.Seq, t)
 }
 
 // carryUnavailable returns next with each TOAST placeholder replaced by

@@ -174,3 +174,35 @@ func TestTruncateKeepsLaterRead(t *testing.T) {
 		t.Errorf("truncate at 150 against a stored read at (0, 140): deleted %v seq %x, want deleted at the truncate", out.Deleted, out.Seq)
 	}
 }
+
+// A read taken after a truncate applies after it, against a row the
+// truncate (or an earlier delete) left deleted; against a stored read
+// taken after a truncate of the group, changes at or below the truncate
+// are stale.
+func TestReadAfterTruncateAgainstStored(t *testing.T) {
+	read := ev(cdc.OpRead, 0, 1, "placed", 100)
+	read.Seq = cdc.PostgresSeq(0, 200)
+	trunc := &cdc.Event{Op: cdc.OpTruncate, Key: read.Key, Seq: cdc.PostgresSeq(150, 150)}
+	for _, stored := range []Stored{
+		{Found: true, Seq: trunc.Seq, Deleted: true},                 // deleted by the truncate
+		{Found: true, Seq: cdc.PostgresSeq(120, 120), Deleted: true}, // deleted before it
+		{Found: true, Seq: cdc.PostgresSeq(100, 100)},                // live before it
+	} {
+		out := Fold(stored, Group{Key: read.Key, Events: []*cdc.Event{read, trunc}}, orderKey)
+		if !out.Changed || out.Deleted || out.Seq != read.Seq {
+			t.Errorf("stored %x deleted %v: changed %v deleted %v seq %x, want live at the read", stored.Seq, stored.Deleted, out.Changed, out.Deleted, out.Seq)
+		}
+	}
+	late := ev(cdc.OpUpdate, 0, 1, "shipped", 100)
+	late.Seq = cdc.PostgresSeq(120, 120)
+	out := Fold(Stored{Found: true, Seq: read.Seq}, Group{Key: read.Key, Events: []*cdc.Event{late, trunc}}, orderKey)
+	if out.Changed || out.Stale != 1 {
+		t.Errorf("update at 120 and truncate at 150 against a read at (0, 200): changed %v stale %d, want unchanged, 1 stale", out.Changed, out.Stale)
+	}
+	later := ev(cdc.OpUpdate, 0, 1, "shipped", 100)
+	later.Seq = cdc.PostgresSeq(160, 160)
+	out = Fold(Stored{Found: true, Seq: read.Seq}, Group{Key: read.Key, Events: []*cdc.Event{trunc, later}}, orderKey)
+	if !out.Changed || out.Seq != later.Seq || out.Deleted {
+		t.Errorf("truncate at 150 and update at 160 against a read at (0, 200): seq %x deleted %v, want the update", out.Seq, out.Deleted)
+	}
+}
