@@ -272,10 +272,7 @@ func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []histRow, batch []*cdc
 	if err != nil {
 		return false, err
 	}
-	logged := false
-	for _, p := range past {
-		logged = logged || p.Seq == e.Seq
-	}
+	logged := slices.ContainsFunc(past, func(p *cdc.Event) bool { return p.Seq == e.Seq })
 	return logged && merge.DropsReread(append(past, batch...), e), nil
 }
 

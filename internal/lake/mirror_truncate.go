@@ -104,11 +104,13 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 			return nil, err
 		}
 		for k, l := range first {
-			after, err := w.readAfterStored(ctx, tbl, k, l, t)
-			if err != nil {
-				return nil, err
+			applies := l.below(t)
+			if !applies {
+				if applies, err = w.readAfterStored(ctx, tbl, k, l, t); err != nil {
+					return nil, err
+				}
 			}
-			if l.below(t) || after {
+			if applies {
 				if err := add(k, m, cdc.Origin{}); err != nil {
 					return nil, err
 				}
@@ -278,15 +280,7 @@ func (w *MirrorWriter) expandLate(late []*cdc.Event, add func(cdc.Key, truncateM
 // sorts below them, but the key's history may hold a version opened
 // before one of them by an earlier read.
 func readAfterAny(s cdc.Seq, at []cdc.Seq) bool {
-	if _, ok := cdc.PostgresReadLSN(s); !ok {
-		return false
-	}
-	for _, t := range at {
-		if cdc.PostgresReadAfterTruncate(s, t) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(at, func(t cdc.Seq) bool { return cdc.PostgresReadAfterTruncate(s, t) })
 }
 
 // truncatesJSON merges the batch's truncates into the recorded ones.
