@@ -27,6 +27,15 @@ func applyAll(t *testing.T, opts TableSpec, batches [][]wev, restartAt int) (str
 	return w.tables()
 }
 
+// wantTables reports (tagged tag) mirror m and history h when they are not
+// wantM and wantH.
+func wantTables(t *testing.T, tag, m, h, wantM, wantH string) {
+	t.Helper()
+	if m != wantM || h != wantH {
+		t.Errorf("%s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", tag, m, wantM, h, wantH)
+	}
+}
+
 // lines joins table rows as tables() prints them.
 func lines(rows ...string) string { return strings.Join(rows, "\n") }
 
@@ -48,9 +57,7 @@ func TestBlockingRereadFillsToast(t *testing.T) {
 		"read first": {{re}, {u1, u2}},
 	} {
 		m, h := applyAll(t, TableSpec{}, batches, -1)
-		if m != wantM || h != wantH {
-			t.Errorf("%s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, m, wantM, h, wantH)
-		}
+		wantTables(t, name, m, h, wantM, wantH)
 	}
 }
 
@@ -70,9 +77,7 @@ func TestBlockingReadNoBronzeRestart(t *testing.T) {
 		"1 c n "+pgs(600, 600)+" <nil> true")
 	for _, restartAt := range []int{-1, 1} {
 		m, h := applyAll(t, TableSpec{WithoutBronze: true}, [][]wev{{r5}, {u49, u6}}, restartAt)
-		if m != wantM || h != wantH {
-			t.Errorf("restart before batch %d:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", restartAt, m, wantM, h, wantH)
-		}
+		wantTables(t, fmt.Sprintf("restart before batch %d", restartAt), m, h, wantM, wantH)
 	}
 }
 
@@ -130,9 +135,7 @@ func TestBlockingReadAfterTruncateAnyOrder(t *testing.T) {
 	} {
 		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
 			m, h := applyAll(t, opts, batches, -1)
-			if m != wantM || h != wantH {
-				t.Errorf("%s %v:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, opts.Tables(), m, wantM, h, wantH)
-			}
+			wantTables(t, fmt.Sprintf("%s %v", name, opts.Tables()), m, h, wantM, wantH)
 		}
 	}
 }
@@ -162,9 +165,7 @@ func TestBlockingReadsBeforeLateTruncate(t *testing.T) {
 						continue
 					}
 					m, h := applyAll(t, opts, batches, restartAt)
-					if m != wantM || h != wantH {
-						t.Errorf("re-insert %s, %s %v restart %d:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", status, name, opts.Tables(), restartAt, m, wantM, h, wantH)
-					}
+					wantTables(t, fmt.Sprintf("re-insert %s, %s %v restart %d", status, name, opts.Tables(), restartAt), m, h, wantM, wantH)
 				}
 			}
 		}
@@ -200,9 +201,8 @@ func TestBlockingNoBronzeRestartFresh(t *testing.T) {
 		{"re-read redelivered, steady", [][]wev{{c1, u12, u13, re}, {re, u14}}, -1, all},
 	} {
 		m, h := applyAll(t, TableSpec{WithoutBronze: true}, c.batches, c.restartAt)
-		if wantM := "1 d n " + pgs(140, 140) + " false"; m != wantM || h != c.wantH {
-			t.Errorf("%s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", c.name, m, wantM, h, c.wantH)
-		}
+		wantM := "1 d n " + pgs(140, 140) + " false"
+		wantTables(t, c.name, m, h, wantM, c.wantH)
 	}
 }
 
@@ -213,19 +213,9 @@ func TestBlockingNoBronzeRestartFresh(t *testing.T) {
 // loses the log of keys 3 and 4's past, and their re-reads' versions stay
 // (docs/design.md, Known gaps).
 func TestBlockingRereadsFirstRestart(t *testing.T) {
-	c1 := pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100)
-	c2 := pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110)
-	u1 := pgw("u", "null", `{"order_id":1,"status":"b","note":"n1"}`, 120)
-	r3 := pgw("r", "null", `{"order_id":3,"status":"a","note":"n3"}`, 300)
-	r4 := pgw("r", "null", `{"order_id":4,"status":"a","note":"n4"}`, 300)
-	u3 := pgw("u", "null", `{"order_id":3,"status":"b","note":"n3"}`, 290)
-	u4 := pgw("u", "null", `{"order_id":4,"status":"b","note":"n4"}`, 400)
-	re1 := pgw("r", "null", `{"order_id":1,"status":"b","note":"n1"}`, 500)
-	re2 := pgw("r", "null", `{"order_id":2,"status":"a","note":"n1"}`, 500)
-	re3 := pgw("r", "null", `{"order_id":3,"status":"b","note":"n3"}`, 500)
-	re4 := pgw("r", "null", `{"order_id":4,"status":"b","note":"n4"}`, 500)
+	s := newRereadSrc()
 	u5 := pgw("u", "null", `{"order_id":4,"status":"c","note":"n4"}`, 600)
-	batches := [][]wev{{re1, re2, re3, re4}, {c1, c2, u1}, {r3, r4}, {u3, u4}, {u5}}
+	batches := [][]wev{{s.re1, s.re2, s.re3, s.re4}, {s.c1, s.c2, s.u1}, {s.r3, s.r4}, {s.u3, s.u4}, {u5}}
 	wantM := lines("1 b n1 "+pgs(120, 120)+" false", "2 a n1 "+pgs(110, 110)+" false",
 		"3 b n3 "+pgs(290, 290)+" false", "4 c n4 "+pgs(600, 600)+" false")
 	keys12 := []string{"1 a n1 " + pgs(100, 100) + " " + pgs(120, 120) + " false",
@@ -249,9 +239,7 @@ func TestBlockingRereadsFirstRestart(t *testing.T) {
 			"4 c n4 "+pgs(600, 600)+" <nil> true")...)},
 	} {
 		m, h := applyAll(t, c.opts, batches, 3)
-		if m != wantM || h != c.wantH {
-			t.Errorf("%v:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", c.opts.Tables(), m, wantM, h, c.wantH)
-		}
+		wantTables(t, fmt.Sprint(c.opts.Tables()), m, h, wantM, c.wantH)
 	}
 }
 
@@ -279,9 +267,8 @@ func TestBlockingRereadAfterResnapshot(t *testing.T) {
 		"blocking first": {{r5}, {rs}},
 	} {
 		m, h := applyAll(t, TableSpec{}, batches, -1)
-		if wantM, wantH := "1 a n "+pgs(300, 0)+" false", "1 a n "+pgs(300, 0)+" <nil> true"; m != wantM || h != wantH {
-			t.Errorf("%s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, m, wantM, h, wantH)
-		}
+		wantM, wantH := "1 a n "+pgs(300, 0)+" false", "1 a n "+pgs(300, 0)+" <nil> true"
+		wantTables(t, name, m, h, wantM, wantH)
 	}
 	wantM := "1 b n " + pgs(600, 600) + " false"
 	wantH := lines("1 a n "+pgs(300, 0)+" "+pgs(600, 600)+" false", "1 b n "+pgs(600, 600)+" <nil> true")
@@ -290,9 +277,8 @@ func TestBlockingRereadAfterResnapshot(t *testing.T) {
 		"source order": {{rs}, {r5}, {u6}},
 	} {
 		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
-			if m, h := applyAll(t, opts, batches, -1); m != wantM || h != wantH {
-				t.Errorf("%s %v, then an update:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, opts.Tables(), m, wantM, h, wantH)
-			}
+			m, h := applyAll(t, opts, batches, -1)
+			wantTables(t, fmt.Sprintf("%s %v, then an update", name, opts.Tables()), m, h, wantM, wantH)
 		}
 	}
 }
@@ -321,9 +307,8 @@ func TestBlockingRereadSeedStopsAtChange(t *testing.T) {
 			"read later": {src, {r50}},
 			"read first": {{r50}, src},
 		} {
-			if m, h := applyAll(t, TableSpec{}, batches, -1); m != wm || h != wh {
-				t.Errorf("%s, %s:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", name, order, m, wm, h, wh)
-			}
+			m, h := applyAll(t, TableSpec{}, batches, -1)
+			wantTables(t, fmt.Sprintf("%s, %s", name, order), m, h, wm, wh)
 		}
 	}
 }
@@ -367,9 +352,7 @@ func TestBlockingReadAfterTruncateOfStreamedKey(t *testing.T) {
 			if opts.WithoutHistory {
 				h = wantH
 			}
-			if m != wantM || h != wantH {
-				t.Errorf("%s %v:\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", c.name, opts.Tables(), m, wantM, h, wantH)
-			}
+			wantTables(t, fmt.Sprintf("%s %v", c.name, opts.Tables()), m, h, wantM, wantH)
 		}
 	}
 }
@@ -391,9 +374,8 @@ func TestBlockingReadBeforeLateTruncateGap(t *testing.T) {
 		"create and read first":  {{c10, r20}, {tr()}},
 	} {
 		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
-			if m, h := applyAll(t, opts, batches, -1); m != wantM || h != wantH {
-				t.Errorf("%s %v:\nmirror:\n%s\nwant (the gap):\n%s\nhistory:\n%s\nwant (the gap):\n%s", name, opts.Tables(), m, wantM, h, wantH)
-			}
+			m, h := applyAll(t, opts, batches, -1)
+			wantTables(t, fmt.Sprintf("%s %v (want: the gap)", name, opts.Tables()), m, h, wantM, wantH)
 		}
 	}
 }

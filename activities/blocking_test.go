@@ -19,7 +19,6 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
-	"github.com/lakemirror/lakemirror/schemas"
 )
 
 type bopts struct {
@@ -96,26 +95,12 @@ func bgen(r *rand.Rand, o bopts) (with, without []wev) {
 			continue
 		}
 		if o.keyChanges && r.IntN(8) == 0 {
-			nk := 0
-			for c := 1; c <= o.keys; c++ {
-				if !rows[c].live && c != k {
-					nk = c
-					break
+			// no TOAST placeholder in the new key's create: bgen's draws
+			if evs := keyChange(r, rows, k, lsn, o.riFull, false); evs != nil {
+				for _, e := range evs {
+					emit(e, false)
 				}
-			}
-			if nk != 0 {
-				before := fmt.Sprintf(`{"order_id":%d}`, k)
-				if o.riFull {
-					before = img(k, x)
-				}
-				emit(wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn,
-					hdr: []schemas.Header{{Key: "__debezium.newkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, nk))}}}, false)
 				lsn++
-				y := rows[nk]
-				y.live, y.status, y.note = true, x.status, x.note
-				emit(wev{m: sample.PostgresChange("c", "null", img(nk, y), lsn), lsn: lsn,
-					hdr: []schemas.Header{{Key: "__debezium.oldkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, k))}}}, false)
-				x.live = false
 				continue
 			}
 		}
@@ -154,9 +139,6 @@ func newBrun(t *testing.T, spec TableSpec, collapse bool) *wrun {
 // those without, in one batch in source order and in split batches with
 // late records and redeliveries, steady and with restarts.
 func TestBlockingReadsAddNothing(t *testing.T) {
-	first := envInt("BLOCKING_SEED", 1)
-	n := envInt("BLOCKING_SEEDS", 1)
-	vfilter := envInt("BLOCKING_VARIANT", -1)
 	variants := []bopts{
 		{keys: 3, changes: 30, truncates: true, blocking: 2, late: 4, dups: 3},
 		{keys: 3, changes: 30, truncates: true, initial: true, blocking: 2, late: 4, dups: 3},
@@ -174,23 +156,48 @@ func TestBlockingReadsAddNothing(t *testing.T) {
 		fmt.Sscan(s, &i)
 		tablesOpts = tablesOpts[i : i+1]
 	}
+	eachBlockingRun(t, len(variants), tablesOpts, 6, func(r *rand.Rand, vi int, topts TableSpec) blockingRun {
+		o := variants[vi]
+		with, without := bgen(r, o)
+		if o.tracked {
+			topts.HistoryColumns = []string{"order_id", "status"}
+		}
+		return blockingRun{with: with, without: without, late: o.late, dups: o.dups, collapse: o.collapse, topts: topts}
+	})
+}
+
+// blockingRun is one generated source with and without its blocking
+// reads, its delivery faults (late records, redeliveries) and the table
+// setup to apply it to.
+type blockingRun struct {
+	with, without []wev
+	late, dups    int
+	collapse      bool
+	topts         TableSpec
+}
+
+// eachBlockingRun checks checkAddsNothing for every seed (BLOCKING_SEED,
+// BLOCKING_SEEDS), variant below variants (all, or BLOCKING_VARIANT) and
+// table setup of tablesOpts, on the source gen makes from the seed's and
+// variant's random numbers, delivered with its faults in random batch
+// sizes; it stops the test after more than maxFails differing runs.
+func eachBlockingRun(t *testing.T, variants int, tablesOpts []TableSpec, maxFails int, gen func(r *rand.Rand, vi int, topts TableSpec) blockingRun) {
+	t.Helper()
+	first, n, vfilter := envInt("BLOCKING_SEED", 1), envInt("BLOCKING_SEEDS", 1), envInt("BLOCKING_VARIANT", -1)
 	fails := 0
 	for seed := first; seed < first+n; seed++ {
-		for vi, o := range variants {
+		for vi := range variants {
 			if vfilter >= 0 && vi != vfilter {
 				continue
 			}
 			for ti, topts := range tablesOpts {
 				r := rand.New(rand.NewPCG(uint64(seed), uint64(vi)))
-				with, without := bgen(r, o)
-				del := deliverFaults(r, with, wopts{late: o.late, dups: o.dups})
+				b := gen(r, vi, topts)
+				del := deliverFaults(r, b.with, wopts{late: b.late, dups: b.dups})
 				sizes := splitSizes(r, len(del), 6)
-				if o.tracked {
-					topts.HistoryColumns = []string{"order_id", "status"}
-				}
 				tag := fmt.Sprintf("seed %d variant %d tables %d", seed, vi, ti)
-				fails += checkAddsNothing(t, tag, uint64(seed), topts, o.collapse, with, without, del, sizes)
-				if fails > 6 {
+				fails += checkAddsNothing(t, tag, uint64(seed), b.topts, b.collapse, b.with, b.without, del, sizes)
+				if fails > maxFails {
 					t.Fatal("too many")
 				}
 			}
@@ -398,9 +405,6 @@ func fgen(r *rand.Rand, o fopts) (with, without []wev) {
 // with transactions of one or two changes in flight across the blocking
 // snapshots (fgen).
 func TestBlockingReadsInFlightTransactions(t *testing.T) {
-	first := envInt("BLOCKING_SEED", 1)
-	n := envInt("BLOCKING_SEEDS", 1)
-	vfilter := envInt("BLOCKING_VARIANT", -1)
 	variants := []fopts{
 		{keys: 3, steps: 40, initial: true, blocking: 2, slow: 3, late: 4, dups: 3},
 		{keys: 3, steps: 40, initial: true, truncates: true, blocking: 2, slow: 3, late: 4, dups: 3},
@@ -409,23 +413,9 @@ func TestBlockingReadsInFlightTransactions(t *testing.T) {
 		{keys: 2, steps: 40, truncates: true, blocking: 4, slow: 2, twoChanges: true, late: 8, dups: 4},
 	}
 	tablesOpts := []TableSpec{{}, {WithoutBronze: true}, {WithoutHistory: true}}
-	fails := 0
-	for seed := first; seed < first+n; seed++ {
-		for vi, o := range variants {
-			if vfilter >= 0 && vi != vfilter {
-				continue
-			}
-			for ti, topts := range tablesOpts {
-				r := rand.New(rand.NewPCG(uint64(seed), uint64(vi)))
-				with, without := fgen(r, o)
-				del := deliverFaults(r, with, wopts{late: o.late, dups: o.dups})
-				sizes := splitSizes(r, len(del), 6)
-				tag := fmt.Sprintf("seed %d variant %d tables %d", seed, vi, ti)
-				fails += checkAddsNothing(t, tag, uint64(seed), topts, o.collapse, with, without, del, sizes)
-				if fails > 4 {
-					t.Fatal("too many")
-				}
-			}
-		}
-	}
+	eachBlockingRun(t, len(variants), tablesOpts, 4, func(r *rand.Rand, vi int, topts TableSpec) blockingRun {
+		o := variants[vi]
+		with, without := fgen(r, o)
+		return blockingRun{with: with, without: without, late: o.late, dups: o.dups, collapse: o.collapse, topts: topts}
+	})
 }

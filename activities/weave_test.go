@@ -162,6 +162,41 @@ func deleteOrUpdate(r *rand.Rand, k int, x *krow, lsn int, riFull, toastOn bool)
 	return wev{m: sample.PostgresChange("u", before, after, lsn), lsn: lsn}
 }
 
+// keyChange moves live row k of rows (keys 1..len(rows)) to the first
+// other key not live, as Debezium streams a primary-key change: a delete
+// of k at lsn (before image the key, or the row with riFull) with header
+// __debezium.newkey, then a create of the new key at lsn+1 with header
+// __debezium.oldkey (its note now and then a TOAST placeholder with
+// toastOn). It returns nil when every other key is live.
+func keyChange(r *rand.Rand, rows map[int]*krow, k, lsn int, riFull, toastOn bool) []wev {
+	nk := 0
+	for c := 1; c <= len(rows); c++ {
+		if !rows[c].live && c != k {
+			nk = c
+			break
+		}
+	}
+	if nk == 0 {
+		return nil
+	}
+	x, y := rows[k], rows[nk]
+	before := fmt.Sprintf(`{"order_id":%d}`, k)
+	if riFull {
+		before = img(k, x)
+	}
+	del := wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn,
+		hdr: []schemas.Header{{Key: "__debezium.newkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, nk))}}}
+	y.live, y.status, y.note = true, x.status, x.note
+	x.live = false
+	after := img(nk, y)
+	if toastOn && r.IntN(2) == 0 {
+		after = fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%s}`, nk, y.status, toast)
+	}
+	create := wev{m: sample.PostgresChange("c", "null", after, lsn+1), lsn: lsn + 1,
+		hdr: []schemas.Header{{Key: "__debezium.oldkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, k))}}}
+	return []wev{del, create}
+}
+
 // genSource makes a valid source history (ascending LSNs).
 func genSource(r *rand.Rand, o wopts) []wev {
 	rows := map[int]*krow{}
@@ -187,31 +222,9 @@ func genSource(r *rand.Rand, o wopts) []wev {
 			continue
 		}
 		if o.keyChanges && r.IntN(8) == 0 {
-			// primary-key change to a non-live key: delete old (key only), create new with header
-			nk := 0
-			for c := 1; c <= o.keys; c++ {
-				if !rows[c].live && c != k {
-					nk = c
-					break
-				}
-			}
-			if nk != 0 {
-				before := fmt.Sprintf(`{"order_id":%d}`, k)
-				if o.riFull {
-					before = img(k, x)
-				}
-				out = append(out, wev{m: sample.PostgresChange("d", before, "null", lsn), lsn: lsn,
-					hdr: []schemas.Header{{Key: "__debezium.newkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, nk))}}})
-				lsn += 1
-				y := rows[nk]
-				y.live, y.status, y.note = true, x.status, x.note
-				after := img(nk, y)
-				if o.toast && r.IntN(2) == 0 {
-					after = fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%s}`, nk, y.status, toast)
-				}
-				out = append(out, wev{m: sample.PostgresChange("c", "null", after, lsn), lsn: lsn,
-					hdr: []schemas.Header{{Key: "__debezium.oldkey", Value: []byte(fmt.Sprintf(`{"order_id":%d}`, k))}}})
-				x.live = false
+			if evs := keyChange(r, rows, k, lsn, o.riFull, o.toast); evs != nil {
+				out = append(out, evs...)
+				lsn++
 				continue
 			}
 		}
@@ -908,6 +921,28 @@ func TestBlockingReadAfterTruncate(t *testing.T) {
 // pgs is the `_seq` text of PostgreSQL position (first, lsn).
 func pgs(first, lsn int) string { return fmt.Sprintf("%016x%016x", first, lsn) }
 
+// rereadSrc is a source whose Debezium blocking snapshot at 500 re-reads
+// every key: keys 1 and 2 created at 100 and 110 (key 1 updated at 120),
+// keys 3 and 4 read by the initial snapshot at 300 and updated at 290 (in
+// flight at that snapshot) and 400.
+type rereadSrc struct{ c1, c2, u1, r3, r4, u3, u4, re1, re2, re3, re4 wev }
+
+func newRereadSrc() rereadSrc {
+	return rereadSrc{
+		c1:  pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100),
+		c2:  pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110),
+		u1:  pgw("u", "null", `{"order_id":1,"status":"b","note":"n1"}`, 120),
+		r3:  pgw("r", "null", `{"order_id":3,"status":"a","note":"n3"}`, 300),
+		r4:  pgw("r", "null", `{"order_id":4,"status":"a","note":"n4"}`, 300),
+		u3:  pgw("u", "null", `{"order_id":3,"status":"b","note":"n3"}`, 290),
+		u4:  pgw("u", "null", `{"order_id":4,"status":"b","note":"n4"}`, 400),
+		re1: pgw("r", "null", `{"order_id":1,"status":"b","note":"n1"}`, 500),
+		re2: pgw("r", "null", `{"order_id":2,"status":"a","note":"n1"}`, 500),
+		re3: pgw("r", "null", `{"order_id":3,"status":"b","note":"n3"}`, 500),
+		re4: pgw("r", "null", `{"order_id":4,"status":"b","note":"n4"}`, 500),
+	}
+}
+
 // A Debezium blocking snapshot at 500 re-reads keys that have streamed
 // changes (keys 1 and 2) and a key first read by the initial snapshot at
 // 300 and updated since (key 4): its reads sit at (0, 500), below those
@@ -919,17 +954,7 @@ func pgs(first, lsn int) string { return fmt.Sprintf("%016x%016x", first, lsn) }
 // (2026-12-03): every re-read opened a version ahead of the key's real
 // ones.
 func TestBlockingRereadOpensNoVersion(t *testing.T) {
-	c1 := pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100)
-	c2 := pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110)
-	u1 := pgw("u", "null", `{"order_id":1,"status":"b","note":"n1"}`, 120)
-	r3 := pgw("r", "null", `{"order_id":3,"status":"a","note":"n3"}`, 300)
-	r4 := pgw("r", "null", `{"order_id":4,"status":"a","note":"n4"}`, 300)
-	u3 := pgw("u", "null", `{"order_id":3,"status":"b","note":"n3"}`, 290)
-	u4 := pgw("u", "null", `{"order_id":4,"status":"b","note":"n4"}`, 400)
-	re1 := pgw("r", "null", `{"order_id":1,"status":"b","note":"n1"}`, 500)
-	re2 := pgw("r", "null", `{"order_id":2,"status":"a","note":"n1"}`, 500)
-	re3 := pgw("r", "null", `{"order_id":3,"status":"b","note":"n3"}`, 500)
-	re4 := pgw("r", "null", `{"order_id":4,"status":"b","note":"n4"}`, 500)
+	s := newRereadSrc()
 	wantM := fmt.Sprintf("1 b n1 %s false\n2 a n1 %s false\n3 b n3 %s false\n4 b n4 %s false\n",
 		pgs(120, 120), pgs(110, 110), pgs(290, 290), pgs(400, 400))
 	wantH := fmt.Sprintf("1 a n1 %s %s false\n1 b n1 %s <nil> true\n2 a n1 %s <nil> true\n"+
@@ -937,10 +962,10 @@ func TestBlockingRereadOpensNoVersion(t *testing.T) {
 		pgs(100, 100), pgs(120, 120), pgs(120, 120), pgs(110, 110),
 		pgs(0, 300), pgs(290, 290), pgs(290, 290), pgs(0, 300), pgs(400, 400), pgs(400, 400))
 	orders := map[string][][]wev{
-		"source order":       {{c1, c2, u1}, {r3, r4}, {u3, u4}, {re1, re2, re3, re4}},
-		"one batch":          {{c1, c2, u1, r3, r4, u3, u4, re1, re2, re3, re4}},
-		"re-reads first":     {{re1, re2, re3, re4}, {c1, c2, u1}, {r3, r4}, {u3, u4}},
-		"update before read": {{c1, c2, u1}, {u3, u4}, {r3, r4}, {re1, re2, re3, re4}},
+		"source order":       {{s.c1, s.c2, s.u1}, {s.r3, s.r4}, {s.u3, s.u4}, {s.re1, s.re2, s.re3, s.re4}},
+		"one batch":          {{s.c1, s.c2, s.u1, s.r3, s.r4, s.u3, s.u4, s.re1, s.re2, s.re3, s.re4}},
+		"re-reads first":     {{s.re1, s.re2, s.re3, s.re4}, {s.c1, s.c2, s.u1}, {s.r3, s.r4}, {s.u3, s.u4}},
+		"update before read": {{s.c1, s.c2, s.u1}, {s.u3, s.u4}, {s.r3, s.r4}, {s.re1, s.re2, s.re3, s.re4}},
 	}
 	for name, batches := range orders {
 		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
