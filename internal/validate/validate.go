@@ -2,7 +2,8 @@
 // (README, "Validation"): whether every key stayed in one Kafka partition,
 // whether each key's operations follow a legal order, whether the offsets
 // a table read join up, and whether its applied position only moves
-// forward. It imports only the standard library; the adapters that read
+// forward. It imports only the standard library and internal/cdc (the
+// positions' rules); the adapters that read
 // bronze, the mirror and Kafka live in internal/lake and activities.
 package validate
 
@@ -12,6 +13,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
 // Verdicts of a check.
@@ -139,6 +142,34 @@ func Partitioning(recs []Record) Result {
 	return r
 }
 
+// readBeforeItsCreate reports whether read is a PostgreSQL source
+// snapshot read at position (0, L) (Debezium's initial and blocking
+// snapshot reads: cdc.PostgresEventWords) and the create c was written
+// below L (cdc.PostgresWritten). Such a read sorts below every streamed
+// change, also below the changes made before its snapshot: a blocking
+// snapshot taken after a row was streamed as created sorts its read of the
+// row before the create, although it read what the create wrote. Both
+// positions are hex (cdc.Seq.Hex); any other pair gives false.
+func readBeforeItsCreate(read, c Record) bool {
+	if read.Op != "r" || c.Op != "c" {
+		return false
+	}
+	rs, err := cdc.ParseSeqHex(read.Seq)
+	if err != nil {
+		return false
+	}
+	cs, err := cdc.ParseSeqHex(c.Seq)
+	if err != nil {
+		return false
+	}
+	l, ok := cdc.PostgresReadLSN(rs)
+	if !ok {
+		return false
+	}
+	w, ok := cdc.PostgresWritten(cs)
+	return ok && w < l
+}
+
 // key states of Transitions
 const (
 	unknown = iota // no event seen yet (or a truncate since): anything is legal
@@ -155,6 +186,9 @@ const (
 // Snapshot reads (r) count as creates after a delete, and are legal while
 // the row exists: Debezium's initial snapshot overlapping the stream and
 // its incremental (signalled) snapshots re-read rows that already exist.
+// A create right after a PostgreSQL source snapshot read is legal when it
+// was written before the read's snapshot (readBeforeItsCreate): the read
+// sorts first but saw the row the create made.
 // Tombstones (null values, for log compaction) are not row changes and are
 // not passed here. truncates holds the positions of truncate events (op t):
 // a truncate removes every row, so each key's state is reset at it. A
@@ -189,7 +223,7 @@ func Transitions(recs []Record, truncates []string) Result {
 			bad := ""
 			switch e.Op {
 			case "c":
-				if state == present {
+				if state == present && !readBeforeItsCreate(prev, e) {
 					bad = "create after " + opName(prev.Op) + " without a delete between"
 				}
 				state = present

@@ -3,6 +3,8 @@ package validate
 import (
 	"reflect"
 	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
 func TestPartitioning(t *testing.T) {
@@ -59,6 +61,36 @@ func TestTransitions(t *testing.T) {
 	r = Transitions(recs, nil)
 	if r.Total != 3 || r.Findings[2].What != "create after a create without a delete between (c at 50, partition 0 offset 13; then c at 52, partition 0 offset 14)" {
 		t.Fatalf("without truncate: %+v", r.Findings)
+	}
+}
+
+// A PostgreSQL source snapshot read at (0, L) sorts below the streamed
+// changes made before its snapshot: a create written below L and read by
+// a later blocking snapshot comes after the read by position and is
+// legal; a create written above L, or after anything but such a read,
+// is not.
+func TestTransitionsAfterPostgresSnapshotRead(t *testing.T) {
+	pg := func(first, lsn uint64) string { return cdc.PostgresSeq(first, lsn).Hex() }
+	recs := []Record{
+		// 01: created at 100, read by a blocking snapshot at L = 300 (legal)
+		{Key: "01", Op: "c", Seq: pg(100, 100), Offset: 0}, {Key: "01", Op: "r", Seq: pg(0, 300), Offset: 5},
+		// 02: read at L = 300, then a create written at 400: the row existed
+		{Key: "02", Op: "r", Seq: pg(0, 300), Offset: 1}, {Key: "02", Op: "c", Seq: pg(400, 400), Offset: 2},
+		// 03: read at 300, created at 100 and created again at 200 (the second is not)
+		{Key: "03", Op: "r", Seq: pg(0, 300), Offset: 3}, {Key: "03", Op: "c", Seq: pg(100, 100), Offset: 4}, {Key: "03", Op: "c", Seq: pg(200, 200), Offset: 6},
+		// 04: lakemirror's own re-snapshot row at (P, 0) is no source snapshot read
+		{Key: "04", Op: "r", Seq: pg(500, 0), Offset: 7}, {Key: "04", Op: "c", Seq: pg(600, 600), Offset: 8},
+		// 05: a re-snapshot ghost delete at (P, 0) written at 250, below the read at 300, then re-created at 260 (legal)
+		{Key: "05", Op: "r", Seq: pg(0, 300), Offset: 9}, {Key: "05", Op: "d", Seq: pg(250, 0), Offset: 10}, {Key: "05", Op: "c", Seq: pg(260, 260), Offset: 11},
+	}
+	r := Transitions(recs, nil)
+	want := []Finding{
+		{Key: "02", What: "create after a snapshot read without a delete between (r at " + pg(0, 300) + ", partition 0 offset 1; then c at " + pg(400, 400) + ", partition 0 offset 2)"},
+		{Key: "03", What: "create after a create without a delete between (c at " + pg(100, 100) + ", partition 0 offset 4; then c at " + pg(200, 200) + ", partition 0 offset 6)"},
+		{Key: "04", What: "create after a snapshot read without a delete between (r at " + pg(500, 0) + ", partition 0 offset 7; then c at " + pg(600, 600) + ", partition 0 offset 8)"},
+	}
+	if !reflect.DeepEqual(r.Findings, want) || r.Total != 3 {
+		t.Fatalf("got %+v", r.Findings)
 	}
 }
 

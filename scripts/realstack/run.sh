@@ -566,9 +566,7 @@ step reconcile reconcile_all
 # --- validation ------------------------------------------------------------------
 # `starter validate` on every table. The scenarios lose events upstream on
 # purpose (rs-lossy's dropped slot, Connect down), which the stream checks
-# (transitions) may rightly report, and Debezium's blocking snapshot reads
-# sit at (0, lsn), below the streamed changes they re-read (transitions
-# reports blocksnap's "create after a snapshot read"); what gates the suite is `reapply`: the
+# (transitions) may rightly report; what gates the suite is `reapply`: the
 # newest batches applied again from bronze into a scratch copy of the mirror
 # must give the mirror, whatever the stream held.
 validate_all() {
