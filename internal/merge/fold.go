@@ -40,8 +40,9 @@ type Outcome struct {
 // current Seq (rule 3); an upsert (c, u, r) makes its after image the row
 // (TOAST placeholders keep the previous value); a delete soft-deletes the
 // row and keeps its last known values: the delete's before image when it
-// carries values beyond the key columns, else the previous in-batch image,
-// else the stored values (rule 4). A delete of a never-seen key yields a
+// carries values beyond the key columns (its unavailable-value placeholders
+// taken like an upsert's), else the previous in-batch image, else the
+// stored values (rule 4). A delete of a never-seen key yields a
 // deleted row holding the before image (the key at least), so an older
 // create arriving later loses to it. A per-key truncate event (op t with
 // the key set, made from a table truncate by the writer) deletes the row
@@ -100,7 +101,11 @@ func Fold(stored Stored, g Group, keyCols []string) Outcome {
 			live = false
 			out.Deleted = true
 			if e.Before.HasValuesBeyond(keyCols) {
-				vals, fromStored = e.Before, false
+				// an unavailable-value placeholder in the before image (an
+				// Oracle LOB, a TOASTed column) is the last known value:
+				// the batch's previous image, else the stored row's (the
+				// writer fills what stays)
+				vals, fromStored = carryUnavailable(e.Before, vals), false
 			} else if vals == nil && !fromStored {
 				vals = e.Before // never seen: keep what the delete carries (the key)
 			}
