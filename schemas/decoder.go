@@ -423,14 +423,14 @@ func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *positio
 
 // seqOf is the Seq (a fresh string) of an event with op at pos.
 func seqOf(pos *position, op cdc.Op) cdc.Seq {
-	var seq [48]byte
+	var seq [8 * maxSeqWords]byte
 	return cdc.Seq(pos.seqBytes(op, &seq))
 }
 
 // seqBytes writes the Seq bytes of an event with op at p into buf and
 // returns them (8 bytes per word); PostgreSQL words follow
 // cdc.PostgresEventWords, for which the op tells a source snapshot read.
-func (p *position) seqBytes(op cdc.Op, buf *[48]byte) []byte {
+func (p *position) seqBytes(op cdc.Op, buf *[8 * maxSeqWords]byte) []byte {
 	w := p.words
 	if p.pg {
 		blockingRead := (op == cdc.OpRead || p.snap != cdc.SnapshotNone) && p.snap != cdc.SnapshotIncremental
@@ -462,7 +462,7 @@ func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStar
 		}
 	}
 	ev.TxID = d.finishText()[txStart:txEnd]
-	var seq [48]byte
+	var seq [8 * maxSeqWords]byte
 	ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, pos.seqBytes(ev.Op, &seq))
 	return err
 }

@@ -39,7 +39,8 @@
 //	sqlserver         cdc.SQLServerSeq(source.commit_lsn, source.change_lsn, source.event_serial_no)
 //	                  (LSNs "0000002b:00000588:0003" as two words each; snapshot reads: change LSN and serial 0)
 //	oracle            cdc.OracleSeq(source.commit_scn (else source.scn), source.scn, source.rs_id,
-//	                  source.ssn, transaction.total_order) (SCNs are decimal strings; absent parts 0)
+//	                  source.ssn, transaction.total_order) (SCNs are decimal strings; absent parts 0);
+//	                  with source.lcr_position (XStream) cdc.OracleLCRSeq: then the LCR position's bytes
 //
 // A missing position is a DecodeError, never a zero Seq; other connectors
 // are a DecodeError too. MySQL positions belong to one server: after a

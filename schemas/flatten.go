@@ -146,7 +146,7 @@ func flatPositionFields(conn string) string {
 	case connSQLServer:
 		return "source.commit_lsn,source.change_lsn,source.event_serial_no"
 	case connOracle:
-		return "source.scn,source.commit_scn,source.rs_id,source.ssn"
+		return "source.scn,source.commit_scn,source.rs_id,source.ssn (XStream: source.lcr_position)"
 	}
 	return "the source position fields"
 }

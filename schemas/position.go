@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -19,10 +20,14 @@ import (
 // cdc.MySQLSeq, cdc.SQLServerSeq and cdc.OracleSeq.
 
 // position is what the decoder takes from the source block.
+// maxSeqWords is the most words a position has: an Oracle XStream
+// position's six and its LCR position's (cdc.OracleLCRSeq).
+const maxSeqWords = 6 + cdc.MaxOracleLCRBytes/8
+
 type position struct {
-	words [6]uint64 // Seq words, most significant first
-	n     int       // number of words used
-	ts    int64     // source commit time, µs since the epoch
+	words [maxSeqWords]uint64 // Seq words, most significant first
+	n     int                 // number of words used
+	ts    int64               // source commit time, µs since the epoch
 	snap  cdc.SnapshotMark
 	tx    []byte // transaction id text (aliases the source values)
 	// pg: a PostgreSQL position, words (lastCommitLsn or 0, lsn);
@@ -160,7 +165,7 @@ func mysqlPosition(sv *sourceVals, p *position) error {
 	if err != nil {
 		return err
 	}
-	p.words, p.n = [6]uint64{idx, pos, row}, 3
+	p.words[0], p.words[1], p.words[2], p.n = idx, pos, row, 3
 	if g := &sv.v[sfGtid]; !g.missing() {
 		if !g.isString() {
 			return fmt.Errorf("%s: want a string, got %s", g.name, g.typeName())
@@ -213,9 +218,10 @@ func lsnField(v *sval) (cdc.SQLServerLSN, error) {
 }
 
 // oraclePosition: Seq = (commit_scn, scn, rs_id, ssn, transaction
-// total_order) (cdc.OracleSeq). scn is required; commit_scn defaults to
-// scn (snapshot reads have none); rs_id, ssn and total_order to 0. TxID
-// is source.txId.
+// total_order) (cdc.OracleSeq), followed by source.lcr_position's bytes
+// when the XStream adapter sets it (cdc.OracleLCRSeq). scn is required;
+// commit_scn defaults to scn (snapshot reads have none); rs_id, ssn and
+// total_order to 0. TxID is source.txId.
 func oraclePosition(sv *sourceVals, p *position) error {
 	scn, err := scnField(&sv.v[sfScn])
 	if err != nil {
@@ -247,7 +253,20 @@ func oraclePosition(sv *sourceVals, p *position) error {
 			return err
 		}
 	}
-	w := cdc.OracleSeq(commit, scn, rs, ssn, order).Words()
+	seq := cdc.OracleSeq(commit, scn, rs, ssn, order)
+	if l := &sv.v[sfLcrPos]; !l.missing() {
+		if !l.isString() {
+			return fmt.Errorf("%s: want a hex string, got %s", l.name, l.typeName())
+		}
+		raw, err := hex.DecodeString(string(l.text))
+		if err == nil {
+			seq, err = cdc.OracleLCRSeq(commit, scn, order, raw)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %q: %v", l.name, l.text, strings.TrimPrefix(err.Error(), "cdc: "))
+		}
+	}
+	w := seq.Words()
 	copy(p.words[:], w)
 	p.n = len(w)
 	if tx := &sv.v[sfTxID]; !tx.missing() && tx.isString() {

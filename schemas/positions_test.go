@@ -86,6 +86,48 @@ func TestOraclePosition(t *testing.T) {
 	}
 }
 
+// The XStream adapter sets source.lcr_position (hex) and no rs_id or ssn:
+// the LCR position follows the SCN words (cdc.OracleLCRSeq), so two
+// changes of one transaction at one SCN keep their order; a null
+// lcr_position is the LogMiner layout.
+func TestOracleXStreamPosition(t *testing.T) {
+	opts := DecoderOptions{KeyColumns: []string{"ID"}}
+	xs := func(lcr string) string {
+		return strings.NewReplacer(`"rs_id":" 0x00000d.00012a4f.0010 ","ssn":3,`, `"lcr_position":`+lcr+`,`,
+			`"transaction":{"id":"6.28.807","total_order":2,"data_collection_order":1}`, `"transaction":null`).Replace(oraCreate)
+	}
+	seqOf := func(lcr string) cdc.Seq {
+		got, err := decodeOne(t, opts, xs(lcr))
+		if err != nil {
+			t.Fatalf("%s: %v", lcr, err)
+		}
+		return got.Event.Seq
+	}
+	raw := []byte{0, 0, 0, 0, 0, 0x20, 0x61, 0xce, 0, 0, 0, 0, 0, 0x20, 0x61, 0xc9, 1}
+	want, err := cdc.OracleLCRSeq(2122190, 2122185, 0, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := seqOf(`"00000000002061ce00000000002061c901"`), seqOf(`"00000000002061ce00000000002061c902"`)
+	if first != want || !(first < second) {
+		t.Errorf("got %s and %s, want %s below the second", first.Hex(), second.Hex(), want.Hex())
+	}
+	if got := seqOf(`null`); got != cdc.OracleSeq(2122190, 2122185, cdc.OracleRSID{}, 0, 0) {
+		t.Errorf("null lcr_position: %s", got.Hex())
+	}
+	for _, c := range []struct{ lcr, want string }{
+		{`"zz"`, `source.lcr_position "zz": encoding/hex`},
+		{`7`, "source.lcr_position: want a hex string, got a number"},
+		{`""`, "source.lcr_position \"\": Oracle LCR position of 0 bytes (want 1 to 64)"},
+		{`"` + strings.Repeat("ab", 65) + `"`, "Oracle LCR position of 65 bytes (want 1 to 64)"},
+	} {
+		_, err := decodeOne(t, opts, xs(c.lcr))
+		if de := asDecodeError(t, err); !strings.Contains(de.Reason, c.want) {
+			t.Errorf("%s: %q, want %q", c.lcr, de.Reason, c.want)
+		}
+	}
+}
+
 // Primary-key change headers: the delete of the old key carries
 // __debezium.newkey, the create of the new key __debezium.oldkey; both are
 // exposed raw and decode to the keys the events carry.

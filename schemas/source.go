@@ -78,6 +78,7 @@ const (
 	sfCommitScn // Oracle
 	sfRsID      // Oracle
 	sfSsn       // Oracle
+	sfLcrPos    // Oracle, XStream adapter
 	sfTxOrder   // transaction.total_order
 	sfEnvTsMs   // the envelope's ts_ms: when the connector processed the event
 	sfEnvTsUs   // the envelope's ts_us
@@ -86,7 +87,7 @@ const (
 
 var sourceFieldNames = [sfCount]string{
 	"connector", "ts_ms", "ts_us", "snapshot", "txId", "lsn", "sequence", "file", "pos", "row", "gtid", "server_id",
-	"commit_lsn", "change_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "total_order",
+	"commit_lsn", "change_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "lcr_position", "total_order",
 	"ts_ms", "ts_us",
 }
 
@@ -141,6 +142,8 @@ func sourceFieldIndex(name []byte) int {
 		return sfRsID
 	case "ssn":
 		return sfSsn
+	case "lcr_position":
+		return sfLcrPos
 	}
 	return -1
 }

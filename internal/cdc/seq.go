@@ -277,11 +277,38 @@ func ParseOracleRSID(s string) (OracleRSID, error) {
 // higher. A snapshot is read AS OF its SCN; changes streamed after it
 // committed after that SCN.
 //
-// Without rs_id, ssn and transaction metadata, two changes of one row in
-// one transaction at the same SCN get equal positions, and the merge keeps
-// only one of them: keep rs_id tracking on (the default).
+// Without rs_id, ssn, an LCR position (OracleLCRSeq) and transaction
+// metadata, two changes of one row in one transaction at the same SCN get
+// equal positions, and the merge keeps only one of them: keep rs_id
+// tracking on (the default).
 func OracleSeq(commitSCN, scn uint64, rs OracleRSID, ssn, txOrder uint64) Seq {
 	return SeqOf(commitSCN, scn, rs.LogSeq, rs.BlockOffset, ssn, txOrder)
+}
+
+// MaxOracleLCRBytes is the longest XStream LCR position OracleLCRSeq
+// takes, in bytes.
+const MaxOracleLCRBytes = 64
+
+// OracleLCRSeq is the position of a Debezium Oracle event streamed by the
+// XStream adapter: OracleSeq's words (commit SCN, SCN, 0, 0, 0, order in
+// transaction), then the raw LCR position (source.lcr_position, hex in
+// the source block), zero-padded to whole words. XStream events carry no
+// rs_id or ssn; the LCR position is what orders two changes of one
+// transaction at the same SCN. Oracle's outbound server streams LCRs in
+// strictly increasing positions, and Debezium compares them as unsigned
+// bytes (io.debezium.connector.oracle.xstream.LcrPosition.compareTo),
+// which is how Seq compares. It returns an error for an empty position
+// or one longer than MaxOracleLCRBytes.
+func OracleLCRSeq(commitSCN, scn, txOrder uint64, lcr []byte) (Seq, error) {
+	if len(lcr) == 0 || len(lcr) > MaxOracleLCRBytes {
+		return "", fmt.Errorf("cdc: Oracle LCR position of %d bytes (want 1 to %d)", len(lcr), MaxOracleLCRBytes)
+	}
+	b := []byte(OracleSeq(commitSCN, scn, OracleRSID{}, 0, txOrder))
+	b = append(b, lcr...)
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	return Seq(b), nil
 }
 
 // hexWord parses 1 to 16 hex digits.

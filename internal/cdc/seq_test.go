@@ -1,6 +1,9 @@
 package cdc
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseSQLServerLSN(t *testing.T) {
 	l, err := ParseSQLServerLSN("0000002b:00000588:0003")
@@ -39,5 +42,33 @@ func TestParseOracleRSID(t *testing.T) {
 	s := OracleSeq(9, 8, OracleRSID{7, 6}, 5, 4)
 	if w := s.Words(); len(w) != 6 || w[0] != 9 || w[5] != 4 {
 		t.Errorf("words %v", w)
+	}
+}
+
+// XStream: the LCR position follows the SCN words, zero-padded to whole
+// words, and orders changes of one transaction at one SCN.
+func TestOracleLCRSeq(t *testing.T) {
+	a, err := OracleLCRSeq(205, 204, 0, []byte{0xcd, 0xcc, 0x01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hex() != "00000000000000cd00000000000000cc"+strings.Repeat("0", 64)+"cdcc010000000000" {
+		t.Errorf("hex %s", a.Hex())
+	}
+	b, _ := OracleLCRSeq(205, 204, 0, []byte{0xcd, 0xcc, 0x02})
+	c, _ := OracleLCRSeq(206, 100, 0, []byte{0x00, 0x00, 0x00})
+	if !(a < b && b < c) {
+		t.Errorf("order: %s %s %s", a.Hex(), b.Hex(), c.Hex())
+	}
+	if !(OracleSeq(205, 204, OracleRSID{}, 0, 0) < a) {
+		t.Error("an event without an LCR position sorts after one with it at the same SCNs")
+	}
+	for _, n := range []int{0, MaxOracleLCRBytes + 1} {
+		if _, err := OracleLCRSeq(1, 1, 0, make([]byte, n)); err == nil {
+			t.Errorf("%d bytes: no error", n)
+		}
+	}
+	if s, err := OracleLCRSeq(1, 1, 0, make([]byte, MaxOracleLCRBytes)); err != nil || len(s.Words()) != 6+MaxOracleLCRBytes/8 {
+		t.Errorf("longest: %d words, %v", len(s.Words()), err)
 	}
 }

@@ -352,7 +352,11 @@ func (ix *KeyIndex) widen(n int) {
 }
 
 func (ix *KeyIndex) seqOf(e uint32) cdc.Seq {
-	var buf [64]byte
+	var stack [112]byte // an Oracle XStream position's 14 words (cdc.OracleLCRSeq)
+	buf := stack[:]
+	if ix.words > len(stack)/8 {
+		buf = make([]byte, 8*ix.words)
+	}
 	o := int(e) * ix.words
 	for w := 0; w < ix.words; w++ {
 		binary.BigEndian.PutUint64(buf[8*w:], ix.seqs[o+w])

@@ -137,3 +137,36 @@ func BenchmarkKeyIndex(b *testing.B) {
 	b.ReportMetric(heap, "heap-bytes/key")
 	runtime.KeepAlive(ix)
 }
+
+// Positions of one table may differ in width (an Oracle XStream source
+// snapshot read has no LCR position, its streamed changes do:
+// cdc.OracleLCRSeq): the index widens its words, keeps narrower positions
+// zero-padded (ordered as before against every wider position with a
+// non-zero tail) and serves widths past its stack buffer.
+func TestKeyIndexPositionWidths(t *testing.T) {
+	ix := newKeyIndex(0, 4)
+	read := cdc.OracleSeq(100, 100, cdc.OracleRSID{}, 0, 0)
+	streamed, err := cdc.OracleLCRSeq(205, 204, 0, []byte{0xcd, 0xcc, 0x01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.set("a", read, false, 1, 7)
+	ix.set("b", streamed, false, 2, 8)
+	got, _ := ix.Lookup("a")
+	if len(got.Seq) != len(streamed) || got.Seq[:len(read)] != read || got.Seq[len(read):] != cdc.Seq(make([]byte, len(streamed)-len(read))) ||
+		!(got.Seq < streamed) || got.File != 1 || got.Pos != 7 {
+		t.Errorf("narrow position: %s %+v", got.Seq.Hex(), got)
+	}
+	if got, _ := ix.Lookup("b"); got.Seq != streamed {
+		t.Errorf("wide position: %s", got.Seq.Hex())
+	}
+	wide := cdc.SeqOf(make([]uint64, 20)...)
+	wide = wide[:159] + "\x01"
+	ix.set("c", wide, true, 3, 9)
+	if got, _ := ix.Lookup("c"); got.Seq != wide || !got.Deleted {
+		t.Errorf("20 words: %s", got.Seq.Hex())
+	}
+	if got, _ := ix.Lookup("b"); got.Seq[:len(streamed)] != streamed || len(got.Seq) != len(wide) {
+		t.Errorf("after widening to 20 words: %s", got.Seq.Hex())
+	}
+}
