@@ -117,7 +117,7 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 				continue
 			}
 			if last != nil && last.Current() {
-				last.ToSeq, last.To = e.Seq, e.SourceTs
+				closeAt(last, e)
 				touch(last)
 			}
 			opened = append(opened, Version{Seq: e.Seq, From: e.SourceTs, Values: vals, Hash: h, OpenTx: e.TxID})
@@ -133,7 +133,7 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 				}
 				continue
 			}
-			last.ToSeq, last.To = e.Seq, e.SourceTs
+			closeAt(last, e)
 			touch(last)
 		}
 	}
@@ -141,6 +141,21 @@ func Replay(prev *Version, events []*cdc.Event, o HistoryOptions) (out []Version
 		out = append(out, *cur)
 	}
 	return append(out, opened...), prevChanged || prevDropped
+}
+
+// closeAt closes version v at change e: `_valid_to_seq` is e's position
+// and `_valid_to` its commit time. A version never ends before it starts:
+// when e committed before v's `_valid_from`, that is lowered to e's time,
+// leaving an empty interval. That happens to a version a source snapshot
+// read opened (its time is when the connector read the row, later than
+// the snapshot's consistent point, while a change committed during the
+// snapshot sorts after the read by position) and to lakemirror's own
+// direct load (its time is the load's wall clock).
+func closeAt(v *Version, e *cdc.Event) {
+	v.ToSeq, v.To = e.Seq, e.SourceTs
+	if v.To != 0 && v.From > v.To {
+		v.From = v.To
+	}
 }
 
 func rowsEqual(a, b *cdc.Row) bool {
