@@ -227,16 +227,8 @@ func checkAddsNothing(t *testing.T, tag string, seed uint64, topts TableSpec, co
 		if mode == "restarts" && topts.WithoutBronze {
 			continue // a late key after a restart without bronze keeps its versions (Unwoven): docs/design.md, Known gaps
 		}
-		rr := rand.New(rand.NewPCG(seed, 99))
 		w := newBrun(t, topts, collapse)
-		off := 0
-		for i, n := range sizes {
-			if mode == "restarts" && i > 0 && rr.IntN(2) == 0 {
-				w.restart()
-			}
-			w.apply(del[off:off+n], false)
-			off += n
-		}
+		w.applySplit(del, sizes, mode == "restarts", seed)
 		if sm, sh := w.btables(); sm != wm || sh != wh {
 			t.Errorf("%s %s: differs from clean without reads\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s\ndelivered: %v\nsizes %v", tag, mode, sm, wm, sh, wh, lsnsOp(del), sizes)
 			fails++
@@ -245,10 +237,30 @@ func checkAddsNothing(t *testing.T, tag string, seed uint64, topts TableSpec, co
 	return fails
 }
 
+// applySplit applies del in batches of sizes; with restarts the worker
+// restarts before a batch at random (the seed's draws).
+func (w *wrun) applySplit(del []wev, sizes []int, restarts bool, seed uint64) {
+	rr := rand.New(rand.NewPCG(seed, 99))
+	off := 0
+	for i, n := range sizes {
+		if restarts && i > 0 && rr.IntN(2) == 0 {
+			w.restart()
+		}
+		w.apply(del[off:off+n], false)
+		off += n
+	}
+}
+
+// lsnsOp names each delivered record by op and position ("~" for a
+// tombstone).
 func lsnsOp(d []wev) []string {
 	out := make([]string, len(d))
 	for i, e := range d {
-		out[i] = fmt.Sprintf("%c%d", e.m.Op, e.lsn)
+		op := byte('~')
+		if e.m.Value != nil {
+			op = e.m.Op
+		}
+		out[i] = fmt.Sprintf("%c%d", op, e.lsn)
 	}
 	return out
 }

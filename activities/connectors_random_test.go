@@ -609,34 +609,14 @@ func xcheck(t *testing.T, tag string, seed uint64, topts TableSpec, o xopts, src
 		if mode == "restarts" && topts.WithoutBronze {
 			continue // docs/design.md, Known gaps: without bronze a restart leaves late changes out of history
 		}
-		rr := rand.New(rand.NewPCG(seed, 99))
 		w := newBrun(t, topts, o.collapse)
-		off := 0
-		for i, n := range sizes {
-			if mode == "restarts" && i > 0 && rr.IntN(2) == 0 {
-				w.restart()
-			}
-			w.apply(del[off:off+n], false)
-			off += n
-		}
+		w.applySplit(del, sizes, mode == "restarts", seed)
 		if sm, sh := w.xtables(); sm != cm || sh != ch {
-			t.Errorf("%s %s: differs from clean\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s\ndelivered: %v\nsizes %v", tag, mode, sm, cm, sh, ch, xorder(del), sizes)
+			t.Errorf("%s %s: differs from clean\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s\ndelivered: %v\nsizes %v", tag, mode, sm, cm, sh, ch, lsnsOp(del), sizes)
 			fails++
 		}
 	}
 	return fails
-}
-
-func xorder(d []wev) []string {
-	out := make([]string, len(d))
-	for i, e := range d {
-		op := byte('~')
-		if e.m.Value != nil {
-			op = e.m.Op
-		}
-		out[i] = fmt.Sprintf("%c%d", op, e.lsn)
-	}
-	return out
 }
 
 func xdump(src []wev) string {
