@@ -252,6 +252,12 @@ type ApplyResult struct {
 	EndOffsets   lake.Offsets       `json:"end_offsets"` // next offsets after this batch, as committed
 	KeyColumns   []string           `json:"key_columns,omitempty"`
 	AddedColumns []string           `json:"added_columns,omitempty"` // columns added to the tables because they first appeared in this batch
+	// CarriedDeleteValues: values of deletes' before images that did not
+	// fit their column (e.g. 3.14 in a column inferred as long): the
+	// deletes applied, those columns keeping the key's last known value.
+	// Their raw records are in bronze.
+	CarriedDeleteValues int `json:"carried_delete_values,omitempty"`
+
 	// Prefetched: the records were fetched and decoded ahead, while the
 	// previous batch was applied (prefetch.go).
 	Prefetched bool `json:"prefetched,omitempty"`

@@ -82,8 +82,12 @@ func cdcType(t iceberg.Type) (cdc.Type, error) {
 // conform returns img aligned to the table's columns (missing columns are
 // NULL) with every value converted to its column's type, and the names of
 // image columns the table does not have. TOAST placeholders pass through.
-// A value that does not fit its column is an error naming the column.
-func (s *shape) conform(img *cdc.Row) (*cdc.Row, []string, error) {
+// A value that does not fit its column is an error naming the column,
+// unless carry is set (a delete's before image, see conformEvent): then a
+// non-key value that does not fit becomes an unavailable-value
+// placeholder, which the merge rules fill with the key's last known value
+// (design.md rule 4), and carried counts it.
+func (s *shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []string, error) {
 	if img == nil {
 		return nil, nil, nil
 	}
@@ -98,6 +102,10 @@ func (s *shape) conform(img *cdc.Row) (*cdc.Row, []string, error) {
 			continue
 		}
 		v, err := typing.Coerce(img.Vals[i], s.cols[j].Type)
+		if err != nil && carry && !s.isKey(name) {
+			v, err = cdc.Unavailable(), nil
+			*carried++
+		}
 		if err != nil {
 			// "schemas: " is the prefix these texts had when the rules lived
 			// in package schemas; kept so that quarantined rows' reasons
@@ -110,23 +118,42 @@ func (s *shape) conform(img *cdc.Row) (*cdc.Row, []string, error) {
 }
 
 // conformEvent aligns both images of e and recomputes its key from the
-// typed values, so that keys match those read back from the table.
-func (s *shape) conformEvent(e *cdc.Event) ([]string, error) {
-	before, u1, err := s.conform(e.Before)
+// typed values, so that keys match those read back from the table. It
+// returns the image columns the table does not have and the number of a
+// delete's before-image values that did not fit their column: a delete
+// needs only its key and position, so such values take the key's last
+// known value instead of rejecting the delete (the breaker case: an
+// update quarantined for a value the inferred column cannot hold, then
+// the row's delete carrying the same value, must still delete the row).
+// Errors: a value of an upsert's image, or a key value, that does not fit
+// its column.
+func (s *shape) conformEvent(e *cdc.Event) ([]string, int, error) {
+	carried := 0
+	before, u1, err := s.conform(e.Before, e.Op == cdc.OpDelete, &carried)
 	if err != nil {
-		return nil, fmt.Errorf("before image: %w", err)
+		return nil, 0, fmt.Errorf("before image: %w", err)
 	}
-	after, u2, err := s.conform(e.After)
+	after, u2, err := s.conform(e.After, false, &carried)
 	if err != nil {
-		return nil, fmt.Errorf("after image: %w", err)
+		return nil, 0, fmt.Errorf("after image: %w", err)
 	}
 	e.Before, e.After = before, after
 	if img := e.Image(); img != nil {
 		k, err := cdc.KeyOf(img, s.keyCols)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		e.Key = k
 	}
-	return append(u1, u2...), nil
+	return append(u1, u2...), carried, nil
+}
+
+// isKey tells whether name is one of the table's key columns.
+func (s *shape) isKey(name string) bool {
+	for _, k := range s.keyCols {
+		if k == name {
+			return true
+		}
+	}
+	return false
 }

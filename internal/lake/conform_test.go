@@ -13,12 +13,12 @@ func TestConformErrorText(t *testing.T) {
 	s := &shape{cols: []cdc.Column{{Name: "id", Type: cdc.TypeLong}, {Name: "n", Type: cdc.TypeInt}},
 		names: cdc.NewColumns([]string{"id", "n"}), keyCols: []string{"id"}}
 	img := &cdc.Row{Cols: cdc.NewColumns([]string{"id", "n"}), Vals: []cdc.Value{cdc.Int(1), cdc.Int(4294967295)}}
-	_, err := s.conformEvent(&cdc.Event{Op: cdc.OpCreate, After: img})
+	_, _, err := s.conformEvent(&cdc.Event{Op: cdc.OpCreate, After: img})
 	want := `after image: column "n": schemas: cannot convert integer 4294967295 to int: out of int range`
 	if err == nil || err.Error() != want {
 		t.Errorf("conformEvent: %v\nwant %s", err, want)
 	}
-	out, _, err := s.conform(&cdc.Row{Cols: cdc.NewColumns([]string{"n", "id"}), Vals: []cdc.Value{cdc.Int(7), cdc.Int(2)}})
+	out, _, err := s.conform(&cdc.Row{Cols: cdc.NewColumns([]string{"n", "id"}), Vals: []cdc.Value{cdc.Int(7), cdc.Int(2)}}, false, nil)
 	if err != nil || !out.Vals[0].Equal(cdc.Int(2)) || !out.Vals[1].Equal(cdc.Int(7)) {
 		t.Errorf("conform: %+v, %v", out, err)
 	}

@@ -122,6 +122,10 @@ type Prepared struct {
 	Added    []string        // columns added because they first appeared in the events
 	Events   []*cdc.Event    // the events to apply: every event but the rejected ones
 	Rejected []*ConformError // row changes with a value that does not fit its column (for the quarantine)
+	// CarriedDeleteValues counts values of deletes' before images that did
+	// not fit their column and took the key's last known value instead
+	// (see shape.conformEvent); the deletes themselves applied.
+	CarriedDeleteValues int
 }
 
 // Prepare readies a batch's events for Apply (and for the bronze table's
@@ -179,10 +183,12 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 			continue
 		}
 		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
-			if _, err := sh.conformEvent(e); err != nil {
+			_, carried, err := sh.conformEvent(e)
+			if err != nil {
 				p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StageConform, Err: err})
 				continue
 			}
+			p.CarriedDeleteValues += carried
 			if horizon != "" && e.Seq <= horizon {
 				if _, found := w.state.ix.Lookup(e.Key); !found {
 					if refuse, why := w.purged.refuses(e.Key, e.Seq); refuse {
