@@ -7,9 +7,11 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -88,6 +90,31 @@ type tableState struct {
 	keysChecked bool
 	// sinceSidecar counts batches applied since the sidecar was written.
 	sinceSidecar int
+	// typesChecked: the decoders were given the mirror's column types
+	// (ensureTableTypes).
+	typesChecked bool
+}
+
+// typesFrom makes the table's decoders read schemaless values by the
+// mirror's column types (schemas.DecoderOptions.TableColumns: decimals
+// sent as base64 or text, binary, uuid, date), unless the spec declares
+// the columns itself. Without it, a table created by a direct load or
+// from events with the schema envelope would refuse the same columns
+// streamed without the envelope. It reports whether the types changed.
+func (st *tableState) typesFrom(tbl *table.Table) bool {
+	cols := tableTypes(st.spec, tbl)
+	return cols != nil && st.decoders.typed(cols)
+}
+
+// tableTypes returns the mirror's columns for
+// schemas.DecoderOptions.TableColumns: nil when the spec declares the
+// columns, or when a type has no cdc equivalent (Prepare reports it).
+func tableTypes(spec TableSpec, tbl *table.Table) []cdc.Column {
+	if spec.Columns != nil || tbl == nil {
+		return nil
+	}
+	cols, _ := lake.MirrorColumns(tbl)
+	return cols
 }
 
 // writers returns the table's mirror and history writers, creating them

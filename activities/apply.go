@@ -149,6 +149,9 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 		res.StageSeconds[name] += now.Sub(t0).Seconds()
 		t0 = now
 	}
+	if err := a.ensureTableTypes(ctx, st, name); err != nil {
+		return res, nil, err
+	}
 	var dec decoded
 	if pre != nil {
 		dec = *pre
@@ -158,8 +161,6 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 			return res, nil, err
 		}
 	}
-	dec.counts.add(&res)
-	events, bronze, quarantine := dec.events, dec.bronze, dec.quarantine
 	lap("decode")
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, nil, err
@@ -168,11 +169,25 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	res.KeyColumns = st.keyCols
 	// the mirror and history exist before bronze holds any row change (see
 	// Recover), and events are typed and keyed the way the tables store them
-	prep, err := mirror.Prepare(ctx, events, lake.WithSchemaDecision(decision))
+	prep, err := mirror.Prepare(ctx, dec.events, lake.WithSchemaDecision(decision))
 	if err != nil {
 		return res, nil, classify(err)
 	}
+	if prep.Table != nil && st.typesFrom(prep.Table) && len(prep.Rejected) > 0 {
+		// the batch created the mirror, or it was decoded ahead with the
+		// types before: values the table's types read otherwise were
+		// rejected, so decode again with them
+		if dec, err = decodeAll(st.decoders, recs); err != nil {
+			return res, nil, err
+		}
+		if prep, err = mirror.Prepare(ctx, dec.events, lake.WithSchemaDecision(decision)); err != nil {
+			return res, nil, classify(err)
+		}
+	}
+	dec.counts.add(&res)
+	events, bronze, quarantine := dec.events, dec.bronze, dec.quarantine
 	res.AddedColumns = prep.Added
+	res.CarriedDeleteValues = prep.CarriedDeleteValues
 	if prep.Table != nil && history != nil {
 		if _, err := history.Ensure(ctx, prep.Table); err != nil {
 			return res, nil, classify(err)
@@ -338,6 +353,24 @@ func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name 
 		}
 	}
 	st.keysChecked = true
+	return nil
+}
+
+// ensureTableTypes gives the table's decoders the mirror's column types
+// (see tableState.typesFrom) once per worker state, before its first
+// batch decodes. Errors: catalog failures.
+func (a *Activities) ensureTableTypes(ctx context.Context, st *tableState, name lake.TableName) error {
+	if st.typesChecked {
+		return nil
+	}
+	tbl, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
+	if err != nil {
+		return err
+	}
+	if tbl != nil {
+		st.typesFrom(tbl)
+	}
+	st.typesChecked = true
 	return nil
 }
 

@@ -90,6 +90,28 @@ func (p *decoderPool) keyed() bool {
 	return false
 }
 
+// typed makes the pool's decoders read schemaless values by the table's
+// column types (schemas.DecoderOptions.TableColumns), dropping decoders
+// made with other types. It reports whether the types changed.
+func (p *decoderPool) typed(cols []cdc.Column) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if slices.EqualFunc(p.opts.TableColumns, cols, func(x, y cdc.Column) bool { return x.Name == y.Name && x.Type == y.Type }) {
+		return false
+	}
+	if len(p.opts.KeyColumns) == 0 {
+		for _, d := range p.all {
+			if k := d.KeyColumns(); len(k) > 0 {
+				p.opts.KeyColumns = k // learned from a Kafka key: keep it
+				break
+			}
+		}
+	}
+	p.opts.TableColumns = cols
+	p.free, p.all = nil, nil
+	return true
+}
+
 // decoded is a batch's records decoded: its row-change events (record
 // order), one bronze row per record, the records that could not be
 // decoded (for the quarantine) and the counts that go into ApplyResult.

@@ -116,6 +116,9 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 		return nil, errNoPast
 	}
 	if !state.EventsComplete() {
+		if err := a.ensureTableTypes(ctx, st, name); err != nil {
+			return nil, err
+		}
 		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
 			d := st.decoders.get()
 			events, err := decodeBronze(d, rows)

@@ -32,6 +32,17 @@ type DecoderOptions struct {
 	// declared decimal(p,s) also types a VariableScaleDecimal field.
 	// nil: infer every column (see the package doc).
 	Columns []cdc.Column
+	// TableColumns are the columns of the table the records go to, as it
+	// exists (its mirror's types), for records without a Connect schema
+	// and columns Columns does not declare: those of a type whose JSON
+	// encoding needs the type to be read (decimal(p,s): base64 unscaled
+	// bytes at scale s, or numeric text; binary: base64; uuid; date: days
+	// since epoch) decode by the declared rules, while the event stays
+	// schemaless (Event.Schema is not set from them, so new columns are
+	// still inferred and added). Other types are left to inference: their
+	// JSON tokens read the same either way, or (times, timestamps) the unit
+	// is the connector's choice and not in the table. nil: none.
+	TableColumns []cdc.Column
 	// UnavailablePlaceholder is the connector's
 	// unavailable.value.placeholder; "" means Debezium's default
 	// "__debezium_unavailable_value". A "hex:" prefix gives the
@@ -162,8 +173,25 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 			d.declared = append(d.declared, col)
 		}
 	}
+	for _, c := range opts.TableColumns {
+		if d.declSpecs[c.Name] == nil && typedByTable(c.Type) {
+			c.Optional = true // NULLs are the table's business (a delete's before image)
+			fs := declaredSpec(c)
+			d.declSpecs[c.Name] = &fs
+		}
+	}
 	d.avro.init(opts.Registry, opts.RegistryTimeout)
 	return d
+}
+
+// typedByTable tells whether a table column of type t types schemaless
+// values (see DecoderOptions.TableColumns).
+func typedByTable(t cdc.Type) bool {
+	switch t.Kind {
+	case cdc.KindDecimal, cdc.KindBytes, cdc.KindUUID, cdc.KindDate:
+		return true
+	}
+	return false
 }
 
 // setPlaceholder sets the TOAST placeholder (see

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
 // TableName names a source table's Iceberg tables: the mirror
@@ -166,6 +168,17 @@ func KeyColumnsOf(tbl *table.Table) ([]string, error) {
 		return nil, fmt.Errorf("lake: bad %s: %w", PropKeyColumns, err)
 	}
 	return cols, nil
+}
+
+// MirrorColumns returns a mirror table's source columns (the system
+// columns left out) in schema order, typed from its Iceberg schema.
+// Errors: a column type with no cdc equivalent.
+func MirrorColumns(tbl *table.Table) ([]cdc.Column, error) {
+	sh, err := shapeOf(tbl.Schema(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return sh.cols, nil
 }
 
 // TopicOf returns the Kafka topic whose batches tbl holds (the
