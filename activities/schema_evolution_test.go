@@ -124,3 +124,34 @@ func TestColumnAddedDroppedSchemaless(t *testing.T) {
 		})
 	}
 }
+
+// A column dropped (or renamed by case) at the source inside the batch
+// that creates the table, with the schema envelope: the drop blocks the
+// table as it does in any later batch (the batch's events before the drop
+// hold values), instead of leaving NULLs. A late event of the older
+// schema in a later batch (its column set was the table's then) does not.
+func TestDropInCreatingBatch(t *testing.T) {
+	fName := `{"type":"string","optional":true,"field":"Status"}`
+	for name, second := range map[string]wev{
+		"dropped":         pgSchemaW("c", "null", `{"order_id":2,"status":"a"}`, 200, fID+","+fStatus),
+		"renamed by case": pgSchemaW("c", "null", `{"order_id":2,"Status":"a","note":"x"}`, 200, fID+","+fName+","+fNote),
+	} {
+		first := pgSchemaW("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100, fID+","+fStatus+","+fNote)
+		w := newWrun(t, TableSpec{})
+		_, err := w.apply([]wev{first, second}, true)
+		if err == nil || !strings.Contains(err.Error(), "dropped") {
+			t.Errorf("%s: got %v, want a schema-blocked error naming the dropped column", name, err)
+		}
+	}
+	// the older schema delivered after the newer one in the creating batch
+	// is not a drop: its column set is older than the column
+	older := pgSchemaW("c", "null", `{"order_id":1,"status":"a"}`, 100, fID+","+fStatus)
+	newer := pgSchemaW("c", "null", `{"order_id":2,"status":"a","note":"n2"}`, 200, fID+","+fStatus+","+fNote)
+	w := newWrun(t, TableSpec{})
+	w.apply([]wev{newer, older}, false)
+	m, _ := w.colTables("order_id", "status", "note")
+	want := "1 a <nil> 00000000000000640000000000000064 false\n2 a n2 00000000000000c800000000000000c8 false"
+	if m != want {
+		t.Errorf("older schema late in the creating batch: mirror:\n%s\nwant:\n%s", m, want)
+	}
+}

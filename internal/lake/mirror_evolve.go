@@ -32,15 +32,18 @@ func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = t
 // column is added as optional and an Iceberg-allowed widening (int → long,
 // float → double, decimal precision up) is applied; a narrowing of a
 // column the table holds wider applies as is (the values fit); any other
-// type change, or a dropped column that still holds values (a rename is
-// both) blocks the batch with *SchemaBlockedError unless the schema was
+// type change, or a dropped column that still holds values (in the table,
+// or in the batch's events below the dropping schema's highest position:
+// a drop inside the batch that created the table; a rename is both)
+// blocks the batch with *SchemaBlockedError unless the schema was
 // accepted before or the decision says evolve (accept, remembered) or
 // skip (the events carrying that schema are returned as skipped, for the
 // quarantine). Without a schema, columns that first appear with a
 // non-NULL value are added with types inferred from the values
 // (typing.InferColumns). A late or replayed event whose schema lacks a
 // column the pipeline added later (its position is below the column's
-// PropColumnSince) is not a drop and does not block. Changes are committed
+// PropColumnSince) is not a drop and does not block. A source column named
+// like a system column is a *ReservedColumnError. Changes are committed
 // on their own, before the batch's data; it returns the reloaded table and
 // the added columns.
 func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, decision string) (*table.Table, []string, map[*cdc.Event]bool, error) {
@@ -52,14 +55,25 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 	skipped := map[*cdc.Event]bool{}
 	seenSchema := map[*cdc.Column]bool{}
 	var withValues map[string]bool
-	hasValues := func(name string) bool {
+	// the batch's own events count too: a column dropped inside the batch
+	// that created the table (or added the column) holds the values of the
+	// batch's events before the drop; per column, the lowest position of
+	// an event holding a value in it
+	var batchValues map[string]cdc.Seq
+	hasValues := func(name string, below cdc.Seq) bool {
 		if withValues == nil {
 			var err error
 			if withValues, err = columnsWithValues(ctx, tbl); err != nil {
 				withValues = map[string]bool{name: true} // unknown: assume it has values (blocks, never loses)
 			}
+			batchValues = map[string]cdc.Seq{}
+			for _, e := range events {
+				imageValues(e.Before, e.Seq, batchValues)
+				imageValues(e.After, e.Seq, batchValues)
+			}
 		}
-		return withValues[name]
+		s, ok := batchValues[name]
+		return withValues[name] || (ok && s < below)
 	}
 	skipSchema := map[*cdc.Column]bool{}
 	// Per schema (identified by its first column's address: events decoded
@@ -94,7 +108,12 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 			continue
 		}
 		seenSchema[id] = true
-		diff, err := diffSchema(tbl, e.Schema, maxSeq[id], hasValues)
+		for _, c := range e.Schema {
+			if err := checkReserved(c.Name); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		diff, err := diffSchema(tbl, e.Schema, maxSeq[id], func(name string) bool { return hasValues(name, maxSeq[id]) })
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -138,6 +157,9 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 				continue
 			}
 			for i, name := range img.Cols.Names {
+				if err := checkReserved(name); err != nil {
+					return nil, nil, nil, err
+				}
 				if img.Vals[i].IsNull() || newCols[name].Name != "" {
 					continue
 				}
@@ -159,6 +181,22 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 		return nil, nil, nil, err
 	}
 	return tbl, added, skipped, nil
+}
+
+// imageValues lowers out[c] to seq for each column c of img holding a
+// value (not NULL, not an unavailable-value placeholder).
+func imageValues(img *cdc.Row, seq cdc.Seq, out map[string]cdc.Seq) {
+	if img == nil {
+		return
+	}
+	for i, name := range img.Cols.Names {
+		if k := img.Vals[i].Kind; k == cdc.KindNull || k == cdc.KindUnavailable {
+			continue
+		}
+		if s, ok := out[name]; !ok || seq < s {
+			out[name] = seq
+		}
+	}
 }
 
 func containsString(list []string, s string) bool {
