@@ -22,7 +22,10 @@ func classify(err error) error {
 	var ce *lake.ConformError
 	var ge *kafka.RetentionGapError
 	var sb *lake.SchemaBlockedError
+	var rc *lake.ReservedColumnError
 	switch {
+	case errors.As(err, &rc):
+		return badSpec(err)
 	case errors.As(err, &sb):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSchemaBlocked, err, sb.Changes)
 	case errors.As(err, &de):

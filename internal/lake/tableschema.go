@@ -3,6 +3,7 @@ package lake
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 
@@ -89,8 +90,8 @@ func MirrorSchema(cols []cdc.Column, keyCols []string) (*iceberg.Schema, error) 
 	fields := make([]iceberg.NestedField, 0, len(cols)+4)
 	var ids []int
 	for i, c := range cols {
-		if isSystemColumn(c.Name) {
-			return nil, fmt.Errorf("lake: source column %q collides with a system column", c.Name)
+		if err := checkReserved(c.Name); err != nil {
+			return nil, err
 		}
 		t, err := icebergType(c.Type)
 		if err != nil {
@@ -145,6 +146,38 @@ func BronzeSchema() *iceberg.Schema {
 		iceberg.NestedField{ID: 11, Name: ColIngestedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
 		iceberg.NestedField{ID: 15, Name: ColKey, Type: iceberg.PrimitiveTypes.String, Doc: "primary key of the row change (encoded, hex); null when the record is not a row change"},
 	)
+}
+
+// systemColumns are the columns the pipeline adds to mirror and history.
+var systemColumns = []string{ColSeq, ColDeleted, ColSourceTs, ColIngestedAt,
+	ColValidFrom, ColValidTo, ColValidToSeq, ColIsCurrent, ColRowHash, ColSourceTx}
+
+// ReservedColumnError is a source column named like a column the pipeline
+// adds to mirror and history (compared case-insensitively: Spark and
+// Trino resolve names so). The table cannot take it until the column is
+// renamed upstream; retrying does not help.
+type ReservedColumnError struct {
+	Column   string // the source column
+	Reserved string // the system column it collides with
+}
+
+func (e *ReservedColumnError) Error() string {
+	return fmt.Sprintf("lake: source column %q has the name of the system column %s that lakemirror adds to mirror and history (reserved: %s); the table cannot hold both: rename the column at the source, or before the topic, then restart the table",
+		e.Column, e.Reserved, strings.Join(systemColumns, ", "))
+}
+
+// checkReserved returns a *ReservedColumnError when name is a system
+// column's name in any letter case.
+func checkReserved(name string) error {
+	if len(name) == 0 || name[0] != '_' {
+		return nil
+	}
+	for _, c := range systemColumns {
+		if strings.EqualFold(name, c) {
+			return &ReservedColumnError{Column: name, Reserved: c}
+		}
+	}
+	return nil
 }
 
 func isSystemColumn(name string) bool {
