@@ -48,8 +48,9 @@
 // comparable (see cdc.MySQLSeq; re-snapshot the table). Event.SourceTs is
 // source.ts_us, else source.ts_ms×1000, in µs since the epoch.
 // Event.Snapshot maps source.snapshot ("true", "first",
-// "first_in_data_collection", "last_in_data_collection" → SnapshotRow,
-// "last" → SnapshotLast, "incremental" → SnapshotIncremental,
+// "first_in_data_collection" → SnapshotRow, "last" and
+// "last_in_data_collection" (the table's last read when other tables
+// follow) → SnapshotLast, "incremental" → SnapshotIncremental,
 // "false"/absent → SnapshotNone; the booleans of old captures too). Old
 // MySQL captures mark snapshot rows with op "c" and snapshot "true": the
 // op is kept as received. Event.TxID is source.txId (PostgreSQL, Oracle)

@@ -91,7 +91,7 @@ func TestMySQLPosition(t *testing.T) {
 func TestSnapshotMarks(t *testing.T) {
 	for in, want := range map[string]cdc.SnapshotMark{
 		`"true"`: cdc.SnapshotRow, `"first"`: cdc.SnapshotRow, `"first_in_data_collection"`: cdc.SnapshotRow,
-		`"last_in_data_collection"`: cdc.SnapshotRow, `"last"`: cdc.SnapshotLast, `"incremental"`: cdc.SnapshotIncremental,
+		`"last_in_data_collection"`: cdc.SnapshotLast, `"last"`: cdc.SnapshotLast, `"incremental"`: cdc.SnapshotIncremental,
 		`"false"`: cdc.SnapshotNone, `null`: cdc.SnapshotNone, `true`: cdc.SnapshotRow, `false`: cdc.SnapshotNone,
 	} {
 		got, err := decodeOne(t, idKey, strings.Replace(pgUpdate, `"snapshot":"false"`, `"snapshot":`+in, 1))

@@ -483,9 +483,13 @@ func snapshotMark(v *sval) (cdc.SnapshotMark, error) {
 		switch string(v.text) {
 		case "false", "":
 			return cdc.SnapshotNone, nil
-		case "true", "first", "first_in_data_collection", "last_in_data_collection":
+		case "true", "first", "first_in_data_collection":
 			return cdc.SnapshotRow, nil
-		case "last":
+		case "last", "last_in_data_collection":
+			// "last" ends the connector's whole source snapshot;
+			// "last_in_data_collection" ends this table's, when other
+			// tables follow it (Debezium's SnapshotRecord): for the one
+			// table a topic holds, both are its last read
 			return cdc.SnapshotLast, nil
 		case "incremental":
 			return cdc.SnapshotIncremental, nil

@@ -108,7 +108,7 @@ func TestServerIcebergOrder(t *testing.T) {
 	if e.Op != cdc.OpRead || e.Seq != cdc.MySQLSeq(3, 824, 0) || e.SourceTs != 1718461481000000 {
 		t.Errorf("op %v seq %v ts %d", e.Op, e.Seq, e.SourceTs)
 	}
-	if e.Snapshot != cdc.SnapshotRow { // "last_in_data_collection"
+	if e.Snapshot != cdc.SnapshotLast { // "last_in_data_collection": the table's last read
 		t.Errorf("snapshot %d", e.Snapshot)
 	}
 	if e.Key != mustKey(t, cdc.Int(10004)) {

@@ -8,8 +8,8 @@ type SnapshotMark uint8
 // "last_in_data_collection", "last", "incremental" or "false"; they collapse to these.
 const (
 	SnapshotNone        SnapshotMark = iota // "false" or absent: a streamed change
-	SnapshotRow                             // "true", "first", "first_in_data_collection", "last_in_data_collection"
-	SnapshotLast                            // "last": the last record of the initial source snapshot
+	SnapshotRow                             // "true", "first", "first_in_data_collection"
+	SnapshotLast                            // "last" or "last_in_data_collection": the table's last source snapshot read
 	SnapshotIncremental                     // "incremental": a chunk of an incremental source snapshot
 )
 
