@@ -131,3 +131,20 @@ func TestOracleLobDelete(t *testing.T) {
 		wantTables(t, name, m, h, wantM, wantH)
 	}
 }
+
+// A placeholder on a key the table has never held (the stream started
+// without a source snapshot) has no value to take: the column is NULL and
+// the batch result counts it, instead of a silent NULL.
+func TestUnknownPlaceholderCounted(t *testing.T) {
+	w := newWrun(t, TableSpec{})
+	w.apply([]wev{pgw("c", "null", `{"order_id":2,"status":"a","note":"x"}`, 100)}, false)
+	res, _ := w.apply([]wev{
+		pgw("u", "null", `{"order_id":1,"status":"b","note":`+toast+`}`, 200), // key 1 never seen
+		pgw("u", "null", `{"order_id":2,"status":"b","note":`+toast+`}`, 210), // key 2 keeps x
+	}, false)
+	m, _ := w.tables()
+	want := "1 b <nil> " + pgs(200, 200) + " false\n2 b x " + pgs(210, 210) + " false"
+	if m != want || res.Mirror.UnknownPlaceholders != 1 {
+		t.Errorf("unknown placeholders %d (want 1), mirror:\n%s\nwant:\n%s", res.Mirror.UnknownPlaceholders, m, want)
+	}
+}

@@ -42,6 +42,11 @@ type MirrorResult struct {
 	// this batch (weave.go); their refolded rows are among the rows written
 	// when they differed from the stored ones.
 	Woven int `json:"woven,omitempty"`
+	// UnknownPlaceholders: values written as NULL because they were
+	// unavailable-value placeholders (TOAST, Oracle LOBs) of a key with no
+	// stored row and no earlier image in the batch: the source never sent
+	// the value (a stream started without a source snapshot).
+	UnknownPlaceholders int `json:"unknown_placeholders,omitempty"`
 }
 
 // MirrorWriter applies batches to one mirror table and keeps its

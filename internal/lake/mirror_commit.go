@@ -216,6 +216,8 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 				v = cdc.Null()
 				if old != nil {
 					v = old.Vals[c]
+				} else {
+					res.UnknownPlaceholders++
 				}
 				if row == vals {
 					row = &cdc.Row{Cols: vals.Cols, Vals: append([]cdc.Value(nil), vals.Vals...)}
