@@ -153,7 +153,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 		return res, nil, err
 	}
 	var dec decoded
-	if pre != nil {
+	if pre != nil && pre.gen == st.decoders.generation() {
 		dec = *pre
 	} else {
 		var err error

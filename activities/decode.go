@@ -23,6 +23,7 @@ type decoderPool struct {
 	mu   sync.Mutex
 	free []*schemas.Decoder
 	all  []*schemas.Decoder
+	gen  uint64 // see generation
 }
 
 func newDecoderPool(opts schemas.DecoderOptions) *decoderPool {
@@ -109,7 +110,16 @@ func (p *decoderPool) typed(cols []cdc.Column) bool {
 	}
 	p.opts.TableColumns = cols
 	p.free, p.all = nil, nil
+	p.gen++
 	return true
+}
+
+// generation counts the pool's changes of table types (typed): records
+// decoded at another generation (a prefetch) must be decoded again.
+func (p *decoderPool) generation() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gen
 }
 
 // decoded is a batch's records decoded: its row-change events (record
@@ -120,6 +130,7 @@ type decoded struct {
 	bronze     []lake.BronzeRecord
 	quarantine []lake.QuarantineRecord
 	counts     decodeCounts
+	gen        uint64 // the pool's generation the records were decoded at
 }
 
 // decodeCounts are decodeAll's counts, added to an ApplyResult by add.
@@ -150,6 +161,13 @@ const parallelDecodeMin = 8192
 // Errors: a schema registry that cannot be reached (*schemas.RegistryError:
 // retry the batch, nothing is quarantined).
 func decodeAll(pool *decoderPool, recs []schemas.Record) (decoded, error) {
+	gen := pool.generation()
+	out, err := decodeAllAt(pool, recs)
+	out.gen = gen
+	return out, err
+}
+
+func decodeAllAt(pool *decoderPool, recs []schemas.Record) (decoded, error) {
 	chunks := 1
 	if len(recs) >= parallelDecodeMin && pool.keyed() {
 		chunks = min(runtime.GOMAXPROCS(0), len(recs)/(parallelDecodeMin/2))

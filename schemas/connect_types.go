@@ -94,7 +94,20 @@ type fieldSpec struct {
 	optional bool
 	source   string
 	declared bool // from DecoderOptions.Columns: other JSON tokens are decoded by inference and Coerced
+	// decText: how a declared decimal's JSON string is read (decimalValue)
+	decText decTextMode
 }
+
+// decTextMode is how a declared decimal column's JSON strings are read:
+// Debezium's decimal.handling.mode=precise sends base64 unscaled bytes,
+// =string the number's text, and a string such as "1234" is both.
+type decTextMode uint8
+
+const (
+	decTextAuto   decTextMode = iota // whichever the text can only be; both: an error
+	decTextBase64                    // base64 only (source org.apache.kafka.connect.data.Decimal)
+	decTextNumber                    // numeric text only (source "string")
+)
 
 func (f *fieldSpec) column() cdc.Column {
 	return cdc.Column{Name: f.name, Type: f.typ, Optional: f.optional, Source: f.source}

@@ -64,6 +64,12 @@ func declaredSpec(c cdc.Column) fieldSpec {
 	}
 	if c.Type.Kind == cdc.KindDecimal {
 		setDecimal(&fs, int(c.Type.Precision), int(c.Type.Scale))
+		switch c.Source {
+		case logicalDecimal:
+			fs.decText = decTextBase64
+		case "string":
+			fs.decText = decTextNumber
+		}
 	}
 	if fs.dec == decDate {
 		fs.min, fs.max = math.MinInt32, math.MaxInt32

@@ -36,12 +36,14 @@ type DecoderOptions struct {
 	// exists (its mirror's types), for records without a Connect schema
 	// and columns Columns does not declare: those of a type whose JSON
 	// encoding needs the type to be read (decimal(p,s): base64 unscaled
-	// bytes at scale s, or numeric text; binary: base64; uuid; date: days
-	// since epoch) decode by the declared rules, while the event stays
-	// schemaless (Event.Schema is not set from them, so new columns are
-	// still inferred and added). Other types are left to inference: their
-	// JSON tokens read the same either way, or (times, timestamps) the unit
-	// is the connector's choice and not in the table. nil: none.
+	// bytes at scale s, or numeric text, a string that is both being an
+	// error; uuid; date: days since epoch) decode by the declared rules,
+	// while the event stays schemaless (Event.Schema is not set from
+	// them, so new columns are still inferred and added). Records with a
+	// Connect schema never use them. Other types are left to inference:
+	// their JSON tokens read the same either way, or the encoding is the
+	// connector's choice and not in the table (the unit of times and
+	// timestamps; binary as base64 or hex). nil: none.
 	TableColumns []cdc.Column
 	// UnavailablePlaceholder is the connector's
 	// unavailable.value.placeholder; "" means Debezium's default
@@ -106,6 +108,9 @@ type Decoder struct {
 	keyCols   []string
 	declared  []cdc.Column
 	declSpecs map[string]*fieldSpec
+	// tableSpecs: DecoderOptions.TableColumns' decoders, for schemaless
+	// values only (looseSpec), never applied to Connect schemas
+	tableSpecs map[string]*fieldSpec
 
 	phText, phBase64 string // TOAST placeholder as text and as base64 of its bytes
 	phBytes          []byte
@@ -175,9 +180,12 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 	}
 	for _, c := range opts.TableColumns {
 		if d.declSpecs[c.Name] == nil && typedByTable(c.Type) {
+			if d.tableSpecs == nil {
+				d.tableSpecs = make(map[string]*fieldSpec)
+			}
 			c.Optional = true // NULLs are the table's business (a delete's before image)
 			fs := declaredSpec(c)
-			d.declSpecs[c.Name] = &fs
+			d.tableSpecs[c.Name] = &fs
 		}
 	}
 	d.avro.init(opts.Registry, opts.RegistryTimeout)
@@ -185,13 +193,24 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 }
 
 // typedByTable tells whether a table column of type t types schemaless
-// values (see DecoderOptions.TableColumns).
+// values (see DecoderOptions.TableColumns). Not binary: base64 (the
+// default binary.handling.mode) and hex text overlap ("cafe" is both).
 func typedByTable(t cdc.Type) bool {
 	switch t.Kind {
-	case cdc.KindDecimal, cdc.KindBytes, cdc.KindUUID, cdc.KindDate:
+	case cdc.KindDecimal, cdc.KindUUID, cdc.KindDate:
 		return true
 	}
 	return false
+}
+
+// looseSpec is the decoder of schemaless column name: declared
+// (DecoderOptions.Columns), else typed by the table (TableColumns), else
+// nil (inferred from the JSON token).
+func (d *Decoder) looseSpec(name string) *fieldSpec {
+	if fs := d.declSpecs[name]; fs != nil {
+		return fs
+	}
+	return d.tableSpecs[name]
 }
 
 // setPlaceholder sets the TOAST placeholder (see

@@ -173,3 +173,41 @@ func TestDeclaredDecimalErrors(t *testing.T) {
 	wantValue(t, "numeric string", get(t, r, "d"), cdc.Decimal(-5000, 4))
 	wantValue(t, "integral 5.0", get(t, r, "i"), cdc.Int(5))
 }
+
+// A declared decimal's JSON string: base64 unscaled bytes
+// (decimal.handling.mode=precise) or the number's text (string), by
+// whichever the text can only be; a text that is both ("1234": 1234, or
+// -2658824 from bytes d7 6d f8) is an error unless the definition names
+// the mode in the column's source. The placeholder is unavailable.
+func TestDeclaredDecimalText(t *testing.T) {
+	dec := func(src string) []cdc.Column {
+		return []cdc.Column{{Name: "d", Type: cdc.DecimalType(10, 0), Source: src}}
+	}
+	for _, c := range []struct {
+		img, src string
+		want     cdc.Value
+		err      string
+	}{
+		{`{"d":"12.5"}`, "", cdc.Value{}, "has more fraction digits than the scale"},
+		{`{"d":"-5"}`, "", cdc.Decimal(-5, 0), ""},
+		{`{"d":"BOI="}`, "", cdc.Decimal(1250, 0), ""},
+		{`{"d":"1234"}`, "", cdc.Value{}, `decimal "1234" reads both as a number`},
+		{`{"d":"+100"}`, "", cdc.Value{}, `decimal "+100" reads both as a number`},
+		{`{"d":"1234"}`, "string", cdc.Decimal(1234, 0), ""},
+		{`{"d":"BOI="}`, "string", cdc.Value{}, `"BOI=" is not a number`},
+		{`{"d":"1234"}`, "org.apache.kafka.connect.data.Decimal", cdc.Decimal(-2658824, 0), ""},
+		{`{"d":"__debezium_unavailable_value"}`, "", cdc.Unavailable(), ""},
+	} {
+		r, err := DecodeImage([]byte(c.img), dec(c.src))
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s source %q: error %v, want %q", c.img, c.src, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s source %q: %v", c.img, c.src, err)
+		default:
+			wantValue(t, c.img+" "+c.src, get(t, r, "d"), c.want)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func (d *Decoder) resolveLayout(o *fastjson.Object) (*layout, error) {
 	}
 	l := &layout{cols: cdc.NewColumns(names), specs: make([]*fieldSpec, len(names))}
 	for i, n := range names {
-		l.specs[i] = d.declSpecs[n]
+		l.specs[i] = d.looseSpec(n)
 	}
 	if len(d.layouts) >= layoutCacheLimit {
 		clear(d.layouts)

@@ -107,7 +107,7 @@ func (d *Decoder) kafkaKeyRow(key []byte, img *structSpec) (*cdc.Row, error) {
 		case img != nil && hasField(img, name):
 			fs = &img.fields[img.index[name]]
 		default:
-			fs = d.declSpecs[name]
+			fs = d.looseSpec(name)
 		}
 		if e := d.field(v, fs, &vals[i]); e != nil {
 			err = fmt.Errorf("Kafka key field %s: %w", name, e)

@@ -79,6 +79,23 @@ func maybeBase64(s []byte) bool {
 	return true
 }
 
+// validBase64 reports whether s is standard base64 that decodes (what
+// base64Unscaled accepts).
+func validBase64(s []byte) bool {
+	if !maybeBase64(s) {
+		return false
+	}
+	var buf [64]byte
+	for len(s) > 0 {
+		n := min(len(s), 84) // whole quanta: 84 chars decode to 63 bytes
+		if _, err := base64.StdEncoding.Decode(buf[:], s[:n]); err != nil {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}
+
 // base64Unscaled decodes a Kafka Connect Decimal in its BASE64 form: the
 // unscaled value as big-endian two's-complement bytes (Java
 // BigInteger.toByteArray). See unscaledFromBytes.

@@ -37,6 +37,10 @@ import (
 // the exact text (Iceberg decimals stop at 38 digits). "source" is
 // optional: a Debezium/Connect logical type name (e.g.
 // io.debezium.time.Timestamp: integers are ms; NanoTimestamp: ns;
+// org.apache.kafka.connect.data.Decimal for a decimal column: strings are
+// base64 unscaled bytes only, decimal.handling.mode=precise; "string":
+// numeric text only, =string; without it a string that is both, such as
+// "1234", is an error;
 // io.debezium.data.geometry.Geometry for a binary column: {wkb,srid}
 // objects; io.debezium.time.ZonedTime for a time column). "nullable"
 // defaults to true. Unknown fields are an error.

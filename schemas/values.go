@@ -308,14 +308,27 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 	switch t {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		if fs.declared && !maybeBase64(s) && typing.ValidNumber(s) {
-			break // a declared decimal sent as a numeric string (decimal.handling.mode=string): see declaredFallback
+		if fs.declared {
+			if len(s) == len(d.phText) && string(s) == d.phText {
+				return cdc.Unavailable(), nil, nil
+			}
+			// "+100" is no JSON number, but a producer's text may be one
+			number := typing.ValidNumber(s) || (len(s) > 1 && s[0] == '+' && typing.ValidNumber(s[1:]))
+			b64 := validBase64(s)
+			mode := fs.decText
+			if mode == decTextAuto && number && b64 {
+				// "1234" is 1234 as text and -2658824 as base64: never guess
+				return cdc.Value{}, nil, fmt.Errorf("decimal %q reads both as a number (decimal.handling.mode=string) and as base64 unscaled bytes (precise): declare the column in a table definition with \"source\": \"string\" or \"source\": %q", s, logicalDecimal)
+			}
+			if mode == decTextNumber || (mode == decTextAuto && number) {
+				if !number {
+					return cdc.Value{}, nil, fmt.Errorf("%q is not a number (the column's source is \"string\": decimal.handling.mode=string)", s)
+				}
+				break // a numeric string: see declaredFallback
+			}
 		}
 		small, big, digits, err := base64Unscaled(s, d.tmp[:0])
 		if err != nil {
-			if fs.declared && typing.ValidNumber(s) {
-				break // a declared decimal sent as a numeric string: see declaredFallback
-			}
 			return cdc.Value{}, nil, err
 		}
 		return d.unscaledDecimal(small, big, digits, fs)
