@@ -4,11 +4,15 @@ package activities
 // column types a table was created with.
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/schemas"
 )
 
 // A schemaless table whose price column was inferred as long from the
@@ -52,20 +56,19 @@ func TestDeleteWithNonFittingBefore(t *testing.T) {
 // A table created with typed columns (here from events with the schema
 // envelope, as a direct load creates it from the source's catalog), then
 // streamed without the envelope: decimals as Debezium's base64 unscaled
-// bytes (decimal.handling.mode=precise) or as text (string mode), binary
-// as base64 and dates as day counts read by the table's types, on the
+// bytes (decimal.handling.mode=precise) or as text (string mode) and
+// dates as day counts read by the table's types, on the
 // worker that created the table and on a restarted one. Before, they were
 // quarantined ("cannot convert string "BOI=" to decimal(10,2)").
 func TestSchemalessOnTypedTable(t *testing.T) {
-	const fAmount = `{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"amount"}`
-	const fBlob = `{"type":"bytes","optional":true,"field":"blob"}`
+	const fAmount = fAmount2
 	const fDay = `{"type":"int32","optional":true,"name":"io.debezium.time.Date","version":1,"field":"day"}`
-	typed := pgSchemaW("c", "null", `{"order_id":1,"amount":"AMg=","blob":"YWI=","day":20000}`, 100, fID+","+fAmount+","+fBlob+","+fDay)
-	base64Mode := pgw("c", "null", `{"order_id":2,"amount":"BOI=","blob":"Y2Q=","day":20001}`, 200)
-	stringMode := pgw("u", "null", `{"order_id":1,"amount":"12.50","blob":null,"day":20002}`, 300)
-	del := pgw("d", `{"order_id":2,"amount":"BOI=","blob":"Y2Q=","day":20001}`, "null", 400)
-	late := pgw("u", "null", `{"order_id":1,"amount":"BOI=","blob":"YWI=","day":20003}`, 250)
-	cols := []string{"order_id", "amount", "blob", "day"}
+	typed := pgSchemaW("c", "null", `{"order_id":1,"amount":"AMg=","day":20000}`, 100, fID+","+fAmount+","+fDay)
+	base64Mode := pgw("c", "null", `{"order_id":2,"amount":"BOI=","day":20001}`, 200)
+	stringMode := pgw("u", "null", `{"order_id":1,"amount":"12.50","day":20002}`, 300)
+	del := pgw("d", `{"order_id":2,"amount":"BOI=","day":20001}`, "null", 400)
+	late := pgw("u", "null", `{"order_id":1,"amount":"BOI=","day":20003}`, 250)
+	cols := []string{"order_id", "amount", "day"}
 	// one batch: the table is created by its first event, and the
 	// schemaless ones are decoded again with the table's types
 	clean := newWrun(t, TableSpec{})
@@ -73,9 +76,9 @@ func TestSchemalessOnTypedTable(t *testing.T) {
 		t.Fatalf("one batch: %d quarantined", res.Quarantined)
 	}
 	wm, wh := clean.colTables(cols...)
-	want := "1 12.50 <nil> 2024-10-06 000000000000012c000000000000012c false\n" +
-		"2 12.50 cd 2024-10-05 00000000000001900000000000000190 true"
-	if wm != want || !strings.Contains(wh, "1 12.50 ab 2024-10-07 00000000000000fa00000000000000fa") {
+	want := "1 12.50 2024-10-06 000000000000012c000000000000012c false\n" +
+		"2 12.50 2024-10-05 00000000000001900000000000000190 true"
+	if wm != want || !strings.Contains(wh, "1 12.50 2024-10-07 00000000000000fa00000000000000fa") {
 		t.Fatalf("one batch: mirror:\n%s\nwant:\n%s\nhistory:\n%s", wm, want, wh)
 	}
 	for _, restart := range []bool{false, true} {
@@ -99,25 +102,113 @@ func TestSchemalessOnTypedTable(t *testing.T) {
 	}
 }
 
-// A source column named like a system column (_deleted, in any case)
-// blocks the table with a non-retryable error naming it, when it creates
-// the table and when it appears later; it never retries forever or
-// vanishes.
+// A source column named like a system column (_deleted, in any ASCII
+// case) blocks the table as a schema change naming it, where it creates
+// the table and where it appears later; it never retries forever or
+// vanishes. The operator's evolve leaves the column out of the tables
+// from then on (recorded: later batches carrying it apply without a
+// decision); skip quarantines the changes that carry it.
 func TestReservedSourceColumn(t *testing.T) {
-	for name, batches := range map[string][][]wev{
-		"creating": {{pgw("c", "null", `{"order_id":1,"_deleted":true}`, 100)}},
-		"later":    {{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100)}, {pgw("u", "null", `{"order_id":1,"status":"a","_Deleted":false}`, 200)}},
+	first := []wev{pgw("c", "null", `{"order_id":1,"status":"a","_deleted":true}`, 100)}
+	later := []wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100), pgw("u", "null", `{"order_id":1,"status":"b","_Deleted":false}`, 200)}
+	next := []wev{pgw("u", "null", `{"order_id":1,"status":"c","_deleted":true}`, 300), pgw("u", "null", `{"order_id":1,"status":"c","_Deleted":true}`, 300)}
+	for name, c := range map[string]struct {
+		evs              []wev
+		decision, wantM  string
+		quarantined, col int
+	}{
+		"creating, evolve": {first, lake.DecisionEvolve, "1 c " + pgs(300, 300) + " false", 0, 0},
+		"creating, skip":   {first, lake.DecisionSkip, "", 1, 0},
+		"later, evolve":    {later, lake.DecisionEvolve, "1 c " + pgs(300, 300) + " false", 0, 1},
+		"later, skip":      {later, lake.DecisionSkip, "1 a " + pgs(100, 100) + " false", 1, 1},
 	} {
 		w := newWrun(t, TableSpec{})
-		var err error
-		for _, b := range batches {
-			if _, err = w.apply(b, true); err != nil {
-				break
-			}
+		if c.col == 1 {
+			w.apply(c.evs[:1], false)
 		}
+		blocked := c.evs[c.col:]
+		_, err := w.apply(blocked, true)
 		var ae *temporal.ApplicationError
-		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != ErrTypeBadSpec || !strings.Contains(err.Error(), "has the name of the system column _deleted") {
-			t.Errorf("%s: got %v, want a non-retryable %s error naming _deleted", name, err, ErrTypeBadSpec)
+		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != ErrTypeSchemaBlocked || !strings.Contains(err.Error(), "has the name of the system column _deleted") {
+			t.Errorf("%s: got %v, want a schema block naming _deleted", name, err)
+			continue
+		}
+		w.decision = c.decision
+		res, _ := w.apply(blocked, false)
+		if res.Quarantined != c.quarantined {
+			t.Errorf("%s: quarantined %d, want %d", name, res.Quarantined, c.quarantined)
+		}
+		if c.decision == lake.DecisionSkip {
+			if c.wantM != "" {
+				if m, _ := w.colTables("order_id", "status"); m != c.wantM {
+					t.Errorf("%s: mirror:\n%s\nwant:\n%s", name, m, c.wantM)
+				}
+			}
+			continue
+		}
+		// left out from now on: a later batch carrying it applies
+		if _, err := w.apply(next[c.col:c.col+1], true); err != nil {
+			t.Errorf("%s: the next batch: %v", name, err)
+			continue
+		}
+		if m, _ := w.colTables("order_id", "status"); m != c.wantM {
+			t.Errorf("%s: mirror:\n%s\nwant:\n%s", name, m, c.wantM)
 		}
 	}
 }
+
+// The next batch's records decoded ahead (a prefetch) before the batch
+// that creates the typed table applied: they are decoded again with the
+// table's types instead of being quarantined.
+func TestPrefetchedBeforeTableTypes(t *testing.T) {
+	typed := pgSchemaW("c", "null", `{"order_id":1,"amount":"AMg="}`, 100, fID+","+fAmount2)
+	next := pgw("c", "null", `{"order_id":2,"amount":"BOI="}`, 200)
+	w := newWrun(t, TableSpec{})
+	ctx := context.Background()
+	st, name, _ := w.a.state(w.spec)
+	recs := []schemas.Record{{Topic: w.spec.Topic, Offset: 1, Value: next.m.Value}}
+	st.mu.Lock()
+	if err := w.a.ensureTableTypes(ctx, st, name); err != nil {
+		t.Fatal(err)
+	}
+	pre, err := decodeAll(st.decoders, recs)
+	st.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.apply([]wev{typed}, false)
+	st.mu.Lock()
+	b := lake.Batch{ID: "b2", Seq: 2, Topic: w.spec.Topic, Ranges: []lake.Range{{From: 1, To: 2}}, EndOffsets: lake.Offsets{0: 2}}
+	stage := ""
+	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, &pre, "", &stage)
+	st.mu.Unlock()
+	m, _ := w.colTables("order_id", "amount")
+	want := "1 2.00 00000000000000640000000000000064 false\n2 12.50 00000000000000c800000000000000c8 false"
+	if err != nil || res.Quarantined != 0 || m != want {
+		t.Errorf("err %v quarantined %d, mirror:\n%s\nwant:\n%s", err, res.Quarantined, m, want)
+	}
+}
+
+// The table's types read only records without the envelope: a source
+// column turned into an unconstrained numeric (VariableScaleDecimal) still
+// blocks the table as a type change, on the worker that typed it and on a
+// restarted one.
+func TestVariableScaleOnTypedTableBlocks(t *testing.T) {
+	const fVar = `{"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},{"type":"bytes","optional":false,"field":"value"}],"optional":true,"name":"io.debezium.data.VariableScaleDecimal","version":1,"field":"amount"}`
+	typed := pgSchemaW("c", "null", `{"order_id":1,"amount":"AMg="}`, 100, fID+","+fAmount2)
+	v := pgSchemaW("u", "null", `{"order_id":1,"amount":{"scale":3,"value":"MDk="}}`, 200, fID+","+fVar) // 12.345
+	for _, restart := range []bool{false, true} {
+		w := newWrun(t, TableSpec{})
+		w.apply([]wev{typed}, false)
+		if restart {
+			w.restart()
+		}
+		_, err := w.apply([]wev{v}, true)
+		if err == nil || !strings.Contains(err.Error(), `column "amount" type-changed from decimal(10,2) to string`) {
+			t.Errorf("restart %v: got %v, want the type change to block", restart, err)
+		}
+	}
+}
+
+// fAmount2 is a Connect Decimal field amount of decimal(10,2).
+const fAmount2 = `{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"amount"}`

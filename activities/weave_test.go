@@ -43,6 +43,9 @@ type wrun struct {
 	seq    int64
 	woven  int
 	rebuil int
+	// decision: an operator's schema decision for the next batch applied
+	// (lake.DecisionEvolve, DecisionSkip); apply clears it
+	decision string
 }
 
 func newWrun(t *testing.T, opts TableSpec) *wrun {
@@ -78,7 +81,8 @@ func (w *wrun) apply(evs []wev, allowErr bool) (ApplyResult, error) {
 		Ranges: []lake.Range{{From: w.offset, To: w.offset + int64(len(evs))}}, EndOffsets: lake.Offsets{0: w.offset + int64(len(evs))}}
 	stage := ""
 	st.mu.Lock()
-	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, nil, "", &stage)
+	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, nil, w.decision, &stage)
+	w.decision = ""
 	w.woven += res.WovenKeys()
 	if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 		w.rebuil++

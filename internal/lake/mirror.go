@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -88,15 +90,36 @@ func (w *MirrorWriter) State() *State { return w.state }
 func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.Table, error) {
 	w.state.settle()
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
-	if err != nil || tbl != nil {
-		return tbl, err
+	if err != nil {
+		return nil, err
 	}
-	cols := columnsFromEvents(events)
+	return w.ensure(ctx, tbl, events, reservedPlan{})
+}
+
+// ensure is Ensure for the mirror as loaded (tbl, nil when it does not
+// exist), leaving out the source columns rp leaves out, recorded on the
+// table (PropIgnoredColumns) when it creates it or rp decided them now.
+func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*cdc.Event, rp reservedPlan) (*table.Table, error) {
+	if tbl != nil {
+		if len(rp.record) > 0 {
+			return recordIgnored(ctx, tbl, rp.record)
+		}
+		return tbl, nil
+	}
+	cols := slices.DeleteFunc(columnsFromEvents(events), func(c cdc.Column) bool { return rp.ignored[c.Name] })
 	if len(cols) == 0 {
 		return nil, nil
 	}
 	keys, _ := json.Marshal(w.keyCols)
 	props := map[string]string{PropKeyColumns: string(keys)}
+	if len(rp.ignored) > 0 {
+		names := slices.Sorted(maps.Keys(rp.ignored))
+		b, _ := json.Marshal(names)
+		props[PropIgnoredColumns] = string(b)
+	}
+	if since := creationSince(events, cols); since != "" {
+		props[PropColumnSince] = since
+	}
 	// truncates bronze took before the mirror existed (batches with no
 	// row change) apply to changes below them that arrive later
 	if truncs, err := bronzeTruncates(ctx, w.cat, w.name); err != nil {
@@ -104,10 +127,38 @@ func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.
 	} else if truncs != "" {
 		props[PropTruncates] = truncs
 	}
-	tbl, _, err = loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
+	tbl, _, err := loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
 		tableProperties(props))
 	return tbl, err
+}
+
+// creationSince is PropColumnSince for a table created with cols from
+// events: per column, the lowest position of an event whose Connect
+// schema has it (JSON, "" without schemas). An event of an older schema
+// delivered later (another partition, read after the one that created the
+// table) lacks a column that appeared at the source after it; below that
+// position it predates the column, which is not a drop.
+func creationSince(events []*cdc.Event, cols []cdc.Column) string {
+	since := map[string]cdc.Seq{}
+	for _, e := range events {
+		for _, c := range e.Schema {
+			if s, ok := since[c.Name]; !ok || e.Seq < s {
+				since[c.Name] = e.Seq
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, c := range cols {
+		if s, ok := since[c.Name]; ok && s != "" {
+			out[c.Name] = s.Hex()
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 // columnsFromEvents takes the column list of the first event carrying a
@@ -150,13 +201,37 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		o(&cfg)
 	}
 	p := Prepared{Events: events}
-	tbl, err := w.Ensure(ctx, events)
-	if err != nil || tbl == nil {
+	cur, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil {
 		return p, err
 	}
-	var skipped map[*cdc.Event]bool
-	if tbl, p.Added, skipped, err = w.evolve(ctx, tbl, events, cfg.decision); err != nil {
+	rp, err := settleReserved(cur, events, cfg.decision)
+	if err != nil {
 		return p, err
+	}
+	live := events
+	if len(rp.skipped) > 0 {
+		live = slices.DeleteFunc(slices.Clone(events), func(e *cdc.Event) bool { return rp.skipped[e] })
+	}
+	tbl, err := w.ensure(ctx, cur, live, rp)
+	if err != nil {
+		return p, err
+	}
+	if tbl == nil { // no row image to create the table from
+		for _, e := range events {
+			if rp.skipped[e] {
+				p.Rejected = append(p.Rejected, skippedBySchema(e, whyReserved))
+			}
+		}
+		p.Events = live
+		return p, nil
+	}
+	var skipped map[*cdc.Event]bool
+	if tbl, p.Added, skipped, err = w.evolve(ctx, tbl, live, cfg.decision, rp.ignored); err != nil {
+		return p, err
+	}
+	for e := range rp.skipped {
+		skipped[e] = true
 	}
 	p.Table = tbl
 	// changes of transactions a re-snapshot did not see sort above its rows
@@ -183,8 +258,11 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
 		if skipped[e] {
-			p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StageSchema,
-				Err: fmt.Errorf("skipped by an operator: its source schema changed incompatibly")})
+			why := whySchema
+			if rp.skipped[e] {
+				why = whyReserved
+			}
+			p.Rejected = append(p.Rejected, skippedBySchema(e, why))
 			continue
 		}
 		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
@@ -212,6 +290,17 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	return p, nil
 }
+
+// skippedBySchema is the quarantine entry of an event an operator's skip
+// decision left out, and why it needed one.
+func skippedBySchema(e *cdc.Event, why string) *ConformError {
+	return &ConformError{Origin: e.Origin, Stage: StageSchema, Err: fmt.Errorf("skipped by an operator: %s", why)}
+}
+
+const (
+	whySchema   = "its source schema changed incompatibly"
+	whyReserved = "it has a source column with a reserved name"
+)
 
 // purgeHorizon returns the mirror's purge horizon ("" when it was never
 // purged), with the key index ready to tell which keys it holds.

@@ -42,11 +42,12 @@ func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = t
 // non-NULL value are added with types inferred from the values
 // (typing.InferColumns). A late or replayed event whose schema lacks a
 // column the pipeline added later (its position is below the column's
-// PropColumnSince) is not a drop and does not block. A source column named
-// like a system column is a *ReservedColumnError. Changes are committed
+// PropColumnSince) is not a drop and does not block. Source columns in
+// ignored (reserved names an operator left out, see settleReserved) are
+// passed over. Changes are committed
 // on their own, before the batch's data; it returns the reloaded table and
 // the added columns.
-func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, decision string) (*table.Table, []string, map[*cdc.Event]bool, error) {
+func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, decision string, ignored map[string]bool) (*table.Table, []string, map[*cdc.Event]bool, error) {
 	sc := tbl.Schema()
 	accepted := acceptedSchemas(tbl)
 	var changes []SchemaChange
@@ -108,12 +109,7 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 			continue
 		}
 		seenSchema[id] = true
-		for _, c := range e.Schema {
-			if err := checkReserved(c.Name); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-		diff, err := diffSchema(tbl, e.Schema, maxSeq[id], func(name string) bool { return hasValues(name, maxSeq[id]) })
+		diff, err := diffSchema(tbl, e.Schema, maxSeq[id], ignored, func(name string) bool { return hasValues(name, maxSeq[id]) })
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -157,10 +153,7 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 				continue
 			}
 			for i, name := range img.Cols.Names {
-				if err := checkReserved(name); err != nil {
-					return nil, nil, nil, err
-				}
-				if img.Vals[i].IsNull() || newCols[name].Name != "" {
+				if img.Vals[i].IsNull() || newCols[name].Name != "" || ignored[name] {
 					continue
 				}
 				if _, ok := sc.FindFieldByName(name); ok {

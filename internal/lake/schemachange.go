@@ -26,9 +26,10 @@ const (
 // accepted (decision evolve), so they do not block again.
 const PropAcceptedSchemas = "lakemirror.accepted-schemas"
 
-// PropColumnSince maps each column the pipeline added to the table to the
-// lowest position (`_seq`, hex) of the events that carried it in the
-// batch that added it: JSON {"column": "seq"}. An event without the
+// PropColumnSince maps each column the pipeline added to the table (or
+// created it with, from events with a Connect schema) to the lowest
+// position (`_seq`, hex) of the events that carried it in the batch that
+// added it: JSON {"column": "seq"}. An event without the
 // column whose position is below it predates the column (a late or
 // replayed event), which is not a drop.
 const PropColumnSince = "lakemirror.column-since"
@@ -37,7 +38,7 @@ const PropColumnSince = "lakemirror.column-since"
 // the mirror table.
 type SchemaChange struct {
 	Column  string `json:"column"`
-	Kind    string `json:"kind"`    // "added", "widened", "type-changed", "dropped"
+	Kind    string `json:"kind"`    // "added", "widened", "type-changed", "dropped", "reserved" (From: the system column)
 	From    string `json:"from"`    // table type ("" for added)
 	To      string `json:"to"`      // source type ("" for dropped)
 	Allowed bool   `json:"allowed"` // applied automatically (added, Iceberg-allowed widening)
@@ -49,6 +50,8 @@ func (c SchemaChange) String() string {
 		return fmt.Sprintf("column %q added (%s)", c.Column, c.To)
 	case "dropped":
 		return fmt.Sprintf("column %q dropped at the source while the table holds values in it", c.Column)
+	case "reserved":
+		return fmt.Sprintf("source column %q has the name of the system column %s (evolve leaves the column out of mirror and history, its values kept in bronze's raw records; skip sends the changes carrying it to the quarantine)", c.Column, c.From)
 	}
 	return fmt.Sprintf("column %q %s from %s to %s", c.Column, c.Kind, c.From, c.To)
 }
@@ -103,11 +106,14 @@ func schemaFingerprint(cols []cdc.Column) string {
 // missing from cols is "dropped" only when some of them are at or above
 // the column's PropColumnSince position (events below it predate the
 // column).
-func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, hasValues func(name string) bool) ([]SchemaChange, error) {
+func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, ignored map[string]bool, hasValues func(name string) bool) ([]SchemaChange, error) {
 	var out []SchemaChange
 	sc := tbl.Schema()
 	inEvent := map[string]bool{}
 	for _, c := range cols {
+		if ignored[c.Name] {
+			continue // a reserved name left out of the tables
+		}
 		inEvent[c.Name] = true
 		f, ok := sc.FindFieldByName(c.Name)
 		if !ok {

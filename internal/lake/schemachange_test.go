@@ -38,7 +38,10 @@ func TestStaleSchemaDoesNotBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tbl.Properties()[PropColumnSince]; got != `{"tier":"`+cdc.PostgresSeq(0, 30).Hex()+`"}` {
+	// the columns the table was created with: from the first batch's lowest
+	// position (10); tier: from the lowest that carried it
+	s10 := cdc.PostgresSeq(0, 10).Hex()
+	if got := tbl.Properties()[PropColumnSince]; got != `{"amount":"`+s10+`","order_id":"`+s10+`","status":"`+s10+`","tier":"`+cdc.PostgresSeq(0, 30).Hex()+`"}` {
 		t.Fatalf("%s = %s", PropColumnSince, got)
 	}
 	// a replay of batch 1 (old schema, positions below 30) plus a late

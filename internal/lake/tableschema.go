@@ -153,31 +153,40 @@ var systemColumns = []string{ColSeq, ColDeleted, ColSourceTs, ColIngestedAt,
 	ColValidFrom, ColValidTo, ColValidToSeq, ColIsCurrent, ColRowHash, ColSourceTx}
 
 // ReservedColumnError is a source column named like a column the pipeline
-// adds to mirror and history (compared case-insensitively: Spark and
-// Trino resolve names so). The table cannot take it until the column is
-// renamed upstream; retrying does not help.
+// adds to mirror and history (compared case-insensitively, in ASCII:
+// Spark and Trino resolve names so) that reached table creation; Prepare
+// settles such names first (settleReserved), so this is a safety net.
+// Retrying does not help.
 type ReservedColumnError struct {
 	Column   string // the source column
 	Reserved string // the system column it collides with
 }
 
 func (e *ReservedColumnError) Error() string {
-	return fmt.Sprintf("lake: source column %q has the name of the system column %s that lakemirror adds to mirror and history (reserved: %s); the table cannot hold both: rename the column at the source, or before the topic, then restart the table",
+	return fmt.Sprintf("lake: source column %q has the name of the system column %s that lakemirror adds to mirror and history (reserved: %s); the table cannot hold both",
 		e.Column, e.Reserved, strings.Join(systemColumns, ", "))
 }
 
 // checkReserved returns a *ReservedColumnError when name is a system
-// column's name in any letter case.
+// column's name in any ASCII letter case.
 func checkReserved(name string) error {
-	if len(name) == 0 || name[0] != '_' {
-		return nil
-	}
-	for _, c := range systemColumns {
-		if strings.EqualFold(name, c) {
-			return &ReservedColumnError{Column: name, Reserved: c}
-		}
+	if c := reservedAs(name); c != "" {
+		return &ReservedColumnError{Column: name, Reserved: c}
 	}
 	return nil
+}
+
+// reservedAs returns the system column name collides with ("" if none).
+func reservedAs(name string) string {
+	if len(name) == 0 || name[0] != '_' {
+		return ""
+	}
+	for _, c := range systemColumns {
+		if len(name) == len(c) && strings.EqualFold(name, c) {
+			return c
+		}
+	}
+	return ""
 }
 
 func isSystemColumn(name string) bool {

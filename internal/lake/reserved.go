@@ -1,0 +1,139 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// PropIgnoredColumns lists the source columns an operator chose to leave
+// out of mirror and history because their names are reserved (a system
+// column's, see systemColumns): JSON array. Their values stay in bronze's
+// raw records only.
+const PropIgnoredColumns = "lakemirror.ignored-columns"
+
+// ignoredColumns reads PropIgnoredColumns (nil when absent or unreadable,
+// or tbl nil).
+func ignoredColumns(tbl *table.Table) []string {
+	if tbl == nil {
+		return nil
+	}
+	var out []string
+	_ = json.Unmarshal([]byte(tbl.Properties()[PropIgnoredColumns]), &out)
+	return out
+}
+
+// reservedIn returns, per reserved source column name in the events
+// (their Connect schemas and row images), the events carrying it.
+func reservedIn(events []*cdc.Event) map[string][]*cdc.Event {
+	var out map[string][]*cdc.Event
+	add := func(name string, e *cdc.Event) {
+		if reservedAs(name) == "" {
+			return
+		}
+		if out == nil {
+			out = map[string][]*cdc.Event{}
+		}
+		if l := out[name]; len(l) == 0 || l[len(l)-1] != e {
+			out[name] = append(l, e)
+		}
+	}
+	for _, e := range events {
+		for _, c := range e.Schema {
+			add(c.Name, e)
+		}
+		for _, img := range []*cdc.Row{e.Before, e.After} {
+			if img != nil {
+				for _, n := range img.Cols.Names {
+					add(n, e)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// reservedPlan is what Prepare does with a batch's reserved source column
+// names.
+type reservedPlan struct {
+	ignored map[string]bool     // left out of the tables (recorded, or decided now)
+	record  []string            // decided now (evolve): to add to PropIgnoredColumns
+	skipped map[*cdc.Event]bool // decided now (skip): for the quarantine
+}
+
+// settleReserved decides the batch's source columns named like a system
+// column before the table is created or changed. A name the table
+// already leaves out (PropIgnoredColumns) is left out again. For a new
+// one, decision evolve leaves it out from now on (recorded with the
+// table), skip sends the events carrying it to the quarantine, and no
+// decision is a *SchemaBlockedError naming it (kind "reserved"). tbl is
+// the mirror, nil before it exists.
+func settleReserved(tbl *table.Table, events []*cdc.Event, decision string) (reservedPlan, error) {
+	var p reservedPlan
+	found := reservedIn(events)
+	if len(found) == 0 {
+		return p, nil
+	}
+	p.ignored = map[string]bool{}
+	for _, n := range ignoredColumns(tbl) {
+		p.ignored[n] = true
+	}
+	var fresh []string
+	for n := range found {
+		if !p.ignored[n] {
+			fresh = append(fresh, n)
+		}
+	}
+	slices.Sort(fresh)
+	if len(fresh) == 0 {
+		return p, nil
+	}
+	switch decision {
+	case DecisionEvolve:
+		for _, n := range fresh {
+			p.ignored[n] = true
+		}
+		p.record = fresh
+	case DecisionSkip:
+		p.skipped = map[*cdc.Event]bool{}
+		for _, n := range fresh {
+			for _, e := range found[n] {
+				p.skipped[e] = true
+			}
+		}
+	default:
+		blocked := &SchemaBlockedError{Fingerprint: "reserved:" + fmt.Sprint(fresh)}
+		for _, n := range fresh {
+			blocked.Changes = append(blocked.Changes, SchemaChange{Column: n, Kind: "reserved", From: reservedAs(n)})
+		}
+		return p, blocked
+	}
+	return p, nil
+}
+
+// recordIgnored adds names to the mirror's PropIgnoredColumns. Errors:
+// commit failures.
+func recordIgnored(ctx context.Context, tbl *table.Table, names []string) (*table.Table, error) {
+	all := ignoredColumns(tbl)
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			all = append(all, n)
+		}
+	}
+	b, _ := json.Marshal(all)
+	tx := tbl.NewTransaction()
+	if err := tx.SetProperties(iceberg.Properties{PropIgnoredColumns: string(b)}); err != nil {
+		return nil, err
+	}
+	out, err := commitTx(ctx, tbl, tx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: record ignored columns: %w", err)
+	}
+	return out, nil
+}
