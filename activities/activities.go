@@ -97,7 +97,7 @@ type tableState struct {
 
 // typesFrom makes the table's decoders read schemaless values by the
 // mirror's column types (schemas.DecoderOptions.TableColumns: decimals
-// sent as base64 or text, binary, uuid, date), unless the spec declares
+// sent as base64 or text, uuid, date), unless the spec declares
 // the columns itself. Without it, a table created by a direct load or
 // from events with the schema envelope would refuse the same columns
 // streamed without the envelope. It reports whether the types changed.

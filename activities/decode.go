@@ -167,6 +167,7 @@ func decodeAll(pool *decoderPool, recs []schemas.Record) (decoded, error) {
 	return out, err
 }
 
+// decodeAllAt is decodeAll without recording the pool's generation.
 func decodeAllAt(pool *decoderPool, recs []schemas.Record) (decoded, error) {
 	chunks := 1
 	if len(recs) >= parallelDecodeMin && pool.keyed() {
