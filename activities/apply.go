@@ -173,10 +173,10 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	if err != nil {
 		return res, nil, classify(err)
 	}
-	if prep.Table != nil && st.typesFrom(prep.Table) && len(prep.Rejected) > 0 {
-		// the batch created the mirror, or it was decoded ahead with the
-		// types before: values the table's types read otherwise were
-		// rejected, so decode again with them
+	if prep.Table != nil && st.typesFrom(prep.Table) {
+		// the batch created the mirror or changed its types: values the
+		// table's types read otherwise (rejected, or exact decimals read
+		// as JSON numbers through float64) are decoded again with them
 		if dec, err = decodeAll(st.decoders, recs); err != nil {
 			return res, nil, err
 		}

@@ -212,3 +212,35 @@ func TestVariableScaleOnTypedTableBlocks(t *testing.T) {
 
 // fAmount2 is a Connect Decimal field amount of decimal(10,2).
 const fAmount2 = `{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"amount"}`
+
+// The batch that creates the typed table decodes its schemaless records
+// again with the table's types even when nothing was rejected: a JSON
+// number read without them goes through float64 and would still fit the
+// decimal column, losing digits (12345678901234568.00).
+func TestCreatingBatchDecimalExact(t *testing.T) {
+	const fBig = `{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"38"},"field":"amount"}`
+	typed := pgSchemaW("c", "null", `{"order_id":1,"amount":"AMg="}`, 100, fID+","+fBig)
+	big := pgw("c", "null", `{"order_id":2,"amount":12345678901234567.89}`, 200)
+	w := newWrun(t, TableSpec{})
+	res, _ := w.apply([]wev{typed, big}, false)
+	m, _ := w.colTables("order_id", "amount")
+	want := "1 2.00 00000000000000640000000000000064 false\n2 12345678901234567.89 00000000000000c800000000000000c8 false"
+	if m != want || res.Quarantined != 0 {
+		t.Errorf("quarantined %d, mirror:\n%s\nwant:\n%s", res.Quarantined, m, want)
+	}
+}
+
+// A key column named like a system column cannot be left out: the table
+// stops with a non-retryable error saying so, whatever the decision.
+func TestReservedKeyColumn(t *testing.T) {
+	for _, decision := range []string{"", lake.DecisionEvolve, lake.DecisionSkip} {
+		w := newWrun(t, TableSpec{})
+		w.spec.KeyColumns = []string{"_Seq"}
+		w.decision = decision
+		_, err := w.apply([]wev{pgw("c", "null", `{"_Seq":1,"status":"a"}`, 100)}, true)
+		var ae *temporal.ApplicationError
+		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != ErrTypeBadSpec || !strings.Contains(err.Error(), `key column "_Seq" has the name of the system column _seq`) {
+			t.Errorf("decision %q: got %v, want a non-retryable %s error", decision, err, ErrTypeBadSpec)
+		}
+	}
+}

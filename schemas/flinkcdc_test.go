@@ -197,6 +197,11 @@ func TestDeclaredDecimalText(t *testing.T) {
 		{`{"d":"BOI="}`, "string", cdc.Value{}, `"BOI=" is not a number`},
 		{`{"d":"1234"}`, "org.apache.kafka.connect.data.Decimal", cdc.Decimal(-2658824, 0), ""},
 		{`{"d":"__debezium_unavailable_value"}`, "", cdc.Unavailable(), ""},
+		{`{"d":"+100"}`, "string", cdc.Decimal(100, 0), ""},
+		{`{"d":"+12"}`, "", cdc.Decimal(12, 0), ""},
+		{`{"d":"0012"}`, "", cdc.Value{}, `decimal "0012" reads both as a number`},
+		{`{"d":"Infinity"}`, "", cdc.Value{}, `"Infinity" is not a finite decimal`},
+		{`{"d":"NaN"}`, "string", cdc.Value{}, `"NaN" is not a finite decimal`},
 	} {
 		r, err := DecodeImage([]byte(c.img), dec(c.src))
 		switch {

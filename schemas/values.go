@@ -312,9 +312,10 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 			if len(s) == len(d.phText) && string(s) == d.phText {
 				return cdc.Unavailable(), nil, nil
 			}
-			// "+100" is no JSON number, but a producer's text may be one
-			number := typing.ValidNumber(s) || (len(s) > 1 && s[0] == '+' && typing.ValidNumber(s[1:]))
-			b64 := validBase64(s)
+			if _, ok := nonFinite(s); ok || string(s) == "+Infinity" {
+				return cdc.Value{}, nil, fmt.Errorf("%q is not a finite decimal (Iceberg decimals hold none)", s)
+			}
+			number, b64 := numeric(s), validBase64(s)
 			mode := fs.decText
 			if mode == decTextAuto && number && b64 {
 				// "1234" is 1234 as text and -2658824 as base64: never guess
@@ -324,7 +325,10 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 				if !number {
 					return cdc.Value{}, nil, fmt.Errorf("%q is not a number (the column's source is \"string\": decimal.handling.mode=string)", s)
 				}
-				break // a numeric string: see declaredFallback
+				if s[0] == '+' {
+					s = s[1:]
+				}
+				return d.decimalFromText(s, fs) // exact, or an error saying why not
 			}
 		}
 		small, big, digits, err := base64Unscaled(s, d.tmp[:0])
@@ -344,6 +348,33 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 		return d.declaredFallback(v, fs)
 	}
 	return cdc.Value{}, nil, fmt.Errorf("want %s, got %s", wantName(fs.dec), jsonTypeName(v))
+}
+
+// numeric reports text that reads as a number: a JSON number, with an
+// optional leading '+', or digits with leading zeros ("0012", which JSON
+// does not allow but a producer may write); decimalFromText then reads it
+// exactly or says why not.
+func numeric(s []byte) bool {
+	if len(s) > 1 && s[0] == '+' {
+		s = s[1:]
+	}
+	if typing.ValidNumber(s) {
+		return true
+	}
+	if len(s) > 1 && s[0] == '-' {
+		s = s[1:]
+	}
+	digits := 0
+	for _, c := range s {
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-':
+		default:
+			return false
+		}
+	}
+	return digits > 0 && s[0] >= '0' && s[0] <= '9'
 }
 
 // unscaledDecimal finishes a decimal read as unscaled bytes at the

@@ -205,7 +205,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err != nil {
 		return p, err
 	}
-	rp, err := settleReserved(cur, events, cfg.decision)
+	rp, err := settleReserved(cur, events, w.keyCols, cfg.decision)
 	if err != nil {
 		return p, err
 	}

@@ -72,13 +72,19 @@ type reservedPlan struct {
 // already leaves out (PropIgnoredColumns) is left out again. For a new
 // one, decision evolve leaves it out from now on (recorded with the
 // table), skip sends the events carrying it to the quarantine, and no
-// decision is a *SchemaBlockedError naming it (kind "reserved"). tbl is
-// the mirror, nil before it exists.
-func settleReserved(tbl *table.Table, events []*cdc.Event, decision string) (reservedPlan, error) {
+// decision is a *SchemaBlockedError naming it (kind "reserved"). A key
+// column with such a name is a *ReservedColumnError (Key): the table
+// cannot leave it out. tbl is the mirror, nil before it exists.
+func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, decision string) (reservedPlan, error) {
 	var p reservedPlan
 	found := reservedIn(events)
 	if len(found) == 0 {
 		return p, nil
+	}
+	for n := range found {
+		if slices.Contains(keyCols, n) { // cannot be left out: no decision helps
+			return p, &ReservedColumnError{Column: n, Reserved: reservedAs(n), Key: true}
+		}
 	}
 	p.ignored = map[string]bool{}
 	for _, n := range ignoredColumns(tbl) {
