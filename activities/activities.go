@@ -102,19 +102,20 @@ type tableState struct {
 // from events with the schema envelope would refuse the same columns
 // streamed without the envelope. It reports whether the types changed.
 func (st *tableState) typesFrom(tbl *table.Table) bool {
-	cols := tableTypes(st.spec, tbl)
-	return cols != nil && st.decoders.typed(cols)
+	return st.spec.Columns == nil && st.decoders.typed(tableTypes(st.spec, tbl))
 }
 
-// tableTypes returns the mirror's columns for
-// schemas.DecoderOptions.TableColumns: nil when the spec declares the
-// columns, or when a type has no cdc equivalent (Prepare reports it).
+// tableTypes returns the mirror's columns that type schemaless values
+// (schemas.DecoderOptions.TableColumns, schemas.TableTyped): nil when the
+// spec declares the columns, when none does, or when a type has no cdc
+// equivalent (Prepare reports it). Only a change of these re-decodes a
+// batch (see applyRecords).
 func tableTypes(spec TableSpec, tbl *table.Table) []cdc.Column {
 	if spec.Columns != nil || tbl == nil {
 		return nil
 	}
 	cols, _ := lake.MirrorColumns(tbl)
-	return cols
+	return schemas.TableTyped(cols)
 }
 
 // writers returns the table's mirror and history writers, creating them

@@ -244,3 +244,25 @@ func TestReservedKeyColumn(t *testing.T) {
 		}
 	}
 }
+
+// Only the columns that type schemaless values (decimal, uuid, date)
+// change the decoders: a table inferred from schemaless values (long,
+// string) or one adding such columns never re-decodes its batch; a typed
+// column does, once.
+func TestTableTypesGeneration(t *testing.T) {
+	w := newWrun(t, TableSpec{})
+	st, _, _ := w.a.state(w.spec)
+	w.apply([]wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100)}, false)
+	w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"b","qty":5}`, 200)}, false)
+	if g := st.decoders.generation(); g != 0 {
+		t.Fatalf("generation %d after untyped columns, want 0", g)
+	}
+	w.apply([]wev{pgSchemaW("u", "null", `{"order_id":1,"status":"c","qty":5,"amount":"AMg="}`, 300, fID+","+fStatus+","+fQty64+","+fAmount2)}, false)
+	w.apply([]wev{pgw("u", "null", `{"order_id":1,"status":"d","qty":5,"amount":"BOI="}`, 400)}, false)
+	if g := st.decoders.generation(); g != 1 {
+		t.Fatalf("generation %d after a decimal column, want 1", g)
+	}
+	if m, _ := w.colTables("order_id", "amount"); m != "1 12.50 "+pgs(400, 400)+" false" {
+		t.Errorf("mirror:\n%s", m)
+	}
+}

@@ -203,6 +203,18 @@ func typedByTable(t cdc.Type) bool {
 	return false
 }
 
+// TableTyped returns the columns of cols that DecoderOptions.TableColumns
+// uses (decimal, uuid, date; see typedByTable), in order; nil when none.
+func TableTyped(cols []cdc.Column) []cdc.Column {
+	var out []cdc.Column
+	for _, c := range cols {
+		if typedByTable(c.Type) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // looseSpec is the decoder of schemaless column name: declared
 // (DecoderOptions.Columns), else typed by the table (TableColumns), else
 // nil (inferred from the JSON token).
