@@ -102,7 +102,7 @@ type tableState struct {
 // from events with the schema envelope would refuse the same columns
 // streamed without the envelope. It reports whether the types changed.
 func (st *tableState) typesFrom(tbl *table.Table) bool {
-	return st.spec.Columns == nil && st.decoders.typed(tableTypes(st.spec, tbl))
+	return st.decoders.typed(tableTypes(st.spec, tbl))
 }
 
 // tableTypes returns the mirror's columns that type schemaless values

@@ -81,10 +81,20 @@ func (p *decoderPool) keyed() bool {
 	if len(p.opts.KeyColumns) > 0 {
 		return true
 	}
+	if p.adoptLearnedKeys() {
+		p.free, p.all = nil, nil
+		return true
+	}
+	return false
+}
+
+// adoptLearnedKeys makes key columns one of the pool's decoders learned
+// from a Kafka key the pool's options, reporting whether there were
+// any. The caller holds p.mu.
+func (p *decoderPool) adoptLearnedKeys() bool {
 	for _, d := range p.all {
 		if k := d.KeyColumns(); len(k) > 0 {
 			p.opts.KeyColumns = k
-			p.free, p.all = nil, nil
 			return true
 		}
 	}
@@ -101,12 +111,7 @@ func (p *decoderPool) typed(cols []cdc.Column) bool {
 		return false
 	}
 	if len(p.opts.KeyColumns) == 0 {
-		for _, d := range p.all {
-			if k := d.KeyColumns(); len(k) > 0 {
-				p.opts.KeyColumns = k // learned from a Kafka key: keep it
-				break
-			}
-		}
+		p.adoptLearnedKeys() // learned from a Kafka key: keep them
 	}
 	p.opts.TableColumns = cols
 	p.free, p.all = nil, nil

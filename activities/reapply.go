@@ -71,11 +71,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 	w, _ := lake.NewWriters(a.Catalog, scratch, keyCols, lake.WriterOptions{StateDir: a.StateDir})
 	defer w.State().Close()
 	opts := a.decoderOptions(spec)
-	mtbl, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
-	if err != nil {
-		return validate.Result{}, "", err
-	}
-	opts.TableColumns = tableTypes(spec, mtbl) // as the table's batches decoded
+	opts.TableColumns = tableTypes(spec, mirror) // as the table's batches decoded
 	decoders := newDecoderPool(opts)
 	scope := validate.ReapplyScope{Base: plan.Base, Target: plan.Target, Batches: len(plan.Batches),
 		FromBatch: plan.Batches[0].Batch.Seq, ToBatch: plan.Batches[len(plan.Batches)-1].Batch.Seq,

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 
@@ -102,7 +103,7 @@ func (s *shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []str
 			continue
 		}
 		v, err := typing.Coerce(img.Vals[i], s.cols[j].Type)
-		if err != nil && carry && !s.isKey(name) {
+		if err != nil && carry && !slices.Contains(s.keyCols, name) {
 			v, err = cdc.Unavailable(), nil
 			*carried++
 		}
@@ -146,14 +147,4 @@ func (s *shape) conformEvent(e *cdc.Event) ([]string, int, error) {
 		e.Key = k
 	}
 	return append(u1, u2...), carried, nil
-}
-
-// isKey tells whether name is one of the table's key columns.
-func (s *shape) isKey(name string) bool {
-	for _, k := range s.keyCols {
-		if k == name {
-			return true
-		}
-	}
-	return false
 }

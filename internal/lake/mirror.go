@@ -140,14 +140,7 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 // table) lacks a column that appeared at the source after it; below that
 // position it predates the column, which is not a drop.
 func creationSince(events []*cdc.Event, cols []cdc.Column) string {
-	since := map[string]cdc.Seq{}
-	for _, e := range events {
-		for _, c := range e.Schema {
-			if s, ok := since[c.Name]; !ok || e.Seq < s {
-				since[c.Name] = e.Seq
-			}
-		}
-	}
+	since := schemaSince(events)
 	out := map[string]string{}
 	for _, c := range cols {
 		if s, ok := since[c.Name]; ok && s != "" {

@@ -81,19 +81,13 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 	// from one Connect schema share the slice), the highest position of its
 	// events; per column, the lowest position of an event carrying it.
 	maxSeq := map[*cdc.Column]cdc.Seq{}
-	since := map[string]cdc.Seq{}
+	since := schemaSince(events)
 	for _, e := range events {
 		if len(e.Schema) == 0 {
 			continue
 		}
-		id := &e.Schema[0]
-		if e.Seq > maxSeq[id] {
+		if id := &e.Schema[0]; e.Seq > maxSeq[id] {
 			maxSeq[id] = e.Seq
-		}
-		for _, c := range e.Schema {
-			if s, ok := since[c.Name]; !ok || e.Seq < s {
-				since[c.Name] = e.Seq
-			}
 		}
 	}
 	for _, e := range events {
@@ -174,6 +168,20 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 		return nil, nil, nil, err
 	}
 	return tbl, added, skipped, nil
+}
+
+// schemaSince returns, per column of the events' Connect schemas, the
+// lowest position of an event whose schema has it.
+func schemaSince(events []*cdc.Event) map[string]cdc.Seq {
+	since := map[string]cdc.Seq{}
+	for _, e := range events {
+		for _, c := range e.Schema {
+			if s, ok := since[c.Name]; !ok || e.Seq < s {
+				since[c.Name] = e.Seq
+			}
+		}
+	}
+	return since
 }
 
 // imageValues lowers out[c] to seq for each column c of img holding a
