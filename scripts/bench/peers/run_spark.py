@@ -68,6 +68,8 @@ def main():
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.local.dir", os.path.join(work, "tmp"))
+             # the session catalog's default ./spark-warehouse would land in the caller's directory
+             .config("spark.sql.warehouse.dir", os.path.join(work, "spark-warehouse"))
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     res["versions"] = {"pyspark": pyspark.__version__, "iceberg_jar": os.path.basename(a.jar)}
