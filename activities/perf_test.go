@@ -11,6 +11,9 @@ package activities
 // DIR is a workload made by `go run ./scripts/bench/benchctl gen` (or
 // ../shared/bench-peers/gen.py): snapshot.jsonl, changes.jsonl,
 // orders.table.json. It prints one PERF JSON line per phase.
+// LAKEMIRROR_PERF_CPUPROFILE profiles the changes phase,
+// LAKEMIRROR_PERF_INITIAL_CPUPROFILE the initial load;
+// LAKEMIRROR_PERF_SKIP_CHANGES=1 runs the initial load only.
 
 import (
 	"bufio"
@@ -135,7 +138,7 @@ func TestPerfWorkload(t *testing.T) {
 		fmt.Println("PERF " + string(js))
 	}
 	fmt.Printf("PERF {\"heap_mib_before\": %.1f}\n", before)
-	run("initial", "snapshot.jsonl", "")
+	run("initial", "snapshot.jsonl", os.Getenv("LAKEMIRROR_PERF_INITIAL_CPUPROFILE"))
 	if os.Getenv("LAKEMIRROR_PERF_SKIP_CHANGES") == "" {
 		run("changes", "changes.jsonl", os.Getenv("LAKEMIRROR_PERF_CPUPROFILE"))
 	}
