@@ -28,8 +28,11 @@ const (
 // at MaxWait with whatever is there; when nothing is there it waits on for
 // a first record up to req.IdleWait (heartbeating; the workflow cancels it
 // for a signal) and returns what arrived, possibly nothing. Partitions the
-// workflow has no offset for start at the log start ("earliest") or the
-// high watermark ("latest"). A topic that does not exist yet yields an
+// workflow has no offset for start as StartOffsets says. The first plan of
+// a table that starts from "latest" returns at once, with no ranges, so
+// the workflow records the starting offsets before it waits: a record
+// produced while it waited would otherwise be skipped when the wait
+// re-read the high watermarks. A topic that does not exist yet yields an
 // empty plan.
 //
 // Errors: a next offset below the partition's log start offset (records
@@ -46,10 +49,12 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 	started := time.Now()
 	a.owner.touch(spec.Table, started) // an idle table stays held while it plans here
 	deadline, idleDeadline := started.Add(spec.MaxWait), started.Add(max(spec.MaxWait, req.IdleWait))
+	topicWasMissing := req.TopicWasMissing
 	for {
-		plan, avail, err := a.planOnce(ctx, spec, req.Offsets)
+		plan, avail, err := a.planOnce(ctx, spec, req.Offsets, topicWasMissing)
 		if errors.Is(err, kafka.ErrUnknownTopic) {
 			plan, avail, err = Plan{Offsets: maps.Clone(req.Offsets), TopicMissing: true}, 0, nil
+			topicWasMissing = true // created while this plan waits: read it from its start
 		}
 		if err != nil {
 			a.observeFailure(spec.Table, "plan", err)
@@ -59,7 +64,9 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		// nothing yet: wait on, up to IdleWait (not for a missing topic: the
 		// workflow shows topic_missing once the plan returns)
 		idle := avail == 0 && !plan.TopicMissing && now.Before(idleDeadline)
-		if avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) {
+		// a first plan from "latest" returns its starting offsets at once
+		pinLatest := len(req.Offsets) == 0 && len(plan.Offsets) > 0 && startsAtEnd(spec, req.Offsets, topicWasMissing)
+		if pinLatest || avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) {
 			a.observeLag(spec.Table, plan)
 			plan.Catalog = a.CatalogID
 			return plan, nil
@@ -81,7 +88,8 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 
 // planOnce builds a plan from the current offsets; avail is the number of
 // offsets available beyond the workflow's position (not capped).
-func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Offsets) (Plan, int64, error) {
+// topicWasMissing: see StartOffsets.
+func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Offsets, topicWasMissing bool) (Plan, int64, error) {
 	ends, err := a.Kafka.EndOffsets(ctx, spec.Topic)
 	if err != nil {
 		return Plan{}, 0, err
@@ -90,19 +98,7 @@ func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Off
 	if err != nil {
 		return Plan{}, 0, err
 	}
-	next := lake.Offsets{}
-	for p, o := range from {
-		next[p] = o
-	}
-	for p, end := range ends {
-		if _, ok := next[p]; !ok {
-			if spec.StartFrom == "latest" {
-				next[p] = end
-			} else {
-				next[p] = starts[p]
-			}
-		}
-	}
+	next := StartOffsets(spec, from, topicWasMissing, starts, ends)
 	avail := map[int32]int64{}
 	var total int64
 	for _, p := range from.SortedPartitions() {
@@ -130,6 +126,40 @@ func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Off
 		plan.Records += r.To - r.From
 	}
 	return plan, total, nil
+}
+
+// StartOffsets returns from with a starting offset added for every
+// partition of ends it lacks: the partition's log start (starts[p]) with
+// StartFrom "earliest", its high watermark (ends[p]) with "latest". It
+// adds the high watermark only on the table's first plan (from empty) of a
+// topic that existed when the table started (topicWasMissing false). A
+// partition that appears once the table has offsets (partitions added to
+// the topic), or a topic created after the table started, holds only
+// records produced after the start, so it starts at its log start with
+// "latest" too: starting it at its high watermark would skip the records
+// written to it before the table's next plan. Offsets are Kafka offsets.
+func StartOffsets(spec TableSpec, from lake.Offsets, topicWasMissing bool, starts, ends map[int32]int64) lake.Offsets {
+	next := maps.Clone(from)
+	if next == nil {
+		next = lake.Offsets{}
+	}
+	atEnd := startsAtEnd(spec, from, topicWasMissing)
+	for p, end := range ends {
+		if _, ok := next[p]; !ok {
+			if atEnd {
+				next[p] = end
+			} else {
+				next[p] = starts[p]
+			}
+		}
+	}
+	return next
+}
+
+// startsAtEnd: partitions without an offset start at their high
+// watermark (StartOffsets).
+func startsAtEnd(spec TableSpec, from lake.Offsets, topicWasMissing bool) bool {
+	return spec.StartFrom == "latest" && len(from) == 0 && !topicWasMissing
 }
 
 // share splits a budget of offsets over the partitions with data, evenly

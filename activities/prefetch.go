@@ -109,7 +109,7 @@ func (a *Activities) startPrefetch(st *tableState, spec TableSpec, b lake.Batch)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), prefetchTTL)
-	plan, _, err := a.planOnce(ctx, spec, b.EndOffsets)
+	plan, _, err := a.planOnce(ctx, spec, b.EndOffsets, false)
 	if err != nil || plan.Records < int64(spec.MaxEvents) {
 		cancel()
 		if old := st.prefetch.swap(nil); old != nil {

@@ -156,6 +156,11 @@ type PlanRequest struct {
 	// of one per MaxWait. 0 = return at MaxWait (requests recorded before
 	// the field existed).
 	IdleWait time.Duration `json:"idle_wait,omitempty"`
+	// TopicWasMissing: the workflow's last plan found no topic. With
+	// StartFrom "latest" its partitions then start at their log start
+	// (StartOffsets): every record of a topic created after the table
+	// started was produced after it.
+	TopicWasMissing bool `json:"topic_was_missing,omitempty"`
 }
 
 // Plan is the next batch's exact offset ranges, chosen by PlanBatch and

@@ -34,7 +34,7 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl := cmd.Flags()
 	fl.StringVar(&f.table, "table", "", "Iceberg mirror table as namespace.table (default: the topic's last two segments)")
 	fl.StringVar(&f.key, "key", "", "comma-separated primary-key columns (default: the fields of the Kafka record key)")
-	fl.StringVar(&f.startFrom, "start-from", "earliest", "where a new pipeline starts reading the topic: earliest or latest")
+	fl.StringVar(&f.startFrom, "start-from", "earliest", "where a new pipeline starts reading the topic: earliest, or latest (the high watermarks at its first plan; partitions added later and a topic created later are read from their start)")
 	fl.IntVar(&f.batchSize, "batch-size", defBatch, "maximum records per micro-batch")
 	fl.IntVar(&f.maxBatchSize, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (half of what waits, up to this; 0 = no growth)")
 	fl.DurationVar(&f.maxWait, "max-wait", defWait, "how long a batch waits to fill before it is applied")

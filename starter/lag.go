@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -83,17 +84,11 @@ func (l *lagReader) refresh(ctx context.Context, st *workflows.Status) error {
 // only for partitions st has no offset for).
 func applyLiveLag(st *workflows.Status, ends, starts map[int32]int64) {
 	st.HighWatermarks, st.Lag, st.TotalLag = lake.Offsets{}, lake.Offsets{}, 0
+	from := activities.StartOffsets(st.Spec, st.Offsets, st.TopicMissing, starts, ends)
 	st.TopicMissing, st.LagSource = false, lagFromKafka
 	for p, end := range ends {
 		st.HighWatermarks[p] = end
-		from, ok := st.Offsets[p]
-		if !ok {
-			from = starts[p]
-			if st.Spec.StartFrom == "latest" {
-				from = end
-			}
-		}
-		lag := max(end-from, 0)
+		lag := max(end-from[p], 0)
 		st.Lag[p] = lag
 		st.TotalLag += lag
 	}

@@ -56,18 +56,33 @@ func TestProgressPlainLines(t *testing.T) {
 }
 
 // Live lag: from Kafka's end offsets and the applied offsets; partitions
-// the table has not read yet count from their log start, or not at all
-// when the table starts from the latest offset.
+// the table has not read yet count from where it will start them
+// (activities.StartOffsets): their log start, or, on a table starting from
+// the latest offset before its first plan, not at all. A partition added
+// to the topic after the table started counts from its log start also
+// with "latest" (it counted as no lag, hiding records the table then
+// skipped: a breaker's finding, 2026-12-04).
 func TestApplyLiveLag(t *testing.T) {
+	ends, starts := map[int32]int64{0: 1336, 1: 50, 2: 40}, map[int32]int64{0: 0, 1: 0, 2: 10}
 	st := workflows.Status{Offsets: lake.Offsets{0: 723, 1: 50}, Lag: lake.Offsets{0: 0, 1: 0}, HighWatermarks: lake.Offsets{0: 723, 1: 50}, TopicMissing: true}
-	applyLiveLag(&st, map[int32]int64{0: 1336, 1: 50, 2: 40}, map[int32]int64{0: 0, 1: 0, 2: 10})
+	applyLiveLag(&st, ends, starts)
 	if st.TotalLag != 643 || st.Lag[0] != 613 || st.Lag[1] != 0 || st.Lag[2] != 30 || st.HighWatermarks[0] != 1336 || st.TopicMissing || st.LagSource != lagFromKafka {
 		t.Fatalf("earliest: %+v", st)
 	}
 	st.Spec.StartFrom = "latest"
-	applyLiveLag(&st, map[int32]int64{0: 1336, 1: 50, 2: 40}, map[int32]int64{0: 0, 1: 0, 2: 10})
-	if st.TotalLag != 613 || st.Lag[2] != 0 {
-		t.Fatalf("latest: %+v", st)
+	applyLiveLag(&st, ends, starts)
+	if st.TotalLag != 643 || st.Lag[2] != 30 {
+		t.Fatalf("latest, a partition added after the start: %+v", st)
+	}
+	st.Offsets = nil
+	applyLiveLag(&st, ends, starts)
+	if st.TotalLag != 0 {
+		t.Fatalf("latest, before the first plan: %+v", st)
+	}
+	st.TopicMissing = true // the last plan found no topic: created after the start
+	applyLiveLag(&st, ends, starts)
+	if st.TotalLag != 1336+50+30 {
+		t.Fatalf("latest, a topic created after the start: %+v", st)
 	}
 }
 

@@ -184,7 +184,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			// first record; a signal or settings change cuts the wait short
 			settings := st.settingsChanges
 			err = execInterruptible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
-				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: idleWait}
+				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: idleWait, TopicWasMissing: st.TopicMissing}
 			}, &plan, func() bool {
 				return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
 			})
