@@ -23,7 +23,11 @@ func classify(err error) error {
 	var ge *kafka.RetentionGapError
 	var sb *lake.SchemaBlockedError
 	var rc *lake.ReservedColumnError
+	var sc *lake.SourceServerChangedError
 	switch {
+	case errors.As(err, &sc):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,
+			map[string]any{"recorded": sc.Recorded, "seen": sc.Seen})
 	case errors.As(err, &rc):
 		return badSpec(err)
 	case errors.As(err, &sb):

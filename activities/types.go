@@ -14,13 +14,16 @@ const TaskQueue = "lakemirror"
 // types), for RetryPolicy.NonRetryableErrorTypes and for operators reading
 // the Web UI.
 const (
-	ErrTypeUndecodable     = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
-	ErrTypeUnfit           = "ValueDoesNotFit"   // a value does not fit its column's type
-	ErrTypeRetentionGap    = "KafkaRetentionGap" // the next offset to read was deleted by retention
-	ErrTypeLogReset        = "KafkaLogReset"     // the topic's log ends below the recorded offsets (deleted and re-created)
-	ErrTypeBadSpec         = "InvalidTableSpec"  // the table configuration is unusable
-	ErrTypeSchemaBlocked   = "SchemaBlocked"     // the events' schema changed in a way that needs an operator's decision
-	ErrTypeQuarantineLimit = "QuarantineLimit"   // more records of one batch could not be applied than the table allows
+	ErrTypeUndecodable  = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
+	ErrTypeUnfit        = "ValueDoesNotFit"   // a value does not fit its column's type
+	ErrTypeRetentionGap = "KafkaRetentionGap" // the next offset to read was deleted by retention
+	ErrTypeLogReset     = "KafkaLogReset"     // the topic's log ends below the recorded offsets (deleted and re-created)
+	ErrTypeBadSpec      = "InvalidTableSpec"  // the table configuration is unusable
+	// ErrTypeSourceServerChanged: changes of another MySQL or MariaDB
+	// server than the table's positions come from (lake.SourceServerChangedError)
+	ErrTypeSourceServerChanged = "SourceServerChanged"
+	ErrTypeSchemaBlocked       = "SchemaBlocked"   // the events' schema changed in a way that needs an operator's decision
+	ErrTypeQuarantineLimit     = "QuarantineLimit" // more records of one batch could not be applied than the table allows
 	// ErrTypeCatalogMismatch: the table records another Iceberg catalog
 	// than this worker's (TableSpec.Catalog). Retryable: another worker
 	// of the task queue, on the table's catalog, may take the retry; the

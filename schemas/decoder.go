@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,6 +145,9 @@ type Decoder struct {
 	seen               []bool
 	keyBuf             []byte
 	keyVals            []cdc.Value
+
+	serverID   uint64 // the last event's MySQL source.server_id and its text
+	serverText string
 }
 
 // NewDecoder returns a Decoder for one topic (one source table).
@@ -521,6 +525,12 @@ func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStar
 		}
 	}
 	ev.TxID = d.finishText()[txStart:txEnd]
+	if pos.server != 0 {
+		if pos.server != d.serverID {
+			d.serverID, d.serverText = pos.server, strconv.FormatUint(pos.server, 10)
+		}
+		ev.SourceServer = d.serverText
+	}
 	var seq [8 * maxSeqWords]byte
 	ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, pos.seqBytes(ev.Op, &seq))
 	return err

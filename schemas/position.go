@@ -33,6 +33,9 @@ type position struct {
 	// pg: a PostgreSQL position, words (lastCommitLsn or 0, lsn);
 	// seqBytes applies cdc.PostgresEventWords.
 	pg bool
+	// server: MySQL and MariaDB source.server_id (0: absent, or a snapshot
+	// read)
+	server uint64
 }
 
 // Connector names as in source.connector.
@@ -144,7 +147,8 @@ func postgresPosition(sv *sourceVals, p *position) error {
 
 // mysqlPosition: Seq = (binlog file index, pos, row), the index being the
 // numeric suffix of source.file ("mysql-bin.000003" → 3). TxID is the GTID
-// when the server uses GTIDs.
+// when the server uses GTIDs; source.server_id is kept for
+// cdc.Event.SourceServer.
 func mysqlPosition(sv *sourceVals, p *position) error {
 	f := &sv.v[sfFile]
 	if f.missing() {
@@ -166,6 +170,11 @@ func mysqlPosition(sv *sourceVals, p *position) error {
 		return err
 	}
 	p.words[0], p.words[1], p.words[2], p.n = idx, pos, row, 3
+	if s := &sv.v[sfServerID]; !s.missing() {
+		if p.server, err = uintField(s); err != nil {
+			return err
+		}
+	}
 	if g := &sv.v[sfGtid]; !g.missing() {
 		if !g.isString() {
 			return fmt.Errorf("%s: want a string, got %s", g.name, g.typeName())

@@ -30,6 +30,12 @@ type Event struct {
 	SourceTs int64 // source commit time, µs since the epoch (source.ts_us, else source.ts_ms×1000); 0 = unknown
 	Snapshot SnapshotMark
 	TxID     string // source transaction id when known ("" otherwise)
+	// SourceServer is a MySQL or MariaDB change's source.server_id, the
+	// server whose binlog gave its position (Seq); "" for other
+	// connectors and for snapshot reads and direct loads (server_id 0).
+	// Binlog positions of two servers do not order against each other
+	// (docs/design.md, "Positions").
+	SourceServer string
 	Origin   Origin
 	// Schema is the row image's column list from the Connect schema
 	// envelope ({schema, payload}) or a declared table definition; nil

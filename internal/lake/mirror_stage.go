@@ -107,6 +107,10 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if applied == "" {
 		applied = ix.maxSeq().Hex()
 	}
+	server, err := sourceServer(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServer], events)
+	if err != nil {
+		return s, err
+	}
 	plan := newPlan(b.Seq, events)
 	plan.resolve(ix)
 	plan.pre = make([]cdc.Seq, len(plan.groups))
@@ -187,6 +191,9 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 		if err == nil && hasTruncs {
 			p[PropTruncates] = truncs
+		}
+		if err == nil && server != "" {
+			p[PropSourceServer] = server
 		}
 		if err == nil && (len(s.pending) > 0 || hadPending) {
 			p[PropPendingRebuild] = pendingJSON(s.pending)
