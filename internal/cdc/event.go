@@ -36,7 +36,7 @@ type Event struct {
 	// Binlog positions of two servers do not order against each other
 	// (docs/design.md, "Positions").
 	SourceServer string
-	Origin   Origin
+	Origin       Origin
 	// Schema is the row image's column list from the Connect schema
 	// envelope ({schema, payload}) or a declared table definition; nil
 	// when the record carried no schema. Events decoded with the same
