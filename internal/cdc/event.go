@@ -34,7 +34,7 @@ type Event struct {
 	// server whose binlog gave its position (Seq); "" for other
 	// connectors and for snapshot reads and direct loads (server_id 0).
 	// Binlog positions of two servers do not order against each other
-	// (docs/design.md, "Positions").
+	// (docs/design.md, rule 1).
 	SourceServer string
 	Origin       Origin
 	// Schema is the row image's column list from the Connect schema
