@@ -174,6 +174,8 @@ func TestConnectTypeErrors(t *testing.T) {
 		{`{"id":1,"s":5}`, "after.s: want a string, got a number"},
 		{`{"id":1,"f64":"x"}`, "after.f64: want a number, got a string"},
 		{`{"id":1,"f64":1e999}`, "after.f64: 1e999 out of float64 range"},
+		{`{"id":1,"f64":1e-400}`, "after.f64: 1e-400 underflows float64 (it would become 0)"},
+		{`{"id":1,"f64":-2.5E-999}`, "after.f64: -2.5E-999 underflows float64 (it would become 0)"},
 		{`{"id":1,"nope":1}`, `after.field "nope" is not in the schema`},
 		{`{"i8":1}`, `after.required field "id" is missing`},
 		{`{"id":1,"ts":9223372036854775807}`, "overflows µs"},

@@ -179,7 +179,8 @@ func floorDiv(a, b int64) int64 {
 
 // parseFloatText parses a validated JSON number as float64 (bits 64) or as
 // the nearest float32 widened to float64 (bits 32). Out-of-range values are
-// an error, not ±Inf.
+// an error, not ±Inf, and so is a nonzero number too small for the type,
+// which would become 0 (1e-400): a value is never silently changed.
 func parseFloatText(text []byte, bits int) (float64, error) {
 	if !typing.ValidNumber(text) {
 		return 0, typing.ErrNotNumber
@@ -188,7 +189,24 @@ func parseFloatText(text []byte, bits int) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("out of float%d range", bits)
 	}
+	if f == 0 && nonzeroMantissa(text) {
+		return 0, fmt.Errorf("underflows float%d (it would become 0)", bits)
+	}
 	return f, nil
+}
+
+// nonzeroMantissa: a JSON number's digits before its exponent are not all
+// zero.
+func nonzeroMantissa(text []byte) bool {
+	for _, c := range text {
+		switch {
+		case c == 'e' || c == 'E':
+			return false
+		case c >= '1' && c <= '9':
+			return true
+		}
+	}
+	return false
 }
 
 // nonFinite maps the strings Jackson writes for non-finite doubles
