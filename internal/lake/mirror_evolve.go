@@ -113,15 +113,18 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 		}
 		fp := schemaFingerprint(e.Schema)
 		if blocking && !containsString(accepted, fp) {
-			switch decision {
-			case DecisionEvolve:
+			refused := evolveRefused(tbl, diff, w.keyCols)
+			switch {
+			case decision == DecisionEvolve && refused != "":
+				return nil, nil, nil, &SchemaBlockedError{Fingerprint: fp, Changes: diff, EvolveRefused: refused}
+			case decision == DecisionEvolve:
 				accept = append(accept, fp)
-			case DecisionSkip:
+			case decision == DecisionSkip:
 				skipSchema[id] = true
 				skipped[e] = true
 				continue
 			default:
-				return nil, nil, nil, &SchemaBlockedError{Fingerprint: fp, Changes: diff}
+				return nil, nil, nil, &SchemaBlockedError{Fingerprint: fp, Changes: diff, EvolveRefused: refused}
 			}
 		}
 		for _, c := range diff {

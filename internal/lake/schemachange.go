@@ -62,6 +62,9 @@ func (c SchemaChange) String() string {
 type SchemaBlockedError struct {
 	Fingerprint string
 	Changes     []SchemaChange
+	// EvolveRefused: why DecisionEvolve cannot take this change ("" when
+	// it can); DecisionSkip still can.
+	EvolveRefused string
 }
 
 func (e *SchemaBlockedError) Error() string {
@@ -71,7 +74,33 @@ func (e *SchemaBlockedError) Error() string {
 			parts = append(parts, c.String())
 		}
 	}
+	if e.EvolveRefused != "" {
+		return fmt.Sprintf("schema change needs a decision (skip; evolve is refused: %s): %s", e.EvolveRefused, strings.Join(parts, "; "))
+	}
 	return fmt.Sprintf("schema change needs a decision (evolve or skip): %s", strings.Join(parts, "; "))
+}
+
+// evolveRefused says why DecisionEvolve cannot take diff ("" when it can):
+// a key column the table holds as text (string or binary, e.g. an
+// unconstrained PostgreSQL numeric read as VariableScaleDecimal) whose
+// events now carry another type. Evolving keeps the table's type and
+// writes the new values as text, whose spelling can differ from the old
+// values' for the same source value ("1.5" then "1.50" after a change of
+// scale): the row would get a second key and a second live row. A key
+// column of a numeric table type conforms values exactly and can evolve.
+func evolveRefused(tbl *table.Table, diff []SchemaChange, keyCols []string) string {
+	for _, c := range diff {
+		if c.Kind != "type-changed" || !slices.Contains(keyCols, c.Column) {
+			continue
+		}
+		if f, ok := tbl.Schema().FindFieldByName(c.Column); ok {
+			switch f.Type.(type) {
+			case iceberg.StringType, iceberg.BinaryType:
+				return fmt.Sprintf("key column %s is held as %s, and its new %s values could be spelled differently for the same key; mirror the source into a new table instead", c.Column, c.From, c.To)
+			}
+		}
+	}
+	return ""
 }
 
 // promotable reports Iceberg's allowed type promotions (spec, "Schema
