@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -28,16 +26,7 @@ func TestPlanFromLatest(t *testing.T) {
 	// a guard against waiting IdleWait, not a timing assertion
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	kc, err := kafka.NewClient(cluster.ListenAddrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
+	cluster, kc := kfakeBroker(t)
 	raw, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)

@@ -14,11 +14,10 @@ import (
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
-// kafkaTopic starts an in-process kfake broker holding topic (one
-// partition) with msgs at offsets 0.., and returns a client for it.
-func kafkaTopic(t *testing.T, topic string, msgs []sample.Message) *kafka.Client {
+// kfakeBroker starts an in-process kfake broker and returns it with a
+// client for it; both are closed when the test ends.
+func kfakeBroker(t *testing.T) (*kfake.Cluster, *kafka.Client) {
 	t.Helper()
-	ctx := context.Background()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +28,15 @@ func kafkaTopic(t *testing.T, topic string, msgs []sample.Message) *kafka.Client
 		t.Fatal(err)
 	}
 	t.Cleanup(kc.Close)
+	return cluster, kc
+}
+
+// kafkaTopic starts an in-process kfake broker holding topic (one
+// partition) with msgs at offsets 0.., and returns a client for it.
+func kafkaTopic(t *testing.T, topic string, msgs []sample.Message) *kafka.Client {
+	t.Helper()
+	ctx := context.Background()
+	_, kc := kfakeBroker(t)
 	if err := kc.CreateTopic(ctx, topic, 1); err != nil {
 		t.Fatal(err)
 	}
