@@ -29,7 +29,7 @@ type SourceServerChangedError struct {
 func (e *SourceServerChangedError) Error() string {
 	from := e.Recorded
 	if from == "" {
-		from = strings.Join(e.Seen[:1], "")
+		from = e.Seen[0]
 	}
 	return fmt.Sprintf("lake: %s: changes of MySQL server %s after changes of server %s (source.server_id): binlog positions start over on another server (a failover or a connector pointed at another server), so its changes cannot be ordered against those already applied and would be dropped as stale; the table stops here. Mirror it again from a new source snapshot into a new table name (or drop this table's Iceberg tables and start again)",
 		e.Table, strings.Join(slices.DeleteFunc(slices.Clone(e.Seen), func(s string) bool { return s == from }), ", "), from)
