@@ -27,7 +27,7 @@ func classify(err error) error {
 	switch {
 	case errors.As(err, &sc):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,
-			map[string]any{"recorded": sc.Recorded, "seen": sc.Seen})
+			map[string]any{"server": sc.Server, "known": sc.Known, "position": sc.Position.Hex(), "applied": sc.Applied.Hex()})
 	case errors.As(err, &rc):
 		return badSpec(err)
 	case errors.As(err, &sb):

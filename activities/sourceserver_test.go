@@ -25,13 +25,17 @@ func myw(op, before, after string, serverID, file, pos int) wev {
 	return wev{m: sample.Message{Value: []byte(v), Op: op[0]}}
 }
 
-// Changes of another MySQL server than the table's (a failover to a
-// replica: its binlog files and positions start over) stop the table
-// instead of sorting below everything applied and being dropped as stale
-// (a breaker's finding, 2026-12-04: the update and delete after a failover
-// were lost, and the history got a version closed before it opened).
-// Snapshot reads (server_id 0) and late changes of the table's server
-// apply as before.
+// A change of a MySQL server the table has not seen, at a binlog position
+// below what the table applied (a failover to a replica: its binlog files
+// and positions start over), stops the table instead of sorting below
+// everything applied and being dropped as stale (a breaker's finding,
+// 2026-12-04: the update and delete after a failover were lost, and the
+// history got a version closed before it opened). A new server whose
+// positions continue above is recorded and applies: a connector reading a
+// replica whose upstream primary changed, or several ids interleaved in
+// one binlog by multi-source replication (a second breaker's finding: an
+// earlier version stopped on any new server_id). Snapshot reads
+// (server_id 0) and late changes of known servers apply as before.
 func TestMySQLServerChangeStops(t *testing.T) {
 	w := newWrun(t, TableSpec{})
 	w.apply([]wev{
@@ -46,8 +50,8 @@ func TestMySQLServerChangeStops(t *testing.T) {
 	mirror, history := w.colTables("order_id", "status")
 	_, err := w.apply(failover, true)
 	var sc *lake.SourceServerChangedError
-	if !errors.As(err, &sc) || sc.Recorded != "1" || !slices.Equal(sc.Seen, []string{"2"}) {
-		t.Fatalf("changes of server 2 after server 1: %v", err)
+	if !errors.As(err, &sc) || sc.Server != "2" || !slices.Equal(sc.Known, []string{"1"}) || sc.Applied.Hex() != "000000000000002a00000000000007d00000000000000000" {
+		t.Fatalf("a change of server 2 below server 1's: %v", err)
 	}
 	if m, h := w.colTables("order_id", "status"); m != mirror || h != history {
 		t.Fatalf("the stopped batch changed the tables:\nmirror:\n%s\nhistory:\n%s", m, h)
@@ -60,13 +64,30 @@ func TestMySQLServerChangeStops(t *testing.T) {
 		t.Fatalf("classified as %v", classify(err))
 	}
 
-	// two servers in the batch that creates the table
+	// a replica's upstream primary changes: server 3's changes continue
+	// the binlog above; then a late change of server 1 and changes of
+	// servers 1 and 3 interleaved (multi-source replication)
+	w.apply([]wev{myw("u", `{"order_id":1,"status":"paid"}`, `{"order_id":1,"status":"sent"}`, 3, 42, 3000)}, false)
+	w.restart() // the known servers come from the mirror's properties
+	w.apply([]wev{
+		myw("c", "null", `{"order_id":3,"status":"new"}`, 1, 42, 2500),
+		myw("c", "null", `{"order_id":4,"status":"new"}`, 1, 42, 3100),
+		myw("u", `{"order_id":4,"status":"new"}`, `{"order_id":4,"status":"paid"}`, 3, 42, 3200),
+	}, false)
+	if m, _ := w.colTables("order_id", "status"); m != "1 sent 000000000000002a0000000000000bb80000000000000000 false\n"+
+		"2 new 000000000000002a00000000000007d00000000000000000 false\n"+
+		"3 new 000000000000002a00000000000009c40000000000000000 false\n"+
+		"4 paid 000000000000002a0000000000000c800000000000000000 false" {
+		t.Fatalf("mirror with servers 1 and 3:\n%s", m)
+	}
+
+	// in the batch that creates the table: server 2's change below server 1's
 	w2 := newWrun(t, TableSpec{})
 	_, err = w2.apply([]wev{
 		myw("c", "null", `{"order_id":1,"status":"new"}`, 1, 42, 1000),
 		myw("u", `{"order_id":1,"status":"new"}`, `{"order_id":1,"status":"paid"}`, 2, 3, 500),
 	}, true)
-	if !errors.As(err, &sc) || sc.Recorded != "" || !slices.Equal(sc.Seen, []string{"1", "2"}) {
+	if !errors.As(err, &sc) || sc.Server != "2" || !slices.Equal(sc.Known, []string{"1"}) {
 		t.Fatalf("two servers in one batch: %v", err)
 	}
 }

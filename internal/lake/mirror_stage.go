@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -107,7 +108,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if applied == "" {
 		applied = ix.maxSeq().Hex()
 	}
-	server, err := sourceServer(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServer], events)
+	appliedSeq, err := cdc.ParseSeqHex(applied)
+	if err != nil {
+		return s, fmt.Errorf("lake: %s of %s: %w", PropAppliedPosition, IdentString(tbl.Identifier()), err)
+	}
+	servers, newServers, err := sourceServers(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServers], appliedSeq, events)
 	if err != nil {
 		return s, err
 	}
@@ -192,8 +197,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		if err == nil && hasTruncs {
 			p[PropTruncates] = truncs
 		}
-		if err == nil && server != "" {
-			p[PropSourceServer] = server
+		if err == nil && newServers {
+			p[PropSourceServers] = servers
 		}
 		if err == nil && (len(s.pending) > 0 || hadPending) {
 			p[PropPendingRebuild] = pendingJSON(s.pending)

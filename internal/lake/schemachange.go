@@ -81,24 +81,28 @@ func (e *SchemaBlockedError) Error() string {
 }
 
 // evolveRefused says why DecisionEvolve cannot take diff ("" when it can):
-// a key column the table holds as text (string or binary, e.g. an
-// unconstrained PostgreSQL numeric read as VariableScaleDecimal) whose
-// events now carry another type. Evolving keeps the table's type and
-// writes the new values as text, whose spelling can differ from the old
-// values' for the same source value ("1.5" then "1.50" after a change of
-// scale): the row would get a second key and a second live row. A key
-// column of a numeric table type conforms values exactly and can evolve.
+// a key column whose events now carry another type, unless the table holds
+// it as a number (int, long, decimal), to which values conform only in
+// their one canonical spelling. Evolving keeps the table's type and reads
+// the new values in it, and for other types two spellings of a source key
+// can become one table key or one key two: "1.5" then "1.50" in a string
+// column after an unconstrained numeric got a scale (a second live row), or
+// an upper- and a lower-case varchar read into a uuid column (two source
+// rows merged). Both were a breaker's findings, 2026-12-04.
 func evolveRefused(tbl *table.Table, diff []SchemaChange, keyCols []string) string {
 	for _, c := range diff {
 		if c.Kind != "type-changed" || !slices.Contains(keyCols, c.Column) {
 			continue
 		}
-		if f, ok := tbl.Schema().FindFieldByName(c.Column); ok {
-			switch f.Type.(type) {
-			case iceberg.StringType, iceberg.BinaryType:
-				return fmt.Sprintf("key column %s is held as %s, and its new %s values could be spelled differently for the same key; mirror the source into a new table instead", c.Column, c.From, c.To)
-			}
+		f, ok := tbl.Schema().FindFieldByName(c.Column)
+		if !ok {
+			continue
 		}
+		switch f.Type.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type, iceberg.DecimalType:
+			continue
+		}
+		return fmt.Sprintf("key column %s is held as %s, and its new %s values could be spelled differently for the same key, or alike for two keys; mirror the source into a new table instead", c.Column, c.From, c.To)
 	}
 	return ""
 }
