@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -110,7 +109,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	appliedSeq, err := cdc.ParseSeqHex(applied)
 	if err != nil {
-		return s, fmt.Errorf("lake: %s of %s: %w", PropAppliedPosition, IdentString(tbl.Identifier()), err)
+		appliedSeq = ix.maxSeq() // a malformed property: the highest position the index holds
 	}
 	servers, newServers, err := sourceServers(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServers], appliedSeq, events)
 	if err != nil {
