@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"slices"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -112,7 +113,7 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 			blocking = blocking || !c.Allowed
 		}
 		fp := schemaFingerprint(e.Schema)
-		if blocking && !containsString(accepted, fp) {
+		if blocking && !slices.Contains(accepted, fp) {
 			refused := evolveRefused(tbl, diff, w.keyCols)
 			switch {
 			case decision == DecisionEvolve && refused != "":
@@ -201,15 +202,6 @@ func imageValues(img *cdc.Row, seq cdc.Seq, out map[string]cdc.Seq) {
 			out[name] = seq
 		}
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func columnFromSchema(cols []cdc.Column, name string) (cdc.Column, bool) {
