@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // List columns (Debezium/Connect arrays): the Iceberg type mapping, the
@@ -78,14 +79,14 @@ func TestListArrowRoundTrip(t *testing.T) {
 		}
 		b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 		for _, v := range c.vals {
-			if err := appendValue(b.Field(0), v); err != nil {
+			if err := parquetio.AppendValue(b.Field(0), v); err != nil {
 				t.Fatalf("%v: append %+v: %v", lt, v, err)
 			}
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
 		for i, want := range c.vals {
-			got, err := valueAt(rec.Column(0), i)
+			got, err := parquetio.ValueAt(rec.Column(0), i)
 			if err != nil || !got.Equal(want) {
 				t.Errorf("%v row %d: %+v %v, want %+v", lt, i, got, err, want)
 			}
@@ -97,12 +98,12 @@ func TestListArrowRoundTrip(t *testing.T) {
 	asc, _ := table.SchemaToArrowSchema(sc, nil, true, false)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 	defer b.Release()
-	if err := appendValue(b.Field(0), cdc.List(cdc.Int(1), cdc.String("x"))); err == nil {
+	if err := parquetio.AppendValue(b.Field(0), cdc.List(cdc.Int(1), cdc.String("x"))); err == nil {
 		t.Error("a string element in a list<long> column")
 	} else {
 		t.Log(err)
 	}
-	if err := appendValue(b.Field(0), cdc.String("x")); err == nil {
+	if err := parquetio.AppendValue(b.Field(0), cdc.String("x")); err == nil {
 		t.Error("a string in a list column")
 	}
 }
@@ -143,7 +144,7 @@ func TestMirrorListColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An update of the list column replaces the row (a position delete);
-	// a fresh writer rebuilds its index from the files (valueAt on lists).
+	// a fresh writer rebuilds its index from the files (parquetio.ValueAt on lists).
 	w2 := NewMirrorWriter(cat, name, keys)
 	batch2 := []*cdc.Event{tagEvent(cdc.OpUpdate, 3, 1, cdc.List(cdc.String("blue")), cdc.List(cdc.Decimal(-5, 2), cdc.Decimal(99999, 2)))}
 	if _, err := w2.Prepare(ctx, batch2); err != nil {

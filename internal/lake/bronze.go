@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // BronzeRecord is one Kafka record as the bronze table stores it.
@@ -182,7 +183,7 @@ func coversRange(cov Coverage, rg Range) bool {
 
 // writeBronzeFile writes the records as one data file of the bronze table.
 // The raw values go to their column once, through a reused buffer
-// (binaryColumn); the other columns through Arrow builders.
+// (parquetio.BinaryColumn); the other columns through Arrow builders.
 func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []BronzeRecord) (iceberg.DataFile, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
@@ -210,7 +211,7 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	if sc.Field(valueCol).Type.ID() != arrow.BINARY {
 		return nil, fmt.Errorf("lake: bronze column %s is %s, not binary", BronzeValue, sc.Field(valueCol).Type)
 	}
-	values, releaseValues, err := binaryColumn(len(recs), func(i int) []byte { return recs[i].Value })
+	values, releaseValues, err := parquetio.BinaryColumn(len(recs), func(i int) []byte { return recs[i].Value })
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +226,8 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	seqB.ReserveData(seqBytes)
 	pkB.ReserveData(pkBytes)
 	topicB.ReserveData(len(b.Topic) * len(recs))
-	var hx hexScratch
-	now := arrowTimestamp(time.Now().UnixMicro())
+	var hx parquetio.HexScratch
+	now := parquetio.Timestamp(time.Now().UnixMicro())
 	for _, r := range recs {
 		topicB.Append(b.Topic)
 		partB.Append(r.Partition)
@@ -236,7 +237,7 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 		} else {
 			keyB.Append(r.Key)
 		}
-		tsB.Append(arrowTimestamp(r.Timestamp))
+		tsB.Append(parquetio.Timestamp(r.Timestamp))
 		hdrB.Append(true)
 		for _, h := range r.Headers {
 			hdrStruct.Append(true)
@@ -256,14 +257,14 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 			seqB.AppendNull()
 			srcTsB.AppendNull()
 		} else {
-			hx.append(seqB, string(r.Seq))
-			appendSourceTs(srcTsB, r.SourceTs)
+			hx.Append(seqB, string(r.Seq))
+			parquetio.AppendSourceTs(srcTsB, r.SourceTs)
 		}
 		ingB.Append(now)
 		if r.PK == "" {
 			pkB.AppendNull()
 		} else {
-			hx.append(pkB, string(r.PK))
+			hx.Append(pkB, string(r.PK))
 		}
 	}
 	cols := make([]arrow.Array, len(sc.Fields()))
@@ -277,5 +278,5 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	}
 	rec := array.NewRecordBatch(sc, cols, int64(len(recs)))
 	defer rec.Release()
-	return writeDataFile(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec)
+	return parquetio.WriteDataFile(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec, uniqueColumns...)
 }

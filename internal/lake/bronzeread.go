@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // BronzeRow is a bronze record read back: the Kafka record as received.
@@ -116,12 +117,12 @@ func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name TableName, fi
 // readBronzeFile appends to out the rows of one bronze data file that
 // keep accepts. A kept keyless row has an empty PK.
 func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, error) {
-	p, err := openParquet(fs, path)
+	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	err = p.scan(ctx, nil, nil, func(rec arrow.RecordBatch, _ int64) error {
+	err = p.Scan(ctx, nil, nil, func(rec arrow.RecordBatch, _ int64) error {
 		sc := rec.Schema()
 		col := func(name string) arrow.Array {
 			if idx := sc.FieldIndices(name); len(idx) > 0 {

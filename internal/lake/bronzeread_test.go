@@ -46,7 +46,7 @@ func TestReadBronzeKeys(t *testing.T) {
 
 // TestBronzeValuesAcrossFiles: the raw values of several batches, each
 // written through the column buffer the previous file left behind
-// (binaryColumn), read back exactly from every file.
+// (parquetio.BinaryColumn), read back exactly from every file.
 func TestBronzeValuesAcrossFiles(t *testing.T) {
 	ctx := context.Background()
 	cat := newCatalog(t)

@@ -6,5 +6,6 @@
 //
 // Data and delete files are written here with arrow-go's Parquet writer
 // (so row positions are known exactly) and described to Iceberg with
-// table.DataFileFromMetadata (column statistics included).
+// table.DataFileFromMetadata (column statistics included): the codec is
+// internal/lake/parquetio.
 package lake

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // Row is one table row read back for display and tests: column name →
@@ -59,7 +60,7 @@ func ReadRows(ctx context.Context, tbl *table.Table, sortCols []string) ([]Row, 
 				if len(idx) == 0 {
 					continue
 				}
-				v, err := valueAt(rec.Column(idx[0]), r)
+				v, err := parquetio.ValueAt(rec.Column(idx[0]), r)
 				if err != nil {
 					v = cdc.String(fmt.Sprint(row[k]))
 				}
@@ -124,7 +125,7 @@ func jsonValue(arr arrow.Array, i int) any {
 	}
 	switch a := arr.(type) {
 	case *array.Decimal128:
-		v, _ := valueAt(a, i)
+		v, _ := parquetio.ValueAt(a, i)
 		return v.DecimalText()
 	case *array.Timestamp:
 		return time.UnixMicro(int64(a.Value(i))).UTC().Format("2006-01-02T15:04:05.000000Z07:00")

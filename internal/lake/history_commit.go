@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -46,7 +48,7 @@ func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table,
 	if err := readRowsAt(ctx, fs, w.state.hfiles[last.file], sh, []int64{last.pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
 		return nil, rowLoc{}, err
 	}
-	return last.version(vals), rowLoc{last.file, last.pos}, nil
+	return last.version(vals), rowLoc{File: last.file, Pos: last.pos}, nil
 }
 
 // readPending returns the table's pending-rebuild keys.
@@ -120,7 +122,7 @@ func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *h
 	var delFile iceberg.DataFile
 	if len(removed) > 0 {
 		var err error
-		if delFile, err = writePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
+		if delFile, err = parquetio.WritePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -153,7 +155,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, dataF
 
 // buildHistoryRows turns versions into one Arrow record in the history
 // table's schema, in the given order.
-func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrowRecord, error) {
+func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow.RecordBatch, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("lake: arrow schema: %w", err)
@@ -173,7 +175,7 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	curB := field(ColIsCurrent).(*array.BooleanBuilder)
 	hashB := field(ColRowHash).(*array.StringBuilder)
 	txB := field(ColSourceTx).(*array.StringBuilder)
-	reserveValueData(src, len(writes), func(i int) []cdc.Value { return alignedVals(writes[i].v.Values, sh.names) })
+	parquetio.ReserveValueData(src, len(writes), func(i int) []cdc.Value { return alignedVals(writes[i].v.Values, sh.names) })
 	var seqBytes, toSeqBytes, hashBytes int
 	for _, kv := range writes {
 		seqBytes += 2 * len(kv.v.Seq)
@@ -183,7 +185,7 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	seqB.ReserveData(seqBytes)
 	toSeqB.ReserveData(toSeqBytes)
 	hashB.ReserveData(hashBytes)
-	var hx hexScratch
+	var hx parquetio.HexScratch
 	for _, kv := range writes {
 		v := kv.v
 		vals := alignedVals(v.Values, sh.names)
@@ -194,18 +196,18 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 					val = x
 				}
 			}
-			if err := appendValue(src[c], val); err != nil {
+			if err := parquetio.AppendValue(src[c], val); err != nil {
 				return nil, fmt.Errorf("lake: history key %x column %q: %w", string(kv.key), sh.cols[c].Name, err)
 			}
 		}
-		hx.append(seqB, string(v.Seq))
-		appendSourceTs(fromB, v.From)
+		hx.Append(seqB, string(v.Seq))
+		parquetio.AppendSourceTs(fromB, v.From)
 		if v.Current() {
 			toB.AppendNull()
 			toSeqB.AppendNull()
 		} else {
-			appendSourceTs(toB, v.To)
-			hx.append(toSeqB, string(v.ToSeq))
+			parquetio.AppendSourceTs(toB, v.To)
+			hx.Append(toSeqB, string(v.ToSeq))
 		}
 		curB.Append(v.Current())
 		hashB.Append(v.Hash)

@@ -3,8 +3,10 @@ package lake
 import (
 	"context"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // historyChunkRows is how many decided versions HistoryStage.Write hands
@@ -53,32 +55,32 @@ func (h *historyFile) queue(vs []keyedVersion) {
 
 // run builds and writes each chunk; after a failure it only drains.
 func (h *historyFile) run() {
-	var ps *parquetStream
+	var ps *parquetio.Stream
 	var err error
 	for vs := range h.chunks {
 		if err != nil {
 			continue
 		}
-		var rec arrowRecord
+		var rec arrow.RecordBatch
 		if rec, err = buildHistoryRows(h.tbl, h.sh, vs); err != nil {
 			continue
 		}
 		if ps == nil {
 			var path string
-			if path, err = newFilePath(h.tbl, "history"); err == nil {
-				ps, err = createParquet(h.ctx, h.tbl, path, rec, fileSpec{schema: h.tbl.Schema(), content: iceberg.EntryContentData})
+			if path, err = parquetio.NewFilePath(h.tbl, "history"); err == nil {
+				ps, err = parquetio.Create(h.ctx, h.tbl, path, rec, parquetio.FileSpec{Schema: h.tbl.Schema(), Content: iceberg.EntryContentData, Unique: uniqueColumns})
 			}
 			if err != nil {
 				rec.Release()
 				continue
 			}
 		}
-		err = ps.write(rec) // abandons the file on error
+		err = ps.Write(rec) // abandons the file on error
 		rec.Release()
 	}
 	var df iceberg.DataFile
 	if err == nil && ps != nil {
-		df, err = ps.finish()
+		df, err = ps.Finish()
 	}
 	h.done <- historyFileResult{df, err}
 }

@@ -74,7 +74,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		}
 		res.Changed++
 		for _, r := range stored {
-			removed = append(removed, rowLoc{r.file, r.pos})
+			removed = append(removed, rowLoc{File: r.file, Pos: r.pos})
 		}
 		changes = append(changes, keyChange{group: gi, first: len(writes), n: len(vs), openChanged: true, reset: true})
 		for _, v := range vs {

@@ -218,7 +218,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		var prevLoc rowLoc
 		switch {
 		case open != nil:
-			prev, prevLoc = open.version(alignRow(openVals, s.sh.names)), rowLoc{open.file, open.pos}
+			prev, prevLoc = open.version(alignRow(openVals, s.sh.names)), rowLoc{File: open.file, Pos: open.pos}
 		case needsPrevValues(fresh):
 			// a TOAST placeholder after the key's last version closed: its
 			// value is that version's, read from the table (rare)
@@ -294,7 +294,7 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 		return nil
 	}
 	for _, r := range stored {
-		s.removed = append(s.removed, rowLoc{r.file, r.pos})
+		s.removed = append(s.removed, rowLoc{File: r.file, Pos: r.pos})
 	}
 	res.Rewritten += len(stored)
 	s.changes = append(s.changes, keyChange{group: i, first: len(s.writes), n: len(vs), openChanged: true, reset: true})

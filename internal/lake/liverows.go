@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // liveFiles plans tbl's current Iceberg snapshot and returns its file IO,
@@ -65,21 +66,21 @@ func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []
 // and whatever onBatch or the row function return.
 func scanLiveKeys(ctx context.Context, fs iceio.IO, path, kind string, names []string, nk int, dels []int64,
 	onBatch func(rec arrow.RecordBatch) (func(r int, pos int64, key cdc.Key) error, error)) error {
-	p, err := openParquet(fs, path)
+	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	cols := make([]int, len(names))
 	for i, n := range names {
-		if cols[i] = p.columnIndex(n); cols[i] < 0 {
+		if cols[i] = p.ColumnIndex(n); cols[i] < 0 {
 			return fmt.Errorf("lake: %s file %s has no column %q", kind, path, n)
 		}
 	}
 	keyVals := make([]cdc.Value, nk)
 	var buf []byte
 	di := 0
-	return p.scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
+	return p.Scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
 		row, err := onBatch(rec)
 		if err != nil {
 			return err
@@ -93,7 +94,7 @@ func scanLiveKeys(ctx context.Context, fs iceio.IO, path, kind string, names []s
 				continue
 			}
 			for c := 0; c < nk; c++ {
-				if keyVals[c], err = valueAt(rec.Column(c), r); err != nil {
+				if keyVals[c], err = parquetio.ValueAt(rec.Column(c), r); err != nil {
 					return err
 				}
 			}
@@ -113,16 +114,16 @@ func scanLiveKeys(ctx context.Context, fs iceio.IO, path, kind string, names []s
 func readPositionDeletes(ctx context.Context, fs iceio.IO, files map[string]iceberg.DataFile, want map[string]bool) (map[string][]int64, error) {
 	out := map[string][]int64{}
 	for path := range files {
-		p, err := openParquet(fs, path)
+		p, err := parquetio.Open(fs, path)
 		if err != nil {
 			return nil, err
 		}
-		fp, pc := p.columnIndex("file_path"), p.columnIndex("pos")
+		fp, pc := p.ColumnIndex("file_path"), p.ColumnIndex("pos")
 		if fp < 0 || pc < 0 {
 			p.Close()
 			return nil, fmt.Errorf("lake: position-delete file %s lacks file_path/pos columns", path)
 		}
-		err = p.scan(ctx, []int{fp, pc}, nil, func(rec arrow.RecordBatch, _ int64) error {
+		err = p.Scan(ctx, []int{fp, pc}, nil, func(rec arrow.RecordBatch, _ int64) error {
 			paths, ok1 := rec.Column(0).(*array.String)
 			pos, ok2 := rec.Column(1).(*array.Int64)
 			if !ok1 || !ok2 {

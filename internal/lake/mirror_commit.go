@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -46,7 +48,7 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 		return f, err
 	}
 	f.resolved = vals
-	f.data, err = writeDataFile(ctx, tbl, "mirror", rec)
+	f.data, err = parquetio.WriteDataFile(ctx, tbl, "mirror", rec, uniqueColumns...)
 	rec.Release()
 	if err != nil {
 		return f, err
@@ -55,11 +57,11 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 	for i, o := range outs {
 		if o.Replaces {
 			fid, p := ix.locAt(entries[i])
-			dels = append(dels, rowLoc{fid, p})
+			dels = append(dels, rowLoc{File: fid, Pos: p})
 		}
 	}
 	if len(dels) > 0 {
-		if f.deletes, err = writePositionDeletes(ctx, tbl, dels, ix.files); err != nil {
+		if f.deletes, err = parquetio.WritePositionDeletes(ctx, tbl, dels, ix.files); err != nil {
 			return f, err
 		}
 	}
@@ -160,7 +162,7 @@ func hasUnavailable(r *cdc.Row) bool {
 
 // buildRows turns the outcomes into one Arrow record in the table's
 // schema, in outcome (key) order, and fills the per-kind counts.
-func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrowRecord, []*cdc.Row, error) {
+func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrow.RecordBatch, []*cdc.Row, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lake: arrow schema: %w", err)
@@ -180,7 +182,7 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 	tsB := field(ColSourceTs).(*array.TimestampBuilder)
 	ingB := field(ColIngestedAt).(*array.TimestampBuilder)
 	now := w.now().UnixMicro()
-	reserveValueData(srcB, len(outs), func(i int) []cdc.Value {
+	parquetio.ReserveValueData(srcB, len(outs), func(i int) []cdc.Value {
 		if o := &outs[i]; o.ValuesFromStored {
 			if r := stored[o.Key]; r != nil {
 				return r.Vals
@@ -195,7 +197,7 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 		seqBytes += 2 * len(outs[i].Seq)
 	}
 	seqB.ReserveData(seqBytes)
-	var hx hexScratch
+	var hx parquetio.HexScratch
 	var watermark cdc.Seq
 	for i, o := range outs {
 		vals := o.Values
@@ -226,15 +228,15 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 			if row != vals { // vals is shared with the history writer, which reads it concurrently
 				row.Vals[c] = v
 			}
-			if err := appendValue(srcB[c], v); err != nil {
+			if err := parquetio.AppendValue(srcB[c], v); err != nil {
 				return nil, nil, fmt.Errorf("lake: key %x column %q: %w", string(o.Key), sh.cols[c].Name, err)
 			}
 		}
 		resolved[i] = row
-		hx.append(seqB, string(o.Seq))
+		hx.Append(seqB, string(o.Seq))
 		delB.Append(o.Deleted)
-		appendSourceTs(tsB, o.SourceTs)
-		ingB.Append(arrowTimestamp(now))
+		parquetio.AppendSourceTs(tsB, o.SourceTs)
+		ingB.Append(parquetio.Timestamp(now))
 		switch {
 		case o.Deleted:
 			res.Deleted++

@@ -12,6 +12,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // PropPurgeHorizon is the highest `_seq` among the soft-deleted rows the
@@ -82,7 +83,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 		if e.Deleted {
 			res.Deleted++
 			byFile[e.File] = append(byFile[e.File], e.Pos)
-			keyAt[rowLoc{e.File, e.Pos}] = k
+			keyAt[rowLoc{File: e.File, Pos: e.Pos}] = k
 		}
 	})
 	fs, err := tbl.FS(ctx)
@@ -104,7 +105,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 			return res, err
 		}
 		for _, pos := range old {
-			fp := rowLoc{fid, pos}
+			fp := rowLoc{File: fid, Pos: pos}
 			purge = append(purge, fp)
 			if e, _ := ix.Lookup(keyAt[fp]); e.Seq > horizon {
 				horizon = e.Seq
@@ -119,7 +120,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if len(purge) == 0 {
 		return res, nil
 	}
-	del, err := writePositionDeletes(ctx, tbl, purge, ix.files)
+	del, err := parquetio.WritePositionDeletes(ctx, tbl, purge, ix.files)
 	if err != nil {
 		return res, err
 	}
@@ -175,18 +176,18 @@ func (e *RetentionError) Error() string {
 // deletedBefore returns the positions (of the given, sorted) whose delete
 // time (`_source_ts`, else `_ingested_at`) is before cutoff (µs).
 func deletedBefore(ctx context.Context, fs iceio.IO, path string, positions []int64, cutoff int64) ([]int64, error) {
-	p, err := openParquet(fs, path)
+	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	src, ing := p.columnIndex(ColSourceTs), p.columnIndex(ColIngestedAt)
+	src, ing := p.ColumnIndex(ColSourceTs), p.ColumnIndex(ColIngestedAt)
 	if src < 0 || ing < 0 {
 		return nil, fmt.Errorf("lake: %s lacks %s/%s", path, ColSourceTs, ColIngestedAt)
 	}
 	var out []int64
 	pi := 0
-	err = p.scan(ctx, []int{src, ing}, p.rowGroupsOf(positions), func(rec arrow.RecordBatch, first int64) error {
+	err = p.Scan(ctx, []int{src, ing}, p.RowGroupsOf(positions), func(rec arrow.RecordBatch, first int64) error {
 		s, i := rec.Column(0).(*array.Timestamp), rec.Column(1).(*array.Timestamp)
 		end := first + rec.NumRows()
 		for pi < len(positions) && positions[pi] < first {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // The purged-keys table <ns>.<table>_purged records, per tombstone purge,
@@ -196,11 +197,11 @@ func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []
 	for i, k := range keys {
 		kb.Append(hex.EncodeToString([]byte(k)))
 		sb.Append(seqs[i].Hex())
-		tb.Append(arrowTimestamp(at.UnixMicro()))
+		tb.Append(parquetio.Timestamp(at.UnixMicro()))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	df, err := writeDataFile(ctx, tbl, "purged", rec)
+	df, err := parquetio.WriteDataFile(ctx, tbl, "purged", rec, uniqueColumns...)
 	if err != nil {
 		return err
 	}

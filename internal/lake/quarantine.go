@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // Columns of the quarantine table specific to it.
@@ -93,7 +94,7 @@ func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name TableName, 
 		return 0, err
 	}
 	defer rec.Release()
-	df, err := writeDataFile(ctx, tbl, "quarantine", rec)
+	df, err := parquetio.WriteDataFile(ctx, tbl, "quarantine", rec, uniqueColumns...)
 	if err != nil {
 		return 0, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -204,7 +205,7 @@ func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(M
 		for r := 0; r < int(rec.NumRows()); r++ {
 			vals := make([]cdc.Value, len(arrs))
 			for i, a := range arrs {
-				v, err := valueAt(a, r)
+				v, err := parquetio.ValueAt(a, r)
 				if err != nil {
 					return fmt.Errorf("lake: %s: column %q: %w", IdentString(tbl.Identifier()), names[i], err)
 				}

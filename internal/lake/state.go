@@ -442,7 +442,7 @@ func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 		}
 		for i := len(r.rows) - 1; i >= 0; i-- {
 			h := r.rows[i]
-			if l := (rowLoc{h.file, h.pos}); !dead[l] {
+			if l := (rowLoc{File: h.file, Pos: h.pos}); !dead[l] {
 				rows = append(rows, h)
 				dead[l] = true // an older record never holds the same row
 			}

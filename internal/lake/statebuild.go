@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // loadMirror indexes every live row of the mirror's current snapshot and
@@ -176,7 +177,7 @@ func histRowAt(path string, sys []arrow.Array, r int) (histRow, error) {
 // extra column, unreadable values, and fn's.
 func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, extra []string, sh *shape, dels []int64,
 	fn func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error) error {
-	p, err := openParquet(fs, path)
+	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 	}
 	var fixed []int // record column of each key column, then of each extra column
 	for _, n := range append(slices.Clone(keyCols), extra...) {
-		i := p.leafIndex(n)
+		i := p.LeafIndex(n)
 		if i < 0 {
 			return fmt.Errorf("lake: %s file %s has no column %q", kind, path, n)
 		}
@@ -204,7 +205,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 	nk, ne := len(keyCols), len(extra)
 	var src, dst []int // record column and shape column of each source column read
 	for j, c := range sh.cols {
-		if i := p.leafIndex(c.Name); i >= 0 {
+		if i := p.LeafIndex(c.Name); i >= 0 {
 			src = append(src, colOf(i))
 			dst = append(dst, j)
 		}
@@ -214,7 +215,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 	sys := make([]arrow.Array, ne)
 	var buf []byte
 	di := 0
-	return p.scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
+	return p.Scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
 		for i := range sys {
 			sys[i] = rec.Column(fixed[nk+i])
 		}
@@ -228,7 +229,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 			}
 			var err error
 			for c := 0; c < nk; c++ {
-				if keyVals[c], err = valueAt(rec.Column(fixed[c]), r); err != nil {
+				if keyVals[c], err = parquetio.ValueAt(rec.Column(fixed[c]), r); err != nil {
 					return err
 				}
 			}
@@ -237,7 +238,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 			}
 			clear(vals.Vals)
 			for c, j := range dst {
-				v, err := valueAt(rec.Column(src[c]), r)
+				v, err := parquetio.ValueAt(rec.Column(src[c]), r)
 				if err != nil {
 					return fmt.Errorf("lake: %s column %q: %w", path, sh.cols[j].Name, err)
 				}

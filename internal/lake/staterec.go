@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // A chain record is what the local state log holds for one key and one
@@ -50,10 +51,7 @@ type chainRec struct {
 
 // rowLoc is a row of a data file: file id (in the table's file table) and
 // row position.
-type rowLoc struct {
-	file int32
-	pos  int64
-}
+type rowLoc = parquetio.RowLoc
 
 // codec interns the column layouts and topic names records refer to. A
 // layout is a column-name list; rows are stored as a layout id plus their
@@ -274,7 +272,7 @@ func (w *recWriter) mirrorRow(r *cdc.Row) {
 // and stored as their 16 bytes; anything else is stored as text.
 func (w *recWriter) hash(h string) {
 	var raw [16]byte
-	if len(h) == 32 && decodeLowerHex(raw[:], h) {
+	if len(h) == 32 && parquetio.DecodeLowerHex(raw[:], h) {
 		w.buf = append(w.buf, 0)
 		w.buf = append(w.buf, raw[:]...)
 		return
@@ -302,8 +300,8 @@ func (w *recWriter) rows(written []histRow, removed []rowLoc) {
 	}
 	w.uvarint(uint64(len(removed)))
 	for _, r := range removed {
-		w.uvarint(uint64(r.file))
-		w.uvarint(uint64(r.pos))
+		w.uvarint(uint64(r.File))
+		w.uvarint(uint64(r.Pos))
 	}
 	w.end()
 }
@@ -582,7 +580,7 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 				sr.fail()
 			}
 			for i := uint64(0); i < cnt && sr.err == nil; i++ {
-				rec.removed = append(rec.removed, rowLoc{file: int32(sr.uvarint()), pos: int64(sr.uvarint())})
+				rec.removed = append(rec.removed, rowLoc{File: int32(sr.uvarint()), Pos: int64(sr.uvarint())})
 			}
 		case recOpen:
 			switch sr.byte1() {

@@ -111,7 +111,7 @@ func TestChainRecordRoundTrip(t *testing.T) {
 				rec.rows = append(rec.rows, hr())
 			}
 			for j := 0; j < r.IntN(2); j++ {
-				rec.removed = append(rec.removed, rowLoc{file: int32(r.IntN(9)), pos: r.Int64N(1 << 30)})
+				rec.removed = append(rec.removed, rowLoc{File: int32(r.IntN(9)), Pos: r.Int64N(1 << 30)})
 			}
 		}
 		if rec.flags&recOpen != 0 && r.IntN(3) > 0 {

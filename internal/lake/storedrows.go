@@ -9,6 +9,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // readStoredRows reads the current values of the given keys' stored rows
@@ -48,7 +49,7 @@ func readStoredRows(ctx context.Context, fs iceio.IO, ix *KeyIndex, sh *shape, k
 // readRowsAt calls fn with the source-column values of each wanted
 // position of one data file.
 func readRowsAt(ctx context.Context, fs iceio.IO, path string, sh *shape, positions []int64, fn func(int64, *cdc.Row)) error {
-	p, err := openParquet(fs, path)
+	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return err
 	}
@@ -56,14 +57,14 @@ func readRowsAt(ctx context.Context, fs iceio.IO, path string, sh *shape, positi
 	var cols []int
 	var dst []int // column of sh for each read column
 	for j, c := range sh.cols {
-		if i := p.columnIndex(c.Name); i >= 0 {
+		if i := p.ColumnIndex(c.Name); i >= 0 {
 			cols = append(cols, i)
 			dst = append(dst, j)
 		}
 	}
-	rgs := p.rowGroupsOf(positions)
+	rgs := p.RowGroupsOf(positions)
 	pi := 0
-	return p.scan(ctx, cols, rgs, func(rec arrow.RecordBatch, first int64) error {
+	return p.Scan(ctx, cols, rgs, func(rec arrow.RecordBatch, first int64) error {
 		end := first + rec.NumRows()
 		for pi < len(positions) && positions[pi] < first {
 			pi++
@@ -72,7 +73,7 @@ func readRowsAt(ctx context.Context, fs iceio.IO, path string, sh *shape, positi
 			r := int(positions[pi] - first)
 			row := &cdc.Row{Cols: sh.names, Vals: make([]cdc.Value, len(sh.cols))}
 			for c := range cols {
-				v, err := valueAt(rec.Column(c), r)
+				v, err := parquetio.ValueAt(rec.Column(c), r)
 				if err != nil {
 					return fmt.Errorf("lake: %s column %q: %w", path, sh.cols[dst[c]].Name, err)
 				}

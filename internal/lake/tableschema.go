@@ -222,3 +222,8 @@ func sourceColumns(sc *iceberg.Schema) []string {
 	}
 	return out
 }
+
+// uniqueColumns are system columns whose values are (nearly) all
+// distinct: they are written without a Parquet dictionary, which would
+// only cost time (parquetio.FileSpec.Unique).
+var uniqueColumns = []string{ColSeq, ColValidToSeq, ColRowHash, BronzeValue, BronzeKey, ColKey, BronzeOffset}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -109,12 +110,12 @@ func AppendValidation(ctx context.Context, cat catalog.Catalog, name TableName, 
 			d = d[:maxDetails] + "\n... (cut)"
 		}
 		str(ValDetails).Append(d)
-		ts.Append(arrowTimestamp(at.UnixMicro()))
+		ts.Append(parquetio.Timestamp(at.UnixMicro()))
 		str(ValRunID).Append(runID)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	df, err := writeDataFile(ctx, tbl, "validation", rec)
+	df, err := parquetio.WriteDataFile(ctx, tbl, "validation", rec, uniqueColumns...)
 	if err != nil {
 		return 0, err
 	}

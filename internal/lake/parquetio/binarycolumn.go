@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"fmt"
@@ -15,19 +15,19 @@ import (
 // (about 570 bytes a record in the benchmark, 28 MB a batch of 50,000).
 // Through an Arrow BinaryBuilder that column's buffer is allocated anew
 // each batch and zeroed twice (by Go's allocator, then by the builder)
-// before the values are copied over it. binaryColumn copies the values
+// before the values are copied over it. BinaryColumn copies the values
 // once into a buffer kept between files instead (docs/design.md, "Write
 // path").
 
 // binaryScratch holds the value buffers of finished columns for reuse.
 var binaryScratch sync.Pool // of *[]byte
 
-// binaryColumn is an Arrow binary array over a reused buffer: the values
+// BinaryColumn is an Arrow binary array over a reused buffer: the values
 // of n rows, value(i) nil for a NULL. release must be called once the
 // array is no longer used (after the file is written); it hands the
 // buffer back for the next column. Errors: more than 2 GiB of values (the
 // int32 offsets of Arrow's binary type).
-func binaryColumn(n int, value func(i int) []byte) (arr arrow.Array, release func(), err error) {
+func BinaryColumn(n int, value func(i int) []byte) (arr arrow.Array, release func(), err error) {
 	total := 0
 	nulls := 0
 	for i := 0; i < n; i++ {

@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"

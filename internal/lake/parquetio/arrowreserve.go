@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"encoding/hex"
@@ -13,28 +13,28 @@ import (
 // every new allocation, which was a tenth of the write path's CPU
 // (docs/design.md, "Write path").
 
-// hexScratch appends hex encodings to string builders without a string
+// HexScratch appends hex encodings to string builders without a string
 // per value: the digits go to a reused buffer that the builder copies.
-type hexScratch struct{ buf []byte }
+type HexScratch struct{ buf []byte }
 
-// append appends s (raw bytes, e.g. a cdc.Seq or a key) hex-encoded to b:
+// Append appends s (raw bytes, e.g. a cdc.Seq or a key) hex-encoded to b:
 // 2·len(s) bytes, the same text as hex.EncodeToString(s).
-func (h *hexScratch) append(b *array.StringBuilder, s string) {
+func (h *HexScratch) Append(b *array.StringBuilder, s string) {
 	n := hex.EncodedLen(len(s))
 	if cap(h.buf) < n {
 		h.buf = make([]byte, n, 2*n)
 	}
 	h.buf = h.buf[:n]
-	encodeHex(h.buf, s)
+	EncodeHex(h.buf, s)
 	b.BinaryBuilder.Append(h.buf)
 }
 
-// reserveValueData reserves, in every string or binary builder of
+// ReserveValueData reserves, in every string or binary builder of
 // builders (one per column of rows' values, in the same order), the
 // bytes its column's values need across rows: the exact data size, so
 // the builder allocates its value buffer once. vals(i) returns row i's
 // values (nil for a row without values); other builders are left alone.
-func reserveValueData(builders []array.Builder, n int, vals func(i int) []cdc.Value) {
+func ReserveValueData(builders []array.Builder, n int, vals func(i int) []cdc.Value) {
 	type col struct {
 		b     *array.BinaryBuilder
 		c     int

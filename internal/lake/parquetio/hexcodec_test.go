@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestEncodeHexMatchesEncodingHex: encodeHex gives exactly
+// TestEncodeHexMatchesEncodingHex: EncodeHex gives exactly
 // hex.EncodeToString's text for every length 0-40 and random bytes
-// (all 256 byte values appear), and decodeLowerHex gives the bytes back.
+// (all 256 byte values appear), and DecodeLowerHex gives the bytes back.
 func TestEncodeHexMatchesEncodingHex(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n <= 40; n++ {
@@ -20,13 +20,13 @@ func TestEncodeHexMatchesEncodingHex(t *testing.T) {
 			}
 			want := hex.EncodeToString(src)
 			dst := make([]byte, 2*n)
-			encodeHex(dst, string(src))
+			EncodeHex(dst, string(src))
 			if string(dst) != want {
-				t.Fatalf("encodeHex(%x) = %s, want %s", src, dst, want)
+				t.Fatalf("EncodeHex(%x) = %s, want %s", src, dst, want)
 			}
 			back := make([]byte, n)
-			if !decodeLowerHex(back, want) || !bytes.Equal(back, src) {
-				t.Fatalf("decodeLowerHex(%s) = %x, want %x", want, back, src)
+			if !DecodeLowerHex(back, want) || !bytes.Equal(back, src) {
+				t.Fatalf("DecodeLowerHex(%s) = %x, want %x", want, back, src)
 			}
 		}
 	}
@@ -35,9 +35,9 @@ func TestEncodeHexMatchesEncodingHex(t *testing.T) {
 		all[i] = byte(i)
 	}
 	dst := make([]byte, 512)
-	encodeHex(dst, string(all))
+	EncodeHex(dst, string(all))
 	if want := hex.EncodeToString(all); string(dst) != want {
-		t.Fatalf("encodeHex(0..255) = %s, want %s", dst, want)
+		t.Fatalf("EncodeHex(0..255) = %s, want %s", dst, want)
 	}
 }
 
@@ -47,18 +47,18 @@ func TestEncodeHexMatchesEncodingHex(t *testing.T) {
 func TestDecodeLowerHexRejects(t *testing.T) {
 	dst := make([]byte, 16)
 	for _, s := range []string{"0", "abc", "0A", "FF", "0g", "zz", " 1", "1\x00", "-1"} {
-		if decodeLowerHex(dst, s) {
-			t.Errorf("decodeLowerHex(%q) = true, want false", s)
+		if DecodeLowerHex(dst, s) {
+			t.Errorf("DecodeLowerHex(%q) = true, want false", s)
 		}
 	}
-	if !decodeLowerHex(dst, "") {
-		t.Errorf("decodeLowerHex(\"\") = false, want true")
+	if !DecodeLowerHex(dst, "") {
+		t.Errorf("DecodeLowerHex(\"\") = false, want true")
 	}
-	if !decodeLowerHex(dst[:2], "0aff") || dst[0] != 0x0a || dst[1] != 0xff {
-		t.Errorf("decodeLowerHex(0aff) = %x", dst[:2])
+	if !DecodeLowerHex(dst[:2], "0aff") || dst[0] != 0x0a || dst[1] != 0xff {
+		t.Errorf("DecodeLowerHex(0aff) = %x", dst[:2])
 	}
-	if decodeLowerHex(dst[:1], "0aff") {
-		t.Errorf("decodeLowerHex into a short buffer = true, want false")
+	if DecodeLowerHex(dst[:1], "0aff") {
+		t.Errorf("DecodeLowerHex into a short buffer = true, want false")
 	}
 }
 
@@ -66,9 +66,9 @@ func BenchmarkEncodeHex(b *testing.B) {
 	src := string(bytes.Repeat([]byte{0x12, 0xab, 0xff, 0x00, 0x7e, 0x91}, 4)) // a 24-byte position
 	dst := make([]byte, 2*len(src))
 	b.SetBytes(int64(len(src)))
-	b.Run("encodeHex", func(b *testing.B) {
+	b.Run("EncodeHex", func(b *testing.B) {
 		for b.Loop() {
-			encodeHex(dst, src)
+			EncodeHex(dst, src)
 		}
 	})
 	b.Run("encoding/hex", func(b *testing.B) {

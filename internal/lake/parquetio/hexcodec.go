@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import "encoding/binary"
 
@@ -9,9 +9,9 @@ import "encoding/binary"
 // at a time; these work on four bytes at a time in a 64-bit word (SWAR)
 // and give exactly its text (docs/design.md, "Write path").
 
-// encodeHex writes the lowercase hex digits of src to dst, which must
+// EncodeHex writes the lowercase hex digits of src to dst, which must
 // hold 2·len(src) bytes: the same bytes as hex.Encode(dst, src).
-func encodeHex(dst []byte, src string) {
+func EncodeHex(dst []byte, src string) {
 	_ = dst[:2*len(src)] // one bounds check for the whole output
 	i := 0
 	for ; i+4 <= len(src); i += 4 {
@@ -38,11 +38,11 @@ func hexWord(x uint64) uint64 {
 	return x + 0x3030303030303030 + above9*39
 }
 
-// decodeLowerHex decodes the lowercase hex text s into dst, which must
+// DecodeLowerHex decodes the lowercase hex text s into dst, which must
 // hold len(s)/2 bytes; it reports false (dst then undefined) when len(s)
-// is odd or s holds anything but 0-9 and a-f, the digits encodeHex and
+// is odd or s holds anything but 0-9 and a-f, the digits EncodeHex and
 // hex.EncodeToString write, so that encoding dst again gives s back.
-func decodeLowerHex(dst []byte, s string) bool {
+func DecodeLowerHex(dst []byte, s string) bool {
 	if len(s)%2 != 0 || len(dst) < len(s)/2 {
 		return false
 	}

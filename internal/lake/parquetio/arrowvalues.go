@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// appendValue appends v, already of column type t's kind, to builder b.
+// AppendValue appends v, already of column type t's kind, to builder b.
 // It returns an error when v's kind does not match the builder.
-func appendValue(b array.Builder, v cdc.Value) error {
+func AppendValue(b array.Builder, v cdc.Value) error {
 	if v.Kind == cdc.KindNull {
 		b.AppendNull()
 		return nil
@@ -112,7 +112,7 @@ func appendValue(b array.Builder, v cdc.Value) error {
 			b.Append(true)
 			vb := b.ValueBuilder()
 			for i, e := range elems {
-				if err := appendValue(vb, e); err != nil {
+				if err := AppendValue(vb, e); err != nil {
 					return fmt.Errorf("list element %d: %w", i, err)
 				}
 			}
@@ -136,9 +136,9 @@ func decimalNum(v cdc.Value) (decimal128.Num, error) {
 	return decimal128.FromBigInt(&bi), nil
 }
 
-// valueAt reads row i of arr back into a cdc.Value of the column's kind;
-// the inverse of appendValue.
-func valueAt(arr arrow.Array, i int) (cdc.Value, error) {
+// ValueAt reads row i of arr back into a cdc.Value of the column's kind;
+// the inverse of AppendValue.
+func ValueAt(arr arrow.Array, i int) (cdc.Value, error) {
 	if arr.IsNull(i) {
 		return cdc.Null(), nil
 	}
@@ -187,7 +187,7 @@ func valueAt(arr arrow.Array, i int) (cdc.Value, error) {
 		vals := a.ListValues()
 		elems := make([]cdc.Value, 0, end-start)
 		for j := int(start); j < int(end); j++ {
-			e, err := valueAt(vals, j)
+			e, err := ValueAt(vals, j)
 			if err != nil {
 				return cdc.Value{}, err
 			}

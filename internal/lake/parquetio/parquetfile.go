@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"bufio"
@@ -31,16 +31,20 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// fileSpec says what kind of Iceberg file writeParquet produces.
-type fileSpec struct {
-	schema     *iceberg.Schema // schema the file conforms to (the table's, or iceberg.PositionalDeleteSchema)
-	content    iceberg.ManifestEntryContent
-	referenced string // position deletes: the one data file they all point at, else ""
+// FileSpec says what kind of Iceberg file writeParquet produces.
+type FileSpec struct {
+	Schema     *iceberg.Schema // schema the file conforms to (the table's, or iceberg.PositionalDeleteSchema)
+	Content    iceberg.ManifestEntryContent
+	Referenced string // position deletes: the one data file they all point at, else ""
+	// Unique names columns whose values are (nearly) all distinct (a
+	// position, a key, a hash): they are written without a dictionary,
+	// which would only cost time.
+	Unique []string
 }
 
-// newFilePath returns a fresh data-file location in tbl's data directory:
+// NewFilePath returns a fresh data-file location in tbl's data directory:
 // <prefix>-<uuid>.parquet.
-func newFilePath(tbl *table.Table, prefix string) (string, error) {
+func NewFilePath(tbl *table.Table, prefix string) (string, error) {
 	lp, err := tbl.LocationProvider()
 	if err != nil {
 		return "", fmt.Errorf("lake: location provider: %w", err)
@@ -48,15 +52,15 @@ func newFilePath(tbl *table.Table, prefix string) (string, error) {
 	return lp.NewDataLocation(fmt.Sprintf("%s-%s.parquet", prefix, uuid.New())), nil
 }
 
-// writeDataFile writes rec as a new data file <prefix>-<uuid>.parquet in
+// WriteDataFile writes rec as a new data file <prefix>-<uuid>.parquet in
 // tbl's data directory (see writeParquet); the caller keeps ownership of
 // rec. Errors: the location provider and writeParquet's.
-func writeDataFile(ctx context.Context, tbl *table.Table, prefix string, rec arrow.RecordBatch) (iceberg.DataFile, error) {
-	path, err := newFilePath(tbl, prefix)
+func WriteDataFile(ctx context.Context, tbl *table.Table, prefix string, rec arrow.RecordBatch, unique ...string) (iceberg.DataFile, error) {
+	path, err := NewFilePath(tbl, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return writeParquet(ctx, tbl, path, rec, fileSpec{schema: tbl.Schema(), content: iceberg.EntryContentData})
+	return writeParquet(ctx, tbl, path, rec, FileSpec{Schema: tbl.Schema(), Content: iceberg.EntryContentData, Unique: unique})
 }
 
 // writeParquet writes rec (whose Arrow schema carries PARQUET:field_id
@@ -64,37 +68,37 @@ func writeDataFile(ctx context.Context, tbl *table.Table, prefix string, rec arr
 // description with column statistics. Rows are written in rec's order,
 // so row i of rec is position i of the file. Errors come from the FileIO
 // (create/write/close) or from building the manifest entry.
-func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.RecordBatch, spec fileSpec) (iceberg.DataFile, error) {
-	ps, err := createParquet(ctx, tbl, path, rec, spec)
+func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.RecordBatch, spec FileSpec) (iceberg.DataFile, error) {
+	ps, err := Create(ctx, tbl, path, rec, spec)
 	if err != nil {
 		return nil, err
 	}
-	if err := ps.write(rec); err != nil {
+	if err := ps.Write(rec); err != nil {
 		return nil, err
 	}
-	return ps.finish()
+	return ps.Finish()
 }
 
-// parquetStream is one Parquet file being written as a sequence of row
+// Stream is one Parquet file being written as a sequence of row
 // groups (one per write), so that the rows of a large batch can be
 // encoded while the next ones are still being decided. Row i of the
 // file is the i-th row written, across row groups. Not safe for
 // concurrent use.
-type parquetStream struct {
+type Stream struct {
 	tbl  *table.Table
 	path string
-	spec fileSpec
+	spec FileSpec
 	f    io.Closer
 	bw   *bufio.Writer // between cw and f
 	cw   *countingWriter
 	pw   *pqarrow.FileWriter
 }
 
-// createParquet creates the file at path for rows of sample's schema;
+// Create creates the file at path for rows of sample's schema;
 // sample (the first rows, not written here) chooses the per-column
 // dictionary encoding (distinctTextProps). Errors: the FileIO's, the
 // Parquet writer's.
-func createParquet(ctx context.Context, tbl *table.Table, path string, sample arrow.RecordBatch, spec fileSpec) (*parquetStream, error) {
+func Create(ctx context.Context, tbl *table.Table, path string, sample arrow.RecordBatch, spec FileSpec) (*Stream, error) {
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: file IO: %w", err)
@@ -112,39 +116,39 @@ func createParquet(ctx context.Context, tbl *table.Table, path string, sample ar
 	// system calls
 	bw := bufio.NewWriterSize(f, fileBufferBytes)
 	cw := &countingWriter{w: bw}
-	props := parquet.NewWriterProperties(append(writerProps(tbl.Properties(), sample.Schema()), distinctTextProps(sample)...)...)
+	props := parquet.NewWriterProperties(append(writerProps(tbl.Properties(), sample.Schema(), spec.Unique), distinctTextProps(sample)...)...)
 	pw, err := pqarrow.NewFileWriter(sample.Schema(), cw, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lake: parquet writer for %s: %w", path, err)
 	}
-	return &parquetStream{tbl: tbl, path: path, spec: spec, f: f, bw: bw, cw: cw, pw: pw}, nil
+	return &Stream{tbl: tbl, path: path, spec: spec, f: f, bw: bw, cw: cw, pw: pw}, nil
 }
 
 // fileBufferBytes is the write buffer of a Parquet file being written.
 const fileBufferBytes = 1 << 20
 
-// write appends rec's rows as one row group (or several, past
+// Write appends rec's rows as one row group (or several, past
 // rowGroupRows). On error the file is abandoned (closed, never
 // described). Errors: the Parquet writer's and the FileIO's.
-func (p *parquetStream) write(rec arrow.RecordBatch) error {
+func (p *Stream) Write(rec arrow.RecordBatch) error {
 	if err := p.pw.Write(rec); err != nil {
-		p.abort()
+		p.Abort()
 		return fmt.Errorf("lake: write %s: %w", p.path, err)
 	}
 	return nil
 }
 
-// abort closes the file without finishing it (it is then an orphan no
+// Abort closes the file without finishing it (it is then an orphan no
 // table refers to).
-func (p *parquetStream) abort() {
+func (p *Stream) Abort() {
 	p.pw.Close()
 	p.f.Close()
 }
 
-// finish closes the file and returns its Iceberg description with column
+// Finish closes the file and returns its Iceberg description with column
 // statistics. Errors: closing, building the manifest entry.
-func (p *parquetStream) finish() (iceberg.DataFile, error) {
+func (p *Stream) Finish() (iceberg.DataFile, error) {
 	if err := p.pw.Close(); err != nil { // cw is not an io.Closer, so f stays open until we close it
 		p.f.Close()
 		return nil, fmt.Errorf("lake: close %s: %w", p.path, err)
@@ -162,18 +166,18 @@ func (p *parquetStream) finish() (iceberg.DataFile, error) {
 	}
 	tbl, spec := p.tbl, p.spec
 	args := table.DataFileArgs{
-		Schema:        spec.schema,
+		Schema:        spec.Schema,
 		Spec:          tbl.Spec(),
 		Format:        iceberg.ParquetFile,
 		Metadata:      md,
 		FilePath:      p.path,
 		FileSize:      p.cw.n,
-		Content:       spec.content,
-		Properties:    metricsProps(tbl, spec.content),
+		Content:       spec.Content,
+		Properties:    metricsProps(tbl, spec.Content),
 		FormatVersion: tbl.Metadata().Version(),
 	}
-	if spec.referenced != "" {
-		ref := spec.referenced
+	if spec.Referenced != "" {
+		ref := spec.Referenced
 		args.ReferencedDataFile = &ref
 	}
 	df, err := table.DataFileFromMetadata(args)
@@ -182,10 +186,6 @@ func (p *parquetStream) finish() (iceberg.DataFile, error) {
 	}
 	return df, nil
 }
-
-// uniqueColumns are system columns whose values are (nearly) all
-// distinct: dictionary encoding them only costs time.
-var uniqueColumns = []string{ColSeq, ColValidToSeq, ColRowHash, BronzeValue, BronzeKey, ColKey, BronzeOffset}
 
 // Defaults of the Parquet writer. zstd at level 1 compresses CDC rows
 // about as well as the codec's default level 3 in half the time; a table
@@ -202,7 +202,7 @@ const (
 // country) and turned off for numbers, decimals and times (mostly
 // distinct: ids, amounts, timestamps; hashing them into a dictionary that
 // is then abandoned costs a third of the write time).
-func writerProps(tp iceberg.Properties, sc *arrow.Schema) []parquet.WriterProperty {
+func writerProps(tp iceberg.Properties, sc *arrow.Schema, unique []string) []parquet.WriterProperty {
 	codec, level := compress.Codecs.Zstd, defaultZstdLevel
 	switch strings.ToLower(tp["write.parquet.compression-codec"]) {
 	case "snappy":
@@ -222,7 +222,7 @@ func writerProps(tp iceberg.Properties, sc *arrow.Schema) []parquet.WriterProper
 		parquet.WithDictionaryDefault(true),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
 	}
-	for _, c := range uniqueColumns {
+	for _, c := range unique {
 		out = append(out, parquet.WithDictionaryFor(c, false))
 	}
 	for _, f := range sc.Fields() {

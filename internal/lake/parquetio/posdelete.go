@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"cmp"
@@ -11,26 +11,27 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// filePos is one row to remove: a data file and a row position in it.
-type filePos struct {
-	path string
-	pos  int64
+// RowLoc is one row of a data file: the file's id (an index into the
+// table's file list the caller keeps) and the row's 0-based position in it.
+type RowLoc struct {
+	File int32
+	Pos  int64
 }
 
-// writePositionDeletes writes one Parquet position-delete file (Iceberg
+// WritePositionDeletes writes one Parquet position-delete file (Iceberg
 // spec, "Position Delete Files": columns file_path and pos, rows sorted by
 // file_path then pos) for the given rows (file ids into paths) and returns
 // its manifest entry. When every row points at one data file, the entry
 // records it as the referenced data file so readers can skip the file for
 // other data files.
-func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []rowLoc, paths []string) (iceberg.DataFile, error) {
+func WritePositionDeletes(ctx context.Context, tbl *table.Table, rows []RowLoc, paths []string) (iceberg.DataFile, error) {
 	// sort by path (ranking the few file ids once), then position
 	seen := make([]bool, len(paths))
 	var order []int32
 	for _, r := range rows {
-		if !seen[r.file] {
-			seen[r.file] = true
-			order = append(order, r.file)
+		if !seen[r.File] {
+			seen[r.File] = true
+			order = append(order, r.File)
 		}
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(paths[a], paths[b]) })
@@ -38,11 +39,11 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []rowLoc, 
 	for i, id := range order {
 		rank[id] = int32(i)
 	}
-	slices.SortFunc(rows, func(a, b rowLoc) int {
-		if c := cmp.Compare(rank[a.file], rank[b.file]); c != 0 {
+	slices.SortFunc(rows, func(a, b RowLoc) int {
+		if c := cmp.Compare(rank[a.File], rank[b.File]); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.pos, b.pos)
+		return cmp.Compare(a.Pos, b.Pos)
 	})
 	b := array.NewRecordBuilder(memory.DefaultAllocator, table.PositionalDeleteArrowSchema)
 	defer b.Release()
@@ -52,22 +53,22 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, rows []rowLoc, 
 	ob.Reserve(len(rows))
 	pathBytes := 0
 	for _, r := range rows {
-		pathBytes += len(paths[r.file])
+		pathBytes += len(paths[r.File])
 	}
 	pb.ReserveData(pathBytes)
 	for _, r := range rows {
-		pb.Append(paths[r.file])
-		ob.Append(r.pos)
+		pb.Append(paths[r.File])
+		ob.Append(r.Pos)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	path, err := newFilePath(tbl, "pos-deletes")
+	path, err := NewFilePath(tbl, "pos-deletes")
 	if err != nil {
 		return nil, err
 	}
-	spec := fileSpec{schema: iceberg.PositionalDeleteSchema, content: iceberg.EntryContentPosDeletes}
+	spec := FileSpec{Schema: iceberg.PositionalDeleteSchema, Content: iceberg.EntryContentPosDeletes}
 	if len(order) == 1 {
-		spec.referenced = paths[order[0]]
+		spec.Referenced = paths[order[0]]
 	}
 	return writeParquet(ctx, tbl, path, rec, spec)
 }

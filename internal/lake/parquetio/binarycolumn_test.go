@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestBinaryColumn(t *testing.T) {
 				vals[i] = fmt.Appendf(nil, `{"round":%d,"row":%d,"pad":"%s"}`, round, i, bytes.Repeat([]byte{'x'}, i%50))
 			}
 		}
-		arr, release, err := binaryColumn(n, func(i int) []byte { return vals[i] })
+		arr, release, err := BinaryColumn(n, func(i int) []byte { return vals[i] })
 		if err != nil {
 			t.Fatal(err)
 		}

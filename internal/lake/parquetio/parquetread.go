@@ -1,4 +1,4 @@
-package lake
+package parquetio
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 )
 
-// parquetFile is an open Parquet file of the table.
-type parquetFile struct {
+// File is an open Parquet file of the table.
+type File struct {
 	path string
 	f    iceio.File
 	pf   *file.Reader
 	fr   *pqarrow.FileReader
 }
 
-func openParquet(fs iceio.IO, path string) (*parquetFile, error) {
+func Open(fs iceio.IO, path string) (*File, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("lake: open %s: %w", path, err)
@@ -34,23 +34,23 @@ func openParquet(fs iceio.IO, path string) (*parquetFile, error) {
 		pf.Close()
 		return nil, fmt.Errorf("lake: arrow reader for %s: %w", path, err)
 	}
-	return &parquetFile{path: path, f: f, pf: pf, fr: fr}, nil
+	return &File{path: path, f: f, pf: pf, fr: fr}, nil
 }
 
-func (p *parquetFile) Close() error { return p.pf.Close() }
+func (p *File) Close() error { return p.pf.Close() }
 
 // NumRows is the file's row count.
-func (p *parquetFile) NumRows() int64 { return p.pf.NumRows() }
+func (p *File) NumRows() int64 { return p.pf.NumRows() }
 
-// columnIndex returns the leaf index of a top-level primitive column, or -1.
-func (p *parquetFile) columnIndex(name string) int {
+// ColumnIndex returns the leaf index of a top-level primitive column, or -1.
+func (p *File) ColumnIndex(name string) int {
 	return p.pf.MetaData().Schema.ColumnIndexByName(name)
 }
 
-// leafIndex returns the leaf index of a top-level column that has one
+// LeafIndex returns the leaf index of a top-level column that has one
 // leaf (a primitive, or a list of primitives), or -1.
-func (p *parquetFile) leafIndex(name string) int {
-	if i := p.columnIndex(name); i >= 0 {
+func (p *File) LeafIndex(name string) int {
+	if i := p.ColumnIndex(name); i >= 0 {
 		return i
 	}
 	sc := p.pf.MetaData().Schema
@@ -66,22 +66,22 @@ func (p *parquetFile) leafIndex(name string) int {
 	return found
 }
 
-// scan reads the given leaf columns (nil = all) of the given row groups
+// Scan reads the given leaf columns (nil = all) of the given row groups
 // (nil = all), in file order, calling fn with each record batch and the
 // file position of its first row. Positions are physical: no filter or
 // pruning is applied inside the chosen row groups.
-func (p *parquetFile) scan(ctx context.Context, cols, rowGroups []int, fn func(rec arrow.RecordBatch, firstPos int64) error) error {
+func (p *File) Scan(ctx context.Context, cols, rowGroups []int, fn func(rec arrow.RecordBatch, firstPos int64) error) error {
 	base := int64(0)
 	if rowGroups != nil {
 		if len(rowGroups) == 0 {
 			return nil
 		}
-		base = p.rowGroupStart(rowGroups[0])
+		base = p.RowGroupStart(rowGroups[0])
 		for i := 1; i < len(rowGroups); i++ {
 			if rowGroups[i] != rowGroups[i-1]+1 {
 				// non-contiguous groups: scan them one at a time so positions stay exact
 				for _, rg := range rowGroups {
-					if err := p.scan(ctx, cols, []int{rg}, fn); err != nil {
+					if err := p.Scan(ctx, cols, []int{rg}, fn); err != nil {
 						return err
 					}
 				}
@@ -107,8 +107,8 @@ func (p *parquetFile) scan(ctx context.Context, cols, rowGroups []int, fn func(r
 	return nil
 }
 
-// rowGroupStart is the file position of row group rg's first row.
-func (p *parquetFile) rowGroupStart(rg int) int64 {
+// RowGroupStart is the file position of row group rg's first row.
+func (p *File) RowGroupStart(rg int) int64 {
 	var n int64
 	md := p.pf.MetaData()
 	for i := 0; i < rg; i++ {
@@ -117,8 +117,8 @@ func (p *parquetFile) rowGroupStart(rg int) int64 {
 	return n
 }
 
-// rowGroupsOf returns the sorted distinct row groups holding the positions.
-func (p *parquetFile) rowGroupsOf(positions []int64) []int {
+// RowGroupsOf returns the sorted distinct row groups holding the positions.
+func (p *File) RowGroupsOf(positions []int64) []int {
 	md := p.pf.MetaData()
 	var out []int
 	start := int64(0)
