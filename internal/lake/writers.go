@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,11 @@ type WriterOptions struct {
 	// not is extended by the batch's changes instead of waiting for a
 	// rebuild that cannot run.
 	WithoutBronze bool
+	// AfterCommit, when set, runs after each of a batch's table commits
+	// in TableWriter.Write, with the table ("bronze", "mirror",
+	// "history"); an error fails the batch after that commit (crash
+	// tests use it).
+	AfterCommit func(ctx context.Context, b Batch, table string) error
 }
 
 // NewWriters returns the writers of one source table sharing one local
