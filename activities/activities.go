@@ -135,7 +135,7 @@ func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.Tabl
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx},
-			AfterCommit:    a.afterCommit})
+			AfterCommit:    a.afterCommit, Layout: st.spec.Layout})
 		st.mirror, st.history = st.writer.Mirror, st.writer.History
 	}
 	return st.writer

@@ -24,7 +24,10 @@ func classify(err error) error {
 	var sb *lake.SchemaBlockedError
 	var rc *lake.ReservedColumnError
 	var sc *lake.SourceServerChangedError
+	var le *lake.LayoutError
 	switch {
+	case errors.As(err, &le):
+		return badSpec(err)
 	case errors.As(err, &sc):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,
 			map[string]any{"server": sc.Server, "known": sc.Known, "position": sc.Position.Hex(), "applied": sc.Applied.Hex()})

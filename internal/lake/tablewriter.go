@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // TableWriter is the write protocol of one source table behind one call
@@ -27,6 +28,7 @@ type TableWriter struct {
 	cat           catalog.Catalog
 	name          TableName
 	withoutBronze bool
+	layout        layout.Tables
 	afterCommit   func(ctx context.Context, b Batch, table string) error
 }
 
@@ -35,7 +37,7 @@ type TableWriter struct {
 // Write).
 func NewTableWriter(cat catalog.Catalog, name TableName, keyCols []string, o WriterOptions) *TableWriter {
 	m, h := NewWriters(cat, name, keyCols, o)
-	return &TableWriter{Mirror: m, History: h, cat: cat, name: name, withoutBronze: o.WithoutBronze, afterCommit: o.AfterCommit}
+	return &TableWriter{Mirror: m, History: h, cat: cat, name: name, withoutBronze: o.WithoutBronze, layout: o.Layout, afterCommit: o.AfterCommit}
 }
 
 // WriteInput is one decoded batch for TableWriter.Write.
@@ -225,7 +227,7 @@ func (w *TableWriter) write(ctx context.Context, b Batch, events []*cdc.Event, b
 			bronzeDone <- bronzeOut{}
 			return
 		}
-		st, err := StageBronze(ctx, w.cat, w.name, b, bronze)
+		st, err := StageBronze(ctx, w.cat, w.name, b, bronze, w.layout.BronzeSpec())
 		bronzeDone <- bronzeOut{st, err}
 	}()
 	waitBronze := func() (*BronzeStage, error) {

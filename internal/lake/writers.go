@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -45,6 +46,9 @@ type WriterOptions struct {
 	// "history"); an error fails the batch after that commit (crash
 	// tests use it).
 	AfterCommit func(ctx context.Context, b Batch, table string) error
+	// Layout is the tables' partition fields and sort orders (zero:
+	// unpartitioned, unsorted mirror and history; bronze by ingestion day).
+	Layout layout.Tables
 }
 
 // NewWriters returns the writers of one source table sharing one local
@@ -56,12 +60,12 @@ func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterO
 	st.onBuild = o.OnBuild
 	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
-	m.state = st
+	m.state, m.layout = st, o.Layout.Mirror
 	if !o.History {
 		return m, nil
 	}
 	h := NewHistoryWriter(cat, name, keyCols, o.HistoryOptions)
-	h.state, h.withoutBronze = st, o.WithoutBronze
+	h.state, h.withoutBronze, h.layout = st, o.WithoutBronze, o.Layout.History
 	return m, h
 }
 

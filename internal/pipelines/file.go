@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"gopkg.in/yaml.v3"
 )
 
@@ -43,6 +44,38 @@ type rawSettings struct {
 	Source            *string         `yaml:"source"`
 	SignalTopic       *string         `yaml:"signal_topic"`
 	Maintenance       *rawMaintenance `yaml:"maintenance"`
+	Layout            *rawLayout      `yaml:"layout"`
+}
+
+// rawLayout is the layout block: each table's partition_by and sort_by
+// lists (internal/layout's syntax).
+type rawLayout struct {
+	Mirror  *rawTableLayout `yaml:"mirror"`
+	History *rawTableLayout `yaml:"history"`
+	Bronze  *rawTableLayout `yaml:"bronze"`
+}
+
+type rawTableLayout struct {
+	PartitionBy []string `yaml:"partition_by"`
+	SortBy      []string `yaml:"sort_by"`
+}
+
+// tables is the layout the block gives, with def's tables where the
+// block leaves one out.
+func (r *rawLayout) tables(def layout.Tables) layout.Tables {
+	if r == nil {
+		return def
+	}
+	out := def
+	for _, x := range []struct {
+		raw *rawTableLayout
+		dst *layout.Spec
+	}{{r.Mirror, &out.Mirror}, {r.History, &out.History}, {r.Bronze, &out.Bronze}} {
+		if x.raw != nil {
+			*x.dst = layout.Spec{PartitionBy: x.raw.PartitionBy, SortBy: x.raw.SortBy}
+		}
+	}
+	return out.Normalize()
 }
 
 // rawEntry is one item of pipelines.
@@ -301,6 +334,11 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 	}
 	if s.MaxQuarantine != nil && (*s.MaxQuarantine < 1 || *s.MaxQuarantine > MaxRecords) {
 		add("max_quarantine", "%d outside 1..%d records", *s.MaxQuarantine, MaxRecords)
+	}
+	if s.Layout != nil {
+		if err := s.Layout.tables(layout.Tables{}).Validate(); err != nil {
+			add("layout", "%v", err)
+		}
 	}
 	if s.MaxWait != nil {
 		if d, err := ParseDuration(*s.MaxWait); err != nil {

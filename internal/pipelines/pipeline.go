@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // Bounds of the batch settings: those the table workflow's settings
@@ -64,7 +66,8 @@ type Pipeline struct {
 	// (set by the caller that reads Definition; compared as text).
 	Columns     string
 	Maintenance Maintenance
-	Origin      Origin // where the file declares it; zero for an observed pipeline
+	Layout      layout.Tables // partition fields and sort orders of mirror, history and bronze
+	Origin      Origin        // where the file declares it; zero for an observed pipeline
 }
 
 // Origin is where a pipeline comes from in a file.
@@ -283,6 +286,11 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 	str(r.Source, d.Source, &p.Source)
 	str(r.SignalTopic, d.SignalTopic, &p.SignalTopic)
 	p.Maintenance = resolveMaintenance(r.Maintenance, d.Maintenance)
+	var defLayout layout.Tables
+	if d.Layout != nil {
+		defLayout = d.Layout.tables(layout.Tables{})
+	}
+	p.Layout = r.Layout.tables(defLayout)
 	if len(p.Key) == 0 {
 		p.Key = nil
 	}
