@@ -41,6 +41,9 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	res, err := a.rebuildPending(ctx, st, name)
 	if err == nil && a.Metrics != nil {
 		a.Metrics.Rebuilt(spec.Table, res.Keys)
+		if res.Unwoven > 0 {
+			a.Metrics.Unwoven(spec.Table, res.Unwoven)
+		}
 	}
 	return res, err
 }
