@@ -212,7 +212,7 @@ func (t Tables) Validate() error {
 // Normalize returns t with every field trimmed of surrounding spaces.
 func (t Tables) Normalize() Tables {
 	trim := func(in []string) []string {
-		if in == nil {
+		if len(in) == 0 {
 			return nil
 		}
 		out := make([]string, len(in))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // The example file parses and resolves against a broker's topics into
@@ -41,16 +43,18 @@ func TestExampleFile(t *testing.T) {
 			BatchSize: 20000, MaxBatchSize: 100000, MaxWait: 5 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
 			Source: "inventorydb", SourceTable: "inventory.orders", SignalTopic: "dbserver1.signals",
 			Definition: "../../schemas/examples/orders.table.json", Maintenance: m,
+			Layout: layout.Tables{Mirror: layout.Spec{PartitionBy: []string{"bucket(16, order_id)"}, SortBy: []string{"order_id"}},
+				History: layout.Spec{PartitionBy: []string{"day(_valid_from)"}}, Bronze: layout.Spec{PartitionBy: []string{"day(_ingested_at)"}}},
 			Origin: Origin{File: name, Line: 20, Path: "pipelines[0]"}},
 		{Table: "inventory.customers", Topic: "dbserver1.inventory.customers", Key: []string{"id"}, StartFrom: "earliest",
 			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
-			HistoryColumns: []string{"email", "status"}, Maintenance: m, Origin: Origin{File: name, Line: 32, Path: "pipelines[1]"}},
+			HistoryColumns: []string{"email", "status"}, Maintenance: m, Origin: Origin{File: name, Line: 40, Path: "pipelines[1]"}},
 		{Table: "inventory.products", Topic: "dbserver1.inventory.products", Key: []string{"id"}, StartFrom: "earliest",
 			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: true, History: false, Maintenance: m,
-			Origin: Origin{File: name, Line: 37, Path: "pipelines[2]", Pattern: "topic_glob"}},
+			Origin: Origin{File: name, Line: 45, Path: "pipelines[2]", Pattern: "topic_glob"}},
 		{Table: "audit.login_events", Topic: "dbserver1.audit.login_events", Key: []string{"id"}, StartFrom: "earliest",
 			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: false, History: false, Maintenance: noPurge,
-			Origin: Origin{File: name, Line: 42, Path: "pipelines[3]", Pattern: "topic_regex"}},
+			Origin: Origin{File: name, Line: 50, Path: "pipelines[3]", Pattern: "topic_regex"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipelines:\n%+v\nwant\n%+v", got, want)
@@ -102,6 +106,8 @@ pipelines:
       retain_last: 0
     key: id,,x
   - just a string
+  - topic: w.x
+    layout: {mirror: {partition_by: ["week(ts)"]}}
 `
 
 func TestParseReportsEveryProblem(t *testing.T) {
@@ -137,7 +143,8 @@ p.yaml:39: pipelines[8].maintenance.expire_every: -1h is negative
 p.yaml:40: pipelines[8].maintenance.target_file_size: 1024 bytes is below 1 MiB (1048576)
 p.yaml:41: pipelines[8].maintenance.retain_last: 0: keep at least 1 snapshot
 p.yaml:42: pipelines[8].key: key column 2 is empty
-p.yaml:43: pipelines[9]: "just a string" is not a mapping`
+p.yaml:43: pipelines[9]: "just a string" is not a mapping
+p.yaml:45: pipelines[10].layout: mirror layout: layout: invalid field "week(ts)": want one of identity, bucket, truncate, year, month, day, hour`
 	if err == nil || err.Error() != want {
 		t.Fatalf("problems:\n%v\n\nwant:\n%s", err, want)
 	}
