@@ -76,7 +76,9 @@
 //	double (float64)                             double           as sent (JSON text parsed once; no invented digits);
 //	                                                              "NaN"/"Infinity"/"-Infinity" strings accepted
 //	boolean                                      boolean
-//	string                                       string           valid UTF-8
+//	string                                       string           valid UTF-8; JSON escapes decoded exactly (an unknown
+//	                                                              escape or a lone UTF-16 surrogate such as \ud800, which
+//	                                                              has no UTF-8 form, is an error naming its offset)
 //	bytes                                        binary           base64 in JSON, raw in Avro
 //	org.apache.kafka.connect.data.Decimal        decimal(p,s)     base64 two's-complement big-endian unscaled bytes,
 //	                                                              or a JSON number (decimal.format=NUMERIC) read exactly;
