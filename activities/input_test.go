@@ -2,10 +2,17 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/schemas"
 )
 
 // Issue 34 item 4 through the pipeline: the key "g\ud800" (a JSON lone
@@ -39,7 +46,7 @@ func TestLoneSurrogateKeyQuarantined(t *testing.T) {
 	for _, r := range rows {
 		got += fmt.Sprintf("%v %v %v\n", r[lake.BronzeOffset], r[lake.ColStage], r[lake.ColReason])
 	}
-	want := `0 decode schemas: cannot decode shop.public.orders[0]@0: malformed JSON: offset 37: \ud800 is a lone UTF-16 surrogate, ` +
+	want := `0 decode schemas: cannot decode shop.public.orders[0]@0: malformed JSON: offset 37: a \u escape of U+D800, a lone UTF-16 surrogate, ` +
 		`not a character: the source text is not Unicode text (a Java string the JSON converter wrote as it was) and has no exact UTF-8 form for an Iceberg string` + "\n"
 	if got != want {
 		t.Errorf("quarantine:\n%s\nwant:\n%s", got, want)
@@ -105,5 +112,86 @@ func TestBitsStoredInDatabaseOrder(t *testing.T) {
 	}
 	if v, ok := mirrorProp(old); ok {
 		t.Errorf("table created before: %s = %q", lake.PropBitsOrder, v)
+	}
+}
+
+// Issue 34 item 6: the error of a batch over the quarantine limit goes to
+// the workflow's status and Temporal history; it showed the first
+// record's content (`unparsed tail: "garbage 0"`). It now names the first
+// record's coordinates, stage and reason without its values, and the
+// commands that go on.
+func TestQuarantineLimitErrorHidesContent(t *testing.T) {
+	w := newWrun(t, TableSpec{})
+	w.apply([]wev{pgw("c", "null", `{"order_id":1,"price":100,"note":"x"}`, 100)}, false)
+	w.spec.MaxQuarantine = 2
+	_, err := w.apply([]wev{
+		{m: sample.Message{Value: []byte("garbage 0")}},
+		pgw("u", "null", `{"order_id":1,"price":"S3CRET-TEXT","note":"x"}`, 200),
+		pgw("u", "null", `{"order_id":1,"price":3.14159,"note":"x"}`, 300),
+		pgw("u", "null", `{"order_id":"g\ud800","price":1,"note":"x"}`, 400),
+	}, true)
+	want := `4 records of batch b2 cannot be applied (limit 2 per batch); first: ` +
+		`shop.public.orders/0@1 (decode): malformed JSON: cannot parse JSON: cannot parse number: unexpected char: "…"; unparsed tail: "…". ` +
+		`To keep them in the quarantine and go on: starter settings shop.orders --max-quarantine 4 && starter retry shop.orders; ` +
+		`then starter dump shop.orders --quarantine shows them with their reasons (type: QuarantineLimit, retryable: false)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+	for _, secret := range []string{"garbage", "S3CRET", "3.14159", "\\ud800"} {
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %q", secret)
+		}
+	}
+}
+
+// The non-retryable errors of a record that stops a table (classify):
+// message, details and cause reach Temporal history, so none holds the
+// record's values.
+func TestClassifiedRecordErrorsHideContent(t *testing.T) {
+	_, derr := schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: []string{"id"}}).Decode(schemas.Record{Topic: "shop.public.orders", Partition: 2, Offset: 7, Value: []byte(`{"id":"S3CRET-ID","x":garbage}`)})
+	err := classify(derr)
+	want := `record shop.public.orders/2@7 cannot be decoded: malformed JSON: cannot parse JSON: cannot parse object: cannot parse object value: ` +
+		`cannot parse number: unexpected char: "…"; unparsed tail: "…" (type: UndecodableRecord, retryable: false)`
+	if err == nil || err.Error() != want {
+		t.Errorf("decode error:\n%v\nwant:\n%s", err, want)
+	}
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		t.Fatalf("%T", err)
+	}
+	var details map[string]any
+	if err := ae.Details(&details); err != nil {
+		t.Fatal(err)
+	}
+	if ae.Unwrap() != nil || fmt.Sprint(details) != `map[offset:7 partition:2 reason:malformed JSON: cannot parse JSON: cannot parse object: cannot parse object value: cannot parse number: unexpected char: "…"; unparsed tail: "…" topic:shop.public.orders]` {
+		t.Errorf("cause %v, details %v", ae.Unwrap(), details)
+	}
+
+	cerr := &lake.ConformError{Origin: cdc.Origin{Topic: "shop.public.orders", Partition: 1, Offset: 9}, Stage: lake.StageConform,
+		Err: errors.New(`after image: column "price": schemas: cannot convert string "S3CRET" to long: not a number`)}
+	err = classify(fmt.Errorf("prepare: %w", cerr))
+	want = `record shop.public.orders/1@9 does not fit the mirror table: after image: column "price": schemas: cannot convert string "…" to long: not a number (type: ValueDoesNotFit, retryable: false)`
+	if err == nil || err.Error() != want || errors.Unwrap(err) != nil {
+		t.Errorf("conform error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// redactRecordContent on the value forms reasons hold.
+func TestRedactRecordContent(t *testing.T) {
+	for in, want := range map[string]string{
+		`after.price: 3.14 does not fit decimal(8,4): has more digits than the precision`: `after.price: … does not fit decimal(…,…): has more digits than the precision`,
+		`i: 4294967295 out of range [-2147483648, 2147483647]`:                            `i: … out of range […, …]`,
+		`column "amount": cannot convert integer -5 to date: x`:                           `column "amount": cannot convert integer … to date: x`,
+		`cannot convert uuid deadbeef-0000-4000-8000-000000000000 to string: no`:          `cannot convert uuid … to string: no`,
+		`cannot convert list [1,"a b",null] to int: no`:                                   `cannot convert list … to int: no`,
+		`cannot convert boolean true to long: no`:                                         `cannot convert boolean … to long: no`,
+		`unknown op "x\"y"`:   `unknown op "…"`,
+		`unparsed tail: "abc`: `unparsed tail: "…"`,
+		`the key was purged at position 00000000000000c8 and this change is at 0000000000000064, at or below it`: `the key was purged at position … and this change is at …, at or below it`,
+		`column "col1" of timestamp type: time zone`:                                                             `column "col1" of timestamp type: time zone`,
+	} {
+		if got := redactRecordContent(in); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
+		}
 	}
 }

@@ -111,7 +111,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		}
 		return i + n, nil
 	default:
-		return i, fmt.Errorf("offset %d: unexpected character %q", i, c)
+		return i, fmt.Errorf("offset %d: unexpected character", i)
 	}
 }
 
@@ -138,21 +138,11 @@ func skipString(b []byte, i int) (int, error) {
 			}
 			return i + 1, nil
 		case c == '\\':
-			if i+1 >= len(b) {
-				return i, errors.New("unexpected end of JSON input in a string")
+			n, err := escapeLen(b, i)
+			if err != nil {
+				return i, err
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				n, err := escapeLen(b, i)
-				if err != nil {
-					return i, err
-				}
-				i += n
-			default:
-				return i, fmt.Errorf("offset %d: invalid escape \\%c", i, b[i+1])
-			}
+			i += n
 		case c < 0x20:
 			return i, fmt.Errorf("offset %d: control character in a string", i)
 		default:
@@ -210,7 +200,7 @@ func escapeLen(b []byte, i int) (int, error) {
 		return 2, nil
 	case 'u':
 	default:
-		return 0, fmt.Errorf("offset %d: invalid escape \\%c", i, b[i+1])
+		return 0, fmt.Errorf(`offset %d: unknown escape (a backslash before another character than "\/bfnrtu)`, i)
 	}
 	r, ok := hex4(b, i+2)
 	if !ok {
@@ -226,9 +216,9 @@ func escapeLen(b []byte, i int) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("offset %d: %s is a lone UTF-16 surrogate, not a character: "+
+	return 0, fmt.Errorf("offset %d: a \\u escape of U+%04X, a lone UTF-16 surrogate, not a character: "+
 		"the source text is not Unicode text (a Java string the JSON converter wrote as it was) "+
-		"and has no exact UTF-8 form for an Iceberg string", i, b[i:i+6])
+		"and has no exact UTF-8 form for an Iceberg string", i, r)
 }
 
 // hex4 reads the four hex digits at b[i:i+4].
