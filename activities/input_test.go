@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/names"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -192,6 +193,35 @@ func TestRedactRecordContent(t *testing.T) {
 	} {
 		if got := redactRecordContent(in); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
+		}
+	}
+}
+
+// Issue 34 item 6: a table workflow started with a name the rule refuses
+// (by an older starter, or by hand) kept retrying: the activities now
+// refuse the spec as InvalidTableSpec (not retried), naming the rule.
+func TestBadTableNameIsBadSpec(t *testing.T) {
+	a := New(mustCatalog(t), nil)
+	a.StateDir = t.TempDir()
+	ctx := context.Background()
+	for name, why := range map[string]string{
+		"../../esc.t1":  `table name "../../esc.t1" has "/" at byte 2 (a path separator)`,
+		"a..b.t5":       `table name "a..b.t5" has an empty part (a dot at an end, or two in a row)`,
+		"ns.tëst_表_🙂":   `table name "ns.tëst_表_🙂" has "ë" at byte 4 (not ASCII)`,
+		"Shop.Orders ":  `table name "Shop.Orders " has "S" at byte 0 (upper case)`,
+		"ns.a%2Fb":      `table name "ns.a%2Fb" has "%" at byte 4 (an escape)`,
+		"shop.orders\t": `table name "shop.orders\t" has "\t" at byte 11 (white space)`,
+	} {
+		spec := TableSpec{Table: name, Topic: "shop.public.orders", KeyColumns: []string{"order_id"}}
+		msg := "lake: " + why + "; " + names.TableRule
+		want := msg + " (type: " + ErrTypeBadSpec + ", retryable: false): " + msg
+		_, err := a.Recover(ctx, spec)
+		if err == nil || err.Error() != want {
+			t.Errorf("Recover %q:\n got %v\nwant %s", name, err, want)
+		}
+		_, err = a.ApplyBatch(ctx, ApplyRequest{Spec: spec, Batch: lake.Batch{ID: "b1", Seq: 1, Topic: spec.Topic}})
+		if err == nil || err.Error() != want {
+			t.Errorf("ApplyBatch %q:\n got %v\nwant %s", name, err, want)
 		}
 	}
 }
