@@ -99,11 +99,13 @@ type tableState struct {
 // typesFrom makes the table's decoders read schemaless values by the
 // mirror's column types (schemas.DecoderOptions.TableColumns: decimals
 // sent as base64 or text, uuid, date), unless the spec declares
-// the columns itself. Without it, a table created by a direct load or
-// from events with the schema envelope would refuse the same columns
-// streamed without the envelope. It reports whether the types changed.
+// the columns itself, and Bits values in the mirror's byte order
+// (lake.PropBitsOrder). Without the types, a table created by a direct
+// load or from events with the schema envelope would refuse the same
+// columns streamed without the envelope. It reports whether either
+// changed.
 func (st *tableState) typesFrom(tbl *table.Table) bool {
-	return st.decoders.typed(tableTypes(st.spec, tbl))
+	return st.decoders.typed(tableTypes(st.spec, tbl), lake.BitsLeastSignificantFirst(tbl))
 }
 
 // tableTypes returns the mirror's columns that type schemaless values

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
@@ -197,8 +196,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	}
 	var ql *lake.QuarantineLimitError
 	if errors.As(err, &ql) {
-		return res, nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%d records of batch %s cannot be applied (limit %d per batch); first: %s/%d@%d: %s",
-			ql.Records, b.ID, ql.Limit, b.Topic, ql.First.Partition, ql.First.Offset, ql.First.Reason), ErrTypeQuarantineLimit, nil)
+		return res, nil, quarantineLimit(spec, b, ql)
 	}
 	if err != nil {
 		return res, nil, classify(err)

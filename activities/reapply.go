@@ -72,6 +72,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 	defer tw.Mirror.State().Close()
 	opts := a.decoderOptions(spec)
 	opts.TableColumns = tableTypes(spec, mirror) // as the table's batches decoded
+	opts.BitsLeastSignificantFirst = lake.BitsLeastSignificantFirst(mirror)
 	decoders := newDecoderPool(opts)
 	scope := validate.ReapplyScope{Base: plan.Base, Target: plan.Target, Batches: len(plan.Batches),
 		FromBatch: plan.Batches[0].Batch.Seq, ToBatch: plan.Batches[len(plan.Batches)-1].Batch.Seq,

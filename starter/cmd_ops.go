@@ -51,7 +51,7 @@ ranges per partition (--range 0:100-200, end exclusive), or everything from a ti
 2h, 2d, 1d12h), up to the table's
 current position. The workflow applies it between regular batches. With --wait a
 progress bar (rate, ETA) follows it to the end.`,
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var req workflows.BackfillRequest
 			for _, r := range ranges {
@@ -116,7 +116,7 @@ func (a *app) waitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait TABLE",
 		Short: "Wait until a table has caught up with its topic (progress bar with rate and ETA)",
-		Args:  cobra.ExactArgs(1),
+		Args:  tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
@@ -195,7 +195,7 @@ func (a *app) settingsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N] [--mirror-partition-by F ...] [--history-partition-by F ...]",
 		Short: "Change a running table's batch bounds or layout (takes effect at the next batch)",
-		Args:  cobra.ExactArgs(1),
+		Args:  tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var req workflows.SettingsRequest
 			if cmd.Flags().Changed("batch-size") {

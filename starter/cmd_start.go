@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -110,8 +112,12 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 		}
 		table = strings.Join(parts[len(parts)-2:], ".")
 	}
-	if _, err := lake.ParseTableName(table); err != nil {
-		return activities.TableSpec{}, usage("%v", err)
+	if err := names.CheckTable(table); err != nil {
+		var bad *names.Error
+		if f.table == "" && errors.As(err, &bad) {
+			return activities.TableSpec{}, usage("topic %s makes the table name %q, which %s: give --table; %s", topic, table, bad.Why, names.TableRule)
+		}
+		return activities.TableSpec{}, usage("--table: %v", err)
 	}
 	if f.startFrom != "earliest" && f.startFrom != "latest" {
 		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
@@ -201,6 +207,9 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 // startTable starts the table workflow; the memo carries the spec and the
 // search attributes name the table and topic.
 func startTable(ctx context.Context, c client.Client, spec activities.TableSpec) (client.WorkflowRun, error) {
+	if err := names.CheckTable(spec.Table); err != nil {
+		return nil, usage("%v", err)
+	}
 	opts := client.StartWorkflowOptions{
 		ID:                                       workflows.WorkflowID(spec.Table),
 		TaskQueue:                                activities.TaskQueue,

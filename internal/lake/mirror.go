@@ -117,7 +117,7 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		return nil, nil
 	}
 	keys, _ := json.Marshal(w.keyCols)
-	props := map[string]string{PropKeyColumns: string(keys)}
+	props := map[string]string{PropKeyColumns: string(keys), PropBitsOrder: BitsMostSignificantFirst}
 	if len(rp.ignored) > 0 {
 		names := slices.Sorted(maps.Keys(rp.ignored))
 		b, _ := json.Marshal(names)

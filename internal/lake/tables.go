@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // TableName names a source table's Iceberg tables: the mirror
@@ -25,12 +26,14 @@ type TableName struct {
 }
 
 // ParseTableName reads "ns.name" (the namespace may itself contain dots:
-// "a.b.orders" is namespace a.b, table orders).
+// "a.b.orders" is namespace a.b, table orders). Errors: a name that breaks
+// names.TableRule (lower case a-z, 0-9, _; nothing an engine must quote;
+// bounded length), with the rule.
 func ParseTableName(s string) (TableName, error) {
-	i := strings.LastIndexByte(s, '.')
-	if i <= 0 || i == len(s)-1 {
-		return TableName{}, fmt.Errorf("lake: table name %q is not of the form namespace.table", s)
+	if err := names.CheckTable(s); err != nil {
+		return TableName{}, fmt.Errorf("lake: %w", err)
 	}
+	i := strings.LastIndexByte(s, '.')
 	return TableName{Namespace: s[:i], Name: s[i+1:]}, nil
 }
 

@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // Bounds of the batch settings: those the table workflow's settings
@@ -325,6 +327,20 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 			return p, &Problem{File: f.Name, Line: f.idx.line(path), Path: path,
 				Msg: fmt.Sprintf("topic %s has no <namespace>.<table> segments to name its table: give namespace (or table)", topic)}
 		}
+	}
+	var bad *names.Error
+	if errors.As(names.CheckTable(p.Table), &bad) {
+		// a name (or its namespace) taken from the topic; a table given in
+		// full was checked by Parse
+		path := e.path + ".topic"
+		if e.pattern != "" {
+			path = e.path + "." + e.pattern
+		}
+		if r.Table != nil {
+			path = e.path + ".table"
+		}
+		return p, &Problem{File: f.Name, Line: f.idx.line(path), Path: path,
+			Msg: fmt.Sprintf("topic %s makes the table name %q, which %s: give table (and namespace) in its own pipeline; %s", topic, p.Table, bad.Why, names.TableRule)}
 	}
 	if r.SourceTable != nil {
 		p.SourceTable = *r.SourceTable
