@@ -138,7 +138,7 @@ func TestNoWorkerPolling(t *testing.T) {
 	if want := []string{"control pause", "control resume"}; fmt.Sprint(sent) != fmt.Sprint(want) {
 		t.Errorf("signals sent %q, want %q", sent, want)
 	}
-	code, stdout, stderr = cli(t, append([]string{"status", "x"}, append(stackArgs(st), "--namespace", "cli-nonesuch")...)...)
+	code, stdout, stderr = cli(t, append([]string{"status", "cli.x"}, append(stackArgs(st), "--namespace", "cli-nonesuch")...)...)
 	if want := fmt.Sprintf("starter: namespace \"cli-nonesuch\" does not exist on Temporal at %s\n  fix: create it (temporal operator namespace create --namespace cli-nonesuch) or name yours with --namespace or TEMPORAL_NAMESPACE\n", st.Settings.TemporalAddress); code != exitFailure || stdout != "" || stderr != want {
 		t.Errorf("no such namespace: exit %d, stdout %q, stderr %q; want 1, %q", code, stdout, stderr, want)
 	}
