@@ -13,9 +13,11 @@ import (
 
 // WarehouseIO opens the FileIO of the warehouse location cfg names (the
 // warehouse property with the local default filled in) with the catalog's
-// FileIO properties (s3.*). ok is false when the warehouse is not a
-// location (REST catalogs often name warehouses, "lake") or not set.
-// Errors: the FileIO's (an unknown scheme, bad credentials settings).
+// FileIO properties (s3.*, gcs.*, adls.*, with the environment's
+// credentials: CatalogConfig.Properties). ok is false when the warehouse
+// is not a location (REST catalogs often name warehouses, "lake") or not
+// set. Errors: the FileIO's (an unknown scheme, bad credentials
+// settings), credentials redacted (RedactError).
 func WarehouseIO(ctx context.Context, cfg CatalogConfig) (fsys iceio.IO, location string, ok bool, err error) {
 	props, err := cfg.Properties()
 	if err != nil {
@@ -27,7 +29,7 @@ func WarehouseIO(ctx context.Context, cfg CatalogConfig) (fsys iceio.IO, locatio
 	}
 	fsys, err = iceio.LoadFS(ctx, props, location)
 	if err != nil {
-		return nil, location, true, fmt.Errorf("lake: file IO for %s: %w", location, err)
+		return nil, location, true, RedactError(props, fmt.Errorf("lake: file IO for %s: %w", location, err))
 	}
 	return fsys, location, true, nil
 }
