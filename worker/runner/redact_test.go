@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,24 +30,6 @@ const (
 	leakyError   = `upload failed: Put "http://127.0.0.1:1/acct/lake/wh%2Ff?se=2030&sig=c2lnbmF0dXJl%3D&sv=2024": secret ` + redactSecret
 	leakRedacted = `upload failed: Put "http://127.0.0.1:1/acct/lake/wh%2Ff?se=2030&sig=REDACTED&sv=2024": secret REDACTED`
 )
-
-// syncBuffer is a bytes.Buffer safe for the worker's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Activity errors leave the worker redacted: an ApplicationError keeps
 // its type and retry flag, any other error becomes its redacted text,
@@ -97,14 +81,20 @@ func TestRedactHandler(t *testing.T) {
 // it retries and the worker's log carry only the redacted text, and the
 // retry applies the batch.
 func TestActivityErrorsRedacted(t *testing.T) {
-	var logs syncBuffer
-	s := stack.Settings
-	s.Catalog.Props = map[string]string{"s3.secret-access-key": redactSecret}
-	r, err := Start(context.Background(), s, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	logPath := filepath.Join(t.TempDir(), "worker.log")
+	logs, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Stop()
+	defer logs.Close()
+	s := stack.Settings
+	s.Catalog.Props = map[string]string{"s3.secret-access-key": redactSecret}
+	r, err := Start(context.Background(), s, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopRunner := sync.OnceFunc(r.Stop)
+	defer stopRunner()
 	// every attempt Temporal makes before the workflow sees the failure
 	// fails; the workflow shows the table retrying, then runs it again
 	var mu sync.Mutex
@@ -149,8 +139,13 @@ func TestActivityErrorsRedacted(t *testing.T) {
 	if len(failures) != 1 || failures[0] != leakRedacted {
 		t.Fatalf("recorded activity failures %q, want [%q]", failures, leakRedacted)
 	}
-	if out := logs.String(); strings.Contains(out, redactSecret) || strings.Contains(out, "c2lnbmF0dXJl") || !strings.Contains(out, "sig=REDACTED") {
+	stopWorkflow(t, r.Client, spec.Table)
+	stopRunner()
+	out, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), redactSecret) || strings.Contains(string(out), "c2lnbmF0dXJl") || !strings.Contains(string(out), "sig=REDACTED") {
 		t.Fatalf("the worker's log holds the secret or not the redacted failure:\n%s", out)
 	}
-	stopWorkflow(t, r.Client, spec.Table)
 }

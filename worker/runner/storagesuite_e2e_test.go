@@ -472,30 +472,16 @@ func suiteCheckLocations(t *testing.T, r *Runner, ident table.Identifier, root s
 // and their live data and delete files.
 func suiteTableFiles(t *testing.T, tbl *table.Table) []string {
 	t.Helper()
-	ctx := context.Background()
 	files := []string{tbl.MetadataLocation()}
-	snap := tbl.CurrentSnapshot()
-	if snap == nil {
-		return files
+	if snap := tbl.CurrentSnapshot(); snap != nil {
+		files = append(files, snap.ManifestList)
 	}
-	files = append(files, snap.ManifestList)
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mans, err := snap.Manifests(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mans, ents := suiteManifests(t, tbl)
 	for _, m := range mans {
 		files = append(files, m.FilePath())
-		ents, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			files = append(files, e.DataFile().FilePath())
-		}
+	}
+	for _, e := range ents {
+		files = append(files, e.DataFile().FilePath())
 	}
 	return files
 }
@@ -503,30 +489,43 @@ func suiteTableFiles(t *testing.T, tbl *table.Table) []string {
 // suiteLiveFiles counts the live data and delete files of the current snapshot.
 func suiteLiveFiles(t *testing.T, tbl *table.Table) string {
 	t.Helper()
-	ctx := context.Background()
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mans, err := tbl.CurrentSnapshot().Manifests(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ents := suiteManifests(t, tbl)
 	data, dels := 0, 0
-	for _, m := range mans {
-		ents, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			if e.DataFile().ContentType() == iceberg.EntryContentData {
-				data++
-			} else {
-				dels++
-			}
+	for _, e := range ents {
+		if e.DataFile().ContentType() == iceberg.EntryContentData {
+			data++
+		} else {
+			dels++
 		}
 	}
 	return fmt.Sprintf("%d data, %d delete", data, dels)
+}
+
+// suiteManifests reads the current snapshot's manifests and their live
+// entries (none without a snapshot).
+func suiteManifests(t *testing.T, tbl *table.Table) ([]iceberg.ManifestFile, []iceberg.ManifestEntry) {
+	t.Helper()
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	fs, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mans, err := snap.Manifests(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ents []iceberg.ManifestEntry
+	for _, m := range mans {
+		es, err := m.FetchEntries(fs, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents = append(ents, es...)
+	}
+	return mans, ents
 }
 
 // suiteCheckObjects lists the bucket under root through the tables'
