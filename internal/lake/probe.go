@@ -3,9 +3,12 @@ package lake
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
+	"syscall"
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -35,8 +38,11 @@ func WarehouseIO(ctx context.Context, cfg CatalogConfig) (fsys iceio.IO, locatio
 }
 
 // ProbeWrite checks that location (a directory URI: a warehouse or a
-// table's location) is writable through fsys: it writes a small object
-// <location>/.lakemirror-probe-<nanoseconds>, reads it back and removes it,
+// table's location) is writable through fsys: it reads the object
+// <location>/.lakemirror-probe-<nanoseconds>, which must not exist (any
+// other answer, bad credentials among them, is the error: it names the
+// cause, which a failed upload through iceberg-go's Azure FileIO does
+// not, see docs/storage.md), then writes it, reads it back and removes it,
 // and returns its path. Errors name the step that failed; an object that
 // could not be removed is named in the error.
 func ProbeWrite(ctx context.Context, fsys iceio.IO, location string) (string, error) {
@@ -45,6 +51,11 @@ func ProbeWrite(ctx context.Context, fsys iceio.IO, location string) (string, er
 		return "", fmt.Errorf("lake: the file IO of %s cannot write files", location)
 	}
 	path := strings.TrimSuffix(location, "/") + fmt.Sprintf("/.lakemirror-probe-%d", time.Now().UnixNano())
+	if f, err := fsys.Open(path); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return path, fmt.Errorf("lake: read %s: %w", path, err)
+	}
 	body := []byte("lakemirror doctor: a write probe, removed at once\n")
 	if err := wfs.WriteFile(path, body); err != nil {
 		return path, fmt.Errorf("lake: write %s: %w", path, err)
