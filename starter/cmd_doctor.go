@@ -186,8 +186,11 @@ func (a *app) doctor(ctx context.Context) []checkResult {
 
 	// Kafka
 	res = append(res, a.checkKafka(ctx, runs)...)
-	// the catalog and the warehouse
-	res = append(res, a.checkCatalog(ctx, runs)...)
+	// the catalog and the warehouse, credentials the storage clients quote in errors redacted
+	for _, r := range a.checkCatalog(ctx, runs) {
+		r.Detail = a.settings.Catalog.Redact(r.Detail)
+		res = append(res, r)
+	}
 	return res
 }
 
@@ -451,13 +454,13 @@ func (a *app) checkWarehouse(ctx context.Context, loaded []*table.Table) checkRe
 		r.Status, r.Detail = checkWarn, fmt.Sprintf("not checked: the warehouse %q is not a location and no table is loaded to write next to", loc)
 		return r
 	case err != nil:
-		r.Status, r.Detail, r.Fix = checkFail, err.Error(), "check --warehouse and the storage properties (--catalog-props s3.endpoint, s3.region, credentials)"
+		r.Status, r.Detail, r.Fix = checkFail, err.Error(), "check --warehouse and the storage properties (--catalog-props s3.*, gcs.*, adls.*: endpoint, region, credentials)"
 		return r
 	}
 	path, err := lake.ProbeWrite(wctx, fsys, loc)
 	if err != nil {
 		r.Status, r.Detail = checkFail, fmt.Sprintf("%s is not writable from here: %v", loc, err)
-		r.Fix = "check the storage credentials (--catalog-props s3.*, or the catalog's vended credentials) and the permissions on the location"
+		r.Fix = "check the storage credentials (--catalog-props s3.*, gcs.*, adls.*, the environment's AWS_*, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*, or the catalog's vended credentials) and the permissions on the location"
 		return r
 	}
 	r.Status, r.Detail = checkOK, fmt.Sprintf("%s is writable (wrote, read and removed %s)", loc, path[len(strings.TrimSuffix(loc, "/"))+1:])

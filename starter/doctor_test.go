@@ -162,8 +162,8 @@ func TestDoctor(t *testing.T) {
 	if code != exitFailure {
 		t.Errorf("unwritable warehouse: exit %d", code)
 	}
-	if w := res[len(res)-1]; w.Check != "warehouse" || w.Status != checkFail || !strings.HasPrefix(w.Detail, "s3://lake/wh is not writable from here: lake: write s3://lake/wh/.lakemirror-probe-") ||
-		w.Fix != "check the storage credentials (--catalog-props s3.*, or the catalog's vended credentials) and the permissions on the location" {
+	if w := res[len(res)-1]; w.Check != "warehouse" || w.Status != checkFail || !strings.HasPrefix(w.Detail, "s3://lake/wh is not writable from here: lake: read s3://lake/wh/.lakemirror-probe-") ||
+		w.Fix != "check the storage credentials (--catalog-props s3.*, gcs.*, adls.*, the environment's AWS_*, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*, or the catalog's vended credentials) and the permissions on the location" {
 		t.Errorf("unwritable warehouse: %+v", w)
 	}
 

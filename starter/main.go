@@ -129,11 +129,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err != nil && ctx.Err() != nil {
-		fmt.Fprintln(stderr, "starter: interrupted:", err)
+		fmt.Fprintln(stderr, "starter: interrupted:", a.settings.Catalog.Redact(err.Error()))
 		return exitInterrupted
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "starter:", err)
+	if err != nil { // credentials a storage client quoted in its error removed (lake.RedactText)
+		fmt.Fprintln(stderr, "starter:", a.settings.Catalog.Redact(err.Error()))
 	}
 	return exitCode(err)
 }

@@ -20,10 +20,10 @@ const (
 	EnvTemporalAddress = "TEMPORAL_ADDRESS"   // host:port of the Temporal frontend
 	EnvNamespace       = "TEMPORAL_NAMESPACE" // Temporal namespace
 	EnvKafkaBrokers    = "KAFKA_BROKERS"      // comma-separated seed brokers
-	EnvCatalogType     = "CATALOG_TYPE"       // sql | rest
-	EnvCatalogURI      = "CATALOG_URI"        // SQL DSN or REST endpoint
-	EnvWarehouse       = "WAREHOUSE"          // warehouse location (file://, s3://)
-	EnvCatalogProps    = "CATALOG_PROPS"      // comma-separated k=v catalog/FileIO properties (s3.endpoint=..., ...)
+	EnvCatalogType     = "CATALOG_TYPE"       // sql | rest | glue
+	EnvCatalogURI      = "CATALOG_URI"        // SQL DSN or REST endpoint (glue: none)
+	EnvWarehouse       = "WAREHOUSE"          // warehouse location (file://, s3://, gs://, abfss://, wasbs://)
+	EnvCatalogProps    = "CATALOG_PROPS"      // comma-separated k=v catalog/FileIO properties (s3.endpoint=..., gcs.*, adls.*, glue.*)
 	EnvDataDir         = "LAKEMIRROR_DATA_DIR"
 	EnvSchemaRegistry  = "SCHEMA_REGISTRY_URL" // Confluent-compatible schema registry for Avro records
 	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
@@ -73,11 +73,11 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.TemporalAddress, "temporal-address", env(EnvTemporalAddress, "127.0.0.1:7233"), "Temporal frontend host:port (env "+EnvTemporalAddress+")")
 	fs.StringVar(&s.Namespace, "namespace", env(EnvNamespace, "default"), "Temporal namespace (env "+EnvNamespace+")")
 	fs.StringVar(&b.brokers, "kafka-brokers", env(EnvKafkaBrokers, "127.0.0.1:19092"), "comma-separated Kafka seed brokers (env "+EnvKafkaBrokers+")")
-	fs.StringVar(&s.Catalog.Type, "catalog-type", env(EnvCatalogType, "sql"), "Iceberg catalog type: sql or rest (env "+EnvCatalogType+")")
-	fs.StringVar(&s.Catalog.URI, "catalog-uri", env(EnvCatalogURI, ""), "catalog URI: a database/sql DSN for sql (default: SQLite in the data dir), the endpoint for rest (env "+EnvCatalogURI+")")
-	fs.StringVar(&s.Catalog.Warehouse, "warehouse", env(EnvWarehouse, ""), "warehouse location, file:///path or s3://bucket/prefix (default: the data dir) (env "+EnvWarehouse+")")
+	fs.StringVar(&s.Catalog.Type, "catalog-type", env(EnvCatalogType, "sql"), "Iceberg catalog type: sql, rest or glue (AWS Glue Data Catalog) (env "+EnvCatalogType+")")
+	fs.StringVar(&s.Catalog.URI, "catalog-uri", env(EnvCatalogURI, ""), "catalog URI: a database/sql DSN for sql (default: SQLite in the data dir), the endpoint for rest; none for glue (glue.endpoint in --catalog-props) (env "+EnvCatalogURI+")")
+	fs.StringVar(&s.Catalog.Warehouse, "warehouse", env(EnvWarehouse, ""), "warehouse location: file:///path, s3://bucket/prefix, gs://bucket/prefix, abfss://container@account.dfs.core.windows.net/prefix or wasbs://container@account.blob.core.windows.net/prefix (default: the data dir; required for glue) (env "+EnvWarehouse+")")
 	fs.StringVar(&s.Catalog.ID, "catalog-id", env(EnvCatalogID, ""), "the catalog's name for the check that every worker of a table uses the table's catalog (default: type, URI and warehouse without credentials); give workers that reach one catalog under different addresses the same id (env "+EnvCatalogID+")")
-	fs.StringVar(&b.props, "catalog-props", env(EnvCatalogProps, ""), "comma-separated k=v catalog and FileIO properties, e.g. s3.endpoint=http://minio:9000,s3.region=us-east-1 (env "+EnvCatalogProps+")")
+	fs.StringVar(&b.props, "catalog-props", env(EnvCatalogProps, ""), "comma-separated k=v catalog and FileIO properties (s3.*, gcs.*, adls.*, glue.*), e.g. s3.endpoint=http://minio:9000,s3.region=us-east-1; credentials left out come from the environment (AWS_*, GOOGLE_APPLICATION_CREDENTIALS, STORAGE_EMULATOR_HOST, AZURE_STORAGE_*) (env "+EnvCatalogProps+")")
 	fs.StringVar(&s.SchemaRegistry, "schema-registry", env(EnvSchemaRegistry, ""), "worker only: Confluent-compatible schema registry URL(s) for Avro records (AvroConverter), comma-separated (env "+EnvSchemaRegistry+")")
 	fs.StringVar(&b.sources, "sources", env(EnvSources, ""), "worker only: comma-separated name=postgres://... source databases for direct loads (env "+EnvSources+"); DSNs stay on the worker")
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")

@@ -82,7 +82,7 @@ func checkCatalog(ctx context.Context, s config.Settings) error {
 		_, err = cat.ListNamespaces(cctx, nil)
 	}
 	if err != nil {
-		return fmt.Errorf("the Iceberg catalog %q is not reachable: %v\n  fix: set --catalog-type, --catalog-uri, --warehouse and --catalog-props (CATALOG_TYPE, CATALOG_URI, WAREHOUSE, CATALOG_PROPS)", id, err)
+		return fmt.Errorf("the Iceberg catalog %q is not reachable: %s\n  fix: set --catalog-type, --catalog-uri, --warehouse and --catalog-props (CATALOG_TYPE, CATALOG_URI, WAREHOUSE, CATALOG_PROPS)", id, s.Catalog.Redact(err.Error()))
 	}
 	return nil
 }

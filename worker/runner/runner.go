@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -100,7 +101,14 @@ func NewKafka(s config.Settings, opts ...kgo.Opt) (*kafka.Client, error) {
 // starts a worker on activities.TaskQueue (workflows and activities) and
 // one on the worker's own queue WorkerQueue(WorkerID) (activities of the
 // tables it holds; routing, docs/design.md). Stop releases everything.
+// The worker's log records (through logger) and its activities' errors
+// are redacted of the catalog's credentials (lake.RedactText).
 func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner, error) {
+	redact := s.Catalog.Redact
+	if props, err := s.Catalog.Properties(); err == nil {
+		redact = func(text string) string { return lake.RedactText(props, text) }
+	}
+	logger = redactLogger(logger, redact)
 	cat, err := lake.OpenCatalog(ctx, s.Catalog)
 	if err != nil {
 		return nil, err
@@ -153,10 +161,11 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	// The workflow code is tiny; a generous deadlock timeout only keeps a
 	// loaded 2-core machine from failing workflow tasks spuriously.
-	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
+	redactErrs := []interceptor.WorkerInterceptor{&redactInterceptor{redact: redact}}
+	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second, Interceptors: redactErrs})
 	Register(w, acts)
 	// the worker's own queue: activities only, of the tables it holds
-	own := worker.New(c, acts.WorkerQueue, worker.Options{})
+	own := worker.New(c, acts.WorkerQueue, worker.Options{Interceptors: redactErrs})
 	own.RegisterActivity(acts)
 	if err := own.Start(); err != nil {
 		removeState()

@@ -1,7 +1,7 @@
-"""Independent reader of the REST-catalog suite.
+"""Independent reader of the catalog and storage suites.
 
-Reads the tables TestRESTCatalogS3EndToEnd wrote (named in its report)
-with pyiceberg through the same Iceberg REST catalog and S3-compatible
+Reads the tables runStorageSuite (worker/runner/storagesuite_e2e_test.go)
+wrote, named in its report, with pyiceberg through the same catalog and
 storage, and compares:
 
   mirror   every row and column with the golden mirror of the capture
@@ -11,7 +11,14 @@ storage, and compares:
   history  every row and column with what the Go reader read (the report),
            15 versions, 10 current
 
-Exit status 0 when everything matches, 1 otherwise.
+and that each table's location is under the storage root (--root).
+
+  python tablecheck.py --catalog 'type=rest,uri=http://...,s3.endpoint=...' \\
+      --root s3://lakemirror/ --label 'REST + S3' --report report.json --golden golden.jsonl
+
+--catalog is pyiceberg's catalog properties as k=v pairs separated by
+commas (the catalog's name is --name, default lakemirror: a SQL catalog's
+rows are keyed by it). Exit status 0 when everything matches, 1 otherwise.
 """
 
 import argparse
@@ -60,42 +67,51 @@ def compare(what, got, want, skip=()):
     return fails
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--uri", required=True)
-    ap.add_argument("--props", required=True, help="CATALOG_PROPS text (k=v,k=v)")
-    ap.add_argument("--report", required=True)
-    ap.add_argument("--golden", required=True)
-    a = ap.parse_args()
-    props = dict(kv.split("=", 1) for kv in a.props.split(",") if kv)
-    cat = load_catalog("reststack", **{"type": "rest", "uri": a.uri, **props})
-    rep = json.load(open(a.report))
-    golden = [json.loads(l) for l in open(a.golden) if l.strip()]
+def check(cat, rep, golden, root):
+    """The comparisons; returns the failures and a one-line summary."""
     fails = []
-
     tbl, mirror = rows_of(cat, rep["mirror"], ["id"])
     fails += compare("mirror", mirror, golden, skip=("_ingested_at",))
-    if not tbl.metadata.location.startswith("s3://"):
-        fails.append(f"mirror location {tbl.metadata.location} is not in S3")
     if any(r["_ingested_at"] is None for r in mirror):
         fails.append("mirror: a row without _ingested_at")
 
-    _, bronze = rows_of(cat, rep["bronze"], ["kafka_partition", "kafka_offset"])
+    btbl, bronze = rows_of(cat, rep["bronze"], ["kafka_partition", "kafka_offset"])
     got = [(r["kafka_partition"], r["kafka_offset"]) for r in bronze]
     n = rep["bronze_rows"]  # the capture twice: delivered, then redelivered after the worker restart
     if got != [(0, o) for o in range(n)]:
         fails.append(f"bronze: (partition, offset) {got}, want partition 0 offsets 0..{n - 1} once each")
 
-    _, history = rows_of(cat, rep["history"], ["id", "_seq"])
+    htbl, history = rows_of(cat, rep["history"], ["id", "_seq"])
     want_hist = [json.loads(l) for l in rep["history_jsonl"].splitlines() if l.strip()]
     fails += compare("history", history, want_hist)
-    if len(history) != 15 or sum(1 for r in history if r["_is_current"]) != 10:
-        fails.append(f"history: {len(history)} versions, {sum(1 for r in history if r['_is_current'])} current; want 15 and 10")
+    current = sum(1 for r in history if r["_is_current"])
+    if len(history) != 15 or current != 10:
+        fails.append(f"history: {len(history)} versions, {current} current; want 15 and 10")
+    for t in (tbl, btbl, htbl):
+        if not t.metadata.location.startswith(root):
+            fails.append(f"{t.name()}: location {t.metadata.location} is not under {root}")
 
     live = sum(1 for r in mirror if not r["_deleted"])
-    verdict = "FAILED" if fails else "equal to the golden mirror, the expected bronze offsets and the Go reader's history"
-    print(f"pyiceberg via REST + S3: mirror {len(mirror)} rows ({live} live), bronze {len(bronze)} rows, "
-          f"history {len(history)} versions: {verdict}")
+    summary = (f"mirror {len(mirror)} rows ({live} live), bronze {len(bronze)} rows, history {len(history)} versions: "
+               + ("FAILED" if fails else "equal to the golden mirror, the expected bronze offsets and the Go reader's history"))
+    return fails, summary
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--catalog", required=True, help="pyiceberg catalog properties, k=v,k=v")
+    ap.add_argument("--name", default="lakemirror", help="catalog name")
+    ap.add_argument("--root", required=True, help="the bucket or container every table lies under, e.g. gs://lakemirror/")
+    ap.add_argument("--label", required=True, help="what is read through, for the summary line")
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--golden", required=True)
+    a = ap.parse_args()
+    props = dict(kv.split("=", 1) for kv in a.catalog.split(",") if kv)
+    cat = load_catalog(a.name, **props)
+    rep = json.load(open(a.report))
+    golden = [json.loads(l) for l in open(a.golden) if l.strip()]
+    fails, summary = check(cat, rep, golden, a.root)
+    print(f"pyiceberg via {a.label}: {summary}")
     for f in fails:
         print("FAILED:", f)
     return 1 if fails else 0
