@@ -56,12 +56,12 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 	var dels []rowLoc
 	for i, o := range outs {
 		if o.Replaces {
-			fid, p := ix.locAt(entries[i])
+			fid, p := ix.LocAt(entries[i])
 			dels = append(dels, rowLoc{File: fid, Pos: p})
 		}
 	}
 	if len(dels) > 0 {
-		if f.deletes, err = parquetio.WritePositionDeletes(ctx, tbl, dels, ix.files); err != nil {
+		if f.deletes, err = parquetio.WritePositionDeletes(ctx, tbl, dels, ix.Files()); err != nil {
 			return f, err
 		}
 	}
@@ -85,9 +85,9 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 	}
 	ix := w.state.ix
 	if f.data != nil {
-		fid := ix.fileID(f.data.FilePath())
+		fid := ix.FileID(f.data.FilePath())
 		for i, o := range outs {
-			ix.setAt(entries[i], o.Seq, o.Deleted, fid, int64(i))
+			ix.SetAt(entries[i], o.Seq, o.Deleted, fid, int64(i))
 		}
 		res.SnapshotID = snap
 	}

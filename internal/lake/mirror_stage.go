@@ -105,11 +105,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// highest position its mirror rows hold (one pass over the index)
 	applied := tbl.Properties()[PropAppliedPosition]
 	if applied == "" {
-		applied = ix.maxSeq().Hex()
+		applied = ix.MaxSeq().Hex()
 	}
 	appliedSeq, err := cdc.ParseSeqHex(applied)
 	if err != nil {
-		appliedSeq = ix.maxSeq() // a malformed property: the highest position the index holds
+		appliedSeq = ix.MaxSeq() // a malformed property: the highest position the index holds
 	}
 	servers, newServers, err := sourceServers(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServers], appliedSeq, events)
 	if err != nil {
@@ -132,7 +132,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	for i, g := range plan.groups {
 		res.Events += len(g.Events) + g.Duplicates
-		st := ix.storedAt(plan.entries[i])
+		st := ix.StoredAt(plan.entries[i])
 		if st.Found {
 			plan.pre[i] = st.Seq
 		}

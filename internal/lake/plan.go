@@ -2,6 +2,7 @@ package lake
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -15,7 +16,7 @@ type batchPlan struct {
 	batch   int64
 	events  []*cdc.Event // the batch's events as given (identity check)
 	groups  []merge.Group
-	ix      *KeyIndex // the index entries belong to
+	ix      *keyindex.Index // the index entries belong to
 	entries []uint32
 	pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
 	known   bool      // pre is known (false: the mirror had committed the batch already)
@@ -40,14 +41,14 @@ func newPlan(batch int64, events []*cdc.Event) *batchPlan {
 }
 
 // resolve looks up (adding when absent) each group's index entry in ix.
-func (p *batchPlan) resolve(ix *KeyIndex) {
+func (p *batchPlan) resolve(ix *keyindex.Index) {
 	if p.ix == ix && len(p.entries) == len(p.groups) {
 		return
 	}
 	p.ix = ix
 	p.entries = make([]uint32, len(p.groups))
 	for i, g := range p.groups {
-		p.entries[i] = ix.entryOf(g.Key)
+		p.entries[i] = ix.EntryOf(g.Key)
 	}
 }
 

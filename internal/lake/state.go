@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
 // State is one table's local write-path state (docs/design.md, "Local
@@ -54,7 +55,7 @@ type State struct {
 	// state was built from them.
 	builtAtBatch int64
 
-	ix     *KeyIndex
+	ix     *keyindex.Index
 	log    *stateLog
 	c      *codec
 	hfiles []string
@@ -155,7 +156,7 @@ func (s *State) invalidate() {
 }
 
 // Index returns the key index (nil before the state is built).
-func (s *State) Index() *KeyIndex {
+func (s *State) Index() *keyindex.Index {
 	s.settle()
 	return s.ix
 }
@@ -300,7 +301,7 @@ func (s *State) reset() error {
 		return err
 	}
 	s.log = l
-	s.ix = newKeyIndex(0, 0)
+	s.ix = keyindex.New(0, 0)
 	s.c = newCodec()
 	s.w.c = s.c
 	for i := range s.encoders {
@@ -337,7 +338,7 @@ func (s *State) commitRec(k cdc.Key) error {
 		s.invalidate()
 		return err
 	}
-	s.ix.setHead(k, ref)
+	s.ix.SetHead(k, ref)
 	return nil
 }
 
@@ -402,7 +403,7 @@ func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
 func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
 	var h *histRow
 	var vals *cdc.Row
-	err := s.walkFrom(s.ix.head[e], k, wantOpen, func(r *chainRec) bool {
+	err := s.walkFrom(s.ix.HeadAt(e), k, wantOpen, func(r *chainRec) bool {
 		if r.flags&recOpen == 0 {
 			return true
 		}

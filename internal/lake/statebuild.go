@@ -29,11 +29,11 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 	for _, df := range dataFiles {
 		total += df.Count()
 	}
-	s.ix.reserve(int(total))
+	s.ix.Reserve(int(total))
 	n := 0
 	for _, df := range dataFiles {
 		path := df.FilePath()
-		fid := s.ix.fileID(path)
+		fid := s.ix.FileID(path)
 		extra := []string{ColSeq, ColDeleted}
 		err := scanLiveRows(ctx, fs, path, "mirror", s.keyCols, extra, sh, deleted[path], func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error {
 			seqArr, ok1 := sys[0].(*array.String)
@@ -51,7 +51,7 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 					return nil
 				}
 			}
-			s.ix.set(k, seq, delArr.Value(r), fid, pos)
+			s.ix.Set(k, seq, delArr.Value(r), fid, pos)
 			n++
 			w := s.begin(k, 0, recMirror)
 			w.mirrorRow(vals)

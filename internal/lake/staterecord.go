@@ -92,7 +92,7 @@ func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMi
 			mirror = plan.mirror[i]
 		}
 		ent := plan.entries[i]
-		e.encodeKeyRec(s.ix.head[ent], plan.batch, plan.groups[i].Events, mirror, hist, c)
+		e.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, plan.groups[i].Events, mirror, hist, c)
 		if !direct {
 			e.out = append(e.out, e.w.buf...)
 			e.ends = append(e.ends, len(e.out))
@@ -126,7 +126,7 @@ func (s *State) appendRec(ent uint32, rec []byte) error {
 		s.invalidate()
 		return err
 	}
-	s.ix.head[ent] = ref
+	s.ix.SetHeadAt(ent, ref)
 	return nil
 }
 
@@ -215,7 +215,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
 	enc := &s.encoders[0]
 	for i, e := range entries {
-		enc.encodeKeyRec(s.ix.head[e], batch, nil, rows[i], nil, nil)
+		enc.encodeKeyRec(s.ix.HeadAt(e), batch, nil, rows[i], nil, nil)
 		if err := s.appendRec(e, enc.w.buf); err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
 	for i := range hist.changes {
 		c := &hist.changes[i]
 		ent := plan.entries[c.group]
-		enc.encodeKeyRec(s.ix.head[ent], plan.batch, nil, nil, hist, c)
+		enc.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, nil, nil, hist, c)
 		if err := s.appendRec(ent, enc.w.buf); err != nil {
 			return err
 		}
