@@ -116,7 +116,10 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		return s, err
 	}
 	plan := newPlan(b.Seq, events)
-	plan.resolve(ix)
+	if err := plan.resolve(ix); err != nil {
+		w.state.Invalidate()
+		return s, err
+	}
 	plan.pre = make([]cdc.Seq, len(plan.groups))
 	plan.known = true
 	plan.wovenChecked = w.state.eventsLogged()

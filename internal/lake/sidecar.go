@@ -266,7 +266,15 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 		return fmt.Errorf("lake: write local state log %s: %w", s.log.path, err)
 	}
 	s.log.buf, s.log.flushed = s.log.buf[:0], int64(len(img.logBytes))
-	s.ix = img.ix
+	s.ix.Close()
+	s.ix = s.newIndex(img.ix)
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if err := s.ix.Release(); err != nil { // over its budget: to disk
+		s.invalidate()
+		return err
+	}
 	for _, l := range img.layouts {
 		s.c.layout(cdc.NewColumns(l))
 	}

@@ -55,7 +55,10 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 			n++
 			w := s.begin(k, 0, recMirror)
 			w.mirrorRow(vals)
-			return s.commitRec(k)
+			if err := s.commitRec(k); err != nil {
+				return err
+			}
+			return s.buildSafePoint(n)
 		})
 		if err != nil {
 			return 0, err
@@ -97,13 +100,29 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 			if h.toSeq == "" {
 				w.openVersion(&h, vals, nil)
 			}
-			return s.commitRec(k)
+			if err := s.commitRec(k); err != nil {
+				return err
+			}
+			return s.buildSafePoint(n)
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
 	return n, nil
+}
+
+// buildSafePoint lets the index move to disk, or empty its RAM part,
+// every 65,536 rows of a build (which holds no entry numbers): a table
+// larger than its budget is built within it. Errors: the index's disk.
+func (s *State) buildSafePoint(rows int) error {
+	if rows%(1<<16) != 0 || s.budget == nil {
+		return nil
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return s.ix.Release()
 }
 
 // histRowAt reads the version columns (_seq, _valid_to_seq, _valid_from,

@@ -34,7 +34,10 @@ type keyChange struct {
 // appended in key order. Errors: the log could not be written (the state
 // is then invalid and is rebuilt from the tables next time).
 func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) error {
-	plan.resolve(s.ix)
+	if err := plan.resolve(s.ix); err != nil {
+		s.invalidate()
+		return err
+	}
 	n := len(plan.groups)
 	if n < parallelRecordKeys {
 		if err := s.encoders[0].encode(s, plan, hist, withMirror, 0, n, true); err != nil {
@@ -238,7 +241,10 @@ func (s *State) flushPending() error {
 // recordChanges appends a chain record for each key of plan with history
 // changes (a rebuild's: no row changes, no mirror values), then flushes.
 func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
-	plan.resolve(s.ix)
+	if err := plan.resolve(s.ix); err != nil {
+		s.invalidate()
+		return err
+	}
 	enc := &s.encoders[0]
 	for i := range hist.changes {
 		c := &hist.changes[i]

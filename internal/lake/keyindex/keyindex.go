@@ -61,13 +61,31 @@ type Index struct {
 
 	files   []string
 	fileIDs map[string]int32
+
+	// ramKeys: entries in the slot table (equal to used while the index
+	// is in RAM; once spilled, the keys the RAM part holds, tombstones of
+	// keys known absent included).
+	ramKeys int
+	// spill: where the index lives once it outgrew its budget (spill.go);
+	// nil while it is all in RAM.
+	spill *spill
+	// budget, dir, meter: SetBudget's; accRAM and accDisk are the bytes
+	// last counted in the budget.
+	budget          *Budget
+	dir             string
+	meter           *Meter
+	accRAM, accDisk int64
+	// gen counts the times a spilled index emptied its RAM part: entry
+	// numbers handed out before are void (Gen).
+	gen uint64
 }
 
 // Entry flags.
 const (
 	flagDeleted  = 1 << 0 // the mirror row is soft-deleted
 	flagNoMirror = 1 << 1 // the key has no mirror row (only history or log records)
-	flagFree     = 1 << 7 // the entry number is unused (key removed)
+	flagDirty    = 1 << 6 // spilled: changed since the last Flush (never on disk, never set in RAM)
+	flagFree     = 1 << 7 // the entry number is unused (key removed); spilled: a tombstone, the key is absent
 )
 
 const maxLoad = 0.85 // slots in use / slots before the table grows
@@ -173,12 +191,25 @@ func (ix *Index) find(k cdc.Key) (entry uint32, slot int, ok bool) {
 }
 
 // EntryOf returns the entry number of k, adding k (with no mirror row)
-// when absent. Entry numbers stay valid until the key is removed.
+// when absent. Entry numbers stay valid until the key is removed, and for
+// a spilled index until the next Release.
 func (ix *Index) EntryOf(k cdc.Key) uint32 {
-	if e, _, ok := ix.find(k); ok {
+	if e, ok := ix.entry(k); ok {
+		if ix.flags[e]&flagFree != 0 { // spilled: a key known absent comes back
+			ix.resetEntry(e)
+			ix.used++
+			ix.markDirty(e)
+		}
 		return e
 	}
-	if float64(ix.used+1) > maxLoad*float64(len(ix.slots)) {
+	e := ix.insert(k)
+	ix.used++
+	return e
+}
+
+// insert adds k to the slot table as a new entry with no mirror row.
+func (ix *Index) insert(k cdc.Key) uint32 {
+	if float64(ix.ramKeys+1) > maxLoad*float64(len(ix.slots)) {
 		ix.rehash(max(int(float64(len(ix.slots))*1.5), 16))
 	}
 	e := ix.newEntry(k)
@@ -190,8 +221,24 @@ func (ix *Index) EntryOf(k cdc.Key) uint32 {
 		}
 	}
 	ix.slots[s] = uint64(tag)<<32 | uint64(e+1)
-	ix.used++
+	ix.ramKeys++
+	ix.markDirty(e)
 	return e
+}
+
+// entry returns k's entry number: from the slot table, or for a spilled
+// index loaded from disk (a key absent there gets a tombstone entry,
+// flagFree, so it is read once). ok is false only for a key an index in
+// RAM does not hold. A disk read error is kept (Err) and the key treated
+// as absent.
+func (ix *Index) entry(k cdc.Key) (uint32, bool) {
+	if e, _, ok := ix.find(k); ok {
+		return e, true
+	}
+	if ix.spill == nil {
+		return 0, false
+	}
+	return ix.spill.load(ix, k), true
 }
 
 // newEntry stores k in a fresh (or reused) entry with no mirror row.
@@ -285,8 +332,24 @@ func (ix *Index) rehash(n int) {
 }
 
 // Remove drops key k (a purged row). Slots are closed by backward shift,
-// so lookups never meet tombstones; the entry number is reused.
+// so lookups never meet tombstones; the entry number is reused. In a
+// spilled index the entry becomes a tombstone instead, deleted from disk
+// by the next Flush.
 func (ix *Index) Remove(k cdc.Key) {
+	if ix.spill != nil {
+		e, _ := ix.entry(k)
+		if ix.flags[e]&flagFree != 0 {
+			return
+		}
+		if ix.flags[e]&flagNoMirror == 0 {
+			ix.mirrorKeys--
+		}
+		ix.resetEntry(e)
+		ix.flags[e] = flagFree | flagNoMirror
+		ix.used--
+		ix.markDirty(e)
+		return
+	}
 	e, s, ok := ix.find(k)
 	if !ok {
 		return
@@ -307,6 +370,7 @@ func (ix *Index) Remove(k cdc.Key) {
 	ix.flags[e] = flagFree
 	ix.head[e] = 0
 	ix.used--
+	ix.ramKeys--
 	if ix.keyWidth > 0 {
 		ix.free = append(ix.free, e)
 	}
@@ -314,10 +378,11 @@ func (ix *Index) Remove(k cdc.Key) {
 
 // DropMirror forgets key k's mirror row (purged), keeping its chain.
 func (ix *Index) DropMirror(k cdc.Key) {
-	if e, _, ok := ix.find(k); ok && ix.flags[e]&flagNoMirror == 0 {
-		ix.flags[e] = flagNoMirror
+	if e, ok := ix.entry(k); ok && ix.flags[e]&flagNoMirror == 0 {
+		ix.flags[e] = flagNoMirror | ix.flags[e]&flagDirty
 		ix.file[e] = -1
 		ix.mirrorKeys--
+		ix.markDirty(e)
 	}
 }
 
@@ -392,12 +457,13 @@ func (ix *Index) SetAt(e uint32, seq cdc.Seq, deleted bool, fileID int32, pos in
 	}
 	ix.flags[e] = f
 	ix.file[e], ix.pos[e] = fileID, uint32(pos)
+	ix.markDirty(e)
 }
 
 // Lookup returns the mirror entry of key k; false when the key has no
 // mirror row.
 func (ix *Index) Lookup(k cdc.Key) (Entry, bool) {
-	e, _, ok := ix.find(k)
+	e, ok := ix.entry(k)
 	if !ok || ix.flags[e]&flagNoMirror != 0 {
 		return Entry{}, false
 	}
@@ -415,20 +481,32 @@ func (ix *Index) Stored(k cdc.Key) merge.Stored {
 
 // Head returns the chain head ref of key k (0 = none).
 func (ix *Index) Head(k cdc.Key) uint64 {
-	if e, _, ok := ix.find(k); ok {
+	if e, ok := ix.entry(k); ok {
 		return ix.head[e]
 	}
 	return 0
 }
 
 // SetHead records key k's new chain head, adding the key if needed.
-func (ix *Index) SetHead(k cdc.Key, ref uint64) { ix.head[ix.EntryOf(k)] = ref }
+func (ix *Index) SetHead(k cdc.Key, ref uint64) { ix.SetHeadAt(ix.EntryOf(k), ref) }
 
 // HeadAt returns entry e's chain head ref (0 = none).
 func (ix *Index) HeadAt(e uint32) uint64 { return ix.head[e] }
 
 // SetHeadAt records entry e's new chain head.
-func (ix *Index) SetHeadAt(e uint32, ref uint64) { ix.head[e] = ref }
+func (ix *Index) SetHeadAt(e uint32, ref uint64) {
+	ix.head[e] = ref
+	ix.markDirty(e)
+}
+
+// markDirty notes that entry e changed since the last Flush (spilled
+// indexes only; an index in RAM has nothing to write).
+func (ix *Index) markDirty(e uint32) {
+	if ix.spill != nil && ix.flags[e]&flagDirty == 0 {
+		ix.flags[e] |= flagDirty
+		ix.spill.dirty = append(ix.spill.dirty, e)
+	}
+}
 
 // FilePath returns the data file path of a file id.
 func (ix *Index) FilePath(id int32) string { return ix.files[id] }
@@ -454,8 +532,18 @@ func (ix *Index) Set(k cdc.Key, seq cdc.Seq, deleted bool, fileID int32, pos int
 	ix.SetAt(ix.EntryOf(k), seq, deleted, fileID, pos)
 }
 
-// Each calls fn for every key with a mirror row, in unspecified order.
+// Each calls fn for every key with a mirror row, in unspecified order
+// (a spilled index: in key order, read from disk after a Flush; a read
+// error stops it and is kept, Err).
 func (ix *Index) Each(fn func(cdc.Key, Entry)) {
+	if ix.spill != nil {
+		ix.spill.each(ix, func(k cdc.Key, e Entry, head uint64, mirror bool) {
+			if mirror {
+				fn(k, e)
+			}
+		})
+		return
+	}
 	for i := range ix.flags {
 		e := uint32(i)
 		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {
@@ -468,6 +556,14 @@ func (ix *Index) Each(fn func(cdc.Key, Entry)) {
 // EachHead calls fn for every key with a chain head, in unspecified
 // order.
 func (ix *Index) EachHead(fn func(cdc.Key, uint64)) {
+	if ix.spill != nil {
+		ix.spill.each(ix, func(k cdc.Key, _ Entry, head uint64, _ bool) {
+			if head != 0 {
+				fn(k, head)
+			}
+		})
+		return
+	}
 	for i := range ix.flags {
 		if ix.flags[i]&flagFree != 0 || ix.head[i] == 0 {
 			continue
@@ -479,6 +575,15 @@ func (ix *Index) EachHead(fn func(cdc.Key, uint64)) {
 // MaxSeq is the highest `_seq` among the keys with a mirror row ("" when
 // none): one pass over the index's entries.
 func (ix *Index) MaxSeq() cdc.Seq {
+	if ix.spill != nil {
+		var best cdc.Seq
+		ix.Each(func(_ cdc.Key, e Entry) {
+			if e.Seq > best {
+				best = e.Seq
+			}
+		})
+		return best
+	}
 	best := -1
 	for e := range len(ix.flags) {
 		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {

@@ -13,6 +13,10 @@ import (
 // strings mirror file paths. The hash slots are not written. Errors stick
 // in e.Err.
 func (ix *Index) EncodeSidecar(e *Enc) {
+	if ix.spill != nil {
+		ix.encodeSpilled(e)
+		return
+	}
 	e.Uv(uint64(len(ix.flags)))
 	e.Uv(uint64(ix.keyWidth))
 	e.Uv(uint64(ix.words))
@@ -69,6 +73,7 @@ func DecodeSidecar(d *Dec, snapshotID int64) (*Index, error) {
 		ix.fileIDs[p] = int32(i)
 	}
 	ix.rebuildSlots()
+	ix.ramKeys = ix.used
 	return ix, nil
 }
 
