@@ -290,6 +290,10 @@ func (ix *Index) storeOptions(s *spill) *pebble.Options {
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	// few, large files: a lookup batch seeks in every file its keys fall
+	// in, and pebble's default 2 MB files outnumber its open-file cache at
+	// 100 M keys (each miss reopens a file and reads its index)
+	o.TargetFileSizes[0] = 32 << 20
 	o.EnsureDefaults()
 	return o
 }
@@ -470,7 +474,7 @@ func (s *spill) each(ix *Index, fn func(k cdc.Key, e Entry, head uint64, mirror 
 
 // encodeSpilled writes a spilled index in the sidecar's index format
 // (EncodeSidecar): one pass over the store, each column spooled to a file
-// in the store's directory, then copied out in the format's order. The
+// beside the store's directory, then copied out in the format's order. The
 // entries are the keys in key order (no free entries).
 func (ix *Index) encodeSpilled(e *Enc) {
 	s := ix.spill
@@ -490,7 +494,7 @@ func (ix *Index) encodeSpilled(e *Enc) {
 		}
 	}()
 	for i, n := range names {
-		f, err := os.CreateTemp(s.dir, "sidecar-"+n+"-*.tmp")
+		f, err := os.CreateTemp(ix.dir, "keyindex-sidecar-"+n+"-*.tmp") // beside the store: pebble owns its directory
 		if err != nil {
 			e.Err = fmt.Errorf("lake: key index sidecar spool: %w", err)
 			return
