@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
@@ -263,4 +264,51 @@ func TestResolveUnsorted(t *testing.T) {
 		t.Fatalf("a key twice in the batch: entries %d and %d; %d keys (the new key-1200 counts)", entries[1], entries[3], ix.Keys())
 	}
 	ix.Close()
+}
+
+// The worker's budget: an index within its table budget still spills at
+// its safe point once the worker's indexes together (and the block
+// cache) exceed the worker's budget, while a smaller index stays in RAM.
+func TestReleaseWorkerBudget(t *testing.T) {
+	key := func(i int) cdc.Key {
+		var kb [9]byte
+		kb[0] = 0x10
+		binary.BigEndian.PutUint64(kb[1:], uint64(i))
+		return cdc.Key(kb[:])
+	}
+	b := NewBudget(20<<20, 12<<20) // a cache of 8 MiB: 12 MiB for the indexes
+	defer b.Close()
+	fill := func(ix *Index, n int) {
+		for i := range n {
+			ix.Set(key(i), cdc.SeqOf(1, uint64(i)), false, 0, int64(i))
+		}
+		if err := ix.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	small, large := New(0, 0), New(0, 0)
+	small.SetBudget(b, t.TempDir(), nil)
+	large.SetBudget(b, t.TempDir(), nil)
+	defer small.Close()
+	defer large.Close()
+	fill(small, 50_000) // about 3 MB
+	fill(large, 60_000)
+	if small.Spilled() || large.Spilled() {
+		t.Fatalf("within the worker's budget (%d bytes in RAM): spilled %v, %v", b.InRAM(), small.Spilled(), large.Spilled())
+	}
+	fill(large, 200_000) // about 11 MB: within its own 12 MiB, over the worker's 12 together
+	if !large.Spilled() || small.Spilled() {
+		t.Fatalf("over the worker's budget (%d bytes in RAM, large %d): small spilled %v, large %v (want only the one at its safe point)", b.InRAM(), large.Bytes(), small.Spilled(), large.Spilled())
+	}
+	// the spill went through the large index's memtables, counted in RAM
+	// until pebble flushes them to disk
+	for deadline := time.Now().Add(30 * time.Second); b.InRAM()+b.CacheBytes() > b.Worker() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if err := large.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := small.Release(); err != nil || small.Spilled() {
+		t.Fatalf("back within the worker's budget (%d bytes in RAM): small spilled %v, %v", b.InRAM(), small.Spilled(), err)
+	}
 }
