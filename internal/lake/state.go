@@ -141,8 +141,7 @@ func (s *State) Close() error {
 	}
 	s.settle()
 	if s.ix != nil {
-		s.ix.Close()
-		s.ix = nil
+		s.ix.Close() // emptied, no longer counted in the budget; kept for Index's callers
 	}
 	if s.log == nil {
 		return nil

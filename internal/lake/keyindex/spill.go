@@ -95,14 +95,17 @@ func (ix *Index) Lost() bool {
 	return err != nil || ix.spill.fail() != nil
 }
 
-// Close releases the index: a spilled index's store is closed and its
-// directory removed. The index is not usable after.
+// Close releases the index from its budget; a spilled index's store is
+// closed and its directory removed, and its RAM part emptied. A spilled
+// index is not usable after (one in RAM still reads as it was).
 func (ix *Index) Close() error {
 	var err error
 	if ix.spill != nil {
 		err = ix.spill.db.Close()
 		os.RemoveAll(ix.spill.dir)
 		ix.spill = nil
+		ix.slots, ix.keys, ix.keyEnd, ix.seqs, ix.flags, ix.file, ix.pos, ix.head, ix.free = nil, nil, nil, nil, nil, nil, nil, nil, nil
+		ix.ramKeys = 0
 	}
 	if b := ix.budget; b != nil {
 		b.inRAM.Add(-ix.accRAM)
@@ -111,8 +114,6 @@ func (ix *Index) Close() error {
 		ix.accRAM, ix.accDisk = 0, 0
 		ix.budget = nil
 	}
-	ix.slots, ix.keys, ix.keyEnd, ix.seqs, ix.flags, ix.file, ix.pos, ix.head, ix.free = nil, nil, nil, nil, nil, nil, nil, nil, nil
-	ix.ramKeys = 0
 	return err
 }
 
