@@ -87,9 +87,10 @@ type tableState struct {
 	mu       sync.Mutex // one batch of a table at a time in this worker
 	spec     TableSpec
 	decoders *decoderPool
-	prefetch prefetchSlot // the next batch, fetched and decoded ahead (prefetch.go)
-	mirror   *lake.MirrorWriter
-	history  *lake.HistoryWriter
+	prefetch prefetchSlot        // the next batch, fetched and decoded ahead (prefetch.go)
+	writer   *lake.TableWriter   // the table's write protocol (tableWriter)
+	mirror   *lake.MirrorWriter  // writer.Mirror
+	history  *lake.HistoryWriter // writer.History; nil without history
 	keyCols  []string
 	// keysChecked: keyCols were settled against the mirror's recorded
 	// key columns (ensureKeyColumns).
@@ -107,11 +108,13 @@ type tableState struct {
 // typesFrom makes the table's decoders read schemaless values by the
 // mirror's column types (schemas.DecoderOptions.TableColumns: decimals
 // sent as base64 or text, uuid, date), unless the spec declares
-// the columns itself. Without it, a table created by a direct load or
-// from events with the schema envelope would refuse the same columns
-// streamed without the envelope. It reports whether the types changed.
+// the columns itself, and Bits values in the mirror's byte order
+// (lake.PropBitsOrder). Without the types, a table created by a direct
+// load or from events with the schema envelope would refuse the same
+// columns streamed without the envelope. It reports whether either
+// changed.
 func (st *tableState) typesFrom(tbl *table.Table) bool {
-	return st.decoders.typed(tableTypes(st.spec, tbl))
+	return st.decoders.typed(tableTypes(st.spec, tbl), lake.BitsLeastSignificantFirst(tbl))
 }
 
 // tableTypes returns the mirror's columns that type schemaless values
@@ -130,15 +133,24 @@ func tableTypes(spec TableSpec, tbl *table.Table) []cdc.Column {
 // writers returns the table's mirror and history writers, creating them
 // once the key columns are settled.
 func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
-	if st.mirror == nil {
-		st.mirror, st.history = lake.NewWriters(a.Catalog, name, st.keyCols, lake.WriterOptions{
+	w := st.tableWriter(a, name)
+	return w.Mirror, w.History
+}
+
+// tableWriter returns the table's writer, made on first use with the
+// spec's tables and the worker's local state settings; its after-commit
+// hook is Activities.AfterCommit as set when a commit runs.
+func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.TableWriter {
+	if st.writer == nil {
+		st.writer = lake.NewTableWriter(a.Catalog, name, st.keyCols, lake.WriterOptions{
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx},
-			IndexBudget:    a.IndexBudget})
+			AfterCommit:    a.afterCommit, Layout: st.spec.Layout, IndexBudget: a.IndexBudget})
+		st.mirror, st.history = st.writer.Mirror, st.writer.History
 		st.local.Store(st.mirror.State())
 	}
-	return st.mirror, st.history
+	return st.writer
 }
 
 // stateBuilt returns the hook that counts the builds of a table's local

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
@@ -132,10 +132,11 @@ func committedResult(b lake.Batch, c lake.Committed) ApplyResult {
 }
 
 // applyRecords applies one batch of records (from Kafka, or rendered by a
-// direct load) to bronze, mirror and history, in that order, quarantining
-// what cannot be applied. pre is the records' decoding when it was done
-// ahead (a prefetch), nil to decode them here. It returns the result and
-// the keys of the row changes applied. stage tracks where it is (for
+// direct load) to bronze, mirror and history through the table's writer
+// (lake.TableWriter.Write: prepare, quarantine, stage, write, the three
+// commits), after decoding them. pre is the records' decoding when it was
+// done ahead (a prefetch), nil to decode them here. It returns the result
+// and the keys of the row changes applied. stage tracks where it is (for
 // failure metrics). Each table is loaded once for the batch
 // (lake.WithTableCache). The caller holds st.mu.
 func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
@@ -144,11 +145,6 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs), StageSeconds: map[string]float64{}}
 	*stage = "decode"
 	t0 := time.Now()
-	lap := func(name string) {
-		now := time.Now()
-		res.StageSeconds[name] += now.Sub(t0).Seconds()
-		t0 = now
-	}
 	if err := a.ensureTableTypes(ctx, st, name); err != nil {
 		return res, nil, err
 	}
@@ -161,157 +157,51 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 			return res, nil, err
 		}
 	}
-	lap("decode")
+	res.StageSeconds["decode"] = time.Since(t0).Seconds()
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return res, nil, err
 	}
-	mirror, history := st.writers(a, name)
+	w := st.tableWriter(a, name)
 	res.KeyColumns = st.keyCols
-	// the mirror and history exist before bronze holds any row change (see
-	// Recover), and events are typed and keyed the way the tables store them
-	prep, err := mirror.Prepare(ctx, dec.events, lake.WithSchemaDecision(decision))
+	out, err := w.Write(ctx, lake.WriteInput{
+		Batch: b, Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine,
+		SchemaDecision: decision, MaxQuarantine: spec.MaxQuarantine,
+		Retype: func(mirror *table.Table) (lake.WriteInput, bool, error) {
+			if !st.typesFrom(mirror) {
+				return lake.WriteInput{}, false, nil
+			}
+			// the batch created the mirror or changed its types: values the
+			// table's types read otherwise (rejected, or exact decimals read
+			// as JSON numbers through float64) are decoded again with them
+			var err error
+			if dec, err = decodeAll(st.decoders, recs); err != nil {
+				return lake.WriteInput{}, false, err
+			}
+			return lake.WriteInput{Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine}, true, nil
+		},
+		OnStage: func(s string) { *stage = s },
+	})
+	for k, v := range out.Stages {
+		res.StageSeconds[k] += v
+	}
+	dec.counts.add(&res)
+	res.AddedColumns = out.Added
+	res.CarriedDeleteValues = out.CarriedDeleteValues
+	res.Quarantined = len(out.Quarantined)
+	res.Bronze, res.Mirror, res.History, res.EndOffsets = out.Bronze, out.Mirror, out.History, out.EndOffsets
+	if a.Metrics != nil && out.Appended > 0 {
+		for _, r := range out.Quarantined[len(out.Quarantined)-out.Appended:] {
+			a.Metrics.Quarantined(spec.Table, r.Stage, 1)
+		}
+	}
+	var ql *lake.QuarantineLimitError
+	if errors.As(err, &ql) {
+		return res, nil, quarantineLimit(spec, b, ql)
+	}
 	if err != nil {
 		return res, nil, classify(err)
 	}
-	if prep.Table != nil && st.typesFrom(prep.Table) {
-		// the batch created the mirror or changed its types: values the
-		// table's types read otherwise (rejected, or exact decimals read
-		// as JSON numbers through float64) are decoded again with them
-		if dec, err = decodeAll(st.decoders, recs); err != nil {
-			return res, nil, err
-		}
-		if prep, err = mirror.Prepare(ctx, dec.events, lake.WithSchemaDecision(decision)); err != nil {
-			return res, nil, classify(err)
-		}
-	}
-	dec.counts.add(&res)
-	events, bronze, quarantine := dec.events, dec.bronze, dec.quarantine
-	res.AddedColumns = prep.Added
-	res.CarriedDeleteValues = prep.CarriedDeleteValues
-	if prep.Table != nil && history != nil {
-		if _, err := history.Ensure(ctx, prep.Table); err != nil {
-			return res, nil, classify(err)
-		}
-	}
-	for _, rej := range prep.Rejected {
-		quarantine = append(quarantine, quarantineOf(recs, rej.Origin, rej.Stage, rej.Err.Error()))
-	}
-	setBronzeKeys(bronze, prep.Events)
-	if err := a.quarantine(ctx, spec, name, b, quarantine, &res); err != nil {
-		return res, nil, err
-	}
-	keys := make([]cdc.Key, 0, len(prep.Events))
-	for _, e := range prep.Events {
-		if e.Key != "" {
-			keys = append(keys, e.Key)
-		}
-	}
-	if events, err = mirror.ExpandTruncates(ctx, prep.Events); err != nil {
-		return res, nil, classify(err)
-	}
-	lap("prepare")
-	if spec.WithoutBronze {
-		bronze = nil
-	}
-	if err := a.writeBatch(ctx, mirror, history, name, b, events, bronze, &res, stage, lap); err != nil {
-		return res, nil, err
-	}
-	return res, keys, nil
-}
-
-// writeBatch writes one prepared batch to the three tables. The work is
-// staged so that both cores are used: the bronze file is written while
-// the mirror's and history's changes are decided, then the mirror and
-// history files are written concurrently with it; the commits follow in
-// the order bronze, mirror, history (a batch's bronze rows are committed
-// before any table shows its changes, so a late-key rebuild after a crash
-// finds them). bronze is nil for a table without bronze.
-func (a *Activities) writeBatch(ctx context.Context, mirror *lake.MirrorWriter, history *lake.HistoryWriter, name lake.TableName,
-	b lake.Batch, events []*cdc.Event, bronze []lake.BronzeRecord, res *ApplyResult, stage *string, lap func(string)) error {
-	type bronzeOut struct {
-		st  *lake.BronzeStage
-		err error
-	}
-	bronzeDone := make(chan bronzeOut, 1)
-	go func() {
-		if bronze == nil { // a table without bronze
-			bronzeDone <- bronzeOut{}
-			return
-		}
-		st, err := lake.StageBronze(ctx, a.Catalog, name, b, bronze)
-		bronzeDone <- bronzeOut{st, err}
-	}()
-	waitBronze := func() (*lake.BronzeStage, error) {
-		o := <-bronzeDone
-		bronzeDone <- o
-		return o.st, o.err
-	}
-	*stage = "mirror"
-	var ms *lake.MirrorStage
-	var hs *lake.HistoryStage
-	var err error
-	for attempt := 0; ; attempt++ {
-		if ms, err = mirror.Stage(ctx, b, events); err != nil {
-			waitBronze()
-			return classify(err)
-		}
-		if history == nil {
-			break
-		}
-		*stage = "history"
-		if hs, err = history.StageAfter(ctx, b, events, ms); err == nil {
-			break
-		}
-		if !errors.Is(err, lake.ErrStateMoved) || attempt > 0 {
-			waitBronze()
-			return classify(err)
-		}
-	}
-	lap("stage")
-	*stage = "write"
-	mirrorWritten := make(chan error, 1)
-	go func() { mirrorWritten <- ms.Write(ctx) }()
-	var herr error
-	if hs != nil {
-		herr = hs.Write(ctx)
-	}
-	merr := <-mirrorWritten
-	bs, berr := waitBronze()
-	for _, err := range []error{berr, merr, herr} {
-		if err != nil {
-			return classify(err)
-		}
-	}
-	lap("write")
-	if bs != nil {
-		*stage = "bronze"
-		if res.Bronze, err = bs.Commit(ctx); err != nil {
-			return classify(err)
-		}
-		if err := a.afterCommit(ctx, b, "bronze"); err != nil {
-			return err
-		}
-		lap("commit_bronze")
-	}
-	*stage = "mirror"
-	if res.Mirror, res.EndOffsets, err = ms.Commit(ctx); err != nil {
-		return classify(err)
-	}
-	if err := a.afterCommit(ctx, b, "mirror"); err != nil {
-		return err
-	}
-	lap("commit_mirror")
-	if hs != nil {
-		*stage = "history"
-		if res.History, err = hs.Commit(ctx); err != nil {
-			return classify(err)
-		}
-		if err := a.afterCommit(ctx, b, "history"); err != nil {
-			return err
-		}
-	}
-	lap("commit_history")
-	return nil
+	return res, out.Keys, nil
 }
 
 // toRecords converts fetched Kafka records.
@@ -379,80 +269,6 @@ func (a *Activities) ensureTableTypes(ctx context.Context, st *tableState, name 
 func keyMismatch(name lake.TableName, recorded, spec []string) error {
 	return badSpec(fmt.Errorf("table %s: the mirror is keyed by %s, the table spec by %s; a mirror cannot change its key (rows would merge under the wrong key): start the table with --key %s, or mirror into a new table name",
 		name, strings.Join(recorded, ","), strings.Join(spec, ","), strings.Join(recorded, ",")))
-}
-
-// quarantineOf builds the quarantine record of the batch record at origin.
-func quarantineOf(recs []schemas.Record, o cdc.Origin, stage, reason string) lake.QuarantineRecord {
-	q := lake.QuarantineRecord{Partition: o.Partition, Offset: o.Offset, Stage: stage, Reason: reason}
-	for _, r := range recs {
-		if r.Partition == o.Partition && r.Offset == o.Offset {
-			q.Key, q.Value, q.Timestamp = r.Key, r.Value, r.Timestamp
-			break
-		}
-	}
-	return q
-}
-
-// quarantine keeps the batch's rejected records in the quarantine table,
-// or, above the table's per-batch limit, stops the batch (non-retryable:
-// the table blocks until an operator raises the limit or fixes the
-// source, then retries).
-func (a *Activities) quarantine(ctx context.Context, spec TableSpec, name lake.TableName, b lake.Batch, q []lake.QuarantineRecord, res *ApplyResult) error {
-	if len(q) == 0 {
-		return nil
-	}
-	if len(q) > spec.MaxQuarantine {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%d records of batch %s cannot be applied (limit %d per batch); first: %s/%d@%d: %s",
-			len(q), b.ID, spec.MaxQuarantine, b.Topic, q[0].Partition, q[0].Offset, q[0].Reason), ErrTypeQuarantineLimit, nil)
-	}
-	n, err := lake.AppendQuarantine(ctx, a.Catalog, name, b, q)
-	if err != nil {
-		return classify(err)
-	}
-	res.Quarantined = len(q)
-	if a.Metrics != nil {
-		for _, r := range q[len(q)-n:] {
-			a.Metrics.Quarantined(spec.Table, r.Stage, 1)
-		}
-	}
-	return nil
-}
-
-// setBronzeKeys copies each row change's primary key, as Prepare typed
-// it, to its bronze row (the one at the same partition and offset; of
-// several events of one record, the last one's). Events come in record
-// order, so one walk over both finds every row; events out of that order
-// (none that decode and Prepare make) are found through a map.
-func setBronzeKeys(bronze []lake.BronzeRecord, events []*cdc.Event) {
-	j := 0
-	for n, e := range events {
-		for j < len(bronze) && (bronze[j].Partition != e.Origin.Partition || bronze[j].Offset != e.Origin.Offset) {
-			j++
-		}
-		if j == len(bronze) {
-			setBronzeKeysByMap(bronze, events[n:])
-			return
-		}
-		if e.Key != "" {
-			bronze[j].PK = e.Key
-		}
-	}
-}
-
-// setBronzeKeysByMap is setBronzeKeys for events in any order.
-func setBronzeKeysByMap(bronze []lake.BronzeRecord, events []*cdc.Event) {
-	at := make(map[[2]int64]int, len(bronze))
-	for i, b := range bronze {
-		at[[2]int64{int64(b.Partition), b.Offset}] = i
-	}
-	for _, e := range events {
-		if e.Key == "" {
-			continue
-		}
-		if i, ok := at[[2]int64{int64(e.Origin.Partition), e.Origin.Offset}]; ok {
-			bronze[i].PK = e.Key
-		}
-	}
 }
 
 func kafkaRanges(rs []lake.Range) []kafka.Range {

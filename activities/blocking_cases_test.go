@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/internal/telemetry"
 )
 
 // applyAll applies batches to a new table with opts, restarting the worker
@@ -378,4 +379,55 @@ func TestBlockingReadBeforeLateTruncateGap(t *testing.T) {
 			wantTables(t, fmt.Sprintf("%s %v (want: the gap)", name, opts.Tables()), m, h, wantM, wantH)
 		}
 	}
+}
+
+// Without bronze, a late change that reaches a worker after it rebuilt its
+// local state (a restart, a compaction) cannot be woven into the history:
+// the key's earlier changes are gone. The mirror stays right (the change
+// is stale there); the history keeps its versions without the late one,
+// and the batch says so (History.Unwoven), so the workflow's totals,
+// status and the lakemirror_unwoven_keys_total metric show it (issue 34
+// item 3: before, such a batch counted nothing anywhere but its own
+// result).
+func TestNoBronzeLateAfterRestartCounted(t *testing.T) {
+	c1 := pgw("c", "null", `{"order_id":1,"status":"a","note":"n"}`, 100)
+	u3 := pgw("u", "null", `{"order_id":1,"status":"c","note":"n"}`, 300)
+	late := pgw("u", "null", `{"order_id":1,"status":"b","note":"n"}`, 200)
+	w := newWrun(t, TableSpec{WithoutBronze: true})
+	w.apply([]wev{c1, u3}, false)
+	w.restart()
+	w.a.Metrics = telemetry.New()
+	res, _ := w.apply([]wev{late}, false)
+	if res.History.Unwoven != 1 || res.History.Late != 1 {
+		t.Errorf("history result %+v, want 1 late, 1 unwoven", res.History)
+	}
+	m, h := w.tables()
+	wantTables(t, "after the late change", m, h, "1 c n "+pgs(300, 300)+" false",
+		lines("1 a n "+pgs(100, 100)+" "+pgs(300, 300)+" false", "1 c n "+pgs(300, 300)+" <nil> true"))
+	w.a.observeBatch(w.spec.Table, &res, 0) // what ApplyBatch reports of the batch
+	if got := counterValue(t, w.a.Metrics, telemetry.MetricUnwovenKeys, w.spec.Table); got != 1 {
+		t.Errorf("%s = %v, want 1", telemetry.MetricUnwovenKeys, got)
+	}
+}
+
+// counterValue is the value of counter name for table in m.
+func counterValue(t *testing.T, m *telemetry.Metrics, name, table string) float64 {
+	t.Helper()
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "table" && l.GetValue() == table {
+					return mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }

@@ -102,18 +102,21 @@ func (p *decoderPool) adoptLearnedKeys() bool {
 }
 
 // typed makes the pool's decoders read schemaless values by the table's
-// column types (schemas.DecoderOptions.TableColumns), dropping decoders
-// made with other types. It reports whether the types changed.
-func (p *decoderPool) typed(cols []cdc.Column) bool {
+// column types (schemas.DecoderOptions.TableColumns) and Bits values in
+// the table's byte order (schemas.DecoderOptions.BitsLeastSignificantFirst,
+// lake.PropBitsOrder), dropping decoders made otherwise. It reports
+// whether either changed.
+func (p *decoderPool) typed(cols []cdc.Column, bitsLSB bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if slices.EqualFunc(p.opts.TableColumns, cols, func(x, y cdc.Column) bool { return x.Name == y.Name && x.Type == y.Type }) {
+	if p.opts.BitsLeastSignificantFirst == bitsLSB &&
+		slices.EqualFunc(p.opts.TableColumns, cols, func(x, y cdc.Column) bool { return x.Name == y.Name && x.Type == y.Type }) {
 		return false
 	}
 	if len(p.opts.KeyColumns) == 0 {
 		p.adoptLearnedKeys() // learned from a Kafka key: keep them
 	}
-	p.opts.TableColumns = cols
+	p.opts.TableColumns, p.opts.BitsLeastSignificantFirst = cols, bitsLSB
 	p.free, p.all = nil, nil
 	p.gen++
 	return true

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -24,7 +26,10 @@ func classify(err error) error {
 	var sb *lake.SchemaBlockedError
 	var rc *lake.ReservedColumnError
 	var sc *lake.SourceServerChangedError
+	var le *lake.LayoutError
 	switch {
+	case errors.As(err, &le):
+		return badSpec(err)
 	case errors.As(err, &sc):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,
 			map[string]any{"server": sc.Server, "known": sc.Known, "position": sc.Position.Hex(), "applied": sc.Applied.Hex()})
@@ -33,10 +38,14 @@ func classify(err error) error {
 	case errors.As(err, &sb):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSchemaBlocked, err, sb.Changes)
 	case errors.As(err, &de):
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUndecodable, err,
-			map[string]any{"topic": de.Topic, "partition": de.Partition, "offset": de.Offset, "reason": de.Reason})
+		// the message, not the error (whose text holds the record's
+		// values), goes to Temporal history
+		reason := redactRecordContent(de.Reason)
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("record %s/%d@%d cannot be decoded: %s", de.Topic, de.Partition, de.Offset, reason),
+			ErrTypeUndecodable, nil, map[string]any{"topic": de.Topic, "partition": de.Partition, "offset": de.Offset, "reason": reason})
 	case errors.As(err, &ce):
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnfit, err,
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("record %s/%d@%d does not fit the mirror table: %s",
+			ce.Origin.Topic, ce.Origin.Partition, ce.Origin.Offset, redactRecordContent(ce.Err.Error())), ErrTypeUnfit, nil,
 			map[string]any{"topic": ce.Origin.Topic, "partition": ce.Origin.Partition, "offset": ce.Origin.Offset})
 	case errors.As(err, &ge), errors.Is(err, kafka.ErrRetentionGap):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRetentionGap, err)
@@ -44,6 +53,36 @@ func classify(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error()+"; the pipeline stops here rather than apply the new log's records under offsets it already recorded: mirror the new topic into a new table name (or drop this table's Iceberg tables and start again)", ErrTypeLogReset, err)
 	}
 	return err
+}
+
+// quarantineLimit is the non-retryable error of a batch with more records
+// to quarantine than spec allows (ql). It names the first record's
+// coordinates, stage and reason without its values (it reaches the
+// workflow's status and Temporal history: redactRecordContent) and says
+// how to go on.
+func quarantineLimit(spec TableSpec, b lake.Batch, ql *lake.QuarantineLimitError) error {
+	r := ql.First
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%d records of batch %s cannot be applied (limit %d per batch); first: %s/%d@%d (%s): %s. "+
+		"To keep them in the quarantine and go on: starter settings %s --max-quarantine %d && starter retry %s; "+
+		"then starter dump %s --quarantine shows them with their reasons",
+		ql.Records, b.ID, ql.Limit, b.Topic, r.Partition, r.Offset, r.Stage, redactRecordContent(withoutCoordinates(r.Reason)),
+		spec.Table, ql.Records, spec.Table, spec.Table), ErrTypeQuarantineLimit, nil)
+}
+
+// withoutCoordinates is a quarantine reason without the decoder's
+// "schemas: cannot decode topic[p]@offset: " prefix (the caller names
+// the record).
+func withoutCoordinates(reason string) string {
+	rest, ok := strings.CutPrefix(reason, "schemas: cannot decode ")
+	if !ok {
+		return reason
+	}
+	if _, after, ok := strings.Cut(rest, "]@"); ok {
+		if _, r, ok := strings.Cut(after, ": "); ok {
+			return r
+		}
+	}
+	return reason
 }
 
 func badSpec(err error) error {

@@ -39,6 +39,9 @@ func (a *Activities) observeBatch(table string, res *ApplyResult, took time.Dura
 		b.NewestSourceTime = time.UnixMicro(res.Mirror.MaxSourceTs)
 	}
 	a.Metrics.ObserveBatch(b)
+	if !res.History.AlreadyCommitted && res.History.Unwoven > 0 {
+		a.Metrics.Unwoven(table, res.History.Unwoven)
+	}
 	if !res.Mirror.AlreadyCommitted {
 		if n := res.WovenKeys(); n > 0 {
 			a.Metrics.Rebuilt(table, n)

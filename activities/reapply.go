@@ -68,10 +68,11 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 	if err := lake.SeedScratch(ctx, a.Catalog, name, scratch, plan.Base); err != nil {
 		return validate.Result{}, "", err
 	}
-	w, _ := lake.NewWriters(a.Catalog, scratch, keyCols, lake.WriterOptions{StateDir: a.StateDir})
-	defer w.State().Close()
+	tw := lake.NewTableWriter(a.Catalog, scratch, keyCols, lake.WriterOptions{StateDir: a.StateDir, WithoutBronze: true})
+	defer tw.Mirror.State().Close()
 	opts := a.decoderOptions(spec)
 	opts.TableColumns = tableTypes(spec, mirror) // as the table's batches decoded
+	opts.BitsLeastSignificantFirst = lake.BitsLeastSignificantFirst(mirror)
 	decoders := newDecoderPool(opts)
 	scope := validate.ReapplyScope{Base: plan.Base, Target: plan.Target, Batches: len(plan.Batches),
 		FromBatch: plan.Batches[0].Batch.Seq, ToBatch: plan.Batches[len(plan.Batches)-1].Batch.Seq,
@@ -96,20 +97,13 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 		if err != nil {
 			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
 		}
-		prep, err := w.Prepare(ctx, events, lake.WithSchemaDecision(lake.DecisionSkip))
-		if err != nil {
-			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
-		}
-		if events, err = w.ExpandTruncates(ctx, prep.Events); err != nil {
-			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
-		}
 		b := rb.Batch
 		b.ID = scratch.String() + "#" + strconv.FormatInt(b.Seq, 10)
-		if _, _, err := w.Apply(ctx, b, events); err != nil {
+		if _, err := tw.Write(ctx, lake.WriteInput{Batch: b, Events: events, SchemaDecision: lake.DecisionSkip, NoQuarantine: true}); err != nil {
 			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
 		}
 	}
-	if err := a.rebuildScratchLate(ctx, spec, name, scratch, w, decoders, plan, mirrorPending); err != nil {
+	if err := a.rebuildScratchLate(ctx, spec, name, scratch, tw, decoders, plan, mirrorPending); err != nil {
 		return validate.Result{}, "", err
 	}
 	want, mirrorDups, err := lake.ReadImages(ctx, a.Catalog, name.Mirror(), plan.Target, keyCols)
@@ -149,7 +143,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 // prepared like past changes (preparePast), by MirrorWriter.Rebuild, the fold
 // RebuildKeys runs; keys pending in both stay as the guard left them on
 // both sides. Errors: catalog, storage and decoding failures.
-func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, name, scratch lake.TableName, w *lake.MirrorWriter,
+func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, name, scratch lake.TableName, tw *lake.TableWriter,
 	decoders *decoderPool, plan *lake.ReapplyPlan, mirrorPending map[string]bool) error {
 	tbl, err := lake.LoadTable(ctx, a.Catalog, scratch.Mirror())
 	if err != nil || tbl == nil {
@@ -185,11 +179,11 @@ func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, nam
 	if err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
 	}
-	byKey, err := preparePast(ctx, w, events)
+	byKey, err := preparePast(ctx, tw.Mirror, events)
 	if err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
 	}
-	if _, err := w.Rebuild(ctx, byKey); err != nil {
+	if _, _, err := tw.Rebuild(ctx, byKey); err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
 	}
 	return nil

@@ -41,6 +41,9 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	res, err := a.rebuildPending(ctx, st, name)
 	if err == nil && a.Metrics != nil {
 		a.Metrics.Rebuilt(spec.Table, res.Keys)
+		if res.Unwoven > 0 {
+			a.Metrics.Unwoven(spec.Table, res.Unwoven)
+		}
 	}
 	return res, err
 }
@@ -50,14 +53,8 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 // caller holds st.mu).
 func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name lake.TableName) (RebuildResult, error) {
 	var res RebuildResult
-	mirror, history := st.writers(a, name)
-	var keys []cdc.Key
-	var err error
-	if history != nil {
-		keys, err = history.Pending(ctx)
-	} else {
-		keys, err = mirror.Pending(ctx)
-	}
+	w := st.tableWriter(a, name)
+	keys, err := w.Pending(ctx)
 	if err != nil || len(keys) == 0 {
 		return res, classify(err)
 	}
@@ -84,16 +81,8 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 	for _, k := range keys[:min(len(keys), 20)] {
 		res.KeySample = append(res.KeySample, keyText(byKey[k], st.keyCols))
 	}
-	if res.Mirror, err = mirror.Rebuild(ctx, byKey); err != nil {
-		return res, classify(err)
-	}
-	if history == nil {
-		return res, nil
-	}
-	if res.History, err = history.Rebuild(ctx, byKey); err != nil {
-		return res, classify(err)
-	}
-	return res, nil
+	res.Mirror, res.History, err = w.Rebuild(ctx, byKey)
+	return res, classify(err)
 }
 
 // pastEvents returns every row change ever applied for each key, from

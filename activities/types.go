@@ -5,6 +5,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // TaskQueue is the Temporal task queue the worker serves.
@@ -91,6 +92,12 @@ type TableSpec struct {
 	// activity of a worker with another catalog refuses the table
 	// (ErrTypeCatalogMismatch). "" = not recorded yet (any worker).
 	Catalog string `json:"catalog,omitempty"`
+	// Layout is the partition fields and sort order of the mirror, history
+	// and bronze tables (internal/layout; docs/configuration.md). Zero:
+	// unpartitioned, unsorted mirror and history, bronze by ingestion day.
+	// A change applies to the files written after it (partition
+	// evolution); compaction rewrites the older ones.
+	Layout layout.Tables `json:"layout,omitzero"`
 }
 
 // batchBudget is the number of records the next batch may take when

@@ -156,17 +156,24 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 // holeKeys returns what names a record found in one of bronze's holes:
 // the hex of the primary key of the row change it carries, decoded as the
 // table's batches decode it (the mirror's recorded key columns, else the
-// spec's), or "" for a record that is no row change or does not decode
-// (the hole's finding still counts it). Errors: reading the mirror's key
-// columns (catalog, storage).
+// spec's, and its Bits byte order), or "" for a record that is no row
+// change or does not decode (the hole's finding still counts it). Errors:
+// reading the mirror (catalog, storage) and its key columns.
 func (a *Activities) holeKeys(ctx context.Context, spec TableSpec, name lake.TableName) (func(*kgo.Record) string, error) {
 	opts := a.decoderOptions(spec)
-	recorded, err := lake.MirrorKeyColumns(ctx, a.Catalog, name)
+	mirror, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
 	if err != nil {
 		return nil, err
 	}
-	if len(recorded) > 0 {
-		opts.KeyColumns = recorded
+	if mirror != nil {
+		recorded, err := lake.KeyColumnsOf(mirror)
+		if err != nil {
+			return nil, err
+		}
+		if len(recorded) > 0 {
+			opts.KeyColumns = recorded
+		}
+		opts.BitsLeastSignificantFirst = lake.BitsLeastSignificantFirst(mirror)
 	}
 	dec := schemas.NewDecoder(opts)
 	return func(r *kgo.Record) string {

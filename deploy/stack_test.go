@@ -139,7 +139,7 @@ func TestWorkerEnvironment(t *testing.T) {
 	if w[config.EnvCatalogType] != "rest" {
 		t.Errorf("worker %s = %q, want rest", config.EnvCatalogType, w[config.EnvCatalogType])
 	}
-	props, err := config.ParseProps(w[config.EnvCatalogProps])
+	props, err := config.ParseProps(config.EnvCatalogProps, w[config.EnvCatalogProps])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,12 +70,18 @@ func (d *Decoder) avroValue(r *avro.Reader, n *anode, fs *fieldSpec, depth int) 
 			return d.textValue([]byte(sym))
 		}
 	case decBytes:
+		var val cdc.Value
+		var b []byte
+		var err error
 		switch n.t {
 		case avro.Bytes:
-			return d.rawBytesValue(r.ReadBytes())
+			val, b, err = d.rawBytesValue(r.ReadBytes())
 		case avro.Fixed:
-			return d.rawBytesValue(avroFixed(r, n))
+			val, b, err = d.rawBytesValue(avroFixed(r, n))
+		default:
+			return mismatch()
 		}
+		return d.bitsOrder(fs, val, b, err)
 	case decDecimal:
 		var b []byte
 		switch n.t {

@@ -93,6 +93,9 @@ type fieldSpec struct {
 	elem     *fieldSpec // decList: the element decoder
 	optional bool
 	source   string
+	// bits: decBytes of io.debezium.data.Bits, whose bytes are put in the
+	// database's order (Decoder.bitsOrder)
+	bits     bool
 	declared bool // from DecoderOptions.Columns: other JSON tokens are decoded by inference and Coerced
 	// decText: how a declared decimal's JSON string is read (decimalValue)
 	decText decTextMode

@@ -23,7 +23,7 @@ func declaredSpec(c cdc.Column) fieldSpec {
 	var hint fieldSpec
 	if c.Source != "" && connectLogicalName(c.Source) {
 		if ok, err := connectLogical(&hint, physicalOf(c.Source), c.Source, nil); ok && err == nil && hint.typ.Kind == c.Type.Kind {
-			fs.dec = hint.dec
+			fs.dec, fs.bits = hint.dec, hint.bits
 		}
 	}
 	if fs.dec == decInfer {
@@ -96,7 +96,7 @@ func connectLogicalName(s string) bool {
 // physicalOf is the Connect physical type a known logical type is defined on.
 func physicalOf(logical string) string {
 	switch logical {
-	case logicalDecimal:
+	case logicalDecimal, logicalBits:
 		return "bytes"
 	case logicalDate, logicalConnectDate, logicalTime, logicalConnectTime:
 		return "int32"

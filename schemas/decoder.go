@@ -82,6 +82,17 @@ type DecoderOptions struct {
 	// (lakemirror's: docs/design.md rules 3 and 4); the raw record keeps
 	// the image.
 	DropUpsertBefore bool
+	// BitsLeastSignificantFirst keeps the values of io.debezium.data.Bits
+	// columns (MySQL BIT(n), PostgreSQL bit(n) and varbit, n > 1) in the
+	// byte order Debezium sends: least significant byte first. It is for
+	// tables whose stored rows and key index hold that order (written
+	// before lakemirror reversed it; lake.PropBitsOrder). false: the bytes
+	// are reversed to the database's own order, most significant byte
+	// first, so MySQL b'0000000100000010' (0x0102, which Debezium sends as
+	// 02 01) is stored as 01 02. Either way the length is Debezium's
+	// ceil(n/8) bytes, so a value's bits are right-aligned (PostgreSQL's
+	// B'101' in bit(10) reads 00 05).
+	BitsLeastSignificantFirst bool
 }
 
 // FlattenMode says how flattened (ExtractNewRecordState) records are
@@ -122,6 +133,8 @@ type Decoder struct {
 	connector string
 	// dropBefore: DecoderOptions.DropUpsertBefore
 	dropBefore bool
+	// bitsLSB: DecoderOptions.BitsLeastSignificantFirst
+	bitsLSB bool
 
 	vp, kp, sp fastjson.Parser // value payload, Kafka key, schema
 
@@ -142,6 +155,7 @@ type Decoder struct {
 	sarena []byte     // their number texts
 
 	num, dig, tmp, raw []byte // scratch
+	bitsBuf            []byte // scratch: a Bits value in the database's byte order
 	seen               []bool
 	keyBuf             []byte
 	keyVals            []cdc.Value
@@ -162,6 +176,7 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 		prefix:      opts.AddFieldsPrefix,
 		connector:   opts.Connector,
 		dropBefore:  opts.DropUpsertBefore,
+		bitsLSB:     opts.BitsLeastSignificantFirst,
 	}
 	d.setPlaceholder(opts.UnavailablePlaceholder)
 	if d.prefix == "" {

@@ -76,7 +76,9 @@
 //	double (float64)                             double           as sent (JSON text parsed once; no invented digits);
 //	                                                              "NaN"/"Infinity"/"-Infinity" strings accepted
 //	boolean                                      boolean
-//	string                                       string           valid UTF-8
+//	string                                       string           valid UTF-8; JSON escapes decoded exactly (an unknown
+//	                                                              escape or a lone UTF-16 surrogate such as \ud800, which
+//	                                                              has no UTF-8 form, is an error naming its offset)
 //	bytes                                        binary           base64 in JSON, raw in Avro
 //	org.apache.kafka.connect.data.Decimal        decimal(p,s)     base64 two's-complement big-endian unscaled bytes,
 //	                                                              or a JSON number (decimal.format=NUMERIC) read exactly;
@@ -109,7 +111,10 @@
 //	io.debezium.data.Uuid                        uuid             canonical text → 16 bytes
 //	io.debezium.data.Json, Xml, Enum, EnumSet,   string           as sent
 //	  Ltree
-//	io.debezium.data.Bits                        binary           the bytes as Debezium sends them
+//	io.debezium.data.Bits                        binary           the database's byte order, most significant byte first
+//	                                                              (Debezium sends least significant first: 0x0102 as
+//	                                                              02 01; DecoderOptions.BitsLeastSignificantFirst keeps
+//	                                                              that), ceil(n/8) bytes, the bits right-aligned
 //	io.debezium.data.geometry.Geometry,          binary           the WKB bytes ({wkb, srid}; Point adds x, y);
 //	  Geography, Point                                            the srid is not kept
 //	array of a primitive or logical type         list<T>          elements decoded as T (NULL elements allowed);

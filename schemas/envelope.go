@@ -77,6 +77,9 @@ func (d *Decoder) splitEnvelope(b []byte) (schema, payload []byte, ok bool) {
 // value itself when there is no JsonConverter wrapper) and the parsed
 // schema (nil without a wrapper or with "schema":null).
 func (d *Decoder) parseValue(b []byte) (*fastjson.Value, *envSchema, error) {
+	if err := checkEscapes(b); err != nil {
+		return nil, nil, fmt.Errorf("malformed JSON: %v", err)
+	}
 	if sch, pl, ok := d.splitEnvelope(b); ok {
 		if p, err := d.vp.ParseBytes(pl); err == nil {
 			var env *envSchema

@@ -251,6 +251,9 @@ func (d *Decoder) beginText() {
 // images without a position (e.g. captures whose source block was dropped).
 // Errors name the column and why its value does not fit.
 func (d *Decoder) DecodeImage(image []byte) (*cdc.Row, error) {
+	if err := checkEscapes(image); err != nil {
+		return nil, fmt.Errorf("schemas: malformed JSON: %v", err)
+	}
 	v, err := d.vp.ParseBytes(image)
 	if err != nil {
 		return nil, fmt.Errorf("schemas: malformed JSON: %v", err)

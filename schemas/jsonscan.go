@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -110,7 +111,7 @@ func skipValue(b []byte, i, depth int) (int, error) {
 		}
 		return i + n, nil
 	default:
-		return i, fmt.Errorf("offset %d: unexpected character %q", i, c)
+		return i, fmt.Errorf("offset %d: unexpected character", i)
 	}
 }
 
@@ -137,20 +138,11 @@ func skipString(b []byte, i int) (int, error) {
 			}
 			return i + 1, nil
 		case c == '\\':
-			if i+1 >= len(b) {
-				return i, errors.New("unexpected end of JSON input in a string")
+			n, err := escapeLen(b, i)
+			if err != nil {
+				return i, err
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return i, fmt.Errorf("offset %d: invalid \\u escape", i)
-				}
-				i += 6
-			default:
-				return i, fmt.Errorf("offset %d: invalid escape \\%c", i, b[i+1])
-			}
+			i += n
 		case c < 0x20:
 			return i, fmt.Errorf("offset %d: control character in a string", i)
 		default:
@@ -163,8 +155,91 @@ func skipString(b []byte, i int) (int, error) {
 	return i, errors.New("unexpected end of JSON input in a string")
 }
 
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+// checkEscapes checks every string escape of the JSON text b (RFC 8259
+// section 7) and returns the first one that does not decode to exactly
+// one text: an unknown escape (\x), a \u escape without four hex digits,
+// or a UTF-16 surrogate that is not half of a pair (\ud800 alone, \ud800
+// followed by anything but a low surrogate, or a low surrogate \udc00
+// first). fastjson decodes such escapes best-effort (it keeps \ud800 as
+// those six characters, so the value collides with a text that really
+// holds them, and turns \ud800\u0041 into U+FFFD, dropping the A), so the
+// decoder calls this before parsing. A lone surrogate is what Debezium's
+// JsonConverter (Jackson) writes for a Java string holding one, which a
+// SQL Server nvarchar or an Oracle NVARCHAR2 can hold but PostgreSQL and
+// MySQL text cannot: there is no UTF-8 text for it, so no Iceberg string
+// can hold it exactly, and the record goes to the quarantine instead of
+// being stored as another text. Outside strings JSON has no backslash, so
+// the scan needs no parse; a text without backslashes costs one
+// IndexByte. Errors give the byte offset of the escape in b.
+func checkEscapes(b []byte) error {
+	i := bytes.IndexByte(b, '\\')
+	for i >= 0 {
+		n, err := escapeLen(b, i)
+		if err != nil {
+			return err
+		}
+		i += n
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return nil
+		}
+		i += j
+	}
+	return nil
+}
+
+// escapeLen returns the length of the escape that starts with the
+// backslash b[i]: 2 for \n and its kind, 6 for \uXXXX, 12 for a
+// surrogate pair \uD8xx\uDCxx. Errors: see checkEscapes.
+func escapeLen(b []byte, i int) (int, error) {
+	if i+1 >= len(b) {
+		return 0, errors.New("unexpected end of JSON input in a string")
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, nil
+	case 'u':
+	default:
+		return 0, fmt.Errorf(`offset %d: unknown escape (a backslash before another character than "\/bfnrtu)`, i)
+	}
+	r, ok := hex4(b, i+2)
+	if !ok {
+		return 0, fmt.Errorf("offset %d: invalid \\u escape", i)
+	}
+	switch {
+	case r < 0xd800 || r > 0xdfff:
+		return 6, nil
+	case r <= 0xdbff:
+		if len(b)-i >= 12 && b[i+6] == '\\' && b[i+7] == 'u' {
+			if lo, ok := hex4(b, i+8); ok && lo >= 0xdc00 && lo <= 0xdfff {
+				return 12, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("offset %d: a \\u escape of U+%04X, a lone UTF-16 surrogate, not a character: "+
+		"the source text is not Unicode text (a Java string the JSON converter wrote as it was) "+
+		"and has no exact UTF-8 form for an Iceberg string", i, r)
+}
+
+// hex4 reads the four hex digits at b[i:i+4].
+func hex4(b []byte, i int) (rune, bool) {
+	if len(b)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // appendCompactJSON appends v as compact JSON text: object keys in their

@@ -49,6 +49,9 @@ func (d *Decoder) parseKafkaKey(key []byte) (*fastjson.Object, *structSpec, erro
 	if len(key) == 0 {
 		return nil, nil, errors.New("the record has no Kafka key")
 	}
+	if err := checkEscapes(key); err != nil {
+		return nil, nil, fmt.Errorf("the Kafka key is not JSON (%v)", err)
+	}
 	v, err := d.kp.ParseBytes(key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the Kafka key is not JSON (%v)", err)

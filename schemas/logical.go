@@ -223,6 +223,11 @@ func connectLogical(fs *fieldSpec, typ, logical string, p params) (ok bool, err 
 			return false, nil
 		}
 		fs.dec, fs.typ = decGeometry, cdc.TypeBinary
+	case logicalBits:
+		if !want("bytes") {
+			return false, nil
+		}
+		fs.dec, fs.typ, fs.bits = decBytes, cdc.TypeBinary, true
 	default:
 		return false, nil
 	}

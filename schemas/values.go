@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -101,7 +102,8 @@ func (d *Decoder) decodeValue(v *fastjson.Value, fs *fieldSpec) (cdc.Value, []by
 	case decBytes:
 		if t == fastjson.TypeString {
 			s, _ := v.StringBytes()
-			return d.bytesValue(s)
+			val, b, err := d.bytesValue(s)
+			return d.bitsOrder(fs, val, b, err)
 		}
 	case decDecimal:
 		return d.decimalValue(v, t, fs)
@@ -232,6 +234,20 @@ func (d *Decoder) bytesValue(s []byte) (cdc.Value, []byte, error) {
 		return cdc.Value{}, nil, fmt.Errorf("invalid base64: %v", err)
 	}
 	return d.rawBytesValue(d.tmp[:m])
+}
+
+// bitsOrder returns a decoded binary value of fs, reversing the bytes of
+// an io.debezium.data.Bits value (fs.bits), which Debezium sends least
+// significant byte first, to the database's order (most significant byte
+// first) unless DecoderOptions.BitsLeastSignificantFirst. b is not
+// changed (it may be the record's own bytes).
+func (d *Decoder) bitsOrder(fs *fieldSpec, v cdc.Value, b []byte, err error) (cdc.Value, []byte, error) {
+	if !fs.bits || d.bitsLSB || err != nil || v.Kind != cdc.KindBytes {
+		return v, b, err
+	}
+	d.bitsBuf = append(d.bitsBuf[:0], b...)
+	slices.Reverse(d.bitsBuf)
+	return v, d.bitsBuf, nil
 }
 
 // rawBytesValue is a binary value from its raw bytes (Avro bytes, decoded

@@ -234,7 +234,7 @@ func specOf(p pipelines.Pipeline, cols []cdc.Column) activities.TableSpec {
 		MaxEvents: p.BatchSize, MaxWait: p.MaxWait, MaxBatchEvents: p.MaxBatchSize, MaxQuarantine: p.MaxQuarantine,
 		HistoryColumns: p.HistoryColumns, HistoryCollapseTx: p.HistoryCollapseTx,
 		Source: p.Source, SourceTable: p.SourceTable, SignalTopic: p.SignalTopic, Columns: cols,
-		WithoutBronze: !p.Bronze, WithoutHistory: !p.History}
+		WithoutBronze: !p.Bronze, WithoutHistory: !p.History, Layout: p.Layout}
 }
 
 // pipelineOf is a running table's pipeline as its spec (from the status
@@ -244,7 +244,8 @@ func pipelineOf(spec activities.TableSpec, m pipelines.Maintenance) pipelines.Pi
 	p := pipelines.Pipeline{Table: spec.Table, Topic: spec.Topic, Key: spec.KeyColumns, StartFrom: spec.StartFrom,
 		BatchSize: spec.MaxEvents, MaxBatchSize: spec.MaxBatchEvents, MaxWait: spec.MaxWait, MaxQuarantine: spec.MaxQuarantine,
 		Bronze: !spec.WithoutBronze, History: !spec.WithoutHistory, HistoryColumns: spec.HistoryColumns, HistoryCollapseTx: spec.HistoryCollapseTx,
-		Source: spec.Source, SourceTable: spec.SourceTable, SignalTopic: spec.SignalTopic, Columns: columnsText(spec.Columns), Maintenance: m}
+		Source: spec.Source, SourceTable: spec.SourceTable, SignalTopic: spec.SignalTopic, Columns: columnsText(spec.Columns), Maintenance: m,
+		Layout: spec.Layout}
 	if len(p.Key) == 0 {
 		p.Key = nil
 	}
@@ -512,6 +513,12 @@ func applyStep(ctx context.Context, c client.Client, sc client.ScheduleClient, s
 				req.MaxWait = &spec.MaxWait
 			case "max_quarantine":
 				req.MaxQuarantine = &spec.MaxQuarantine
+			case "layout.mirror":
+				req.MirrorLayout = &spec.Layout.Mirror
+			case "layout.history":
+				req.HistoryLayout = &spec.Layout.History
+			case "layout.bronze":
+				req.BronzeLayout = &spec.Layout.Bronze
 			default:
 				if job := jobOf(ch.Field); job != "" {
 					jobs[job] = true

@@ -39,7 +39,7 @@ its topic. It asks for a confirmation on a terminal (type the table name) unless
 without a terminal and without --yes it refuses (exit 2). Exit 3 when the table has no
 pipeline, schedule or (with --drop-tables) Iceberg table.`,
 		Example: "  starter drop shop.orders\n  starter drop shop.orders --drop-tables --yes",
-		Args:    cobra.ExactArgs(1),
+		Args:    tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.drop(cmd.Context(), cmd.OutOrStdout(), args[0], dropTables, yes, timeout)
 		},

@@ -20,7 +20,7 @@ func (a *app) dumpCmd() *cobra.Command {
 partition and offset) table straight from the catalog and prints one JSON
 object per row. Decimals are strings with their scale, timestamps RFC 3339 in
 UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := lake.ParseTableName(args[0])
 			if err != nil {

@@ -79,7 +79,7 @@ unreferenced files). They run alongside the table's batches: a commit conflict m
 side retry, nothing is lost. It prints what the job did, or with --output json the
 job's result (the fields of activities.MaintenanceResult).`,
 		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h --dry-run\n  starter maintain shop.orders purge --output json",
-		Args:    cobra.ExactArgs(2),
+		Args:    tableArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := out.json()
 			if err != nil {
@@ -198,7 +198,7 @@ created with until its interval flag is given again.
 			"  starter schedule shop.orders --validate-every 6h\n" +
 			"  starter schedule shop.orders --reconcile-every 24h --reconcile-source shopdb --reconcile-repair\n" +
 			"  starter schedule shop.orders --pause",
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			validateGiven, reconcileGiven := cmd.Flags().Changed("validate-every"), cmd.Flags().Changed("reconcile-every")

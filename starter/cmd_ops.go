@@ -51,7 +51,7 @@ ranges per partition (--range 0:100-200, end exclusive), or everything from a ti
 2h, 2d, 1d12h), up to the table's
 current position. The workflow applies it between regular batches. With --wait a
 progress bar (rate, ETA) follows it to the end.`,
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var req workflows.BackfillRequest
 			for _, r := range ranges {
@@ -116,7 +116,7 @@ func (a *app) waitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait TABLE",
 		Short: "Wait until a table has caught up with its topic (progress bar with rate and ETA)",
-		Args:  cobra.ExactArgs(1),
+		Args:  tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
@@ -191,10 +191,11 @@ func follow(ctx context.Context, get func(context.Context) (workflows.Status, er
 func (a *app) settingsCmd() *cobra.Command {
 	var batch, maxBatch, maxQuarantine int
 	var wait time.Duration
+	var lay layoutFlags
 	cmd := &cobra.Command{
-		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N]",
-		Short: "Change a running table's batch bounds (takes effect at the next batch)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N] [--mirror-partition-by F ...] [--history-partition-by F ...]",
+		Short: "Change a running table's batch bounds or layout (takes effect at the next batch)",
+		Args:  tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var req workflows.SettingsRequest
 			if cmd.Flags().Changed("batch-size") {
@@ -209,8 +210,11 @@ func (a *app) settingsCmd() *cobra.Command {
 			if cmd.Flags().Changed("max-quarantine") {
 				req.MaxQuarantine = &maxQuarantine
 			}
-			if req.MaxEvents == nil && req.MaxWait == nil && req.MaxBatchEvents == nil && req.MaxQuarantine == nil {
-				return usage("give --batch-size, --max-batch-size, --max-wait and/or --max-quarantine")
+			if err := lay.request(cmd.Flags(), &req); err != nil {
+				return usage("%v", err)
+			}
+			if req == (workflows.SettingsRequest{}) {
+				return usage("give --batch-size, --max-batch-size, --max-wait, --max-quarantine and/or a table's --*-partition-by/--*-sort-by")
 			}
 			if err := req.Validate(); err != nil {
 				return usage("%v", err)
@@ -226,9 +230,13 @@ func (a *app) settingsCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, waiting at most %s; at most %d quarantined records per batch\n",
 				args[0], batchBounds(spec), spec.MaxWait, spec.Defaults().MaxQuarantine)
+			if req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: layout %s (files written from the next batch on; compaction rewrites the older ones)\n", args[0], layoutText(spec.Layout))
+			}
 			return nil
 		},
 	}
+	lay.bind(cmd.Flags())
 	cmd.Flags().IntVar(&batch, "batch-size", 0, "maximum records per batch")
 	cmd.Flags().IntVar(&maxBatch, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (0 = no growth)")
 	cmd.Flags().IntVar(&maxQuarantine, "max-quarantine", 0, "records of one batch that may go to the quarantine table before the table blocks (raise it, then `retry`, to lift a quarantine-limit block)")

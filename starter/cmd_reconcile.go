@@ -52,7 +52,7 @@ recorded in the workflow's history. Each run writes one row per check to
 run again to confirm), 0 when all pass. To run it on a schedule, against a source
 name: starter schedule TABLE --reconcile-every 24h [--reconcile-source NAME].`,
 		Example: "  starter reconcile shop.orders\n  starter reconcile shop.orders --source mysql://repl:secret@db:3306/shop --source-table shop.orders --repair",
-		Args:    cobra.ExactArgs(1),
+		Args:    tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return usage("--output %q: give text or json", output)

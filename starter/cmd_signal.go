@@ -22,7 +22,7 @@ func (a *app) signalCmds() []*cobra.Command {
 		cmds = append(cmds, &cobra.Command{
 			Use:   d.name + " TABLE",
 			Short: d.short,
-			Args:  cobra.ExactArgs(1),
+			Args:  tableArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				c, err := a.dial(cmd.Context())
 				if err != nil {
@@ -75,7 +75,7 @@ the change. --evolve accepts it for good: the table keeps its column types (valu
 not fit go to the quarantine table) and dropped columns stay (new rows hold NULL). --skip
 puts this batch's changes that carry the new schema in the quarantine table; the next
 batch with it blocks again.`,
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if evolve == skip {
 				return usage("give exactly one of --evolve and --skip")
@@ -116,7 +116,7 @@ mirror rows the source no longer has (ghost rows) are soft-deleted; status repor
 many. With --incremental it sends Debezium's execute-snapshot signal (incremental) to the
 connector's signal topic (--signal-topic at start) and the connector's snapshot reads flow
 through the topic.`,
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode := workflows.ResnapshotDirect
 			if incremental {

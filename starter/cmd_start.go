@@ -2,19 +2,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/apache/iceberg-go/catalog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -28,6 +33,54 @@ type specFlags struct {
 	batchSize, maxQuarantine         int
 	maxBatchSize                     int
 	maxWait                          time.Duration
+	layout                           layoutFlags
+}
+
+// layoutFlags are the partition and sort flags of the three tables
+// (layout.Tables), each repeatable: one field per flag.
+type layoutFlags struct {
+	mirrorPartition, mirrorSort   []string
+	historyPartition, historySort []string
+	bronzePartition, bronzeSort   []string
+}
+
+func (f *layoutFlags) bind(fl *pflag.FlagSet) {
+	const fields = "col, identity(col), bucket(N, col), truncate(W, col), year(col), month(col), day(col) or hour(col)"
+	fl.StringArrayVar(&f.mirrorPartition, "mirror-partition-by", nil, "a partition field of the mirror, repeatable: "+fields)
+	fl.StringArrayVar(&f.mirrorSort, "mirror-sort-by", nil, "a sort field of the mirror's files, repeatable: col [asc|desc] [nulls first|nulls last]")
+	fl.StringArrayVar(&f.historyPartition, "history-partition-by", nil, "a partition field of the history, repeatable (e.g. day(_valid_from))")
+	fl.StringArrayVar(&f.historySort, "history-sort-by", nil, "a sort field of the history's files, repeatable")
+	fl.StringArrayVar(&f.bronzePartition, "bronze-partition-by", nil, "a partition field of bronze, repeatable (default day(_ingested_at); none for unpartitioned)")
+	fl.StringArrayVar(&f.bronzeSort, "bronze-sort-by", nil, "a sort field of bronze's files, repeatable")
+}
+
+// tables is the layout the flags give, checked (layout.Tables.Validate).
+func (f *layoutFlags) tables() (layout.Tables, error) {
+	t := layout.Tables{
+		Mirror:  layout.Spec{PartitionBy: f.mirrorPartition, SortBy: f.mirrorSort},
+		History: layout.Spec{PartitionBy: f.historyPartition, SortBy: f.historySort},
+		Bronze:  layout.Spec{PartitionBy: f.bronzePartition, SortBy: f.bronzeSort},
+	}.Normalize()
+	return t, t.Validate()
+}
+
+// request sets the layouts of the tables whose flags were given in req
+// (a table's partition and sort flags together make its layout).
+func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest) error {
+	t, err := f.tables()
+	if err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		name string
+		spec layout.Spec
+		dst  **layout.Spec
+	}{{"mirror", t.Mirror, &req.MirrorLayout}, {"history", t.History, &req.HistoryLayout}, {"bronze", t.Bronze, &req.BronzeLayout}} {
+		if fl.Changed(x.name+"-partition-by") || fl.Changed(x.name+"-sort-by") {
+			*x.dst = &x.spec
+		}
+	}
+	return nil
 }
 
 func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration) {
@@ -47,6 +100,7 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.BoolVar(&f.history, "history", true, "keep the SCD type 2 history table; --history=false makes a mirror-only (or bronze + mirror) table")
 	fl.IntVar(&f.maxQuarantine, "max-quarantine", 100, "records of one batch that may go to the quarantine table before the table blocks instead")
 	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for resnapshot --incremental")
+	f.layout.bind(fl)
 }
 
 func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
@@ -58,8 +112,12 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 		}
 		table = strings.Join(parts[len(parts)-2:], ".")
 	}
-	if _, err := lake.ParseTableName(table); err != nil {
-		return activities.TableSpec{}, usage("%v", err)
+	if err := names.CheckTable(table); err != nil {
+		var bad *names.Error
+		if f.table == "" && errors.As(err, &bad) {
+			return activities.TableSpec{}, usage("topic %s makes the table name %q, which %s: give --table; %s", topic, table, bad.Why, names.TableRule)
+		}
+		return activities.TableSpec{}, usage("--table: %v", err)
 	}
 	if f.startFrom != "earliest" && f.startFrom != "latest" {
 		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
@@ -74,6 +132,10 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic, MaxQuarantine: f.maxQuarantine}
 	spec.HistoryColumns, spec.HistoryCollapseTx = splitKey(f.historyColumns), f.collapseTx
 	spec.WithoutBronze, spec.WithoutHistory = !f.bronze, !f.history
+	var err error
+	if spec.Layout, err = f.layout.tables(); err != nil {
+		return activities.TableSpec{}, usage("%v", err)
+	}
 	if spec.WithoutHistory && (len(spec.HistoryColumns) > 0 || spec.HistoryCollapseTx) {
 		return activities.TableSpec{}, usage("--history-columns and --history-collapse-tx need the history table (--history=false given)")
 	}
@@ -145,6 +207,9 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 // startTable starts the table workflow; the memo carries the spec and the
 // search attributes name the table and topic.
 func startTable(ctx context.Context, c client.Client, spec activities.TableSpec) (client.WorkflowRun, error) {
+	if err := names.CheckTable(spec.Table); err != nil {
+		return nil, usage("%v", err)
+	}
 	opts := client.StartWorkflowOptions{
 		ID:                                       workflows.WorkflowID(spec.Table),
 		TaskQueue:                                activities.TaskQueue,
@@ -214,4 +279,34 @@ func (a *app) catalogIfReachable(ctx context.Context) catalog.Catalog {
 		return nil
 	}
 	return cat
+}
+
+// layoutText is a layout as one line: "mirror [fields] sorted by [...];
+// history ...; bronze ...", tables without a layout left out.
+func layoutText(t layout.Tables) string {
+	var parts []string
+	for _, x := range []struct {
+		name string
+		spec layout.Spec
+	}{{"mirror", t.Mirror}, {"history", t.History}, {"bronze", t.BronzeSpec()}} {
+		if x.spec.IsZero() {
+			continue
+		}
+		p := x.name + " partitioned by " + orNoneList(x.spec.PartitionBy)
+		if len(x.spec.SortBy) > 0 {
+			p += ", sorted by " + strings.Join(x.spec.SortBy, ", ")
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "unpartitioned"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orNoneList(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ", ")
 }

@@ -31,7 +31,7 @@ the last batch and load, the last error, and (when the catalog is readable here)
 size of each Iceberg table and the last validation and reconciliation runs (their
 failing checks, from <ns>.<table>_validation). With --output json it prints the status object with the
 stable field names listed in README "Operate it".`,
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := out.json()
 			if err != nil {

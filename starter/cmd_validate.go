@@ -40,7 +40,7 @@ and the mirror (and the topic's retained log where bronze has holes) and runs si
 Each run writes one row per check to <ns>.<table>_validation. Exit code 1 when a check
 fails, 0 when all pass. The table's workflow must be running (its spec is read from it).`,
 		Example: "  starter validate shop.orders\n  starter validate shop.orders --output json",
-		Args:    cobra.ExactArgs(1),
+		Args:    tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return usage("--output %q: give text or json", output)

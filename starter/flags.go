@@ -1,6 +1,12 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakemirror/lakemirror/internal/names"
+)
 
 // splitKey splits a comma-separated column list, dropping blanks.
 func splitKey(s string) []string {
@@ -11,4 +17,19 @@ func splitKey(s string) []string {
 		}
 	}
 	return out
+}
+
+// tableArgs accepts exactly n arguments, the first a table name that
+// follows names.TableRule; a name that does not is a usage error (exit
+// 2) naming what is wrong and stating the rule, before anything is sent.
+func tableArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return err
+		}
+		if err := names.CheckTable(args[0]); err != nil {
+			return usage("%v", err)
+		}
+		return nil
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // BackfillRequest asks a table to re-apply records it has already passed:
@@ -39,12 +40,32 @@ type SettingsRequest struct {
 	// table before the table blocks (activities.TableSpec.MaxQuarantine);
 	// raising it and then retrying lifts a quarantine-limit block.
 	MaxQuarantine *int `json:"max_quarantine,omitempty"`
+	// MirrorLayout, HistoryLayout, BronzeLayout: a table's partition
+	// fields and sort order (activities.TableSpec.Layout.Mirror, .History,
+	// .Bronze); files written after the change follow it, compaction
+	// rewrites the older ones.
+	MirrorLayout  *layout.Spec `json:"mirror_layout,omitempty"`
+	HistoryLayout *layout.Spec `json:"history_layout,omitempty"`
+	BronzeLayout  *layout.Spec `json:"bronze_layout,omitempty"`
+}
+
+// layout is the tables' layout after req is applied to cur.
+func (req SettingsRequest) layout(cur layout.Tables) layout.Tables {
+	for _, x := range []struct {
+		req *layout.Spec
+		dst *layout.Spec
+	}{{req.MirrorLayout, &cur.Mirror}, {req.HistoryLayout, &cur.History}, {req.BronzeLayout, &cur.Bronze}} {
+		if x.req != nil {
+			*x.dst = *x.req
+		}
+	}
+	return cur.Normalize()
 }
 
 // Validate checks the bounds: max events in 1..1,000,000 records, max
 // batch events 0 or in 1..1,000,000, max quarantine in 1..1,000,000
-// records, max wait in (0, 10 min]. It returns an error naming the bad
-// value.
+// records, max wait in (0, 10 min], and the layout's syntax
+// (layout.Tables.Validate). It returns an error naming the bad value.
 func (req SettingsRequest) Validate() error {
 	if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
 		return fmt.Errorf("batch size %d outside 1..1000000 records", *req.MaxEvents)
@@ -58,7 +79,7 @@ func (req SettingsRequest) Validate() error {
 	if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
 		return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
 	}
-	return nil
+	return req.layout(layout.Tables{}).Validate()
 }
 
 // registerUpdates installs the backfill and settings update handlers.
@@ -108,6 +129,9 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 			}
 			if req.MaxQuarantine != nil {
 				st.Spec.MaxQuarantine = *req.MaxQuarantine
+			}
+			if req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil {
+				st.Spec.Layout = req.layout(st.Spec.Layout)
 			}
 			st.settingsChanges++
 			st.upsertSpecMemo(ctx) // the Web UI's memo shows the new bounds

@@ -9,12 +9,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ownerJobsVersion gates running a job that lives outside the table's
-// workflow (MaintenanceWorkflow) on the worker holding
-// the table's local state (docs/design.md, "Routing"). Runs recorded
-// before it schedule the job on the shared queue. Asked once per run.
-const ownerJobsVersion = "jobs-on-owner"
-
 // onOwner runs activity fn(arg) with opts into out on the worker holding
 // table's state: TableOwner (on the shared queue, 3 attempts) names that
 // worker's queue, and the job is scheduled there with ownerWait to be

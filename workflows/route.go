@@ -11,14 +11,6 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 )
 
-// routeVersion gates routing a table's activities to the worker that
-// holds its local state (docs/design.md, "Routing"): a claim on the shared
-// task queue, then the claimed worker's own queue, with hand-over on a
-// schedule-to-start timeout and a new claim when the worker releases the
-// table. Runs recorded before it schedule every activity on the shared
-// queue. Asked once per run, at its start.
-const routeVersion = "route-to-owner"
-
 // ownerWait is how long a routed activity may wait in its worker's queue
 // before the worker counts as gone (ScheduleToStartTimeout) and the table
 // is claimed again: a live worker takes a task within milliseconds.

@@ -43,10 +43,6 @@ type searchAttributes struct {
 	midBatch    workflow.Version // publishing while blocked or retrying (a versioned change); -2 until asked
 }
 
-// publishMidBatchVersion gates upserting the search attributes from inside
-// a batch (blocked, retrying): histories recorded before it did not.
-const publishMidBatchVersion = "publish-phase-mid-batch"
-
 // PhaseGauge is the name of the per-table phase gauge.
 const PhaseGauge = "lakemirror_table_phase"
 

@@ -73,7 +73,7 @@ type Totals struct {
 	BronzeRows        int64 `json:"bronze_rows"`
 	HistoryRows       int64 `json:"history_rows"`
 	RebuiltKeys       int64 `json:"rebuilt_keys"`           // late keys rebuilt from all their changes (late path: inline in a batch, or RebuildKeys)
-	UnwovenKeys       int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze left out of the history rebuild
+	UnwovenKeys       int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze whose late change is not in the history (in a batch or left out of a rebuild)
 	BackfillRequested int64 `json:"backfill_requested"`     // offsets queued by backfill updates
 	BackfillDone      int64 `json:"backfill_done"`          // offsets re-applied
 	LoadedRows        int64 `json:"loaded_rows"`            // rows read by direct loads
@@ -94,6 +94,7 @@ func (t *Totals) add(r *activities.ApplyResult) {
 	t.BronzeRows += int64(r.Bronze.Appended)
 	t.HistoryRows += int64(r.History.RowsWritten)
 	t.RebuiltKeys += int64(r.WovenKeys())
+	t.UnwovenKeys += int64(r.History.Unwoven) // late changes a batch could not weave (no bronze, a rebuilt state)
 }
 
 // Status is the answer of the status query.

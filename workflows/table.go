@@ -28,35 +28,11 @@ const (
 	historyBytesPerRun  = 8 << 20
 )
 
-// canVersion gates continuing as new by history size instead of by round
-// count.
-const canVersion = "continue-as-new-by-history-size"
-
 // idleWait is how long PlanBatch waits for a first record of an idle table
 // before returning an empty plan (activities.PlanRequest.IdleWait): an idle
 // table costs one planning activity per idleWait, a few an hour, instead
 // of one per MaxWait.
 const idleWait = 15 * time.Minute
-
-// idleWaitVersion gates the long-polling plan (histories recorded before
-// it polled every MaxWait).
-const idleWaitVersion = "idle-long-poll"
-
-// memoSpecVersion gates keeping the memo's "spec" (the Web UI's view of
-// the table's configuration, and what workers compare their catalog with)
-// equal to the workflow's spec: upserted on settings changes and when the
-// table's catalog is recorded (TableSpec.Catalog, from the Recover or
-// PlanBatch of the first worker). Histories recorded before it did
-// neither. Asked once per run, at its start.
-const memoSpecVersion = "memo-spec"
-
-// planInApplyVersion gates applying the plan an ApplyBatch returns for the
-// batch after it (activities.ApplyResult.Next: a full batch was already
-// waiting) without a PlanBatch in between: one activity and one workflow
-// task less per batch while the table is behind. Histories recorded
-// before it plan every batch with PlanBatch. Asked once per run, at its
-// start.
-const planInApplyVersion = "plan-in-apply"
 
 // a is a nil receiver used only to name activity methods.
 var a *activities.Activities

@@ -112,12 +112,12 @@ func (b *Binding) Finish() error {
 	s := b.s
 	s.KafkaBrokers = splitList(b.brokers)
 	s.finishSecurity()
-	props, err := ParseProps(b.props)
+	props, err := ParseProps("--catalog-props (env "+EnvCatalogProps+")", b.props)
 	if err != nil {
 		return err
 	}
 	s.Catalog.Props = props
-	if s.Sources, err = ParseProps(b.sources); err != nil {
+	if s.Sources, err = ParseProps("--sources (env "+EnvSources+")", b.sources); err != nil {
 		return err
 	}
 	if s.IndexMemory, err = ParseBytes(b.indexMemory); err != nil {
@@ -137,15 +137,33 @@ func (b *Binding) Finish() error {
 	return nil
 }
 
-// ParseProps reads "k=v,k=v". Empty input gives an empty map.
-func ParseProps(text string) (map[string]string, error) {
+// ParseProps reads the setting what ("--catalog-props (env
+// CATALOG_PROPS)", named in errors) as "k=v,k=v": keys and values trimmed
+// of spaces, a value running to the next comma (so it cannot hold one).
+// Empty input gives an empty map. The values are often secrets (S3 keys,
+// DSNs with passwords), so errors name the setting and the entry's number
+// (from 1) or a key, never an entry's text: an entry without "=" (also
+// the tail of a value a comma split, named by the key before it), an
+// empty key, a key given twice.
+func ParseProps(what, text string) (map[string]string, error) {
 	out := map[string]string{}
-	for _, kv := range splitList(text) {
+	prev := ""
+	for i, kv := range splitList(text) {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("config: %q is not k=v", kv)
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok && prev != "":
+			return nil, fmt.Errorf(`config: %s: entry %d, after %q, has no "=": a value cannot contain a comma (entries are not shown: they may hold secrets)`, what, i+1, prev)
+		case !ok:
+			return nil, fmt.Errorf(`config: %s: entry %d is not k=v: it has no "=" (entries are not shown: they may hold secrets)`, what, i+1)
+		case k == "":
+			return nil, fmt.Errorf(`config: %s: entry %d has no key before its "="`, what, i+1)
 		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("config: %s: key %q is given twice (entry %d)", what, k, i+1)
+		}
+		out[k] = strings.TrimSpace(v)
+		prev = k
 	}
 	return out, nil
 }

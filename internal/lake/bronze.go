@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // BronzeRecord is one Kafka record as the bronze table stores it.
@@ -52,10 +53,11 @@ type BronzeResult struct {
 // ranges in the table properties) in one commit, and marks the batch's
 // whole ranges covered. Records the table holds are skipped, so retries
 // and backfills never duplicate bronze rows. It creates the table on first
-// use. It is StageBronze then BronzeStage.Commit. Errors: catalog and file
+// use, with the default bronze layout (layout.DefaultBronze). It is
+// StageBronze then BronzeStage.Commit. Errors: catalog and file
 // IO failures and commit conflicts (all retryable).
 func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord) (BronzeResult, error) {
-	st, err := StageBronze(ctx, cat, name, b, recs)
+	st, err := StageBronze(ctx, cat, name, b, recs, layout.Tables{}.BronzeSpec())
 	if err != nil {
 		return st.res, err
 	}
@@ -70,7 +72,7 @@ type BronzeStage struct {
 	res   BronzeResult
 	done  bool // nothing to commit: res is final
 	props iceberg.Properties
-	df    iceberg.DataFile
+	files []iceberg.DataFile
 	fresh int
 }
 
@@ -79,10 +81,12 @@ type BronzeStage struct {
 // writes them as one data file. It only reads the table, so it can run
 // while the batch's mirror and history files are being written. Errors:
 // catalog and file IO failures.
-func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord) (*BronzeStage, error) {
+//
+// lay is bronze's layout (layout.Tables.BronzeSpec).
+func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord, lay layout.Spec) (*BronzeStage, error) {
 	st := &BronzeStage{b: b, res: BronzeResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}}
-	tbl, _, err := loadOrCreate(ctx, cat, name.namespace(), name.Bronze(),
-		func() (*iceberg.Schema, error) { return BronzeSchema(), nil }, tableProperties(nil))
+	tbl, _, err := loadOrCreateLaid(ctx, cat, name.namespace(), name.Bronze(),
+		func() (*iceberg.Schema, error) { return BronzeSchema(), nil }, tableProperties(nil), &lay)
 	if err != nil {
 		return st, err
 	}
@@ -145,7 +149,7 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Bat
 	}
 	st.fresh = len(fresh)
 	if len(fresh) > 0 {
-		if st.df, err = writeBronzeFile(ctx, tbl, b, fresh); err != nil {
+		if st.files, err = writeBronzeFile(ctx, tbl, b, fresh); err != nil {
 			return st, err
 		}
 	}
@@ -158,7 +162,7 @@ func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
 	if st.done {
 		return st.res, nil
 	}
-	_, snap, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.df, nil, st.props)
+	_, snap, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.files, nil, st.props)
 	if err != nil {
 		return st.res, err
 	}
@@ -184,7 +188,7 @@ func coversRange(cov Coverage, rg Range) bool {
 // writeBronzeFile writes the records as one data file of the bronze table.
 // The raw values go to their column once, through a reused buffer
 // (parquetio.BinaryColumn); the other columns through Arrow builders.
-func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []BronzeRecord) (iceberg.DataFile, error) {
+func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []BronzeRecord) ([]iceberg.DataFile, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("lake: bronze arrow schema: %w", err)
@@ -278,5 +282,6 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	}
 	rec := array.NewRecordBatch(sc, cols, int64(len(recs)))
 	defer rec.Release()
-	return parquetio.WriteDataFile(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec, uniqueColumns...)
+	files, _, err := writeRecord(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec)
+	return dataFiles(files), err
 }

@@ -37,7 +37,9 @@ type CompactResult struct {
 // against a file being rewritten, or any commit landed since planning, it
 // fails and nothing is lost; call again. A table with nothing to do
 // returns a zero result. The key indexes of writers notice the new
-// snapshot and rebuild.
+// snapshot and rebuild. A partitioned or sorted table (or one that was
+// partitioned) is compacted by compactLaid, which also rewrites the files
+// of older partition specs into the current one.
 func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o CompactOptions) (CompactResult, error) {
 	var res CompactResult
 	tbl, err := LoadTable(ctx, cat, ident)
@@ -47,6 +49,9 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 	target := o.TargetFileBytes
 	if target <= 0 {
 		target = 128 << 20
+	}
+	if everPartitioned(tbl) || !tbl.SortOrder().IsUnsorted() {
+		return compactLaid(ctx, tbl, target)
 	}
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5

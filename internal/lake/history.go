@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -50,6 +51,8 @@ type HistoryWriter struct {
 	now     func() time.Time
 	// withoutBronze: see WriterOptions.WithoutBronze
 	withoutBronze bool
+	layout        layout.Spec     // the history's partition fields and sort order
+	parts         *filePartitions // the partitions of the history's data files
 }
 
 // NewHistoryWriter returns a writer for name's history table, with a
@@ -57,7 +60,7 @@ type HistoryWriter struct {
 // changes it sees. See NewWriters for a mirror and history pair.
 func NewHistoryWriter(cat catalog.Catalog, name TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
 	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now,
-		state: newState(cat, name, keyCols, "", false, true)}
+		state: newState(cat, name, keyCols, "", false, true), parts: newFilePartitions()}
 }
 
 // State returns the writer's local state.
@@ -74,8 +77,8 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 		t, _ := json.Marshal(w.opts.Tracked)
 		props[PropHistoryTracked] = string(t)
 	}
-	tbl, _, err := loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.History(),
-		func() (*iceberg.Schema, error) { return HistorySchema(mirror.Schema(), w.keyCols) }, tableProperties(props))
+	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.History(),
+		func() (*iceberg.Schema, error) { return HistorySchema(mirror.Schema(), w.keyCols) }, tableProperties(props), &w.layout)
 	if err != nil {
 		return nil, err
 	}

@@ -84,73 +84,79 @@ func pendingJSON(p map[cdc.Key]bool) string {
 
 // commit writes versions and removes stored rows in one row delta, with
 // props (plus the pending set, and the result JSON under PropBatchResult
-// when result is set) in the same commit. It returns the written data
-// file's id in the local state's history file table (-1: none); writes[i]
-// is its row i.
+// when result is set) in the same commit. It returns where each of
+// writes landed (commitFiles).
 func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc,
-	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) (int32, error) {
+	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) ([]rowLoc, error) {
 	*rowsWritten, *posDeletes = len(writes), len(removed)
-	dataFile, delFile, err := w.writeFiles(ctx, tbl, sh, writes, removed)
+	hw, err := w.writeFiles(ctx, tbl, sh, writes, removed)
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	props[PropPendingRebuild] = pendingJSON(pending)
 	if result != nil {
 		r, err := result()
 		if err != nil {
-			return -1, err
+			return nil, err
 		}
 		props[PropBatchResult] = r
 	}
-	return w.commitFiles(ctx, tbl, dataFile, delFile, props, snapshotID)
+	return w.commitFiles(ctx, tbl, hw, props, snapshotID)
 }
 
-// writeFiles writes versions as one data file (writes[i] is its row i)
-// and the stored rows removed as one position-delete file; either is nil
-// when there is nothing to write. It only reads the local state.
-func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc) (iceberg.DataFile, iceberg.DataFile, error) {
+// writeFiles writes versions as one data file per partition (writes[i]
+// at hw.locs[i]) and the stored rows removed as one position-delete file
+// per partition; none when there is nothing to write. It only reads the
+// local state.
+func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc) (historyWritten, error) {
 	hf := newHistoryFile(ctx, tbl, sh)
 	hf.queue(writes)
 	return w.finishFiles(ctx, tbl, hf, removed)
 }
 
-// finishFiles writes the stored rows removed as one position-delete file
-// (nil when none) while hf encodes what was queued to it, then waits for
-// hf's data file (nil when nothing was queued). On error hf is stopped.
-func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *historyFile, removed []rowLoc) (iceberg.DataFile, iceberg.DataFile, error) {
+// finishFiles writes the stored rows removed as position-delete files
+// while hf encodes what was queued to it, then waits for hf's data files.
+// On error hf is stopped.
+func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *historyFile, removed []rowLoc) (historyWritten, error) {
 	defer hf.abort() // a no-op once finished
-	var delFile iceberg.DataFile
-	if len(removed) > 0 {
-		var err error
-		if delFile, err = parquetio.WritePositionDeletes(ctx, tbl, removed, w.state.hfiles); err != nil {
-			return nil, nil, err
-		}
+	var hw historyWritten
+	var err error
+	if hw.deletes, err = writeDeletes(ctx, tbl, w.parts, removed, w.state.hfiles); err != nil {
+		return hw, err
 	}
-	dataFile, err := hf.finish()
-	if err != nil {
-		return nil, nil, err
+	if hw.data, hw.locs, err = hf.finish(); err != nil {
+		return hw, err
 	}
-	return dataFile, delFile, nil
+	return hw, nil
 }
 
 // commitFiles publishes written files with props in one commit. It
-// returns the data file's id in the local state's history file table
-// (-1: none).
-func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, dataFile, delFile iceberg.DataFile, props iceberg.Properties, snapshotID *int64) (int32, error) {
-	newTbl, snap, err := commitRowDelta(ctx, tbl, "history", dataFile, delFile, props)
+// returns each written version's location in the local state's history
+// file table (nil: none written).
+func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw historyWritten, props iceberg.Properties, snapshotID *int64) ([]rowLoc, error) {
+	newTbl, snap, err := commitRowDelta(ctx, tbl, "history", dataFiles(hw.data), hw.deletes, props)
 	if err != nil {
 		w.state.Invalidate()
-		return -1, err
+		return nil, err
 	}
 	w.state.historySnap = snapID(newTbl)
-	if dataFile == nil && delFile == nil {
-		return -1, nil
+	if len(hw.data) == 0 && len(hw.deletes) == 0 {
+		return nil, nil
 	}
 	*snapshotID = snap
-	if dataFile == nil {
-		return -1, nil
+	if len(hw.data) == 0 {
+		return nil, nil
 	}
-	return w.state.hfileID(dataFile.FilePath()), nil
+	w.parts.add(hw.data)
+	fids := make([]int32, len(hw.data))
+	for i, d := range hw.data {
+		fids[i] = w.state.hfileID(d.df.FilePath())
+	}
+	locs := make([]rowLoc, len(hw.locs))
+	for i, l := range hw.locs {
+		locs[i] = rowLoc{File: fids[l.file], Pos: l.pos}
+	}
+	return locs, nil
 }
 
 // buildHistoryRows turns versions into one Arrow record in the history

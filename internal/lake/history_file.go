@@ -3,23 +3,26 @@ package lake
 import (
 	"context"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // historyChunkRows is how many decided versions HistoryStage.Write hands
-// to the file writer at a time: each chunk becomes one row group, built
-// and encoded on another goroutine while the batch's next keys are
-// decided (docs/design.md, "Write path"). A batch with fewer versions is
-// written as one row group once every key is decided.
+// to the file writer at a time: each chunk becomes one row group (per
+// partition), built and encoded on another goroutine while the batch's
+// next keys are decided (docs/design.md, "Write path"). A batch with
+// fewer versions is written as one row group once every key is decided.
 var historyChunkRows = 16 * 1024 // a variable for tests
 
-// historyFile writes one batch's history versions as one data file, a
-// row group per queued chunk, in the order queued: row i of the file is
-// the i-th version queued (the positions the local state records). The
-// chunks are encoded on one goroutine, started by the first queue.
+// historyFile writes one batch's history versions as one data file per
+// partition of the table's spec (one for an unpartitioned table), a row
+// group per queued chunk and partition. Each version's file and row
+// position are returned by finish in the order queued (what the local
+// state records); within a chunk a partitioned or sorted table orders a
+// partition's versions by the sort order. The chunks are encoded on one
+// goroutine, started by the first queue.
 type historyFile struct {
 	ctx    context.Context
 	tbl    *table.Table
@@ -30,8 +33,9 @@ type historyFile struct {
 }
 
 type historyFileResult struct {
-	df  iceberg.DataFile
-	err error
+	files []fileOut
+	locs  []rowLocation // of each version queued, in queue order
+	err   error
 }
 
 func newHistoryFile(ctx context.Context, tbl *table.Table, sh *shape) *historyFile {
@@ -53,51 +57,143 @@ func (h *historyFile) queue(vs []keyedVersion) {
 	h.chunks <- vs
 }
 
+// historyStream is one partition's file being written.
+type historyStream struct {
+	ps     *parquetio.Stream
+	rows   int64
+	values map[int]any
+}
+
 // run builds and writes each chunk; after a failure it only drains.
 func (h *historyFile) run() {
-	var ps *parquetio.Stream
-	var err error
+	var res historyFileResult
+	var streams []*historyStream
+	byKey := map[string]int{}
+	var l *recordLayout
+	bound := false
+	fail := func(err error) {
+		res.err = err
+		for _, s := range streams {
+			s.ps.Abort()
+		}
+		streams = nil
+	}
 	for vs := range h.chunks {
+		if res.err != nil {
+			continue
+		}
+		rec, err := buildHistoryRows(h.tbl, h.sh, vs)
 		if err != nil {
+			fail(err)
 			continue
 		}
-		var rec arrow.RecordBatch
-		if rec, err = buildHistoryRows(h.tbl, h.sh, vs); err != nil {
-			continue
-		}
-		if ps == nil {
-			var path string
-			if path, err = parquetio.NewFilePath(h.tbl, "history"); err == nil {
-				ps, err = parquetio.Create(h.ctx, h.tbl, path, rec, parquetio.FileSpec{Schema: h.tbl.Schema(), Content: iceberg.EntryContentData, Unique: uniqueColumns})
-			}
-			if err != nil {
+		if !bound {
+			if l, err = bindLayout(h.tbl, rec.Schema()); err != nil {
 				rec.Release()
+				fail(err)
 				continue
 			}
+			bound = true
 		}
-		err = ps.Write(rec) // abandons the file on error
+		groups := []*rowGroup{{rows: nil}}
+		if l != nil {
+			if groups, err = l.group(rec); err != nil {
+				rec.Release()
+				fail(err)
+				continue
+			}
+		} else {
+			groups[0].rows = make([]int, len(vs))
+			for i := range groups[0].rows {
+				groups[0].rows[i] = i
+			}
+		}
+		base := len(res.locs)
+		res.locs = append(res.locs, make([]rowLocation, len(vs))...)
+		for _, g := range groups {
+			part, release, err := takeRows(h.ctx, rec, g.rows)
+			if err != nil {
+				fail(err)
+				break
+			}
+			si, ok := byKey[g.key]
+			if !ok {
+				si = len(streams)
+				s := &historyStream{values: g.values}
+				var path string
+				spec := parquetio.FileSpec{Schema: h.tbl.Schema(), Content: iceberg.EntryContentData, Unique: uniqueColumns}
+				if l != nil {
+					path, err = l.newPath(h.tbl, "history", g.values)
+					spec.Spec, spec.Partition, spec.SortOrderID = &l.spec, g.values, h.tbl.SortOrder().OrderID()
+				} else {
+					path, err = parquetio.NewFilePath(h.tbl, "history")
+				}
+				if err == nil {
+					s.ps, err = parquetio.Create(h.ctx, h.tbl, path, part, spec)
+				}
+				if err != nil {
+					release()
+					fail(err)
+					break
+				}
+				byKey[g.key] = si
+				streams = append(streams, s)
+			}
+			s := streams[si]
+			for p, row := range g.rows {
+				res.locs[base+row] = rowLocation{file: int32(si), pos: s.rows + int64(p)}
+			}
+			err = s.ps.Write(part) // abandons the file on error
+			release()
+			if err != nil {
+				s.ps = nil
+				fail(err)
+				break
+			}
+			s.rows += int64(len(g.rows))
+		}
 		rec.Release()
 	}
-	var df iceberg.DataFile
-	if err == nil && ps != nil {
-		df, err = ps.Finish()
+	if res.err == nil {
+		spec := h.tbl.Spec()
+		specID := spec.ID()
+		if l != nil {
+			specID = l.spec.ID()
+		}
+		for _, s := range streams {
+			df, err := s.ps.Finish()
+			if err != nil {
+				res.err = err
+				break
+			}
+			res.files = append(res.files, fileOut{df: df, specID: specID, values: s.values})
+		}
 	}
-	h.done <- historyFileResult{df, err}
+	h.done <- res
 }
 
 // finish waits for the queued versions to be written and returns the
-// data file (nil when nothing was queued). Errors: building the rows
-// (a value that does not fit its column), the file IO's.
-func (h *historyFile) finish() (iceberg.DataFile, error) {
+// data files (none when nothing was queued) and each version's location.
+// Errors: building the rows (a value that does not fit its column), the
+// partition transforms', the file IO's.
+func (h *historyFile) finish() ([]fileOut, []rowLocation, error) {
 	if h.chunks == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	close(h.chunks)
 	r := <-h.done
 	h.chunks = nil
-	return r.df, r.err
+	return r.files, r.locs, r.err
 }
 
 // abort stops the writer after a failure elsewhere (a no-op after
 // finish); what it wrote is an orphan file no table refers to.
 func (h *historyFile) abort() { h.finish() }
+
+// historyWritten is a batch's history files, written and not yet
+// committed.
+type historyWritten struct {
+	data    []fileOut
+	locs    []rowLocation // of writes[i]
+	deletes []iceberg.DataFile
+}

@@ -85,11 +85,11 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		delete(pending, k)
 	}
 	props := iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(res.Keys)}
-	fid, err := w.commit(ctx, tbl, sh, writes, removed, props, pending, nil, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID)
+	locs, err := w.commit(ctx, tbl, sh, writes, removed, props, pending, nil, &res.RowsWritten, &res.PositionDeletes, &res.SnapshotID)
 	if err != nil {
 		return res, err
 	}
-	return res, w.state.recordChanges(plan, &histChanges{fid: fid, writes: writes, changes: changes})
+	return res, w.state.recordChanges(plan, &histChanges{locs: locs, writes: writes, changes: changes})
 }
 
 // sameVersions compares stored rows with rebuilt versions by identity,

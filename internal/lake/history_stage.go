@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -62,8 +61,7 @@ type HistoryStage struct {
 	writes  []keyedVersion
 	removed []rowLoc
 	changes []keyChange
-	dataF   iceberg.DataFile
-	delF    iceberg.DataFile
+	files   historyWritten
 	written bool
 }
 
@@ -249,7 +247,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	n := len(s.writes)
 	hf.queue(s.writes[hf.queued:n:n])
 	var err error
-	if s.dataF, s.delF, err = w.finishFiles(ctx, s.tbl, hf, s.removed); err != nil {
+	if s.files, err = w.finishFiles(ctx, s.tbl, hf, s.removed); err != nil {
 		return err
 	}
 	res.RowsWritten, res.PositionDeletes = len(s.writes), len(s.removed)
@@ -334,7 +332,7 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 		}
 		props[PropBatchResult] = string(r)
 	}
-	fid, err := w.commitFiles(ctx, s.tbl, s.dataF, s.delF, props, &s.res.SnapshotID)
+	locs, err := w.commitFiles(ctx, s.tbl, s.files, props, &s.res.SnapshotID)
 	if err != nil {
 		return s.res, err
 	}
@@ -346,6 +344,6 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 	if !withMirror {
 		s.plan.mirror = nil
 	}
-	st.recordAsync(s.plan, &histChanges{fid: fid, writes: s.writes, changes: s.changes}, withMirror)
+	st.recordAsync(s.plan, &histChanges{locs: locs, writes: s.writes, changes: s.changes}, withMirror)
 	return s.res, nil
 }

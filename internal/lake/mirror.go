@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // MirrorResult counts what one batch did to the mirror table. Counts are
@@ -65,7 +66,9 @@ type MirrorWriter struct {
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
-	purged   *purgedKeys // the purged keys as of the last Prepare (purged.go)
+	purged   *purgedKeys     // the purged keys as of the last Prepare (purged.go)
+	layout   layout.Spec     // the mirror's partition fields and sort order
+	parts    *filePartitions // the partitions of the mirror's data files
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -74,7 +77,7 @@ type MirrorWriter struct {
 // mirror and history pair.
 func NewMirrorWriter(cat catalog.Catalog, name TableName, keyCols []string) *MirrorWriter {
 	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now,
-		state: newState(cat, name, keyCols, "", true, false)}
+		state: newState(cat, name, keyCols, "", true, false), parts: newFilePartitions()}
 }
 
 // Index returns the writer's current key index (nil before the first
@@ -103,16 +106,19 @@ func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.
 func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*cdc.Event, rp reservedPlan) (*table.Table, error) {
 	if tbl != nil {
 		if len(rp.record) > 0 {
-			return recordIgnored(ctx, tbl, rp.record)
+			var err error
+			if tbl, err = recordIgnored(ctx, tbl, rp.record); err != nil {
+				return nil, err
+			}
 		}
-		return tbl, nil
+		return relaid(ctx, tbl, w.layout)
 	}
 	cols := slices.DeleteFunc(columnsFromEvents(events), func(c cdc.Column) bool { return rp.ignored[c.Name] })
 	if len(cols) == 0 {
 		return nil, nil
 	}
 	keys, _ := json.Marshal(w.keyCols)
-	props := map[string]string{PropKeyColumns: string(keys)}
+	props := map[string]string{PropKeyColumns: string(keys), PropBitsOrder: BitsMostSignificantFirst}
 	if len(rp.ignored) > 0 {
 		names := slices.Sorted(maps.Keys(rp.ignored))
 		b, _ := json.Marshal(names)
@@ -128,9 +134,9 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	} else if truncs != "" {
 		props[PropTruncates] = truncs
 	}
-	tbl, _, err := loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
+	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
-		tableProperties(props))
+		tableProperties(props), &w.layout)
 	return tbl, err
 }
 

@@ -28,14 +28,18 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 
 // mirrorFiles are a batch's mirror files, written and not yet committed.
 type mirrorFiles struct {
-	data, deletes iceberg.DataFile
-	resolved      []*cdc.Row // each outcome's values, placeholders filled
+	data     []fileOut          // one per partition (one for an unpartitioned table)
+	locs     []rowLocation      // where outcome i's row landed in data
+	deletes  []iceberg.DataFile // one per partition of the replaced rows' files
+	resolved []*cdc.Row         // each outcome's values, placeholders filled
 }
 
 // writeRows writes the outcomes' rows (values kept from stored where the
-// outcome says so) as one data file and the rows they replace (found
-// through entries[i], outs[i]'s index entry) as one position-delete file,
-// and fills the per-kind counts of res. It only reads the index.
+// outcome says so) as one data file per partition of the table's spec
+// (writeRecord) and the rows they replace (found through entries[i],
+// outs[i]'s index entry) as one position-delete file per partition of
+// their files (writeDeletes), and fills the per-kind counts of res. It
+// only reads the index.
 func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	res *MirrorResult) (mirrorFiles, error) {
 	var f mirrorFiles
@@ -48,7 +52,7 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 		return f, err
 	}
 	f.resolved = vals
-	f.data, err = parquetio.WriteDataFile(ctx, tbl, "mirror", rec, uniqueColumns...)
+	f.data, f.locs, err = writeRecord(ctx, tbl, "mirror", rec)
 	rec.Release()
 	if err != nil {
 		return f, err
@@ -60,10 +64,8 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 			dels = append(dels, rowLoc{File: fid, Pos: p})
 		}
 	}
-	if len(dels) > 0 {
-		if f.deletes, err = parquetio.WritePositionDeletes(ctx, tbl, dels, ix.Files()); err != nil {
-			return f, err
-		}
+	if f.deletes, err = writeDeletes(ctx, tbl, w.parts, dels, ix.Files()); err != nil {
+		return f, err
 	}
 	res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
 	return f, nil
@@ -78,16 +80,21 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 	if err != nil {
 		return err
 	}
-	newTbl, snap, err := commitRowDelta(ctx, tbl, "mirror", f.data, f.deletes, p)
+	newTbl, snap, err := commitRowDelta(ctx, tbl, "mirror", dataFiles(f.data), f.deletes, p)
 	if err != nil {
 		w.state.Invalidate() // the table may or may not have moved: rebuild next time
 		return err
 	}
 	ix := w.state.ix
-	if f.data != nil {
-		fid := ix.FileID(f.data.FilePath())
+	if len(f.data) > 0 {
+		w.parts.add(f.data)
+		fids := make([]int32, len(f.data))
+		for i, d := range f.data {
+			fids[i] = ix.FileID(d.df.FilePath())
+		}
 		for i, o := range outs {
-			ix.SetAt(entries[i], o.Seq, o.Deleted, fid, int64(i))
+			l := f.locs[i]
+			ix.SetAt(entries[i], o.Seq, o.Deleted, fids[l.file], l.pos)
 		}
 		res.SnapshotID = snap
 	}

@@ -121,7 +121,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if len(purge) == 0 {
 		return res, nil
 	}
-	del, err := parquetio.WritePositionDeletes(ctx, tbl, purge, ix.Files())
+	del, err := writeDeletes(ctx, tbl, w.parts, purge, ix.Files())
 	if err != nil {
 		return res, err
 	}
@@ -145,7 +145,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	}
 	props := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), "lakemirror.maintenance": "purge"}
 	tx := tbl.NewTransaction()
-	if err := tx.NewRowDelta(props).AddDeletes(del).Commit(ctx); err != nil {
+	if err := tx.NewRowDelta(props).AddDeletes(del...).Commit(ctx); err != nil {
 		return res, fmt.Errorf("lake: stage purge: %w", err)
 	}
 	if err := tx.SetProperties(tableProps); err != nil {

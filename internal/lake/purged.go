@@ -202,7 +202,8 @@ func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	df, err := parquetio.WriteDataFile(ctx, tbl, "purged", rec, uniqueColumns...)
+	files, _, err := writeRecord(ctx, tbl, "purged", rec)
+	df := dataFiles(files)
 	if err != nil {
 		return err
 	}

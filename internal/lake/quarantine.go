@@ -11,7 +11,6 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // Columns of the quarantine table specific to it.
@@ -94,12 +93,13 @@ func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name TableName, 
 		return 0, err
 	}
 	defer rec.Release()
-	df, err := parquetio.WriteDataFile(ctx, tbl, "quarantine", rec, uniqueColumns...)
+	files, _, err := writeRecord(ctx, tbl, "quarantine", rec)
+	df := dataFiles(files)
 	if err != nil {
 		return 0, err
 	}
 	tx := tbl.NewTransaction()
-	if err := tx.NewRowDelta(iceberg.Properties{PropBatchID: b.ID}).AddRows(df).Commit(ctx); err != nil {
+	if err := tx.NewRowDelta(iceberg.Properties{PropBatchID: b.ID}).AddRows(df...).Commit(ctx); err != nil {
 		return 0, fmt.Errorf("lake: stage quarantine append: %w", err)
 	}
 	if _, err := commitTx(ctx, tbl, tx); err != nil {

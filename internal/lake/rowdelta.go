@@ -9,8 +9,8 @@ import (
 )
 
 // commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
-// delta adding data and deletes (either may be nil; none is staged when
-// both are) with the batch's bookkeeping keys of props in its snapshot
+// delta adding data and deletes (either may be empty; none is staged when
+// both are; nil files are left out) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
 // with the metadata retention properties when the table lacks them. It
 // returns the table as committed, after the snapshot expiry (autoExpire)
@@ -21,20 +21,22 @@ import (
 //
 // Errors: staging failures, and commit failures including conflicts with
 // another writer (retryable: reload the table and try again).
-func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, deletes iceberg.DataFile, props iceberg.Properties) (*table.Table, int64, error) {
+func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, deletes []iceberg.DataFile, props iceberg.Properties) (*table.Table, int64, error) {
+	data, deletes = nonNil(data), nonNil(deletes)
 	for k, v := range metadataRetention {
 		if _, ok := tbl.Properties()[k]; !ok {
 			props[k] = v
 		}
 	}
 	tx := tbl.NewTransaction()
-	if data != nil || deletes != nil {
+	staged := len(data) > 0 || len(deletes) > 0
+	if staged {
 		rd := tx.NewRowDelta(summaryOf(props))
-		if data != nil {
-			rd.AddRows(data)
+		if len(data) > 0 {
+			rd.AddRows(data...)
 		}
-		if deletes != nil {
-			rd.AddDeletes(deletes)
+		if len(deletes) > 0 {
+			rd.AddDeletes(deletes...)
 		}
 		if err := rd.Commit(ctx); err != nil {
 			return nil, 0, fmt.Errorf("lake: stage %s row delta: %w", what, err)
@@ -48,7 +50,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 		return nil, 0, fmt.Errorf("lake: commit %s: %w", what, err)
 	}
 	var snap int64
-	if data != nil || deletes != nil {
+	if staged {
 		snap = snapID(newTbl)
 	}
 	// The batch has landed; an expiry or a manifest merge that fails (a
@@ -89,4 +91,24 @@ func summaryOf(props iceberg.Properties) iceberg.Properties {
 var metadataRetention = map[string]string{
 	table.MetadataDeleteAfterCommitEnabledKey: "true",
 	table.MetadataPreviousVersionsMaxKey:      "20",
+}
+
+// nonNil returns files without its nil entries.
+func nonNil(files []iceberg.DataFile) []iceberg.DataFile {
+	out := files[:0:0]
+	for _, f := range files {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// dataFiles returns the data files of written files.
+func dataFiles(files []fileOut) []iceberg.DataFile {
+	out := make([]iceberg.DataFile, 0, len(files))
+	for _, f := range files {
+		out = append(out, f.df)
+	}
+	return out
 }

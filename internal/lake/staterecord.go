@@ -10,7 +10,7 @@ import (
 // for the chain records: the data file its versions went to (a file id,
 // -1 for none), the versions in file order, and per key what changed.
 type histChanges struct {
-	fid     int32
+	locs    []rowLoc // where writes[i] landed (HistoryWriter.commitFiles)
 	writes  []keyedVersion
 	changes []keyChange // ascending by group
 }
@@ -194,7 +194,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		rows := e.rowsBuf[:0]
 		for i := range c.n {
 			v := &hist.writes[c.first+i].v
-			rows = append(rows, histRowOf(v, hist.fid, int64(c.first+i)))
+			rows = append(rows, histRowOf(v, hist.locs[c.first+i].File, hist.locs[c.first+i].Pos))
 		}
 		for i := range c.n {
 			if v := &hist.writes[c.first+i].v; v.Current() {

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // TableName names a source table's Iceberg tables: the mirror
@@ -24,12 +26,14 @@ type TableName struct {
 }
 
 // ParseTableName reads "ns.name" (the namespace may itself contain dots:
-// "a.b.orders" is namespace a.b, table orders).
+// "a.b.orders" is namespace a.b, table orders). Errors: a name that breaks
+// names.TableRule (lower case a-z, 0-9, _; nothing an engine must quote;
+// bounded length), with the rule.
 func ParseTableName(s string) (TableName, error) {
-	i := strings.LastIndexByte(s, '.')
-	if i <= 0 || i == len(s)-1 {
-		return TableName{}, fmt.Errorf("lake: table name %q is not of the form namespace.table", s)
+	if err := names.CheckTable(s); err != nil {
+		return TableName{}, fmt.Errorf("lake: %w", err)
 	}
+	i := strings.LastIndexByte(s, '.')
 	return TableName{Namespace: s[:i], Name: s[i+1:]}, nil
 }
 
@@ -94,13 +98,32 @@ func ensureNamespace(ctx context.Context, cat catalog.Catalog, ns table.Identifi
 // within a batch's WithTableCache, the table as the batch last loaded or
 // committed it (tablecache.go).
 func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties) (*table.Table, bool, error) {
-	if tbl := cachedTable(ctx, ident); tbl != nil {
+	return loadOrCreateLaid(ctx, cat, ns, ident, schema, props, nil)
+}
+
+// loadOrCreateLaid is loadOrCreate for a table with a layout setting: a
+// new table is created with lay's partition spec and sort order, an
+// existing one (also the batch's cached one) is evolved to it when it has
+// another (evolveLayout: a no-op when they match). A nil lay leaves the layout alone. Errors: also
+// *LayoutError.
+func loadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties,
+	lay *layout.Spec) (*table.Table, bool, error) {
+	evolve := func(tbl *table.Table) (*table.Table, bool, error) {
+		if lay != nil {
+			var err error
+			if tbl, err = evolveLayout(ctx, tbl, *lay); err != nil {
+				return nil, false, err
+			}
+		}
+		cacheTable(ctx, ident, tbl)
 		return tbl, false, nil
+	}
+	if tbl := cachedTable(ctx, ident); tbl != nil {
+		return evolve(tbl)
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err == nil {
-		cacheTable(ctx, ident, tbl)
-		return tbl, false, nil
+		return evolve(tbl)
 	}
 	if !errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil, false, fmt.Errorf("lake: load %s: %w", IdentString(ident), err)
@@ -112,8 +135,16 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 	if err := ensureNamespace(ctx, cat, ns); err != nil {
 		return nil, false, err
 	}
+	opts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
+	if lay != nil && !lay.IsZero() {
+		spec, order, err := partitionSpecOf(*lay, sc)
+		if err != nil {
+			return nil, false, &LayoutError{Table: IdentString(ident), Err: err}
+		}
+		opts = append(opts, catalog.WithPartitionSpec(&spec), catalog.WithSortOrder(order))
+	}
 	for attempt := 0; ; attempt++ {
-		tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+		tbl, err = cat.CreateTable(ctx, ident, sc, opts...)
 		if err == nil || attempt == 5 || !isBusy(err) {
 			break
 		}
@@ -124,8 +155,7 @@ func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 		if tbl, err = cat.LoadTable(ctx, ident); err != nil {
 			return nil, false, err
 		}
-		cacheTable(ctx, ident, tbl)
-		return tbl, false, nil
+		return evolve(tbl)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("lake: create %s: %w", IdentString(ident), err)

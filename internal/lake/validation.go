@@ -96,7 +96,8 @@ func AppendValidation(ctx context.Context, cat catalog.Catalog, name TableName, 
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	df, err := parquetio.WriteDataFile(ctx, tbl, "validation", rec, uniqueColumns...)
+	files, _, err := writeRecord(ctx, tbl, "validation", rec)
+	df := dataFiles(files)
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -45,6 +47,14 @@ type WriterOptions struct {
 	// not is extended by the batch's changes instead of waiting for a
 	// rebuild that cannot run.
 	WithoutBronze bool
+	// AfterCommit, when set, runs after each of a batch's table commits
+	// in TableWriter.Write, with the table ("bronze", "mirror",
+	// "history"); an error fails the batch after that commit (crash
+	// tests use it).
+	AfterCommit func(ctx context.Context, b Batch, table string) error
+	// Layout is the tables' partition fields and sort orders (zero:
+	// unpartitioned, unsorted mirror and history; bronze by ingestion day).
+	Layout layout.Tables
 }
 
 // NewWriters returns the writers of one source table sharing one local
@@ -57,12 +67,12 @@ func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterO
 	st.budget = o.IndexBudget
 	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
-	m.state = st
+	m.state, m.layout = st, o.Layout.Mirror
 	if !o.History {
 		return m, nil
 	}
 	h := NewHistoryWriter(cat, name, keyCols, o.HistoryOptions)
-	h.state, h.withoutBronze = st, o.WithoutBronze
+	h.state, h.withoutBronze, h.layout = st, o.WithoutBronze, o.Layout.History
 	return m, h
 }
 

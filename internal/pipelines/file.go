@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"gopkg.in/yaml.v3"
+
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // The raw shapes of the file, decoded with yaml.v3's KnownFields so that a
@@ -43,6 +46,38 @@ type rawSettings struct {
 	Source            *string         `yaml:"source"`
 	SignalTopic       *string         `yaml:"signal_topic"`
 	Maintenance       *rawMaintenance `yaml:"maintenance"`
+	Layout            *rawLayout      `yaml:"layout"`
+}
+
+// rawLayout is the layout block: each table's partition_by and sort_by
+// lists (internal/layout's syntax).
+type rawLayout struct {
+	Mirror  *rawTableLayout `yaml:"mirror"`
+	History *rawTableLayout `yaml:"history"`
+	Bronze  *rawTableLayout `yaml:"bronze"`
+}
+
+type rawTableLayout struct {
+	PartitionBy []string `yaml:"partition_by"`
+	SortBy      []string `yaml:"sort_by"`
+}
+
+// tables is the layout the block gives, with def's tables where the
+// block leaves one out.
+func (r *rawLayout) tables(def layout.Tables) layout.Tables {
+	if r == nil {
+		return def
+	}
+	out := def
+	for _, x := range []struct {
+		raw *rawTableLayout
+		dst *layout.Spec
+	}{{r.Mirror, &out.Mirror}, {r.History, &out.History}, {r.Bronze, &out.Bronze}} {
+		if x.raw != nil {
+			*x.dst = layout.Spec{PartitionBy: x.raw.PartitionBy, SortBy: x.raw.SortBy}
+		}
+	}
+	return out.Normalize()
 }
 
 // rawEntry is one item of pipelines.
@@ -281,8 +316,8 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 		f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: fmt.Sprintf(format, args...)})
 	}
 	if s.Namespace != nil {
-		if err := checkNamespace(*s.Namespace); err != "" {
-			add("namespace", "%s", err)
+		if err := names.CheckNamespace(*s.Namespace); err != nil {
+			add("namespace", "%v", err)
 		}
 	}
 	if s.Key != nil {
@@ -301,6 +336,11 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 	}
 	if s.MaxQuarantine != nil && (*s.MaxQuarantine < 1 || *s.MaxQuarantine > MaxRecords) {
 		add("max_quarantine", "%d outside 1..%d records", *s.MaxQuarantine, MaxRecords)
+	}
+	if s.Layout != nil {
+		if err := s.Layout.tables(layout.Tables{}).Validate(); err != nil {
+			add("layout", "%v", err)
+		}
 	}
 	if s.MaxWait != nil {
 		if d, err := ParseDuration(*s.MaxWait); err != nil {
@@ -456,14 +496,13 @@ func (f *File) checkEntry(ps *Problems, e *entry, hurt bool) {
 	if r.Table != nil {
 		t := *r.Table
 		if strings.Contains(t, ".") {
-			if _, err := splitTable(t); err != "" {
-				add("table", "%s", err)
-			}
-			if r.Namespace != nil {
+			if err := names.CheckTable(t); err != nil {
+				add("table", "%v", err)
+			} else if r.Namespace != nil {
 				add("namespace", "conflicts with table %q, which names its namespace (give table: %s, or drop namespace)", t, t[strings.LastIndexByte(t, '.')+1:])
 			}
-		} else if t == "" || strings.ContainsAny(t, " \t/") {
-			add("table", "%q is not a table name", t)
+		} else if err := names.CheckPart(t); err != nil {
+			add("table", "%v", err)
 		}
 	}
 	if r.SourceTable != nil {
@@ -546,7 +585,8 @@ func pickMaint(m *rawMaintenance, get func(*rawMaintenance) *string) *string {
 	return get(m)
 }
 
-// checkNamespace returns why ns is not an Iceberg namespace ("" when it is).
+// checkNamespace returns why ns is not a source database's schema ("" when
+// it is).
 func checkNamespace(ns string) string {
 	if ns == "" {
 		return "empty"
@@ -559,8 +599,9 @@ func checkNamespace(ns string) string {
 	return ""
 }
 
-// splitTable splits "ns.name" (the namespace may have dots) and returns
-// why it cannot ("" when it can).
+// splitTable splits a source table "schema.name" (the schema may have
+// dots) and returns why it cannot ("" when it can). Table names of the
+// pipelines follow names.TableRule instead.
 func splitTable(s string) ([2]string, string) {
 	i := strings.LastIndexByte(s, '.')
 	if i <= 0 || i == len(s)-1 || checkNamespace(s[:i]) != "" || strings.ContainsAny(s[i+1:], " \t/") {

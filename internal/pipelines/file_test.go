@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // The example file parses and resolves against a broker's topics into
@@ -41,16 +44,18 @@ func TestExampleFile(t *testing.T) {
 			BatchSize: 20000, MaxBatchSize: 100000, MaxWait: 5 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
 			Source: "inventorydb", SourceTable: "inventory.orders", SignalTopic: "dbserver1.signals",
 			Definition: "../../schemas/examples/orders.table.json", Maintenance: m,
+			Layout: layout.Tables{Mirror: layout.Spec{PartitionBy: []string{"bucket(16, order_id)"}, SortBy: []string{"order_id"}},
+				History: layout.Spec{PartitionBy: []string{"day(_valid_from)"}}, Bronze: layout.Spec{PartitionBy: []string{"day(_ingested_at)"}}},
 			Origin: Origin{File: name, Line: 20, Path: "pipelines[0]"}},
 		{Table: "inventory.customers", Topic: "dbserver1.inventory.customers", Key: []string{"id"}, StartFrom: "earliest",
 			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
-			HistoryColumns: []string{"email", "status"}, Maintenance: m, Origin: Origin{File: name, Line: 32, Path: "pipelines[1]"}},
+			HistoryColumns: []string{"email", "status"}, Maintenance: m, Origin: Origin{File: name, Line: 40, Path: "pipelines[1]"}},
 		{Table: "inventory.products", Topic: "dbserver1.inventory.products", Key: []string{"id"}, StartFrom: "earliest",
 			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: true, History: false, Maintenance: m,
-			Origin: Origin{File: name, Line: 37, Path: "pipelines[2]", Pattern: "topic_glob"}},
+			Origin: Origin{File: name, Line: 45, Path: "pipelines[2]", Pattern: "topic_glob"}},
 		{Table: "audit.login_events", Topic: "dbserver1.audit.login_events", Key: []string{"id"}, StartFrom: "earliest",
 			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: false, History: false, Maintenance: noPurge,
-			Origin: Origin{File: name, Line: 42, Path: "pipelines[3]", Pattern: "topic_regex"}},
+			Origin: Origin{File: name, Line: 50, Path: "pipelines[3]", Pattern: "topic_regex"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipelines:\n%+v\nwant\n%+v", got, want)
@@ -102,6 +107,8 @@ pipelines:
       retain_last: 0
     key: id,,x
   - just a string
+  - topic: w.x
+    layout: {mirror: {partition_by: ["week(ts)"]}}
 `
 
 func TestParseReportsEveryProblem(t *testing.T) {
@@ -137,7 +144,8 @@ p.yaml:39: pipelines[8].maintenance.expire_every: -1h is negative
 p.yaml:40: pipelines[8].maintenance.target_file_size: 1024 bytes is below 1 MiB (1048576)
 p.yaml:41: pipelines[8].maintenance.retain_last: 0: keep at least 1 snapshot
 p.yaml:42: pipelines[8].key: key column 2 is empty
-p.yaml:43: pipelines[9]: "just a string" is not a mapping`
+p.yaml:43: pipelines[9]: "just a string" is not a mapping
+p.yaml:45: pipelines[10].layout: mirror layout: layout: invalid field "week(ts)": want one of identity, bucket, truncate, year, month, day, hour`
 	if err == nil || err.Error() != want {
 		t.Fatalf("problems:\n%v\n\nwant:\n%s", err, want)
 	}
@@ -168,17 +176,17 @@ func TestParseFileShape(t *testing.T) {
 	}
 }
 
-// Resolve: duplicate tables (case-insensitive, also between a pattern and
-// a topic), a topic two patterns match, a topic without segments to name
-// its table, a source table it cannot derive: errors; a pattern matching
-// nothing, a topic the broker lacks and a batch bound that cannot grow:
-// warnings.
+// Resolve: duplicate tables, a topic two patterns match, a topic without
+// segments to name its table, a topic whose table name would break the
+// name rule (upper case), a source table it cannot derive: errors; a
+// pattern matching nothing, a topic the broker lacks and a batch bound
+// that cannot grow: warnings.
 func TestResolveProblems(t *testing.T) {
 	src := `defaults:
   max_batch_size: 100
 pipelines:
   - topic: srv.shop.orders
-  - topic: other.shop.Orders
+  - topic: other.shop.orders
   - topic_glob: "srv.shop.*"
   - topic_regex: "srv\\.shop\\.(items|lines)"
   - topic: lonely
@@ -188,18 +196,20 @@ pipelines:
   - topic_glob: "nothing.*"
   - topic: srv.shop.missing
     max_batch_size: 0
+  - topic: other.shop.Lines
 `
 	f, err := Parse("p.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	topics := []string{"srv.shop.orders", "other.shop.Orders", "srv.shop.items", "srv.shop.lines", "lonely", "solo"}
+	topics := []string{"srv.shop.orders", "other.shop.orders", "srv.shop.items", "srv.shop.lines", "lonely", "solo", "other.shop.Lines"}
 	_, warns, err := f.Resolve(topics, true)
-	wantErr := `p.yaml:5: pipelines[1]: table shop.Orders is also the table of pipelines[0] (line 4, topic srv.shop.orders): one table has one pipeline
+	wantErr := `p.yaml:5: pipelines[1]: table shop.orders is also the table of pipelines[0] (line 4, topic srv.shop.orders): one table has one pipeline
 p.yaml:7: pipelines[3].topic_regex: topic srv.shop.items is also matched by pipelines[2] (line 6): exclude it from one
 p.yaml:7: pipelines[3].topic_regex: topic srv.shop.lines is also matched by pipelines[2] (line 6): exclude it from one
 p.yaml:8: pipelines[4].topic: topic lonely has no <namespace>.<table> segments to name its table: give namespace (or table)
-p.yaml:11: pipelines[5].source: topic solo has no <schema>.<table> segments to name the source table: give source_table`
+p.yaml:11: pipelines[5].source: topic solo has no <schema>.<table> segments to name the source table: give source_table
+p.yaml:15: pipelines[8].topic: topic other.shop.Lines makes the table name "shop.Lines", which has "L" at byte 5 (upper case): give table (and namespace) in its own pipeline; ` + names.TableRule
 	if err == nil || err.Error() != wantErr {
 		t.Fatalf("errors:\n%v\nwant:\n%s", err, wantErr)
 	}
@@ -308,5 +318,62 @@ func TestReadmeExample(t *testing.T) {
 		"inventory.products bronze=true history=false purge=1d batch=5000/0", "audit.logins bronze=false history=false purge=0s batch=5000/0"}
 	if !reflect.DeepEqual(tables, want) {
 		t.Fatalf("tables\n%v\nwant\n%v", tables, want)
+	}
+}
+
+// Issues 34 (item 6) and 35 (item 3): table names the name rule refuses,
+// given as table, as a namespace, as a table without its namespace, and a
+// valid multi-part name, each with its exact error.
+func TestTableNameRule(t *testing.T) {
+	src := `pipelines:
+  - topic: t1
+    table: ../../esc.t1
+  - topic: t2
+    table: x/../../../../elsewhere/escaped.t2
+  - topic: t3
+    table: ns.a/b
+  - topic: t4
+    table: a..b.t5
+  - topic: t5
+    table: ns.a%2Fb
+  - topic: t6
+    table: ns.` + strings.Repeat("t", 297) + `
+  - topic: t7
+    table: "ns.tëst_表_🙂"
+  - topic: t8
+    table: "Shop.Orders "
+  - topic: t9
+    table: "shop.order"
+  - topic: t10
+    namespace: "Sales"
+  - topic: t11
+    table: "or ders"
+  - topic: t12
+    namespace: sales.eu
+    table: orders
+`
+	_, err := Parse("p.yaml", []byte(src))
+	r := "; " + names.TableRule
+	want := `p.yaml:3: pipelines[0].table: table name "../../esc.t1" has "/" at byte 2 (a path separator)` + r + `
+p.yaml:5: pipelines[1].table: table name "x/../../../../elsewhere/escaped.t2" has "/" at byte 1 (a path separator)` + r + `
+p.yaml:7: pipelines[2].table: table name "ns.a/b" has "/" at byte 4 (a path separator)` + r + `
+p.yaml:9: pipelines[3].table: table name "a..b.t5" has an empty part (a dot at an end, or two in a row)` + r + `
+p.yaml:11: pipelines[4].table: table name "ns.a%2Fb" has "%" at byte 4 (an escape)` + r + `
+p.yaml:13: pipelines[5].table: table name "ns.ttttttttttttttttttttttttttttttttttttt"… (300 bytes) is 300 bytes long, more than 128` + r + `
+p.yaml:15: pipelines[6].table: table name "ns.tëst_表_🙂" has "ë" at byte 4 (not ASCII)` + r + `
+p.yaml:17: pipelines[7].table: table name "Shop.Orders " has "S" at byte 0 (upper case)` + r + `
+p.yaml:19: pipelines[8].table: table name "shop.order" has the part "order", a word SQL reserves (engines must quote it)` + r + `
+p.yaml:21: pipelines[9].namespace: namespace "Sales" has "S" at byte 0 (upper case)` + r + `
+p.yaml:23: pipelines[10].table: table "or ders" has " " at byte 2 (white space)` + r
+	if err == nil || err.Error() != want {
+		t.Fatalf("errors:\n%v\nwant:\n%s", err, want)
+	}
+	f, err := Parse("p.yaml", []byte("pipelines:\n  - topic: t12\n    namespace: sales.eu\n    table: orders\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _, err := f.Resolve(nil, false)
+	if err != nil || len(ps) != 1 || ps[0].Table != "sales.eu.orders" {
+		t.Fatalf("%v %+v", err, ps)
 	}
 }

@@ -1,11 +1,15 @@
 package pipelines
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // Bounds of the batch settings: those the table workflow's settings
@@ -64,7 +68,8 @@ type Pipeline struct {
 	// (set by the caller that reads Definition; compared as text).
 	Columns     string
 	Maintenance Maintenance
-	Origin      Origin // where the file declares it; zero for an observed pipeline
+	Layout      layout.Tables // partition fields and sort orders of mirror, history and bronze
+	Origin      Origin        // where the file declares it; zero for an observed pipeline
 }
 
 // Origin is where a pipeline comes from in a file.
@@ -283,6 +288,11 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 	str(r.Source, d.Source, &p.Source)
 	str(r.SignalTopic, d.SignalTopic, &p.SignalTopic)
 	p.Maintenance = resolveMaintenance(r.Maintenance, d.Maintenance)
+	var defLayout layout.Tables
+	if d.Layout != nil {
+		defLayout = d.Layout.tables(layout.Tables{})
+	}
+	p.Layout = r.Layout.tables(defLayout)
 	if len(p.Key) == 0 {
 		p.Key = nil
 	}
@@ -317,6 +327,20 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 			return p, &Problem{File: f.Name, Line: f.idx.line(path), Path: path,
 				Msg: fmt.Sprintf("topic %s has no <namespace>.<table> segments to name its table: give namespace (or table)", topic)}
 		}
+	}
+	var bad *names.Error
+	if errors.As(names.CheckTable(p.Table), &bad) {
+		// a name (or its namespace) taken from the topic; a table given in
+		// full was checked by Parse
+		path := e.path + ".topic"
+		if e.pattern != "" {
+			path = e.path + "." + e.pattern
+		}
+		if r.Table != nil {
+			path = e.path + ".table"
+		}
+		return p, &Problem{File: f.Name, Line: f.idx.line(path), Path: path,
+			Msg: fmt.Sprintf("topic %s makes the table name %q, which %s: give table (and namespace) in its own pipeline; %s", topic, p.Table, bad.Why, names.TableRule)}
 	}
 	if r.SourceTable != nil {
 		p.SourceTable = *r.SourceTable

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
 // Action is what a plan does with one table's pipeline.
@@ -170,6 +172,9 @@ var fields = []field{
 	{name: "max_batch_size", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.MaxBatchSize) }},
 	{name: "max_wait", live: true, get: func(p Pipeline) string { return FormatDuration(p.MaxWait) }},
 	{name: "max_quarantine", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.MaxQuarantine) }},
+	{name: "layout.mirror", live: true, get: func(p Pipeline) string { return layoutText(p.Layout.Mirror) }},
+	{name: "layout.history", live: true, get: func(p Pipeline) string { return layoutText(p.Layout.History) }},
+	{name: "layout.bronze", live: true, get: func(p Pipeline) string { return layoutText(p.Layout.BronzeSpec()) }},
 	{name: "maintenance.compact_every", live: true, get: func(p Pipeline) string { return interval(p.Maintenance.CompactEvery) }},
 	{name: "maintenance.expire_every", live: true, get: func(p Pipeline) string { return interval(p.Maintenance.ExpireEvery) }},
 	{name: "maintenance.purge_every", live: true, get: func(p Pipeline) string { return interval(p.Maintenance.PurgeEvery) }},
@@ -342,4 +347,16 @@ func columnsText(cols, path string) string {
 		return "the columns of " + path
 	}
 	return "other declared columns"
+}
+
+// layoutText is one table's layout as Diff compares and shows it.
+func layoutText(s layout.Spec) string {
+	if s.IsZero() {
+		return "(unpartitioned)"
+	}
+	t := "partition_by [" + strings.Join(s.PartitionBy, ", ") + "]"
+	if len(s.SortBy) > 0 {
+		t += " sort_by [" + strings.Join(s.SortBy, ", ") + "]"
+	}
+	return t
 }

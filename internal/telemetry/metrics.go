@@ -26,6 +26,7 @@ const (
 	MetricCommits       = "lakemirror_commits_total"                         // Iceberg commits, by table kind
 	MetricCommitErrors  = "lakemirror_commit_conflicts_total"                // failed Iceberg commits (conflicts and catalog errors), retried
 	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"                    // late keys rebuilt from all their changes (in their batch, or from bronze)
+	MetricUnwovenKeys   = "lakemirror_unwoven_keys_total"                    // late keys whose late change could not be woven into the history (no bronze, a rebuilt local state)
 	MetricStateRebuilds = "lakemirror_state_rebuilds_total"                  // a worker built a table's local state from the tables (not in memory, no usable sidecar), by reason
 	MetricStateLoads    = "lakemirror_state_loads_total"                     // a worker loaded a table's local state from its sidecar file instead of building it
 	MetricBatchRecords  = "lakemirror_batch_records"                         // histogram: records per batch
@@ -47,7 +48,7 @@ const (
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
-	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
+	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
 	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling, MetricIndexBytes, MetricStateLogBytes, MetricIndexBudget}
 
@@ -63,6 +64,7 @@ type Metrics struct {
 	commits       *prometheus.CounterVec
 	commitErrors  *prometheus.CounterVec
 	rebuilt       *prometheus.CounterVec
+	unwoven       *prometheus.CounterVec
 	stateBuilds   *prometheus.CounterVec
 	stateLoads    *prometheus.CounterVec
 	batchRecords  *prometheus.HistogramVec
@@ -176,6 +178,7 @@ func New() *Metrics {
 	m.commits = counter(MetricCommits, "Iceberg commits, by table kind.", "kind")
 	m.commitErrors = counter(MetricCommitErrors, "Failed Iceberg commits (conflicts, catalog errors); the batch is retried.")
 	m.rebuilt = counter(MetricRebuiltKeys, "Late keys whose history and mirror row were rebuilt from all their changes (late path: in their batch, or by RebuildKeys from bronze).")
+	m.unwoven = counter(MetricUnwovenKeys, "Late keys whose late change could not be woven into the history: a table without bronze whose worker rebuilt its local state after the key's earlier changes (the history misses the late change's version).")
 	m.stateBuilds = counter(MetricStateRebuilds, "Times a worker built a table's local state (key index and chain log) by reading the tables, by reason (new: the worker had none; snapshot-moved: the table is at another snapshot than the state; invalidated: a failed commit or log; stale-sidecar: the sidecar is for another snapshot).", "reason")
 	m.stateLoads = counter(MetricStateLoads, "Times a worker loaded a table's local state from the sidecar file next to the table instead of building it.")
 	m.retentionGaps = counter(MetricRetentionGaps, "Times the next offset had been deleted by Kafka retention before it was applied.")
@@ -297,6 +300,7 @@ func (m *Metrics) initTable(t string) {
 	m.retentionGaps.WithLabelValues(t)
 	m.commitErrors.WithLabelValues(t)
 	m.rebuilt.WithLabelValues(t)
+	m.unwoven.WithLabelValues(t)
 	m.stateLoads.WithLabelValues(t)
 }
 
@@ -348,6 +352,12 @@ func (m *Metrics) CommitFailed(table string) { m.commitErrors.WithLabelValues(ta
 // Quarantined counts records kept in the quarantine table.
 func (m *Metrics) Quarantined(table, reason string, n int) {
 	m.quarantined.WithLabelValues(table, reason).Add(float64(n))
+}
+
+// Unwoven counts late keys whose late change could not be woven into the
+// history.
+func (m *Metrics) Unwoven(table string, keys int) {
+	m.unwoven.WithLabelValues(table).Add(float64(keys))
 }
 
 // Rebuilt counts keys rebuilt by the late path.

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,9 +37,9 @@ func TestBlockedTableIsVisible(t *testing.T) {
 	}
 	waitFor(t, "blocked", func() bool { return status(t, r.Client, spec.Table).Phase == workflows.PhaseBlocked })
 	st := status(t, r.Client, spec.Table)
-	want := fmt.Sprintf("QuarantineLimit: 3 records of batch %s#1 cannot be applied (limit 1 per batch); first: %s/0@0:", spec.Table, spec.Topic)
-	if len(st.LastError) < len(want) || st.LastError[:len(want)] != want {
-		t.Fatalf("status error %q, want it to start with %q", st.LastError, want)
+	want := fmt.Sprintf("QuarantineLimit: 3 records of batch %s#1 cannot be applied (limit 1 per batch); first: %s/0@0 (decode): ", spec.Table, spec.Topic)
+	if len(st.LastError) < len(want) || st.LastError[:len(want)] != want || strings.Contains(st.LastError, "json 1") {
+		t.Fatalf("status error %q, want it to start with %q and hold no record content", st.LastError, want)
 	}
 	waitFor(t, "blocked in the Web UI filter", func() bool {
 		resp, err := r.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{

@@ -31,7 +31,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// FileSpec says what kind of Iceberg file writeParquet produces.
+// FileSpec says what kind of Iceberg file WriteFile produces.
 type FileSpec struct {
 	Schema     *iceberg.Schema // schema the file conforms to (the table's, or iceberg.PositionalDeleteSchema)
 	Content    iceberg.ManifestEntryContent
@@ -40,6 +40,14 @@ type FileSpec struct {
 	// position, a key, a hash): they are written without a dictionary,
 	// which would only cost time.
 	Unique []string
+	// Spec is the partition spec the file is written under (nil: the
+	// table's current one) and Partition its partition values by
+	// partition field id (nil for an unpartitioned spec).
+	Spec      *iceberg.PartitionSpec
+	Partition map[int]any
+	// SortOrderID is the table sort order the file's rows follow (0:
+	// unsorted).
+	SortOrderID int
 }
 
 // NewFilePath returns a fresh data-file location in tbl's data directory:
@@ -53,22 +61,22 @@ func NewFilePath(tbl *table.Table, prefix string) (string, error) {
 }
 
 // WriteDataFile writes rec as a new data file <prefix>-<uuid>.parquet in
-// tbl's data directory (see writeParquet); the caller keeps ownership of
-// rec. Errors: the location provider and writeParquet's.
+// tbl's data directory (see WriteFile); the caller keeps ownership of
+// rec. Errors: the location provider and WriteFile's.
 func WriteDataFile(ctx context.Context, tbl *table.Table, prefix string, rec arrow.RecordBatch, unique ...string) (iceberg.DataFile, error) {
 	path, err := NewFilePath(tbl, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return writeParquet(ctx, tbl, path, rec, FileSpec{Schema: tbl.Schema(), Content: iceberg.EntryContentData, Unique: unique})
+	return WriteFile(ctx, tbl, path, rec, FileSpec{Schema: tbl.Schema(), Content: iceberg.EntryContentData, Unique: unique})
 }
 
-// writeParquet writes rec (whose Arrow schema carries PARQUET:field_id
+// WriteFile writes rec (whose Arrow schema carries PARQUET:field_id
 // metadata) as one zstd Parquet file at path and returns its Iceberg
 // description with column statistics. Rows are written in rec's order,
 // so row i of rec is position i of the file. Errors come from the FileIO
 // (create/write/close) or from building the manifest entry.
-func writeParquet(ctx context.Context, tbl *table.Table, path string, rec arrow.RecordBatch, spec FileSpec) (iceberg.DataFile, error) {
+func WriteFile(ctx context.Context, tbl *table.Table, path string, rec arrow.RecordBatch, spec FileSpec) (iceberg.DataFile, error) {
 	ps, err := Create(ctx, tbl, path, rec, spec)
 	if err != nil {
 		return nil, err
@@ -168,6 +176,7 @@ func (p *Stream) Finish() (iceberg.DataFile, error) {
 	args := table.DataFileArgs{
 		Schema:        spec.Schema,
 		Spec:          tbl.Spec(),
+		SortOrderID:   spec.SortOrderID,
 		Format:        iceberg.ParquetFile,
 		Metadata:      md,
 		FilePath:      p.path,
@@ -175,6 +184,9 @@ func (p *Stream) Finish() (iceberg.DataFile, error) {
 		Content:       spec.Content,
 		Properties:    metricsProps(tbl, spec.Content),
 		FormatVersion: tbl.Metadata().Version(),
+	}
+	if spec.Spec != nil {
+		args.Spec, args.PartitionValues = *spec.Spec, spec.Partition
 	}
 	if spec.Referenced != "" {
 		ref := spec.Referenced

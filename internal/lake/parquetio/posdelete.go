@@ -25,6 +25,24 @@ type RowLoc struct {
 // records it as the referenced data file so readers can skip the file for
 // other data files.
 func WritePositionDeletes(ctx context.Context, tbl *table.Table, rows []RowLoc, paths []string) (iceberg.DataFile, error) {
+	return WritePartitionDeletes(ctx, tbl, rows, paths, Partition{})
+}
+
+// Partition is the partition a position-delete file belongs to: the spec
+// and partition values of the data files its rows point at (Iceberg
+// spec, "Scan Planning": a position delete applies to data files of its
+// own partition), and the directory it goes to relative to the table's
+// data directory. The zero Partition is the table's current spec,
+// unpartitioned.
+type Partition struct {
+	Spec   *iceberg.PartitionSpec
+	Values map[int]any
+	Dir    string
+}
+
+// WritePartitionDeletes is WritePositionDeletes for rows of data files of
+// one partition p.
+func WritePartitionDeletes(ctx context.Context, tbl *table.Table, rows []RowLoc, paths []string, p Partition) (iceberg.DataFile, error) {
 	// sort by path (ranking the few file ids once), then position
 	seen := make([]bool, len(paths))
 	var order []int32
@@ -62,13 +80,17 @@ func WritePositionDeletes(ctx context.Context, tbl *table.Table, rows []RowLoc, 
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	path, err := NewFilePath(tbl, "pos-deletes")
+	prefix := "pos-deletes"
+	if p.Dir != "" {
+		prefix = p.Dir + "/" + prefix
+	}
+	path, err := NewFilePath(tbl, prefix)
 	if err != nil {
 		return nil, err
 	}
-	spec := FileSpec{Schema: iceberg.PositionalDeleteSchema, Content: iceberg.EntryContentPosDeletes}
+	spec := FileSpec{Schema: iceberg.PositionalDeleteSchema, Content: iceberg.EntryContentPosDeletes, Spec: p.Spec, Partition: p.Values}
 	if len(order) == 1 {
 		spec.Referenced = paths[order[0]]
 	}
-	return writeParquet(ctx, tbl, path, rec, spec)
+	return WriteFile(ctx, tbl, path, rec, spec)
 }

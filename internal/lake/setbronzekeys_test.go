@@ -1,10 +1,9 @@
-package activities
+package lake
 
 import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/internal/lake"
 )
 
 // TestSetBronzeKeys: every row change's key lands on the bronze row of
@@ -12,8 +11,8 @@ import (
 // without a key leaves the row alone, and events out of record order or
 // of records not in bronze give the same rows as the map lookup.
 func TestSetBronzeKeys(t *testing.T) {
-	rows := func() []lake.BronzeRecord {
-		return []lake.BronzeRecord{{Partition: 0, Offset: 10}, {Partition: 0, Offset: 11}, {Partition: 1, Offset: 10},
+	rows := func() []BronzeRecord {
+		return []BronzeRecord{{Partition: 0, Offset: 10}, {Partition: 0, Offset: 11}, {Partition: 1, Offset: 10},
 			{Partition: 1, Offset: 12}, {Partition: 0, Offset: 12}}
 	}
 	ev := func(p int32, o int64, k string) *cdc.Event {

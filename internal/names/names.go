@@ -1,0 +1,178 @@
+// Package names holds the rule for lakemirror table names, the one check
+// every way in applies: the starter's TABLE arguments and --table, the
+// pipelines YAML (internal/pipelines), the workflow start, and the
+// activities' spec validation (lake.ParseTableName).
+//
+// A table name is the Iceberg identifier of the table's mirror (its
+// companion tables add _bronze, _history, … to the last part), the
+// table workflow's id ("lakemirror-table-<name>"), part of schedule ids
+// and of the tables' storage paths. So it must be the same text for every
+// engine and every service: lower case (Trino folds identifiers to lower
+// case, Temporal compares ids byte for byte, the workflow id has always
+// been the lower-cased name), nothing an engine must quote, no path
+// characters, a bounded length.
+package names
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a table name, in bytes (the rule allows ASCII only).
+const (
+	MaxPart  = 64  // one dot-separated part
+	MaxTable = 128 // the whole name
+)
+
+// TableRule is the rule, as error messages state it.
+const TableRule = "a table name is namespace.table in lower case: dot-separated parts (the namespace may have several), " +
+	"each 1 to 64 characters of a-z, 0-9 and _, not starting with a digit and not a word SQL reserves " +
+	"(select, order, table, …), at most 128 characters in all"
+
+// reserved are the keywords Trino reserves (its docs, "Keywords and
+// identifiers"): an identifier spelled like one must be quoted there.
+var reserved = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`alter and as auto between by case cast constraint create cross cube
+		current_catalog current_date current_path current_role current_schema current_time current_timestamp current_user
+		deallocate delete describe distinct drop else end escape except execute exists extract false for from full
+		group grouping having in inner insert intersect into is join json_array json_exists json_object json_query
+		json_table json_value left like listagg localtime localtimestamp natural normalize not null on or order outer
+		prepare recursive right rollup select skip table then trim true uescape union unnest using values when where with`) {
+		reserved[w] = true
+	}
+}
+
+// Error is a name that breaks TableRule.
+type Error struct {
+	What string // "table name", "namespace" or "table" (a last part alone)
+	Name string // the name as given
+	Why  string // the first thing wrong with it: `has "S" at byte 0 (upper case)`
+}
+
+// Error renders `table name "Shop.Orders " has "S" at byte 0 (upper
+// case); a table name is …` (the name cut to 40 bytes when longer).
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s %s %s; %s", e.What, show(e.Name), e.Why, TableRule)
+}
+
+// CheckTable returns nil when name follows TableRule, else an *Error that
+// names the first thing wrong with it and states the rule.
+func CheckTable(name string) error {
+	if why := tableWhy(name); why != "" {
+		return &Error{What: "table name", Name: name, Why: why}
+	}
+	return nil
+}
+
+// CheckNamespace is CheckTable for a namespace alone (one or more
+// dot-separated parts), as the pipelines YAML gives it.
+func CheckNamespace(ns string) error {
+	if why := partsWhy(ns, 1); why != "" {
+		return &Error{What: "namespace", Name: ns, Why: why}
+	}
+	return nil
+}
+
+// CheckPart is CheckTable for the last part alone (a table given without
+// its namespace).
+func CheckPart(part string) error {
+	why := partsWhy(part, 1)
+	if why == "" && strings.Contains(part, ".") {
+		why = "has a dot"
+	}
+	if why != "" {
+		return &Error{What: "table", Name: part, Why: why}
+	}
+	return nil
+}
+
+func tableWhy(name string) string {
+	if name == "" {
+		return "is empty"
+	}
+	if len(name) > MaxTable {
+		return fmt.Sprintf("is %d bytes long, more than %d", len(name), MaxTable)
+	}
+	if why := charsWhy(name); why != "" {
+		return why
+	}
+	if !strings.Contains(name, ".") {
+		return "has no namespace (namespace.table)"
+	}
+	return partsWhy(name, 2)
+}
+
+// partsWhy checks s as min or more dot-separated parts.
+func partsWhy(s string, min int) string {
+	if s == "" {
+		return "is empty"
+	}
+	if why := charsWhy(s); why != "" {
+		return why
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) < min {
+		return "has no namespace (namespace.table)"
+	}
+	for _, p := range parts {
+		switch {
+		case p == "":
+			return "has an empty part (a dot at an end, or two in a row)"
+		case len(p) > MaxPart:
+			return fmt.Sprintf("has a part of %d characters, more than %d", len(p), MaxPart)
+		case p[0] >= '0' && p[0] <= '9':
+			return fmt.Sprintf("has a part starting with a digit (%q)", p)
+		case reserved[p]:
+			return fmt.Sprintf("has the part %q, a word SQL reserves (engines must quote it)", p)
+		}
+	}
+	return ""
+}
+
+// charsWhy names the first byte of s outside a-z, 0-9, _ and the dot.
+func charsWhy(s string) string {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		what := ""
+		switch {
+		case c >= 'A' && c <= 'Z':
+			what = "upper case"
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			what = "white space"
+		case c < 0x20 || c == 0x7f:
+			what = "a control character"
+		case c == '/' || c == '\\':
+			what = "a path separator"
+		case c == '%':
+			what = "an escape"
+		case r == utf8.RuneError && size <= 1:
+			what = "not UTF-8"
+		case r >= 0x80:
+			what = "not ASCII"
+		default:
+			what = "an engine must quote it"
+		}
+		return fmt.Sprintf("has %q at byte %d (%s)", s[i:i+size], i, what)
+	}
+	return ""
+}
+
+// show quotes s for a message, cut to its first 40 bytes when longer.
+func show(s string) string {
+	if len(s) <= 48 {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := 40
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+}

@@ -1,0 +1,21 @@
+package workflows
+
+import (
+	"testing"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// A batch's late keys that could not be woven into the history (no
+// bronze, a rebuilt local state) count in the table's totals, which
+// status shows as "late keys not in history" (issue 34 item 3: they were
+// counted only when RebuildKeys found them).
+func TestTotalsCountUnwovenInBatches(t *testing.T) {
+	var tot Totals
+	tot.add(&activities.ApplyResult{Records: 3, History: lake.HistoryResult{Unwoven: 2, Late: 2}})
+	tot.add(&activities.ApplyResult{Records: 1})
+	if tot.UnwovenKeys != 2 || tot.Batches != 2 || tot.Records != 4 {
+		t.Errorf("totals %+v, want 2 unwoven keys in 2 batches of 4 records", tot)
+	}
+}

@@ -1,0 +1,65 @@
+package workflows
+
+// Version markers (workflow.GetVersion change ids) of the workflows, all
+// in one place: what each gates, when it came, which recorded histories
+// (workflows/testdata/replay, replayed by TestReplayRecordedHistories)
+// still take the old branch, and when the old branch can go.
+//
+// Support window: a marker's old branch stays until no workflow started
+// before the marker can still be running. Table workflows continue as new
+// (by history size, canVersion), and every new run asks each marker again
+// and takes the new branch, so a table's run is on the new code within one
+// continue-as-new after an upgrade: at most historyEventsPerRun events or
+// historyBytesPerRun of history, days for a busy table, weeks for an idle
+// one. The rule: an old branch is removed no earlier than 90 days after
+// its marker shipped and after one full release in which `starter list`
+// shows no run started before the marker (the run's start time against
+// the marker's date below); its replay fixtures are then moved to a
+// "retired" note in the replay README, never silently deleted. None can
+// go yet (all are from 2026-12-02/03). Asked at a run's start unless said
+// otherwise.
+const (
+	// canVersion (2026-12-02, 59d0fca): continue as new by history size
+	// instead of by round count. Old branch: v1-*, v2-* fixtures.
+	canVersion = "continue-as-new-by-history-size"
+
+	// idleWaitVersion (2026-12-02, 58269d1): the long-polling plan of an
+	// idle table (PlanRequest.IdleWait); before, it polled every MaxWait.
+	// Asked in the loop when a plan comes back empty. Old branch: v1-*,
+	// v2-*.
+	idleWaitVersion = "idle-long-poll"
+
+	// memoSpecVersion (2026-12-02, 1d5865b): keep the memo's "spec" (the
+	// Web UI's view of the table's configuration, and what workers compare
+	// their catalog with) equal to the workflow's spec, upserted on
+	// settings changes and when the table's catalog is recorded
+	// (TableSpec.Catalog, from the Recover or PlanBatch of the first
+	// worker). Old branch: v1-* to v3-* (v3-paused-settings checks the
+	// memo upsert is guarded).
+	memoSpecVersion = "memo-spec"
+
+	// publishMidBatchVersion (2026-12-02, 6f37d72): upsert the search
+	// attributes from inside a batch (blocked, retrying). Asked when first
+	// needed. Old branch: v1-*.
+	publishMidBatchVersion = "publish-phase-mid-batch"
+
+	// routeVersion (2026-12-02, 584b681): route a table's activities to
+	// the worker that holds its local state (docs/design.md, "Routing"): a
+	// claim on the shared task queue, then the claimed worker's own queue,
+	// with hand-over on a schedule-to-start timeout and a new claim when
+	// the worker releases the table. Old branch (every activity on the
+	// shared queue): v1-* to v4-*.
+	routeVersion = "route-to-owner"
+
+	// planInApplyVersion (2026-12-03, f1e9077): apply the plan an
+	// ApplyBatch returns for the batch after it
+	// (activities.ApplyResult.Next: a full batch was already waiting)
+	// without a PlanBatch in between: one activity and one workflow task
+	// less per batch while the table is behind. Old branch: v1-* to v5-*.
+	planInApplyVersion = "plan-in-apply"
+
+	// ownerJobsVersion (2026-12-03, 865484d): run a job that lives outside
+	// the table's workflow (MaintenanceWorkflow) on the worker holding the
+	// table's local state. Old branch (the shared queue): v6-maintenance.
+	ownerJobsVersion = "jobs-on-owner"
+)
