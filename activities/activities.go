@@ -14,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -34,9 +35,14 @@ type Activities struct {
 	// Sources maps source names to PostgreSQL DSNs for direct loads
 	// (TableSpec.Source). DSNs stay on the worker, out of workflow history.
 	Sources map[string]string
-	// StateDir is where the tables' local state logs live (lake.State);
-	// "" = the system temp directory.
+	// StateDir is where the tables' local state logs live (lake.State),
+	// and their key indexes once they spill; "" = the system temp
+	// directory.
 	StateDir string
+	// IndexBudget bounds the RAM of the tables' key indexes
+	// (keyindex.Budget, from the worker's config); nil = unbounded, all in
+	// RAM.
+	IndexBudget *keyindex.Budget
 	// CatalogID is the identity of Catalog (lake.CatalogConfig.Identity):
 	// activities refuse a table that records another (TableSpec.Catalog),
 	// and Recover and PlanBatch report it for the workflow to record. ""
@@ -94,6 +100,9 @@ type tableState struct {
 	// typesChecked: the decoders were given the mirror's column types
 	// (ensureTableTypes).
 	typesChecked bool
+	// local is the table's local state once the writers exist, for
+	// status and metrics read on other goroutines (StateSamples).
+	local atomic.Pointer[lake.State]
 }
 
 // typesFrom makes the table's decoders read schemaless values by the
@@ -137,8 +146,9 @@ func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.Tabl
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx},
-			AfterCommit:    a.afterCommit, Layout: st.spec.Layout})
+			AfterCommit:    a.afterCommit, Layout: st.spec.Layout, IndexBudget: a.IndexBudget})
 		st.mirror, st.history = st.writer.Mirror, st.writer.History
+		st.local.Store(st.mirror.State())
 	}
 	return st.writer
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 )
 
-// observeBatch reports an applied batch to the metrics.
+// observeBatch reports an applied batch to the metrics, and records the
+// table's local state usage in res (State).
 func (a *Activities) observeBatch(table string, res *ApplyResult, took time.Duration) {
+	res.State = a.stateUsage(table)
 	if a.Metrics == nil {
 		return
 	}

@@ -14,6 +14,10 @@ package activities
 // LAKEMIRROR_PERF_CPUPROFILE profiles the changes phase,
 // LAKEMIRROR_PERF_INITIAL_CPUPROFILE the initial load;
 // LAKEMIRROR_PERF_SKIP_CHANGES=1 runs the initial load only.
+// LAKEMIRROR_PERF_INDEX_MEMORY and LAKEMIRROR_PERF_INDEX_TABLE_MEMORY
+// (sizes, e.g. 256MiB and 0) put the key index under that budget
+// (keyindex.Budget; a table budget of 0 spills it at once); unset, it
+// stays in RAM.
 
 import (
 	"bufio"
@@ -29,7 +33,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -60,6 +66,18 @@ func TestPerfWorkload(t *testing.T) {
 	}
 	a := New(cat, nil)
 	a.StateDir = t.TempDir()
+	if v := os.Getenv("LAKEMIRROR_PERF_INDEX_MEMORY"); v != "" {
+		worker, err := config.ParseBytes(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table, err := config.ParseBytes(os.Getenv("LAKEMIRROR_PERF_INDEX_TABLE_MEMORY"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.IndexBudget = keyindex.NewBudget(worker, table)
+		defer a.IndexBudget.Close()
+	}
 	spec := TableSpec{Table: "bench.orders", Topic: "bench.public.orders", KeyColumns: []string{"order_id"}, Columns: def.Columns, MaxEvents: batch}.Defaults()
 	spec.MaxQuarantine = batch
 	st, name, err := a.state(spec)
@@ -134,6 +152,10 @@ func TestPerfWorkload(t *testing.T) {
 			out["index_bytes_per_key"] = float64(ix.Bytes()) / float64(max(ix.Keys(), 1))
 		}
 		out["state_log_mib"] = float64(st.mirror.State().LogBytes()) / (1 << 20)
+		if u, _ := st.mirror.State().Memory(); u.Spilled {
+			out["index_spilled"], out["index_ram_mib"], out["index_disk_mib"] = true, float64(u.RAMBytes)/(1<<20), float64(u.DiskBytes)/(1<<20)
+		}
+		out["max_rss_mib"] = maxRSSMiB()
 		js, _ := json.Marshal(out)
 		fmt.Println("PERF " + string(js))
 	}
@@ -151,4 +173,13 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// maxRSSMiB is the process's peak resident set so far, in MiB.
+func maxRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }

@@ -286,6 +286,10 @@ type ApplyResult struct {
 	// this one up after the batch (claim.go); the workflow claims the
 	// table again on the shared queue.
 	Release bool `json:"release,omitempty"`
+	// State is the table's local state on the worker after the batch:
+	// its key index in RAM and on local disk, its chain log, and the
+	// worker's index budget (nil: the worker had no state for it).
+	State *StateUsage `json:"state,omitempty"`
 	// Next is the plan of the batch after this one, from this batch's end
 	// offsets, when a full batch (MaxEvents records) was already waiting
 	// as this one began (the plan its prefetch fetched): the workflow

@@ -163,6 +163,9 @@ func printStatus(w io.Writer, st workflows.Status) {
 		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",
 			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, b.Quarantined, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
 	}
+	if b := st.LastBatch; b != nil && b.State != nil {
+		fmt.Fprintf(tw, "local state\t%s\n", localState(b.State))
+	}
 	if l := st.LastLoad; l != nil {
 		ghosts := fmt.Sprintf("%d ghost rows soft-deleted", l.Ghosts)
 		if l.GhostsUnchecked {
@@ -208,6 +211,21 @@ func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.
 	}
 	tw.Flush()
 	printValidationStatus(ctx, w, cat, name)
+}
+
+// localState renders a table's local state on its worker (as of its last
+// batch): the key index in RAM and on disk, the chain log, the worker's
+// index budget.
+func localState(u *activities.StateUsage) string {
+	where := "in RAM"
+	if u.IndexSpilled {
+		where = "spilled to disk"
+	}
+	s := fmt.Sprintf("key index of %d keys %s: %s in RAM, %s on disk; chain log %s on disk", u.IndexKeys, where, mib(u.IndexRAMBytes), mib(u.IndexDiskBytes), mib(u.LogBytes))
+	if u.WorkerBudgetBytes > 0 {
+		s += fmt.Sprintf("; worker's index budget %s (%s a table), its indexes %s in RAM", mib(u.WorkerBudgetBytes), mib(u.TableBudgetBytes), mib(u.WorkerIndexRAMBytes))
+	}
+	return s
 }
 
 // mib renders bytes as MiB with one decimal (KiB below 1 MiB).

@@ -28,9 +28,11 @@ const (
 	EnvSchemaRegistry  = "SCHEMA_REGISTRY_URL" // Confluent-compatible schema registry for Avro records
 	EnvSources         = "LAKEMIRROR_SOURCES"  // comma-separated name=postgres-dsn pairs for direct loads
 	EnvStateDir        = "LAKEMIRROR_STATE_DIR"
-	EnvCatalogID       = "LAKEMIRROR_CATALOG_ID"    // the catalog's identity for the workers' wiring check (lake.CatalogConfig.ID)
-	EnvWorkerID        = "LAKEMIRROR_WORKER_ID"     // this worker's id: its own task queue is "<queue>@<id>" (routing)
-	EnvSidecarEvery    = "LAKEMIRROR_SIDECAR_EVERY" // write a table's state sidecar every this many batches (and on release); 0 = never
+	EnvCatalogID       = "LAKEMIRROR_CATALOG_ID"         // the catalog's identity for the workers' wiring check (lake.CatalogConfig.ID)
+	EnvWorkerID        = "LAKEMIRROR_WORKER_ID"          // this worker's id: its own task queue is "<queue>@<id>" (routing)
+	EnvSidecarEvery    = "LAKEMIRROR_SIDECAR_EVERY"      // write a table's state sidecar every this many batches (and on release); 0 = never
+	EnvIndexMemory     = "LAKEMIRROR_INDEX_MEMORY"       // RAM for all of the worker's key indexes (bytes, or with KiB, MiB, GiB)
+	EnvIndexTableMem   = "LAKEMIRROR_INDEX_TABLE_MEMORY" // RAM for one table's key index before it spills to disk
 )
 
 // Settings locate the services the pipeline talks to.
@@ -57,6 +59,13 @@ type Settings struct {
 	// releases a table), so that the next worker loads the state instead
 	// of reading the tables; 0 = never (a sidecar found is still loaded).
 	SidecarEvery int
+	// IndexMemory is the RAM, in bytes, the worker's key indexes may
+	// hold together, and IndexTableMemory one table's; an index past
+	// either spills to local disk under StateDir (keyindex.Budget,
+	// docs/design.md "Local state"). 0 = the default: an eighth of the
+	// container's memory (MemoryLimit) for the worker, a quarter of the
+	// worker's for a table.
+	IndexMemory, IndexTableMemory int64
 
 	// Connection security (security.go): TLS, mutual TLS and SASL for
 	// Kafka; TLS, mutual TLS and API keys for Temporal; TLS and basic
@@ -83,6 +92,8 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.StringVar(&s.StateDir, "state-dir", env(EnvStateDir, ""), "worker only: directory for the tables' local write-path state (a per-process directory under it, removed on exit; default: the system temp directory) (env "+EnvStateDir+")")
 	fs.StringVar(&s.WorkerID, "worker-id", env(EnvWorkerID, ""), "worker only: this worker's id; its own task queue is <queue>@<id>, where the tables it holds run (default: random per process) (env "+EnvWorkerID+")")
 	fs.IntVar(&s.SidecarEvery, "sidecar-every", envInt(EnvSidecarEvery, 0), "worker only: write a table's local state sidecar next to its mirror every this many batches, and when the worker releases the table, so another worker loads it instead of reading the tables; 0 = never (env "+EnvSidecarEvery+")")
+	fs.StringVar(&b.indexMemory, "index-memory", env(EnvIndexMemory, ""), "worker only: RAM for all of the worker's key indexes together, e.g. 3GiB; past it a table's index spills to local disk under the state dir (default: an eighth of the container's memory, cgroup memory.max or MemTotal) (env "+EnvIndexMemory+")")
+	fs.StringVar(&b.indexTable, "index-table-memory", env(EnvIndexTableMem, ""), "worker only: RAM for one table's key index before it spills to local disk, e.g. 512MiB (default: a quarter of --index-memory) (env "+EnvIndexTableMem+")")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog and warehouse, and the dev worker's Temporal database and Kafka log (env "+EnvDataDir+")")
 	s.bindSecurity(fs)
 	return b
@@ -92,6 +103,7 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 type Binding struct {
 	s                       *Settings
 	brokers, props, sources string
+	indexMemory, indexTable string
 }
 
 // Finish completes the settings after flag parsing: splits lists, makes
@@ -107,6 +119,12 @@ func (b *Binding) Finish() error {
 	s.Catalog.Props = props
 	if s.Sources, err = ParseProps("--sources (env "+EnvSources+")", b.sources); err != nil {
 		return err
+	}
+	if s.IndexMemory, err = ParseBytes(b.indexMemory); err != nil {
+		return fmt.Errorf("config: --index-memory: %w", err)
+	}
+	if s.IndexTableMemory, err = ParseBytes(b.indexTable); err != nil {
+		return fmt.Errorf("config: --index-table-memory: %w", err)
 	}
 	if s.DataDir != "" {
 		abs, err := filepath.Abs(s.DataDir)

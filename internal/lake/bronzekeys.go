@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
 // BronzeKeysOfTopic returns the distinct primary keys of the bronze rows
@@ -60,7 +61,7 @@ func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Ke
 		return nil, err
 	}
 	var out []cdc.Key
-	w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
+	w.state.ix.Each(func(k cdc.Key, e keyindex.Entry) {
 		if !e.Deleted && e.Seq < seq {
 			out = append(out, k)
 		}

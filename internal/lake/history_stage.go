@@ -108,7 +108,10 @@ func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *batchPlan) (*H
 	if resolved && plan.ix != st.ix {
 		return s, ErrStateMoved
 	}
-	plan.resolve(st.ix)
+	if err := plan.resolve(st.ix); err != nil {
+		st.Invalidate()
+		return s, err
+	}
 	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
 		return s, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
@@ -81,7 +82,7 @@ func NewMirrorWriter(cat catalog.Catalog, name TableName, keyCols []string) *Mir
 
 // Index returns the writer's current key index (nil before the first
 // batch), for tests and status.
-func (w *MirrorWriter) Index() *KeyIndex { return w.state.Index() }
+func (w *MirrorWriter) Index() *keyindex.Index { return w.state.Index() }
 
 // State returns the writer's local state.
 func (w *MirrorWriter) State() *State { return w.state }

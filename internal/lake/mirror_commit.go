@@ -60,11 +60,11 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 	var dels []rowLoc
 	for i, o := range outs {
 		if o.Replaces {
-			fid, p := ix.locAt(entries[i])
+			fid, p := ix.LocAt(entries[i])
 			dels = append(dels, rowLoc{File: fid, Pos: p})
 		}
 	}
-	if f.deletes, err = writeDeletes(ctx, tbl, w.parts, dels, ix.files); err != nil {
+	if f.deletes, err = writeDeletes(ctx, tbl, w.parts, dels, ix.Files()); err != nil {
 		return f, err
 	}
 	res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
@@ -90,11 +90,11 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 		w.parts.add(f.data)
 		fids := make([]int32, len(f.data))
 		for i, d := range f.data {
-			fids[i] = ix.fileID(d.df.FilePath())
+			fids[i] = ix.FileID(d.df.FilePath())
 		}
 		for i, o := range outs {
 			l := f.locs[i]
-			ix.setAt(entries[i], o.Seq, o.Deleted, fids[l.file], l.pos)
+			ix.SetAt(entries[i], o.Seq, o.Deleted, fids[l.file], l.pos)
 		}
 		res.SnapshotID = snap
 	}

@@ -89,7 +89,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	var mres MirrorResult
 	entries := make([]uint32, len(changed))
 	for i, o := range changed {
-		entries[i] = w.state.ix.entryOf(o.Key)
+		entries[i] = w.state.ix.EntryOf(o.Key)
 	}
 	resolved, err := w.commitRows(ctx, tbl, sh, entries, changed, stored, props, &mres)
 	if err != nil {

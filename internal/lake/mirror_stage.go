@@ -105,18 +105,21 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// highest position its mirror rows hold (one pass over the index)
 	applied := tbl.Properties()[PropAppliedPosition]
 	if applied == "" {
-		applied = ix.maxSeq().Hex()
+		applied = ix.MaxSeq().Hex()
 	}
 	appliedSeq, err := cdc.ParseSeqHex(applied)
 	if err != nil {
-		appliedSeq = ix.maxSeq() // a malformed property: the highest position the index holds
+		appliedSeq = ix.MaxSeq() // a malformed property: the highest position the index holds
 	}
 	servers, newServers, err := sourceServers(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServers], appliedSeq, events)
 	if err != nil {
 		return s, err
 	}
 	plan := newPlan(b.Seq, events)
-	plan.resolve(ix)
+	if err := plan.resolve(ix); err != nil {
+		w.state.Invalidate()
+		return s, err
+	}
 	plan.pre = make([]cdc.Seq, len(plan.groups))
 	plan.known = true
 	plan.wovenChecked = w.state.eventsLogged()
@@ -132,7 +135,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	for i, g := range plan.groups {
 		res.Events += len(g.Events) + g.Duplicates
-		st := ix.storedAt(plan.entries[i])
+		st := ix.StoredAt(plan.entries[i])
 		if st.Found {
 			plan.pre[i] = st.Seq
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
 // PropTruncates records the table truncates (Debezium op t) applied to a
@@ -125,7 +126,7 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		for _, t := range batchMarks {
 			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
 			var err error
-			w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
+			w.state.ix.Each(func(k cdc.Key, e keyindex.Entry) {
 				if err == nil && !e.Deleted && truncates(t.Seq, e.Seq) {
 					err = add(k, m, t.Origin)
 				}
@@ -254,7 +255,7 @@ func (w *MirrorWriter) expandLate(late []*cdc.Event, add func(cdc.Key, truncateM
 		at[i], lo = t.Seq, min(lo, t.Seq)
 	}
 	var past []cdc.Key
-	w.state.ix.Each(func(k cdc.Key, e IndexEntry) {
+	w.state.ix.Each(func(k cdc.Key, e keyindex.Entry) {
 		if e.Seq > lo || readAfterAny(e.Seq, at) {
 			past = append(past, k)
 		}

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -15,7 +16,8 @@ type batchPlan struct {
 	batch   int64
 	events  []*cdc.Event // the batch's events as given (identity check)
 	groups  []merge.Group
-	ix      *KeyIndex // the index entries belong to
+	ix      *keyindex.Index // the index entries belong to
+	gen     uint64          // ix.Gen() when they were looked up (a spilled index voids them at its safe points)
 	entries []uint32
 	pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
 	known   bool      // pre is known (false: the mirror had committed the batch already)
@@ -39,16 +41,28 @@ func newPlan(batch int64, events []*cdc.Event) *batchPlan {
 	return &batchPlan{batch: batch, events: events, groups: merge.GroupByKey(rowChanges(events))}
 }
 
-// resolve looks up (adding when absent) each group's index entry in ix.
-func (p *batchPlan) resolve(ix *KeyIndex) {
-	if p.ix == ix && len(p.entries) == len(p.groups) {
-		return
+// resolve looks up (adding when absent) each group's index entry in ix,
+// all at once (keyindex.Index.Resolve: a spilled index reads them in key
+// order). A plan's first lookup is the index's safe point (Release: a
+// spilled index may empty its RAM part then, which voids only earlier
+// plans' entries). Errors: the spilled index's disk (the state is then
+// invalid).
+func (p *batchPlan) resolve(ix *keyindex.Index) error {
+	if p.ix == ix && p.gen == ix.Gen() && len(p.entries) == len(p.groups) {
+		return nil
 	}
-	p.ix = ix
-	p.entries = make([]uint32, len(p.groups))
+	if p.ix == nil {
+		if err := ix.Release(); err != nil {
+			return err
+		}
+	}
+	p.ix, p.gen = ix, ix.Gen()
+	keys := make([]cdc.Key, len(p.groups))
 	for i, g := range p.groups {
-		p.entries[i] = ix.entryOf(g.Key)
+		keys[i] = g.Key
 	}
+	p.entries = make([]uint32, len(p.groups))
+	return ix.Resolve(keys, p.entries)
 }
 
 // sameEvents reports whether events is the slice the plan was made from.

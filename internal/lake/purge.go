@@ -12,6 +12,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -79,7 +80,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	ix := w.state.ix
 	byFile := map[int32][]int64{}
 	keyAt := map[rowLoc]cdc.Key{}
-	ix.Each(func(k cdc.Key, e IndexEntry) {
+	ix.Each(func(k cdc.Key, e keyindex.Entry) {
 		if e.Deleted {
 			res.Deleted++
 			byFile[e.File] = append(byFile[e.File], e.Pos)
@@ -120,7 +121,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if len(purge) == 0 {
 		return res, nil
 	}
-	del, err := writeDeletes(ctx, tbl, w.parts, purge, ix.files)
+	del, err := writeDeletes(ctx, tbl, w.parts, purge, ix.Files())
 	if err != nil {
 		return res, err
 	}
@@ -158,7 +159,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	for _, fp := range purge {
 		// the key's chain stays (its history records, and its past changes:
 		// a late change of the key, re-created, folds them as bronze has them)
-		ix.dropMirror(keyAt[fp])
+		ix.DropMirror(keyAt[fp])
 	}
 	ix.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
 	w.state.mirrorSnap = ix.SnapshotID

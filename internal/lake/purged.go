@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -61,9 +62,9 @@ func PurgedSchema() *iceberg.Schema {
 // purgedKeys are the keys the purged-keys table holds, each with its
 // highest purged position, as of one snapshot of that table.
 type purgedKeys struct {
-	snap   int64     // snapshot of the purged-keys table these reflect; -1: the table does not exist
-	ix     *KeyIndex // key → highest purged `_seq`
-	legacy cdc.Seq   // PropPurgeLegacy of the mirror
+	snap   int64           // snapshot of the purged-keys table these reflect; -1: the table does not exist
+	ix     *keyindex.Index // key → highest purged `_seq`
+	legacy cdc.Seq         // PropPurgeLegacy of the mirror
 }
 
 // refuses reports whether a change at seq for a key absent from the
@@ -102,13 +103,13 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 		cur.legacy = legacy
 		return cur, nil
 	}
-	p := &purgedKeys{snap: snap, ix: newKeyIndex(snap, 0), legacy: legacy}
+	p := &purgedKeys{snap: snap, ix: keyindex.New(snap, 0), legacy: legacy}
 	if snap == 0 {
 		return p, nil
 	}
 	err = readPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
 		if e, ok := p.ix.Lookup(k); !ok || seq > e.Seq {
-			p.ix.set(k, seq, true, -1, 0)
+			p.ix.Set(k, seq, true, -1, 0)
 		}
 		return nil
 	})

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"hash/maphash"
 	"io"
 	"math"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
 // The state sidecar (docs/design.md, "State sidecar") is a table's local
@@ -105,19 +105,19 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	}
 	crc := crc32.NewIEEE()
 	bw := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<20)
-	e := &sideEnc{w: bw}
+	e := &keyindex.Enc{W: bw}
 	s.encodeSidecar(e, locs)
-	if e.err == nil {
-		e.err = bw.Flush()
+	if e.Err == nil {
+		e.Err = bw.Flush()
 	}
-	if e.err == nil {
-		_, e.err = f.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	if e.Err == nil {
+		_, e.Err = f.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 	}
-	if cerr := f.Close(); e.err == nil {
-		e.err = cerr
+	if cerr := f.Close(); e.Err == nil {
+		e.Err = cerr
 	}
-	if e.err != nil {
-		return fmt.Errorf("lake: write %s: %w", path, e.err)
+	if e.Err != nil {
+		return fmt.Errorf("lake: write %s: %w", path, e.Err)
 	}
 	s.sidecarSnap = s.mirrorSnap
 	return nil
@@ -127,46 +127,103 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 // wrote (0: none).
 func (s *State) SidecarSnapshot() int64 { return s.sidecarSnap }
 
-func (s *State) encodeSidecar(e *sideEnc, metadataLocations []string) {
-	e.raw([]byte(sidecarMagic))
-	e.u64(uint64(s.mirrorSnap))
-	e.u64(uint64(s.historySnap))
-	e.u64(uint64(s.builtAtBatch))
-	e.strs(metadataLocations)
-	var flags byte
+// sidecarImage is a sidecar's content: what encodeSidecar writes and
+// parseSidecar reads.
+type sidecarImage struct {
+	mirrorSnap, historySnap int64
+	builtAt                 int64    // the batch seq the tables held when the state was built
+	locs                    []string // metadata locations of the mirror and the history ("" for none)
+	flags                   byte     // bit 0: the log holds every past change
+	keyCols                 []string
+	ix                      *keyindex.Index
+	hfiles                  []string
+	layouts                 [][]string
+	topics                  []string
+	logLen                  int64
+	log                     io.Reader // encode: the log's logLen bytes
+	logBytes                []byte    // parse: the log's bytes
+}
+
+// image is the state as a sidecar, its log read from the log file.
+func (s *State) image(metadataLocations []string) *sidecarImage {
+	img := &sidecarImage{mirrorSnap: s.mirrorSnap, historySnap: s.historySnap, builtAt: s.builtAtBatch, locs: metadataLocations,
+		keyCols: s.keyCols, ix: s.ix, hfiles: s.hfiles, topics: s.c.topics, logLen: s.log.flushed,
+		log: io.NewSectionReader(s.log.f, 0, s.log.flushed)}
 	if s.eventsComplete {
-		flags |= 1
+		img.flags |= 1
 	}
-	e.raw([]byte{flags})
-	e.strs(s.keyCols)
-	ix := s.ix
-	e.uv(uint64(len(ix.flags)))
-	e.uv(uint64(ix.keyWidth))
-	e.uv(uint64(ix.words))
-	e.uv(uint64(ix.used))
-	e.uv(uint64(ix.mirrorKeys))
-	e.bytes(ix.keys)
-	e.u32s(ix.keyEnd)
-	e.u64s(ix.seqs)
-	e.bytes(ix.flags)
-	e.uv(uint64(len(ix.file)))
-	for _, v := range ix.file {
-		e.u32(uint32(v))
-	}
-	e.u32s(ix.pos)
-	e.u64s(ix.head)
-	e.u32s(ix.free)
-	e.strs(ix.files)
-	e.strs(s.hfiles)
-	e.uv(uint64(len(s.c.layouts)))
 	for _, l := range s.c.layouts {
-		e.strs(l.Names)
+		img.layouts = append(img.layouts, l.Names)
 	}
-	e.strs(s.c.topics)
-	e.u64(uint64(s.log.flushed))
-	if e.err == nil {
-		_, e.err = io.Copy(e.w, io.NewSectionReader(s.log.f, 0, s.log.flushed))
+	return img
+}
+
+func (s *State) encodeSidecar(e *keyindex.Enc, metadataLocations []string) {
+	encodeSidecar(e, s.image(metadataLocations))
+}
+
+// encodeSidecar writes img in the sidecar format (without the checksum).
+// Errors stick in e.Err.
+func encodeSidecar(e *keyindex.Enc, img *sidecarImage) {
+	e.Raw([]byte(sidecarMagic))
+	e.U64(uint64(img.mirrorSnap))
+	e.U64(uint64(img.historySnap))
+	e.U64(uint64(img.builtAt))
+	e.Strs(img.locs)
+	e.Raw([]byte{img.flags})
+	e.Strs(img.keyCols)
+	img.ix.EncodeSidecar(e)
+	e.Strs(img.hfiles)
+	e.Uv(uint64(len(img.layouts)))
+	for _, l := range img.layouts {
+		e.Strs(l)
 	}
+	e.Strs(img.topics)
+	e.U64(uint64(img.logLen))
+	if e.Err == nil {
+		_, e.Err = io.Copy(e.W, img.log)
+	}
+}
+
+// parseSidecar reads a whole sidecar file b (checksum included).
+// Errors: errStaleSidecar when it does not verify (checksum, magic, a
+// field cut short or inconsistent).
+func parseSidecar(b []byte) (*sidecarImage, error) {
+	if len(b) < len(sidecarMagic)+4 {
+		return nil, errStaleSidecar
+	}
+	body := b[:len(b)-4]
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[len(b)-4:]) || string(body[:len(sidecarMagic)]) != sidecarMagic {
+		return nil, errStaleSidecar
+	}
+	d := &keyindex.Dec{B: body[len(sidecarMagic):]}
+	img := &sidecarImage{mirrorSnap: int64(d.U64()), historySnap: int64(d.U64()), builtAt: int64(d.U64())}
+	img.locs = d.Strs()
+	if fl := d.Raw(1); fl != nil {
+		img.flags = fl[0]
+	}
+	img.keyCols = d.Strs()
+	if d.Err != nil {
+		return nil, errStaleSidecar
+	}
+	ix, err := keyindex.DecodeSidecar(d, img.mirrorSnap)
+	if err != nil {
+		return nil, errStaleSidecar
+	}
+	img.ix = ix
+	img.hfiles = d.Strs()
+	nl := int(d.Uv())
+	for i := 0; i < nl && d.Err == nil; i++ {
+		img.layouts = append(img.layouts, d.Strs())
+	}
+	img.topics = d.Strs()
+	img.logLen = int64(d.U64())
+	img.logBytes = d.Raw(int(min(uint64(img.logLen), math.MaxInt32*4)))
+	if d.Err != nil || len(d.B) != 0 || len(img.locs) != 2 ||
+		len(img.logBytes) < len(stateLogMagic) || string(img.logBytes[:len(stateLogMagic)]) != stateLogMagic {
+		return nil, errStaleSidecar
+	}
+	return img, nil
 }
 
 // loadSidecar replaces the state with the table's sidecar when it is for
@@ -188,90 +245,47 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 	}
 	b, err := io.ReadAll(f)
 	f.Close()
-	if err != nil || len(b) < len(sidecarMagic)+4 {
+	if err != nil {
 		return errStaleSidecar
 	}
-	body := b[:len(b)-4]
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[len(b)-4:]) || string(body[:len(sidecarMagic)]) != sidecarMagic {
+	img, err := parseSidecar(b)
+	if err != nil {
+		return err
+	}
+	if img.mirrorSnap != snapID(mirror) || (s.ownsHistory && img.historySnap != snapID(history)) ||
+		img.locs[0] != mirror.MetadataLocation() || (s.ownsHistory && history != nil && img.locs[1] != history.MetadataLocation()) ||
+		strings.Join(img.keyCols, "\x00") != strings.Join(s.keyCols, "\x00") {
 		return errStaleSidecar
 	}
-	d := &sideDec{b: body[len(sidecarMagic):]}
-	mSnap, hSnap := int64(d.u64()), int64(d.u64())
-	if d.err != nil || mSnap != snapID(mirror) || (s.ownsHistory && hSnap != snapID(history)) {
-		return errStaleSidecar
-	}
-	builtAt := int64(d.u64())
-	locs := d.strs()
-	if d.err != nil || len(locs) != 2 || locs[0] != mirror.MetadataLocation() ||
-		(s.ownsHistory && history != nil && locs[1] != history.MetadataLocation()) {
-		return errStaleSidecar
-	}
-	flags := d.raw(1)
-	keyCols := d.strs()
-	if d.err != nil || strings.Join(keyCols, "\x00") != strings.Join(s.keyCols, "\x00") {
-		return errStaleSidecar
-	}
-	ix := &KeyIndex{SnapshotID: mSnap, fileIDs: map[string]int32{}}
-	ix.seed = newKeyIndex(0, 0).seed
-	n := int(d.uv())
-	ix.keyWidth, ix.words, ix.used, ix.mirrorKeys = int(d.uv()), int(d.uv()), int(d.uv()), int(d.uv())
-	ix.keys = d.bytes()
-	ix.keyEnd = d.u32s()
-	ix.seqs = d.u64s()
-	ix.flags = d.bytes()
-	nf := int(d.uv())
-	if d.err == nil && nf <= len(d.b)/4 {
-		ix.file = make([]int32, nf)
-		for i := range ix.file {
-			ix.file[i] = int32(d.u32())
-		}
-	}
-	ix.pos = d.u32s()
-	ix.head = d.u64s()
-	ix.free = d.u32s()
-	ix.files = d.strs()
-	hfiles := d.strs()
-	nl := int(d.uv())
-	var layouts [][]string
-	for i := 0; i < nl && d.err == nil; i++ {
-		layouts = append(layouts, d.strs())
-	}
-	topics := d.strs()
-	logLen := d.u64()
-	logBytes := d.raw(int(min(logLen, math.MaxInt32*4)))
-	if d.err != nil || len(d.b) != 0 || len(ix.flags) != n || len(ix.file) != n || len(ix.pos) != n || len(ix.head) != n ||
-		(ix.keyWidth == 0 && len(ix.keyEnd) != n) || (ix.keyWidth > 0 && len(ix.keys) != n*ix.keyWidth) || len(ix.seqs) != n*ix.words ||
-		len(logBytes) < len(stateLogMagic) || string(logBytes[:len(stateLogMagic)]) != stateLogMagic {
-		return errStaleSidecar
-	}
-	if ix.keyWidth > 0 || len(ix.keyEnd) == 0 {
-		ix.keyEnd = nil // fixed-width keys (or none yet) have no end offsets
-	}
-	for i, p := range ix.files {
-		ix.fileIDs[p] = int32(i)
-	}
-	ix.rebuildSlots()
 
 	if err := s.reset(); err != nil {
 		return err
 	}
-	if _, err := s.log.f.WriteAt(logBytes, 0); err != nil {
+	if _, err := s.log.f.WriteAt(img.logBytes, 0); err != nil {
 		s.invalidate()
 		return fmt.Errorf("lake: write local state log %s: %w", s.log.path, err)
 	}
-	s.log.buf, s.log.flushed = s.log.buf[:0], int64(len(logBytes))
-	s.ix = ix
-	for _, l := range layouts {
+	s.log.buf, s.log.flushed = s.log.buf[:0], int64(len(img.logBytes))
+	s.ix.Close()
+	s.ix = s.newIndex(img.ix)
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if err := s.ix.Release(); err != nil { // over its budget: to disk
+		s.invalidate()
+		return err
+	}
+	for _, l := range img.layouts {
 		s.c.layout(cdc.NewColumns(l))
 	}
-	for _, t := range topics {
+	for _, t := range img.topics {
 		s.c.topic(t)
 	}
-	for _, p := range hfiles {
+	for _, p := range img.hfiles {
 		s.hfileID(p)
 	}
-	s.builtAtBatch = builtAt
-	s.eventsComplete = flags[0]&1 != 0
+	s.builtAtBatch = img.builtAt
+	s.eventsComplete = img.flags&1 != 0
 	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
 	s.sidecarSnap = s.mirrorSnap
 	return nil
@@ -280,167 +294,3 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 // errStaleSidecar: the sidecar is for other snapshots, or does not
 // verify (a torn or concurrent write, another format).
 var errStaleSidecar = errors.New("lake: the state sidecar is for other snapshots of the table, or does not verify")
-
-// rebuildSlots fills the slot table from the entries (a loaded index: the
-// hash seed is new).
-func (ix *KeyIndex) rebuildSlots() {
-	ix.slots = make([]uint64, max(int(float64(max(ix.used, 8))/maxLoad)+1, 16))
-	for i := range ix.flags {
-		if ix.flags[i]&flagFree != 0 {
-			continue
-		}
-		tag := ix.hashBytes(ix.keyBytes(uint32(i)))
-		s := ix.slotOf(tag)
-		for ix.slots[s] != 0 {
-			if s++; s == len(ix.slots) {
-				s = 0
-			}
-		}
-		ix.slots[s] = uint64(tag)<<32 | uint64(i+1)
-	}
-}
-
-// keyBytes is entry i's key, in place (no copy: do not keep it).
-func (ix *KeyIndex) keyBytes(i uint32) []byte {
-	if ix.keyWidth > 0 {
-		o := int(i) * ix.keyWidth
-		return ix.keys[o : o+ix.keyWidth]
-	}
-	start := uint32(0)
-	if i > 0 {
-		start = ix.keyEnd[i-1]
-	}
-	return ix.keys[start:ix.keyEnd[i]]
-}
-
-// hashBytes is hash for a key held as bytes (maphash gives bytes and
-// strings of the same content the same hash).
-func (ix *KeyIndex) hashBytes(k []byte) uint32 {
-	return uint32(maphash.Bytes(ix.seed, k)>>32) | 1
-}
-
-// sideEnc writes the sidecar's fields; the first error sticks.
-type sideEnc struct {
-	w   io.Writer
-	buf []byte
-	err error
-}
-
-func (e *sideEnc) raw(b []byte) {
-	if e.err == nil {
-		_, e.err = e.w.Write(b)
-	}
-}
-func (e *sideEnc) uv(v uint64)  { e.raw(binary.AppendUvarint(e.buf[:0], v)) }
-func (e *sideEnc) u32(v uint32) { e.raw(binary.LittleEndian.AppendUint32(e.buf[:0], v)) }
-func (e *sideEnc) u64(v uint64) { e.raw(binary.LittleEndian.AppendUint64(e.buf[:0], v)) }
-func (e *sideEnc) bytes(b []byte) {
-	e.uv(uint64(len(b)))
-	e.raw(b)
-}
-func (e *sideEnc) strs(ss []string) {
-	e.uv(uint64(len(ss)))
-	for _, s := range ss {
-		e.bytes([]byte(s))
-	}
-}
-func (e *sideEnc) u32s(vs []uint32) {
-	e.uv(uint64(len(vs)))
-	for _, v := range vs {
-		e.u32(v)
-	}
-}
-func (e *sideEnc) u64s(vs []uint64) {
-	e.uv(uint64(len(vs)))
-	for _, v := range vs {
-		e.u64(v)
-	}
-}
-
-// sideDec reads the sidecar's fields; the first error sticks.
-type sideDec struct {
-	b   []byte
-	err error
-}
-
-var errShort = errors.New("lake: sidecar truncated")
-
-func (d *sideDec) raw(n int) []byte {
-	if d.err != nil || n < 0 || n > len(d.b) {
-		d.err = errShort
-		return nil
-	}
-	out := d.b[:n]
-	d.b = d.b[n:]
-	return out
-}
-func (d *sideDec) uv() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, k := binary.Uvarint(d.b)
-	if k <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[k:]
-	return v
-}
-func (d *sideDec) u32() uint32 {
-	b := d.raw(4)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-func (d *sideDec) u64() uint64 {
-	b := d.raw(8)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(b)
-}
-func (d *sideDec) bytes() []byte {
-	n := d.uv()
-	if n > uint64(len(d.b)) {
-		d.err = errShort
-		return nil
-	}
-	return append([]byte(nil), d.raw(int(n))...)
-}
-func (d *sideDec) strs() []string {
-	n := d.uv()
-	if n > uint64(len(d.b)) {
-		d.err = errShort
-		return nil
-	}
-	out := make([]string, 0, n)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		out = append(out, string(d.bytes()))
-	}
-	return out
-}
-func (d *sideDec) u32s() []uint32 {
-	n := d.uv()
-	if n > uint64(len(d.b))/4 {
-		d.err = errShort
-		return nil
-	}
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = d.u32()
-	}
-	return out
-}
-func (d *sideDec) u64s() []uint64 {
-	n := d.uv()
-	if n > uint64(len(d.b))/8 {
-		d.err = errShort
-		return nil
-	}
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = d.u64()
-	}
-	return out
-}

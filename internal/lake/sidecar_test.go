@@ -1,13 +1,19 @@
 package lake
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
 // sidecarWriter is a mirror writer with its own state under dir, loading
@@ -204,5 +210,62 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	// path reads bronze instead); the writer's log holds both
 	if len(want[cdc.Key(k)]) != 2 || complete || len(got[cdc.Key(k)]) != 0 {
 		t.Fatalf("events of key 1001: writer %d, new state %d (complete %v); want 2, and 0 not complete", len(want[cdc.Key(k)]), len(got[cdc.Key(k)]), complete)
+	}
+}
+
+// Sidecars written before the key index moved to its own package
+// (testdata, written by commit ae90505: a 3-batch orders table with
+// history, fixed-width keys; a codes table with string keys of several
+// lengths) parse, hold the keys they were written with, and encode again
+// to the same bytes: the format did not change.
+func TestSidecarFormatGolden(t *testing.T) {
+	for _, c := range []struct {
+		file, keyCols, layouts string
+		files, hfiles          int
+		entries                string // key: seq file pos deleted head, sorted
+	}{
+		{"testdata/sidecar-LMSIDE02.lms", "[order_id]", "[[order_id status amount]]", 3, 3,
+			"107ffffffffffffff9: 00000000000000000000000000000004 0 0 false 270\n" +
+				"1080000000000003e9: 00000000000000000000000000000005 1 0 false 1179\n" +
+				"1080000000000003ea: 00000000000000000000000000000006 1 1 true 1417\n" +
+				"1080000000000003eb: 00000000000000000000000000000008 2 0 false 1865\n" +
+				"1080000000000003ec: 00000000000000000000000000000009 2 1 true 2110"},
+		{"testdata/sidecar-LMSIDE02-varkeys.lms", "[code]", "[[code note]]", 2, 0,
+			"20610001: 00000000000000000000000000000004 1 0 false 182\n" +
+				"20612d6d7563682d6c6f6e6765722d636f64650001: 00000000000000000000000000000006 1 1 false 240\n" +
+				"20626262620001: 00000000000000000000000000000005 1 2 true 314\n" +
+				"2063630001: 00000000000000000000000000000003 0 2 false 124"},
+	} {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := parseSidecar(b)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		var got []string
+		img.ix.Each(func(k cdc.Key, e keyindex.Entry) {
+			got = append(got, fmt.Sprintf("%x: %s %d %d %v %d", string(k), e.Seq.Hex(), e.File, e.Pos, e.Deleted, img.ix.Head(k)))
+		})
+		sort.Strings(got)
+		if g := strings.Join(got, "\n"); g != c.entries {
+			t.Errorf("%s: entries\n%s\nwant\n%s", c.file, g, c.entries)
+		}
+		if g := fmt.Sprint(img.keyCols); g != c.keyCols || fmt.Sprint(img.layouts) != c.layouts || len(img.ix.Files()) != c.files || len(img.hfiles) != c.hfiles {
+			t.Errorf("%s: key columns %s, layouts %v, %d mirror and %d history files; want %s, %s, %d, %d", c.file, g, img.layouts,
+				len(img.ix.Files()), len(img.hfiles), c.keyCols, c.layouts, c.files, c.hfiles)
+		}
+		img.log = bytes.NewReader(img.logBytes)
+		var out bytes.Buffer
+		e := &keyindex.Enc{W: &out}
+		encodeSidecar(e, img)
+		if e.Err != nil {
+			t.Fatal(e.Err)
+		}
+		out.Write(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(out.Bytes())))
+		if !bytes.Equal(out.Bytes(), b) {
+			t.Errorf("%s: encoded again, %d bytes differ from the %d written by ae90505", c.file, out.Len(), len(b))
+		}
 	}
 }

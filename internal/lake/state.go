@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
 // State is one table's local write-path state (docs/design.md, "Local
@@ -54,11 +55,17 @@ type State struct {
 	// state was built from them.
 	builtAtBatch int64
 
-	ix     *KeyIndex
-	log    *stateLog
-	c      *codec
-	hfiles []string
-	hfid   map[string]int32
+	ix  *keyindex.Index
+	log *stateLog
+	// budget bounds the index's memory (nil: all in RAM, unbounded);
+	// meter publishes its usage and logBytes the log's size, for status
+	// and metrics on other goroutines (Memory).
+	budget   *keyindex.Budget
+	meter    keyindex.Meter
+	logBytes atomic.Int64
+	c        *codec
+	hfiles   []string
+	hfid     map[string]int32
 
 	// pending is the batch the mirror writer committed last, waiting for
 	// the history writer to record it with its own changes.
@@ -111,10 +118,14 @@ func (s *State) buildReason() string {
 
 var stateSeq atomic.Int64
 
+// testBudget, when set (tests: LAKEMIRROR_TEST_SPILL, see spill_test.go),
+// is the index budget of every state not given one.
+var testBudget *keyindex.Budget
+
 // newState returns an unbuilt state for a table, its log under dir ("" =
 // the system temp directory).
 func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string, mirror, history bool) *State {
-	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, ownsHistory: history}
+	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, ownsHistory: history, budget: testBudget}
 	s.eventsBy = recMirror
 	if history {
 		s.eventsBy = recRows
@@ -122,18 +133,43 @@ func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string,
 	return s
 }
 
-// Close releases the state's log file.
+// Close releases the state's log file and its index (a spilled index's
+// store and directory).
 func (s *State) Close() error {
 	if s == nil {
 		return nil
 	}
 	s.settle()
+	if s.ix != nil {
+		s.ix.Close() // emptied, no longer counted in the budget; kept for Index's callers
+	}
 	if s.log == nil {
 		return nil
 	}
 	err := s.log.close()
 	s.log, s.built = nil, false
+	s.logBytes.Store(0)
 	return err
+}
+
+// Memory is the state's local footprint as of its last batch: the key
+// index in RAM and on disk (keyindex.Usage) and the chain log's bytes on
+// disk. Safe to call from any goroutine, while batches run.
+func (s *State) Memory() (index keyindex.Usage, logBytes int64) {
+	return s.meter.Usage(), s.logBytes.Load()
+}
+
+// lost reports whether the state's local files are gone or failing: the
+// log file was removed (the local disk wiped) or the spilled index's
+// store lost its directory or failed. The state is then built again.
+func (s *State) lost() bool {
+	if s.log == nil || s.ix == nil {
+		return false
+	}
+	if _, err := os.Stat(s.log.path); err != nil {
+		return true
+	}
+	return s.ix.Lost()
 }
 
 // Invalidate drops the state; the next use rebuilds it from the tables.
@@ -155,7 +191,7 @@ func (s *State) invalidate() {
 }
 
 // Index returns the key index (nil before the state is built).
-func (s *State) Index() *KeyIndex {
+func (s *State) Index() *keyindex.Index {
 	s.settle()
 	return s.ix
 }
@@ -183,6 +219,9 @@ func snapID(tbl *table.Table) int64 {
 // loaded, or nil when it does not exist), rebuilding it otherwise.
 func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 	s.settle()
+	if s.built && s.lost() {
+		s.invalidate()
+	}
 	if err := s.flushPending(); err != nil {
 		return err
 	}
@@ -195,6 +234,9 @@ func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 // ensureHistory is ensureMirror for the history table.
 func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
 	s.settle()
+	if s.built && s.lost() {
+		s.invalidate()
+	}
 	if err := s.flushPending(); err != nil {
 		return err
 	}
@@ -266,8 +308,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
 		}
 	}
-	if err := s.log.flush(); err != nil {
-		s.invalidate()
+	if err := s.flush(); err != nil {
 		return err
 	}
 	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
@@ -287,6 +328,10 @@ func (s *State) reset() error {
 		s.log.close()
 		s.log = nil
 	}
+	if s.ix != nil {
+		s.ix.Close()
+		s.ix = nil
+	}
 	dir := s.dir
 	if dir == "" {
 		dir = os.TempDir()
@@ -300,7 +345,7 @@ func (s *State) reset() error {
 		return err
 	}
 	s.log = l
-	s.ix = newKeyIndex(0, 0)
+	s.ix = s.newIndex(keyindex.New(0, 0))
 	s.c = newCodec()
 	s.w.c = s.c
 	for i := range s.encoders {
@@ -337,13 +382,30 @@ func (s *State) commitRec(k cdc.Key) error {
 		s.invalidate()
 		return err
 	}
-	s.ix.setHead(k, ref)
+	s.ix.SetHead(k, ref)
 	return nil
 }
 
-// flush writes appended records through (end of a batch).
+// newIndex puts ix under the state's budget, spilling to the state's
+// directory, and returns it.
+func (s *State) newIndex(ix *keyindex.Index) *keyindex.Index {
+	dir := s.dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	ix.SetBudget(s.budget, dir, &s.meter)
+	return ix
+}
+
+// flush writes appended records through, and the index's changed
+// entries when it is spilled, in one pebble batch (end of a batch).
 func (s *State) flush() error {
 	if err := s.log.flush(); err != nil {
+		s.invalidate()
+		return err
+	}
+	s.logBytes.Store(s.log.size())
+	if err := s.ix.Flush(); err != nil {
 		s.invalidate()
 		return err
 	}
@@ -402,7 +464,7 @@ func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
 func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
 	var h *histRow
 	var vals *cdc.Row
-	err := s.walkFrom(s.ix.head[e], k, wantOpen, func(r *chainRec) bool {
+	err := s.walkFrom(s.ix.HeadAt(e), k, wantOpen, func(r *chainRec) bool {
 		if r.flags&recOpen == 0 {
 			return true
 		}

@@ -29,11 +29,11 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 	for _, df := range dataFiles {
 		total += df.Count()
 	}
-	s.ix.reserve(int(total))
+	s.ix.Reserve(int(total))
 	n := 0
 	for _, df := range dataFiles {
 		path := df.FilePath()
-		fid := s.ix.fileID(path)
+		fid := s.ix.FileID(path)
 		extra := []string{ColSeq, ColDeleted}
 		err := scanLiveRows(ctx, fs, path, "mirror", s.keyCols, extra, sh, deleted[path], func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error {
 			seqArr, ok1 := sys[0].(*array.String)
@@ -51,11 +51,14 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 					return nil
 				}
 			}
-			s.ix.set(k, seq, delArr.Value(r), fid, pos)
+			s.ix.Set(k, seq, delArr.Value(r), fid, pos)
 			n++
 			w := s.begin(k, 0, recMirror)
 			w.mirrorRow(vals)
-			return s.commitRec(k)
+			if err := s.commitRec(k); err != nil {
+				return err
+			}
+			return s.buildSafePoint(n)
 		})
 		if err != nil {
 			return 0, err
@@ -97,13 +100,29 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 			if h.toSeq == "" {
 				w.openVersion(&h, vals, nil)
 			}
-			return s.commitRec(k)
+			if err := s.commitRec(k); err != nil {
+				return err
+			}
+			return s.buildSafePoint(n)
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
 	return n, nil
+}
+
+// buildSafePoint lets the index move to disk, or empty its RAM part,
+// every 65,536 rows of a build (which holds no entry numbers): a table
+// larger than its budget is built within it. Errors: the index's disk.
+func (s *State) buildSafePoint(rows int) error {
+	if rows%(1<<16) != 0 || s.budget == nil {
+		return nil
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return s.ix.Release()
 }
 
 // histRowAt reads the version columns (_seq, _valid_to_seq, _valid_from,

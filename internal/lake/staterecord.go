@@ -34,7 +34,10 @@ type keyChange struct {
 // appended in key order. Errors: the log could not be written (the state
 // is then invalid and is rebuilt from the tables next time).
 func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) error {
-	plan.resolve(s.ix)
+	if err := plan.resolve(s.ix); err != nil {
+		s.invalidate()
+		return err
+	}
 	n := len(plan.groups)
 	if n < parallelRecordKeys {
 		if err := s.encoders[0].encode(s, plan, hist, withMirror, 0, n, true); err != nil {
@@ -92,7 +95,7 @@ func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMi
 			mirror = plan.mirror[i]
 		}
 		ent := plan.entries[i]
-		e.encodeKeyRec(s.ix.head[ent], plan.batch, plan.groups[i].Events, mirror, hist, c)
+		e.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, plan.groups[i].Events, mirror, hist, c)
 		if !direct {
 			e.out = append(e.out, e.w.buf...)
 			e.ends = append(e.ends, len(e.out))
@@ -126,7 +129,7 @@ func (s *State) appendRec(ent uint32, rec []byte) error {
 		s.invalidate()
 		return err
 	}
-	s.ix.head[ent] = ref
+	s.ix.SetHeadAt(ent, ref)
 	return nil
 }
 
@@ -215,7 +218,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
 	enc := &s.encoders[0]
 	for i, e := range entries {
-		enc.encodeKeyRec(s.ix.head[e], batch, nil, rows[i], nil, nil)
+		enc.encodeKeyRec(s.ix.HeadAt(e), batch, nil, rows[i], nil, nil)
 		if err := s.appendRec(e, enc.w.buf); err != nil {
 			return err
 		}
@@ -238,12 +241,15 @@ func (s *State) flushPending() error {
 // recordChanges appends a chain record for each key of plan with history
 // changes (a rebuild's: no row changes, no mirror values), then flushes.
 func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
-	plan.resolve(s.ix)
+	if err := plan.resolve(s.ix); err != nil {
+		s.invalidate()
+		return err
+	}
 	enc := &s.encoders[0]
 	for i := range hist.changes {
 		c := &hist.changes[i]
 		ent := plan.entries[c.group]
-		enc.encodeKeyRec(s.ix.head[ent], plan.batch, nil, nil, hist, c)
+		enc.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, nil, nil, hist, c)
 		if err := s.appendRec(ent, enc.w.buf); err != nil {
 			return err
 		}

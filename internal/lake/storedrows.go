@@ -9,6 +9,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -17,7 +18,7 @@ import (
 // source columns. Only the row groups that hold a wanted position are
 // read. Columns a data file predates (added later by schema evolution)
 // read as NULL.
-func readStoredRows(ctx context.Context, fs iceio.IO, ix *KeyIndex, sh *shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
+func readStoredRows(ctx context.Context, fs iceio.IO, ix *keyindex.Index, sh *shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
 	byFile := map[int32][]cdc.Key{}
 	for _, k := range keys {
 		e, ok := ix.Lookup(k)

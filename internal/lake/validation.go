@@ -16,7 +16,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -28,24 +27,6 @@ import (
 // own watermark (MirrorResult.Watermark, which is lower for a batch of
 // late events) it never moves back; validation checks that it does not.
 const PropAppliedPosition = "lakemirror.applied-position"
-
-// maxSeq is the highest `_seq` among the keys with a mirror row ("" when
-// none): one pass over the index's entries.
-func (ix *KeyIndex) maxSeq() cdc.Seq {
-	best := -1
-	for e := range len(ix.flags) {
-		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {
-			continue
-		}
-		if best < 0 || slices.Compare(ix.seqs[e*ix.words:(e+1)*ix.words], ix.seqs[best*ix.words:(best+1)*ix.words]) > 0 {
-			best = e
-		}
-	}
-	if best < 0 || ix.words == 0 {
-		return ""
-	}
-	return ix.seqOf(uint32(best))
-}
 
 // Columns of the validation table.
 const (

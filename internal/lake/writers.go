@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -18,8 +19,13 @@ import (
 // WriterOptions configure NewWriters.
 type WriterOptions struct {
 	// StateDir is the directory of the tables' local state logs (see
-	// State); "" = the system temp directory.
+	// State), and of their key indexes when they spill to disk; "" = the
+	// system temp directory.
 	StateDir string
+	// IndexBudget bounds the memory of the state's key index: past it the
+	// index spills to local disk under StateDir (keyindex.Budget, shared
+	// by the worker's tables); nil = all in RAM, unbounded.
+	IndexBudget *keyindex.Budget
 	// History: the table keeps an SCD type 2 history table, written with
 	// HistoryOptions.
 	History        bool
@@ -58,6 +64,7 @@ type WriterOptions struct {
 func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
 	st := newState(cat, name, keyCols, o.StateDir, true, o.History)
 	st.onBuild = o.OnBuild
+	st.budget = o.IndexBudget
 	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
 	m.state, m.layout = st, o.Layout.Mirror

@@ -14,7 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metric names (all carry the label "table", the mirror's ns.table).
+// Metric names (all carry the label "table", the mirror's ns.table, but
+// the worker's index budget).
 const (
 	MetricRecords       = "lakemirror_records_total"                         // Kafka records fetched and applied
 	MetricEventsApplied = "lakemirror_events_applied_total"                  // row changes that passed the sequence guard, by op (c, u, d, r)
@@ -40,13 +41,16 @@ const (
 	MetricValLastRun    = "lakemirror_validation_last_run_timestamp_seconds" // gauge: when the last validation run checked
 	MetricValFindings   = "lakemirror_validation_findings"                   // gauge: keys (or partitions) the last run's check named, by check
 	MetricValSettling   = "lakemirror_validation_settling_seconds"           // gauge: the last reconciliation's settling period
+	MetricIndexBytes    = "lakemirror_state_index_bytes"                     // gauge: a table's key index, by medium (ram, disk), on the worker holding it
+	MetricStateLogBytes = "lakemirror_state_log_bytes"                       // gauge: a table's chain log on the worker's local disk
+	MetricIndexBudget   = "lakemirror_state_index_budget_bytes"              // gauge: the worker's key index RAM budget, by scope (worker, table); no table label
 )
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
 	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
-	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling}
+	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling, MetricIndexBytes, MetricStateLogBytes, MetricIndexBudget}
 
 // Metrics is the pipeline's metric set on one registry.
 type Metrics struct {
@@ -78,8 +82,9 @@ type Metrics struct {
 	mu     sync.Mutex
 	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
 	now    func() time.Time
-	lagFn  func() []LagSample // computes lag at scrape time; nil = only what ObserveLag set
-	known  map[string]bool    // tables whose rare-event counters were created at 0
+	lagFn  func() []LagSample   // computes lag at scrape time; nil = only what ObserveLag set
+	stFn   func() StateSnapshot // the tables' local state at scrape time; nil = none
+	known  map[string]bool      // tables whose rare-event counters were created at 0
 }
 
 // LagSample is one partition's lag, in records.
@@ -95,6 +100,57 @@ func (m *Metrics) SetLagFunc(fn func() []LagSample) {
 	m.mu.Lock()
 	m.lagFn = fn
 	m.mu.Unlock()
+}
+
+// StateSample is one table's local state on this worker, in bytes.
+type StateSample struct {
+	Table                         string
+	IndexRAMBytes, IndexDiskBytes int64
+	LogBytes                      int64
+}
+
+// StateSnapshot is the local state of every table a worker holds and its
+// key index budget (0: unbounded).
+type StateSnapshot struct {
+	Tables                              []StateSample
+	WorkerBudgetBytes, TableBudgetBytes int64
+}
+
+// SetStateFunc makes every scrape report the tables' local state (key
+// index in RAM and on disk, chain log) and the index budget from fn.
+func (m *Metrics) SetStateFunc(fn func() StateSnapshot) {
+	m.mu.Lock()
+	m.stFn = fn
+	m.mu.Unlock()
+}
+
+// stateCollector reports SetStateFunc's snapshot at scrape.
+type stateCollector struct {
+	m                  *Metrics
+	index, log, budget *prometheus.Desc
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.index
+	ch <- c.log
+	ch <- c.budget
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	fn := c.m.stFn
+	c.m.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	s := fn()
+	for _, t := range s.Tables {
+		ch <- prometheus.MustNewConstMetric(c.index, prometheus.GaugeValue, float64(t.IndexRAMBytes), t.Table, "ram")
+		ch <- prometheus.MustNewConstMetric(c.index, prometheus.GaugeValue, float64(t.IndexDiskBytes), t.Table, "disk")
+		ch <- prometheus.MustNewConstMetric(c.log, prometheus.GaugeValue, float64(t.LogBytes), t.Table)
+	}
+	ch <- prometheus.MustNewConstMetric(c.budget, prometheus.GaugeValue, float64(s.WorkerBudgetBytes), "worker")
+	ch <- prometheus.MustNewConstMetric(c.budget, prometheus.GaugeValue, float64(s.TableBudgetBytes), "table")
 }
 
 // New creates the metric set on a fresh registry (with Go and process
@@ -143,6 +199,11 @@ func New() *Metrics {
 	m.valSettling = gauge(MetricValSettling, "The settling period of the table's last reconciliation: p99 of recent source-commit-to-apply delays, floored and capped.")
 	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
 		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
+	r.MustRegister(&stateCollector{m: m,
+		index: prometheus.NewDesc(MetricIndexBytes, "A table's key index on the worker holding it, in bytes, by medium: ram (hash table and entries, a spilled index's memtables) and disk (a spilled index's store).", []string{"table", "medium"}, nil),
+		log:   prometheus.NewDesc(MetricStateLogBytes, "A table's chain log on the worker's local disk, in bytes.", []string{"table"}, nil),
+		budget: prometheus.NewDesc(MetricIndexBudget, "The worker's RAM budget for key indexes, in bytes, by scope: worker (all tables together) and table (one table's, before it spills to disk).",
+			[]string{"scope"}, nil)})
 	return m
 }
 

@@ -7,11 +7,12 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"io"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -26,6 +27,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -138,6 +140,9 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	acts := activities.New(cat, kc)
 	acts.StateDir = stateDir
+	budget := keyindex.NewBudget(s.IndexBudget())
+	acts.IndexBudget = budget
+	m.SetStateFunc(func() telemetry.StateSnapshot { return activities.StateSamples(acts) })
 	acts.CatalogID = s.Catalog.Identity()
 	acts.Metrics = m
 	acts.WorkerQueue = WorkerQueue(workerID)
@@ -181,7 +186,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 		return nil, fmt.Errorf("runner: start worker: %w", err)
 	}
 	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
-		closers: []io.Closer{closer, closeFunc(removeState)}, logger: logger}, nil
+		closers: []io.Closer{closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger}, nil
 }
 
 // closeFunc adapts a cleanup function to io.Closer.

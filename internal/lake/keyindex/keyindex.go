@@ -1,24 +1,28 @@
-package lake
+// Package keyindex is a table's primary-key index in the local write-path
+// state (docs/design.md, "Local state"): per key, its mirror row's place
+// and guard state and the head of its record chain in the state log.
+package keyindex
 
 import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"slices"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// IndexEntry is what the primary-key index holds per key: the stored
+// Entry is what the primary-key index holds per key: the stored
 // mirror row's position and guard state.
-type IndexEntry struct {
+type Entry struct {
 	Seq     cdc.Seq
-	File    int32 // index into the mirror file table (KeyIndex.FilePath); -1 when the key has no mirror row
+	File    int32 // index into the mirror file table (Index.FilePath); -1 when the key has no mirror row
 	Pos     int64 // row position in that data file
 	Deleted bool
 }
 
-// KeyIndex maps each primary key of a table to its mirror row and to the
+// Index maps each primary key of a table to its mirror row and to the
 // head of its record chain in the table's local state log (docs/design.md,
 // "Write path"). It is built for memory, not convenience: an open-addressing
 // hash table of 8-byte slots (32-bit hash tag, 32-bit entry number) over
@@ -34,7 +38,7 @@ type IndexEntry struct {
 // It reflects exactly one Iceberg snapshot of the mirror (SnapshotID); a
 // writer that finds the table at another snapshot rebuilds it. Not safe for
 // concurrent use.
-type KeyIndex struct {
+type Index struct {
 	SnapshotID int64 // mirror snapshot this index reflects; 0 for a table without snapshots
 	Duplicates int   // live rows found for an already-indexed key during a rebuild (should be 0)
 
@@ -57,25 +61,43 @@ type KeyIndex struct {
 
 	files   []string
 	fileIDs map[string]int32
+
+	// ramKeys: entries in the slot table (equal to used while the index
+	// is in RAM; once spilled, the keys the RAM part holds, tombstones of
+	// keys known absent included).
+	ramKeys int
+	// spill: where the index lives once it outgrew its budget (spill.go);
+	// nil while it is all in RAM.
+	spill *spill
+	// budget, dir, meter: SetBudget's; accRAM and accDisk are the bytes
+	// last counted in the budget.
+	budget          *Budget
+	dir             string
+	meter           *Meter
+	accRAM, accDisk int64
+	// gen counts the times a spilled index emptied its RAM part: entry
+	// numbers handed out before are void (Gen).
+	gen uint64
 }
 
 // Entry flags.
 const (
 	flagDeleted  = 1 << 0 // the mirror row is soft-deleted
 	flagNoMirror = 1 << 1 // the key has no mirror row (only history or log records)
-	flagFree     = 1 << 7 // the entry number is unused (key removed)
+	flagDirty    = 1 << 6 // spilled: changed since the last Flush (never on disk, never set in RAM)
+	flagFree     = 1 << 7 // the entry number is unused (key removed); spilled: a tombstone, the key is absent
 )
 
 const maxLoad = 0.85 // slots in use / slots before the table grows
 
-func newKeyIndex(snapshotID int64, sizeHint int) *KeyIndex {
-	ix := &KeyIndex{SnapshotID: snapshotID, seed: maphash.MakeSeed(), fileIDs: map[string]int32{}}
-	ix.reserve(sizeHint)
+func New(snapshotID int64, sizeHint int) *Index {
+	ix := &Index{SnapshotID: snapshotID, seed: maphash.MakeSeed(), fileIDs: map[string]int32{}}
+	ix.Reserve(sizeHint)
 	return ix
 }
 
-// reserve makes room for n keys without growing.
-func (ix *KeyIndex) reserve(n int) {
+// Reserve makes room for n keys without growing.
+func (ix *Index) Reserve(n int) {
 	if n < 8 {
 		n = 8
 	}
@@ -88,14 +110,14 @@ func (ix *KeyIndex) reserve(n int) {
 }
 
 // Len is the number of keys with a mirror row (live or soft-deleted).
-func (ix *KeyIndex) Len() int { return ix.mirrorKeys }
+func (ix *Index) Len() int { return ix.mirrorKeys }
 
 // Keys is the number of keys held (with or without a mirror row).
-func (ix *KeyIndex) Keys() int { return ix.used }
+func (ix *Index) Keys() int { return ix.used }
 
 // Bytes is the memory the index holds (capacity of its arrays), for
 // benchmarks and status.
-func (ix *KeyIndex) Bytes() int {
+func (ix *Index) Bytes() int {
 	n := 8*cap(ix.slots) + cap(ix.keys) + 4*cap(ix.keyEnd) + 8*cap(ix.seqs) + cap(ix.flags) +
 		4*cap(ix.file) + 4*cap(ix.pos) + 8*cap(ix.head) + 4*cap(ix.free)
 	for _, f := range ix.files {
@@ -104,18 +126,18 @@ func (ix *KeyIndex) Bytes() int {
 	return n
 }
 
-func (ix *KeyIndex) hash(k cdc.Key) uint32 {
+func (ix *Index) hash(k cdc.Key) uint32 {
 	h := maphash.String(ix.seed, string(k))
 	return uint32(h>>32) | 1 // never 0, so a slot word is never 0
 }
 
 // slotOf maps a tag to its home slot (multiply-shift over any table size).
-func (ix *KeyIndex) slotOf(tag uint32) int {
+func (ix *Index) slotOf(tag uint32) int {
 	hi, _ := bits.Mul64(uint64(tag)*0x9E3779B97F4A7C15, uint64(len(ix.slots)))
 	return int(hi)
 }
 
-func (ix *KeyIndex) keyAt(i uint32) string {
+func (ix *Index) keyAt(i uint32) string {
 	if ix.keyWidth > 0 {
 		o := int(i) * ix.keyWidth
 		return string(ix.keys[o : o+ix.keyWidth])
@@ -128,7 +150,7 @@ func (ix *KeyIndex) keyAt(i uint32) string {
 }
 
 // keyEquals compares entry i's key with k without allocating.
-func (ix *KeyIndex) keyEquals(i uint32, k cdc.Key) bool {
+func (ix *Index) keyEquals(i uint32, k cdc.Key) bool {
 	if ix.keyWidth > 0 {
 		if len(k) != ix.keyWidth {
 			return false
@@ -145,7 +167,7 @@ func (ix *KeyIndex) keyEquals(i uint32, k cdc.Key) bool {
 
 // find returns the entry number of k and its slot, or ok false and the
 // slot where k would go.
-func (ix *KeyIndex) find(k cdc.Key) (entry uint32, slot int, ok bool) {
+func (ix *Index) find(k cdc.Key) (entry uint32, slot int, ok bool) {
 	if len(ix.slots) == 0 {
 		return 0, 0, false
 	}
@@ -168,13 +190,26 @@ func (ix *KeyIndex) find(k cdc.Key) (entry uint32, slot int, ok bool) {
 	}
 }
 
-// entryOf returns the entry number of k, adding k (with no mirror row)
-// when absent.
-func (ix *KeyIndex) entryOf(k cdc.Key) uint32 {
-	if e, _, ok := ix.find(k); ok {
+// EntryOf returns the entry number of k, adding k (with no mirror row)
+// when absent. Entry numbers stay valid until the key is removed, and for
+// a spilled index until the next Release.
+func (ix *Index) EntryOf(k cdc.Key) uint32 {
+	if e, ok := ix.entry(k); ok {
+		if ix.flags[e]&flagFree != 0 { // spilled: a key known absent comes back
+			ix.resetEntry(e)
+			ix.used++
+			ix.markDirty(e)
+		}
 		return e
 	}
-	if float64(ix.used+1) > maxLoad*float64(len(ix.slots)) {
+	e := ix.insert(k)
+	ix.used++
+	return e
+}
+
+// insert adds k to the slot table as a new entry with no mirror row.
+func (ix *Index) insert(k cdc.Key) uint32 {
+	if float64(ix.ramKeys+1) > maxLoad*float64(len(ix.slots)) {
 		ix.rehash(max(int(float64(len(ix.slots))*1.5), 16))
 	}
 	e := ix.newEntry(k)
@@ -186,12 +221,28 @@ func (ix *KeyIndex) entryOf(k cdc.Key) uint32 {
 		}
 	}
 	ix.slots[s] = uint64(tag)<<32 | uint64(e+1)
-	ix.used++
+	ix.ramKeys++
+	ix.markDirty(e)
 	return e
 }
 
+// entry returns k's entry number: from the slot table, or for a spilled
+// index loaded from disk (a key absent there gets a tombstone entry,
+// flagFree, so it is read once). ok is false only for a key an index in
+// RAM does not hold. A disk read error is kept (Err) and the key treated
+// as absent.
+func (ix *Index) entry(k cdc.Key) (uint32, bool) {
+	if e, _, ok := ix.find(k); ok {
+		return e, true
+	}
+	if ix.spill == nil {
+		return 0, false
+	}
+	return ix.spill.load(ix, k), true
+}
+
 // newEntry stores k in a fresh (or reused) entry with no mirror row.
-func (ix *KeyIndex) newEntry(k cdc.Key) uint32 {
+func (ix *Index) newEntry(k cdc.Key) uint32 {
 	if n := len(ix.free); n > 0 && ix.keyWidth > 0 && len(k) == ix.keyWidth {
 		e := ix.free[n-1]
 		ix.free = ix.free[:n-1]
@@ -224,7 +275,7 @@ func (ix *KeyIndex) newEntry(k cdc.Key) uint32 {
 	return e
 }
 
-func (ix *KeyIndex) resetEntry(e uint32) {
+func (ix *Index) resetEntry(e uint32) {
 	ix.flags[e] = flagNoMirror
 	ix.file[e], ix.pos[e], ix.head[e] = -1, 0, 0
 	if ix.words > 0 {
@@ -234,7 +285,7 @@ func (ix *KeyIndex) resetEntry(e uint32) {
 
 // growEntries raises the capacity of the entry columns to n (growing by a
 // quarter at a time keeps unused capacity, which is live heap, small).
-func (ix *KeyIndex) growEntries(n int) {
+func (ix *Index) growEntries(n int) {
 	grow := func(s []byte) []byte { return append(make([]byte, 0, n*max(ix.keyWidth, 1)), s...) }
 	ix.keys = grow(ix.keys)
 	if ix.keyWidth == 0 && ix.keyEnd != nil {
@@ -252,7 +303,7 @@ func (ix *KeyIndex) growEntries(n int) {
 // toVariableKeys switches key storage from fixed width to end offsets
 // (the first key of another length arrived). Removed entries keep their
 // bytes, so entry numbers and offsets stay aligned.
-func (ix *KeyIndex) toVariableKeys() {
+func (ix *Index) toVariableKeys() {
 	n := len(ix.flags)
 	ix.keyEnd = make([]uint32, n, cap(ix.flags))
 	for i := range n {
@@ -263,7 +314,7 @@ func (ix *KeyIndex) toVariableKeys() {
 }
 
 // rehash rebuilds the slot table with n slots.
-func (ix *KeyIndex) rehash(n int) {
+func (ix *Index) rehash(n int) {
 	old := ix.slots
 	ix.slots = make([]uint64, n)
 	for _, w := range old {
@@ -280,9 +331,25 @@ func (ix *KeyIndex) rehash(n int) {
 	}
 }
 
-// remove drops key k (a purged row). Slots are closed by backward shift,
-// so lookups never meet tombstones; the entry number is reused.
-func (ix *KeyIndex) remove(k cdc.Key) {
+// Remove drops key k (a purged row). Slots are closed by backward shift,
+// so lookups never meet tombstones; the entry number is reused. In a
+// spilled index the entry becomes a tombstone instead, deleted from disk
+// by the next Flush.
+func (ix *Index) Remove(k cdc.Key) {
+	if ix.spill != nil {
+		e, _ := ix.entry(k)
+		if ix.flags[e]&flagFree != 0 {
+			return
+		}
+		if ix.flags[e]&flagNoMirror == 0 {
+			ix.mirrorKeys--
+		}
+		ix.resetEntry(e)
+		ix.flags[e] = flagFree | flagNoMirror
+		ix.used--
+		ix.markDirty(e)
+		return
+	}
 	e, s, ok := ix.find(k)
 	if !ok {
 		return
@@ -303,21 +370,23 @@ func (ix *KeyIndex) remove(k cdc.Key) {
 	ix.flags[e] = flagFree
 	ix.head[e] = 0
 	ix.used--
+	ix.ramKeys--
 	if ix.keyWidth > 0 {
 		ix.free = append(ix.free, e)
 	}
 }
 
-// dropMirror forgets key k's mirror row (purged), keeping its chain.
-func (ix *KeyIndex) dropMirror(k cdc.Key) {
-	if e, _, ok := ix.find(k); ok && ix.flags[e]&flagNoMirror == 0 {
-		ix.flags[e] = flagNoMirror
+// DropMirror forgets key k's mirror row (purged), keeping its chain.
+func (ix *Index) DropMirror(k cdc.Key) {
+	if e, ok := ix.entry(k); ok && ix.flags[e]&flagNoMirror == 0 {
+		ix.flags[e] = flagNoMirror | ix.flags[e]&flagDirty
 		ix.file[e] = -1
 		ix.mirrorKeys--
+		ix.markDirty(e)
 	}
 }
 
-func (ix *KeyIndex) setSeq(e uint32, seq cdc.Seq) {
+func (ix *Index) setSeq(e uint32, seq cdc.Seq) {
 	if ix.words == 0 {
 		ix.words = len(seq) / 8
 		if ix.words == 0 {
@@ -340,7 +409,7 @@ func (ix *KeyIndex) setSeq(e uint32, seq cdc.Seq) {
 
 // widen re-lays the seq words for positions of width n (a table whose
 // positions changed width: never for one connector, but never wrong).
-func (ix *KeyIndex) widen(n int) {
+func (ix *Index) widen(n int) {
 	if n <= ix.words {
 		return
 	}
@@ -351,7 +420,7 @@ func (ix *KeyIndex) widen(n int) {
 	ix.seqs, ix.words = out, n
 }
 
-func (ix *KeyIndex) seqOf(e uint32) cdc.Seq {
+func (ix *Index) seqOf(e uint32) cdc.Seq {
 	var stack [112]byte // an Oracle XStream position's 14 words (cdc.OracleLCRSeq)
 	buf := stack[:]
 	if ix.words > len(stack)/8 {
@@ -364,19 +433,20 @@ func (ix *KeyIndex) seqOf(e uint32) cdc.Seq {
 	return cdc.Seq(buf[:8*ix.words])
 }
 
-// storedAt returns entry e's guard state for merge.Fold.
-func (ix *KeyIndex) storedAt(e uint32) merge.Stored {
+// StoredAt returns entry e's guard state for merge.Fold.
+func (ix *Index) StoredAt(e uint32) merge.Stored {
 	if ix.flags[e]&(flagNoMirror|flagFree) != 0 {
 		return merge.Stored{}
 	}
 	return merge.Stored{Found: true, Seq: ix.seqOf(e), Deleted: ix.flags[e]&flagDeleted != 0}
 }
 
-// locAt returns the file id and row position of entry e's mirror row.
-func (ix *KeyIndex) locAt(e uint32) (int32, int64) { return ix.file[e], int64(ix.pos[e]) }
+// LocAt returns the file id and row position of entry e's mirror row.
+func (ix *Index) LocAt(e uint32) (int32, int64) { return ix.file[e], int64(ix.pos[e]) }
 
-// setAt records that entry e's mirror row now lives at (fileID, pos).
-func (ix *KeyIndex) setAt(e uint32, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
+// SetAt records that entry e's mirror row now lives at (fileID, pos)
+// with position seq, soft-deleted or not.
+func (ix *Index) SetAt(e uint32, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
 	ix.setSeq(e, seq)
 	if ix.flags[e]&flagNoMirror != 0 {
 		ix.mirrorKeys++
@@ -387,20 +457,21 @@ func (ix *KeyIndex) setAt(e uint32, seq cdc.Seq, deleted bool, fileID int32, pos
 	}
 	ix.flags[e] = f
 	ix.file[e], ix.pos[e] = fileID, uint32(pos)
+	ix.markDirty(e)
 }
 
 // Lookup returns the mirror entry of key k; false when the key has no
 // mirror row.
-func (ix *KeyIndex) Lookup(k cdc.Key) (IndexEntry, bool) {
-	e, _, ok := ix.find(k)
+func (ix *Index) Lookup(k cdc.Key) (Entry, bool) {
+	e, ok := ix.entry(k)
 	if !ok || ix.flags[e]&flagNoMirror != 0 {
-		return IndexEntry{}, false
+		return Entry{}, false
 	}
-	return IndexEntry{Seq: ix.seqOf(e), File: ix.file[e], Pos: int64(ix.pos[e]), Deleted: ix.flags[e]&flagDeleted != 0}, true
+	return Entry{Seq: ix.seqOf(e), File: ix.file[e], Pos: int64(ix.pos[e]), Deleted: ix.flags[e]&flagDeleted != 0}, true
 }
 
 // Stored returns the guard state of key k for merge.Fold.
-func (ix *KeyIndex) Stored(k cdc.Key) merge.Stored {
+func (ix *Index) Stored(k cdc.Key) merge.Stored {
 	e, ok := ix.Lookup(k)
 	if !ok {
 		return merge.Stored{}
@@ -409,20 +480,43 @@ func (ix *KeyIndex) Stored(k cdc.Key) merge.Stored {
 }
 
 // Head returns the chain head ref of key k (0 = none).
-func (ix *KeyIndex) Head(k cdc.Key) uint64 {
-	if e, _, ok := ix.find(k); ok {
+func (ix *Index) Head(k cdc.Key) uint64 {
+	if e, ok := ix.entry(k); ok {
 		return ix.head[e]
 	}
 	return 0
 }
 
-// setHead records key k's new chain head, adding the key if needed.
-func (ix *KeyIndex) setHead(k cdc.Key, ref uint64) { ix.head[ix.entryOf(k)] = ref }
+// SetHead records key k's new chain head, adding the key if needed.
+func (ix *Index) SetHead(k cdc.Key, ref uint64) { ix.SetHeadAt(ix.EntryOf(k), ref) }
+
+// HeadAt returns entry e's chain head ref (0 = none).
+func (ix *Index) HeadAt(e uint32) uint64 { return ix.head[e] }
+
+// SetHeadAt records entry e's new chain head.
+func (ix *Index) SetHeadAt(e uint32, ref uint64) {
+	ix.head[e] = ref
+	ix.markDirty(e)
+}
+
+// markDirty notes that entry e changed since the last Flush (spilled
+// indexes only; an index in RAM has nothing to write).
+func (ix *Index) markDirty(e uint32) {
+	if ix.spill != nil && ix.flags[e]&flagDirty == 0 {
+		ix.flags[e] |= flagDirty
+		ix.spill.dirty = append(ix.spill.dirty, e)
+	}
+}
 
 // FilePath returns the data file path of a file id.
-func (ix *KeyIndex) FilePath(id int32) string { return ix.files[id] }
+func (ix *Index) FilePath(id int32) string { return ix.files[id] }
 
-func (ix *KeyIndex) fileID(path string) int32 {
+// Files is the mirror file table: the data file path of each file id
+// (the index's own slice: do not modify).
+func (ix *Index) Files() []string { return ix.files }
+
+// FileID returns the id of a mirror data file path, adding it when new.
+func (ix *Index) FileID(path string) int32 {
 	if id, ok := ix.fileIDs[path]; ok {
 		return id
 	}
@@ -432,28 +526,75 @@ func (ix *KeyIndex) fileID(path string) int32 {
 	return id
 }
 
-// set records that key k's mirror row now lives at (fileID, pos).
-func (ix *KeyIndex) set(k cdc.Key, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
-	ix.setAt(ix.entryOf(k), seq, deleted, fileID, pos)
+// Set records that key k's mirror row now lives at (fileID, pos), adding
+// the key if needed.
+func (ix *Index) Set(k cdc.Key, seq cdc.Seq, deleted bool, fileID int32, pos int64) {
+	ix.SetAt(ix.EntryOf(k), seq, deleted, fileID, pos)
 }
 
-// Each calls fn for every key with a mirror row, in unspecified order.
-func (ix *KeyIndex) Each(fn func(cdc.Key, IndexEntry)) {
+// Each calls fn for every key with a mirror row, in unspecified order
+// (a spilled index: in key order, read from disk after a Flush; a read
+// error stops it and is kept, Err).
+func (ix *Index) Each(fn func(cdc.Key, Entry)) {
+	if ix.spill != nil {
+		ix.spill.each(ix, func(k cdc.Key, e Entry, head uint64, mirror bool) {
+			if mirror {
+				fn(k, e)
+			}
+		})
+		return
+	}
 	for i := range ix.flags {
 		e := uint32(i)
 		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {
 			continue
 		}
-		fn(cdc.Key(ix.keyAt(e)), IndexEntry{Seq: ix.seqOf(e), File: ix.file[e], Pos: int64(ix.pos[e]), Deleted: ix.flags[e]&flagDeleted != 0})
+		fn(cdc.Key(ix.keyAt(e)), Entry{Seq: ix.seqOf(e), File: ix.file[e], Pos: int64(ix.pos[e]), Deleted: ix.flags[e]&flagDeleted != 0})
 	}
 }
 
-// eachHead calls fn for every key with a chain head.
-func (ix *KeyIndex) eachHead(fn func(cdc.Key, uint64)) {
+// EachHead calls fn for every key with a chain head, in unspecified
+// order.
+func (ix *Index) EachHead(fn func(cdc.Key, uint64)) {
+	if ix.spill != nil {
+		ix.spill.each(ix, func(k cdc.Key, _ Entry, head uint64, _ bool) {
+			if head != 0 {
+				fn(k, head)
+			}
+		})
+		return
+	}
 	for i := range ix.flags {
 		if ix.flags[i]&flagFree != 0 || ix.head[i] == 0 {
 			continue
 		}
 		fn(cdc.Key(ix.keyAt(uint32(i))), ix.head[i])
 	}
+}
+
+// MaxSeq is the highest `_seq` among the keys with a mirror row ("" when
+// none): one pass over the index's entries.
+func (ix *Index) MaxSeq() cdc.Seq {
+	if ix.spill != nil {
+		var best cdc.Seq
+		ix.Each(func(_ cdc.Key, e Entry) {
+			if e.Seq > best {
+				best = e.Seq
+			}
+		})
+		return best
+	}
+	best := -1
+	for e := range len(ix.flags) {
+		if ix.flags[e]&(flagFree|flagNoMirror) != 0 {
+			continue
+		}
+		if best < 0 || slices.Compare(ix.seqs[e*ix.words:(e+1)*ix.words], ix.seqs[best*ix.words:(best+1)*ix.words]) > 0 {
+			best = e
+		}
+	}
+	if best < 0 || ix.words == 0 {
+		return ""
+	}
+	return ix.seqOf(uint32(best))
 }

@@ -1,4 +1,4 @@
-package lake
+package keyindex
 
 import (
 	"encoding/binary"
@@ -25,7 +25,7 @@ func TestKeyIndexMatchesMap(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 20; seed++ {
 		r := rand.New(rand.NewPCG(seed, 9))
-		ix := newKeyIndex(0, r.IntN(50))
+		ix := New(0, r.IntN(50))
 		model := map[cdc.Key]*entry{}
 		varKeys := seed%3 == 0
 		key := func() cdc.Key {
@@ -47,22 +47,22 @@ func TestKeyIndexMatchesMap(t *testing.T) {
 					e.head = old.head
 				}
 				model[k] = e
-				ix.set(k, e.seq, e.deleted, e.file, e.pos)
+				ix.Set(k, e.seq, e.deleted, e.file, e.pos)
 			case 2:
 				h := r.Uint64() | 1
 				if model[k] == nil {
 					model[k] = &entry{}
 				}
 				model[k].head = h
-				ix.setHead(k, h)
+				ix.SetHead(k, h)
 			case 3:
 				delete(model, k)
-				ix.remove(k)
+				ix.Remove(k)
 			case 4:
 				if e := model[k]; e != nil {
 					e.mirror = false
 				}
-				ix.dropMirror(k)
+				ix.DropMirror(k)
 			case 5:
 				got, ok := ix.Lookup(k)
 				e := model[k]
@@ -87,7 +87,7 @@ func TestKeyIndexMatchesMap(t *testing.T) {
 			t.Fatalf("seed %d: Len %d Keys %d, want %d and %d", seed, ix.Len(), ix.Keys(), mirrors, len(model))
 		}
 		seen := 0
-		ix.Each(func(k cdc.Key, got IndexEntry) {
+		ix.Each(func(k cdc.Key, got Entry) {
 			seen++
 			e := model[k]
 			if e == nil || !e.mirror || got.Seq != e.seq || got.Pos != e.pos {
@@ -119,10 +119,10 @@ func BenchmarkKeyIndex(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
-	ix := newKeyIndex(0, 0) // grown key by key, as a stream of inserts does
+	ix := New(0, 0) // grown key by key, as a stream of inserts does
 	for i := range n {
-		ix.set(key(i), cdc.SeqOf(uint64(i), uint64(i)), false, 0, int64(i))
-		ix.setHead(key(i), uint64(i)*100+8)
+		ix.Set(key(i), cdc.SeqOf(uint64(i), uint64(i)), false, 0, int64(i))
+		ix.SetHead(key(i), uint64(i)*100+8)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
@@ -144,14 +144,14 @@ func BenchmarkKeyIndex(b *testing.B) {
 // zero-padded (ordered as before against every wider position with a
 // non-zero tail) and serves widths past its stack buffer.
 func TestKeyIndexPositionWidths(t *testing.T) {
-	ix := newKeyIndex(0, 4)
+	ix := New(0, 4)
 	read := cdc.OracleSeq(100, 100, cdc.OracleRSID{}, 0, 0)
 	streamed, err := cdc.OracleLCRSeq(205, 204, 0, []byte{0xcd, 0xcc, 0x01})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.set("a", read, false, 1, 7)
-	ix.set("b", streamed, false, 2, 8)
+	ix.Set("a", read, false, 1, 7)
+	ix.Set("b", streamed, false, 2, 8)
 	got, _ := ix.Lookup("a")
 	if len(got.Seq) != len(streamed) || got.Seq[:len(read)] != read || got.Seq[len(read):] != cdc.Seq(make([]byte, len(streamed)-len(read))) ||
 		!(got.Seq < streamed) || got.File != 1 || got.Pos != 7 {
@@ -162,7 +162,7 @@ func TestKeyIndexPositionWidths(t *testing.T) {
 	}
 	wide := cdc.SeqOf(make([]uint64, 20)...)
 	wide = wide[:159] + "\x01"
-	ix.set("c", wide, true, 3, 9)
+	ix.Set("c", wide, true, 3, 9)
 	if got, _ := ix.Lookup("c"); got.Seq != wide || !got.Deleted {
 		t.Errorf("20 words: %s", got.Seq.Hex())
 	}
