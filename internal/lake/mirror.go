@@ -66,6 +66,8 @@ type MirrorWriter struct {
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
 	purged   *purgedKeys     // the purged keys as of the last Prepare (purged.go)
+	erased   *erasedKeys     // the erased keys as of the last Prepare (erasure_table.go)
+	erasedAt cdc.Seq         // the erasure horizon the last Prepare checked ("" when none)
 	layout   layout.Spec     // the mirror's partition fields and sort order
 	parts    *filePartitions // the partitions of the mirror's data files
 }
@@ -246,8 +248,13 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		if horizon, err = w.purgeHorizon(ctx, tbl); err != nil {
 			return p, err
 		}
-		checked := tbl.Properties()[PropPurgeHorizon] + "/" + tbl.Properties()[PropLastPurge]
+		checked := purgeFence(tbl)
 		w.prepared = &checked
+	}
+	if w.erasedAt = ""; !cfg.past {
+		if w.erasedAt, err = w.erasureHorizon(ctx, tbl); err != nil {
+			return p, err
+		}
 	}
 	if horizon != "" {
 		if w.purged, err = w.loadPurged(ctx, tbl, w.purged); err != nil {
@@ -256,6 +263,10 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
+		if rej := w.erasedReject(sh, w.erasedAt, e); rej != nil {
+			p.Rejected = append(p.Rejected, rej)
+			continue
+		}
 		if skipped[e] {
 			why := whySchema
 			if rp.skipped[e] {
@@ -376,7 +387,7 @@ func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error 
 // bad input, not retryable.
 type ConformError struct {
 	Origin cdc.Origin
-	Stage  string // StageConform or StagePurged
+	Stage  string // StageConform, StagePurged, StageSchema or StageErased
 	Err    error
 }
 

@@ -90,7 +90,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	checked := w.prepared
 	w.prepared = nil
-	if checked != nil && *checked != tbl.Properties()[PropPurgeHorizon]+"/"+tbl.Properties()[PropLastPurge] {
+	if checked != nil && *checked != purgeFence(tbl) {
 		return s, ErrHorizonMoved // a purge committed after Prepare checked the batch against the horizon
 	}
 	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
