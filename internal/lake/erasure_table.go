@@ -558,13 +558,46 @@ func appendErasureRows(ctx context.Context, tbl *table.Table, rows []erasureRow)
 	return out, err
 }
 
+// erasureGuard is what a mirror writer's last Prepare read of the erased
+// keys: the keys, the mirror's erasure horizon ("" when no key was ever
+// erased: nothing is checked) and the table's shape, to type keys.
+type erasureGuard struct {
+	keys    *erasedKeys
+	horizon cdc.Seq
+	sh      *shape
+}
+
+// prepareErasure loads the erased keys for a Prepare of the mirror tbl
+// (past: changes read back for a rebuild, which are not checked).
+// Errors: catalog and file IO, a malformed horizon or erasures table.
+func (w *MirrorWriter) prepareErasure(ctx context.Context, tbl *table.Table, past bool) error {
+	g := &w.erasure
+	g.horizon, g.sh = "", nil
+	if past {
+		return nil
+	}
+	h, err := seqProp(tbl, PropErasureHorizon)
+	if err != nil || h == "" {
+		return err
+	}
+	if g.keys, err = loadErasedKeys(ctx, w.cat, w.name, g.keys); err != nil {
+		return err
+	}
+	if g.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
+		return err
+	}
+	g.horizon = h
+	return nil
+}
+
 // erasedReject is the quarantine entry of a change of an erased key at or
 // below its erasure position, or nil. Only changes at or below the
 // mirror's erasure horizon are hashed. The key is typed like Prepare
 // types it (the key columns alone, so a change whose other values do not
 // fit is still recognised); a key that does not type is taken as decoded.
-func (w *MirrorWriter) erasedReject(sh *shape, horizon cdc.Seq, e *cdc.Event) *ConformError {
-	if horizon == "" || e.Seq > horizon || w.erased == nil || !(e.Op.IsUpsert() || e.Op == cdc.OpDelete) {
+func (w *MirrorWriter) erasedReject(sh *shape, e *cdc.Event) *ConformError {
+	g := &w.erasure
+	if g.horizon == "" || e.Seq > g.horizon || !(e.Op.IsUpsert() || e.Op == cdc.OpDelete) {
 		return nil
 	}
 	k := e.Key
@@ -573,24 +606,11 @@ func (w *MirrorWriter) erasedReject(sh *shape, horizon cdc.Seq, e *cdc.Event) *C
 			k = tk
 		}
 	}
-	refuse, why := w.erased.refuses(k, e.Seq)
+	refuse, why := g.keys.refuses(k, e.Seq)
 	if !refuse {
 		return nil
 	}
 	return &ConformError{Origin: e.Origin, Stage: StageErased, Err: errors.New(why)}
-}
-
-// erasureHorizon returns the mirror's erasure horizon ("" when no key was
-// ever erased), with the erased keys loaded when there is one.
-func (w *MirrorWriter) erasureHorizon(ctx context.Context, tbl *table.Table) (cdc.Seq, error) {
-	h, err := seqProp(tbl, PropErasureHorizon)
-	if err != nil || h == "" {
-		return "", err
-	}
-	if w.erased, err = loadErasedKeys(ctx, w.cat, w.name, w.erased); err != nil {
-		return "", err
-	}
-	return h, nil
 }
 
 // typedKey is the key of img with only its key columns typed to the
@@ -646,12 +666,14 @@ const headerOldKey = "__debezium.oldkey"
 // timestamp and ingestion time in bronze (a row that tells the offset was
 // read) and its quarantine entry has no raw key or value; the create of a
 // key change whose old key is erased, at or below its erasure position,
-// applies, and its bronze record loses the __debezium.oldkey header. A
+// applies, forgets the old key, and its bronze record loses the
+// __debezium.oldkey header. A
 // record that is no row change (a tombstone, an undecodable record) has
 // no position: with keyOf, one whose Kafka key is an erased key's is
 // redacted the same way, in bronze and in the quarantine.
-func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []QuarantineRecord, events []*cdc.Event, keyOf func([]byte) (cdc.Key, bool)) {
-	if w.erasedAt == "" {
+func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []QuarantineRecord, events []*cdc.Event, keyOf func([]byte) (*cdc.Row, bool)) {
+	g := &w.erasure
+	if g.horizon == "" {
 		return
 	}
 	type at = [2]int64
@@ -660,8 +682,12 @@ func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []Quaranti
 		if keyOf == nil || b == nil {
 			return false
 		}
-		k, ok := keyOf(b)
-		return ok && w.erased.holds(k)
+		row, ok := keyOf(b)
+		if !ok {
+			return false
+		}
+		k, err := g.sh.typedKey(row)
+		return err == nil && g.keys.holds(k)
 	}
 	for i := range quarantine {
 		q := &quarantine[i]
@@ -671,9 +697,10 @@ func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []Quaranti
 		}
 	}
 	for _, e := range events {
-		if e.OldKey != "" && e.Seq <= w.erasedAt {
-			if refuse, _ := w.erased.refuses(e.OldKey, e.Seq); refuse {
+		if e.OldKey != "" && e.Seq <= g.horizon {
+			if refuse, _ := g.keys.refuses(e.OldKey, e.Seq); refuse {
 				strip[at{int64(e.Origin.Partition), e.Origin.Offset}] = true
+				e.OldKey = "" // nor does the local state log keep it (the erased key has no row to take values from)
 			}
 		}
 	}

@@ -66,8 +66,7 @@ type MirrorWriter struct {
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
 	purged   *purgedKeys     // the purged keys as of the last Prepare (purged.go)
-	erased   *erasedKeys     // the erased keys as of the last Prepare (erasure_table.go)
-	erasedAt cdc.Seq         // the erasure horizon the last Prepare checked ("" when none)
+	erasure  erasureGuard    // the erased keys as of the last Prepare (erasure_table.go)
 	layout   layout.Spec     // the mirror's partition fields and sort order
 	parts    *filePartitions // the partitions of the mirror's data files
 }
@@ -251,10 +250,8 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		checked := purgeFence(tbl)
 		w.prepared = &checked
 	}
-	if w.erasedAt = ""; !cfg.past {
-		if w.erasedAt, err = w.erasureHorizon(ctx, tbl); err != nil {
-			return p, err
-		}
+	if err := w.prepareErasure(ctx, tbl, cfg.past); err != nil {
+		return p, err
 	}
 	if horizon != "" {
 		if w.purged, err = w.loadPurged(ctx, tbl, w.purged); err != nil {
@@ -263,7 +260,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
-		if rej := w.erasedReject(sh, w.erasedAt, e); rej != nil {
+		if rej := w.erasedReject(sh, e); rej != nil {
 			p.Rejected = append(p.Rejected, rej)
 			continue
 		}

@@ -69,10 +69,11 @@ type WriteInput struct {
 	// OnStage, when set, is told each stage as it starts after Prepare
 	// ("mirror", "history", "write", "bronze"), for failure metrics.
 	OnStage func(stage string)
-	// KeyOf, when set, reads a serialized Kafka key as the table's key
-	// (the table's decoder): a tombstone or an undecodable record of an
-	// erased key is then stored without its raw bytes (redactErased).
-	KeyOf func(kafkaKey []byte) (cdc.Key, bool)
+	// KeyOf, when set, reads a serialized Kafka key as a row image of the
+	// key columns (the table's decoder): a tombstone or an undecodable
+	// record of an erased key is then stored without its raw bytes
+	// (redactErased).
+	KeyOf func(kafkaKey []byte) (*cdc.Row, bool)
 }
 
 // WriteOutput is what TableWriter.Write did.
