@@ -459,6 +459,23 @@ func TestEraseCommand(t *testing.T) {
 		others[kind] = otherRows(t, cat, ident)
 	}
 
+	// usage errors change nothing
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"erase", tableName, "--yes"}, "starter: give the keys to erase: --key col=value[,col=value] (repeatable)\n"},
+		{[]string{"erase", tableName, "--key", "id=x"}, "erase 1 keys from crm.people (bronze, mirror, history, quarantine, purged): irreversible\n"},
+		{[]string{"erase", tableName, "--key", "name=x", "--yes"}, `starter: lake: erase: --key names "name", which is not a key column (the key columns are [id]); write col=value[,col=value]` + "\n"},
+	} {
+		out, errw, code := s.cli(c.args...)
+		if code != exitUsage || (errw != c.want && out != c.want) {
+			t.Errorf("%v: exit %d\n%s%s", c.args, code, out, errw)
+		}
+	}
+	if tbl, err := lake.LoadTable(ctx, cat, name.Erasures()); err != nil || tbl != nil {
+		t.Fatalf("a refused erase created the erasures table: %v", err)
+	}
 	out, errw, code := s.cli("erase", tableName, "--key", "id="+erasedKey, "--requested-by", "dpo@example.com", "--yes", "--output", "json")
 	if code != exitOK {
 		t.Fatalf("erase: exit %d\n%s%s", code, out, errw)

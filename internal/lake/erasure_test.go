@@ -23,6 +23,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -74,10 +75,14 @@ type kafkaRec struct {
 	headers    []BronzeHeader
 }
 
-func newErasePipeline(t *testing.T) *erasePipeline {
+func newErasePipeline(t *testing.T, lay ...layout.Tables) *erasePipeline {
 	cat := newCatalog(t)
 	dir := t.TempDir()
-	tw := NewTableWriter(cat, testTable, []string{"id"}, WriterOptions{History: true, StateDir: dir})
+	var l layout.Tables
+	if len(lay) > 0 {
+		l = lay[0]
+	}
+	tw := NewTableWriter(cat, testTable, []string{"id"}, WriterOptions{History: true, StateDir: dir, Layout: l})
 	t.Cleanup(func() { tw.Mirror.State().Close() })
 	return &erasePipeline{t: t, tw: tw, cat: cat, dir: dir, dec: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: []string{"id"}})}
 }
@@ -402,8 +407,21 @@ var fiveTables = map[string]func(TableName) table.Identifier{
 // records (at new offsets, and as a backfill of the old ones) leaves it
 // erased while a newer change applies.
 func TestEraseKeyFromAllTables(t *testing.T) {
+	t.Run("default layout", func(t *testing.T) { testEraseKey(t, layout.Tables{}) })
+	// mirror rows in buckets and sorted, history by day, bronze unpartitioned:
+	// rewritten files go to their partitions, delete files stay in theirs
+	t.Run("partitioned and sorted", func(t *testing.T) {
+		testEraseKey(t, layout.Tables{
+			Mirror:  layout.Spec{PartitionBy: []string{"bucket(4, id)"}, SortBy: []string{"name desc"}},
+			History: layout.Spec{PartitionBy: []string{"day(_valid_from)"}},
+			Bronze:  layout.Spec{PartitionBy: []string{layout.Unpartitioned}},
+		})
+	})
+}
+
+func testEraseKey(t *testing.T, lay layout.Tables) {
 	ctx := context.Background()
-	p := newErasePipeline(t)
+	p := newErasePipeline(t, lay)
 	rec := func(id string, value []byte, headers ...BronzeHeader) kafkaRec {
 		return kafkaRec{key: personKey(id), value: value, headers: headers}
 	}
@@ -751,4 +769,47 @@ func readAll(t *testing.T, fs interface {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Erasure keys are typed as the mirror's key columns; what does not fit
+// is refused with a message that names columns, never values.
+func TestParseEraseKeys(t *testing.T) {
+	ctx := context.Background()
+	cat := newCatalog(t)
+	w := NewMirrorWriter(cat, testTable, []string{"tenant", "id", "code"})
+	t.Cleanup(func() { w.State().Close() })
+	cols := cdc.NewColumns([]string{"tenant", "id", "code"})
+	schema := []cdc.Column{{Name: "tenant", Type: cdc.TypeLong}, {Name: "id", Type: cdc.TypeString}, {Name: "code", Type: cdc.DecimalType(6, 2)}}
+	row := &cdc.Row{Cols: cols, Vals: []cdc.Value{cdc.Int(7), cdc.String("a,b=c"), cdc.Decimal(1250, 2)}}
+	e := &cdc.Event{Op: cdc.OpCreate, Seq: cdc.PostgresSeq(0, 1), After: row, Schema: schema, Origin: cdc.Origin{Topic: "t"}}
+	e.Key, _ = cdc.KeyOf(row, []string{"tenant", "id", "code"})
+	if _, _, err := apply(w, batch(1), []*cdc.Event{e}); err != nil {
+		t.Fatal(err)
+	}
+	mirror, err := cat.LoadTable(ctx, testTable.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyCols := []string{"tenant", "id", "code"}
+	keys, err := ParseEraseKeys(mirror, keyCols, []string{"tenant=7,id=a,b=c,code=12.5"})
+	if err != nil || len(keys) != 1 || keys[0] != e.Key {
+		t.Fatalf("a comma in a value, a decimal given at another scale: %q %v, want %q", keys, err, e.Key)
+	}
+	for _, c := range []struct{ arg, want string }{
+		{"tenant=7,id=x", `lake: erase: --key lacks key column "code" (the key columns are [tenant id code])`},
+		{"tenant=x,id=x,code=1", `lake: erase: key column "tenant": not a number`},
+		{"tenant=7.5,id=x,code=1", `lake: erase: key column "tenant": the value does not fit the column's type long`},
+		{"code=1,tenant=1,id=x,code=2", `lake: erase: key column "code" given twice in one --key`},
+		{"name=secret,tenant=1", `lake: erase: --key names "name", which is not a key column (the key columns are [tenant id code]); write col=value[,col=value]`},
+		{"tenant=1,id=x,code=1234567", `lake: erase: key column "code": the value does not fit the column's type decimal(6,2)`},
+	} {
+		_, err := ParseEraseKeys(mirror, keyCols, []string{c.arg})
+		var ke *EraseKeyError
+		if !errors.As(err, &ke) || err.Error() != c.want {
+			t.Errorf("%s: %v, want %s", c.arg, err, c.want)
+		}
+	}
+	if _, err := ParseEraseKeys(mirror, keyCols, nil); err == nil || err.Error() != "lake: erase: no key given" {
+		t.Errorf("no key: %v", err)
+	}
 }
