@@ -813,3 +813,43 @@ func TestParseEraseKeys(t *testing.T) {
 		t.Errorf("no key: %v", err)
 	}
 }
+
+// A batch prepared before an erasure's guard and staged after it is
+// prepared again (ErrHorizonMoved), and then refuses the erased key's
+// replayed change instead of writing it back.
+func TestEraseFencesPreparedBatch(t *testing.T) {
+	ctx := context.Background()
+	p := newErasePipeline(t)
+	v1 := personValue("c", 11, "", person(erasedID, eraseMarker+" Alice", 2))
+	p.batch([]kafkaRec{
+		{key: personKey("k-1"), value: personValue("c", 10, "", person("k-1", "Bob", 1))},
+		{key: personKey(erasedID), value: v1},
+	})
+	d, err := p.dec.Decode(schemas.Record{Topic: "t", Offset: 7, Value: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := p.tw.Mirror.Prepare(ctx, []*cdc.Event{d.Event})
+	if err != nil || len(prep.Events) != 1 {
+		t.Fatalf("prepared before the erasure: %+v %v", prep, err)
+	}
+	keys, err := HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Erase(ctx, p.cat, testTable, EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{ID: "b9", Seq: 9, Topic: "t", Ranges: []Range{{From: 7, To: 8}}, EndOffsets: Offsets{0: 8}}
+	if _, err := p.tw.Mirror.Stage(ctx, b, prep.Events); !errors.Is(err, ErrHorizonMoved) {
+		t.Fatalf("staged after the erasure: %v, want ErrHorizonMoved", err)
+	}
+	d, _ = p.dec.Decode(schemas.Record{Topic: "t", Offset: 7, Value: v1})
+	prep, err = p.tw.Mirror.Prepare(ctx, []*cdc.Event{d.Event})
+	if err != nil || len(prep.Events) != 0 || len(prep.Rejected) != 1 || prep.Rejected[0].Stage != StageErased {
+		t.Fatalf("prepared again: %+v %v", prep, err)
+	}
+	if _, err := p.tw.Mirror.Stage(ctx, b, prep.Events); err != nil {
+		t.Fatal(err)
+	}
+}
