@@ -86,7 +86,8 @@ func (d *Decoder) DecodeKeyRow(key []byte) (row *cdc.Row, err error) {
 	if len(key) == 0 {
 		return nil, errors.New("schemas: empty key")
 	}
-	if _, err := d.keyColumns(key); err != nil {
+	keyCols, err := d.keyColumns(key)
+	if err != nil {
 		return nil, fmt.Errorf("schemas: %w", err)
 	}
 	var ss *structSpec
@@ -102,5 +103,8 @@ func (d *Decoder) DecodeKeyRow(key []byte) (row *cdc.Row, err error) {
 		return nil, fmt.Errorf("schemas: %w", err)
 	}
 	d.finishText()
+	if _, err := cdc.KeyOf(row, keyCols); err != nil {
+		return nil, errors.New("schemas: " + err.Error())
+	}
 	return row, nil
 }
