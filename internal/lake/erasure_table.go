@@ -558,6 +558,29 @@ func appendErasureRows(ctx context.Context, tbl *table.Table, rows []erasureRow)
 	return out, err
 }
 
+// erasuresHorizon is the highest erasure position the erasures table of
+// name records ("" when it has none): the erasure horizon of a mirror
+// created again (dropped with the other tables, the erasures table
+// kept), so that the keys erased before stay erased. Errors: catalog and
+// file IO.
+func erasuresHorizon(ctx context.Context, cat catalog.Catalog, name TableName) (string, error) {
+	tbl, err := LoadTable(ctx, cat, name.Erasures())
+	if err != nil || tbl == nil {
+		return "", err
+	}
+	rows, err := readErasureRows(ctx, tbl)
+	if err != nil {
+		return "", err
+	}
+	var h cdc.Seq
+	for _, r := range rows {
+		if r.event == ErasureRequested {
+			h = max(h, r.position)
+		}
+	}
+	return h.Hex(), nil
+}
+
 // erasureGuard is what a mirror writer's last Prepare read of the erased
 // keys: the keys, the mirror's erasure horizon ("" when no key was ever
 // erased: nothing is checked) and the table's shape, to type keys.

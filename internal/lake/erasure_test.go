@@ -853,3 +853,44 @@ func TestEraseFencesPreparedBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The five tables dropped and built again from the topic (starter drop
+// --drop-tables keeps the erasures table): the erased key's old records
+// are refused from the first batch on.
+func TestErasureOutlivesDroppedTables(t *testing.T) {
+	ctx := context.Background()
+	p := newErasePipeline(t)
+	recs := []kafkaRec{
+		{key: personKey(erasedID), value: personValue("c", 11, "", person(erasedID, eraseMarker+" Alice", 2))},
+		{key: personKey("k-1"), value: personValue("c", 12, "", person("k-1", "Bob", 1))},
+	}
+	p.batch(recs)
+	keys, err := HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Erase(ctx, p.cat, testTable, EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ident := range fiveTables {
+		if err := p.cat.DropTable(ctx, ident(testTable)); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+			t.Fatal(err)
+		}
+	}
+	q := newErasePipeline(t)
+	q.cat = p.cat
+	q.tw = NewTableWriter(p.cat, testTable, []string{"id"}, WriterOptions{History: true, StateDir: t.TempDir()})
+	t.Cleanup(func() { q.tw.Mirror.State().Close() })
+	out := q.batch(recs)
+	if len(out.Quarantined) != 1 || out.Quarantined[0].Stage != StageErased || out.Quarantined[0].Value != nil {
+		t.Fatalf("first batch of the new tables quarantined %+v", out.Quarantined)
+	}
+	for kind, ident := range fiveTables {
+		if inBytes, inValues := findErased(t, p.cat, ident(testTable)); len(inBytes)+len(inValues) > 0 {
+			t.Errorf("the new %s holds the key: %v %v", kind, inBytes, inValues)
+		}
+	}
+	if got := tableLines(t, p.cat, testTable.Mirror(), ColIngestedAt); len(got) != 1 || !strings.Contains(got[0], "id=k-1 ") {
+		t.Errorf("new mirror: %v", got)
+	}
+}

@@ -134,6 +134,12 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	} else if truncs != "" {
 		props[PropTruncates] = truncs
 	}
+	// keys erased from the tables' earlier life stay erased
+	if h, err := erasuresHorizon(ctx, w.cat, w.name); err != nil {
+		return nil, err
+	} else if h != "" {
+		props[PropErasureHorizon] = h
+	}
 	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
 		tableProperties(props), &w.layout)
