@@ -48,7 +48,7 @@ the five tables (a validation table's findings, readers' own copies). Asks for t
 table name on a terminal unless --yes.`,
 		Example: "  starter erase shop.customers --key id=42 --requested-by dpo@example.com\n" +
 			"  starter erase shop.orders --key tenant=7,order_id=1001 --key tenant=7,order_id=1002 --yes --output json",
-		Args: cobra.ExactArgs(1),
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := out.json()
 			if err != nil {

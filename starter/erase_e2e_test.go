@@ -447,6 +447,11 @@ func TestEraseCommand(t *testing.T) {
 		t.Fatalf("before the erasure neither the local state (%s) nor the sidecar hold the key", stateDir)
 	}
 	python := readersPython(t)
+	if python == "" {
+		t.Log("pyiceberg and DuckDB are not checked: no reader environment (run scripts/realstack/setup.sh, or set LAKEMIRROR_PYTHON)")
+	} else {
+		t.Logf("pyiceberg and DuckDB read the tables through %s", python)
+	}
 	if python != "" {
 		for id, f := range findWithPython(t, python, s, idents) {
 			if f == nil || f.found() == 0 || len(f.Bytes) == 0 || len(f.Pyarrow) == 0 || len(f.DuckDBFiles) == 0 || len(f.DuckDBSnapshots) == 0 || len(f.PyicebergSnaps) == 0 {
