@@ -235,6 +235,12 @@ func localFilesHolding(t *testing.T, dir string) []string {
 // _ingested_at, leaving out those that hold the marker.
 func otherRows(t *testing.T, cat catalog.Catalog, ident table.Identifier) []string {
 	t.Helper()
+	return rowLines(t, cat, ident, false)
+}
+
+// rowLines is otherRows, with the rows that hold the marker when all.
+func rowLines(t *testing.T, cat catalog.Catalog, ident table.Identifier, all bool) []string {
+	t.Helper()
 	tbl, err := lake.LoadTable(context.Background(), cat, ident)
 	if err != nil || tbl == nil {
 		t.Fatalf("load %v: %v", ident, err)
@@ -251,7 +257,7 @@ func otherRows(t *testing.T, cat catalog.Catalog, ident table.Identifier) []stri
 				parts = append(parts, fmt.Sprintf("%s=%v", c, r[c]))
 			}
 		}
-		if line := strings.Join(parts, " "); !hasNeedle([]byte(line)) {
+		if line := strings.Join(parts, " ") + " "; all || !hasNeedle([]byte(line)) {
 			out = append(out, line)
 		}
 	}
@@ -463,6 +469,14 @@ func TestEraseCommand(t *testing.T) {
 	for kind, ident := range kinds {
 		others[kind] = otherRows(t, cat, ident)
 	}
+	// k-new's create names the erased key in a header: it stays, without it
+	for _, l := range rowLines(t, cat, name.Bronze(), true) {
+		if strings.Contains(l, "kafka_offset=17 ") {
+			others["bronze"] = append(others["bronze"], strings.Replace(l,
+				fmt.Sprintf("kafka_headers=[map[key:__debezium.oldkey value:%s]]", personKafkaKey(erasedKey)), "kafka_headers=[]", 1))
+			slices.Sort(others["bronze"])
+		}
+	}
 
 	// usage errors change nothing
 	for _, c := range []struct {
@@ -514,6 +528,9 @@ func TestEraseCommand(t *testing.T) {
 				t.Errorf("%s %s holds the key in %v (%d files read)", when, kind, found, read)
 			}
 		}
+		if found, _ := erasedFiles(t, cat, name.Erasures()); len(found) > 0 {
+			t.Errorf("%s the erasures table holds the key: %v", when, found)
+		}
 		if found := localFilesHolding(t, warehouse); len(found) > 0 {
 			t.Errorf("%s files of the warehouse hold the key: %v", when, found)
 		}
@@ -533,7 +550,13 @@ func TestEraseCommand(t *testing.T) {
 		t.Errorf("the state sidecar is still there: %v", err)
 	}
 	for kind, ident := range kinds {
-		if got := otherRows(t, cat, ident); kind != "bronze" && !slices.Equal(got, others[kind]) {
+		got := otherRows(t, cat, ident)
+		if kind == "bronze" { // less the erased key's records, kept as placeholders
+			got = slices.DeleteFunc(got, func(l string) bool {
+				return strings.Contains(l, "kafka_key=<nil> ") && strings.Contains(l, "kafka_value=<nil> ") && strings.Contains(l, "op=<nil> ") && strings.Contains(l, " _key=<nil> ")
+			})
+		}
+		if !slices.Equal(got, others[kind]) {
 			t.Errorf("%s after the erasure:\n%s\nwant\n%s", kind, strings.Join(got, "\n"), strings.Join(others[kind], "\n"))
 		}
 	}
