@@ -180,6 +180,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 			return lake.WriteInput{Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine}, true, nil
 		},
 		OnStage: func(s string) { *stage = s },
+		KeyOf:   st.decoders.keyOf,
 	})
 	for k, v := range out.Stages {
 		res.StageSeconds[k] += v

@@ -70,3 +70,41 @@ func (d *Decoder) DecodeKey(key []byte) (k cdc.Key, err error) {
 	}
 	return k, nil
 }
+
+// DecodeKeyRow decodes a serialized Kafka key as DecodeKey does and
+// returns it as a row image of the decoder's key columns (values as
+// decoded, before any table typing), to be typed by the caller (the
+// erasure's matching: lake.TypedKey). The row is valid until the
+// decoder's next call. Errors: DecodeKey's.
+func (d *Decoder) DecodeKeyRow(key []byte) (row *cdc.Row, err error) {
+	defer func() {
+		if r := recover(); r != nil { // a bug; never take the caller down
+			d.reset()
+			row, err = nil, fmt.Errorf("schemas: internal error decoding a key: panic: %v", r)
+		}
+	}()
+	if len(key) == 0 {
+		return nil, errors.New("schemas: empty key")
+	}
+	keyCols, err := d.keyColumns(key)
+	if err != nil {
+		return nil, fmt.Errorf("schemas: %w", err)
+	}
+	var ss *structSpec
+	if d.lastSchema != nil {
+		ss = d.lastSchema.before
+		if ss == nil {
+			ss = d.lastSchema.flat
+		}
+	}
+	d.beginText()
+	if row, err = d.kafkaKeyRow(key, ss); err != nil {
+		d.beginText()
+		return nil, fmt.Errorf("schemas: %w", err)
+	}
+	d.finishText()
+	if _, err := cdc.KeyOf(row, keyCols); err != nil {
+		return nil, errors.New("schemas: " + err.Error())
+	}
+	return row, nil
+}

@@ -166,7 +166,7 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow,
 	a.binding = a.settings.Bind(gfs)
 	root.PersistentFlags().AddGoFlagSet(gfs)
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
-		a.maintainCmd(), a.scheduleCmd(), a.validateCmd(), a.reconcileCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd())
+		a.maintainCmd(), a.scheduleCmd(), a.validateCmd(), a.reconcileCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd(), a.eraseCmd())
 	root.AddCommand(a.signalCmds()...)
 	root.AddCommand(a.doctorCmd())
 	return root

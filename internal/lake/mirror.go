@@ -67,6 +67,7 @@ type MirrorWriter struct {
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
 	purged   *purgedKeys     // the purged keys as of the last Prepare (purged.go)
+	erasure  erasureGuard    // the erased keys as of the last Prepare (erasure_table.go)
 	layout   layout.Spec     // the mirror's partition fields and sort order
 	parts    *filePartitions // the partitions of the mirror's data files
 }
@@ -133,6 +134,12 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		return nil, err
 	} else if truncs != "" {
 		props[PropTruncates] = truncs
+	}
+	// keys erased from the tables' earlier life stay erased
+	if h, err := erasuresHorizon(ctx, w.cat, w.name); err != nil {
+		return nil, err
+	} else if h != "" {
+		props[PropErasureHorizon] = h
 	}
 	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
@@ -247,8 +254,11 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		if horizon, err = w.purgeHorizon(ctx, tbl); err != nil {
 			return p, err
 		}
-		checked := tbl.Properties()[PropPurgeHorizon] + "/" + tbl.Properties()[PropLastPurge]
+		checked := purgeFence(tbl)
 		w.prepared = &checked
+	}
+	if err := w.prepareErasure(ctx, tbl, cfg.past); err != nil {
+		return p, err
 	}
 	if horizon != "" {
 		if w.purged, err = w.loadPurged(ctx, tbl, w.purged); err != nil {
@@ -257,6 +267,10 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
+		if rej := w.erasedReject(sh, e); rej != nil {
+			p.Rejected = append(p.Rejected, rej)
+			continue
+		}
 		if skipped[e] {
 			why := whySchema
 			if rp.skipped[e] {
@@ -377,7 +391,7 @@ func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error 
 // bad input, not retryable.
 type ConformError struct {
 	Origin cdc.Origin
-	Stage  string // StageConform or StagePurged
+	Stage  string // StageConform, StagePurged, StageSchema or StageErased
 	Err    error
 }
 

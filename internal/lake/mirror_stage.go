@@ -35,12 +35,13 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	return s.Commit(ctx)
 }
 
-// ErrHorizonMoved: a tombstone purge committed between the batch's
-// Prepare (which refused changes that could resurrect purged rows by the
-// horizon it read) and its Stage (which would apply the rest against the
-// purged table). The batch must be prepared again (retryable); committing
-// it would let a replayed old change revive a purged key.
-var ErrHorizonMoved = errors.New("lake: a tombstone purge committed while the batch was prepared; prepare it again")
+// ErrHorizonMoved: a tombstone purge (or an erasure's guard) committed
+// between the batch's Prepare (which refused changes that could resurrect
+// purged or erased rows by the horizons it read) and its Stage (which
+// would apply the rest against the purged table). The batch must be
+// prepared again (retryable); committing it would let a replayed old
+// change revive a purged key.
+var ErrHorizonMoved = errors.New("lake: a tombstone purge or an erasure committed while the batch was prepared; prepare it again")
 
 // MirrorStage is one batch's mirror changes: decided by Stage (the
 // sequence guard and the merge rules, against the key index), written to
@@ -90,7 +91,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	checked := w.prepared
 	w.prepared = nil
-	if checked != nil && *checked != tbl.Properties()[PropPurgeHorizon]+"/"+tbl.Properties()[PropLastPurge] {
+	if checked != nil && *checked != purgeFence(tbl) {
 		return s, ErrHorizonMoved // a purge committed after Prepare checked the batch against the horizon
 	}
 	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {

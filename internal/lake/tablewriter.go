@@ -69,6 +69,11 @@ type WriteInput struct {
 	// OnStage, when set, is told each stage as it starts after Prepare
 	// ("mirror", "history", "write", "bronze"), for failure metrics.
 	OnStage func(stage string)
+	// KeyOf, when set, reads a serialized Kafka key as a row image of the
+	// key columns (the table's decoder): a tombstone or an undecodable
+	// record of an erased key is then stored without its raw bytes
+	// (redactErased).
+	KeyOf func(kafkaKey []byte) (*cdc.Row, bool)
 }
 
 // WriteOutput is what TableWriter.Write did.
@@ -152,6 +157,7 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 		if redecoded {
 			again.Retype, again.OnStage, out.Retyped = nil, in.OnStage, true
 			again.SchemaDecision, again.MaxQuarantine, again.NoQuarantine, again.Batch = in.SchemaDecision, in.MaxQuarantine, in.NoQuarantine, in.Batch
+			again.KeyOf = in.KeyOf
 			in = again
 			if prep, err = w.Mirror.Prepare(ctx, in.Events, WithSchemaDecision(in.SchemaDecision)); err != nil {
 				return out, err
@@ -180,6 +186,7 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 		}
 	}
 	setBronzeKeys(in.Bronze, prep.Events)
+	w.Mirror.redactErased(in.Bronze, quarantine, prep.Events, in.KeyOf)
 	if len(quarantine) > in.MaxQuarantine {
 		return out, &QuarantineLimitError{Records: len(quarantine), Limit: in.MaxQuarantine, First: quarantine[0]}
 	}

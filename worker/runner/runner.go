@@ -53,6 +53,7 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.MaintenanceWorkflow, workflow.RegisterOptions{Name: workflows.MaintenanceWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.ValidationWorkflow, workflow.RegisterOptions{Name: workflows.ValidationWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.ReconcileWorkflow, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.EraseWorkflow, workflow.RegisterOptions{Name: workflows.EraseWorkflowName})
 	w.RegisterActivity(acts)
 }
 

@@ -1,0 +1,44 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/lake"
+)
+
+// EraseWorkflowName is the registered name of EraseWorkflow.
+const EraseWorkflowName = "EraseWorkflow"
+
+// EraseWorkflowID is the workflow id `starter erase` gives an erasure of
+// table requested at unixMilli: the erasure's id in the table's erasures
+// table.
+func EraseWorkflowID(table string, unixMilli int64) string {
+	return fmt.Sprintf("lakemirror-erase-%s-%d", table, unixMilli)
+}
+
+// EraseWorkflow runs one erasure on request (activities.Erase, docs/design.md
+// "Erasure") on the worker holding the table's state (onOwner), where it
+// takes the table's lock: it runs between two of the table's batches and
+// drops that worker's local state of the table. The erasure's id is the
+// workflow's id. Its input carries the keys' salted hashes, never their
+// values. Storage and commit failures are retried (the erasure continues
+// where it stopped); a request that does not fit the table, and a refused
+// erasure (a branch or tag keeps the keys; nothing changed), fail at once.
+func EraseWorkflow(ctx workflow.Context, req activities.EraseRequest) (lake.EraseResult, error) {
+	req.ID = workflow.GetInfo(ctx).WorkflowExecution.ID
+	opts := workflow.ActivityOptions{
+		StartToCloseTimeout: 12 * time.Hour, // it reads every data file the table's snapshots reach
+		HeartbeatTimeout:    time.Minute,
+		Summary:             fmt.Sprintf("erase %d keys of %s", len(req.Keys.Hashes), req.Spec.Table),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 60,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec, activities.ErrTypeErasureRefused}},
+	}
+	var res lake.EraseResult
+	err := onOwner(ctx, req.Spec.Table, opts, a.Erase, req, &res)
+	return res, err
+}
