@@ -18,7 +18,7 @@ import (
 )
 
 // ReapplyBatches is how many of the mirror's newest batch commits the
-// reapply check applies again (README, "Validation"); a variable for
+// reapply check applies again (docs/validation.md); a variable for
 // tests.
 var ReapplyBatches = 5
 

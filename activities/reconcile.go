@@ -19,7 +19,7 @@ import (
 )
 
 // ReconcileRequest asks for one reconciliation of a table's mirror
-// against its source database (README, "Reconciliation"). Zero values
+// against its source database (docs/validation.md, "Reconciliation"). Zero values
 // take the defaults named.
 type ReconcileRequest struct {
 	Spec  TableSpec `json:"spec"`

@@ -74,7 +74,7 @@ type TableSpec struct {
 	// quarantine table before the table blocks instead (default 100).
 	MaxQuarantine int `json:"max_quarantine,omitempty"`
 	// WithoutBronze: the table keeps no bronze table (no append-only copy
-	// of every Kafka record). What that gives up is in the README ("Which
+	// of every Kafka record). What that gives up is in the docs/operating.md ("Which
 	// tables"): no audit copy to replay or inspect; after a worker lost its
 	// local state, late changes of keys applied before are not woven into
 	// their history (counted as unwoven); a re-snapshot cannot tell ghost

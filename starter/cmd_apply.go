@@ -38,7 +38,7 @@ func (a *app) applyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE [--prune] [--dry-run] [--yes]",
 		Short: "Make the running pipelines what a pipelines file (YAML) declares: plan, then create, update and (--prune) stop",
-		Long: `apply reads a pipelines file (README: "Many tables: starter apply"; an example is
+		Long: `apply reads a pipelines file (docs/pipelines.md; an example is
 examples/pipelines.yaml), checks all of it (every problem with its line; exit 2), expands
 topic patterns against the broker's topics, and plans it against the running table
 workflows:

@@ -28,7 +28,7 @@ func (a *app) eraseCmd() *cobra.Command {
 		Long: `erase removes every row of the given primary keys from the table's bronze, mirror,
 history, quarantine and purged tables: the data files of the current Iceberg snapshots
 that hold them are written again without them, the older snapshots that still reach
-the old files are expired and those files deleted (README, "Erasure on request").
+the old files are expired and those files deleted (docs/operating.md, "Erasure on request").
 It runs as an EraseWorkflow on the worker holding the table, between two batches.
 
 From then on a change of an erased key at or below the erasure position (a backfill,

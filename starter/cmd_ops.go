@@ -253,7 +253,7 @@ func (a *app) listCmd() *cobra.Command {
 		Long: `list shows every running table pipeline: table, topic, phase, lag (records, read
 from Kafka when reachable) and batches, sorted by table. With --output json it prints
 a JSON array of the tables' status objects (the fields of ` + "`status --output json`" + `,
-see README "Operate it"). A table whose status query fails is listed with phase
+see docs/operating.md). A table whose status query fails is listed with phase
 "unknown" and the error (last_error in JSON), and list exits 1.
 
 With --all it lists every table workflow Temporal's visibility knows, running or
@@ -336,7 +336,7 @@ type outputFlag struct {
 }
 
 func (o *outputFlag) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text (for people) or json (for scripts; stable field names, see README)")
+	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text (for people) or json (for scripts; stable field names, see docs/operating.md)")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "same as --output json")
 }
 

@@ -96,7 +96,7 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.StringVar(&f.definition, "definition", "", "table definition file (JSON, see schemas/examples/orders.table.json) declaring column types for events without a schema envelope")
 	fl.StringVar(&f.historyColumns, "history-columns", "", "comma-separated columns whose change opens a history version (default: all)")
 	fl.BoolVar(&f.collapseTx, "history-collapse-tx", false, "one history version per source transaction")
-	fl.BoolVar(&f.bronze, "bronze", true, "keep the bronze table (every Kafka record, append-only); --bronze=false gives up the audit copy and, after a worker loses its local state, late changes in history (see README: Which tables)")
+	fl.BoolVar(&f.bronze, "bronze", true, "keep the bronze table (every Kafka record, append-only); --bronze=false gives up the audit copy and, after a worker loses its local state, late changes in history (see docs/operating.md: Which tables)")
 	fl.BoolVar(&f.history, "history", true, "keep the SCD type 2 history table; --history=false makes a mirror-only (or bronze + mirror) table")
 	fl.IntVar(&f.maxQuarantine, "max-quarantine", 100, "records of one batch that may go to the quarantine table before the table blocks instead")
 	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for resnapshot --incremental")

@@ -30,7 +30,7 @@ Kafka when reachable, else as of the table's last plan), freshness, watermark, t
 the last batch and load, the last error, and (when the catalog is readable here) the
 size of each Iceberg table and the last validation and reconciliation runs (their
 failing checks, from <ns>.<table>_validation). With --output json it prints the status object with the
-stable field names listed in README "Operate it".`,
+stable field names listed in docs/operating.md.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := out.json()

@@ -14,7 +14,7 @@ import (
 )
 
 // statusJSON is the documented, stable part of `status --output json`
-// (README "Operate it"); list --output json is an array of the same.
+// (docs/operating.md); list --output json is an array of the same.
 type statusJSON struct {
 	Table          string           `json:"table"`
 	Topic          string           `json:"topic"`

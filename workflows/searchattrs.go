@@ -18,7 +18,7 @@ var (
 // SearchAttributeTypes are the search attributes above with their types:
 // what a namespace must have registered for the table workflows (the dev
 // stack registers them; on other clusters `temporal operator
-// search-attribute create`, see README).
+// search-attribute create`, see docs/operating.md).
 var SearchAttributeTypes = map[string]enumspb.IndexedValueType{
 	SATable.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	SATopic.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,

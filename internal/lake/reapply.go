@@ -21,7 +21,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
-// The re-apply check (README, "Validation", check reapply): the batches
+// The re-apply check (docs/validation.md, check reapply): the batches
 // a mirror committed last are applied again, from bronze, through a
 // mirror writer of its own into a scratch table seeded with the mirror's
 // rows as they were before those batches, and the scratch table is

@@ -4,7 +4,7 @@
 // A file has an optional defaults block and a list of pipelines; each
 // pipeline names one Debezium topic (topic) or a pattern over the broker's
 // topics (topic_regex, topic_glob), and every setting `starter start`
-// takes as a flag (README: "Many tables: starter apply" has the schema).
+// takes as a flag (docs/pipelines.md has the schema).
 // Parse checks the whole file and reports every problem with its YAML path
 // and line; Resolve expands topic patterns against a topic list into one
 // Pipeline per table; Compute compares the desired pipelines with the

@@ -222,7 +222,7 @@ func Parse(name string, data []byte) (*File, error) {
 		return nil, ps
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		add(0, "", "empty file: give pipelines (see README: Many tables: starter apply)")
+		add(0, "", "empty file: give pipelines (see docs/pipelines.md)")
 		return nil, ps
 	}
 	doc := root.Content[0]

@@ -159,7 +159,7 @@ p.yaml:45: pipelines[10].layout: mirror layout: layout: invalid field "week(ts)"
 func TestParseFileShape(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"pipelines:\n\t- topic: a.b\n", "p.yaml:2: found character that cannot start any token"},
-		{"", "p.yaml: empty file: give pipelines (see README: Many tables: starter apply)"},
+		{"", "p.yaml: empty file: give pipelines (see docs/pipelines.md)"},
 		{"- topic: a.b\n", "p.yaml:1: the file must be a mapping with defaults and pipelines"},
 		{"defaults:\n  batch_size: 10\n", "p.yaml: no pipelines: list them under pipelines"},
 		{"pipelines: []\n", "p.yaml:1: pipelines: empty: list at least one pipeline (to stop every pipeline, use starter drop)"},
@@ -288,20 +288,20 @@ func TestDurations(t *testing.T) {
 	}
 }
 
-// The README's example file (section "Many tables: starter apply") parses
+// The example file of docs/pipelines.md parses
 // and resolves into the tables its comments name.
-func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestDocsExample(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/pipelines.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "## Many tables: starter apply\n")
+	_, section, ok := strings.Cut(string(readme), "# Many tables: starter apply\n")
 	_, block, ok2 := strings.Cut(section, "```yaml\n")
 	block, _, ok3 := strings.Cut(block, "```\n")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no yaml block under Many tables: starter apply")
+		t.Fatal("docs/pipelines.md has no yaml block")
 	}
-	f, err := Parse("README.md", []byte(block))
+	f, err := Parse("docs/pipelines.md", []byte(block))
 	if err != nil {
 		t.Fatal(err)
 	}

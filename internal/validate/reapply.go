@@ -11,7 +11,7 @@ import (
 
 // CheckReapply: re-applying a recent range of batches, from bronze, to a
 // scratch copy of the mirror as it was before them gives the mirror as it
-// is after them (README, "Validation").
+// is after them (docs/validation.md).
 const CheckReapply = "reapply"
 
 // Image is one key's row as a table holds it: its `_seq` (hex), soft

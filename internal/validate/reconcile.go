@@ -13,7 +13,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// Names of the reconciliation checks (README, "Reconciliation").
+// Names of the reconciliation checks (docs/validation.md, "Reconciliation").
 const (
 	CheckGhost   = "reconcile-ghost"   // live in the mirror, absent from the source
 	CheckMissing = "reconcile-missing" // in the source, absent or soft-deleted in the mirror

@@ -1,5 +1,5 @@
 // Package validate holds the pure rules of lakemirror's validation checks
-// (README, "Validation"): whether every key stayed in one Kafka partition,
+// (docs/validation.md): whether every key stayed in one Kafka partition,
 // whether each key's operations follow a legal order, whether the offsets
 // a table read join up, and whether its applied position only moves
 // forward. It imports only the standard library and internal/cdc (the
