@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -27,7 +28,11 @@ func classify(err error) error {
 	var rc *lake.ReservedColumnError
 	var sc *lake.SourceServerChangedError
 	var le *lake.LayoutError
+	var pt *lake.PastTrimmedError
 	switch {
+	case errors.As(err, &pt):
+		return temporal.NewNonRetryableApplicationError(pt.Error(), ErrTypePastTrimmed, nil,
+			map[string]any{"keys": pt.Keys, "trimmed_before": pt.Before.UTC().Format(time.RFC3339), "missing": pt.Missing.Hex()})
 	case errors.As(err, &le):
 		return badSpec(err)
 	case errors.As(err, &sc):

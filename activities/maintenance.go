@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -9,13 +10,19 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/retention"
 )
 
 // Maintenance jobs.
 const (
 	JobPurge   = "purge"   // physically remove soft-deleted mirror rows older than the retention window
 	JobCompact = "compact" // rewrite data files with their position deletes applied
-	JobExpire  = "expire"  // expire old Iceberg snapshots and delete orphan files
+	JobExpire  = "expire"  // drop bronze past its retention, expire old Iceberg snapshots, delete orphan files
+	// JobKeepApplied takes the late keys a rebuild stopped on
+	// (ErrTypePastTrimmed: their past is older than bronze's retention)
+	// out of the pending-rebuild set, keeping their rows as applied
+	// (lake.TableWriter.KeepApplied); run on demand only.
+	JobKeepApplied = "keep-applied"
 )
 
 // MaintenanceRequest asks for one maintenance job on a table.
@@ -29,6 +36,12 @@ type MaintenanceRequest struct {
 	OlderThan      time.Duration `json:"older_than,omitempty"`       // expire: snapshots younger are kept, default 5 days
 	CleanOrphans   bool          `json:"clean_orphans,omitempty"`    // expire: also delete orphan files older than 3 days
 	DryRun         bool          `json:"dry_run,omitempty"`          // purge: count what it would remove, write nothing
+	// BronzeRetention, expire: first drop the bronze and quarantine data
+	// files whose records were all ingested more than this long ago
+	// (whole day partitions, lake.TrimBronze; docs/design.md "Bronze
+	// retention"); 0 keeps them for ever (the default). At least a day
+	// (retention.Check).
+	BronzeRetention time.Duration `json:"bronze_retention,omitempty"`
 }
 
 // MaintenanceResult is what a job did, per table kind.
@@ -37,6 +50,13 @@ type MaintenanceResult struct {
 	Purge   *lake.PurgeResult             `json:"purge,omitempty"`
 	Compact map[string]lake.CompactResult `json:"compact,omitempty"`
 	Expire  map[string]lake.ExpireResult  `json:"expire,omitempty"`
+	// Trim is what bronze retention dropped, per table ("bronze",
+	// "quarantine"), when the expire job had a BronzeRetention.
+	Trim map[string]lake.TrimResult `json:"trim,omitempty"`
+	// KeptApplied: the keys keep-applied took out of the pending set
+	// (hex), at most 20 listed; KeptAppliedKeys counts them all.
+	KeptApplied     []string `json:"kept_applied,omitempty"`
+	KeptAppliedKeys int      `json:"kept_applied_keys,omitempty"`
 }
 
 // Maintain runs one maintenance job on a table's Iceberg tables (a purge
@@ -106,6 +126,19 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 			res.Compact[kind] = c
 		}
 	case JobExpire:
+		if req.BronzeRetention != 0 {
+			if err := retention.Check(req.BronzeRetention); err != nil {
+				return res, badSpec(err)
+			}
+			// serialized with the batches: each commits to bronze
+			st.mu.Lock()
+			trim, err := lake.TrimBronze(ctx, a.Catalog, name, req.BronzeRetention, time.Now())
+			st.mu.Unlock()
+			if err != nil {
+				return res, err
+			}
+			res.Trim = trim
+		}
 		res.Expire = map[string]lake.ExpireResult{}
 		for kind, ident := range tables {
 			e, err := lake.Expire(ctx, a.Catalog, ident, lake.ExpireOptions{RetainLast: req.RetainLast, OlderThan: req.OlderThan, CleanOrphans: req.CleanOrphans})
@@ -114,8 +147,34 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 			}
 			res.Expire[kind] = e
 		}
+	case JobKeepApplied:
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+			return res, err
+		}
+		w := st.tableWriter(a, name)
+		keys, err := w.Pending(ctx)
+		if err != nil || len(keys) == 0 {
+			return res, classify(err)
+		}
+		byKey, err := a.pastEvents(ctx, st, name, keys)
+		if err != nil {
+			return res, classify(err)
+		}
+		kept, err := w.KeepApplied(ctx, byKey)
+		if err != nil {
+			return res, classify(err)
+		}
+		res.KeptAppliedKeys = len(kept)
+		for _, k := range kept[:min(len(kept), 20)] {
+			res.KeptApplied = append(res.KeptApplied, hex.EncodeToString([]byte(k.Key)))
+		}
+		if a.Metrics != nil && len(kept) > 0 {
+			a.Metrics.Unwoven(spec.Table, len(kept))
+		}
 	default:
-		return res, badSpec(fmt.Errorf("unknown maintenance job %q (want %s, %s or %s)", req.Job, JobPurge, JobCompact, JobExpire))
+		return res, badSpec(fmt.Errorf("unknown maintenance job %q (want %s, %s, %s or %s)", req.Job, JobPurge, JobCompact, JobExpire, JobKeepApplied))
 	}
 	return res, nil
 }

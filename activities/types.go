@@ -25,6 +25,10 @@ const (
 	ErrTypeSourceServerChanged = "SourceServerChanged"
 	ErrTypeSchemaBlocked       = "SchemaBlocked"   // the events' schema changed in a way that needs an operator's decision
 	ErrTypeQuarantineLimit     = "QuarantineLimit" // more records of one batch could not be applied than the table allows
+	// ErrTypePastTrimmed: a late-key rebuild needs changes bronze
+	// retention dropped (lake.PastTrimmedError); the message says how to
+	// go on (`starter maintain TABLE keep-applied`, then retry).
+	ErrTypePastTrimmed = "BronzePastTrimmed"
 	// ErrTypeCatalogMismatch: the table records another Iceberg catalog
 	// than this worker's (TableSpec.Catalog). Retryable: another worker
 	// of the task queue, on the table's catalog, may take the retry; the

@@ -406,6 +406,7 @@ func observeSchedules(ctx context.Context, sc client.ScheduleClient, table strin
 			m.CompactEvery, m.TargetFileSize = every, req.TargetFileSize
 		case activities.JobExpire:
 			m.ExpireEvery, m.RetainLast, m.OlderThan, m.CleanOrphans = every, req.RetainLast, req.OlderThan, req.CleanOrphans
+			m.BronzeRetention = req.BronzeRetention
 		case activities.JobPurge:
 			m.PurgeEvery, m.Retention, m.RetentionFloor = every, req.Retention, req.RetentionFloor
 		}
@@ -415,7 +416,8 @@ func observeSchedules(ctx context.Context, sc client.ScheduleClient, table strin
 
 // maintRequest is the job request a schedule of m runs.
 func maintRequest(spec activities.TableSpec, job string, m pipelines.Maintenance) activities.MaintenanceRequest {
-	f := maintFlags{retention: m.Retention, floor: m.RetentionFloor, olderThan: m.OlderThan, targetSize: m.TargetFileSize, retainLast: m.RetainLast, orphans: m.CleanOrphans}
+	f := maintFlags{retention: m.Retention, floor: m.RetentionFloor, olderThan: m.OlderThan, targetSize: m.TargetFileSize, retainLast: m.RetainLast, orphans: m.CleanOrphans,
+		bronzeRetention: daysFlag(m.BronzeRetention)}
 	return f.request(spec, job)
 }
 
@@ -425,7 +427,7 @@ func jobOf(field string) string {
 	switch field {
 	case "maintenance.compact_every", "maintenance.target_file_size":
 		return activities.JobCompact
-	case "maintenance.expire_every", "maintenance.retain_last", "maintenance.older_than", "maintenance.clean_orphans":
+	case "maintenance.expire_every", "maintenance.retain_last", "maintenance.older_than", "maintenance.clean_orphans", "maintenance.bronze_retention":
 		return activities.JobExpire
 	case "maintenance.purge_every", "maintenance.retention", "maintenance.retention_floor":
 		return activities.JobPurge

@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/pipelines"
+	"github.com/lakemirror/lakemirror/internal/retention"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -25,6 +27,22 @@ type maintFlags struct {
 	targetSize                  int64
 	retainLast                  int
 	orphans                     bool
+	bronzeRetention             daysFlag // expire: drop bronze and quarantine ingested before now − this; 0 = keep
+}
+
+// daysFlag is a duration flag that also takes days ("30d", as the
+// pipelines file does: pipelines.ParseDuration).
+type daysFlag time.Duration
+
+func (d *daysFlag) String() string { return pipelines.FormatDuration(time.Duration(*d)) }
+func (d *daysFlag) Type() string   { return "duration" }
+func (d *daysFlag) Set(s string) error {
+	v, err := pipelines.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = daysFlag(v)
+	return nil
 }
 
 // defaultMaint are the maintenance jobs' default parameters.
@@ -42,6 +60,7 @@ func (f *maintFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.retainLast, "retain-last", d.retainLast, "expire: snapshots kept at least")
 	fl.DurationVar(&f.olderThan, "older-than", d.olderThan, "expire: snapshots younger than this are kept")
 	fl.BoolVar(&f.orphans, "clean-orphans", false, "expire: also delete unreferenced files older than 3 days")
+	fl.Var(&f.bronzeRetention, "bronze-retention", "expire: first drop bronze and quarantine day partitions ingested longer ago than this (e.g. 30d; at least 1d; 0 keeps them for ever). Late-key rebuilds and validation then reach back only this far (docs/retention.md)")
 }
 
 // validate checks a job name and, for purge, the retention window
@@ -52,16 +71,21 @@ func (f *maintFlags) validate(job string) error {
 		if f.retention < f.floor {
 			return usage("--retention %s is shorter than the floor %s: a purge could let a replayed event resurrect a row; lower --retention-floor only on purpose", f.retention, f.floor)
 		}
-	case activities.JobCompact, activities.JobExpire:
+	case activities.JobExpire:
+		if err := retention.Check(time.Duration(f.bronzeRetention)); err != nil {
+			return usage("--bronze-retention: %v", err)
+		}
+	case activities.JobCompact, activities.JobKeepApplied:
 	default:
-		return usage("unknown job %q: give purge, compact or expire", job)
+		return usage("unknown job %q: give purge, compact, expire or keep-applied", job)
 	}
 	return nil
 }
 
 func (f *maintFlags) request(spec activities.TableSpec, job string) activities.MaintenanceRequest {
 	return activities.MaintenanceRequest{Spec: spec, Job: job, Retention: f.retention, RetentionFloor: f.floor,
-		TargetFileSize: f.targetSize, RetainLast: f.retainLast, OlderThan: f.olderThan, CleanOrphans: f.orphans}
+		TargetFileSize: f.targetSize, RetainLast: f.retainLast, OlderThan: f.olderThan, CleanOrphans: f.orphans,
+		BronzeRetention: time.Duration(f.bronzeRetention)}
 }
 
 func (a *app) maintainCmd() *cobra.Command {
@@ -70,16 +94,20 @@ func (a *app) maintainCmd() *cobra.Command {
 	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "maintain TABLE JOB",
-		Short: "Run a maintenance job now: purge (tombstones), compact (apply position deletes), expire (snapshots, orphans)",
+		Short: "Run a maintenance job now: purge (tombstones), compact (apply position deletes), expire (bronze retention, snapshots, orphans), keep-applied",
 		Long: `maintain starts a MaintenanceWorkflow for the table and waits for it: purge removes
 soft-deleted rows older than --retention and raises the purge horizon (--dry-run only
 counts what it would remove and writes nothing); compact rewrites data files with their
-position deletes applied; expire drops old Iceberg snapshots (and, with --clean-orphans,
-unreferenced files). They run alongside the table's batches: a commit conflict makes one
+position deletes applied; expire first drops bronze and quarantine day partitions
+ingested longer ago than --bronze-retention (when given), then old Iceberg snapshots
+(and, with --clean-orphans, unreferenced files); keep-applied takes the late keys a
+rebuild stopped on (BronzePastTrimmed: their past is older than bronze's retention) out
+of the pending-rebuild set, keeping their rows as applied (docs/retention.md). They run alongside the table's batches: a commit conflict makes one
 side retry, nothing is lost. It prints what the job did, or with --output json the
 job's result (the fields of activities.MaintenanceResult).`,
-		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h --dry-run\n  starter maintain shop.orders purge --output json",
-		Args:    tableArgs(2),
+		Example: "  starter maintain shop.orders compact\n  starter maintain shop.orders purge --retention 720h --dry-run\n  starter maintain shop.orders purge --output json\n" +
+			"  starter maintain shop.orders expire --bronze-retention 30d\n  starter maintain shop.orders keep-applied",
+		Args: tableArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := out.json()
 			if err != nil {
@@ -154,6 +182,16 @@ func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res 
 				kind, c.Rewritten, c.FilesBefore, c.Added, c.RemovedDeleteFiles, c.DeleteFilesBefore, mib(c.BytesBefore), mib(c.BytesAfter))
 		}
 	}
+	for _, kind := range []string{"bronze", "quarantine"} {
+		if t, ok := res.Trim[kind]; ok {
+			fmt.Fprintf(w, "bronze retention %s of %s: %s: dropped %d files (%d rows) ingested before %s, kept %d files (%d rows)%s\n",
+				pipelines.FormatDuration(t.Retention), table, kind, t.FilesDropped, t.RowsDropped, t.Cutoff, t.FilesKept, t.RowsKept, unknownFiles(t.FilesUnknown))
+		}
+	}
+	if res.Job == activities.JobKeepApplied {
+		fmt.Fprintf(w, "keep-applied of %s: %d late keys whose past bronze retention dropped leave the pending-rebuild set as applied (their late change is in the mirror, not woven into the history); now `starter retry %s`\n",
+			table, res.KeptAppliedKeys, table)
+	}
 	if res.Expire != nil {
 		fmt.Fprintf(w, "snapshot expiry of %s:\n", table)
 		for _, kind := range spec.Tables() {
@@ -164,6 +202,15 @@ func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res 
 			fmt.Fprintf(w, "  %s: %d -> %d snapshots, %d orphan files deleted (%s)\n", kind, e.SnapshotsBefore, e.SnapshotsAfter, e.OrphansDeleted, mib(e.OrphanBytes))
 		}
 	}
+}
+
+// unknownFiles names the files a retention run kept because nothing told
+// when their records came ("" for none).
+func unknownFiles(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them kept: no day partition or bound on _ingested_at)", n)
 }
 
 func (a *app) scheduleCmd() *cobra.Command {
@@ -259,6 +306,12 @@ created with until its interval flag is given again.
 					return a.noSchedules(ctx, c, args[0])
 				}
 				return nil
+			}
+			if err := f.validate(activities.JobExpire); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("bronze-retention") && anyGiven && !cmd.Flags().Changed("expire-every") {
+				return usage("--bronze-retention is a setting of the expire schedule: give it with --expire-every")
 			}
 			if every, asked := jobs[activities.JobPurge], !anyGiven || cmd.Flags().Changed("purge-every"); asked && every > 0 {
 				if err := f.validate(activities.JobPurge); err != nil {
@@ -469,14 +522,19 @@ func upsertAction(ctx context.Context, sc client.ScheduleClient, id string, ever
 // schedules at their default intervals and parameters, leaving any that
 // exist as they are (an operator's own settings win). It returns the ids
 // it created. Errors: the schedule service's, other than "exists".
-func createDefaultSchedules(ctx context.Context, sc client.ScheduleClient, spec activities.TableSpec) ([]string, error) {
+//
+// bronzeRetention is the expiry job's (start --bronze-retention; 0 = keep
+// bronze for ever).
+func createDefaultSchedules(ctx context.Context, sc client.ScheduleClient, spec activities.TableSpec, bronzeRetention time.Duration) ([]string, error) {
 	var created []string
 	for _, job := range []string{activities.JobCompact, activities.JobExpire, activities.JobPurge} {
 		id := workflows.ScheduleID(spec.Table, job)
 		if _, err := sc.GetHandle(ctx, id).Describe(ctx); err == nil {
 			continue
 		}
-		req := defaultMaint.request(spec, job)
+		f := defaultMaint
+		f.bronzeRetention = daysFlag(bronzeRetention)
+		req := f.request(spec, job)
 		action := &client.ScheduleWorkflowAction{ID: id + "-run", Workflow: workflows.MaintenanceWorkflowName, Args: []any{req}, TaskQueue: activities.TaskQueue}
 		_, err := sc.Create(ctx, client.ScheduleOptions{ID: id, Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: defaultEvery[job]}}},
 			Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP, Memo: map[string]any{"table": spec.Table, "job": job}})

@@ -20,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
+	"github.com/lakemirror/lakemirror/internal/retention"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -159,6 +160,7 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 func (a *app) startCmd() *cobra.Command {
 	var f specFlags
 	var schedules bool
+	var bronzeRetention daysFlag
 	cmd := &cobra.Command{
 		Use:   "start TOPIC",
 		Short: "Start a table's pipeline from a Debezium topic",
@@ -171,6 +173,12 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 			spec, err := f.spec(args[0])
 			if err != nil {
 				return err
+			}
+			if err := retention.Check(time.Duration(bronzeRetention)); err != nil {
+				return usage("--bronze-retention: %v", err)
+			}
+			if bronzeRetention != 0 && !schedules {
+				return usage("--bronze-retention is run by the expire schedule on bronze: it needs --schedules (or set it later with starter schedule %s --expire-every 24h --bronze-retention D)", spec.Table)
 			}
 			if err := a.checkKeyColumns(cmd.Context(), spec); err != nil {
 				return err
@@ -189,7 +197,7 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 			if !schedules {
 				return nil
 			}
-			ids, err := createDefaultSchedules(cmd.Context(), c.ScheduleClient(), spec)
+			ids, err := createDefaultSchedules(cmd.Context(), c.ScheduleClient(), spec, time.Duration(bronzeRetention))
 			for _, id := range ids {
 				fmt.Fprintf(cmd.OutOrStdout(), "created schedule %s\n", id)
 			}
@@ -200,6 +208,7 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 		},
 	}
 	f.bind(cmd, 5000, 2*time.Second)
+	cmd.Flags().Var(&bronzeRetention, "bronze-retention", "drop bronze and quarantine day partitions ingested longer ago than this, daily with snapshot expiry (e.g. 30d; at least 1d; 0 keeps them for ever); late-key rebuilds and validation then reach back only this far (docs/retention.md)")
 	cmd.Flags().BoolVar(&schedules, "schedules", true, "create the table's maintenance schedules (compaction every hour, snapshot expiry and tombstone purge after 30 days every day) unless they exist; --schedules=false: none (see `schedule`)")
 	return cmd
 }

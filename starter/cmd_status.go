@@ -11,12 +11,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -209,8 +211,37 @@ func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.
 		fmt.Fprintf(tw, "%s table\t%d snapshots; %d data + %d delete files, %d rows, %s; metadata %s (%d metadata files)\n", kind,
 			sz.Snapshots, sz.DataFiles, sz.DeleteFiles, sz.Records, mib(sz.FilesBytes), mib(sz.MetadataBytes), sz.MetadataFiles)
 	}
+	for _, t := range []struct {
+		kind  string
+		ident []string
+	}{{"bronze", name.Bronze()}, {"quarantine", name.Quarantine()}} {
+		if tbl, err := lake.LoadTable(ctx, cat, t.ident); err == nil && tbl != nil {
+			if line := trimLine(tbl); line != "" {
+				fmt.Fprintf(tw, "%s retention\t%s\n", t.kind, line)
+			}
+		}
+	}
 	tw.Flush()
 	printValidationStatus(ctx, w, cat, name)
+}
+
+// trimLine is what bronze retention dropped from tbl, for status ("" when
+// nothing ever was): the cutoff before which records are gone and the
+// last run that dropped files.
+func trimLine(tbl *table.Table) string {
+	before, err := lake.TrimmedBefore(tbl)
+	if err != nil {
+		return err.Error()
+	}
+	if before.IsZero() {
+		return ""
+	}
+	s := fmt.Sprintf("records ingested before %s are dropped (late-key rebuilds and validation reach back only to then)", before.UTC().Format(time.RFC3339))
+	if last, ok := lake.LastTrim(tbl); ok {
+		s += fmt.Sprintf("; last run %s (retention %s) dropped %d files, %d rows, kept %d files, %d rows",
+			last.At, pipelines.FormatDuration(last.Retention), last.FilesDropped, last.RowsDropped, last.FilesKept, last.RowsKept)
+	}
+	return s
 }
 
 // localState renders a table's local state on its worker (as of its last

@@ -31,7 +31,7 @@ func TestStartCreatesDefaultSchedules(t *testing.T) {
 	defer c.Close()
 	spec := activities.TableSpec{Table: "sched.orders", Topic: "sched.public.orders", KeyColumns: []string{"id"}}
 	sc := c.ScheduleClient()
-	created, err := createDefaultSchedules(ctx, sc, spec)
+	created, err := createDefaultSchedules(ctx, sc, spec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestStartCreatesDefaultSchedules(t *testing.T) {
 	if err := upsertSchedule(ctx, sc, workflows.ScheduleID(spec.Table, activities.JobCompact), 15*time.Minute, defaultMaint.request(spec, activities.JobCompact)); err != nil {
 		t.Fatal(err)
 	}
-	again, err := createDefaultSchedules(ctx, sc, spec)
+	again, err := createDefaultSchedules(ctx, sc, spec, 0)
 	if err != nil || len(again) != 0 {
 		t.Fatalf("second run created %v (%v), want none", again, err)
 	}

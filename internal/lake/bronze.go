@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -231,7 +230,7 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	pkB.ReserveData(pkBytes)
 	topicB.ReserveData(len(b.Topic) * len(recs))
 	var hx parquetio.HexScratch
-	now := parquetio.Timestamp(time.Now().UnixMicro())
+	now := parquetio.Timestamp(ingestClock().UnixMicro())
 	for _, r := range recs {
 		topicB.Append(b.Topic)
 		partB.Append(r.Partition)

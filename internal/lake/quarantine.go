@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -149,7 +148,7 @@ func quarantineRows(tbl *table.Table, b Batch, recs []QuarantineRecord) (arrow.R
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer rb.Release()
 	f := func(name string) array.Builder { return rb.Field(sc.FieldIndices(name)[0]) }
-	now := arrow.Timestamp(time.Now().UnixMicro())
+	now := arrow.Timestamp(ingestClock().UnixMicro())
 	for _, r := range recs {
 		f(BronzeTopic).(*array.StringBuilder).Append(b.Topic)
 		f(BronzePartition).(*array.Int32Builder).Append(r.Partition)

@@ -322,8 +322,18 @@ func (w *TableWriter) committed(ctx context.Context, b Batch, table string) erro
 // Rebuild re-folds the given keys from all their changes (byKey: every
 // row change ever applied per key, prepared like past changes) into the
 // mirror and, when the table has one, the history, each in one commit
-// (docs/design.md rule 6, "late events"). Errors: the writers'.
+// (docs/design.md rule 6, "late events"). When bronze retention has
+// dropped records and a key's stored rows name a change byKey lacks
+// (TrimmedPast), nothing is written and the error is a
+// *PastTrimmedError. Errors: also the writers'.
 func (w *TableWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (mirror, history RebuildResult, err error) {
+	trimmed, before, err := w.TrimmedPast(ctx, byKey)
+	if err != nil {
+		return mirror, history, err
+	}
+	if len(trimmed) > 0 {
+		return mirror, history, pastTrimmed(w.name, before, trimmed)
+	}
 	if mirror, err = w.Mirror.Rebuild(ctx, byKey); err != nil || w.History == nil {
 		return mirror, history, err
 	}

@@ -118,6 +118,9 @@ type BronzeAudit struct {
 	Offsets    map[int32][]int64
 	Covered    map[int32][]validate.Span
 	Checkpoint Checkpoint
+	// TrimmedBefore: bronze retention dropped the records ingested
+	// before it (zero: bronze holds every record it took).
+	TrimmedBefore time.Time
 }
 
 // ReadBronzeAudit reads the bronze table's records of topic (its current
@@ -131,6 +134,9 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name TableName, t
 	}
 	a := &BronzeAudit{Offsets: map[int32][]int64{}, Covered: map[int32][]validate.Span{}}
 	if a.Checkpoint, err = ReadCheckpoint(tbl); err != nil {
+		return nil, err
+	}
+	if a.TrimmedBefore, err = TrimmedBefore(tbl); err != nil {
 		return nil, err
 	}
 	cov, err := readCoverage(tbl)

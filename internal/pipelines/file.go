@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/retention"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lakemirror/lakemirror/internal/names"
@@ -102,6 +103,8 @@ type rawMaintenance struct {
 	RetainLast     *int    `yaml:"retain_last"`
 	OlderThan      *string `yaml:"older_than"`
 	CleanOrphans   *bool   `yaml:"clean_orphans"`
+	// BronzeRetention: the expire job's bronze retention ("30d"; 0 keeps bronze)
+	BronzeRetention *string `yaml:"bronze_retention"`
 }
 
 // entryOnly are the fields a pipeline has and a defaults block has not.
@@ -379,7 +382,8 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 			v        *string
 			interval bool
 		}{{"compact_every", m.CompactEvery, true}, {"expire_every", m.ExpireEvery, true}, {"purge_every", m.PurgeEvery, true},
-			{"retention", m.Retention, false}, {"retention_floor", m.RetentionFloor, false}, {"older_than", m.OlderThan, false}} {
+			{"retention", m.Retention, false}, {"retention_floor", m.RetentionFloor, false}, {"older_than", m.OlderThan, false},
+			{"bronze_retention", m.BronzeRetention, false}} {
 			if d.v == nil {
 				continue
 			}
@@ -398,6 +402,13 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 		}
 		if m.RetainLast != nil && *m.RetainLast < 1 {
 			madd("retain_last", "%d: keep at least 1 snapshot", *m.RetainLast)
+		}
+		if m.BronzeRetention != nil {
+			if v, err := ParseDuration(*m.BronzeRetention); err == nil {
+				if err := retention.Check(v); err != nil {
+					madd("bronze_retention", "%v", err)
+				}
+			}
 		}
 		if at == "defaults" {
 			if msg := retentionConflict(m, nil); msg != "" {

@@ -32,6 +32,10 @@ type Maintenance struct {
 	RetainLast     int           // expire: snapshots kept at least
 	OlderThan      time.Duration // expire: snapshots younger than this are kept
 	CleanOrphans   bool          // expire: also delete unreferenced files older than 3 days
+	// BronzeRetention, expire: drop bronze and quarantine day partitions
+	// ingested longer ago than this first (retention.Check: 0 = keep for
+	// ever, else at least a day).
+	BronzeRetention time.Duration
 }
 
 // DefaultMaintenance is what `starter start` schedules: compaction every
@@ -385,6 +389,7 @@ func resolveMaintenance(own, def *rawMaintenance) Maintenance {
 		dur(b.Retention, false, &m.Retention)
 		dur(b.RetentionFloor, false, &m.RetentionFloor)
 		dur(b.OlderThan, false, &m.OlderThan)
+		dur(b.BronzeRetention, false, &m.BronzeRetention)
 		if b.TargetFileSize != nil {
 			m.TargetFileSize = *b.TargetFileSize
 		}

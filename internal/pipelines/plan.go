@@ -184,6 +184,7 @@ var fields = []field{
 	{name: "maintenance.retain_last", live: true, job: "expire", get: func(p Pipeline) string { return strconv.Itoa(p.Maintenance.RetainLast) }},
 	{name: "maintenance.older_than", live: true, job: "expire", get: func(p Pipeline) string { return FormatDuration(p.Maintenance.OlderThan) }},
 	{name: "maintenance.clean_orphans", live: true, job: "expire", get: func(p Pipeline) string { return strconv.FormatBool(p.Maintenance.CleanOrphans) }},
+	{name: "maintenance.bronze_retention", live: true, job: "expire", get: func(p Pipeline) string { return FormatDuration(p.Maintenance.BronzeRetention) }},
 }
 
 // Diff lists the settings in which desired differs from observed, in a
