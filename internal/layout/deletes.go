@@ -79,14 +79,12 @@ func (f DeleteFormat) Describe() string {
 }
 
 // Readers says what a reader of a table with delete format f needs, as
-// docs/readers.md records it from the reader tests
-// (scripts/readers/check_readers.py): for deletion vectors, the engines
-// and versions that read Iceberg v3 deletion vectors; for position
-// deletes, that any Iceberg reader of v2 merge-on-read tables applies
-// them.
+// docs/readers.md records it: pyiceberg and DuckDB's iceberg extension
+// tested (internal/lake TestDeletionVectorReaders, the versions of
+// scripts/realstack/requirements.txt); Spark not tested here.
 func (f DeleteFormat) Readers() string {
 	if f.Or() == DeleteVector {
-		return "deletion vectors (format-version 3): needs pyiceberg >= 0.12 or Spark >= 4.0 with Iceberg >= 1.8 (Java readers from Iceberg 1.8 read v3); DuckDB 1.5's iceberg extension does not read them; see docs/readers.md"
+		return "deletion vectors (format-version 3): pyiceberg 0.12 and DuckDB 1.5.5 (iceberg extension) read them (tested); Spark needs Iceberg >= 1.8, the first with v3 deletion vectors (not tested here); a reader without format-version 3 support refuses the table; see docs/readers.md"
 	}
-	return "position deletes (format-version 2): every Iceberg reader of v2 merge-on-read tables (pyiceberg, DuckDB 1.5 iceberg, Spark 3.x/4.x with Iceberg >= 0.14, Trino); see docs/readers.md"
+	return "position deletes (format-version 2): pyiceberg 0.12 and DuckDB 1.5.5 (iceberg extension) read them (tested), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
 }
