@@ -27,8 +27,9 @@ func classify(err error) error {
 	var rc *lake.ReservedColumnError
 	var sc *lake.SourceServerChangedError
 	var le *lake.LayoutError
+	var dfe *lake.DeleteFormatError
 	switch {
-	case errors.As(err, &le):
+	case errors.As(err, &le), errors.As(err, &dfe):
 		return badSpec(err)
 	case errors.As(err, &sc):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -442,5 +444,41 @@ func TestDeletionVectorReaders(t *testing.T) {
 				t.Errorf("%s: DuckDB read %q (error %q), want %q", ident, r.DuckDB.Rows, r.DuckDB.Error, want)
 			}
 		}
+	}
+}
+
+// The delete format is fixed when the tables are created: a writer set
+// to deletion vectors finds a format-version 2 mirror and stops the
+// batch with a DeleteFormatError that says how to go on, the mirror
+// untouched.
+func TestDeleteFormatFixed(t *testing.T) {
+	cat := newCatalog(t)
+	pos, load := dvPipeline(t, cat, layout.Tables{}, layout.DeletePosition)
+	pos.batch(orderValue("c", 100, 0, "", orderRow(1, "eu", 10)))
+	before := load(testTable.Mirror()).CurrentSnapshot().SnapshotID
+	dvp, _ := dvPipeline(t, cat, layout.Tables{}, layout.DeleteVector)
+	dvp.offset = pos.offset
+	v := orderValue("u", 200, 1, orderRow(1, "eu", 10), orderRow(1, "eu", 11))
+	d, err := dvp.dec.Decode(schemas.Record{Topic: "t", Offset: dvp.offset, Value: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := WriteInput{Events: []*cdc.Event{d.Event}, Bronze: []BronzeRecord{{Offset: dvp.offset, Value: v, Op: d.RawOp, Seq: d.Event.Seq}}, MaxQuarantine: 10,
+		Batch: Batch{ID: "b2", Seq: 2, Topic: "t", Ranges: []Range{{From: dvp.offset, To: dvp.offset + 1}}, EndOffsets: Offsets{0: dvp.offset + 1}}}
+	_, err = dvp.tw.Write(context.Background(), in)
+	var dfe *DeleteFormatError
+	if !errors.As(err, &dfe) || dfe.Has != layout.DeletePosition || dfe.Want != layout.DeleteVector {
+		t.Fatalf("write: %v, want a DeleteFormatError", err)
+	}
+	const want = "lake: shop.orders writes position (Iceberg v2 position deletes) but the table's delete format setting is dv (Iceberg v3 deletion vectors); the delete format is fixed when the tables are created: set it back to position (starter settings --delete-format position), or stop the table, drop its Iceberg tables and start it again with --delete-format dv"
+	if dfe.Error() != want {
+		t.Errorf("error %q\nwant %q", dfe.Error(), want)
+	}
+	mirror := load(testTable.Mirror())
+	if mirror.CurrentSnapshot().SnapshotID != before || mirror.Metadata().Version() != 2 {
+		t.Errorf("mirror moved: Iceberg snapshot %d (was %d), format version %d", mirror.CurrentSnapshot().SnapshotID, before, mirror.Metadata().Version())
+	}
+	if got := liveRows(t, mirror, "id", "amount"); !slices.Equal(got, []string{"1 10"}) {
+		t.Errorf("mirror %q", got)
 	}
 }
