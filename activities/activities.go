@@ -146,7 +146,7 @@ func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.Tabl
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx},
-			AfterCommit:    a.afterCommit, Layout: st.spec.Layout, IndexBudget: a.IndexBudget})
+			AfterCommit:    a.afterCommit, Layout: st.spec.Layout, DeleteFormat: st.spec.DeleteFormat, IndexBudget: a.IndexBudget})
 		st.mirror, st.history = st.writer.Mirror, st.writer.History
 		st.local.Store(st.mirror.State())
 	}

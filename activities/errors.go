@@ -29,11 +29,12 @@ func classify(err error) error {
 	var sc *lake.SourceServerChangedError
 	var le *lake.LayoutError
 	var pt *lake.PastTrimmedError
+	var dfe *lake.DeleteFormatError
 	switch {
 	case errors.As(err, &pt):
 		return temporal.NewNonRetryableApplicationError(pt.Error(), ErrTypePastTrimmed, nil,
 			map[string]any{"keys": pt.Keys, "trimmed_before": pt.Before.UTC().Format(time.RFC3339), "missing": pt.Missing.Hex()})
-	case errors.As(err, &le):
+	case errors.As(err, &le), errors.As(err, &dfe):
 		return badSpec(err)
 	case errors.As(err, &sc):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,

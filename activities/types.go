@@ -102,6 +102,15 @@ type TableSpec struct {
 	// A change applies to the files written after it (partition
 	// evolution); compaction rewrites the older ones.
 	Layout layout.Tables `json:"layout,omitzero"`
+	// DeleteFormat is how the mirror and history remove replaced rows
+	// (internal/layout.DeleteFormat; docs/readers.md): "" or "position"
+	// for Iceberg v2 position deletes, "dv" for Iceberg v3 deletion
+	// vectors (the mirror and history are then created with
+	// format-version 3). Fixed when the tables are created: a worker
+	// finding a table of the other format stops the table
+	// (ErrTypeBadSpec, lake.DeleteFormatError), and a settings update
+	// cannot change it.
+	DeleteFormat layout.DeleteFormat `json:"delete_format,omitempty"`
 }
 
 // batchBudget is the number of records the next batch may take when

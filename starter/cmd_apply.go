@@ -234,7 +234,7 @@ func specOf(p pipelines.Pipeline, cols []cdc.Column) activities.TableSpec {
 		MaxEvents: p.BatchSize, MaxWait: p.MaxWait, MaxBatchEvents: p.MaxBatchSize, MaxQuarantine: p.MaxQuarantine,
 		HistoryColumns: p.HistoryColumns, HistoryCollapseTx: p.HistoryCollapseTx,
 		Source: p.Source, SourceTable: p.SourceTable, SignalTopic: p.SignalTopic, Columns: cols,
-		WithoutBronze: !p.Bronze, WithoutHistory: !p.History, Layout: p.Layout}
+		WithoutBronze: !p.Bronze, WithoutHistory: !p.History, Layout: p.Layout, DeleteFormat: p.DeleteFormat}
 }
 
 // pipelineOf is a running table's pipeline as its spec (from the status
@@ -245,7 +245,7 @@ func pipelineOf(spec activities.TableSpec, m pipelines.Maintenance) pipelines.Pi
 		BatchSize: spec.MaxEvents, MaxBatchSize: spec.MaxBatchEvents, MaxWait: spec.MaxWait, MaxQuarantine: spec.MaxQuarantine,
 		Bronze: !spec.WithoutBronze, History: !spec.WithoutHistory, HistoryColumns: spec.HistoryColumns, HistoryCollapseTx: spec.HistoryCollapseTx,
 		Source: spec.Source, SourceTable: spec.SourceTable, SignalTopic: spec.SignalTopic, Columns: columnsText(spec.Columns), Maintenance: m,
-		Layout: spec.Layout}
+		Layout: spec.Layout, DeleteFormat: spec.DeleteFormat}
 	if len(p.Key) == 0 {
 		p.Key = nil
 	}

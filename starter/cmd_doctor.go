@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/buildinfo"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -382,7 +383,8 @@ func (a *app) checkCatalog(ctx context.Context, runs []runner.TableRun) []checkR
 	if path := a.settings.Catalog.LocalCatalogMissing(); path != "" {
 		return []checkResult{{Check: "catalog", Status: checkWarn, Detail: "this starter has no catalog: the default SQLite catalog " + path + " does not exist",
 			Fix: "run doctor where the worker keeps its data (--data-dir, LAKEMIRROR_DATA_DIR), or give the worker's catalog settings: " + fix},
-			{Check: "iceberg-tables", Status: checkWarn, Detail: "not checked: no catalog"}, {Check: "warehouse", Status: checkWarn, Detail: "not checked: no catalog"}}
+			{Check: "iceberg-tables", Status: checkWarn, Detail: "not checked: no catalog"}, {Check: "readers", Status: checkWarn, Detail: "not checked: no catalog"},
+			{Check: "warehouse", Status: checkWarn, Detail: "not checked: no catalog"}}
 	}
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
@@ -395,7 +397,8 @@ func (a *app) checkCatalog(ctx context.Context, runs []runner.TableRun) []checkR
 	}
 	if err != nil {
 		return []checkResult{{Check: "catalog", Status: checkFail, Detail: fmt.Sprintf("catalog %q is not reachable: %v", id, err), Fix: fix},
-			{Check: "iceberg-tables", Status: checkWarn, Detail: "not checked: the catalog is not reachable"}, {Check: "warehouse", Status: checkWarn, Detail: "not checked: the catalog is not reachable"}}
+			{Check: "iceberg-tables", Status: checkWarn, Detail: "not checked: the catalog is not reachable"}, {Check: "readers", Status: checkWarn, Detail: "not checked: the catalog is not reachable"},
+			{Check: "warehouse", Status: checkWarn, Detail: "not checked: the catalog is not reachable"}}
 	}
 	out := []checkResult{{Check: "catalog", Status: checkOK, Detail: fmt.Sprintf("catalog %q answers", id)}}
 
@@ -432,7 +435,39 @@ func (a *app) checkCatalog(ctx context.Context, runs []runner.TableRun) []checkR
 		it.Detail = "no running tables"
 	}
 	out = append(out, it)
+	out = append(out, checkReaders(loaded))
 	return append(out, a.checkWarehouse(ctx, loaded))
+}
+
+// checkReaders says what the readers of the loaded mirror and history
+// tables need, by the delete format each has (its format version,
+// lake.DeleteFormatOf; layout.DeleteFormat.Readers), the tables of one
+// format listed together. Bronze (no deletes) is left out. OK always:
+// it informs, it does not judge the readers it cannot see.
+func checkReaders(loaded []*table.Table) checkResult {
+	r := checkResult{Check: "readers", Status: checkOK}
+	byFormat := map[layout.DeleteFormat][]string{}
+	for _, tbl := range loaded {
+		name := lake.IdentString(tbl.Identifier())
+		if strings.HasSuffix(name, "_bronze") {
+			continue
+		}
+		f := lake.DeleteFormatOf(tbl)
+		byFormat[f] = append(byFormat[f], name)
+	}
+	var parts []string
+	for _, f := range layout.DeleteFormats {
+		if names := byFormat[f]; len(names) > 0 {
+			sort.Strings(names)
+			parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(names, ", "), f.Readers()))
+		}
+	}
+	if len(parts) == 0 {
+		r.Detail = "no mirror or history table loaded"
+		return r
+	}
+	r.Detail = strings.Join(parts, "; ")
+	return r
 }
 
 // checkWarehouse writes, reads and removes a probe object in the

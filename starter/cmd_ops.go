@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -192,6 +193,7 @@ func (a *app) settingsCmd() *cobra.Command {
 	var batch, maxBatch, maxQuarantine int
 	var wait time.Duration
 	var lay layoutFlags
+	var deleteFormat string
 	cmd := &cobra.Command{
 		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N] [--mirror-partition-by F ...] [--history-partition-by F ...]",
 		Short: "Change a running table's batch bounds or layout (takes effect at the next batch)",
@@ -212,6 +214,13 @@ func (a *app) settingsCmd() *cobra.Command {
 			}
 			if err := lay.request(cmd.Flags(), &req); err != nil {
 				return usage("%v", err)
+			}
+			if cmd.Flags().Changed("delete-format") {
+				f, err := layout.ParseDeleteFormat(deleteFormat)
+				if err != nil {
+					return usage("--delete-format: %v", err)
+				}
+				req.DeleteFormat = &f // the workflow refuses a change (SettingsRequest.CheckDeleteFormat)
 			}
 			if req == (workflows.SettingsRequest{}) {
 				return usage("give --batch-size, --max-batch-size, --max-wait, --max-quarantine and/or a table's --*-partition-by/--*-sort-by")
@@ -241,6 +250,7 @@ func (a *app) settingsCmd() *cobra.Command {
 	cmd.Flags().IntVar(&maxBatch, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (0 = no growth)")
 	cmd.Flags().IntVar(&maxQuarantine, "max-quarantine", 0, "records of one batch that may go to the quarantine table before the table blocks (raise it, then `retry`, to lift a quarantine-limit block)")
 	cmd.Flags().DurationVar(&wait, "max-wait", 0, "how long a batch waits to fill")
+	cmd.Flags().StringVar(&deleteFormat, "delete-format", "", "the table's delete format, position or dv: fixed when the tables are created, so a running table refuses a change and says how to make it")
 	return cmd
 }
 

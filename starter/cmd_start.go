@@ -35,6 +35,7 @@ type specFlags struct {
 	maxBatchSize                     int
 	maxWait                          time.Duration
 	layout                           layoutFlags
+	deleteFormat                     string
 }
 
 // layoutFlags are the partition and sort flags of the three tables
@@ -102,6 +103,7 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.IntVar(&f.maxQuarantine, "max-quarantine", 100, "records of one batch that may go to the quarantine table before the table blocks instead")
 	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for resnapshot --incremental")
 	f.layout.bind(fl)
+	fl.StringVar(&f.deleteFormat, "delete-format", "position", "how the mirror and history remove replaced rows, fixed when they are created: position (Iceberg v2 position deletes, every reader) or dv (Iceberg v3 deletion vectors; docs/readers.md lists the readers)")
 }
 
 func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
@@ -136,6 +138,12 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	var err error
 	if spec.Layout, err = f.layout.tables(); err != nil {
 		return activities.TableSpec{}, usage("%v", err)
+	}
+	if spec.DeleteFormat, err = layout.ParseDeleteFormat(f.deleteFormat); err != nil {
+		return activities.TableSpec{}, usage("--delete-format: %v", err)
+	}
+	if spec.DeleteFormat == layout.DeletePosition {
+		spec.DeleteFormat = "" // the default, so specs stay as they were
 	}
 	if spec.WithoutHistory && (len(spec.HistoryColumns) > 0 || spec.HistoryCollapseTx) {
 		return activities.TableSpec{}, usage("--history-columns and --history-collapse-tx need the history table (--history=false given)")

@@ -117,6 +117,7 @@ func printStatus(w io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "table\t%s\n", st.Table)
 	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
 	fmt.Fprintf(tw, "tables\t%s\n", strings.Join(st.Spec.Tables(), ", "))
+	fmt.Fprintf(tw, "deletes\t%s\n", st.Spec.DeleteFormat.Describe())
 	fmt.Fprintf(tw, "batches\t%s, waiting at most %s\n", strings.TrimPrefix(batchBounds(st.Spec.Defaults()), "batches of "), st.Spec.Defaults().MaxWait)
 	phase := st.Phase
 	if st.Paused && phase != "paused" {

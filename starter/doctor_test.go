@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/buildinfo"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/worker/runner"
 )
 
@@ -91,6 +92,7 @@ func TestDoctor(t *testing.T) {
 		{"topics", checkOK, "the topics of the 1 running tables exist", ""},
 		{"catalog", checkOK, fmt.Sprintf("catalog %q answers", catID), ""},
 		{"iceberg-tables", checkOK, "3 Iceberg tables of 1 running tables load", ""},
+		{"readers", checkOK, "cli.doc, cli.doc_history: " + layout.DeletePosition.Readers(), ""},
 		{"warehouse", checkOK, "~" + regexp.QuoteMeta("file://"+filepath.Join(s.DataDir, "warehouse")) + ` is writable \(wrote, read and removed \.lakemirror-probe-\d+\)`, ""},
 	}
 	code, res, stderr := doctorJSON(t, args...)
@@ -100,7 +102,7 @@ func TestDoctor(t *testing.T) {
 	compareChecks(t, "all good", res, good)
 	code, stdout, _ := cli(t, append([]string{"doctor"}, args...)...)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if code != exitOK || len(lines) != 12 || lines[0] != "OK    temporal: reachable at "+addr || lines[6] != "OK    tables: 1 running: cli.doc" {
+	if code != exitOK || len(lines) != 13 || lines[0] != "OK    temporal: reachable at "+addr || lines[6] != "OK    tables: 1 running: cli.doc" {
 		t.Errorf("text: exit %d:\n%s", code, stdout)
 	}
 
@@ -130,7 +132,7 @@ func TestDoctor(t *testing.T) {
 	}
 	noKafka, empty := closedAddr(t), t.TempDir()
 	code, res, stderr = doctorJSON(t, "--temporal-address", addr, "--namespace", "cli-doctor-bare", "--kafka-brokers", noKafka, "--data-dir", empty)
-	if code != exitFailure || stderr != "starter: doctor: 3 of 12 checks failed\n" {
+	if code != exitFailure || stderr != "starter: doctor: 3 of 13 checks failed\n" {
 		t.Errorf("things missing: exit %d, stderr %q", code, stderr)
 	}
 	sa := "temporal operator search-attribute create --namespace cli-doctor-bare --name %s --type %s"
@@ -150,6 +152,7 @@ func TestDoctor(t *testing.T) {
 		{"catalog", checkWarn, "this starter has no catalog: the default SQLite catalog " + filepath.Join(empty, "catalog.db") + " does not exist",
 			"run doctor where the worker keeps its data (--data-dir, LAKEMIRROR_DATA_DIR), or give the worker's catalog settings: set --catalog-type, --catalog-uri, --warehouse and --catalog-props (CATALOG_TYPE, CATALOG_URI, WAREHOUSE, CATALOG_PROPS) as the worker has them"},
 		{"iceberg-tables", checkWarn, "not checked: no catalog", ""},
+		{"readers", checkWarn, "not checked: no catalog", ""},
 		{"warehouse", checkWarn, "not checked: no catalog", ""},
 	})
 

@@ -47,6 +47,29 @@ type SettingsRequest struct {
 	MirrorLayout  *layout.Spec `json:"mirror_layout,omitempty"`
 	HistoryLayout *layout.Spec `json:"history_layout,omitempty"`
 	BronzeLayout  *layout.Spec `json:"bronze_layout,omitempty"`
+	// DeleteFormat: the delete format (activities.TableSpec.DeleteFormat).
+	// It is fixed when the tables are created, so the update is refused
+	// unless it names the format the table has (CheckDeleteFormat); the
+	// field exists so that a settings update asking for a change gets
+	// that answer instead of being ignored.
+	DeleteFormat *layout.DeleteFormat `json:"delete_format,omitempty"`
+}
+
+// CheckDeleteFormat refuses a request to change a running table's delete
+// format (cur: its spec's), saying how to change it. Errors: a request
+// for another format than cur, or an invalid one.
+func (req SettingsRequest) CheckDeleteFormat(cur layout.DeleteFormat) error {
+	if req.DeleteFormat == nil {
+		return nil
+	}
+	if err := req.DeleteFormat.Validate(); err != nil {
+		return err
+	}
+	if req.DeleteFormat.Or() != cur.Or() {
+		return fmt.Errorf("the delete format is %s and is fixed when the mirror and history are created (format-version %d); to write %s, stop the table, drop its Iceberg tables and start it again with --delete-format %s (a rebuild from the topic), or mirror the topic into a new table name",
+			cur.Describe(), cur.Or().FormatVersion(), req.DeleteFormat.Describe(), *req.DeleteFormat)
+	}
+	return nil
 }
 
 // layout is the tables' layout after req is applied to cur.
@@ -138,6 +161,9 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 			return st.Spec, nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req SettingsRequest) error {
+			if err := req.CheckDeleteFormat(st.Spec.DeleteFormat); err != nil {
+				return err
+			}
 			return req.Validate()
 		}})
 }

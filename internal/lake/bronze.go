@@ -161,7 +161,7 @@ func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
 	if st.done {
 		return st.res, nil
 	}
-	_, snap, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.files, nil, st.props)
+	_, snap, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.files, deleteSet{}, st.props)
 	if err != nil {
 		return st.res, err
 	}

@@ -19,10 +19,10 @@ type CompactOptions struct {
 // CompactResult counts what a compaction did.
 type CompactResult struct {
 	FilesBefore        int   `json:"files_before"`         // live data files before
-	DeleteFilesBefore  int   `json:"delete_files_before"`  // live delete files before
+	DeleteFilesBefore  int   `json:"delete_files_before"`  // live position-delete files and deletion vectors before
 	Rewritten          int   `json:"rewritten"`            // data files rewritten
 	Added              int   `json:"added"`                // data files written
-	RemovedDeleteFiles int   `json:"removed_delete_files"` // position-delete files dropped because every file they referenced was rewritten
+	RemovedDeleteFiles int   `json:"removed_delete_files"` // position-delete files dropped because every file they referenced was rewritten, and deletion vectors of rewritten files
 	BytesBefore        int64 `json:"bytes_before"`
 	BytesAfter         int64 `json:"bytes_after"`
 	SnapshotID         int64 `json:"snapshot_id,omitempty"`
@@ -81,7 +81,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 		return res, fmt.Errorf("lake: compact %s: %w", IdentString(ident), err)
 	}
 	res.Rewritten, res.Added = out.RemovedDataFiles, out.AddedDataFiles
-	res.RemovedDeleteFiles = out.RemovedPositionDeleteFiles
+	res.RemovedDeleteFiles = out.RemovedPositionDeleteFiles + out.RemovedDeletionVectorFiles
 	res.BytesBefore, res.BytesAfter = out.BytesBefore, out.BytesAfter
 	if out.Table != nil && out.Table.CurrentSnapshot() != nil {
 		res.SnapshotID = out.Table.CurrentSnapshot().SnapshotID
@@ -93,20 +93,23 @@ func hasDeletes(t table.FileScanTask) bool {
 	return len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0
 }
 
-// deleteFileCount counts the distinct delete files the current snapshot's
-// scan applies.
+// deleteFileCount counts the distinct position-delete files and the
+// deletion vectors (each blob once: several share a Puffin file) the
+// current snapshot's scan applies.
 func deleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return 0, err
 	}
 	seen := map[string]bool{}
+	dvs := 0
 	for _, t := range tasks {
 		for _, d := range t.DeleteFiles {
 			seen[d.FilePath()] = true
 		}
+		dvs += len(t.DeletionVectorFiles)
 	}
-	return len(seen), nil
+	return len(seen) + dvs, nil
 }
 
 // commitExpiry expires tbl's snapshots older than olderThan beyond the

@@ -36,6 +36,7 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 	res.FilesBefore = len(tasks)
 	deleteUsers := map[string]map[string]bool{} // delete file → the data files it applies to
 	deleteFiles := map[string]iceberg.DataFile{}
+	var dvs []iceberg.DataFile // deletion vectors: each applies to its one data file
 	var chosen []table.FileScanTask
 	small := 0
 	for _, t := range tasks {
@@ -46,6 +47,7 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 			deleteUsers[d.FilePath()][t.File.FilePath()] = true
 			deleteFiles[d.FilePath()] = d
 		}
+		dvs = append(dvs, t.DeletionVectorFiles...)
 		switch {
 		case int(t.File.SpecID()) != spec.ID(), hasDeletes(t):
 			chosen = append(chosen, t)
@@ -54,7 +56,7 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 			small++
 		}
 	}
-	res.DeleteFilesBefore = len(deleteFiles)
+	res.DeleteFilesBefore = len(deleteFiles) + len(dvs)
 	if len(chosen) == 0 || (len(chosen) == 1 && small == 1) {
 		return res, nil // a single small file of the current spec gains nothing
 	}
@@ -124,6 +126,14 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 		}
 		if all {
 			rw.DeleteFile(deleteFiles[path])
+			res.RemovedDeleteFiles++
+		}
+	}
+	for _, d := range dvs {
+		// a deletion vector of a rewritten file goes with it (every file
+		// with deletes is rewritten)
+		if ref := d.ReferencedDataFile(); ref != nil && rewritten[*ref] {
+			rw.DeleteFile(d)
 			res.RemovedDeleteFiles++
 		}
 	}

@@ -554,7 +554,7 @@ func appendErasureRows(ctx context.Context, tbl *table.Table, rows []erasureRow)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := commitRowDelta(ctx, tbl, "erasures", dataFiles(files), nil, iceberg.Properties{"lakemirror.maintenance": "erasure"})
+	out, _, err := commitRowDelta(ctx, tbl, "erasures", dataFiles(files), deleteSet{}, iceberg.Properties{"lakemirror.maintenance": "erasure"})
 	return out, err
 }
 

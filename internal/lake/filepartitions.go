@@ -94,14 +94,26 @@ func (fp *filePartitions) lookup(ctx context.Context, tbl *table.Table, paths []
 	return out, nil
 }
 
-// writeDeletes writes the position deletes of rows (file ids into paths)
-// as one delete file per partition of the files they point at (one file
-// for a table that was never partitioned). Errors: the partition lookup's
-// and the writer's.
-func writeDeletes(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []rowLoc, paths []string) ([]iceberg.DataFile, error) {
+// writeDeletes writes the deletes of rows (file ids into paths) in the
+// table's delete format: on a format-version 3 table as deletion vectors
+// (writeDVs: one per data file, replacing the file's live one), otherwise
+// as position deletes, one delete file per partition of the files they
+// point at (one file for a table that was never partitioned). Errors:
+// the partition lookup's and the writer's.
+func writeDeletes(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []rowLoc, paths []string) (deleteSet, error) {
 	if len(rows) == 0 {
-		return nil, nil
+		return deleteSet{}, nil
 	}
+	if usesDVs(tbl) {
+		return writeDVs(ctx, tbl, fp, rows, paths)
+	}
+	add, err := writePositionDeletes(ctx, tbl, fp, rows, paths)
+	return deleteSet{add: add}, err
+}
+
+// writePositionDeletes is writeDeletes for a v2 table: Parquet
+// position-delete files.
+func writePositionDeletes(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []rowLoc, paths []string) ([]iceberg.DataFile, error) {
 	if !everPartitioned(tbl) {
 		df, err := parquetio.WritePositionDeletes(ctx, tbl, rows, paths)
 		if err != nil {

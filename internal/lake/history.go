@@ -51,8 +51,9 @@ type HistoryWriter struct {
 	now     func() time.Time
 	// withoutBronze: see WriterOptions.WithoutBronze
 	withoutBronze bool
-	layout        layout.Spec     // the history's partition fields and sort order
-	parts         *filePartitions // the partitions of the history's data files
+	layout        layout.Spec         // the history's partition fields and sort order
+	deletes       layout.DeleteFormat // the delete format the history is created with and must have ("" = position)
+	parts         *filePartitions     // the partitions of the history's data files
 }
 
 // NewHistoryWriter returns a writer for name's history table, with a
@@ -78,8 +79,11 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 		props[PropHistoryTracked] = string(t)
 	}
 	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.History(),
-		func() (*iceberg.Schema, error) { return HistorySchema(mirror.Schema(), w.keyCols) }, tableProperties(props), &w.layout)
+		func() (*iceberg.Schema, error) { return HistorySchema(mirror.Schema(), w.keyCols) }, withFormatVersion(tableProperties(props), w.deletes), &w.layout)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDeleteFormat(tbl, w.deletes); err != nil {
 		return nil, err
 	}
 	var missing, widened []iceberg.NestedField

@@ -140,7 +140,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw hi
 		return nil, err
 	}
 	w.state.historySnap = snapID(newTbl)
-	if len(hw.data) == 0 && len(hw.deletes) == 0 {
+	if len(hw.data) == 0 && len(hw.deletes.add) == 0 {
 		return nil, nil
 	}
 	*snapshotID = snap

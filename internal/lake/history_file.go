@@ -195,5 +195,5 @@ func (h *historyFile) abort() { h.finish() }
 type historyWritten struct {
 	data    []fileOut
 	locs    []rowLocation // of writes[i]
-	deletes []iceberg.DataFile
+	deletes deleteSet
 }

@@ -17,12 +17,12 @@ import (
 
 // liveFiles plans tbl's current Iceberg snapshot and returns its file IO,
 // its data files (each once, in plan order) and, per data file path, the
-// sorted row positions its position deletes remove. kind names the table
+// sorted row positions its position deletes or deletion vector remove. kind names the table
 // in errors ("mirror", "history").
 //
-// Errors: planning and file IO failures, unreadable delete files, and a
-// data file with equality deletes or deletion vectors (this pipeline
-// writes position deletes only).
+// Position deletes and deletion vectors both apply. Errors: planning
+// and file IO failures, unreadable delete files or deletion vectors, and
+// a data file with equality deletes (this pipeline writes none).
 func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []iceberg.DataFile, map[string][]int64, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
@@ -32,16 +32,17 @@ func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("lake: file IO: %w", err)
 	}
-	var files []iceberg.DataFile
+	var files, dvs []iceberg.DataFile
 	seen := map[string]bool{}
 	delFiles := map[string]iceberg.DataFile{}
 	for _, t := range tasks {
-		if len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
-			return nil, nil, nil, fmt.Errorf("lake: %s data file %s has equality deletes or deletion vectors, which this pipeline does not write", kind, t.File.FilePath())
+		if len(t.EqualityDeleteFiles) > 0 {
+			return nil, nil, nil, fmt.Errorf("lake: %s data file %s has equality deletes, which this pipeline does not write", kind, t.File.FilePath())
 		}
 		for _, d := range t.DeleteFiles {
 			delFiles[d.FilePath()] = d
 		}
+		dvs = append(dvs, t.DeletionVectorFiles...)
 		if !seen[t.File.FilePath()] {
 			seen[t.File.FilePath()] = true
 			files = append(files, t.File)
@@ -50,6 +51,19 @@ func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []
 	deleted, err := readPositionDeletes(ctx, fs, delFiles, seen)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if len(dvs) > 0 {
+		byDV, err := readDVs(fs, dvs, seen)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for path, pos := range byDV {
+			// a v3 table's position-delete files (none this pipeline
+			// writes) and its deletion vector both apply
+			deleted[path] = append(deleted[path], pos...)
+			slices.Sort(deleted[path])
+			deleted[path] = slices.Compact(deleted[path])
+		}
 	}
 	return fs, files, deleted, nil
 }

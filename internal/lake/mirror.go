@@ -66,10 +66,11 @@ type MirrorWriter struct {
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
-	purged   *purgedKeys     // the purged keys as of the last Prepare (purged.go)
-	erasure  erasureGuard    // the erased keys as of the last Prepare (erasure_table.go)
-	layout   layout.Spec     // the mirror's partition fields and sort order
-	parts    *filePartitions // the partitions of the mirror's data files
+	purged   *purgedKeys         // the purged keys as of the last Prepare (purged.go)
+	erasure  erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
+	layout   layout.Spec         // the mirror's partition fields and sort order
+	deletes  layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
+	parts    *filePartitions     // the partitions of the mirror's data files
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -112,6 +113,9 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 				return nil, err
 			}
 		}
+		if err := checkDeleteFormat(tbl, w.deletes); err != nil {
+			return nil, err
+		}
 		return relaid(ctx, tbl, w.layout)
 	}
 	cols := slices.DeleteFunc(columnsFromEvents(events), func(c cdc.Column) bool { return rp.ignored[c.Name] })
@@ -143,7 +147,11 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	}
 	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
-		tableProperties(props), &w.layout)
+		withFormatVersion(tableProperties(props), w.deletes), &w.layout)
+	if err == nil {
+		// lost a creation race to a writer with another setting
+		err = checkDeleteFormat(tbl, w.deletes)
+	}
 	return tbl, err
 }
 

@@ -28,10 +28,10 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 
 // mirrorFiles are a batch's mirror files, written and not yet committed.
 type mirrorFiles struct {
-	data     []fileOut          // one per partition (one for an unpartitioned table)
-	locs     []rowLocation      // where outcome i's row landed in data
-	deletes  []iceberg.DataFile // one per partition of the replaced rows' files
-	resolved []*cdc.Row         // each outcome's values, placeholders filled
+	data     []fileOut     // one per partition (one for an unpartitioned table)
+	locs     []rowLocation // where outcome i's row landed in data
+	deletes  deleteSet     // one position-delete file per partition of the replaced rows' files, or their deletion vectors
+	resolved []*cdc.Row    // each outcome's values, placeholders filled
 }
 
 // writeRows writes the outcomes' rows (values kept from stored where the

@@ -145,7 +145,11 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	}
 	props := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), "lakemirror.maintenance": "purge"}
 	tx := tbl.NewTransaction()
-	if err := tx.NewRowDelta(props).AddDeletes(del...).Commit(ctx); err != nil {
+	rd := tx.NewRowDelta(props).AddDeletes(del.add...)
+	if len(del.replaced) > 0 {
+		rd.RemoveDeletes(del.replaced...)
+	}
+	if err := rd.Commit(ctx); err != nil {
 		return res, fmt.Errorf("lake: stage purge: %w", err)
 	}
 	if err := tx.SetProperties(tableProps); err != nil {

@@ -207,6 +207,6 @@ func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []
 	if err != nil {
 		return err
 	}
-	_, _, err = commitRowDelta(ctx, tbl, "purged keys", df, nil, iceberg.Properties{"lakemirror.maintenance": "purge"})
+	_, _, err = commitRowDelta(ctx, tbl, "purged keys", df, deleteSet{}, iceberg.Properties{"lakemirror.maintenance": "purge"})
 	return err
 }

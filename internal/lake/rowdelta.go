@@ -9,8 +9,9 @@ import (
 )
 
 // commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
-// delta adding data and deletes (either may be empty; none is staged when
-// both are; nil files are left out) with the batch's bookkeeping keys of props in its snapshot
+// delta adding data and deletes.add and removing deletes.replaced (the
+// deletion vectors the added ones replace; any may be empty; none is
+// staged when all are; nil files are left out) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
 // with the metadata retention properties when the table lacks them. It
 // returns the table as committed, after the snapshot expiry (autoExpire)
@@ -21,8 +22,8 @@ import (
 //
 // Errors: staging failures, and commit failures including conflicts with
 // another writer (retryable: reload the table and try again).
-func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, deletes []iceberg.DataFile, props iceberg.Properties) (*table.Table, int64, error) {
-	data, deletes = nonNil(data), nonNil(deletes)
+func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []iceberg.DataFile, dels deleteSet, props iceberg.Properties) (*table.Table, int64, error) {
+	data, deletes, replaced := nonNil(data), nonNil(dels.add), nonNil(dels.replaced)
 	for k, v := range metadataRetention {
 		if _, ok := tbl.Properties()[k]; !ok {
 			props[k] = v
@@ -37,6 +38,9 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data, de
 		}
 		if len(deletes) > 0 {
 			rd.AddDeletes(deletes...)
+		}
+		if len(replaced) > 0 {
+			rd.RemoveDeletes(replaced...)
 		}
 		if err := rd.Commit(ctx); err != nil {
 			return nil, 0, fmt.Errorf("lake: stage %s row delta: %w", what, err)

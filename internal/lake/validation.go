@@ -101,7 +101,7 @@ func AppendValidation(ctx context.Context, cat catalog.Catalog, name TableName, 
 	if err != nil {
 		return 0, err
 	}
-	_, snap, err := commitRowDelta(ctx, tbl, "validation", df, nil, iceberg.Properties{"lakemirror.validation-run": runID})
+	_, snap, err := commitRowDelta(ctx, tbl, "validation", df, deleteSet{}, iceberg.Properties{"lakemirror.validation-run": runID})
 	if err != nil {
 		return 0, err
 	}

@@ -55,6 +55,12 @@ type WriterOptions struct {
 	// Layout is the tables' partition fields and sort orders (zero:
 	// unpartitioned, unsorted mirror and history; bronze by ingestion day).
 	Layout layout.Tables
+	// DeleteFormat is how the mirror and history remove replaced rows:
+	// v2 position deletes (zero, layout.DeletePosition) or v3 deletion
+	// vectors (layout.DeleteVector). A new mirror or history is created
+	// with its format version (2 or 3); an existing one with the other
+	// stops the table (*DeleteFormatError).
+	DeleteFormat layout.DeleteFormat
 }
 
 // NewWriters returns the writers of one source table sharing one local
@@ -67,12 +73,12 @@ func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterO
 	st.budget = o.IndexBudget
 	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
-	m.state, m.layout = st, o.Layout.Mirror
+	m.state, m.layout, m.deletes = st, o.Layout.Mirror, o.DeleteFormat.Or()
 	if !o.History {
 		return m, nil
 	}
 	h := NewHistoryWriter(cat, name, keyCols, o.HistoryOptions)
-	h.state, h.withoutBronze, h.layout = st, o.WithoutBronze, o.Layout.History
+	h.state, h.withoutBronze, h.layout, h.deletes = st, o.WithoutBronze, o.Layout.History, o.DeleteFormat.Or()
 	return m, h
 }
 

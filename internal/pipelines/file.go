@@ -48,6 +48,7 @@ type rawSettings struct {
 	SignalTopic       *string         `yaml:"signal_topic"`
 	Maintenance       *rawMaintenance `yaml:"maintenance"`
 	Layout            *rawLayout      `yaml:"layout"`
+	DeleteFormat      *string         `yaml:"delete_format"`
 }
 
 // rawLayout is the layout block: each table's partition_by and sort_by
@@ -343,6 +344,11 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 	if s.Layout != nil {
 		if err := s.Layout.tables(layout.Tables{}).Validate(); err != nil {
 			add("layout", "%v", err)
+		}
+	}
+	if s.DeleteFormat != nil {
+		if _, err := layout.ParseDeleteFormat(*s.DeleteFormat); err != nil {
+			add("delete_format", "%v", err)
 		}
 	}
 	if s.MaxWait != nil {

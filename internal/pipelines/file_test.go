@@ -377,3 +377,39 @@ p.yaml:23: pipelines[10].table: table "or ders" has " " at byte 2 (white space)`
 		t.Fatalf("%v %+v", err, ps)
 	}
 }
+
+// delete_format: from the defaults or the pipeline, position by default
+// (zero), a bad value a problem, and a change a fixed (not live) setting.
+func TestDeleteFormatSetting(t *testing.T) {
+	const src = `version: 1
+defaults:
+  delete_format: dv
+pipelines:
+  - topic: s.public.a
+    key: id
+  - topic: s.public.b
+    key: id
+    delete_format: position
+`
+	f, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := f.Resolve([]string{"s.public.a", "s.public.b"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].DeleteFormat != layout.DeleteVector || got[1].DeleteFormat != "" {
+		t.Fatalf("delete formats: %+v", got)
+	}
+	if _, err := Parse("p.yaml", []byte("version: 1\npipelines:\n  - topic: s.public.a\n    delete_format: equality\n")); err == nil ||
+		err.Error() != `p.yaml:4: pipelines[0].delete_format: layout: invalid field "equality": want a delete format, position (v2 position deletes) or dv (v3 deletion vectors)` {
+		t.Errorf("bad delete_format: %v", err)
+	}
+	observed := got[0]
+	observed.DeleteFormat = ""
+	changes := Diff(got[0], observed)
+	if len(changes) != 1 || changes[0] != (Change{Field: "delete_format", Old: "position", New: "dv", Live: false}) {
+		t.Errorf("diff: %+v", changes)
+	}
+}

@@ -73,7 +73,11 @@ type Pipeline struct {
 	Columns     string
 	Maintenance Maintenance
 	Layout      layout.Tables // partition fields and sort orders of mirror, history and bronze
-	Origin      Origin        // where the file declares it; zero for an observed pipeline
+	// DeleteFormat is how the mirror and history remove replaced rows,
+	// fixed when they are created: zero for position deletes (the
+	// default), layout.DeleteVector for deletion vectors.
+	DeleteFormat layout.DeleteFormat
+	Origin       Origin // where the file declares it; zero for an observed pipeline
 }
 
 // Origin is where a pipeline comes from in a file.
@@ -297,6 +301,11 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 		defLayout = d.Layout.tables(layout.Tables{})
 	}
 	p.Layout = r.Layout.tables(defLayout)
+	var deletes string
+	str(r.DeleteFormat, d.DeleteFormat, &deletes)
+	if f, _ := layout.ParseDeleteFormat(deletes); f != layout.DeletePosition { // checked by Parse
+		p.DeleteFormat = f
+	}
 	if len(p.Key) == 0 {
 		p.Key = nil
 	}

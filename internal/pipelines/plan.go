@@ -168,6 +168,7 @@ var fields = []field{
 	{name: "source_table", get: func(p Pipeline) string { return orNone(p.SourceTable) }},
 	{name: "signal_topic", get: func(p Pipeline) string { return orNone(p.SignalTopic) }},
 	{name: "definition", get: func(p Pipeline) string { return p.Columns }},
+	{name: "delete_format", get: func(p Pipeline) string { return p.DeleteFormat.String() }},
 	{name: "batch_size", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.BatchSize) }},
 	{name: "max_batch_size", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.MaxBatchSize) }},
 	{name: "max_wait", live: true, get: func(p Pipeline) string { return FormatDuration(p.MaxWait) }},
