@@ -116,13 +116,22 @@ func retried(ctx context.Context) bool {
 }
 
 // committedResult is the result of batch b found committed in every table
-// (lake.FindCommitted): the tables' recorded counts. Records is bronze's
-// count, or the ranges' size without bronze; Changes is the mirror's row
-// changes. Counts of records that are no row changes (tombstones,
-// transaction metadata, quarantined) are not recorded and stay 0.
+// (lake.FindCommitted): the tables' recorded counts, and the batch's
+// record counts from the tally its commits recorded (lake.BatchTally), so
+// a retried batch counts exactly what the attempt that committed it
+// counted. For a batch committed without a tally (before it was recorded)
+// Records is bronze's count, or the ranges' size without bronze, Changes
+// the mirror's row changes, and the counts of records that are no row
+// changes (tombstones, transaction metadata, quarantined) stay 0.
 func committedResult(b lake.Batch, c lake.Committed) ApplyResult {
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Bronze: c.Bronze, Mirror: c.Mirror, History: c.History,
 		EndOffsets: c.EndOffsets, Records: c.Bronze.Records, Changes: c.Mirror.Events}
+	if t := c.Tally; t != nil {
+		res.Records, res.Changes, res.Tombstones, res.TxMetadata = t.Records, t.Changes, t.Tombstones, t.TxMetadata
+		res.Quarantined, res.SnapshotRows, res.SnapshotLast = t.Quarantined, t.SnapshotRows, t.SnapshotLast
+		res.SourceTsFromKafka = t.SourceTsFromKafka
+		return res
+	}
 	if res.Records == 0 {
 		for _, r := range b.Ranges {
 			res.Records += int(r.To - r.From)
@@ -177,10 +186,11 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 			if dec, err = decodeAll(st.decoders, recs); err != nil {
 				return lake.WriteInput{}, false, err
 			}
-			return lake.WriteInput{Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine}, true, nil
+			return lake.WriteInput{Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine, Tally: dec.counts.tally(len(recs))}, true, nil
 		},
 		OnStage: func(s string) { *stage = s },
 		KeyOf:   st.decoders.keyOf,
+		Tally:   dec.counts.tally(len(recs)),
 	})
 	for k, v := range out.Stages {
 		res.StageSeconds[k] += v

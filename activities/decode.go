@@ -145,6 +145,7 @@ type decoded struct {
 type decodeCounts struct {
 	tombstones, txMetadata, changes, snapshotRows int
 	snapshotLast                                  bool
+	sourceTsFromKafka                             int // changes whose source time is the Kafka record timestamp
 }
 
 func (c decodeCounts) add(res *ApplyResult) {
@@ -153,6 +154,15 @@ func (c decodeCounts) add(res *ApplyResult) {
 	res.Changes += c.changes
 	res.SnapshotRows += c.snapshotRows
 	res.SnapshotLast = res.SnapshotLast || c.snapshotLast
+	res.SourceTsFromKafka += c.sourceTsFromKafka
+}
+
+// tally is the counts as the batch's commits record them
+// (lake.BatchTally) for a batch of records records; the writer adds the
+// quarantined count.
+func (c decodeCounts) tally(records int) *lake.BatchTally {
+	return &lake.BatchTally{Records: records, Changes: c.changes, Tombstones: c.tombstones, TxMetadata: c.txMetadata,
+		SnapshotRows: c.snapshotRows, SnapshotLast: c.snapshotLast, SourceTsFromKafka: c.sourceTsFromKafka}
 }
 
 // parallelDecodeMin is the batch size from which decodeAll splits the
@@ -212,6 +222,7 @@ func decodeAllAt(pool *decoderPool, recs []schemas.Record) (decoded, error) {
 		c.changes += p.counts.changes
 		c.snapshotRows += p.counts.snapshotRows
 		c.snapshotLast = c.snapshotLast || p.counts.snapshotLast
+		c.sourceTsFromKafka += p.counts.sourceTsFromKafka
 	}
 	return out, nil
 }
@@ -247,6 +258,9 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 			completeEvent(d, sr.Topic, dec)
 			out.events = append(out.events, e)
 			c.changes++
+			if dec.SourceTsFromKafka {
+				c.sourceTsFromKafka++
+			}
 			if e.Snapshot != cdc.SnapshotNone {
 				c.snapshotRows++
 			}

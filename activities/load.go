@@ -89,6 +89,11 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if err != nil {
 		return res, badSpec(err)
 	}
+	// heartbeat from the start, not only per chunk: a cancellation (a stop
+	// while the load runs) reaches the activity with a heartbeat's answer
+	// and ends its source reads through ctx
+	stop := keepAlive(ctx, 5*time.Second, func() any { return "load " + req.LoadID })
+	defer stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	pg, err := source.Open(ctx, dsn)

@@ -32,7 +32,9 @@ const (
 // a table that starts from "latest" returns at once, with no ranges, so
 // the workflow records the starting offsets before it waits: a record
 // produced while it waited would otherwise be skipped when the wait
-// re-read the high watermarks. A topic that does not exist yet yields an
+// re-read the high watermarks. That first plan also records the offsets
+// in the catalog (lake.StartRecord), so that a restart before the first
+// commit goes on from them (Recover). A topic that does not exist yet yields an
 // empty plan.
 //
 // Errors: a next offset below the partition's log start offset (records
@@ -66,6 +68,12 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		idle := avail == 0 && !plan.TopicMissing && now.Before(idleDeadline)
 		// a first plan from "latest" returns its starting offsets at once
 		pinLatest := len(req.Offsets) == 0 && len(plan.Offsets) > 0 && startsAtEnd(spec, req.Offsets, topicWasMissing)
+		if pinLatest {
+			if plan, err = a.recordStart(ctx, spec, plan); err != nil {
+				a.observeFailure(spec.Table, "plan", err)
+				return Plan{}, classify(err)
+			}
+		}
 		if pinLatest || avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) {
 			a.observeLag(spec.Table, plan)
 			plan.Catalog = a.CatalogID
@@ -84,6 +92,29 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		case <-time.After(wait):
 		}
 	}
+}
+
+// recordStart records the starting offsets of a table's first plan from
+// "latest" in the catalog (lake.RecordStart), where they outlive the
+// workflow: a table stopped before its first batch commits and started
+// again goes on from them (Recover) instead of from the topic's end of
+// that moment, which would skip what was produced in between. A start
+// already recorded for the topic (a retried first plan) wins: plan then
+// takes its offsets, with no ranges (the next plan reads from them).
+func (a *Activities) recordStart(ctx context.Context, spec TableSpec, plan Plan) (Plan, error) {
+	name, err := lake.ParseTableName(spec.Table)
+	if err != nil {
+		return plan, badSpec(err)
+	}
+	rec, err := lake.RecordStart(ctx, a.Catalog, name, lake.StartRecord{Topic: spec.Topic, StartFrom: spec.StartFrom,
+		Offsets: plan.Offsets, At: time.Now().UTC()})
+	if err != nil {
+		return plan, err
+	}
+	if !maps.Equal(rec.Offsets, plan.Offsets) {
+		plan.Offsets, plan.Ranges, plan.Records = maps.Clone(rec.Offsets), nil, 0
+	}
+	return plan, nil
 }
 
 // planOnce builds a plan from the current offsets; avail is the number of

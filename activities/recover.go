@@ -16,7 +16,11 @@ import (
 // checkpoint when the mirror exists and has one, else the bronze table's
 // when the mirror does not exist yet (bronze commits first and the mirror
 // is created before any bronze batch that carries row changes), else
-// nothing (start per spec.StartFrom). Errors: catalog failures
+// nothing: then a table that starts from "latest" and has a start
+// recorded for its topic (lake.StartRecord, written by its first plan)
+// goes on from the recorded offsets (Source "start"), so a table stopped
+// before its first commit and started again skips nothing; else it starts
+// per spec.StartFrom. Errors: catalog failures
 // (retryable); spec key columns other than the existing mirror's, or a
 // topic other than the one the tables were fed from (non-retryable: the
 // table blocks until started with the right key and topic; another
@@ -111,6 +115,17 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 				return out, err
 			}
 			out.Pending = len(pending)
+		}
+	}
+	if out.Source == "none" && spec.StartFrom == "latest" {
+		// started from latest before: go on from where that start read, not
+		// from the topic's end now (records produced since would be skipped)
+		rec, err := lake.ReadStart(ctx, a.Catalog, name)
+		if err != nil {
+			return out, err
+		}
+		if rec != nil && rec.Topic == spec.Topic && len(rec.Offsets) > 0 {
+			out.Offsets, out.Source = maps.Clone(rec.Offsets), "start"
 		}
 	}
 	// batch numbers stay strictly increasing whichever table is ahead

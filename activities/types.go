@@ -163,7 +163,7 @@ type RecoverResult struct {
 	BatchSeq int64        `json:"batch_seq"` // last committed batch sequence number (0 = none)
 	BatchID  string       `json:"batch_id"`
 	Offsets  lake.Offsets `json:"offsets"`           // next offset per partition; empty = start per StartFrom
-	Source   string       `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze" or "none"
+	Source   string       `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze", "start" (the recorded start from latest: lake.StartRecord) or "none"
 	Pending  int          `json:"pending"`           // keys awaiting a late-key rebuild
 	Loaded   bool         `json:"loaded"`            // the direct initial load (load id "initial") is complete
 	Catalog  string       `json:"catalog,omitempty"` // the worker's catalog identity (TableSpec.Catalog), for the workflow to record
@@ -285,6 +285,11 @@ type ApplyResult struct {
 	// deletes applied, those columns keeping the key's last known value.
 	// Their raw records are in bronze.
 	CarriedDeleteValues int `json:"carried_delete_values,omitempty"`
+	// SourceTsFromKafka counts the changes whose _source_ts is their Kafka
+	// record timestamp: the source gave no commit time (source.ts_ms and
+	// ts_us 0 or missing, and no envelope ts_ms; docs/design.md, "Source
+	// commit time").
+	SourceTsFromKafka int `json:"source_ts_from_kafka,omitempty"`
 
 	// Prefetched: the records were fetched and decoded ahead, while the
 	// previous batch was applied (prefetch.go).

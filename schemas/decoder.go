@@ -280,7 +280,10 @@ var opNames = [256]string{'c': "c", 'u': "u", 'd': "d", 'r': "r", 't': "t"}
 // ExtractNewRecordState value is decoded as described on FlattenMode.
 //
 // Event.Seq is the source position (see the package doc and cdc.Seq),
-// SourceTs is source.ts_us or source.ts_ms×1000 (µs since the epoch),
+// SourceTs is source.ts_us or source.ts_ms×1000 (µs since the epoch); when
+// that is 0 or missing, the envelope's ts_us or ts_ms; when that is too,
+// the Kafka record timestamp (Record.Timestamp, when positive; marked by
+// Decoded.SourceTsFromKafka), else 0 (unknown);
 // Snapshot maps source.snapshot, TxID is source.txId (PostgreSQL, Oracle)
 // or source.gtid (MySQL) or "". The key is taken from the after image
 // (c/u/r) or the before image (d; from the Kafka key when a delete has no
@@ -320,6 +323,9 @@ func (d *Decoder) Decode(rec Record) (out Decoded, err error) {
 		return Decoded{}, decodeErr(&rec, err)
 	}
 	d.attachHeaders(&out, &rec)
+	if out.Event != nil && out.Event.SourceTs == 0 && rec.Timestamp > 0 {
+		out.Event.SourceTs, out.SourceTsFromKafka = rec.Timestamp, true
+	}
 	return out, nil
 }
 

@@ -77,6 +77,12 @@ type Decoded struct {
 	OldKey, NewKey []byte
 	// Headers are the Record's headers, in order (aliased, not copied).
 	Headers []Header
+	// SourceTsFromKafka: the record gave no source commit time
+	// (source.ts_us and ts_ms 0 or missing, and no envelope ts_us/ts_ms),
+	// so Event.SourceTs is the Kafka record timestamp (Record.Timestamp)
+	// instead: when the record was produced (Kafka Connect's CreateTime) or
+	// appended (LogAppendTime), at or after the commit.
+	SourceTsFromKafka bool
 }
 
 // DecodeError is returned for a record that cannot be decoded: malformed

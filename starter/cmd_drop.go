@@ -86,6 +86,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	}
 	var cat catalog.Catalog
 	var tables []table.Identifier
+	var start *lake.StartRecord // where the pipeline started from latest before any commit
 	if dropTables {
 		if missing := a.settings.Catalog.LocalCatalogMissing(); missing == "" {
 			if cat, err = lake.OpenCatalog(ctx, a.settings.Catalog); err != nil {
@@ -103,9 +104,12 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 					tables = append(tables, ident)
 				}
 			}
+			if start, err = lake.ReadStart(ctx, cat, name); err != nil {
+				return err
+			}
 		}
 	}
-	if desc == nil && len(schedules) == 0 && len(tables) == 0 {
+	if desc == nil && len(schedules) == 0 && len(tables) == 0 && start == nil {
 		what := "pipeline or schedule"
 		if dropTables {
 			what = "pipeline, schedule or Iceberg table"
@@ -131,6 +135,9 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 		fmt.Fprintf(out, "  drop Iceberg tables %s and their files\n", strings.Join(idents, ", "))
 	} else if dropTables {
 		fmt.Fprintln(out, "  no Iceberg tables to drop")
+	}
+	if start != nil {
+		fmt.Fprintf(out, "  remove the recorded start (offsets %v of topic %s, namespace property %s%s)\n", start.Offsets, start.Topic, lake.PropStartPrefix, name.Name)
 	}
 	if !yes {
 		if err := a.confirm(out, fmt.Sprintf("Type the table name (%s) to confirm:", tableName), tableName); err != nil {
@@ -161,6 +168,12 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 			return fmt.Errorf("drop %s: %w (dropped before it: %s)", idents[i], err, strings.Join(idents[:i], ", "))
 		}
 		fmt.Fprintf(out, "dropped %s\n", idents[i])
+	}
+	if start != nil {
+		if err := lake.ClearStart(ctx, cat, name); err != nil {
+			return fmt.Errorf("%w (the tables are dropped; run drop again to remove the start record)", err)
+		}
+		fmt.Fprintf(out, "removed the recorded start of %s\n", tableName)
 	}
 	return nil
 }

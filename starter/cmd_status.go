@@ -156,6 +156,9 @@ func printStatus(w io.Writer, st workflows.Status) {
 	t := st.Totals
 	fmt.Fprintf(tw, "totals (since start)\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d quarantined; %d tombstones; %d mirror rows written, %d bronze rows\n",
 		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Quarantined, t.Tombstones, t.RowsWritten, t.BronzeRows)
+	if t.SourceTsFromKafka > 0 {
+		fmt.Fprintf(tw, "changes timed by Kafka	%d (the source gave no commit time: their _source_ts is the Kafka record timestamp)\n", t.SourceTsFromKafka)
+	}
 	if t.UnwovenKeys > 0 && st.Spec.WithoutHistory {
 		fmt.Fprintf(tw, "late keys not rebuilt\t%d (no bronze table and a restarted worker: their earlier changes are gone, so a later delete without a before image or a TOAST value may keep the values from before the late change)\n", t.UnwovenKeys)
 	} else if t.UnwovenKeys > 0 {

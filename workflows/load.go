@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,7 +19,10 @@ const (
 
 // loadTable runs a direct load (initial or re-snapshot) as one long
 // activity that resumes after its last committed chunk when retried.
-// It returns false when the workflow is asked to stop while blocked.
+// Since loadVisibleVersion a load that keeps failing shows the table as
+// retrying with the load's last error (execInterruptible), and a stop
+// signal ends it while it retries or runs. It returns false when the
+// workflow is asked to stop (blocked, retrying or loading).
 func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool) bool {
 	prev := st.Phase
 	st.Phase = PhaseSnapshot
@@ -34,6 +38,27 @@ func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool)
 		Summary:             fmt.Sprintf("direct load %s of %s from %s %s", id, st.Spec.Table, st.Spec.Source, st.Spec.SourceTable),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
 			NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec, activities.ErrTypeQuarantineLimit}},
+	}
+	if workflow.GetVersion(ctx, loadVisibleVersion, workflow.DefaultVersion, 1) == 1 {
+		// a failing load shows as retrying with its error, and a stop takes
+		// effect while it retries or runs (the activity is cancelled; a
+		// later start resumes after its last committed chunk)
+		var res activities.LoadResult
+		err := execInterruptible(ctx, st, opts, a.LoadTable, func(bool) any {
+			return activities.LoadRequest{Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}
+		}, &res, func() bool { return st.Stopping })
+		for err != nil {
+			if errors.Is(err, errStopping) || errors.Is(err, errInterrupted) || !block(ctx, st, err) {
+				return false
+			}
+			err = execInterruptible(ctx, st, opts, a.LoadTable, func(bool) any {
+				return activities.LoadRequest{Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}
+			}, &res, func() bool { return st.Stopping })
+		}
+		st.LastLoad = &res
+		st.Totals.LoadedRows += res.Rows
+		st.Totals.Ghosts += int64(res.Ghosts)
+		return true
 	}
 	for {
 		var res activities.LoadResult

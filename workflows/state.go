@@ -78,6 +78,10 @@ type Totals struct {
 	BackfillDone      int64 `json:"backfill_done"`          // offsets re-applied
 	LoadedRows        int64 `json:"loaded_rows"`            // rows read by direct loads
 	Ghosts            int64 `json:"ghosts"`                 // ghost rows soft-deleted by direct re-snapshots
+	// SourceTsFromKafka: row changes whose _source_ts is their Kafka
+	// record timestamp, the source having given no commit time
+	// (docs/design.md, "Source commit time").
+	SourceTsFromKafka int64 `json:"source_ts_from_kafka,omitempty"`
 }
 
 func (t *Totals) add(r *activities.ApplyResult) {
@@ -95,6 +99,7 @@ func (t *Totals) add(r *activities.ApplyResult) {
 	t.HistoryRows += int64(r.History.RowsWritten)
 	t.RebuiltKeys += int64(r.WovenKeys())
 	t.UnwovenKeys += int64(r.History.Unwoven) // late changes a batch could not weave (no bronze, a rebuilt state)
+	t.SourceTsFromKafka += int64(r.SourceTsFromKafka)
 }
 
 // Status is the answer of the status query.

@@ -19,3 +19,14 @@ func TestTotalsCountUnwovenInBatches(t *testing.T) {
 		t.Errorf("totals %+v, want 2 unwoven keys in 2 batches of 4 records", tot)
 	}
 }
+
+// Changes whose _source_ts is their Kafka record timestamp (the source
+// gave no commit time) add up in the totals (issue 34 item 9).
+func TestTotalsCountSourceTsFromKafka(t *testing.T) {
+	var tot Totals
+	tot.add(&activities.ApplyResult{Records: 7, Changes: 4, SourceTsFromKafka: 1})
+	tot.add(&activities.ApplyResult{Records: 2, Changes: 2, SourceTsFromKafka: 2})
+	if tot.SourceTsFromKafka != 3 || tot.Changes != 6 {
+		t.Errorf("totals %+v, want 3 changes timed by Kafka of 6", tot)
+	}
+}

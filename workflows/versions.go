@@ -62,4 +62,13 @@ const (
 	// the table's workflow (MaintenanceWorkflow) on the worker holding the
 	// table's local state. Old branch (the shared queue): v6-maintenance.
 	ownerJobsVersion = "jobs-on-owner"
+
+	// loadVisibleVersion (2026-12-05, issue 34 item 7): run a direct load
+	// (initial or re-snapshot) through execInterruptible: its failures
+	// show as phase retrying with the error after visibleAttempts
+	// attempts, and a stop signal cancels it while it runs or waits to be
+	// retried. Before, Temporal retried a failing load forever with phase
+	// snapshot, no error and no way to stop it. Asked when a load starts.
+	// Old branch: every fixture with a load (none recorded one).
+	loadVisibleVersion = "load-visible-retries"
 )

@@ -24,7 +24,27 @@ const (
 	PropCovered     = "lakemirror.covered"      // bronze only: JSON {topic: Coverage} of the offsets it holds
 	PropKeyColumns  = "lakemirror.key-columns"  // mirror: JSON array of key column names
 	PropTopic       = "lakemirror.topic"        // the source Kafka topic
+	PropBatchTally  = "lakemirror.batch-tally"  // JSON BatchTally: the batch's records as counted before its commits
 )
+
+// BatchTally counts what a batch's Kafka records were, once, before any of
+// its commits: every commit of the batch (bronze, mirror, history) carries
+// it under PropBatchTally in its snapshot summary and the table
+// properties, so a retried batch found committed (FindCommitted) reports
+// the same counts as the attempt that committed it. Counts are records.
+type BatchTally struct {
+	Records      int  `json:"records"`       // Kafka records of the batch
+	Changes      int  `json:"changes"`       // row-change events decoded (c, u, d, r)
+	Tombstones   int  `json:"tombstones"`    // null-value records
+	TxMetadata   int  `json:"tx_metadata"`   // transaction metadata events
+	Quarantined  int  `json:"quarantined"`   // records kept in the quarantine table (the decoder's and Prepare's)
+	SnapshotRows int  `json:"snapshot_rows"` // changes that are source snapshot reads
+	SnapshotLast bool `json:"snapshot_last,omitempty"`
+	// SourceTsFromKafka counts the changes whose _source_ts is their Kafka
+	// record timestamp: the source gave no commit time (source.ts_ms 0 or
+	// missing, and no envelope ts_ms).
+	SourceTsFromKafka int `json:"source_ts_from_kafka,omitempty"`
+}
 
 // Offsets maps partition → offset within one topic.
 type Offsets map[int32]int64
@@ -51,6 +71,10 @@ type Batch struct {
 	// bookkeeping alone (no batch-seq or offsets): its exactly-once is the
 	// cursor, which a retried load resumes after.
 	Load *LoadCursor `json:"load,omitempty"`
+	// Tally is the batch's record counts, set by the writer before its
+	// commits (TableWriter.Write); nil in a plan. Not part of the batch's
+	// identity.
+	Tally *BatchTally `json:"tally,omitempty"`
 }
 
 // Checkpoint is the last batch a table committed, read back from it.
@@ -59,6 +83,7 @@ type Checkpoint struct {
 	BatchSeq   int64 // 0 when the table has never committed a batch
 	EndOffsets Offsets
 	Result     json.RawMessage // the PropBatchResult JSON of that batch
+	Tally      *BatchTally     // the PropBatchTally of that batch; nil for batches committed before it was recorded
 }
 
 // recordedResult unmarshals into out the result checkpoint cp recorded
@@ -89,13 +114,21 @@ func batchProps(b Batch, res any) (iceberg.Properties, error) {
 	if err != nil {
 		return nil, err
 	}
-	return iceberg.Properties{
+	p := iceberg.Properties{
 		PropBatchID:     b.ID,
 		PropBatchSeq:    strconv.FormatInt(b.Seq, 10),
 		PropEndOffsets:  string(off),
 		PropBatchResult: string(r),
 		PropTopic:       b.Topic,
-	}, nil
+	}
+	if b.Tally != nil {
+		t, err := json.Marshal(b.Tally)
+		if err != nil {
+			return nil, err
+		}
+		p[PropBatchTally] = string(t)
+	}
+	return p, nil
 }
 
 // ReadCheckpoint returns the table's last committed batch. It prefers the
@@ -152,6 +185,12 @@ func checkpointFrom(p map[string]string) (Checkpoint, bool, error) {
 	}
 	if r := p[PropBatchResult]; r != "" {
 		cp.Result = json.RawMessage(r)
+	}
+	if t := p[PropBatchTally]; t != "" {
+		cp.Tally = new(BatchTally)
+		if err := json.Unmarshal([]byte(t), cp.Tally); err != nil {
+			return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", PropBatchTally, t, err)
+		}
 	}
 	return cp, true, nil
 }

@@ -2,10 +2,12 @@ package lake
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 )
 
 // Committed is what each table recorded for a batch found committed
@@ -15,6 +17,10 @@ type Committed struct {
 	Mirror     MirrorResult
 	History    HistoryResult
 	EndOffsets Offsets // the offsets to continue from, as the mirror recorded them
+	// Tally is the batch's record counts as its commits recorded them
+	// (PropBatchTally); nil when none of the tables recorded one (batches
+	// committed before the tally was written).
+	Tally *BatchTally
 }
 
 // FindCommitted reports whether every table in kinds ("bronze", "mirror",
@@ -44,6 +50,12 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b B
 		if err != nil || cp.BatchSeq < b.Seq {
 			return c, false, err
 		}
+		if c.Tally == nil {
+			c.Tally, err = tallyOf(tbl, cp, b)
+			if err != nil {
+				return c, false, err
+			}
+		}
 		switch kind {
 		case "bronze":
 			recordedResult(cp, b, &c.Bronze)
@@ -60,4 +72,33 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b B
 		}
 	}
 	return c, true, nil
+}
+
+// tallyOf is the BatchTally table tbl recorded for batch b: from its
+// checkpoint cp when that is b's, else from the summary of the table's
+// Iceberg snapshot that committed b (searched newest first among the
+// current snapshot's ancestors); nil when neither holds one.
+func tallyOf(tbl *table.Table, cp Checkpoint, b Batch) (*BatchTally, error) {
+	if cp.BatchSeq == b.Seq && cp.BatchID == b.ID {
+		return cp.Tally, nil
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	for _, s := range ancestors(tbl, snap.SnapshotID) {
+		if s.Summary == nil || s.Summary.Properties[PropBatchID] != b.ID {
+			continue
+		}
+		t := s.Summary.Properties[PropBatchTally]
+		if t == "" {
+			return nil, nil
+		}
+		var out BatchTally
+		if err := json.Unmarshal([]byte(t), &out); err != nil {
+			return nil, fmt.Errorf("lake: bad %s %q in Iceberg snapshot %d: %w", PropBatchTally, t, s.SnapshotID, err)
+		}
+		return &out, nil
+	}
+	return nil, nil
 }

@@ -204,7 +204,7 @@ func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name TableName, 
 // copy: the batch bookkeeping (the re-applied batches must not look
 // committed) and the purge state (the scratch table has no purged-keys
 // table; purged keys are left out of the comparison instead).
-var scratchDropped = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropLoadCursor,
+var scratchDropped = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropBatchTally, PropLoadCursor,
 	PropAppliedPosition, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, PropPendingRebuild}
 
 // SeedScratch (re)creates the scratch table with the mirror's schema,

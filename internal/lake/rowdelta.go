@@ -74,7 +74,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 // kept in every later metadata.json until the snapshot expires, so a
 // large value there would make each commit's metadata grow with the
 // table's age.
-var summaryKeys = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
+var summaryKeys = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropBatchTally, PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
 
 // summaryOf is the snapshot summary of a commit with properties props.
 func summaryOf(props iceberg.Properties) iceberg.Properties {

@@ -74,6 +74,11 @@ type WriteInput struct {
 	// record of an erased key is then stored without its raw bytes
 	// (redactErased).
 	KeyOf func(kafkaKey []byte) (*cdc.Row, bool)
+	// Tally is the decoder's count of the batch's records (its Quarantined
+	// is left to Write, which adds Prepare's rejections); Write records it
+	// with every commit of the batch (Batch.Tally, PropBatchTally). nil
+	// records none.
+	Tally *BatchTally
 }
 
 // WriteOutput is what TableWriter.Write did.
@@ -158,6 +163,9 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 			again.Retype, again.OnStage, out.Retyped = nil, in.OnStage, true
 			again.SchemaDecision, again.MaxQuarantine, again.NoQuarantine, again.Batch = in.SchemaDecision, in.MaxQuarantine, in.NoQuarantine, in.Batch
 			again.KeyOf = in.KeyOf
+			if again.Tally == nil {
+				again.Tally = in.Tally
+			}
 			in = again
 			if prep, err = w.Mirror.Prepare(ctx, in.Events, WithSchemaDecision(in.SchemaDecision)); err != nil {
 				return out, err
@@ -195,6 +203,11 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 			return out, err
 		}
 		out.Quarantined = quarantine
+	}
+	if in.Tally != nil && in.Batch.Load == nil {
+		t := *in.Tally
+		t.Quarantined = len(quarantine)
+		in.Batch.Tally = &t
 	}
 	out.Keys = make([]cdc.Key, 0, len(prep.Events))
 	for _, e := range prep.Events {

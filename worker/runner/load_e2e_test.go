@@ -172,3 +172,46 @@ func checkLoadHistory(t *testing.T, r *Runner, table string, n int) {
 		}
 	}
 }
+
+// A direct initial load that keeps failing (issue 34 item 7: the source
+// database does not exist, PostgreSQL SQLSTATE 3D000, which retrying may
+// fix) shows the table as retrying with the load's error, and a stop
+// signal completes the workflow while the load is retried. Before, the
+// table showed phase snapshot with no error while Temporal retried the
+// load forever, and a stop took no effect.
+func TestFailingLoadShowsItsErrorAndStops(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.Start(t)
+	if !strings.Contains(pg.DSN, "/postgres?") {
+		t.Fatalf("unexpected DSN form %s", pg.DSN)
+	}
+	r := startRunner(t)
+	defer r.Stop()
+	r.Activities.Sources = map[string]string{"shopdb": strings.Replace(pg.DSN, "/postgres?", "/nosuchdb?", 1)}
+	spec := activities.TableSpec{Table: "e2e.failload", Topic: "shop.public.failload", KeyColumns: []string{"id"},
+		Source: "shopdb", SourceTable: "public.accounts", LoadChunk: 10, MaxEvents: 50, MaxWait: 200 * time.Millisecond}
+	if err := r.Kafka.CreateTopic(ctx, spec.Topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	startWorkflow(t, r.Client, spec)
+	var st workflows.Status
+	waitFor(t, "the load's error in status", func() bool {
+		st = status(t, r.Client, spec.Table)
+		return st.Phase == workflows.PhaseRetrying && st.LastError != ""
+	})
+	if !strings.Contains(st.LastError, `database "nosuchdb" does not exist`) || st.LastLoad != nil {
+		t.Fatalf("status while the load fails: phase %s, error %q, last load %v", st.Phase, st.LastError, st.LastLoad)
+	}
+	if err := r.Client.SignalWorkflow(ctx, workflows.WorkflowID(spec.Table), "", workflows.SignalStop, nil); err != nil {
+		t.Fatal(err)
+	}
+	// a guard against waiting forever, not a timing assertion
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := r.Client.GetWorkflow(wctx, workflows.WorkflowID(spec.Table), "").Get(wctx, nil); err != nil {
+		t.Fatalf("the stop did not complete the workflow while its load was retried: %v", err)
+	}
+	if st = status(t, r.Client, spec.Table); st.Phase != workflows.PhaseStopped || st.Totals.LoadedRows != 0 {
+		t.Fatalf("after the stop: phase %s, loaded rows %d", st.Phase, st.Totals.LoadedRows)
+	}
+}

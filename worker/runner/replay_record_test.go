@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -183,4 +185,49 @@ func saveHistory(t *testing.T, c client.Client, id, path string) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRecordReplayLoad records, beside TestRecordReplayHistories and
+// asked the same way, the histories of table workflows with a direct
+// initial load from a private PostgreSQL server: <prefix>load.json (a
+// load in three chunks, then stopped) and, when
+// LAKEMIRROR_RECORD_FAILING_LOAD is set (workflows with the
+// load-visible-retries marker: before it a failing load could not be
+// stopped), <prefix>load-failing.json (a load whose source database does
+// not exist, shown retrying, stopped while retried).
+func TestRecordReplayLoad(t *testing.T) {
+	dir := os.Getenv("LAKEMIRROR_RECORD_REPLAY")
+	if dir == "" {
+		t.Skip("LAKEMIRROR_RECORD_REPLAY not set")
+	}
+	prefix := os.Getenv("LAKEMIRROR_RECORD_PREFIX")
+	ctx := context.Background()
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	pgExec(t, dsn, `CREATE TABLE public.accounts (id bigint PRIMARY KEY, name text NOT NULL, amount numeric(12,2), created timestamptz)`,
+		`INSERT INTO public.accounts SELECT i, 'acct-' || i, i * 1.5, '2001-01-01T00:00:00Z'::timestamptz + i * interval '1 hour' FROM generate_series(1, 12) i`)
+	r := startRunner(t)
+	defer r.Stop()
+	r.Activities.Sources = map[string]string{"shopdb": dsn, "nosuch": strings.Replace(pg.DSN, "/postgres?", "/nosuchdb?", 1)}
+	spec := activities.TableSpec{Table: "replay.load", Topic: "replay.public.load", KeyColumns: []string{"id"},
+		Source: "shopdb", SourceTable: "public.accounts", LoadChunk: 5, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	if err := r.Kafka.CreateTopic(ctx, spec.Topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	startWorkflow(t, r.Client, spec)
+	waitFor(t, "the load", func() bool { return status(t, r.Client, spec.Table).LastLoad != nil })
+	stopWorkflow(t, r.Client, spec.Table)
+	saveHistory(t, r.Client, workflows.WorkflowID(spec.Table), filepath.Join(dir, prefix+"load.json"))
+	if os.Getenv("LAKEMIRROR_RECORD_FAILING_LOAD") == "" {
+		return
+	}
+	bad := spec
+	bad.Table, bad.Topic, bad.Source = "replay.loadfail", "replay.public.loadfail", "nosuch"
+	if err := r.Kafka.CreateTopic(ctx, bad.Topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	startWorkflow(t, r.Client, bad)
+	waitFor(t, "retrying", func() bool { return status(t, r.Client, bad.Table).Phase == workflows.PhaseRetrying })
+	stopWorkflow(t, r.Client, bad.Table)
+	saveHistory(t, r.Client, workflows.WorkflowID(bad.Table), filepath.Join(dir, prefix+"load-failing.json"))
 }
