@@ -1,11 +1,3 @@
-//go:build ignore
-
-// UNVERIFIED DRAFT: committed at the 2026-12-05 deadline before it was ever
-// compiled (the machine was too loaded to build it); the build tag keeps it
-// out of `go build ./...` and `go vet ./...` until someone builds it,
-// runs it and removes the tag. Run it with
-// `go run scripts/bench/manytables/main.go -worker /tmp/worker`.
-
 // Command manytables measures one worker holding many tables: N table
 // workflows (default 500) of which B (default 50) receive changes, the
 // rest idle, as a real source schema looks. It starts the embedded dev
