@@ -78,6 +78,7 @@ type Activities struct {
 	mu          sync.Mutex
 	tables      map[string]*tableState
 	pos         positions
+	hwm         *hwmWatch // idle tables' shared high-watermark poller (watch)
 	stateBuilds atomic.Int64
 	owner       owner // the tables this worker claimed (claim.go)
 }

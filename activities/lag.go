@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,24 +34,33 @@ func (p *positions) set(table, topic string, offsets lake.Offsets) {
 }
 
 // LagSamples computes the lag of every table a applies (high watermark −
-// applied offset, per partition, in records) from Kafka, within a few
-// seconds; a table whose topic cannot be read is left out (its last
-// observed lag stays). It is a function, not a method, so that worker
-// registration does not take it for an activity.
+// applied offset, per partition, in records) from Kafka, with one
+// ListOffsets round for all the tables' topics (kafka.EndOffsetsOf),
+// within a few seconds; a table whose topic cannot be read is left out
+// (its last observed lag stays). It is a function, not a method, so that
+// worker registration does not take it for an activity.
 func LagSamples(a *Activities) []telemetry.LagSample {
 	a.pos.mu.Lock()
 	tables := maps.Clone(a.pos.tables)
 	a.pos.mu.Unlock()
+	if len(tables) == 0 {
+		return nil
+	}
+	topics := map[string]bool{}
+	for _, p := range tables {
+		topics[p.topic] = true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	ends, _, err := a.Kafka.EndOffsetsOf(ctx, slices.Sorted(maps.Keys(topics)))
+	if err != nil {
+		return nil
+	}
 	var out []telemetry.LagSample
-	for table, p := range tables {
-		ends, err := a.Kafka.EndOffsets(ctx, p.topic)
-		if err != nil {
-			continue
-		}
-		for part, hwm := range ends {
-			out = append(out, telemetry.LagSample{Table: table, Partition: part, Lag: max(hwm-p.offsets[part], 0)})
+	for _, table := range slices.Sorted(maps.Keys(tables)) {
+		p := tables[table]
+		for _, part := range slices.Sorted(maps.Keys(ends[p.topic])) {
+			out = append(out, telemetry.LagSample{Table: table, Partition: part, Lag: max(ends[p.topic][part]-p.offsets[part], 0)})
 		}
 	}
 	return out

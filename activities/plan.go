@@ -13,11 +13,16 @@ import (
 )
 
 // pollInterval is how often PlanBatch re-reads the high watermarks while
-// it waits for a batch to fill; idlePollInterval while it waits for a
+// it waits for a batch to fill; idlePollInterval how often the worker's
+// shared watch (hwmwatch.go) re-reads those of all tables waiting for a
 // first record past MaxWait (PlanRequest.IdleWait).
+// idleHeartbeat is how often an idle PlanBatch heartbeats while it waits
+// on the shared watch (the SDK sends at most one per 80 % of the
+// heartbeat timeout).
 const (
 	pollInterval     = 200 * time.Millisecond
 	idlePollInterval = time.Second
+	idleHeartbeat    = 5 * time.Second
 )
 
 // PlanBatch chooses the next batch: exact offset ranges per partition,
@@ -82,10 +87,25 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, avail)
 		}
-		wait := min(pollInterval, deadline.Sub(now))
 		if !now.Before(deadline) {
-			wait = min(idlePollInterval, idleDeadline.Sub(now))
+			// idle past MaxWait: wait on the worker's shared watch of the
+			// high watermarks (one ListOffsets round per second for all
+			// idle tables), heartbeating, until the topic moves or
+			// IdleWait ends; then plan again
+			for !a.watch().wait(ctx, spec.Topic, plan.HighWatermarks, min(idleHeartbeat, idleDeadline.Sub(time.Now()))) {
+				if ctx.Err() != nil {
+					return Plan{}, ctx.Err()
+				}
+				if !time.Now().Before(idleDeadline) {
+					break
+				}
+				if activity.IsActivity(ctx) {
+					activity.RecordHeartbeat(ctx, avail)
+				}
+			}
+			continue
 		}
+		wait := min(pollInterval, deadline.Sub(now))
 		select {
 		case <-ctx.Done():
 			return Plan{}, ctx.Err()

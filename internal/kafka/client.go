@@ -22,13 +22,17 @@ const (
 )
 
 // Client talks to one Kafka cluster. It holds one long-lived kgo client for
-// metadata, offset listings and produce; every Fetch uses its own
-// short-lived consuming client. A Client is safe for concurrent use.
+// metadata, offset listings and produce, and a small pool of consuming kgo
+// clients that Fetch calls borrow one at a time (see consumers.go), so a
+// worker running many tables opens a bounded number of Kafka clients and
+// connections instead of one per batch. A Client is safe for concurrent
+// use.
 type Client struct {
 	brokers []string
 	opts    []kgo.Opt // the caller's options, applied to every kgo client
 	cl      *kgo.Client
 	adm     *kadm.Client
+	pool    consumerPool // Fetch's consuming clients
 
 	// Fetch tuning; fixed by NewClient, changed only by tests.
 	fetchMaxWait time.Duration // broker long-poll wait per fetch request
@@ -62,6 +66,7 @@ func NewClient(brokers []string, opts ...kgo.Opt) (*Client, error) {
 		fetchMaxWait: 250 * time.Millisecond,
 		idleProbe:    500 * time.Millisecond,
 		keepControl:  true,
+		pool:         consumerPool{maxIdle: MaxIdleConsumers},
 	}, nil
 }
 
@@ -73,8 +78,13 @@ func NewClient(brokers []string, opts ...kgo.Opt) (*Client, error) {
 // spread), and Record.Partition is ignored on input.
 func ManualPartitioner() kgo.Opt { return kgo.RecordPartitioner(kgo.ManualPartitioner()) }
 
-// Close releases the client's connections. In-flight calls fail.
-func (c *Client) Close() { c.cl.Close() }
+// Close releases the client's connections and its pooled consuming
+// clients. In-flight calls fail; a Fetch after Close returns an error
+// wrapping kgo.ErrClientClosed.
+func (c *Client) Close() {
+	c.pool.close()
+	c.cl.Close()
+}
 
 // Kgo returns the underlying shared kgo client (for callers that need a
 // franz-go feature this adapter does not wrap). Do not close it.

@@ -50,7 +50,9 @@ type partState struct {
 // reaches into an open transaction waits until the transaction ends. The
 // call honours ctx and is bounded by DefaultFetchTimeout when ctx has no
 // deadline; on timeout or cancellation it returns ctx's error and no
-// records.
+// records. The consuming kgo client is borrowed from c's pool (one
+// Fetch at a time per client) and returned after a clean Fetch; a
+// failed Fetch closes it.
 func (c *Client) Fetch(ctx context.Context, topic string, ranges []Range) ([]*kgo.Record, error) {
 	states := make(map[int32]*partState, len(ranges))
 	seen := make(map[int32]bool, len(ranges))
@@ -81,23 +83,14 @@ func (c *Client) Fetch(ctx context.Context, topic string, ranges []Range) ([]*kg
 	for p, st := range states {
 		start[p] = kgo.NewOffset().At(st.r.From)
 	}
-	opts := append(slices.Clone(c.opts),
-		kgo.SeedBrokers(c.brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
-		kgo.ConsumeResetOffset(kgo.NoResetOffset()), // OFFSET_OUT_OF_RANGE is an error, never a rewind
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxWait(c.fetchMaxWait),
-	)
-	if c.keepControl {
-		// Control markers carry offsets: with them, a range whose last
-		// offset is a commit/abort marker completes on sight.
-		opts = append(opts, kgo.KeepControlRecords())
-	}
-	fcl, err := kgo.NewClient(opts...)
+	fc, err := c.takeConsumer()
 	if err != nil {
-		return nil, fmt.Errorf("kafka: fetch %q: new consumer: %w", topic, err)
+		return nil, fmt.Errorf("kafka: fetch %q: %w", topic, err)
 	}
-	defer fcl.Close()
+	fcl := fc.cl
+	clean := false
+	defer func() { c.giveBack(fc, topic, slices.Sorted(maps.Keys(states)), clean) }()
+	fcl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: start})
 
 	pending := len(states)
 	now := time.Now()
@@ -162,6 +155,7 @@ func (c *Client) Fetch(ctx context.Context, topic string, ranges []Range) ([]*kg
 	for _, p := range slices.Sorted(maps.Keys(states)) {
 		out = append(out, states[p].recs...)
 	}
+	clean = true
 	return out, nil
 }
 

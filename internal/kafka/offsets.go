@@ -64,3 +64,47 @@ func (c *Client) listOffsets(ctx context.Context, topic, what string, list func(
 	}
 	return out, nil
 }
+
+// EndOffsetsOf lists the high watermarks of many topics in one
+// ListOffsets round (kadm.ListEndOffsets, one request per partition
+// leader), for callers that watch many tables' topics at once (the lag
+// scrape, idle tables' waits). ends maps each readable topic to its
+// partitions' high watermarks; errs holds, per topic that could not be
+// listed, why (wrapping ErrUnknownTopic for a missing topic). err is set
+// only when the request as a whole failed; then ends and errs are nil.
+func (c *Client) EndOffsetsOf(ctx context.Context, topics []string) (ends map[string]map[int32]int64, errs map[string]error, err error) {
+	if len(topics) == 0 {
+		return map[string]map[int32]int64{}, map[string]error{}, nil
+	}
+	ctx, cancel := withDefault(ctx, DefaultAdminTimeout)
+	defer cancel()
+	listed, err := c.adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kafka: list end offsets of %d topics: %w", len(topics), err)
+	}
+	ends, errs = make(map[string]map[int32]int64, len(topics)), map[string]error{}
+	for _, topic := range topics {
+		parts, ok := listed[topic]
+		if !ok || len(parts) == 0 {
+			errs[topic] = fmt.Errorf("kafka: list end offsets: %w", unknownTopic(topic, nil))
+			continue
+		}
+		out := make(map[int32]int64, len(parts))
+		for p, o := range parts {
+			if o.Err != nil {
+				if errors.Is(o.Err, kerr.UnknownTopicOrPartition) || errors.Is(o.Err, kerr.UnknownTopicID) {
+					errs[topic] = fmt.Errorf("kafka: list end offsets: %w", unknownTopic(topic, o.Err))
+				} else {
+					errs[topic] = fmt.Errorf("kafka: list end offsets of %q partition %d: %w", topic, p, o.Err)
+				}
+				out = nil
+				break
+			}
+			out[p] = o.Offset
+		}
+		if out != nil {
+			ends[topic] = out
+		}
+	}
+	return ends, errs, nil
+}

@@ -140,3 +140,24 @@ func TestProduceByKeyKeepsOrder(t *testing.T) {
 		t.Fatal("Produce without topic: want error")
 	}
 }
+
+func TestEndOffsetsOfManyTopics(t *testing.T) {
+	_, c := newCluster(t)
+	seedTopic(t, c, "orders", 2, 3)
+	seedTopic(t, c, "users", 1, 5)
+	ends, errs, err := c.EndOffsetsOf(testCtx(t), []string{"orders", "users", "missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[int32]int64{"orders": {0: 3, 1: 3}, "users": {0: 5}}
+	if len(ends) != len(want) || !maps.Equal(ends["orders"], want["orders"]) || !maps.Equal(ends["users"], want["users"]) {
+		t.Fatalf("ends = %v, want %v", ends, want)
+	}
+	if len(errs) != 1 || !errors.Is(errs["missing"], ErrUnknownTopic) {
+		t.Fatalf("errs = %v, want only missing: ErrUnknownTopic", errs)
+	}
+	ends, errs, err = c.EndOffsetsOf(testCtx(t), nil)
+	if err != nil || len(ends) != 0 || len(errs) != 0 {
+		t.Fatalf("no topics: %v %v %v", ends, errs, err)
+	}
+}
