@@ -329,6 +329,8 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 	if len(res.Diffs) > maxReportedDiffs {
 		res.Diffs = res.Diffs[:maxReportedDiffs]
 	}
+	validate.NameKeys(res.Checks, r.info.Key) // "order_id=1001", not the key's hex
+	validate.NameDiffKeys(res.Diffs, r.info.Key)
 	if res.Snapshot, err = lake.AppendValidation(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
 		return res, err
 	}

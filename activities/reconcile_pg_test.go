@@ -66,7 +66,7 @@ func TestReconcilePostgres(t *testing.T) {
 			by[c.Check] = c
 		}
 		wantDiff(t, res, validate.KindChanged, 4, seqOfRecord(t, f, 4))
-		onlyFailing(t, res, by, validate.CheckChanged, "key "+keyOf(4)+": "+res.Diffs[0].What())
+		onlyFailing(t, res, by, validate.CheckChanged, "key "+keyShown(4)+": "+res.Diffs[0].What())
 		// ranges 3-4 and 5 read now; keys 1 and 2, not read this attempt,
 		// re-read by key as ghost candidates (and found)
 		sc := res.Scope
@@ -128,7 +128,7 @@ func reconcileFaults(t *testing.T, setup func(*testing.T) *recFixture) {
 		f.apply(rec)
 		res, by := f.reconcile(false)
 		wantDiff(t, res, validate.KindGhost, 99, seqOfRecord(t, f, 99))
-		onlyFailing(t, res, by, validate.CheckGhost, "key "+keyOf(99)+": "+res.Diffs[0].What())
+		onlyFailing(t, res, by, validate.CheckGhost, "key "+keyShown(99)+": "+res.Diffs[0].What())
 		if res.Scope.Rechecked != 1 || res.Scope.MirrorLive != 6 {
 			t.Fatalf("scope %+v", res.Scope)
 		}
@@ -141,14 +141,14 @@ func reconcileFaults(t *testing.T, setup func(*testing.T) *recFixture) {
 		f.exec("DELETE FROM orders WHERE order_id = 3") // its event is lost
 		res, by := f.reconcile(false)
 		wantDiff(t, res, validate.KindGhost, 3, seqOfRecord(t, f, 3))
-		onlyFailing(t, res, by, validate.CheckGhost, "key "+keyOf(3)+": "+res.Diffs[0].What())
+		onlyFailing(t, res, by, validate.CheckGhost, "key "+keyShown(3)+": "+res.Diffs[0].What())
 	})
 	t.Run("missing row", func(t *testing.T) {
 		f := setup(t)
 		f.exec("INSERT INTO orders VALUES (6, 'new', 60)") // its event is lost
 		res, by := f.reconcile(false)
 		wantDiff(t, res, validate.KindMissing, 6, "")
-		onlyFailing(t, res, by, validate.CheckMissing, "key "+keyOf(6)+": "+res.Diffs[0].What())
+		onlyFailing(t, res, by, validate.CheckMissing, "key "+keyShown(6)+": "+res.Diffs[0].What())
 		if res.Scope.DifferedRanges != 1 || res.Scope.SourceRows != 6 {
 			t.Fatalf("scope %+v", res.Scope)
 		}
@@ -158,7 +158,7 @@ func reconcileFaults(t *testing.T, setup func(*testing.T) *recFixture) {
 		f.exec("UPDATE orders SET status = 'paid' WHERE order_id = 2") // its event is lost
 		res, by := f.reconcile(false)
 		wantDiff(t, res, validate.KindChanged, 2, seqOfRecord(t, f, 2))
-		onlyFailing(t, res, by, validate.CheckChanged, "key "+keyOf(2)+": "+res.Diffs[0].What())
+		onlyFailing(t, res, by, validate.CheckChanged, "key "+keyShown(2)+": "+res.Diffs[0].What())
 	})
 	t.Run("changed after the watermark", func(t *testing.T) {
 		f := setup(t)
@@ -215,7 +215,7 @@ func reconcileFaults(t *testing.T, setup func(*testing.T) *recFixture) {
 			t.Fatal(err)
 		}
 		res, by := f.reconcile(false)
-		onlyFailing(t, res, by, validate.CheckBalance, "key "+keyOf(4)+": bronze's changes leave it live, the mirror does not hold it live")
+		onlyFailing(t, res, by, validate.CheckBalance, "key "+keyShown(4)+": bronze's changes leave it live, the mirror does not hold it live")
 		if got := by[validate.CheckBalance].Observed; got != "5 creates − 0 deletes = 5; 4 live mirror rows; 1 keys disagree" {
 			t.Fatalf("balance observed %q", got)
 		}
@@ -236,7 +236,7 @@ func reconcileFaults(t *testing.T, setup func(*testing.T) *recFixture) {
 			t.Fatalf("repaired %v (%+v), want %v", res.Repaired, by[CheckRepair], want)
 		}
 		wantKeys := fmt.Sprintf("key %s: repaired (%s)\nkey %s: repaired (%s)\nkey %s: repaired (%s)\nkey %s: repaired (%s)",
-			keyOf(2), validate.KindChanged, keyOf(3), validate.KindGhost, keyOf(6), validate.KindMissing, keyOf(99), validate.KindGhost)
+			keyShown(2), validate.KindChanged, keyShown(3), validate.KindGhost, keyShown(6), validate.KindMissing, keyShown(99), validate.KindGhost)
 		if got := by[CheckRepair].Details(); got != wantKeys {
 			t.Fatalf("repair details:\n%s\nwant:\n%s", got, wantKeys)
 		}

@@ -140,6 +140,9 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 			res.Checks = append(res.Checks, r)
 		}
 	}
+	if err := a.nameKeys(ctx, spec, name, res.Checks); err != nil {
+		return res, err
+	}
 	for _, c := range res.Checks {
 		if c.Verdict == validate.Fail {
 			res.Failed++
@@ -166,6 +169,29 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 		a.Metrics.ObserveValidation(spec.Table, res.CheckedAt, failed)
 	}
 	return res, nil
+}
+
+// nameKeys names the keys of the findings in rs as people read them
+// ("order_id=1001", validate.NameKeys): by the key columns the mirror
+// recorded, else the spec's. Errors: reading the mirror (catalog,
+// storage) and its key columns.
+func (a *Activities) nameKeys(ctx context.Context, spec TableSpec, name lake.TableName, rs []validate.Result) error {
+	cols := spec.KeyColumns
+	mirror, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
+	if err != nil {
+		return err
+	}
+	if mirror != nil {
+		recorded, err := lake.KeyColumnsOf(mirror)
+		if err != nil {
+			return err
+		}
+		if len(recorded) > 0 {
+			cols = recorded
+		}
+	}
+	validate.NameKeys(rs, cols)
+	return nil
 }
 
 // holeKeys returns what names a record found in one of bronze's holes:

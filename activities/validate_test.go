@@ -171,6 +171,9 @@ func only(t *testing.T, res ValidationResult, by map[string]validate.Result, che
 	}
 }
 
+// keyShown is how findings name the key of order id: "order_id=<id>".
+func keyShown(id int64) string { return fmt.Sprintf("order_id=%d", id) }
+
 func keyOf(id int64) string {
 	k, err := cdc.EncodeKey(nil, cdc.Int(id))
 	if err != nil {
@@ -291,7 +294,7 @@ func TestValidateDuplicateCreate(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {0, 2}}, nil)
 	f.apply(map[int32][2]int64{0: {2, 3}}, nil)
 	res, by := f.validate()
-	only(t, res, by, validate.CheckTransitions, fmt.Sprintf("key %s: create after a create without a delete between (c at %s, partition 0 offset 0; then c at %s, partition 0 offset 1)", keyOf(5), s(100), s(110)))
+	only(t, res, by, validate.CheckTransitions, fmt.Sprintf("key %s: create after a create without a delete between (c at %s, partition 0 offset 0; then c at %s, partition 0 offset 1)", keyShown(5), s(100), s(110)))
 }
 
 // Changes the mirror committed are lost from it (the mirror rolled back
@@ -325,7 +328,7 @@ func TestValidateLostChanges(t *testing.T) {
 	}
 	res, by := f.validate()
 	only(t, res, by, validate.CheckReplay, fmt.Sprintf("key %s: mirror row at %s, below its last change (op u) at %s, partition 0 offset 5: a lost change\n"+
-		"key %s: mirror row at %s, below its last change (op d) at %s, partition 0 offset 6: a lost change", keyOf(1), s(120), s(150), keyOf(2), s(140), s(160)))
+		"key %s: mirror row at %s, below its last change (op d) at %s, partition 0 offset 6: a lost change", keyShown(1), s(120), s(150), keyShown(2), s(140), s(160)))
 }
 
 // A batch's mirror commit holds a change bronze never recorded (a
@@ -342,7 +345,7 @@ func TestValidatePhantomChange(t *testing.T) {
 	f.phantom = []sample.Message{sample.PostgresChange("c", "null", order(9, "ghost"), 125)}
 	f.apply(map[int32][2]int64{0: {3, 5}, 1: {2, 3}}, nil)
 	res, by := f.validate()
-	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: the mirror holds a row (_seq %s) the re-apply does not produce", keyOf(9), s(125)))
+	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: the mirror holds a row (_seq %s) the re-apply does not produce", keyShown(9), s(125)))
 	if c := by[validate.CheckReapply]; c.Expected == c.Observed || !strings.HasPrefix(c.Observed, "re-applied: 3 rows, checksum 410da1958934659a9f6e2fc21b950477") {
 		t.Fatalf("reapply expected %q, observed %q", c.Expected, c.Observed)
 	}
@@ -712,7 +715,7 @@ func TestValidateReapplyPurgedKeyRecreated(t *testing.T) {
 	f.phantom = []sample.Message{pg("u", order(9, "new"), order(9, "ghost"), 450)}
 	f.apply(map[int32][2]int64{0: {4, 5}}, nil)
 	res, by := f.validate()
-	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: _seq %s in the mirror, %s re-applied; values differ (digest %s in the mirror, %s re-applied)", keyOf(9),
+	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: _seq %s in the mirror, %s re-applied; values differ (digest %s in the mirror, %s re-applied)", keyShown(9),
 		s(450), s(300), digestOf(t, 9, "ghost"), digestOf(t, 9, "new")))
 }
 
@@ -761,7 +764,7 @@ func TestValidateReapplyDuplicateKey(t *testing.T) {
 	f.produce(0, pg("c", "null", order(4, "new"), 130))
 	f.apply(map[int32][2]int64{0: {3, 4}}, nil)
 	res, by := f.validate()
-	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: more than one row of the key: mirror and re-applied", keyOf(1)))
+	only(t, res, by, validate.CheckReapply, fmt.Sprintf("key %s: more than one row of the key: mirror and re-applied", keyShown(1)))
 }
 
 // Scratch tables that dead or abandoned attempts left are dropped once

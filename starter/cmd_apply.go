@@ -35,8 +35,9 @@ const parallel = 8
 func (a *app) applyCmd() *cobra.Command {
 	var file string
 	var prune, dryRun, yes bool
+	var out outputFlag
 	cmd := &cobra.Command{
-		Use:   "apply -f FILE [--prune] [--dry-run] [--yes]",
+		Use:   "apply -f FILE [--prune] [--dry-run] [--yes] [--output json]",
 		Short: "Make the running pipelines what a pipelines file (YAML) declares: plan, then create, update and (--prune) stop",
 		Long: `apply reads a pipelines file (docs/pipelines.md; an example is
 examples/pipelines.yaml), checks all of it (every problem with its line; exit 2), expands
@@ -58,16 +59,27 @@ workflows:
 
 It prints the plan, asks for a confirmation ("yes") on a terminal unless --yes, and
 applies it. A plan without changes prints "no changes" and sends nothing. Without a
-terminal and without --yes it refuses (exit 2). --dry-run prints the plan only.`,
+terminal and without --yes it refuses (exit 2). --dry-run prints the plan only.
+With --output json (which needs --yes or --dry-run) it prints one JSON object instead:
+the plan's steps (action, table, topic, changes, note), the pipelines not in the file,
+and once applied what each step did (done, error) and the counts (applied).`,
 		Example: "  starter apply -f pipelines.yaml --dry-run\n  starter apply -f pipelines.yaml --prune --yes",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usage("give the pipelines file: apply -f FILE")
 			}
-			return a.apply(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), file, prune, dryRun, yes)
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
+			if asJSON && !yes && !dryRun {
+				return usage("--output json needs --yes or --dry-run: apply cannot ask for a confirmation in JSON")
+			}
+			return a.apply(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), file, prune, dryRun, yes, asJSON)
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "pipelines file (YAML)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "also stop running pipelines the file does not list")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
@@ -82,7 +94,7 @@ type desiredPipeline struct {
 	spec activities.TableSpec
 }
 
-func (a *app) apply(ctx context.Context, out, errw io.Writer, file string, prune, dryRun, yes bool) error {
+func (a *app) apply(ctx context.Context, out, errw io.Writer, file string, prune, dryRun, yes, asJSON bool) error {
 	desired, err := a.loadPipelines(ctx, errw, file)
 	if err != nil {
 		return err
@@ -107,14 +119,12 @@ func (a *app) apply(ctx context.Context, out, errw io.Writer, file string, prune
 		return err
 	}
 	plan := pipelines.Compute(wanted, obs, prune)
+	if asJSON {
+		return applyJSON(ctx, out, c, plan, specs, dryRun)
+	}
 	plan.Write(out)
 	if refused := plan.Refused(); len(refused) > 0 {
-		var names []string
-		for _, s := range refused {
-			names = append(names, s.Table)
-		}
-		return usage("refused: %s (the plan's \"!\" lines): nothing was applied; give those settings as the pipelines have them, or drop the pipelines first (starter drop TABLE, with --drop-tables to start the tables over)",
-			strings.Join(names, ", "))
+		return refusedError(refused)
 	}
 	if !plan.HasChanges() {
 		return nil
@@ -129,6 +139,16 @@ func (a *app) apply(ctx context.Context, out, errw io.Writer, file string, prune
 		}
 	}
 	return applyPlan(ctx, out, c, plan, specs)
+}
+
+// refusedError is the usage error (exit 2) of a plan with refused steps.
+func refusedError(refused []pipelines.Step) error {
+	var names []string
+	for _, s := range refused {
+		names = append(names, s.Table)
+	}
+	return usage("refused: %s (the plan's \"!\" lines): nothing was applied; give those settings as the pipelines have them, or drop the pipelines first (starter drop TABLE, with --drop-tables to start the tables over)",
+		strings.Join(names, ", "))
 }
 
 // loadPipelines reads, checks and resolves the file, printing warnings to
@@ -449,20 +469,7 @@ func jobEvery(m pipelines.Maintenance, job string) time.Duration {
 // once, and prints what each did in plan order, then a summary. Errors:
 // the steps that failed, named (exit 1); the others are applied.
 func applyPlan(ctx context.Context, out io.Writer, c client.Client, plan pipelines.Plan, specs map[string]activities.TableSpec) error {
-	var steps []pipelines.Step
-	for _, a := range []pipelines.Action{pipelines.ActionCreate, pipelines.ActionUpdate, pipelines.ActionStop} {
-		for _, s := range plan.Steps {
-			if s.Action == a {
-				steps = append(steps, s)
-			}
-		}
-	}
-	lines := make([][]string, len(steps))
-	errs := make([]error, len(steps))
-	sc := c.ScheduleClient()
-	forEach(len(steps), func(i int) {
-		lines[i], errs[i] = applyStep(ctx, c, sc, steps[i], specs[strings.ToLower(steps[i].Table)])
-	})
+	steps, lines, errs := runSteps(ctx, c, plan, specs)
 	done := map[pipelines.Action]int{}
 	var failed []string
 	for i, s := range steps {
@@ -481,6 +488,27 @@ func applyPlan(ctx context.Context, out io.Writer, c client.Client, plan pipelin
 		return fmt.Errorf("%d of %d changes failed (%s); the others were applied: run apply again once the cause is fixed", len(failed), len(steps), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// runSteps carries out the plan's creates, then updates, then stops,
+// several at once, and returns those steps in that order with the lines
+// that say what each did and each one's error (nil: applied).
+func runSteps(ctx context.Context, c client.Client, plan pipelines.Plan, specs map[string]activities.TableSpec) ([]pipelines.Step, [][]string, []error) {
+	var steps []pipelines.Step
+	for _, a := range []pipelines.Action{pipelines.ActionCreate, pipelines.ActionUpdate, pipelines.ActionStop} {
+		for _, s := range plan.Steps {
+			if s.Action == a {
+				steps = append(steps, s)
+			}
+		}
+	}
+	lines := make([][]string, len(steps))
+	errs := make([]error, len(steps))
+	sc := c.ScheduleClient()
+	forEach(len(steps), func(i int) {
+		lines[i], errs[i] = applyStep(ctx, c, sc, steps[i], specs[strings.ToLower(steps[i].Table)])
+	})
+	return steps, lines, errs
 }
 
 // applyStep carries out one step and returns the lines that say what it

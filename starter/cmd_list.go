@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -127,7 +128,7 @@ func (a *app) listAll(ctx context.Context, w io.Writer, c client.Client, asJSON 
 		if st := te.Pipeline; st != nil {
 			lag, batches = fmt.Sprint(st.TotalLag), fmt.Sprint(st.Totals.Batches)
 			if !st.LastBatchAt.IsZero() {
-				last = time.Since(st.LastBatchAt).Round(time.Second).String() + " ago"
+				last = human.Duration(time.Since(st.LastBatchAt)) + " ago"
 			}
 		}
 		if !te.ClosedAt.IsZero() {

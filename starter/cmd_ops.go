@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -317,7 +318,7 @@ stopped), failed, terminated, canceled or timed-out, and when it closed.`,
 				for _, st := range all {
 					last := "-"
 					if !st.LastBatchAt.IsZero() {
-						last = time.Since(st.LastBatchAt).Round(time.Second).String() + " ago"
+						last = human.Duration(time.Since(st.LastBatchAt)) + " ago"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", st.Table, st.Topic, st.Phase, st.TotalLag, st.Totals.Batches, last)
 				}

@@ -236,6 +236,7 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 			temporal.NewSearchAttributeKeyKeyword("LakemirrorTable").ValueSet(spec.Table),
 			temporal.NewSearchAttributeKeyKeyword("LakemirrorTopic").ValueSet(spec.Topic)),
 		StaticSummary: fmt.Sprintf("%s ← %s", spec.Table, spec.Topic),
+		StaticDetails: staticDetails(spec),
 	}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.TableWorkflowName, workflows.TableInput{Spec: spec})
 	if err != nil {
@@ -245,6 +246,20 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 		return nil, fmt.Errorf("start %s: %w", spec.Table, err)
 	}
 	return run, nil
+}
+
+// staticDetails is the table workflow's static details in the Web UI
+// (Markdown, fixed at start): what the pipeline mirrors and where its live
+// state is. The settings in effect are in the current details, which the
+// workflow keeps current (workflows/details.go); these do not change.
+func staticDetails(spec activities.TableSpec) string {
+	key := "taken from the Kafka record key"
+	if len(spec.KeyColumns) > 0 {
+		key = "`" + strings.Join(spec.KeyColumns, ", ") + "`"
+	}
+	return fmt.Sprintf("Mirrors the Debezium change events of Kafka topic `%s` into the Iceberg tables of `%s` (%s); primary key %s.\n\n"+
+		"Phase, offsets, lag, the last batches, the last error and the settings in effect are in **Current Details**; "+
+		"from a shell: `starter status %s`.", spec.Topic, spec.Table, strings.Join(spec.Tables(), ", "), key, spec.Table)
 }
 
 // checkKeyColumns refuses (usage error, exit 2) a --key other than the

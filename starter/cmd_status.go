@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -111,8 +112,12 @@ func notFoundOr(table string, err error) error {
 	return err
 }
 
-// printStatus renders a status for people.
-func printStatus(w io.Writer, st workflows.Status) {
+// printStatus renders a status for people, durations as of now.
+func printStatus(w io.Writer, st workflows.Status) { printStatusAt(w, st, time.Now()) }
+
+// printStatusAt renders a status for people with durations (freshness)
+// measured at now: past a day in days, hours and minutes (human.Duration).
+func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "table\t%s\n", st.Table)
 	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
@@ -145,7 +150,7 @@ func printStatus(w io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "lag\t%d records (%s)\n", st.TotalLag, source)
 	if st.NewestSourceTs > 0 {
 		src := time.UnixMicro(st.NewestSourceTs)
-		fmt.Fprintf(tw, "freshness\t%s (newest applied source commit %s)\n", time.Since(src).Round(time.Second), src.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "freshness\t%s (newest applied source commit %s)\n", human.Duration(now.Sub(src)), src.UTC().Format(time.RFC3339))
 	}
 	if st.Watermark != "" {
 		fmt.Fprintf(tw, "watermark\t%s\n", st.Watermark)

@@ -2,7 +2,10 @@ package workflows
 
 import (
 	"errors"
+	"reflect"
+	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -64,6 +67,7 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			return err
 		}
 		actx := workflow.WithActivityOptions(ctx, o)
+		st.waiting(ctx, summaryOf(o, fn), o.TaskQueue) // the Web UI's current details name it
 		if interrupt == nil {
 			err = workflow.ExecuteActivity(actx, fn, arg(failed || moved)).Get(ctx, out)
 		} else {
@@ -72,6 +76,7 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			_ = workflow.Await(ctx, func() bool { return fut.IsReady() || interrupt() })
 			if !fut.IsReady() {
 				cancel()
+				st.activity = activityNote{}
 				if failed {
 					st.Phase = prev
 				}
@@ -80,6 +85,7 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			cancel()
 			err = fut.Get(ctx, out)
 		}
+		st.activity = activityNote{}
 		if err == nil {
 			if failed {
 				st.Phase, st.LastError = prev, ""
@@ -113,4 +119,15 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			return errStopping
 		}
 	}
+}
+
+// summaryOf is opts' Summary, or the name of activity fn (a method value
+// of activities.Activities: "Recover") when it has none.
+func summaryOf(opts workflow.ActivityOptions, fn any) string {
+	if opts.Summary != "" {
+		return opts.Summary
+	}
+	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	name = strings.TrimSuffix(name[strings.LastIndexByte(name, '.')+1:], "-fm")
+	return name
 }

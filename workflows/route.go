@@ -80,9 +80,11 @@ func claim(ctx workflow.Context, st *TableState) error {
 		if !force {
 			opts.RetryPolicy.MaximumAttempts = activities.ClaimAttempts
 		}
+		st.waiting(ctx, opts.Summary+" (waiting for a worker to take the table)", "")
 		cctx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
 		fut := workflow.ExecuteActivity(cctx, a.ClaimTable, activities.ClaimRequest{Table: st.Spec.Table, Prev: st.prevOwner, Force: force})
 		_ = workflow.Await(ctx, func() bool { return fut.IsReady() || st.Stopping })
+		st.activity = activityNote{}
 		if !fut.IsReady() {
 			cancel()
 			return errStopping

@@ -72,6 +72,7 @@ func (st *TableState) publish(ctx workflow.Context) {
 }
 
 func (s *searchAttributes) upsert(ctx workflow.Context, st *TableState) {
+	st.showDetails(ctx) // the Web UI's current details follow every publish (no command)
 	if s.metricPhase != st.Phase {
 		mh := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"table": st.Spec.Table})
 		if s.metricPhase != "" {

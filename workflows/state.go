@@ -47,6 +47,9 @@ type TableState struct {
 	Claims    int    `json:"claims,omitempty"`     // claims that found a worker
 	HandOvers int    `json:"hand_overs,omitempty"` // times the owner took no activity in time (gone) and the table was claimed again
 	Releases  int    `json:"releases,omitempty"`   // times the owner released the table to balance the workers
+	// RecentBatches are the last applied batches (at most recentBatches,
+	// oldest first), for the current details (details.go).
+	RecentBatches []BatchLine `json:"recent_batches,omitempty"`
 
 	retryRequested  bool              // set by the retry signal while blocked or retrying; not carried over
 	schemaDecision  string            // set by the schema signal while schema-blocked
@@ -55,6 +58,7 @@ type TableState struct {
 	memoSpec        workflow.Version  // memoSpecVersion of this run
 	route           workflow.Version  // routeVersion of this run
 	prevOwner       string            // the owner before the last hand-over or release, for the claim
+	activity        activityNote      // the activity the table waits for, for the current details
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless

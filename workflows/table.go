@@ -244,6 +244,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 	st.BatchSeq++
 	batch := lake.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
 		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
+	start := workflow.Now(ctx)
 	res, ok := applyBatch(ctx, st, batch)
 	if !ok {
 		return res, false
@@ -260,6 +261,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 		st.Watermark = res.Mirror.Watermark
 	}
 	st.NewestSourceTs = max(st.NewestSourceTs, res.Mirror.MaxSourceTs)
+	st.noteBatch(ctx, &res, start)
 	return res, true
 }
 

@@ -97,6 +97,7 @@ func (s RangeSum) String() string { return fmt.Sprintf("%d rows, checksum %s", s
 // `_seq`) and the mirror row's `_seq` ("" when the mirror has none).
 type Diff struct {
 	Key       string `json:"key"`
+	KeyText   string `json:"key_text,omitempty"` // the key as "col=value" (NameDiffKeys); "" where not named
 	Kind      string `json:"kind"`
 	ReadAt    string `json:"read_at"`
 	MirrorSeq string `json:"mirror_seq,omitempty"`
@@ -177,7 +178,7 @@ func Reconcile(scope ReconcileScope, diffs []Diff) []Result {
 	sorted := slices.Clone(diffs)
 	slices.SortFunc(sorted, func(a, b Diff) int { return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Key, b.Key)) })
 	for _, d := range sorted {
-		by[d.Kind] = append(by[d.Kind], Finding{Key: d.Key, What: d.What()})
+		by[d.Kind] = append(by[d.Kind], Finding{Key: d.Key, KeyText: d.KeyText, What: d.What()})
 	}
 	defs := []struct{ check, expected, noun string }{
 		{CheckGhost, "no live mirror row the source lacks", "ghost rows"},

@@ -36,9 +36,12 @@ const (
 const MaxFindings = 20
 
 // Finding is one violation: the key (hex of the encoded primary key) or
-// the partition it concerns, and what is wrong.
+// the partition it concerns, and what is wrong. KeyText is the key as
+// people read it ("order_id=1001", cdc.KeyText), set by NameKeys where the
+// key columns are known; "" before that.
 type Finding struct {
 	Key       string `json:"key,omitempty"`
+	KeyText   string `json:"key_text,omitempty"`
 	Partition *int32 `json:"partition,omitempty"`
 	What      string `json:"what"`
 }
@@ -56,9 +59,10 @@ type Result struct {
 	Total    int       `json:"total"`
 }
 
-// Details renders the findings as one line per finding ("key 0a: what"
-// or "partition 1: what"), with "... and N more" when Total exceeds
-// them; "" when there are none.
+// Details renders the findings as one line per finding ("key
+// order_id=1001: what" when the key is named, else "key 0a: what" with
+// the hex; or "partition 1: what"), with "... and N more" when Total
+// exceeds them; "" when there are none.
 func (r Result) Details() string {
 	var b strings.Builder
 	for i, f := range r.Findings {
@@ -66,6 +70,8 @@ func (r Result) Details() string {
 			b.WriteByte('\n')
 		}
 		switch {
+		case f.KeyText != "":
+			fmt.Fprintf(&b, "key %s: %s", f.KeyText, f.What)
 		case f.Key != "":
 			fmt.Fprintf(&b, "key %s: %s", f.Key, f.What)
 		case f.Partition != nil:

@@ -1,0 +1,21 @@
+package human
+
+import (
+	"fmt"
+	"time"
+)
+
+// Duration renders d for a person: below a day Go's form rounded to the
+// second ("42s", "7h13m26s", "0s"); from a day on days, hours and minutes,
+// rounded to the minute ("1d0h0m", "323d11h13m" for 7763h13m26s). A
+// negative d gets a leading "-". It never fails.
+func Duration(d time.Duration) string {
+	if d < 0 {
+		return "-" + Duration(-d)
+	}
+	if d < 24*time.Hour {
+		return d.Round(time.Second).String()
+	}
+	m := int64(d.Round(time.Minute) / time.Minute)
+	return fmt.Sprintf("%dd%dh%dm", m/(24*60), m/60%24, m%60)
+}

@@ -1,0 +1,28 @@
+package human
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDuration(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{1500 * time.Millisecond, "2s"},
+		{42 * time.Second, "42s"},
+		{7*time.Hour + 13*time.Minute + 26*time.Second, "7h13m26s"},
+		{24*time.Hour - time.Second, "23h59m59s"},
+		{24 * time.Hour, "1d0h0m"},
+		{7763*time.Hour + 13*time.Minute + 26*time.Second, "323d11h13m"}, // the freshness of issue 35
+		{25*time.Hour + 59*time.Minute + 31*time.Second, "1d2h0m"},
+		{-90 * time.Second, "-1m30s"},
+		{-(48*time.Hour + 5*time.Minute), "-2d0h5m"},
+	} {
+		if got := Duration(c.d); got != c.want {
+			t.Errorf("Duration(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
