@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -75,7 +76,15 @@ type Activities struct {
 	// result.
 	AfterCommit func(ctx context.Context, batch lake.Batch, table string) error
 
+	// BatchLog, when set, gets one INFO line per applied batch (table,
+	// batch id, records, changes, duration, lag in records), at most one
+	// per table every BatchLogEvery; the batches in between are logged at
+	// DEBUG and counted in the next INFO line (batches_since_last_line).
+	// nil = no batch lines (tests).
+	BatchLog *slog.Logger
+
 	mu          sync.Mutex
+	batchLog    batchLogLimiter
 	tables      map[string]*tableState
 	pos         positions
 	hwm         *hwmWatch // idle tables' shared high-watermark poller (watch)

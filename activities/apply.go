@@ -56,6 +56,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		} else if ok {
 			res := committedResult(b, c)
 			a.observeBatch(spec.Table, &res, time.Since(started))
+			a.logBatch(ctx, spec, &res, time.Since(started))
 			a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
 			return res, nil
 		}
@@ -79,6 +80,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		return res, err
 	}
 	a.observeBatch(spec.Table, &res, time.Since(started))
+	a.logBatch(ctx, spec, &res, time.Since(started))
 	if len(b.Ranges) > 0 && b.Load == nil {
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
 	}

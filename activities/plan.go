@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -63,6 +64,9 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 			plan, avail, err = Plan{Offsets: maps.Clone(req.Offsets), TopicMissing: true}, 0, nil
 			topicWasMissing = true // created while this plan waits: read it from its start
 		}
+		if err != nil && ctx.Err() != nil {
+			return Plan{}, waitCanceled(ctx)
+		}
 		if err != nil {
 			a.observeFailure(spec.Table, "plan", err)
 			return Plan{}, classify(err)
@@ -108,7 +112,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		wait := min(pollInterval, deadline.Sub(now))
 		select {
 		case <-ctx.Done():
-			return Plan{}, ctx.Err()
+			return Plan{}, waitCanceled(ctx)
 		case <-time.After(wait):
 		}
 	}
@@ -135,6 +139,23 @@ func (a *Activities) recordStart(ctx context.Context, spec TableSpec, plan Plan)
 		plan.Offsets, plan.Ranges, plan.Records = maps.Clone(rec.Offsets), nil, 0
 	}
 	return plan, nil
+}
+
+// waitCanceled is PlanBatch's error when its context ends while it waits:
+// a benign ApplicationError of type ErrTypeWaitCanceled (the SDK logs it at
+// DEBUG instead of an ERROR "Activity error" per idle table at every
+// worker shutdown and every signal that cuts a wait short) that wraps the
+// context's error, so a cancellation by the workflow is still reported to
+// Temporal as the activity's cancellation (errors.Is context.Canceled).
+// The message names the cause (the SDK's "worker is now shutdown", or
+// the workflow's cancellation).
+func waitCanceled(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = ctx.Err()
+	}
+	return temporal.NewApplicationErrorWithOptions("the plan's wait for records was cut short: "+cause.Error(), ErrTypeWaitCanceled,
+		temporal.ApplicationErrorOptions{Cause: ctx.Err(), Category: temporal.ApplicationErrorCategoryBenign})
 }
 
 // planOnce builds a plan from the current offsets; avail is the number of

@@ -2,8 +2,12 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -92,5 +96,34 @@ func TestPlanStartsAt(t *testing.T) {
 	}
 	if !(Plan{Offsets: lake.Offsets{}}).StartsAt(lake.Offsets{}) {
 		t.Error("an empty plan at no offsets: StartsAt = false")
+	}
+}
+
+// TestPlanWaitCanceledIsBenign: an idle plan cut short by its context (the
+// worker shutting down, or the workflow cancelling it for a signal)
+// returns a benign ApplicationError (the SDK logs those at DEBUG, not as
+// an ERROR "Activity error") that still wraps context.Canceled (a
+// cancellation by the workflow is reported to Temporal as one).
+func TestPlanWaitCanceledIsBenign(t *testing.T) {
+	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"},
+		MaxEvents: 100, MaxWait: 10 * time.Millisecond}.Defaults()
+	s := sample.Generate(sample.Options{Seed: 3, Inserts: 5})
+	a := New(mustCatalog(t), kafkaTopic(t, spec.Topic, s.Delivered))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cancel(errors.New("worker is now shutdown"))
+	}()
+	// every record applied: the plan waits idle (up to an hour) until cancelled
+	_, err := a.PlanBatch(ctx, PlanRequest{Spec: spec, Offsets: lake.Offsets{0: int64(len(s.Delivered))}, IdleWait: time.Hour})
+	ae, ok := err.(*temporal.ApplicationError) // the SDK's own test: a direct type assertion
+	if !ok {
+		t.Fatalf("error %T %v, want *temporal.ApplicationError", err, err)
+	}
+	if ae.Category() != temporal.ApplicationErrorCategoryBenign || ae.Type() != ErrTypeWaitCanceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("category %v, type %q, is context.Canceled %v; want benign, %q, true", ae.Category(), ae.Type(), errors.Is(err, context.Canceled), ErrTypeWaitCanceled)
+	}
+	if want := "the plan's wait for records was cut short: worker is now shutdown"; ae.Message() != want {
+		t.Fatalf("message %q, want %q", ae.Message(), want)
 	}
 }

@@ -34,6 +34,12 @@ const (
 	// of the task queue, on the table's catalog, may take the retry; the
 	// error shows in status (phase retrying) until the worker is fixed.
 	ErrTypeCatalogMismatch = "CatalogMismatch"
+	// ErrTypeWaitCanceled: PlanBatch's wait for records was cut short by
+	// its context: the workflow cancelled it (a signal; Temporal records
+	// the activity as cancelled) or the worker is shutting down (the
+	// activity is retried, on this worker after its restart or on
+	// another). A benign error: the SDK logs it at DEBUG, not ERROR.
+	ErrTypeWaitCanceled = "WaitCanceled"
 )
 
 // TableSpec is one source table's pipeline configuration. It is carried

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
+	"github.com/lakemirror/lakemirror/internal/testskip"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -567,7 +568,7 @@ func sortedKeys(m map[string]bool) []string {
 func TestPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Skip("promtool not installed")
+		testskip.Skip(t, "promtool not installed: the alert rules' unit tests and the PromQL checks need it (Debian: apt-get install prometheus)")
 	}
 	run := func(args ...string) {
 		t.Helper()

@@ -103,7 +103,7 @@ func TestExamplePipelinesRoundTrip(t *testing.T) {
 		}
 	}
 	orders := desired[0].spec
-	if orders.Table != "shop.orders" || len(orders.Columns) != 16 || orders.KeyColumns[0] != "order_id" || orders.MaxEvents != 20000 ||
+	if orders.Table != "sales.orders" || len(orders.Columns) != 16 || orders.KeyColumns[0] != "order_id" || orders.MaxEvents != 20000 ||
 		orders.MaxBatchEvents != 100000 || orders.MaxWait != 5*time.Second || orders.Source != "inventorydb" || orders.SignalTopic != "dbserver1.signals" {
 		t.Fatalf("orders spec %+v", orders)
 	}

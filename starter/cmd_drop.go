@@ -34,7 +34,8 @@ func (a *app) dropCmd() *cobra.Command {
 		Long: `drop stops the table's pipeline (the stop signal; it waits until the workflow has
 completed, at most --timeout) and deletes its maintenance, validation and reconciliation schedules. With --drop-tables it
 then drops the Iceberg tables <ns>.<table>, _bronze, _history, _quarantine, _purged and _validation
-that exist, with their files (the catalog's purge); the table can then start over from
+that exist, with their files (the catalog's purge) and, on a local warehouse, the empty
+directories left at their locations; the table can then start over from
 its topic. It asks for a confirmation on a terminal (type the table name) unless --yes;
 without a terminal and without --yes it refuses (exit 2). Exit 3 when the table has no
 pipeline, schedule or (with --drop-tables) Iceberg table.`,
@@ -87,6 +88,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	var cat catalog.Catalog
 	var tables []table.Identifier
 	var start *lake.StartRecord // where the pipeline started from latest before any commit
+	var locations []string      // of tables, for the empty directories a purge leaves
 	if dropTables {
 		if missing := a.settings.Catalog.LocalCatalogMissing(); missing == "" {
 			if cat, err = lake.OpenCatalog(ctx, a.settings.Catalog); err != nil {
@@ -102,6 +104,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 				}
 				if tbl != nil {
 					tables = append(tables, ident)
+					locations = append(locations, tbl.Location())
 				}
 			}
 			if start, err = lake.ReadStart(ctx, cat, name); err != nil {
@@ -168,6 +171,12 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 			return fmt.Errorf("drop %s: %w (dropped before it: %s)", idents[i], err, strings.Join(idents[:i], ", "))
 		}
 		fmt.Fprintf(out, "dropped %s\n", idents[i])
+		// a purge on a local warehouse leaves the table's directories
+		// (data/, metadata/): remove the empty ones; a file someone else
+		// put there stays, and so does its directory
+		if _, err := removeEmptyLocalDirs(locations[i]); err != nil {
+			fmt.Fprintf(out, "warning: %s: empty directories of %s not removed: %v\n", idents[i], locations[i], err)
+		}
 	}
 	if start != nil {
 		if err := lake.ClearStart(ctx, cat, name); err != nil {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -19,7 +23,8 @@ func (a *app) signalCmds() []*cobra.Command {
 	}
 	var cmds []*cobra.Command
 	for _, d := range defs {
-		cmds = append(cmds, &cobra.Command{
+		var wait time.Duration
+		cmd := &cobra.Command{
 			Use:   d.name + " TABLE",
 			Short: d.short,
 			Args:  tableArgs(1),
@@ -53,9 +58,16 @@ func (a *app) signalCmds() []*cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", d.signal, args[0])
 				a.warnNoWorker(cmd.Context(), cmd.ErrOrStderr(), c, "the signal takes effect when one runs")
+				if wait > 0 {
+					return waitForPause(cmd.Context(), cmd.OutOrStdout(), c, args[0], d.signal == workflows.SignalPause, wait)
+				}
 				return nil
 			},
-		})
+		}
+		if d.signal == workflows.SignalPause || d.signal == workflows.SignalResume {
+			cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long until the table is "+map[bool]string{true: "paused (its in-flight batch done)", false: "no longer paused"}[d.signal == workflows.SignalPause]+", then print its phase (exit 1 on timeout); 0 = do not wait")
+		}
+		cmds = append(cmds, cmd)
 	}
 	cmds = append(cmds, a.schemaCmd(), a.resnapshotCmd())
 	return cmds
@@ -142,4 +154,30 @@ through the topic.`,
 	}
 	cmd.Flags().BoolVar(&incremental, "incremental", false, "ask the Debezium connector for an incremental snapshot instead of reading the source directly")
 	return cmd
+}
+
+// waitForPause polls table's status (every 200 ms, at most wait) until
+// its phase is paused (paused true) or no longer paused (false), and
+// prints "<table> is <phase>". Errors: the status query's; the timeout,
+// naming the phase the table is in.
+func waitForPause(ctx context.Context, out io.Writer, c client.Client, table string, paused bool, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		st, err := queryStatus(ctx, c, table)
+		if err != nil {
+			return err
+		}
+		if (st.Phase == workflows.PhasePaused) == paused {
+			fmt.Fprintf(out, "%s is %s\n", table, st.Phase)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is still %s after %s (the signal was sent; it takes effect after the in-flight batch)", table, st.Phase, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -30,7 +30,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show a table pipeline's phase, offsets, lag and last batch",
 		Long: `status shows a table pipeline's phase, offsets and lag per partition (read from
 Kafka when reachable, else as of the table's last plan), freshness, watermark, totals,
-the last batch and load, the last error, and (when the catalog is readable here) the
+the last batch and load, the last error (and, while the table's worker is gone and
+the table waits to move to another, "waiting for hand-over from worker X (N s left)"
+after its phase), and (when the catalog is readable here) the
 size of each Iceberg table and the last validation and reconciliation runs (their
 failing checks, from <ns>.<table>_validation). With --output json it prints the status object with the
 stable field names listed in docs/operating.md.`,
@@ -54,6 +56,7 @@ stable field names listed in docs/operating.md.`,
 			if note != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "starter:", note)
 			}
+			addHandOverReason(cmd.Context(), c, &st)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), st)
 			}
@@ -127,6 +130,9 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	phase := st.Phase
 	if st.Paused && phase != "paused" {
 		phase += " (pause requested)"
+	}
+	if st.PhaseReason != "" {
+		phase += ": " + st.PhaseReason
 	}
 	fmt.Fprintf(tw, "phase\t%s\n", phase)
 	var parts []string

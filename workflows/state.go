@@ -114,9 +114,10 @@ type Status struct {
 	Paused         bool                      `json:"paused"`
 	Offsets        lake.Offsets              `json:"offsets"`
 	HighWatermarks lake.Offsets              `json:"high_watermarks"`
-	Lag            lake.Offsets              `json:"lag"`                  // per partition, in offsets, at the last plan
-	TotalLag       int64                     `json:"total_lag"`            // sum of Lag
-	LagSource      string                    `json:"lag_source,omitempty"` // empty: the last plan; set by readers that recompute lag from Kafka
+	Lag            lake.Offsets              `json:"lag"`                    // per partition, in offsets, at the last plan
+	TotalLag       int64                     `json:"total_lag"`              // sum of Lag
+	LagSource      string                    `json:"lag_source,omitempty"`   // empty: the last plan; set by readers that recompute lag from Kafka
+	PhaseReason    string                    `json:"phase_reason,omitempty"` // why the table waits in its phase, e.g. "waiting for hand-over from worker 3f2a9c0d1e7b (17 s left)"; set by readers (starter status), empty in the query's answer
 	BatchSeq       int64                     `json:"batch_seq"`
 	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
 	LastError      string                    `json:"last_error,omitempty"`

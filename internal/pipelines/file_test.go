@@ -40,7 +40,7 @@ func TestExampleFile(t *testing.T) {
 	noPurge := m
 	noPurge.PurgeEvery = 0
 	want := []Pipeline{
-		{Table: "shop.orders", Topic: "dbserver1.inventory.orders", Key: []string{"order_id"}, StartFrom: "earliest",
+		{Table: "sales.orders", Topic: "dbserver1.inventory.orders", Key: []string{"order_id"}, StartFrom: "earliest",
 			BatchSize: 20000, MaxBatchSize: 100000, MaxWait: 5 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
 			Source: "inventorydb", SourceTable: "inventory.orders", SignalTopic: "dbserver1.signals",
 			Definition: "../../schemas/examples/orders.table.json", Maintenance: m,
@@ -411,5 +411,49 @@ pipelines:
 	changes := Diff(got[0], observed)
 	if len(changes) != 1 || changes[0] != (Change{Field: "delete_format", Old: "position", New: "dv", Live: false}) {
 		t.Errorf("diff: %+v", changes)
+	}
+}
+
+// TestDevExampleFile: examples/pipelines-dev.yaml (the tutorial's, runnable
+// on the dev stack) resolves against the topics `starter produce` writes in
+// docs/tutorial.md into exactly its two tables, none of which is a table of
+// examples/pipelines.yaml or the tutorial's shop.orders.
+func TestDevExampleFile(t *testing.T) {
+	resolve := func(name string, topics []string) []Pipeline {
+		t.Helper()
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := Parse(name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, warns, err := f.Resolve(topics, true)
+		if err != nil || len(warns) != 0 {
+			t.Fatalf("%s: %v %v", name, err, warns)
+		}
+		return got
+	}
+	dev := resolve("../../examples/pipelines-dev.yaml", []string{"dev.mysql.inventory.products", "dev.pg.inventory.products", "shop.public.orders"})
+	var got []string
+	for _, p := range dev {
+		got = append(got, fmt.Sprintf("%s ← %s key=%v bronze=%v history=%v batch=%d wait=%s", p.Table, p.Topic, p.Key, p.Bronze, p.History, p.BatchSize, p.MaxWait))
+	}
+	want := []string{"tutorial.mysql_products ← dev.mysql.inventory.products key=[id] bronze=true history=true batch=100 wait=500ms",
+		"tutorial.pg_products ← dev.pg.inventory.products key=[id] bronze=true history=false batch=100 wait=500ms"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pipelines-dev.yaml:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	prod := resolve("../../examples/pipelines.yaml", []string{"dbserver1.inventory.orders", "dbserver1.inventory.customers",
+		"dbserver1.inventory.products", "dbserver1.audit.login_events", "dbserver1.audit.access_events"})
+	taken := map[string]bool{"shop.orders": true} // the tutorial's own table
+	for _, p := range dev {
+		taken[p.Table] = true
+	}
+	for _, p := range prod {
+		if taken[p.Table] {
+			t.Errorf("examples/pipelines.yaml: table %s is also the tutorial's (docs/tutorial.md): the tutorial's apply would be refused", p.Table)
+		}
 	}
 }

@@ -5,7 +5,9 @@
 // KAFKA_BROKERS uses that Kafka instead) and a SQLite Iceberg catalog,
 // persisted under -data-dir; an explicit catalog (-catalog-uri,
 // -warehouse, -catalog-type other than sql) is used instead of the local
-// one.
+// one. Its worker id (-worker-id) defaults to the one persisted in
+// <data-dir>/worker-id (devstack.WorkerID), so a restarted dev worker
+// takes its tables back at once instead of after the hand-over wait.
 //
 //	go run ./worker/dev                 # what `worker -dev` was
 //	go build -o bin/worker-dev ./worker/dev
@@ -52,6 +54,11 @@ func (d *stack) Start(ctx context.Context, s *config.Settings, explicit func(fla
 	}
 	catalog, security := s.Catalog, s.KafkaSecurity
 	sources, registry, regSec, stateDir := s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir
+	workerID, err := devWorkerID(*s, explicit)
+	if err != nil {
+		st.Stop()
+		return nil, err
+	}
 	*s = st.Settings
 	if catalog.URI != "" || catalog.Warehouse != "" || catalog.Type != "sql" {
 		s.Catalog = catalog // an explicit catalog wins over the local one
@@ -61,8 +68,18 @@ func (d *stack) Start(ctx context.Context, s *config.Settings, explicit func(fla
 	if opts.KafkaBrokers != nil {
 		s.KafkaSecurity = security
 	}
-	s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir = sources, registry, regSec, stateDir
-	logger.Info("dev stack up", "temporal", s.TemporalAddress, "web_ui", st.Temporal.UIURL(), "embedded_kafka", st.Kafka != nil,
+	s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir, s.WorkerID = sources, registry, regSec, stateDir, workerID
+	logger.Info("dev stack up", "worker_id", workerID, "temporal", s.TemporalAddress, "web_ui", st.Temporal.UIURL(), "embedded_kafka", st.Kafka != nil,
 		"kafka", s.KafkaBrokers, "data_dir", s.DataDir)
 	return st.Stop, nil
+}
+
+// devWorkerID is the dev worker's id: the one given (-worker-id or
+// LAKEMIRROR_WORKER_ID), else the one persisted in its data dir
+// (devstack.WorkerID), else "" (no data dir: a random id per process).
+func devWorkerID(s config.Settings, explicit func(flag, env string) bool) (string, error) {
+	if explicit("worker-id", config.EnvWorkerID) || s.DataDir == "" {
+		return s.WorkerID, nil
+	}
+	return devstack.WorkerID(s.DataDir)
 }

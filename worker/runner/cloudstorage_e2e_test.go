@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/testskip"
 )
 
 // Environment of the cloud storage and Glue tests: each runs when its
@@ -33,7 +35,7 @@ func suiteWarehouse(t *testing.T, env, script string, schemes ...string) (wh, ro
 	t.Helper()
 	wh = os.Getenv(env)
 	if wh == "" {
-		t.Skipf("%s is not set: this test needs its storage emulator; run scripts/%s/run.sh", env, script)
+		testskip.Skip(t, fmt.Sprintf("%s is not set: this test needs its storage emulator; run scripts/%s/run.sh", env, script))
 	}
 	u, err := url.Parse(wh)
 	if err != nil || u.Host == "" {

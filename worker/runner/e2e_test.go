@@ -20,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/internal/testskip"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "start dev stack:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testskip.Main(m, "worker/runner") // a summary line of the suites skipped for their missing emulators
 	stack.Stop()
 	os.Exit(code)
 }

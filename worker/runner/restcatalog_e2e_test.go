@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/lakemirror/lakemirror/internal/testskip"
 )
 
 // Environment of TestRESTCatalogS3EndToEnd, set by scripts/reststack/run.sh
@@ -24,7 +27,7 @@ const (
 func TestRESTCatalogS3EndToEnd(t *testing.T) {
 	uri, wh := os.Getenv(envRESTURI), os.Getenv(envRESTWarehouse)
 	if uri == "" {
-		t.Skipf("%s is not set: this test needs a running Iceberg REST catalog and S3-compatible storage; run scripts/reststack/run.sh", envRESTURI)
+		testskip.Skip(t, fmt.Sprintf("%s is not set: this test needs a running Iceberg REST catalog and S3-compatible storage; run scripts/reststack/run.sh", envRESTURI))
 	}
 	if !strings.HasPrefix(wh, "s3://") {
 		t.Fatalf("%s=%q: want an s3:// warehouse", envRESTWarehouse, wh)

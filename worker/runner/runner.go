@@ -146,6 +146,7 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	m.SetStateFunc(func() telemetry.StateSnapshot { return activities.StateSamples(acts) })
 	acts.CatalogID = s.Catalog.Identity()
 	acts.Metrics = m
+	acts.BatchLog = logger
 	acts.WorkerQueue = WorkerQueue(workerID)
 	acts.SidecarEvery = s.SidecarEvery
 	acts.Fleet = (&fleet{c: c}).count

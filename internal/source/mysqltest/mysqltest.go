@@ -10,7 +10,8 @@
 // mariadbd and mariadb-install-db, from Debian's mariadb-server package:
 // looked up in $LAKEMIRROR_MARIADB_BIN when set, else /usr/sbin and
 // /usr/bin, else $PATH. Missing binaries are reported with InstallHint;
-// tests skip then (Skip) while CI installs the package (.ci/run).
+// tests skip then (Skip, through testskip: the package's TestMain
+// summarises the skips) while CI installs the package (.ci/run).
 //
 // # Running as root
 //
@@ -40,6 +41,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/lakemirror/lakemirror/internal/testskip"
 )
 
 // InstallHint is the command that installs the server on Debian.
@@ -70,7 +73,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	s, err := Launch()
 	if errors.Is(err, ErrNotInstalled) {
-		t.Skip(err.Error())
+		testskip.Skip(t, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)
