@@ -98,7 +98,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 			// IdleWait ends; then plan again
 			for !a.watch().wait(ctx, spec.Topic, plan.HighWatermarks, min(idleHeartbeat, idleDeadline.Sub(time.Now()))) {
 				if ctx.Err() != nil {
-					return Plan{}, ctx.Err()
+					return Plan{}, waitCanceled(ctx)
 				}
 				if !time.Now().Before(idleDeadline) {
 					break

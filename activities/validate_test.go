@@ -283,7 +283,7 @@ func TestValidateKeyInTwoPartitions(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {0, 1}, 1: {0, 1}}, nil)
 	f.apply(map[int32][2]int64{0: {1, 2}, 1: {1, 2}}, nil)
 	res, by := f.validate()
-	only(t, res, by, validate.CheckPartitioning, "key "+keyOf(1)+": events in partitions 0 (1 events), 1 (1 events)")
+	only(t, res, by, validate.CheckPartitioning, "key "+keyShown(1)+": events in partitions 0 (1 events), 1 (1 events)")
 }
 
 // A create for a key that exists, without a delete between.
@@ -362,9 +362,9 @@ func TestValidateHoleInBronze(t *testing.T) {
 	// each hole, then the key of each change Kafka holds there (key 1's
 	// update at offset 2, key 2's create at offset 4)
 	want := "partition 0: offsets [2, 3) are missing from bronze but Kafka holds 1 records there (first 2)\n" +
-		"key " + keyOf(1) + ": its change at partition 0 offset 2 is missing from bronze (Kafka holds it)\n" +
+		"key " + keyShown(1) + ": its change at partition 0 offset 2 is missing from bronze (Kafka holds it)\n" +
 		"partition 0: offsets [4, 5) are missing from bronze but Kafka holds 1 records there (first 4)\n" +
-		"key " + keyOf(2) + ": its change at partition 0 offset 4 is missing from bronze (Kafka holds it)"
+		"key " + keyShown(2) + ": its change at partition 0 offset 4 is missing from bronze (Kafka holds it)"
 	only(t, res, by, validate.CheckContinuity, want)
 	// the same, each hole in a fetch of its own
 	defer func(w int64) { holeWindow = w }(holeWindow)
@@ -385,9 +385,9 @@ func TestValidatePartitionDropped(t *testing.T) {
 	res, by := f.validate()
 	only(t, res, by, validate.CheckContinuity,
 		"partition 1: offsets [0, 3) are missing from bronze but Kafka holds 3 records there (first 0)\n"+
-			"key "+keyOf(3)+": its change at partition 1 offset 0 is missing from bronze (Kafka holds it)\n"+
-			"key "+keyOf(3)+": its change at partition 1 offset 1 is missing from bronze (Kafka holds it)\n"+
-			"key "+keyOf(3)+": its change at partition 1 offset 2 is missing from bronze (Kafka holds it)")
+			"key "+keyShown(3)+": its change at partition 1 offset 0 is missing from bronze (Kafka holds it)\n"+
+			"key "+keyShown(3)+": its change at partition 1 offset 1 is missing from bronze (Kafka holds it)\n"+
+			"key "+keyShown(3)+": its change at partition 1 offset 2 is missing from bronze (Kafka holds it)")
 }
 
 // A batch starts past where the previous one ended: offsets never read.

@@ -57,7 +57,7 @@ func TestTemporalNotReachable(t *testing.T) {
 	code, stdout, stderr := cli(t, "doctor", "--temporal-address", addr, "--kafka-brokers", closedAddr(t), "--data-dir", t.TempDir())
 	lines := strings.Split(stdout, "\n")
 	if code != exitFailure || !strings.HasPrefix(lines[0], "FAIL  temporal: cannot reach Temporal at "+addr+": ") || lines[2] != "WARN  namespace: not checked: Temporal is not reachable" ||
-		stderr != "starter: doctor: 2 of 12 checks failed\n" {
+		stderr != "starter: doctor: 2 of 13 checks failed\n" {
 		t.Errorf("doctor: exit %d, stdout:\n%s\nstderr %q", code, stdout, stderr)
 	}
 }
