@@ -87,7 +87,7 @@ func (st *TableState) details(now time.Time) string {
 	s := st.status()
 	t := s.Table
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Phase: %s** · table `%s` ← topic `%s`\n\n", s.Phase, t, s.Topic)
+	b.WriteString(fmt.Sprintf("**Phase: %s** · table `%s` ← topic `%s`\n\n", s.Phase, t, s.Topic))
 	b.WriteString(st.why(now))
 	b.WriteString("\n\n")
 
@@ -100,8 +100,10 @@ func (st *TableState) details(now time.Time) string {
 		if all == nil {
 			all = lake.Offsets{}
 		}
+		// the union of partitions, sorted below: the order is fixed, and this
+		// only renders text
+		//workflowcheck:ignore
 		maps.Copy(all, s.HighWatermarks)
-		// sorted: the order is fixed, and this only renders text
 		//workflowcheck:ignore
 		ps := all.SortedPartitions()
 		for _, p := range ps {
@@ -109,12 +111,12 @@ func (st *TableState) details(now time.Time) string {
 			if h, ok := s.HighWatermarks[p]; ok {
 				hw, lag = fmt.Sprint(h), fmt.Sprint(s.Lag[p])
 			}
-			fmt.Fprintf(&b, "| %d | %d | %s | %s |\n", p, s.Offsets[p], hw, lag)
+			b.WriteString(fmt.Sprintf("| %d | %d | %s | %s |\n", p, s.Offsets[p], hw, lag))
 		}
-		fmt.Fprintf(&b, "\n**Lag: %d records** (all partitions, at the last plan)", s.TotalLag)
+		b.WriteString(fmt.Sprintf("\n**Lag: %d records** (all partitions, at the last plan)", s.TotalLag))
 		if s.NewestSourceTs > 0 {
 			src := time.UnixMicro(s.NewestSourceTs).UTC()
-			fmt.Fprintf(&b, " · **freshness %s** (newest applied source commit %s)", human.Duration(now.Sub(src)), src.Format(time.RFC3339))
+			b.WriteString(fmt.Sprintf(" · **freshness %s** (newest applied source commit %s)", human.Duration(now.Sub(src)), src.Format(time.RFC3339)))
 		}
 		b.WriteString("\n\n")
 	}
@@ -123,15 +125,15 @@ func (st *TableState) details(now time.Time) string {
 	if len(st.RecentBatches) == 0 {
 		b.WriteString("**Last batches:** none applied yet\n\n")
 	} else {
-		fmt.Fprintf(&b, "**Last batches** (%d applied in all, %d records):\n\n", s.Totals.Batches, s.Totals.Records)
+		b.WriteString(fmt.Sprintf("**Last batches** (%d applied in all, %d records):\n\n", s.Totals.Batches, s.Totals.Records))
 		b.WriteString("| batch | records | changes | applied | stale | duplicates | duration | applied at (UTC) |\n|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for i := len(st.RecentBatches) - 1; i >= 0; i-- {
 			l := st.RecentBatches[i]
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %s | %s |\n", l.Seq, l.Records, l.Changes, l.Applied, l.Stale, l.Duplicates,
-				batchDuration(l.Millis), l.Done.Format("2006-01-02 15:04:05"))
+			b.WriteString(fmt.Sprintf("| %d | %d | %d | %d | %d | %d | %s | %s |\n", l.Seq, l.Records, l.Changes, l.Applied, l.Stale, l.Duplicates,
+				batchDuration(l.Millis), l.Done.Format("2006-01-02 15:04:05")))
 		}
 		l := st.RecentBatches[len(st.RecentBatches)-1]
-		fmt.Fprintf(&b, "\n**Iceberg snapshots** after batch %d: %s\n\n", l.Seq, snapshotIDs(st.Spec, l))
+		b.WriteString(fmt.Sprintf("\n**Iceberg snapshots** after batch %d: %s\n\n", l.Seq, snapshotIDs(st.Spec, l)))
 	}
 
 	// effective settings
@@ -144,10 +146,10 @@ func (st *TableState) details(now time.Time) string {
 	if sp.MaxBatchEvents > sp.MaxEvents {
 		grow = fmt.Sprintf(", up to %d while behind", sp.MaxBatchEvents)
 	}
-	fmt.Fprintf(&b, "**Settings** (in effect, with updates): batch size %d records%s · max wait %s · max quarantine %d · key %s · tables %s",
-		sp.MaxEvents, grow, human.Duration(sp.MaxWait), sp.MaxQuarantine, key, strings.Join(sp.Tables(), ", "))
+	b.WriteString(fmt.Sprintf("**Settings** (in effect, with updates): batch size %d records%s · max wait %s · max quarantine %d · key %s · tables %s",
+		sp.MaxEvents, grow, human.Duration(sp.MaxWait), sp.MaxQuarantine, key, strings.Join(sp.Tables(), ", ")))
 	if s.Owner != "" {
-		fmt.Fprintf(&b, " · worker `%s`", s.Owner)
+		b.WriteString(fmt.Sprintf(" · worker `%s`", s.Owner))
 	}
 	b.WriteString("\n")
 	return b.String()
