@@ -87,7 +87,6 @@ type xsqlserver struct {
 	r                *rand.Rand
 	vlf, block, slot int
 	changes          []string
-	serials          []int
 }
 
 func (s *xsqlserver) next() string {

@@ -96,7 +96,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 			// high watermarks (one ListOffsets round per second for all
 			// idle tables), heartbeating, until the topic moves or
 			// IdleWait ends; then plan again
-			for !a.watch().wait(ctx, spec.Topic, plan.HighWatermarks, min(idleHeartbeat, idleDeadline.Sub(time.Now()))) {
+			for !a.watch().wait(ctx, spec.Topic, plan.HighWatermarks, min(idleHeartbeat, time.Until(idleDeadline))) {
 				if ctx.Err() != nil {
 					return Plan{}, waitCanceled(ctx)
 				}

@@ -283,7 +283,7 @@ func (d *Decoder) avroKeyRow(key []byte) (*cdc.Row, error) {
 	r := d.avro.readerFor(body)
 	vals := make([]cdc.Value, len(plan.ss.fields))
 	if err := d.avroRowValues(r, plan, vals); err != nil {
-		return nil, fmt.Errorf("Kafka key field %v", err)
+		return nil, fmt.Errorf("the Kafka key field %v", err)
 	}
 	if err := readerEnd(r); err != nil {
 		return nil, fmt.Errorf("the Kafka key: %v", err)
@@ -442,7 +442,7 @@ func avroBlocks(r *avro.Reader, fn func() error) error {
 // avroSkip reads past one value.
 func avroSkip(r *avro.Reader, n *anode, depth int) error {
 	if depth > maxAvroDepth {
-		return errors.New("Avro value nested too deeply")
+		return errors.New("the Avro value is nested too deeply")
 	}
 	n, err := avroBranch(r, n)
 	if err != nil {

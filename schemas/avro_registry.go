@@ -89,7 +89,7 @@ func (a *avroState) schemaNode(id int) (*anode, error) {
 		return n, nil
 	}
 	if a.client == nil {
-		return nil, fmt.Errorf("Avro record (schema id %d) but no schema registry is configured (DecoderOptions.Registry)", id)
+		return nil, fmt.Errorf("an Avro record (schema id %d) but no schema registry is configured (DecoderOptions.Registry)", id)
 	}
 	if m, ok := a.missing[id]; ok && time.Now().Before(m.retry) {
 		return nil, m.err
@@ -192,7 +192,7 @@ func readerEnd(r *avro.Reader) error {
 	}
 	r.Peek()
 	if r.Error == nil {
-		return errors.New("Avro body has trailing bytes after the record")
+		return errors.New("the Avro body has trailing bytes after the record")
 	}
 	if !errors.Is(r.Error, io.EOF) {
 		return avroErr(r.Error)

@@ -53,7 +53,7 @@ func compileAvro(s avro.Schema) (*anode, error) {
 
 func compileNode(s avro.Schema, named map[string]*anode, depth int) (*anode, error) {
 	if depth > maxAvroDepth {
-		return nil, errors.New("Avro schema nested too deeply")
+		return nil, errors.New("the Avro schema is nested too deeply")
 	}
 	if ref, ok := s.(*avro.RefSchema); ok {
 		ns := ref.Schema()

@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 // memory or d.tmp; copy before the next call).
 func (d *Decoder) avroValue(r *avro.Reader, n *anode, fs *fieldSpec, depth int) (cdc.Value, []byte, error) {
 	if depth > maxAvroDepth {
-		return cdc.Value{}, nil, fmt.Errorf("Avro value nested too deeply")
+		return cdc.Value{}, nil, errors.New("the Avro value is nested too deeply")
 	}
 	n, err := avroBranch(r, n)
 	if err != nil {
@@ -28,7 +29,7 @@ func (d *Decoder) avroValue(r *avro.Reader, n *anode, fs *fieldSpec, depth int) 
 		return cdc.Null(), nil, nil
 	}
 	mismatch := func() (cdc.Value, []byte, error) {
-		return cdc.Value{}, nil, fmt.Errorf("Avro %s cannot be read as %s", n.t, fs.typ)
+		return cdc.Value{}, nil, fmt.Errorf("an Avro %s cannot be read as %s", n.t, fs.typ)
 	}
 	switch fs.dec {
 	case decBool:
@@ -267,7 +268,7 @@ func (d *Decoder) avroVarDecimal(r *avro.Reader, n *anode, fs *fieldSpec, depth 
 // "NaN"/"Infinity" strings.
 func (d *Decoder) appendAvroJSON(dst []byte, r *avro.Reader, n *anode, depth int) ([]byte, error) {
 	if depth > maxAvroDepth {
-		return dst, fmt.Errorf("Avro value nested too deeply")
+		return dst, errors.New("the Avro value is nested too deeply")
 	}
 	n, err := avroBranch(r, n)
 	if err != nil {

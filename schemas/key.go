@@ -113,7 +113,7 @@ func (d *Decoder) kafkaKeyRow(key []byte, img *structSpec) (*cdc.Row, error) {
 			fs = d.looseSpec(name)
 		}
 		if e := d.field(v, fs, &vals[i]); e != nil {
-			err = fmt.Errorf("Kafka key field %s: %w", name, e)
+			err = fmt.Errorf("the Kafka key field %s: %w", name, e)
 		}
 		i++
 	})

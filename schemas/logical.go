@@ -148,14 +148,14 @@ func connectLogical(fs *fieldSpec, typ, logical string, p params) (ok bool, err 
 			return false, err
 		}
 		if scale < 0 {
-			return false, errors.New(`Decimal without a "scale" parameter`)
+			return false, errors.New(`a Decimal without a "scale" parameter`)
 		}
 		prec, err := intParam(p, "connect.decimal.precision", defaultDecimalPrecision)
 		if err != nil {
 			return false, err
 		}
 		if scale > math.MaxInt16 || prec > typing.MaxDecimalDigits || prec <= 0 {
-			return false, fmt.Errorf("Decimal precision %d / scale %d out of range", prec, scale)
+			return false, fmt.Errorf("a Decimal's precision %d / scale %d out of range", prec, scale)
 		}
 		setDecimal(fs, prec, scale)
 	case logicalDate, logicalConnectDate:

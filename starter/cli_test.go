@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
-	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -104,31 +102,6 @@ func TestMain(m *testing.M) {
 // stackArgs are the connection flags of the shared stack.
 func stackArgs(st *devstack.Stack) []string {
 	return []string{"--temporal-address", st.Settings.TemporalAddress, "--kafka-brokers", strings.Join(st.Settings.KafkaBrokers, ","), "--data-dir", st.Settings.DataDir}
-}
-
-// startWorker runs a worker on the shared stack until the test ends.
-func startWorker(t *testing.T, st *devstack.Stack) *runner.Runner {
-	t.Helper()
-	r, err := runner.Start(context.Background(), st.Settings, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
-	return r
-}
-
-// terminateAtEnd terminates table's workflow when the test ends, so the
-// next test's list does not see it.
-func terminateAtEnd(t *testing.T, st *devstack.Stack, table string) {
-	t.Cleanup(func() {
-		c, err := runner.Dial(st.Settings, nil)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer c.Close()
-		_ = c.TerminateWorkflow(context.Background(), workflows.WorkflowID(table), "", "test ends")
-	})
 }
 
 // waitUntil polls cond for up to a minute.

@@ -27,7 +27,7 @@ import (
 
 // specFlags are the table-spec flags of start and demo.
 type specFlags struct {
-	table, topic, key, startFrom     string
+	table, key, startFrom            string
 	source, sourceTable, signalTopic string
 	definition, historyColumns       string
 	collapseTx, bronze, history      bool

@@ -73,11 +73,11 @@ func cdcType(t iceberg.Type) (cdc.Type, error) {
 			return cdc.Type{}, err
 		}
 		if elem.Kind == cdc.KindList {
-			return cdc.Type{}, fmt.Errorf("Iceberg type %s (a list of lists) is not supported in a mirror table", t)
+			return cdc.Type{}, fmt.Errorf("the Iceberg type %s (a list of lists) is not supported in a mirror table", t)
 		}
 		return cdc.ListType(elem), nil
 	}
-	return cdc.Type{}, fmt.Errorf("Iceberg type %s is not supported in a mirror table", t)
+	return cdc.Type{}, fmt.Errorf("the Iceberg type %s is not supported in a mirror table", t)
 }
 
 // conform returns img aligned to the table's columns (missing columns are

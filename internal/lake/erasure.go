@@ -277,7 +277,7 @@ func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRe
 		}
 	}
 	if len(rows) > 0 {
-		if etbl, err = appendErasureRows(ctx, etbl, rows); err != nil {
+		if _, err = appendErasureRows(ctx, etbl, rows); err != nil {
 			return res, err
 		}
 	}

@@ -24,12 +24,6 @@ type keyedVersion struct {
 	v   merge.Version
 }
 
-// keyedRow is a stored history row of a key (to remove).
-type keyedRow struct {
-	key cdc.Key
-	row histRow
-}
-
 // lastClosedVersion reads key k's latest stored version (closed: the key
 // has no open version) with its values from the history table, for a
 // TOAST placeholder that takes its value. It returns nil when the key has

@@ -11,7 +11,6 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -66,61 +65,6 @@ func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []
 		}
 	}
 	return fs, files, deleted, nil
-}
-
-// scanLiveKeys reads the columns names of one data file, whose first nk
-// are the key columns, skipping the rows at the sorted positions dels.
-// For each record batch it calls onBatch, which returns the function
-// called for each live row of the batch with the row's index in the batch,
-// its position in the file and its encoded key (cdc.EncodeKey of the key
-// columns).
-// kind names the file in errors ("data", "history").
-//
-// Errors: file IO, a missing column, key values of an unsupported type,
-// and whatever onBatch or the row function return.
-func scanLiveKeys(ctx context.Context, fs iceio.IO, path, kind string, names []string, nk int, dels []int64,
-	onBatch func(rec arrow.RecordBatch) (func(r int, pos int64, key cdc.Key) error, error)) error {
-	p, err := parquetio.Open(fs, path)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	cols := make([]int, len(names))
-	for i, n := range names {
-		if cols[i] = p.ColumnIndex(n); cols[i] < 0 {
-			return fmt.Errorf("lake: %s file %s has no column %q", kind, path, n)
-		}
-	}
-	keyVals := make([]cdc.Value, nk)
-	var buf []byte
-	di := 0
-	return p.Scan(ctx, cols, nil, func(rec arrow.RecordBatch, first int64) error {
-		row, err := onBatch(rec)
-		if err != nil {
-			return err
-		}
-		for r := 0; r < int(rec.NumRows()); r++ {
-			pos := first + int64(r)
-			for di < len(dels) && dels[di] < pos {
-				di++
-			}
-			if di < len(dels) && dels[di] == pos {
-				continue
-			}
-			for c := 0; c < nk; c++ {
-				if keyVals[c], err = parquetio.ValueAt(rec.Column(c), r); err != nil {
-					return err
-				}
-			}
-			if buf, err = cdc.EncodeKey(buf[:0], keyVals...); err != nil {
-				return err
-			}
-			if err := row(r, pos, cdc.Key(buf)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // readPositionDeletes reads position-delete files and returns, per data

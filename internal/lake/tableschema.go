@@ -211,18 +211,6 @@ func columnNames(cols []cdc.Column) []string {
 	return out
 }
 
-// sourceColumns returns the mirror schema's source columns (all fields but
-// the system columns), in schema order, as cdc columns.
-func sourceColumns(sc *iceberg.Schema) []string {
-	var out []string
-	for _, f := range sc.Fields() {
-		if !isSystemColumn(f.Name) {
-			out = append(out, f.Name)
-		}
-	}
-	return out
-}
-
 // uniqueColumns are system columns whose values are (nearly) all
 // distinct: they are written without a Parquet dictionary, which would
 // only cost time (parquetio.FileSpec.Unique).

@@ -273,7 +273,6 @@ func Parse(name string, data []byte) (*File, error) {
 	// yaml.v3 leaves out the items it cannot decode at all (not a
 	// mapping, a key given twice); put them back as empty, hurt entries
 	// so that indexes match the file's
-	items := raw.Pipelines
 	if seq := f.idx.value["pipelines"]; seq != nil && seq.Kind == yaml.SequenceNode {
 		aligned := make([]rawEntry, len(seq.Content))
 		hurt := make([]bool, len(seq.Content))
@@ -286,7 +285,7 @@ func Parse(name string, data []byte) (*File, error) {
 				hurt[i] = true
 			}
 		}
-		items = aligned
+		items := aligned
 		starts := make([]int, len(items)+1)
 		for i := range items {
 			starts[i] = seq.Content[i].Line

@@ -47,7 +47,7 @@ func Preflight(ctx context.Context, s config.Settings) (warnings []string, err e
 	defer cancel()
 	c, err := DialContext(dctx, s, nil)
 	if err != nil {
-		return nil, fmt.Errorf("Temporal at %s (namespace %s) is not reachable: %v\n  fix: set --temporal-address and --namespace (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE) and the TLS or API-key settings", s.TemporalAddress, s.Namespace, DialCause(err))
+		return nil, fmt.Errorf("the Temporal server at %s (namespace %s) is not reachable: %v\n  fix: set --temporal-address and --namespace (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE) and the TLS or API-key settings", s.TemporalAddress, s.Namespace, DialCause(err))
 	}
 	defer c.Close()
 	return checkSameCatalog(dctx, c, s.Catalog.Identity())
@@ -57,7 +57,7 @@ func checkKafka(ctx context.Context, s config.Settings) error {
 	brokers := strings.Join(s.KafkaBrokers, ",")
 	kc, err := NewKafka(s)
 	if err != nil {
-		return fmt.Errorf("Kafka brokers %q: %w\n  fix: set --kafka-brokers (KAFKA_BROKERS) and the Kafka TLS/SASL settings", brokers, err)
+		return fmt.Errorf("the Kafka brokers %q: %w\n  fix: set --kafka-brokers (KAFKA_BROKERS) and the Kafka TLS/SASL settings", brokers, err)
 	}
 	defer kc.Close()
 	kctx, cancel := context.WithTimeout(ctx, PreflightTimeout)

@@ -519,11 +519,12 @@ func suiteManifests(t *testing.T, tbl *table.Table) ([]iceberg.ManifestFile, []i
 	}
 	var ents []iceberg.ManifestEntry
 	for _, m := range mans {
-		es, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ents = append(ents, e)
 		}
-		ents = append(ents, es...)
 	}
 	return mans, ents
 }

@@ -129,7 +129,7 @@ func TestPreflight(t *testing.T) {
 	}
 	noTemporal := stack.Settings
 	noTemporal.TemporalAddress = closedAddr(t)
-	if _, err := Preflight(ctx, noTemporal); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("Temporal at %s (namespace default) is not reachable: ", noTemporal.TemporalAddress)) {
+	if _, err := Preflight(ctx, noTemporal); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("the Temporal server at %s (namespace default) is not reachable: ", noTemporal.TemporalAddress)) {
 		t.Fatalf("Temporal not reachable: %v", err)
 	}
 }

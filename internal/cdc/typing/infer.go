@@ -69,7 +69,6 @@ type colStat struct {
 	kinds     uint32 // bit per cdc.Kind seen (NULL and unavailable excluded)
 	maxDigits int    // decimals: most unscaled digits
 	maxScale  int16  // decimals: largest scale
-	other     cdc.Kind
 }
 
 func (s *colStat) add(v cdc.Value) {

@@ -537,11 +537,10 @@ func tableFiles(_ context.Context, metadataLocation string) (map[string]int64, e
 	}
 	out["manifests"] = int64(len(mans))
 	for _, m := range mans {
-		ents, err := m.FetchEntries(fio, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range ents {
+		for e, err := range m.Entries(fio, true) {
+			if err != nil {
+				return nil, err
+			}
 			df := e.DataFile()
 			if df.ContentType() == iceberg.EntryContentData {
 				out["data_files"]++

@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -208,7 +209,7 @@ var roundRe = regexp.MustCompile(`-r(\d+)\.json$`)
 
 func reportCmd(args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: benchctl report RESULTS_DIR|RESULT.json ...")
+		return errors.New("usage: benchctl report RESULTS_DIR|RESULT.json [...]")
 	}
 	bySys := map[string][]run{}
 	for _, a := range args {
