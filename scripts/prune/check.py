@@ -9,8 +9,11 @@ With --spark-jar, Spark 4 with Iceberg's Spark runtime jar reads the same
 tables too (scripts/readers/spark_reader.py: one local session, each table
 loaded from its metadata.json): the data files its scan planned and skipped
 (Iceberg's scan metrics resultDataFiles and skippedDataFiles, from the
-executed plan) and the rows, which must equal pyiceberg's exactly, and the
-partitioned layout must plan fewer data files than the unpartitioned one.
+executed plan) and the rows, which must equal pyiceberg's exactly; Spark
+must plan as many data files as pyiceberg, and on the partitioned layout
+fewer than on the unpartitioned one for the mirror, not more for the
+history (whose unpartitioned files this commit-ordered stream leaves with
+narrow _valid_from bounds, so they are pruned too).
 Spark cannot select the mirror's _deleted (Iceberg reserves the name for a
 metadata column; docs/readers.md), so its mirror rows are compared without
 that column. Usage: check.py GEN_JSON [--spark-jar JAR]"""
