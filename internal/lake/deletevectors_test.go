@@ -369,6 +369,15 @@ type readerResult struct {
 		Rows  []string `json:"rows"`
 		Error string   `json:"error"`
 	} `json:"duckdb"`
+	Spark *struct {
+		Rows    []string `json:"rows"`
+		Error   string   `json:"error"`
+		Without *struct {
+			Columns []string `json:"columns"`
+			Rows    []string `json:"rows"`
+			Error   string   `json:"error"`
+		} `json:"without"`
+	} `json:"spark"`
 }
 
 // The readers table of docs/readers.md, tested: the same changes written
@@ -377,12 +386,16 @@ type readerResult struct {
 // DuckDB's iceberg extension (scripts/readers/check_readers.py, the
 // versions of scripts/realstack/requirements.txt). Runs where that
 // environment is (scripts/realstack/run.sh runs it with
-// LAKEMIRROR_PYTHON); skipped elsewhere.
+// LAKEMIRROR_PYTHON); skipped elsewhere. With LAKEMIRROR_SPARK_JAR (the
+// Iceberg Spark runtime jar; scripts/spark/run.sh sets it and
+// LAKEMIRROR_PYTHON to its venv) Spark 4 reads the same tables and its
+// rows and errors are asserted too.
 func TestDeletionVectorReaders(t *testing.T) {
 	python := readersPython(t)
 	if python == "" {
 		t.Skip("no reader environment: run scripts/realstack/setup.sh, or set LAKEMIRROR_PYTHON to a Python with scripts/realstack/requirements.txt")
 	}
+	sparkJar := os.Getenv("LAKEMIRROR_SPARK_JAR")
 	dir := t.TempDir()
 	batches := [][]byte{
 		orderValue("c", 100, 0, "", orderRow(1, "eu", 10)),
@@ -417,6 +430,9 @@ func TestDeletionVectorReaders(t *testing.T) {
 	for _, ns := range []string{"v2", "v3"} {
 		args = append(args, "--table", ns+".orders:id,amount,"+ColDeleted, "--table", ns+".orders_history:id,amount,"+ColIsCurrent)
 	}
+	if sparkJar != "" {
+		args = append(args, "--spark-jar", sparkJar)
+	}
 	cmd := exec.Command(python, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -443,6 +459,26 @@ func TestDeletionVectorReaders(t *testing.T) {
 			if !slices.Equal(r.DuckDB.Rows, want) || r.DuckDB.Error != "" {
 				t.Errorf("%s: DuckDB read %q (error %q), want %q", ident, r.DuckDB.Rows, r.DuckDB.Error, want)
 			}
+		}
+		if sparkJar == "" {
+			continue
+		}
+		// Spark: the history exactly; the mirror's _deleted is refused
+		// (Iceberg reserves the name for its metadata column), its other
+		// columns exactly, deletes applied (docs/readers.md).
+		if s := res[ns+".orders_history"].Spark; s == nil || !slices.Equal(s.Rows, history) || s.Error != "" {
+			t.Errorf("%s.orders_history: Spark read %+v, want %q", ns, s, history)
+		}
+		const reserved = "org.apache.iceberg.exceptions.ValidationException: Table column names conflict with names reserved for Iceberg metadata columns: [_deleted]."
+		s := res[ns+".orders"].Spark
+		switch {
+		case s == nil:
+			t.Errorf("%s.orders: no Spark result", ns)
+		case s.Error != reserved || s.Rows != nil:
+			t.Errorf("%s.orders: Spark read %q (error %q), want the error %q", ns, s.Rows, s.Error, reserved)
+		case s.Without == nil || !slices.Equal(s.Without.Columns, []string{"id", "amount"}) || s.Without.Error != "" ||
+			!slices.Equal(s.Without.Rows, []string{"1 11", "2 20", "3 31"}):
+			t.Errorf("%s.orders: Spark without _deleted read %+v, want id, amount: 1 11, 2 20, 3 31", ns, s.Without)
 		}
 	}
 }

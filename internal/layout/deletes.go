@@ -79,12 +79,13 @@ func (f DeleteFormat) Describe() string {
 }
 
 // Readers says what a reader of a table with delete format f needs, as
-// docs/readers.md records it: pyiceberg and DuckDB's iceberg extension
-// tested (internal/lake TestDeletionVectorReaders, the versions of
-// scripts/realstack/requirements.txt); Spark not tested here.
+// docs/readers.md records it: pyiceberg, DuckDB's iceberg extension and
+// Spark 4 with Iceberg 1.10 tested (internal/lake TestDeletionVectorReaders,
+// the versions of scripts/realstack/requirements.txt and
+// scripts/spark/requirements.txt); Trino not tested here.
 func (f DeleteFormat) Readers() string {
 	if f.Or() == DeleteVector {
-		return "deletion vectors (format-version 3): pyiceberg 0.12 and DuckDB 1.5.5 (iceberg extension) read them (tested); Spark needs Iceberg >= 1.8, the first with v3 deletion vectors (not tested here); a reader without format-version 3 support refuses the table; see docs/readers.md"
+		return "deletion vectors (format-version 3): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; Spark refuses to select the mirror's _deleted, a name Iceberg reserves for a metadata column); a reader without format-version 3 support (Iceberg's Java library before 1.8, by its release notes) refuses the table; see docs/readers.md"
 	}
-	return "position deletes (format-version 2): pyiceberg 0.12 and DuckDB 1.5.5 (iceberg extension) read them (tested), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
+	return "position deletes (format-version 2): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; Spark refuses to select the mirror's _deleted, a name Iceberg reserves for a metadata column), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
 }

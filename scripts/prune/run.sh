@@ -6,7 +6,9 @@
 # (scripts/prune/check.py): files planned/read for a one-day filter on the
 # history and a key-bucket filter on the mirror, and the rows, which must be
 # equal. Python packages from PyPI (requirements.txt) into a cached venv
-# ($PRUNE_VENV, default ~/.cache/lakemirror-prune/venv-<hash>).
+# ($PRUNE_VENV, default ~/.cache/lakemirror-prune/venv-<hash>). With
+# PRUNE_SPARK_JAR (the Iceberg Spark runtime jar) Spark reads them too;
+# scripts/spark/run.sh sets it, and PRUNE_VENV to its venv with pyspark.
 #   scripts/prune/run.sh [--keys N] [--days D] [--changes-per-day C] [--batch B]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,4 +27,4 @@ trap 'rm -rf "$work"' EXIT
 (cd "$repo" && GOFLAGS="${GOFLAGS:-} -buildvcs=false" go build -o "$work/gen" ./scripts/prune/gen)
 echo "prune: writing the stream twice (machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 "$work/gen" -out "$work/lake" "$@" >"$work/gen.json"
-"$venv/bin/python" "$here/check.py" "$work/gen.json"
+"$venv/bin/python" "$here/check.py" "$work/gen.json" ${PRUNE_SPARK_JAR:+--spark-jar "$PRUNE_SPARK_JAR"}

@@ -1,6 +1,7 @@
 """Read Iceberg tables with the readers lakemirror documents (docs/readers.md).
 
     python check_readers.py --catalog-db FILE --warehouse DIR --table NS.NAME:COL,COL [--table ...]
+                            [--spark-jar ICEBERG_SPARK_RUNTIME_JAR]
 
 For each table of a lakemirror SQL catalog on SQLite with a local
 warehouse (a test's, or the dev worker's), it reads the current Iceberg
@@ -9,20 +10,29 @@ snapshot with
   * pyiceberg, through its SqlCatalog (scan().to_arrow(): deletes applied);
   * DuckDB with its iceberg extension (DuckDB's signed extension binary from
     the PyPI package duckdb-extension-iceberg, loaded from the virtualenv
-    with auto-install off): SELECT ... FROM iceberg_scan(metadata.json).
+    with auto-install off): SELECT ... FROM iceberg_scan(metadata.json);
+  * with --spark-jar, Spark 4 with Iceberg's Spark runtime jar
+    (spark_reader.py: one local session for all tables; the table loaded
+    from its metadata.json).
 
 It prints one JSON object: per table, its format version and, per reader,
 either "rows" (the table's given columns of every row as text joined
 by one space, sorted) or "error" (the reader's error, first line, at most 300
-characters). Exit 0 whatever the readers do; the caller judges (the Go
-test TestDeletionVectorReaders asserts exact rows and errors). Needs the
-pinned environment of scripts/realstack/requirements.txt.
+characters). When Spark's error is the name of a column reserved for
+Iceberg's metadata columns (spark_reader.RESERVED, e.g. the mirror's
+_deleted), Spark's entry also has "without": the columns that are not
+reserved and their "rows" (or "error"), read again: what Spark can read.
+Exit 0 whatever the readers do; the caller judges (the Go test
+TestDeletionVectorReaders asserts exact rows and errors). Needs the pinned
+environment of scripts/realstack/requirements.txt, or with --spark-jar
+that of scripts/spark/requirements.txt.
 """
 
 import argparse
 import json
 import os
 import sys
+import tempfile
 
 
 def local(path):
@@ -57,7 +67,20 @@ def error(e):
     return f"{type(e).__name__}: {msg}"[:300]
 
 
-def read_table(cat, duck, ident, cols):
+def spark_read(spark, metadata, cols):
+    import spark_reader
+    try:
+        rows, _ = spark.read(metadata, cols)
+        return {"rows": lines([dict(zip(cols, r)) for r in rows], cols)}
+    except Exception as e:
+        out = {"error": spark_reader.error(e)}
+    rest = [c for c in cols if c not in spark_reader.RESERVED]
+    if rest != cols and rest:
+        out["without"] = {"columns": rest, **spark_read(spark, metadata, rest)}
+    return out
+
+
+def read_table(cat, duck, spark, ident, cols):
     t = cat.load_table(ident)
     out = {"format_version": t.metadata.format_version}
     try:
@@ -71,6 +94,8 @@ def read_table(cat, duck, ident, cols):
         out["duckdb"] = {"rows": lines([dict(zip(names, r)) for r in res.fetchall()], cols)}
     except Exception as e:
         out["duckdb"] = {"error": error(e)}
+    if spark is not None:
+        out["spark"] = spark_read(spark, t.metadata_location, cols)
     return out
 
 
@@ -79,12 +104,22 @@ def main():
     ap.add_argument("--catalog-db", required=True)
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--table", action="append", required=True, help="NS.NAME:COL,COL,...")
+    ap.add_argument("--spark-jar", help="also read with Spark and this Iceberg Spark runtime jar")
     a = ap.parse_args()
     from pyiceberg.catalog.sql import SqlCatalog
     cat = SqlCatalog("lakemirror", uri=f"sqlite:///{a.catalog_db}", warehouse=f"file://{a.warehouse}")
     duck = duckdb_connect()
     tables = [t.split(":", 1) for t in a.table]
-    json.dump({ident: read_table(cat, duck, ident, cols.split(",")) for ident, cols in tables}, sys.stdout, sort_keys=True)
+    with tempfile.TemporaryDirectory(prefix="lmreaders-spark-") as scratch:
+        spark = None
+        if a.spark_jar:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import spark_reader
+            spark = spark_reader.Spark(a.spark_jar, scratch)
+        res = {ident: read_table(cat, duck, spark, ident, cols.split(",")) for ident, cols in tables}
+        if spark is not None:
+            spark.session.stop()
+    json.dump(res, sys.stdout, sort_keys=True)
     print()
 
 
