@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/validate"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -131,5 +132,23 @@ func printReconcile(w io.Writer, res activities.ReconcileResult) {
 	sc := res.Scope
 	fmt.Fprintf(w, "%d key ranges (%d differed), %d source rows, %d live mirror rows; %d keys re-read, %d unsettled\n",
 		sc.Ranges, sc.DifferedRanges, sc.SourceRows, sc.MirrorLive, sc.Rechecked, sc.Unsettled)
-	fmt.Fprintf(w, "settling period %s (p99 of recent source-commit-to-apply delays %s)\n", res.Settling, res.MeasuredP99)
+	if res.MeasuredP99 <= 0 {
+		fmt.Fprintf(w, "settling period %s (--settle-floor: no recent source-commit-to-apply delays measured)\n", human.Period(res.Settling))
+		return
+	}
+	fmt.Fprintf(w, "settling period %s (p99 of recent source-commit-to-apply delays %s%s)\n",
+		human.Period(res.Settling), human.Period(res.MeasuredP99), settlingBound(res.Settling, res.MeasuredP99))
+}
+
+// settlingBound says when the settling period is not the measured p99:
+// capped by --settle-max (the source's commit times lie far behind its
+// apply, e.g. an old capture replayed) or raised to --settle-floor.
+func settlingBound(settle, p99 time.Duration) string {
+	switch {
+	case p99 > settle:
+		return "; capped by --settle-max"
+	case p99 < settle:
+		return "; raised to --settle-floor"
+	}
+	return ""
 }

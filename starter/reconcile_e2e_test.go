@@ -84,7 +84,7 @@ func TestReconcileCommand(t *testing.T) {
 	out, errw, code := reconcile()
 	for _, want := range []string{"PASS reconcile-ghost   0 ghost rows\n", "PASS reconcile-missing 0 missing rows\n",
 		"PASS reconcile-changed 0 changed rows\n", "PASS op-balance        3 creates − 0 deletes = 3; 3 live mirror rows; 0 keys disagree\n",
-		"2 key ranges (0 differed), 3 source rows, 3 live mirror rows; 0 keys re-read, 0 unsettled\n", "settling period 10ms"} {
+		"2 key ranges (0 differed), 3 source rows, 3 live mirror rows; 0 keys re-read, 0 unsettled\n", "settling period 10ms (p99 of recent source-commit-to-apply delays ", "; capped by --settle-max)\n"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Fatalf("a clean table: exit %d, want %q in\n%s%s", code, want, out, errw)
 		}

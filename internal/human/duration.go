@@ -19,3 +19,14 @@ func Duration(d time.Duration) string {
 	m := int64(d.Round(time.Minute) / time.Minute)
 	return fmt.Sprintf("%dd%dh%dm", m/(24*60), m/60%24, m%60)
 }
+
+// Period renders a configured or measured period for a person: below a
+// day Go's form unrounded ("10ms", "1.2s", "1h0m0s"), so that a
+// sub-second setting reads as given; from a day on what Duration gives
+// ("337d20h12m" for 8108h12m). A negative d gets a leading "-".
+func Period(d time.Duration) string {
+	if d > -24*time.Hour && d < 24*time.Hour {
+		return d.String()
+	}
+	return Duration(d)
+}

@@ -26,3 +26,24 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestPeriod(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{10 * time.Millisecond, "10ms"},
+		{1200 * time.Millisecond, "1.2s"},
+		{time.Hour, "1h0m0s"},
+		{24*time.Hour - time.Millisecond, "23h59m59.999s"},
+		{24 * time.Hour, "1d0h0m"},
+		{8108*time.Hour + 12*time.Minute + 7*time.Second, "337d20h12m"}, // a reconcile's p99 of issue 35
+		{-1500 * time.Millisecond, "-1.5s"},
+		{-(48 * time.Hour), "-2d0h0m"},
+	} {
+		if got := Period(c.d); got != c.want {
+			t.Errorf("Period(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
