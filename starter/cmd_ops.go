@@ -115,11 +115,20 @@ progress bar (rate, ETA) follows it to the end.`,
 
 func (a *app) waitCmd() *cobra.Command {
 	var timeout time.Duration
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "wait TABLE",
 		Short: "Wait until a table has caught up with its topic (progress bar with rate and ETA)",
-		Args:  tableArgs(1),
+		Long: `wait follows a table until it has caught up with its topic: it has planned
+against the topic, has no lag and runs no backfill. The progress bar goes to
+stderr; with --output json it prints the caught-up table's status object to stdout
+(the fields of status --output json). A blocked table ends the wait with exit 1.`,
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -146,9 +155,13 @@ func (a *app) waitCmd() *cobra.Command {
 			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && cmd.Context().Err() == nil {
 				return fmt.Errorf("%s did not catch up within --timeout %s: phase %s, lag %d records", args[0], timeout, last.Phase, last.TotalLag)
 			}
+			if err == nil && asJSON {
+				return writeJSON(cmd.OutOrStdout(), last)
+			}
 			return err
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Hour, "give up after this long (exit 1)")
 	return cmd
 }
@@ -195,11 +208,20 @@ func (a *app) settingsCmd() *cobra.Command {
 	var wait time.Duration
 	var lay layoutFlags
 	var deleteFormat string
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N] [--mirror-partition-by F ...] [--history-partition-by F ...]",
 		Short: "Change a running table's batch bounds or layout (takes effect at the next batch)",
-		Args:  tableArgs(1),
+		Long: `settings changes a running table's batch bounds, quarantine limit or layout
+through a workflow update; the change takes effect at the table's next batch. It
+prints the table's effective settings, or with --output json the table's spec as
+the workflow holds it after the change (the fields of "spec" in status --output json).`,
+		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			var req workflows.SettingsRequest
 			if cmd.Flags().Changed("batch-size") {
 				req.MaxEvents = &batch
@@ -238,6 +260,9 @@ func (a *app) settingsCmd() *cobra.Command {
 			if err := sendUpdate(cmd.Context(), c, args[0], workflows.UpdateSettings, req, &spec); err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), spec)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, waiting at most %s; at most %d quarantined records per batch\n",
 				args[0], batchBounds(spec), spec.MaxWait, spec.Defaults().MaxQuarantine)
 			if req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil {
@@ -247,6 +272,7 @@ func (a *app) settingsCmd() *cobra.Command {
 		},
 	}
 	lay.bind(cmd.Flags())
+	out.bind(cmd)
 	cmd.Flags().IntVar(&batch, "batch-size", 0, "maximum records per batch")
 	cmd.Flags().IntVar(&maxBatch, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (0 = no growth)")
 	cmd.Flags().IntVar(&maxQuarantine, "max-quarantine", 0, "records of one batch that may go to the quarantine table before the table blocks (raise it, then `retry`, to lift a quarantine-limit block)")

@@ -121,7 +121,31 @@ func TestStatusAndListJSON(t *testing.T) {
 		}
 		check("list "+strings.Join(flag, " "), all[0])
 	}
-	code, stdout, _ := cli(t, append([]string{"list"}, args...)...)
+	// wait --output json: the caught-up status object on stdout
+	code, stdout, stderr := cli(t, append([]string{"wait", "cli.json", "--timeout", "1m", "--output", "json"}, args...)...)
+	var waited statusJSON
+	if code != exitOK {
+		t.Fatalf("wait --output json: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &waited); err != nil {
+		t.Fatalf("wait --output json: %v\n%s", err, stdout)
+	}
+	check("wait --output json", waited)
+	// settings --output json: the spec after the change (the same batch
+	// size, so the checks above stay true)
+	code, stdout, stderr = cli(t, append([]string{"settings", "cli.json", "--batch-size", "100", "--output", "json"}, args...)...)
+	var spec statusJSON
+	if code != exitOK {
+		t.Fatalf("settings --output json: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &spec.Spec); err != nil {
+		t.Fatalf("settings --output json: %v\n%s", err, stdout)
+	}
+	if spec.Spec.Table != "cli.json" || spec.Spec.Topic != "cli.public.json" || spec.Spec.MaxEvents != 100 || spec.Spec.MaxWait != int64(200*time.Millisecond) ||
+		!reflect.DeepEqual(spec.Spec.KeyColumns, []string{"order_id"}) || spec.Spec.Catalog != s.Catalog.Identity() {
+		t.Errorf("settings --output json: %+v\n%s", spec.Spec, stdout)
+	}
+	code, stdout, _ = cli(t, append([]string{"list"}, args...)...)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if code != exitOK || len(lines) != 2 || !strings.HasPrefix(lines[1], "cli.json  cli.public.json  stream  0    2        ") || !strings.HasSuffix(lines[1], " ago") {
 		t.Errorf("list: exit %d:\n%s", code, stdout)
@@ -133,7 +157,7 @@ func TestStatusAndListJSON(t *testing.T) {
 	defer func() {
 		_ = r.Client.TerminateWorkflow(context.Background(), "lakemirror-table-cli.never", "", "test ends")
 	}()
-	code, _, stderr := cli(t, append([]string{"wait", "cli.never", "--timeout", "3s"}, args...)...)
+	code, _, stderr = cli(t, append([]string{"wait", "cli.never", "--timeout", "3s"}, args...)...)
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitFailure || lines[len(lines)-1] != "starter: cli.never did not catch up within --timeout 3s: phase stream, lag 0 records" {
 		t.Errorf("wait --timeout: exit %d, stderr %q", code, stderr)
 	}
