@@ -71,4 +71,16 @@ const (
 	// snapshot, no error and no way to stop it. Asked when a load starts.
 	// Old branch: every fixture with a load (none recorded one).
 	loadVisibleVersion = "load-visible-retries"
+
+	// fastRecoveryVersion (2026-12-05): recover from a dead worker within
+	// seconds (docs/design.md, "Recovery after a worker dies"): PlanBatch,
+	// ApplyBatch and RebuildKeys get an 8 s heartbeat timeout (deadAfter,
+	// was 30 s) that Temporal does not retry (heartbeatLostType); the
+	// workflow reruns the activity on its owner with a 3 s
+	// schedule-to-start timeout (probeWait) and hands the table over when
+	// the owner does not take it; the claim after a hand-over says the
+	// previous owner is gone (ClaimRequest.Gone). Old branch (30 s
+	// heartbeats retried by Temporal on the owner's queue, then ownerWait):
+	// v1-* to v7-*.
+	fastRecoveryVersion = "fast-recovery"
 )
