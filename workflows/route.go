@@ -18,7 +18,8 @@ const ownerWait = 20 * time.Second
 
 // Fast recovery (fastRecoveryVersion runs; docs/design.md "Recovery after
 // a worker dies"): the activities that hold a table's state heartbeat
-// every second (the SDK sends one every 0.8 × deadAfter), a heartbeat
+// every second (the SDK sends one every 0.8 × deadAfter; an idle plan's
+// timeout is idleDeadAfter instead, planWait), a heartbeat
 // timeout comes back to the workflow at once instead of being retried by
 // Temporal on the same queue, and the rerun waits at most probeWait for
 // the owner: a live owner takes it within milliseconds and keeps the
@@ -43,13 +44,41 @@ const (
 	lostInARow = 3
 )
 
+// idleDeadAfter is the heartbeat timeout of an idle table's PlanBatch
+// (the idle wait, up to idleWait) in fastRecoveryVersion runs. An idle
+// PlanBatch has no batch in flight, so a dead worker costs no progress
+// until a record arrives; a long timeout keeps its heartbeats few (the
+// SDK sends one per 0.8 × the timeout: 48 s, 1,800 a day, where deadAfter
+// would send 13,500). The price: a record that arrives for an idle table
+// whose worker died waits up to idleDeadAfter + probeWait + a claim.
+const idleDeadAfter = time.Minute
+
+// planWait returns the idle wait (activities.PlanRequest.IdleWait) and
+// the heartbeat timeout of the table's next PlanBatch (idleWaitVersion
+// runs). Fast-recovery runs wait idleWait, with idleDeadAfter, only after
+// a plan that found nothing (the table is idle); otherwise the plan waits
+// at most MaxWait for its batch to fill, with deadAfter, and an empty one
+// makes the next plan the idle one: one PlanBatch more each time the
+// table falls idle. Older runs always wait idleWait with a 30 s timeout.
+func (st *TableState) planWait() (wait, heartbeat time.Duration) {
+	switch {
+	case !st.fastRecovery():
+		return idleWait, st.heartbeatTimeout()
+	case st.idle:
+		return idleWait, idleDeadAfter
+	default:
+		return 0, deadAfter
+	}
+}
+
 // fastRecovery reports whether this run recovers from a dead worker fast
 // (fastRecoveryVersion, routed runs).
 func (st *TableState) fastRecovery() bool { return st.routed() && st.fast >= 1 }
 
-// heartbeatTimeout is the heartbeat timeout of the table's PlanBatch,
-// ApplyBatch and RebuildKeys: deadAfter from fastRecoveryVersion on, 30 s
-// before.
+// heartbeatTimeout is the heartbeat timeout of the table's ApplyBatch
+// and RebuildKeys, and of its PlanBatch in runs before
+// fastRecoveryVersion: deadAfter from fastRecoveryVersion on, 30 s before
+// (PlanBatch from then on: planWait).
 func (st *TableState) heartbeatTimeout() time.Duration {
 	if st.fastRecovery() {
 		return deadAfter

@@ -66,6 +66,7 @@ type TableState struct {
 	prevGone        bool              // prevOwner took no activity (a hand-over, not a release): the claim says so
 	fast            workflow.Version  // fastRecoveryVersion of this run
 	probing         bool              // the next routed activity is the rerun after a heartbeat timeout: probeWait
+	idle            bool              // the last plan found nothing: the next one waits idleWait (planWait)
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless

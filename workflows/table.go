@@ -159,12 +159,19 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		} else {
 			// an idle table waits inside PlanBatch (up to idleWait) for its
 			// first record; a signal or settings change cuts the wait short
+			// (fast-recovery runs: only after an empty plan, with the long
+			// idleDeadAfter heartbeat timeout; a plan after records waits
+			// only MaxWait, with deadAfter: planWait)
 			settings := st.settingsChanges
-			err = execInterruptible(ctx, st, planOptions(st.Spec, st.heartbeatTimeout()), a.PlanBatch, func(bool) any {
-				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: idleWait, TopicWasMissing: st.TopicMissing}
+			wait, heartbeat := st.planWait()
+			err = execInterruptible(ctx, st, planOptions(st.Spec, heartbeat), a.PlanBatch, func(bool) any {
+				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: wait, TopicWasMissing: st.TopicMissing}
 			}, &plan, func() bool {
 				return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
 			})
+			if err == nil {
+				st.idle = len(plan.Ranges) == 0
+			}
 		}
 		if errors.Is(err, errStopping) || errors.Is(err, errInterrupted) {
 			continue // the loop's top takes the signal

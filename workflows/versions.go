@@ -79,8 +79,11 @@ const (
 	// workflow reruns the activity on its owner with a 3 s
 	// schedule-to-start timeout (probeWait) and hands the table over when
 	// the owner does not take it; the claim after a hand-over says the
-	// previous owner is gone (ClaimRequest.Gone). Old branch (30 s
-	// heartbeats retried by Temporal on the owner's queue, then ownerWait):
-	// v1-* to v7-*.
+	// previous owner is gone (ClaimRequest.Gone). PlanBatch waits idleWait
+	// for a first record only after a plan that found nothing, with a 60 s
+	// heartbeat timeout (idleDeadAfter, planWait); other plans wait at most
+	// MaxWait, with deadAfter. Old branch (30 s heartbeats retried by
+	// Temporal on the owner's queue, then ownerWait; every plan waits
+	// idleWait): v1-* to v8-*.
 	fastRecoveryVersion = "fast-recovery"
 )
