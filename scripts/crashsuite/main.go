@@ -20,11 +20,18 @@
 //	mirror         bronze and mirror committed, history not
 //	rebuild        RebuildKeys (late keys of the batch before) has started
 //
-// The worker holding the table (only it runs the table's activities)
-// reaches the point, writes a marker and stops there; `run` SIGKILLs it,
-// starts a replacement (a new worker id: a new queue) and measures the
-// recovery time: from the kill to the next Iceberg snapshot of the
-// history table (the killed batch's or rebuild's last commit). After the
+// The stages cycle in that order; the stream is cut into one chunk per
+// round and a last one. The worker holding the table (only it runs the
+// table's activities) reaches the point, writes a marker and stops there;
+// `run` SIGKILLs it, starts a replacement (a new worker id: a new queue,
+// its own state dir, no local state) and measures the recovery time: from
+// the kill to the moment the table's workflow records the killed batch as
+// applied (its bronze, mirror and history commits made) or the killed
+// rebuild as done (recovered). The generator's late changes are woven
+// from the worker's local state without a rebuild, so a rebuild round
+// first kills a batch at mirror (untimed: the history then catches up
+// from bronze with RebuildKeys on the replacement) and then kills that
+// RebuildKeys (timed). After the
 // rounds it produces the rest of the stream, waits for the table to catch
 // up and checks for divergence: the mirror against the generator's
 // expected rows (every column), bronze against the topic (each offset
@@ -37,7 +44,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -201,6 +207,9 @@ func run(args []string) error {
 		}
 		*dir = d
 	}
+	if abs, err := filepath.Abs(*dir); err == nil {
+		*dir = abs // the workers run in it
+	}
 	if !*keep {
 		defer os.RemoveAll(*dir)
 	}
@@ -237,7 +246,8 @@ func run(args []string) error {
 	env := append(os.Environ(),
 		config.EnvTemporalAddress+"="+s.TemporalAddress, config.EnvNamespace+"="+s.Namespace,
 		config.EnvKafkaBrokers+"="+strings.Join(s.KafkaBrokers, ","),
-		config.EnvCatalogType+"="+s.Catalog.Type, config.EnvCatalogURI+"="+s.Catalog.URI, config.EnvWarehouse+"="+s.Catalog.Warehouse)
+		config.EnvCatalogType+"="+s.Catalog.Type, config.EnvCatalogURI+"="+s.Catalog.URI, config.EnvWarehouse+"="+s.Catalog.Warehouse,
+		config.EnvDataDir+"="+s.DataDir) // the default SQLite catalog and warehouse: the stack's, not ./.lakemirror
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -252,7 +262,7 @@ func run(args []string) error {
 		}
 		cmd := exec.Command(self, "worker", "-arm", arm, "-marker", marker,
 			"-state-dir", filepath.Join(*dir, fmt.Sprintf("state-%02d", started)))
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, logf, logf
+		cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = env, logf, logf, *dir
 		if err := cmd.Start(); err != nil {
 			return err
 		}
@@ -280,7 +290,7 @@ func run(args []string) error {
 		return err
 	}
 	msgs := stream.Delivered
-	chunk := len(msgs) / (*kills + 1)
+	rounds, chunks := schedule(len(msgs), *kills)
 	produce := func(part []sample.Message) error {
 		recs := make([]*kgo.Record, len(part))
 		for i, m := range part {
@@ -293,74 +303,90 @@ func run(args []string) error {
 		return err
 	}
 	name, _ := lake.ParseTableName(spec.Table)
-	historySnapshot := func() int64 {
-		tbl, err := cat.LoadTable(ctx, name.History())
-		if err != nil || tbl.CurrentSnapshot() == nil {
-			return 0
-		}
-		return tbl.CurrentSnapshot().SnapshotID
-	}
 
-	// rounds: every stage, rebuilds when a batch leaves late keys
-	plan := []string{stageBeforeBronze, stageBronze, stageMirror, stageRebuild}
+	// rounds: every stage
 	var done []kill
 	var missed []string
-	next := 0
-	for round := 0; round < *kills; round++ {
-		stage := plan[round%len(plan)]
-		if err := produce(msgs[next : next+chunk]); err != nil {
-			return err
-		}
-		next += chunk
-		if err := setArm(stage); err != nil {
-			return err
-		}
-		wait := 90 * time.Second
-		if stage == stageRebuild {
-			wait = 30 * time.Second // only a batch that leaves late keys pending rebuilds
-		}
-		pid, seq, ok := awaitMarker(marker, wait)
-		if !ok {
-			_ = setArm("none")
-			if stage == stageRebuild {
-				missed = append(missed, fmt.Sprintf("round %d: no rebuild within %s", round+1, wait))
-				*kills++ // another round instead
-				if *kills > 60 {
-					return errors.New("too many rounds without a crash point")
-				}
-				continue
-			}
-			return fmt.Errorf("round %d: the %s crash point was not reached within %s", round+1, stage, wait)
-		}
-		before := historySnapshot()
-		t0 := time.Now()
+	next := 0 // chunks produced
+	sigkills := 0
+	killWorker := func(pid int) error {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			return fmt.Errorf("kill %d: %w", pid, err)
 		}
-		_ = setArm("none")
+		sigkills++
 		_ = os.Remove(marker)
 		delete(procs, pid)
-		if err := startWorker(); err != nil {
+		return startWorker()
+	}
+	for round, stage := range rounds {
+		arm := stage
+		if stage == stageRebuild {
+			// the generator's late changes are woven from the worker's
+			// local state; a rebuild follows a batch killed between its
+			// mirror and history commits (the history catches up from
+			// bronze): kill there first, then at the rebuild
+			arm = stageMirror
+		}
+		if err := setArm(arm); err != nil { // before the records: the batch may start at once
+			return err
+		}
+		var pid int
+		var seq int64
+		ok := false
+		for !ok && next < len(chunks)-1 { // the last chunk is produced after the rounds
+			if err := produce(msgs[chunks[next][0]:chunks[next][1]]); err != nil {
+				return err
+			}
+			next++
+			// a chunk's batches are applied within seconds; only a batch
+			// that leaves late keys rebuilds, and one with nothing for the
+			// mirror (duplicates, tombstones) commits no mirror: then the
+			// next chunk
+			pid, seq, ok = awaitMarker(marker, 30*time.Second)
+		}
+		if ok && stage == stageRebuild {
+			if err := setArm(stageRebuild); err != nil {
+				return err
+			}
+			if err := killWorker(pid); err != nil {
+				return err
+			}
+			pid, seq, ok = awaitMarker(marker, time.Minute)
+		}
+		if !ok {
+			_ = setArm("none")
+			missed = append(missed, fmt.Sprintf("round %d: no %s crash point before the stream's end", round+1, stage))
+			continue
+		}
+		before, err := tableStatus(ctx, c, spec.Table)
+		if err != nil {
+			return fmt.Errorf("round %d: status before the kill: %w", round+1, err)
+		}
+		t0 := time.Now()
+		_ = setArm("none")
+		if err := killWorker(pid); err != nil {
 			return err
 		}
 		var rec time.Duration
 		for {
-			if historySnapshot() != before {
+			if st, err := tableStatus(ctx, c, spec.Table); err == nil && recovered(stage, seq, before, st) {
 				rec = time.Since(t0)
 				break
 			}
 			if time.Since(t0) > 5*time.Minute {
-				return fmt.Errorf("round %d (%s, batch %d): no history commit within 5 minutes of the kill", round+1, stage, seq)
+				return fmt.Errorf("round %d (%s, batch %d): the killed work was not done within 5 minutes of the kill", round+1, stage, seq)
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 		}
 		done = append(done, kill{stage: stage, seq: seq, recovery: rec})
 		fmt.Printf("kill %2d  %-13s batch %4d  pid %7d  recovered in %6.2f s\n", len(done), stage, seq, pid, rec.Seconds())
 	}
 
 	// the rest, then the checks
-	if err := produce(msgs[next:]); err != nil {
-		return err
+	for ; next < len(chunks); next++ {
+		if err := produce(msgs[chunks[next][0]:chunks[next][1]]); err != nil {
+			return err
+		}
 	}
 	ends, err := kc.EndOffsets(ctx, spec.Topic)
 	if err != nil {
@@ -383,11 +409,26 @@ func run(args []string) error {
 			divergence = append(divergence, fmt.Sprintf("validation check %s (%s) failed: expected %s, observed %s", ch.Check, ch.Scope, ch.Expected, ch.Observed))
 		}
 	}
-	report(done, missed, divergence, st, vres)
-	if len(divergence) > 0 || len(done) < *kills-len(missed) {
+	report(done, sigkills, missed, divergence, st, vres)
+	if len(divergence) > 0 || len(missed) > 0 {
 		return fmt.Errorf("%d divergences", len(divergence))
 	}
 	return nil
+}
+
+// schedule returns the stage of each of kills rounds, cycling through
+// the stages, and the stream of n messages cut into kills+1 chunks: one
+// per round and the last, produced after the rounds (a round whose crash
+// point its chunk does not reach takes the next chunk too).
+func schedule(n, kills int) (stages []string, chunks [][2]int) {
+	all := []string{stageBeforeBronze, stageBronze, stageMirror, stageRebuild}
+	for i := range kills {
+		stages = append(stages, all[i%len(all)])
+	}
+	for i := range kills + 1 {
+		chunks = append(chunks, [2]int{n * i / (kills + 1), n * (i + 1) / (kills + 1)})
+	}
+	return stages, chunks
 }
 
 // awaitMarker waits up to d for the crash point's marker and returns the
@@ -404,6 +445,39 @@ func awaitMarker(path string, d time.Duration) (pid int, seq int64, ok bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return 0, 0, false
+}
+
+// tableStatus queries the table workflow's status (at most 5 s: a query
+// waits for a workflow task, which a dead worker's sticky queue holds
+// for up to the sticky schedule-to-start timeout).
+func tableStatus(ctx context.Context, c client.Client, table string) (workflows.Status, error) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var st workflows.Status
+	v, err := c.QueryWorkflow(qctx, workflows.WorkflowID(table), "", workflows.QueryStatus)
+	if err == nil {
+		err = v.Get(&st)
+	}
+	return st, err
+}
+
+// recovered reports whether the work killed at stage (batch seq) is
+// done in st: for the batch stages the workflow recorded batch seq (or a
+// later one) as applied, that is its bronze, mirror and history commits
+// all made; for a rebuild (started after batch seq) the workflow recorded
+// a rebuild result other than before's, or applied a later batch. A batch
+// or rebuild with nothing for the history table commits no Iceberg
+// snapshot there, so the history table's snapshots cannot tell.
+func recovered(stage string, seq int64, before, st workflows.Status) bool {
+	last := int64(-1)
+	if st.LastBatch != nil {
+		last = st.LastBatch.BatchSeq
+	}
+	if stage != stageRebuild {
+		return last >= seq
+	}
+	return last > seq || st.Totals.RebuiltKeys != before.Totals.RebuiltKeys ||
+		fmt.Sprint(st.LastRebuild) != fmt.Sprint(before.LastRebuild)
 }
 
 // awaitCaughtUp waits until the table's offsets reach ends with no late
@@ -504,7 +578,7 @@ func diverged(ctx context.Context, cat catalog.Catalog, name lake.TableName, wan
 }
 
 // report prints the kills, the recovery times and the checks.
-func report(done []kill, missed, divergence []string, st workflows.Status, vres activities.ValidationResult) {
+func report(done []kill, sigkills int, missed, divergence []string, st workflows.Status, vres activities.ValidationResult) {
 	var recs []time.Duration
 	byStage := map[string]int{}
 	for _, k := range done {
@@ -512,10 +586,10 @@ func report(done []kill, missed, divergence []string, st workflows.Status, vres 
 		byStage[k.stage]++
 	}
 	slices.Sort(recs)
-	fmt.Printf("kills: %d (%s %d, %s %d, %s %d, %s %d)\n", len(done), stageBeforeBronze, byStage[stageBeforeBronze],
-		stageBronze, byStage[stageBronze], stageMirror, byStage[stageMirror], stageRebuild, byStage[stageRebuild])
+	fmt.Printf("kills: %d timed (%s %d, %s %d, %s %d, %s %d); SIGKILLs %d (each rebuild round also kills at mirror first)\n", len(done), stageBeforeBronze, byStage[stageBeforeBronze],
+		stageBronze, byStage[stageBronze], stageMirror, byStage[stageMirror], stageRebuild, byStage[stageRebuild], sigkills)
 	if len(recs) > 0 {
-		fmt.Printf("recovery (kill -> next history commit): median %.2f s, max %.2f s, min %.2f s\n",
+		fmt.Printf("recovery (kill -> the killed batch or rebuild done): median %.2f s, max %.2f s, min %.2f s\n",
 			median(recs).Seconds(), recs[len(recs)-1].Seconds(), recs[0].Seconds())
 	}
 	for _, m := range missed {
