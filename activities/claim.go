@@ -185,7 +185,8 @@ func (a *Activities) share(ctx context.Context, fresh bool) (int, map[string]boo
 
 // ClaimTable takes a table for this worker: its activities go to this
 // worker's own queue (ClaimResult.Queue) from now on. A claim after a
-// hand-over (Gone) first tells the fleet that the previous owner is gone. A worker that holds
+// hand-over (Gone) first tells the fleet that the previous owner is gone
+// (Activities.Gone). A worker that holds
 // its share of the running tables (Fleet: ceil(tables/workers)) refuses,
 // with a retryable ClaimRefused error, so that the retry finds another
 // worker; a claim with Force is always taken. It does not build the
