@@ -58,6 +58,11 @@ type Activities struct {
 	// Fleet reports the workers and running tables for balancing claims
 	// and releases (claim.go); nil = no balancing.
 	Fleet Fleet
+	// Gone tells Fleet that the worker of a task queue (WorkerQueue of
+	// its id) is gone: it took no activity of a table it held
+	// (ClaimRequest.Gone), so the fleet stops counting it until it polls
+	// again; nil = nothing to tell.
+	Gone func(queue string)
 	// Owners finds the worker holding a table's state for the jobs that
 	// run outside the table's workflow (TableOwner, owner.go); nil = those
 	// jobs run on the shared queue.

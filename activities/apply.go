@@ -39,11 +39,12 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	if err != nil {
 		return ApplyResult{}, badSpec(err)
 	}
+	stage := "lock" // heartbeats also while an earlier attempt on this worker holds the table
+	stop := keepAlive(ctx, heartbeatEvery, func() any { return stage })
+	defer stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	stage := "fetch"
-	stop := keepAlive(ctx, 5*time.Second, func() any { return stage })
-	defer stop()
+	stage = "fetch"
 	started := time.Now()
 	defer func() {
 		if err != nil {

@@ -44,6 +44,11 @@ type ClaimRequest struct {
 	Table string `json:"table"`           // mirror ns.table
 	Prev  string `json:"prev,omitempty"`  // the task queue of the previous holder ("": none), released or unreachable
 	Force bool   `json:"force,omitempty"` // take the table whatever the worker holds (after ClaimAttempts refusals)
+	// Gone says Prev took no activity in time (a hand-over, not a
+	// release): its worker is known dead, and the worker taking the claim
+	// stops counting it among the live workers (Activities.Gone) until it
+	// polls again.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // ClaimResult is the worker that took a claim.
@@ -179,7 +184,9 @@ func (a *Activities) share(ctx context.Context, fresh bool) (int, map[string]boo
 }
 
 // ClaimTable takes a table for this worker: its activities go to this
-// worker's own queue (ClaimResult.Queue) from now on. A worker that holds
+// worker's own queue (ClaimResult.Queue) from now on. A claim after a
+// hand-over (Gone) first tells the fleet that the previous owner is gone
+// (Activities.Gone). A worker that holds
 // its share of the running tables (Fleet: ceil(tables/workers)) refuses,
 // with a retryable ClaimRefused error, so that the retry finds another
 // worker; a claim with Force is always taken. It does not build the
@@ -187,6 +194,9 @@ func (a *Activities) share(ctx context.Context, fresh bool) (int, map[string]boo
 // memory).
 func (a *Activities) ClaimTable(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	a.freeReleased()
+	if req.Gone && req.Prev != "" && req.Prev != a.WorkerQueue && a.Gone != nil {
+		a.Gone(req.Prev)
+	}
 	share, running := 0, map[string]bool(nil)
 	if !a.owner.holds(req.Table) && !req.Force {
 		share, running = a.share(ctx, true)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -31,10 +30,10 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	if err != nil {
 		return RebuildResult{}, badSpec(err)
 	}
+	stop := keepAlive(ctx, heartbeatEvery, func() any { return "rebuild" }) // also while an earlier attempt holds the table
+	defer stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	stop := keepAlive(ctx, 5*time.Second, func() any { return "rebuild" })
-	defer stop()
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return RebuildResult{}, err
 	}

@@ -57,7 +57,7 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 	}
 	rp.MaximumAttempts = visibleAttempts
 	opts.RetryPolicy = &rp
-	prev, failed, moved := st.Phase, false, false
+	prev, failed, moved, lost := st.Phase, false, false, 0
 	for n := 0; ; n++ {
 		o, err := st.routeTo(ctx, opts) // the table's worker (routeVersion runs)
 		if err != nil {
@@ -65,6 +65,11 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 				st.Phase = prev
 			}
 			return err
+		}
+		if st.fastRecovery() && o.HeartbeatTimeout > 0 { // a heartbeat timeout comes back here (heartbeatLost)
+			lp := *o.RetryPolicy
+			lp.NonRetryableErrorTypes = append(slices.Clone(lp.NonRetryableErrorTypes), heartbeatLostType)
+			o.RetryPolicy = &lp
 		}
 		actx := workflow.WithActivityOptions(ctx, o)
 		st.waiting(ctx, summaryOf(o, fn), o.TaskQueue) // the Web UI's current details name it
@@ -86,6 +91,7 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			err = fut.Get(ctx, out)
 		}
 		st.activity = activityNote{}
+		st.probing = false
 		if err == nil {
 			if failed {
 				st.Phase, st.LastError = prev, ""
@@ -94,6 +100,11 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			return nil
 		}
 		if st.handOver(ctx, err) { // the worker is gone: claim the table again, run at once (an earlier attempt may have committed: rerun)
+			moved = true
+			continue
+		}
+		if lost < lostInARow && st.heartbeatLost(ctx, err) { // the worker may be dead: rerun on it at once, with probeWait to take it
+			lost++
 			moved = true
 			continue
 		}

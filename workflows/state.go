@@ -50,6 +50,10 @@ type TableState struct {
 	// RecentBatches are the last applied batches (at most recentBatches,
 	// oldest first), for the current details (details.go).
 	RecentBatches []BatchLine `json:"recent_batches,omitempty"`
+	// HeartbeatsLost counts the activities whose heartbeats stopped
+	// (fast-recovery runs): each was rerun on its owner with probeWait,
+	// and handed over when the owner did not take it.
+	HeartbeatsLost int `json:"heartbeats_lost,omitempty"`
 
 	retryRequested  bool              // set by the retry signal while blocked or retrying; not carried over
 	schemaDecision  string            // set by the schema signal while schema-blocked
@@ -59,6 +63,10 @@ type TableState struct {
 	route           workflow.Version  // routeVersion of this run
 	prevOwner       string            // the owner before the last hand-over or release, for the claim
 	activity        activityNote      // the activity the table waits for, for the current details
+	prevGone        bool              // prevOwner took no activity (a hand-over, not a release): the claim says so
+	fast            workflow.Version  // fastRecoveryVersion of this run
+	probing         bool              // the next routed activity is the rerun after a heartbeat timeout: probeWait
+	idle            bool              // the last plan found nothing: the next one waits idleWait (planWait)
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless
@@ -132,6 +140,7 @@ type Status struct {
 	Claims         int                       `json:"claims,omitempty"`           // claims that found a worker (this run and earlier ones)
 	HandOvers      int                       `json:"hand_overs,omitempty"`       // owners that took no activity in time (gone): the table moved
 	Releases       int                       `json:"releases,omitempty"`         // owners that released the table to balance the workers
+	HeartbeatsLost int                       `json:"heartbeats_lost,omitempty"`  // activities whose heartbeats stopped (a dead or stalled worker), each rerun on its owner or handed over
 	Totals         Totals                    `json:"totals"`
 	Spec           activities.TableSpec      `json:"spec"`
 }
@@ -143,7 +152,8 @@ func (s *TableState) status() Status {
 		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, TopicMissing: s.TopicMissing, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
-		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases}
+		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
+		HeartbeatsLost: s.HeartbeatsLost}
 	// the order of the partitions does not change the result (sums and
 	// per-partition values), and this runs only in the status query
 	//workflowcheck:ignore

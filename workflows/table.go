@@ -60,6 +60,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	// before the update handlers, which use it
 	st.memoSpec = workflow.GetVersion(ctx, memoSpecVersion, workflow.DefaultVersion, 1)
 	st.route = workflow.GetVersion(ctx, routeVersion, workflow.DefaultVersion, 1)
+	st.fast = workflow.GetVersion(ctx, fastRecoveryVersion, workflow.DefaultVersion, 1)
 	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return err
@@ -152,18 +153,25 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		if ready != nil && ready.StartsAt(st.Offsets) && st.settingsChanges == nextSettings {
 			plan = *ready // planned by the last ApplyBatch (plan-in-apply)
 		} else if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			err = execVisible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
+			err = execVisible(ctx, st, planOptions(st.Spec, st.heartbeatTimeout()), a.PlanBatch, func(bool) any {
 				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
 			}, &plan)
 		} else {
 			// an idle table waits inside PlanBatch (up to idleWait) for its
 			// first record; a signal or settings change cuts the wait short
+			// (fast-recovery runs: only after an empty plan, with the long
+			// idleDeadAfter heartbeat timeout; a plan after records waits
+			// only MaxWait, with deadAfter: planWait)
 			settings := st.settingsChanges
-			err = execInterruptible(ctx, st, planOptions(st.Spec), a.PlanBatch, func(bool) any {
-				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: idleWait, TopicWasMissing: st.TopicMissing}
+			wait, heartbeat := st.planWait()
+			err = execInterruptible(ctx, st, planOptions(st.Spec, heartbeat), a.PlanBatch, func(bool) any {
+				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: wait, TopicWasMissing: st.TopicMissing}
 			}, &plan, func() bool {
 				return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
 			})
+			if err == nil {
+				st.idle = len(plan.Ranges) == 0
+			}
 		}
 		if errors.Is(err, errStopping) || errors.Is(err, errInterrupted) {
 			continue // the loop's top takes the signal
@@ -272,7 +280,7 @@ func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.
 	decision, rerun := "", false
 	for {
 		var res activities.ApplyResult
-		err := execVisible(ctx, st, applyOptions(b), a.ApplyBatch, func(failed bool) any {
+		err := execVisible(ctx, st, applyOptions(b, st.heartbeatTimeout()), a.ApplyBatch, func(failed bool) any {
 			return activities.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed}
 		}, &res)
 		if err == nil {
@@ -322,7 +330,7 @@ func rebuild(ctx workflow.Context, st *TableState, pending int) bool {
 	opts := workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("rebuild-%d", st.BatchSeq),
 		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    30 * time.Second, // the activity heartbeats every 5 s; a dead worker's attempt is retried after this
+		HeartbeatTimeout:    st.heartbeatTimeout(), // the activity heartbeats every second; a dead worker's attempt fails after this
 		Summary:             fmt.Sprintf("rebuild %d late keys of %s from bronze after batch %d", pending, spec.Table, st.BatchSeq),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
 			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeBadSpec}},
@@ -390,17 +398,21 @@ func shortOptions() workflow.ActivityOptions {
 	}
 }
 
-func planOptions(spec activities.TableSpec) workflow.ActivityOptions {
+// planOptions are PlanBatch's options; heartbeat is the heartbeat timeout
+// (TableState.heartbeatTimeout).
+func planOptions(spec activities.TableSpec, heartbeat time.Duration) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: spec.MaxWait + idleWait + time.Minute, // an idle table's plan waits up to idleWait
-		HeartbeatTimeout:    30 * time.Second,
+		HeartbeatTimeout:    heartbeat,
 		Summary:             "plan next batch of " + spec.Topic,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second,
 			NonRetryableErrorTypes: []string{activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
 	}
 }
 
-func applyOptions(b lake.Batch) workflow.ActivityOptions {
+// applyOptions are ApplyBatch's options for batch b; heartbeat is the
+// heartbeat timeout (TableState.heartbeatTimeout).
+func applyOptions(b lake.Batch, heartbeat time.Duration) workflow.ActivityOptions {
 	var rs []string
 	for _, r := range b.Ranges {
 		rs = append(rs, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
@@ -408,7 +420,7 @@ func applyOptions(b lake.Batch) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("apply-%d", b.Seq),
 		StartToCloseTimeout: 15 * time.Minute,
-		HeartbeatTimeout:    30 * time.Second, // the activity heartbeats every 5 s; a dead worker's attempt is retried after this
+		HeartbeatTimeout:    heartbeat, // the activity heartbeats every second; a dead worker's attempt fails after this
 		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
 			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},

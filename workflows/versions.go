@@ -71,4 +71,19 @@ const (
 	// snapshot, no error and no way to stop it. Asked when a load starts.
 	// Old branch: every fixture with a load (none recorded one).
 	loadVisibleVersion = "load-visible-retries"
+
+	// fastRecoveryVersion (2026-12-05): recover from a dead worker within
+	// seconds (docs/design.md, "Recovery after a worker dies"): PlanBatch,
+	// ApplyBatch and RebuildKeys get an 8 s heartbeat timeout (deadAfter,
+	// was 30 s) that Temporal does not retry (heartbeatLostType); the
+	// workflow reruns the activity on its owner with a 3 s
+	// schedule-to-start timeout (probeWait) and hands the table over when
+	// the owner does not take it; the claim after a hand-over says the
+	// previous owner is gone (ClaimRequest.Gone). PlanBatch waits idleWait
+	// for a first record only after a plan that found nothing, with a 60 s
+	// heartbeat timeout (idleDeadAfter, planWait); other plans wait at most
+	// MaxWait, with deadAfter. Old branch (30 s heartbeats retried by
+	// Temporal on the owner's queue, then ownerWait; every plan waits
+	// idleWait): v1-* to v8-*.
+	fastRecoveryVersion = "fast-recovery"
 )

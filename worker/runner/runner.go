@@ -107,6 +107,20 @@ func NewKafka(s config.Settings, opts ...kgo.Opt) (*kafka.Client, error) {
 // The worker's log records (through logger) and its activities' errors
 // are redacted of the catalog's credentials (lake.RedactText).
 func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner, error) {
+	return StartWith(ctx, s, logger, Hooks{})
+}
+
+// Hooks let a harness observe a worker from inside (the crash suite,
+// scripts/crashsuite): Prepare runs on the activity set before the
+// workers start (e.g. to set Activities.AfterCommit), Interceptors are
+// added to both Temporal workers after the worker's own.
+type Hooks struct {
+	Prepare      func(*activities.Activities)
+	Interceptors []interceptor.WorkerInterceptor
+}
+
+// StartWith is Start with hooks.
+func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hooks Hooks) (*Runner, error) {
 	redact := s.Catalog.Redact
 	if props, err := s.Catalog.Properties(); err == nil {
 		redact = func(text string) string { return lake.RedactText(props, text) }
@@ -149,7 +163,8 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	acts.BatchLog = logger
 	acts.WorkerQueue = WorkerQueue(workerID)
 	acts.SidecarEvery = s.SidecarEvery
-	acts.Fleet = (&fleet{c: c}).count
+	fl := newFleet(c)
+	acts.Fleet, acts.Gone = fl.count, fl.markGone
 	acts.Owners = tableOwner(c)
 	m.SetLagFunc(func() []telemetry.LagSample { return activities.LagSamples(acts) })
 	acts.Sources = s.Sources
@@ -168,8 +183,15 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	}
 	// The workflow code is tiny; a generous deadlock timeout only keeps a
 	// loaded 2-core machine from failing workflow tasks spuriously.
-	redactErrs := []interceptor.WorkerInterceptor{&redactInterceptor{redact: redact}}
-	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second, Interceptors: redactErrs})
+	redactErrs := append([]interceptor.WorkerInterceptor{&redactInterceptor{redact: redact}}, hooks.Interceptors...)
+	if hooks.Prepare != nil {
+		hooks.Prepare(acts)
+	}
+	// A killed worker's sticky queue holds its workflows' next task until
+	// StickyScheduleToStartTimeout (the SDK's default is 5 s): stickyWait
+	// keeps that short part of recovering from a dead worker.
+	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second, Interceptors: redactErrs,
+		StickyScheduleToStartTimeout: stickyWait})
 	Register(w, acts)
 	// the worker's own queue: activities only, of the tables it holds
 	own := worker.New(c, acts.WorkerQueue, worker.Options{Interceptors: redactErrs})
@@ -190,6 +212,12 @@ func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner
 	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
 		closers: []io.Closer{closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger}, nil
 }
+
+// stickyWait is how long a workflow task waits on the sticky queue of the
+// worker that ran the workflow last before going to the shared queue,
+// where any worker replays the history: a live worker takes it within
+// milliseconds.
+const stickyWait = 2 * time.Second
 
 // closeFunc adapts a cleanup function to io.Closer.
 type closeFunc func()
