@@ -41,6 +41,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	defer func() { st.used = time.Now() }() // idle from the batch's end (ReleaseIdleStates)
 	stage := "fetch"
 	stop := keepAlive(ctx, 5*time.Second, func() any { return stage })
 	defer stop()
