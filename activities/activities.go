@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -94,7 +95,9 @@ type Activities struct {
 	pos         positions
 	hwm         *hwmWatch // idle tables' shared high-watermark poller (watch)
 	stateBuilds atomic.Int64
-	owner       owner // the tables this worker claimed (claim.go)
+	// stateReleases counts idle tables' states released (idlestate.go)
+	stateReleases atomic.Int64
+	owner         owner // the tables this worker claimed (claim.go)
 }
 
 // tableState is what a worker keeps per table between batches.
@@ -118,6 +121,9 @@ type tableState struct {
 	// local is the table's local state once the writers exist, for
 	// status and metrics read on other goroutines (StateSamples).
 	local atomic.Pointer[lake.State]
+	// used is when the table's writer was last used here (a batch
+	// ended, or a job took the writer), for ReleaseIdleStates.
+	used time.Time
 }
 
 // typesFrom makes the table's decoders read schemaless values by the
@@ -156,6 +162,7 @@ func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorW
 // spec's tables and the worker's local state settings; its after-commit
 // hook is Activities.AfterCommit as set when a commit runs.
 func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.TableWriter {
+	st.used = time.Now()
 	if st.writer == nil {
 		st.writer = lake.NewTableWriter(a.Catalog, name, st.keyCols, lake.WriterOptions{
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),

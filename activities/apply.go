@@ -44,6 +44,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	defer stop()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	defer func() { st.used = time.Now() }() // idle from the batch's end (ReleaseIdleStates)
 	stage = "fetch"
 	started := time.Now()
 	defer func() {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 )
@@ -33,7 +34,11 @@ const (
 	EnvSidecarEvery    = "LAKEMIRROR_SIDECAR_EVERY"      // write a table's state sidecar every this many batches (and on release); 0 = never
 	EnvIndexMemory     = "LAKEMIRROR_INDEX_MEMORY"       // RAM for all of the worker's key indexes (bytes, or with KiB, MiB, GiB)
 	EnvIndexTableMem   = "LAKEMIRROR_INDEX_TABLE_MEMORY" // RAM for one table's key index before it spills to disk
+	EnvReleaseIdle     = "LAKEMIRROR_RELEASE_IDLE_STATE" // free a table's local state after it was idle this long (Go duration); 0 = never
 )
+
+// DefaultReleaseIdleState is Settings.ReleaseIdleState's default.
+const DefaultReleaseIdleState = time.Hour
 
 // Settings locate the services the pipeline talks to.
 type Settings struct {
@@ -66,6 +71,13 @@ type Settings struct {
 	// container's memory (MemoryLimit) for the worker, a quarter of the
 	// worker's for a table.
 	IndexMemory, IndexTableMemory int64
+	// ReleaseIdleState is how long a table's local state stays in the
+	// worker's memory after its last batch or job: then it is freed
+	// (activities.ReleaseIdleStates; with SidecarEvery > 0 its sidecar is
+	// written first) and the table's next batch loads the sidecar or
+	// builds the state from the tables. 0 = never. Default
+	// DefaultReleaseIdleState.
+	ReleaseIdleState time.Duration
 
 	// Connection security (security.go): TLS, mutual TLS and SASL for
 	// Kafka; TLS, mutual TLS and API keys for Temporal; TLS and basic
@@ -94,6 +106,7 @@ func (s *Settings) Bind(fs *flag.FlagSet) *Binding {
 	fs.IntVar(&s.SidecarEvery, "sidecar-every", envInt(EnvSidecarEvery, 0), "worker only: write a table's local state sidecar next to its mirror every this many batches, and when the worker releases the table, so another worker loads it instead of reading the tables; 0 = never (env "+EnvSidecarEvery+")")
 	fs.StringVar(&b.indexMemory, "index-memory", env(EnvIndexMemory, ""), "worker only: RAM for all of the worker's key indexes together, e.g. 3GiB; past it a table's index spills to local disk under the state dir (default: an eighth of the container's memory, cgroup memory.max or MemTotal) (env "+EnvIndexMemory+")")
 	fs.StringVar(&b.indexTable, "index-table-memory", env(EnvIndexTableMem, ""), "worker only: RAM for one table's key index before it spills to local disk, e.g. 512MiB (default: a quarter of --index-memory) (env "+EnvIndexTableMem+")")
+	fs.StringVar(&b.releaseIdle, "release-idle-state", env(EnvReleaseIdle, DefaultReleaseIdleState.String()), "worker only: free a table's local state (key index, chain log) once the table had no batch for this long, e.g. 30m; its next batch loads the sidecar (written at the release with --sidecar-every) or builds the state from the tables; 0 = never (env "+EnvReleaseIdle+")")
 	fs.StringVar(&s.DataDir, "data-dir", env(EnvDataDir, ".lakemirror"), "directory for local state: the default SQLite catalog and warehouse, and the dev worker's Temporal database and Kafka log (env "+EnvDataDir+")")
 	s.bindSecurity(fs)
 	return b
@@ -104,6 +117,7 @@ type Binding struct {
 	s                       *Settings
 	brokers, props, sources string
 	indexMemory, indexTable string
+	releaseIdle             string
 }
 
 // Finish completes the settings after flag parsing: splits lists, makes
@@ -125,6 +139,9 @@ func (b *Binding) Finish() error {
 	}
 	if s.IndexTableMemory, err = ParseBytes(b.indexTable); err != nil {
 		return fmt.Errorf("config: --index-table-memory: %w", err)
+	}
+	if s.ReleaseIdleState, err = time.ParseDuration(strings.TrimSpace(b.releaseIdle)); err != nil || s.ReleaseIdleState < 0 {
+		return fmt.Errorf("config: --release-idle-state (env %s): %q is not a duration of 0 or more, such as 30m or 2h", EnvReleaseIdle, b.releaseIdle)
 	}
 	if s.DataDir != "" {
 		abs, err := filepath.Abs(s.DataDir)

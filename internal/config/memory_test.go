@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestParseBytes(t *testing.T) {
@@ -64,5 +65,48 @@ func TestIndexBudget(t *testing.T) {
 	fs.Parse([]string{"-index-memory", "lots"})
 	if err := b.Finish(); err == nil || err.Error() != `config: --index-memory: "lots" is not a size (bytes, or a whole number with KiB, MiB, GiB, TiB, KB, MB, GB, TB)` {
 		t.Fatalf("bad --index-memory: %v", err)
+	}
+}
+
+// --release-idle-state: the default, a flag, the environment, 0 (never),
+// and malformed or negative values refused with the setting's name.
+func TestReleaseIdleState(t *testing.T) {
+	parse := func(env string, args ...string) (time.Duration, error) {
+		t.Helper()
+		if env != "" {
+			t.Setenv(EnvReleaseIdle, env)
+		}
+		var s Settings
+		fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+		b := s.Bind(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		err := b.Finish()
+		return s.ReleaseIdleState, err
+	}
+	for _, c := range []struct {
+		env  string
+		args []string
+		want time.Duration
+	}{
+		{"", nil, time.Hour},
+		{"", []string{"-release-idle-state", "30m"}, 30 * time.Minute},
+		{"", []string{"-release-idle-state", "0"}, 0},
+		{"2h", nil, 2 * time.Hour},
+		{"2h", []string{"-release-idle-state", "45s"}, 45 * time.Second},
+	} {
+		if got, err := parse(c.env, c.args...); err != nil || got != c.want {
+			t.Errorf("env %q args %q: %v, %v; want %v", c.env, c.args, got, err, c.want)
+		}
+	}
+	for in, want := range map[string]string{
+		"soon": `config: --release-idle-state (env LAKEMIRROR_RELEASE_IDLE_STATE): "soon" is not a duration of 0 or more, such as 30m or 2h`,
+		"-5m":  `config: --release-idle-state (env LAKEMIRROR_RELEASE_IDLE_STATE): "-5m" is not a duration of 0 or more, such as 30m or 2h`,
+		"30":   `config: --release-idle-state (env LAKEMIRROR_RELEASE_IDLE_STATE): "30" is not a duration of 0 or more, such as 30m or 2h`,
+	} {
+		if _, err := parse("", "-release-idle-state", in); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", in, err, want)
+		}
 	}
 }

@@ -26,6 +26,13 @@ const stateLogMagic = "LMSTATE1"
 // flushAt is the buffered size at which appends are written through.
 const flushAt = 4 << 20
 
+// keepBuf is the most append buffer a log keeps once flushed (a batch's
+// appends are flushed at its end): a larger one is dropped and the next
+// batch grows a new one, so that a table idle between batches holds a
+// few KiB here instead of the largest batch's buffer (up to flushAt, on
+// every table of a worker that holds hundreds).
+const keepBuf = 8 << 10
+
 // readAhead is how many bytes a read of one record asks for at first: a
 // chain record of a row with its history is usually 0.2 to 0.6 KiB (each
 // row stored once, see staterec.go), and a second positioned read costs a
@@ -38,8 +45,7 @@ func openStateLog(path string) (*stateLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lake: local state log: %w", err)
 	}
-	l := &stateLog{f: f, path: path, buf: make([]byte, 0, 256<<10)}
-	l.buf = append(l.buf, stateLogMagic...)
+	l := &stateLog{f: f, path: path, buf: append(make([]byte, 0, keepBuf), stateLogMagic...)}
 	return l, nil
 }
 
@@ -71,7 +77,11 @@ func (l *stateLog) flush() error {
 		l.buf = l.buf[n:]
 		return fmt.Errorf("lake: write local state log %s: %w", l.path, err)
 	}
-	l.buf = l.buf[:0]
+	if cap(l.buf) > keepBuf {
+		l.buf = nil // appends grow a new one
+	} else {
+		l.buf = l.buf[:0]
+	}
 	return nil
 }
 

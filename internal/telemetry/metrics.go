@@ -29,6 +29,7 @@ const (
 	MetricUnwovenKeys   = "lakemirror_unwoven_keys_total"                    // late keys whose late change could not be woven into the history (no bronze, a rebuilt local state)
 	MetricStateRebuilds = "lakemirror_state_rebuilds_total"                  // a worker built a table's local state from the tables (not in memory, no usable sidecar), by reason
 	MetricStateLoads    = "lakemirror_state_loads_total"                     // a worker loaded a table's local state from its sidecar file instead of building it
+	MetricStateReleases = "lakemirror_state_releases_total"                  // a worker freed an idle table's local state (--release-idle-state)
 	MetricBatchRecords  = "lakemirror_batch_records"                         // histogram: records per batch
 	MetricBatchDuration = "lakemirror_batch_duration_seconds"                // histogram: apply time per batch
 	MetricLag           = "lakemirror_kafka_lag_records"                     // gauge: high watermark − next offset, by partition
@@ -67,6 +68,7 @@ type Metrics struct {
 	unwoven       *prometheus.CounterVec
 	stateBuilds   *prometheus.CounterVec
 	stateLoads    *prometheus.CounterVec
+	stateReleases *prometheus.CounterVec
 	batchRecords  *prometheus.HistogramVec
 	batchDuration *prometheus.HistogramVec
 	lag           *lagCollector
@@ -181,6 +183,7 @@ func New() *Metrics {
 	m.unwoven = counter(MetricUnwovenKeys, "Late keys whose late change could not be woven into the history: a table without bronze whose worker rebuilt its local state after the key's earlier changes (the history misses the late change's version).")
 	m.stateBuilds = counter(MetricStateRebuilds, "Times a worker built a table's local state (key index and chain log) by reading the tables, by reason (new: the worker had none; snapshot-moved: the table is at another snapshot than the state; invalidated: a failed commit or log; stale-sidecar: the sidecar is for another snapshot).", "reason")
 	m.stateLoads = counter(MetricStateLoads, "Times a worker loaded a table's local state from the sidecar file next to the table instead of building it.")
+	m.stateReleases = counter(MetricStateReleases, "Times a worker freed a table's local state after the table was idle for --release-idle-state (its next batch loads the sidecar or builds the state again).")
 	m.retentionGaps = counter(MetricRetentionGaps, "Times the next offset had been deleted by Kafka retention before it was applied.")
 	m.batchRecords = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricBatchRecords, Help: "Kafka records per applied batch.",
 		Buckets: prometheus.ExponentialBuckets(1, 4, 10)}, []string{"table"})
@@ -373,6 +376,10 @@ func (m *Metrics) StateRebuilt(table, reason string) {
 
 // StateLoaded counts one load of a table's local state from its sidecar.
 func (m *Metrics) StateLoaded(table string) { m.stateLoads.WithLabelValues(table).Inc() }
+
+// StateReleased counts one release of an idle table's local state
+// (activities.ReleaseIdleStates).
+func (m *Metrics) StateReleased(table string) { m.stateReleases.WithLabelValues(table).Inc() }
 
 // ObserveValidation records one validation run of table at time at:
 // failed maps each check run to whether it failed.

@@ -209,8 +209,39 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 		kc.Close()
 		return nil, fmt.Errorf("runner: start worker: %w", err)
 	}
+	stopRelease := releaseIdle(acts, s.ReleaseIdleState, logger)
 	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
-		closers: []io.Closer{closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger}, nil
+		closers: []io.Closer{closeFunc(stopRelease), closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger}, nil
+}
+
+// releaseIdle frees the local state of the tables idle for after or more
+// (activities.ReleaseIdleStates), checking every after/4 (at least a
+// second, at most a minute), until the returned stop is called; stop
+// waits for a release in progress. after 0: nothing runs.
+func releaseIdle(acts *activities.Activities, after time.Duration, logger *slog.Logger) (stop func()) {
+	if after <= 0 {
+		return func() {}
+	}
+	every := min(max(after/4, time.Second), time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				n, err := activities.ReleaseIdleStates(ctx, acts, after, now)
+				if logger != nil && (n > 0 || err != nil) {
+					logger.Info("released idle tables' local state", "tables", n, "idle_for", after.String(), "errors", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // stickyWait is how long a workflow task waits on the sticky queue of the
