@@ -44,7 +44,9 @@ echo "== building the dev worker, the starter and shots"
 
 export LAKEMIRROR_DATA_DIR=$RUN/data TEMPORAL_ADDRESS=127.0.0.1:$TPORT KAFKA_BROKERS=127.0.0.1:$KPORT
 echo "== dev worker (Temporal on :$TPORT, Web UI $UI, Kafka on :$KPORT)"
-"$BIN/worker-dev" -dev-temporal-port "$TPORT" -dev-kafka-port "$KPORT" -worker-id webui >"$RUN/worker.log" 2>&1 &
+# the dev worker embeds Kafka and Temporal only when KAFKA_BROKERS and
+# TEMPORAL_ADDRESS name none: they are for the starter
+env -u KAFKA_BROKERS -u TEMPORAL_ADDRESS "$BIN/worker-dev" -dev-temporal-port "$TPORT" -dev-kafka-port "$KPORT" -worker-id webui >"$RUN/worker.log" 2>&1 &
 WORKER_PID=$!
 for _ in $(seq 1 120); do
   curl -fsS "$UI" >/dev/null 2>&1 && "$BIN/starter" list >/dev/null 2>&1 && break
@@ -56,34 +58,43 @@ S() { "$BIN/starter" "$@"; }
 echo "== three tables: streaming, paused, blocked"
 S produce shop.public.orders >/dev/null
 S produce shop.public.payments --seed 2 >/dev/null
-S start shop.public.orders --table shop.orders --key order_id --batch-size 50 --schedules=false
-S start shop.public.payments --table shop.payments --key order_id --batch-size 50 --schedules=false
+S start shop.public.orders --table shop.orders --key order_id --batch-size 50 --schedules=false | tee -a "$RUN/started.txt"
+S start shop.public.payments --table shop.payments --key order_id --batch-size 50 --schedules=false | tee -a "$RUN/started.txt"
 # 120 records that are no Debezium change events: more than the default
 # quarantine limit (100 a batch), so the table blocks (QuarantineLimit)
 for i in $(seq 1 120); do echo "k$i^{\"not\":\"a change event\",\"n\":$i}"; done >"$RUN/bad.txt"
 S produce shop.public.refunds --events "$RUN/bad.txt" >/dev/null
-S start shop.public.refunds --table shop.refunds --schedules=false
+S start shop.public.refunds --table shop.refunds --key order_id --schedules=false | tee -a "$RUN/started.txt"
 S wait shop.orders >/dev/null
 S wait shop.payments >/dev/null
 S pause shop.payments
-S produce shop.public.orders --seed 3 >/dev/null # streaming: more arrives
+S produce shop.public.orders >/dev/null # streaming: more arrives (a redelivery of the same source history)
 for _ in $(seq 1 60); do
   S status shop.refunds --output json | grep -q '"phase": "blocked"' && S status shop.payments --output json | grep -q '"phase": "paused"' && break
   sleep 1
 done
 S list
 
-page() { # NAME TABLE WANTS: the main page and the user-metadata page of the table's workflow
+# NAME TABLE MAIN DETAILS: the workflow's main page (Event History: Temporal
+# UI 2.55 shows the input and the events there, with each activity's
+# summary) and its "User Metadata" tab (the summary, details and current
+# details the workflow keeps), each with the strings it must show
+page() {
   local id run
   id="lakemirror-table-$2" # workflows.WorkflowID
-  run=$(curl -fsS "$UI/api/v1/namespaces/default/workflows/$id" | sed -n 's/.*"runId":"\([^"]*\)".*/\1/p' | head -1)
+  # the run id as start printed it: "started T (workflow ID, run RUN) reading TOPIC"
+  run=$(sed -n "s/^started $2 (workflow $id, run \([^)]*\)).*/\1/p" "$RUN/started.txt" | head -1)
+  [ -n "$run" ] || { echo "no run id for $2 in $RUN/started.txt" >&2; exit 1; }
   echo "$1-main=$UI/namespaces/default/workflows/$id/$run/history=$3"
-  echo "$1-details=$UI/namespaces/default/workflows/$id/$run/user-metadata=$3"
+  echo "$1-details=$UI/namespaces/default/workflows/$id/$run/user-metadata=$4"
 }
 mapfile -t PAGES < <(
-  page webui-streaming shop.orders "Phase: stream|Lag:|offset (next to read)|Last batches|Iceberg snapshots|Settings"
-  page webui-paused shop.payments "Phase: paused|Lag:|offset (next to read)|starter resume shop.payments"
-  page webui-blocked shop.refunds "Phase: blocked|Lag:|offset (next to read)|Last error:|QuarantineLimit|starter retry shop.refunds"
+  page webui-streaming shop.orders "lakemirror-table-shop.orders|batch shop.orders#|plan next batch of shop.public.orders" \
+    "Phase: stream|Lag:|offset (next to read)|Last batches|Iceberg snapshots|Settings"
+  page webui-paused shop.payments "lakemirror-table-shop.payments|batch shop.payments#" \
+    "Phase: paused|Lag:|offset (next to read)|starter resume shop.payments"
+  page webui-blocked shop.refunds "lakemirror-table-shop.refunds|batch shop.refunds#1" \
+    "Phase: blocked|Lag:|offset (next to read)|Last error:|QuarantineLimit|starter retry shop.refunds"
 )
 printf '  %s\n' "${PAGES[@]}"
 echo "== screenshots (headless Chromium) into $OUT"

@@ -53,6 +53,12 @@ func main() {
 	defer cancel()
 	bctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
+	// start the browser on bctx: the first Run allocates it on the context
+	// it gets, and a page's timeout context would close it when cancelled
+	if err := chromedp.Do(bctx); err != nil {
+		fmt.Fprintf(os.Stderr, "starting the browser: %v\n", err)
+		os.Exit(1)
+	}
 	failed := 0
 	for _, arg := range flag.Args() {
 		parts := strings.SplitN(arg, "=", 3)
@@ -87,15 +93,17 @@ func main() {
 func shoot(ctx context.Context, dir, name, url string, wants []string, wait time.Duration) ([]string, error) {
 	tctx, cancel := context.WithTimeout(ctx, wait+30*time.Second)
 	defer cancel()
-	if err := chromedp.Run(tctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
+	if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
 		return nil, err
 	}
 	var text string
 	var missing []string
 	for deadline := time.Now().Add(wait); ; {
-		if err := chromedp.Run(tctx, chromedp.Evaluate(pageText, &text)); err != nil {
+		t, err := chromedp.Run(tctx, chromedp.Evaluate[string](pageText))
+		if err != nil {
 			return nil, err
 		}
+		text = t
 		missing = missing[:0]
 		for _, w := range wants {
 			if !strings.Contains(text, w) {
@@ -108,8 +116,8 @@ func shoot(ctx context.Context, dir, name, url string, wants []string, wait time
 		time.Sleep(time.Second)
 	}
 	time.Sleep(time.Second) // let the last render settle before the picture
-	var png []byte
-	if err := chromedp.Run(tctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+	png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+	if err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
