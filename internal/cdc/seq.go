@@ -167,6 +167,12 @@ func PostgresWritten(s Seq) (w uint64, ok bool) {
 // orders by whatever file index the new server reports.
 func MySQLSeq(fileIndex, pos, row uint64) Seq { return SeqOf(fileIndex, pos, row) }
 
+// IsMySQLSeq reports whether s has the MySQL and MariaDB layout (three
+// words: MySQLSeq). No other connector's position has three words
+// (PostgreSQL two, SQL Server five, Oracle six or more), so the width
+// alone tells a binlog position from the others.
+func IsMySQLSeq(s Seq) bool { return len(s) == 24 }
+
 // SQLServerLSN is a SQL Server log sequence number: 10 bytes, written by
 // Debezium as "0000002b:00000588:0003" (virtual log file sequence number,
 // log block offset, slot number, in hex). Hi holds the first 8 bytes
