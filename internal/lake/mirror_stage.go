@@ -116,6 +116,9 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if err != nil {
 		return s, err
 	}
+	if r, ok := merge.FindBinlogRestart(events); ok { // within the batch
+		return s, w.binlogRestarted(r, false)
+	}
 	plan := newPlan(b.Seq, events)
 	if err := plan.resolve(ix); err != nil {
 		w.state.Invalidate()
@@ -152,6 +155,13 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		res.Applied += o.Applied
 		res.Stale += o.Stale
 		res.Duplicates += o.Duplicates
+		if o.Stale == 0 && o.Duplicates > g.Duplicates && plan.wovenChecked && binlogAt(g, st.Seq) {
+			// a MySQL change at the stored position: a redelivery, or a
+			// restarted binlog reusing it (merge/binlog.go)
+			if err := w.checkBinlogPast(g, s.sh); err != nil {
+				return s, err
+			}
+		}
 		switch {
 		case o.Stale > 0 && plan.wovenChecked: // late or replayed: woven inline when late (weave.go)
 			full, wo, err := w.weave(g, st, o, s.sh)
@@ -169,6 +179,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 				}
 			}
 		case o.Stale > 0 && s.pending != nil: // late or replayed: refolded by RebuildKeys (mirror_pending.go)
+			if w.withoutBronze {
+				if e := binlogBelow(g, st.Seq); e != nil { // RebuildKeys has no past to tell a restart from a redelivery
+					return s, w.binlogRestarted(merge.BinlogRestart{Change: e, Above: &cdc.Event{Key: g.Key, Seq: st.Seq}}, true)
+				}
+			}
 			s.pending[g.Key] = true
 		}
 		if o.Changed {
