@@ -95,12 +95,12 @@ type BinlogRestartedError struct {
 }
 
 func (e *BinlogRestartedError) Error() string {
-	server := e.Change.SourceServer
-	if server == "" {
-		server = "0 (a source snapshot read)"
+	server := ""
+	if e.Change.SourceServer != "" {
+		server = ", source.server_id " + e.Change.SourceServer
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "lake: %s: a MySQL change (op %s, source.server_id %s) delivered at %s/%d@%d has binlog position %s, below its key's position %s",
+	fmt.Fprintf(&b, "lake: %s: a MySQL change (op %s%s) delivered at %s/%d@%d has binlog position %s, below its key's position %s",
 		e.Table, e.Change.Op, server, e.Change.Origin.Topic, e.Change.Origin.Partition, e.Change.Origin.Offset, e.Change.Seq.Hex(), e.Above.Seq.Hex())
 	if e.Above.Origin.Topic != "" {
 		fmt.Fprintf(&b, " (delivered before it at %s/%d@%d)", e.Above.Origin.Topic, e.Above.Origin.Partition, e.Above.Origin.Offset)
@@ -150,17 +150,44 @@ func binlogAt(g merge.Group, stored cdc.Seq) bool {
 	return false
 }
 
-// checkBinlogPast runs merge.FindBinlogRestart over key group g's changes
-// and its past changes from the local state log (which must hold every
+// checkBinlogPast runs merge.FindBinlogRestart over key k's changes in
+// the batch (batch) and its past changes from the local state log (which must hold every
 // past change: State.eventsLogged). Errors: a *BinlogRestartedError, local
 // state log failures.
-func (w *MirrorWriter) checkBinlogPast(g merge.Group, sh *shape) error {
-	past, _, err := w.state.pastChanges(g.Key, sh)
+func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *shape) error {
+	past, _, err := w.state.pastChanges(k, sh)
 	if err != nil {
 		return err
 	}
-	if r, ok := merge.FindBinlogRestart(append(past, g.Events...)); ok {
+	if r, ok := merge.FindBinlogRestart(append(past, batch...)); ok {
 		return w.binlogRestarted(r, false)
 	}
 	return nil
+}
+
+// binlogSuspect is a key's binlog restart within a batch and the key's
+// changes in the batch, as delivered (before duplicates are dropped).
+type binlogSuspect struct {
+	merge.BinlogRestart
+	raw []*cdc.Event
+}
+
+// binlogSuspects returns the keys of events whose MySQL changes go back
+// in position within the batch (merge.FindBinlogRestarts), nil when none.
+func binlogSuspects(events []*cdc.Event) map[cdc.Key]binlogSuspect {
+	rs := merge.FindBinlogRestarts(events)
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make(map[cdc.Key]binlogSuspect, len(rs))
+	for _, r := range rs {
+		out[r.Change.Key] = binlogSuspect{BinlogRestart: r}
+	}
+	for _, e := range events {
+		if s, ok := out[e.Key]; ok {
+			s.raw = append(s.raw, e)
+			out[e.Key] = s
+		}
+	}
+	return out
 }

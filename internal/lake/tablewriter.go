@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
-	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // TableWriter is the write protocol of one source table behind one call
@@ -341,15 +338,8 @@ func (w *TableWriter) committed(ctx context.Context, b Batch, table string) erro
 // (docs/design.md rule 6, "late events"). When bronze retention has
 // dropped records and a key's stored rows name a change byKey lacks
 // (TrimmedPast), nothing is written and the error is a
-// *PastTrimmedError; a *BinlogRestartedError when a key's MySQL changes
-// show its binlog started over (merge.FindBinlogRestart), before anything
-// is written. Errors: also the writers'.
+// *PastTrimmedError. Errors: also the writers'.
 func (w *TableWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (mirror, history RebuildResult, err error) {
-	for _, k := range slices.Sorted(maps.Keys(byKey)) {
-		if r, ok := merge.FindBinlogRestart(byKey[k]); ok {
-			return mirror, history, w.Mirror.binlogRestarted(r, false)
-		}
-	}
 	trimmed, before, err := w.TrimmedPast(ctx, byKey)
 	if err != nil {
 		return mirror, history, err

@@ -56,6 +56,20 @@ type BinlogRestart struct {
 // the GTID where the server writes GTIDs); the same position with any of
 // those different is a new change at a reused position, a restart.
 func FindBinlogRestart(events []*cdc.Event) (BinlogRestart, bool) {
+	rs := findBinlogRestarts(events, true)
+	if len(rs) == 0 {
+		return BinlogRestart{}, false
+	}
+	return rs[0], true
+}
+
+// FindBinlogRestarts is FindBinlogRestart for every key: the first
+// restart of each key that has one, by key.
+func FindBinlogRestarts(events []*cdc.Event) []BinlogRestart {
+	return findBinlogRestarts(events, false)
+}
+
+func findBinlogRestarts(events []*cdc.Event, first bool) []BinlogRestart {
 	var cand []*cdc.Event
 	for _, e := range events {
 		if binlogDelivered(e) {
@@ -63,7 +77,7 @@ func FindBinlogRestart(events []*cdc.Event) (BinlogRestart, bool) {
 		}
 	}
 	if len(cand) < 2 {
-		return BinlogRestart{}, false
+		return nil
 	}
 	slices.SortStableFunc(cand, func(a, b *cdc.Event) int {
 		switch {
@@ -80,6 +94,7 @@ func FindBinlogRestart(events []*cdc.Event) (BinlogRestart, bool) {
 		}
 		return 0
 	})
+	var out []BinlogRestart
 	var hi *cdc.Event
 	seen := map[cdc.Seq]*cdc.Event{}
 	for i, e := range cand {
@@ -87,21 +102,28 @@ func FindBinlogRestart(events []*cdc.Event) (BinlogRestart, bool) {
 			hi = nil
 			clear(seen)
 		}
+		if len(out) > 0 && out[len(out)-1].Change.Key == e.Key {
+			continue // one per key
+		}
 		if prev := seen[e.Seq]; prev != nil {
-			if prev.Origin.Offset == e.Origin.Offset || sameChange(prev, e) {
-				continue // the same record, or a redelivery
+			if prev.Origin.Offset != e.Origin.Offset && !sameChange(prev, e) {
+				out = append(out, BinlogRestart{Change: e, Above: prev})
 			}
-			return BinlogRestart{Change: e, Above: prev}, true
+			continue // the same record, or a redelivery
 		}
 		if hi != nil && e.Seq < hi.Seq {
-			return BinlogRestart{Change: e, Above: hi}, true
+			out = append(out, BinlogRestart{Change: e, Above: hi})
+			continue
 		}
 		seen[e.Seq] = e
 		if hi == nil || e.Seq > hi.Seq {
 			hi = e
 		}
 	}
-	return BinlogRestart{}, false
+	if first && len(out) > 1 {
+		out = out[:1]
+	}
+	return out
 }
 
 // BinlogDelivered reports whether e takes part in FindBinlogRestart: a

@@ -127,3 +127,14 @@ func TestFindBinlogRestartProperty(t *testing.T) {
 		}
 	}
 }
+
+// FindBinlogRestarts reports the first restart of every key, by key.
+func TestFindBinlogRestartsPerKey(t *testing.T) {
+	a1, a2, a3 := bl("a", cdc.OpCreate, 42, 100, 0, 1, 10, ""), bl("a", cdc.OpUpdate, 1, 50, 0, 2, 20, ""), bl("a", cdc.OpUpdate, 1, 40, 0, 3, 21, "")
+	b1, b2 := bl("b", cdc.OpCreate, 42, 200, 0, 4, 11, ""), bl("b", cdc.OpDelete, 2, 9, 0, 5, 22, "")
+	c1, c2 := bl("c", cdc.OpCreate, 42, 300, 0, 6, 12, ""), bl("c", cdc.OpUpdate, 42, 400, 0, 7, 13, "")
+	got := FindBinlogRestarts([]*cdc.Event{c2, b2, a3, a1, c1, b1, a2})
+	if len(got) != 2 || got[0].Change != a2 || got[0].Above != a1 || got[1].Change != b2 || got[1].Above != b1 {
+		t.Fatalf("got %+v", got)
+	}
+}
