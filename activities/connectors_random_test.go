@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -571,6 +572,12 @@ func TestConnectorsRandom(t *testing.T) {
 					src := xgen(r, newXconn(r, cn), o)
 					del := deliverFaults(r, src, wopts{late: o.late, dups: o.dups, oos: o.oos})
 					if cn == "mysql" || cn == "mariadb" {
+						// the generator lets the initial source snapshot's
+						// reads come out among the first transactions; a
+						// MySQL connector emits them before it streams,
+						// so a read below its key's streamed position
+						// comes through another partition, in src too
+						src = binlogPartitions(t, src)
 						del = binlogPartitions(t, del)
 					}
 					sizes := splitSizes(r, len(del), 6)
@@ -654,8 +661,11 @@ func binlogPartitions(t *testing.T, del []wev) []wev {
 		if m == nil {
 			continue
 		}
-		var f, p, r uint64
-		fmt.Sscan(string(m[1])+" "+string(m[2])+" "+string(m[3]), &f, &p, &r)
+		// decimal, not fmt.Sscan: it reads the file number's leading zeros
+		// ("000009") as an octal prefix and fails on 8 and 9
+		f, _ := strconv.ParseUint(string(m[1]), 10, 64)
+		p, _ := strconv.ParseUint(string(m[2]), 10, 64)
+		r, _ := strconv.ParseUint(string(m[3]), 10, 64)
 		seq, k := cdc.MySQLSeq(f, p, r), string(e.m.Key)
 		if part, ok := at[k+string(seq)]; ok {
 			out[i].part = part
