@@ -30,6 +30,7 @@ func classify(err error) error {
 	var le *lake.LayoutError
 	var pt *lake.PastTrimmedError
 	var dfe *lake.DeleteFormatError
+	var br *lake.BinlogRestartedError
 	switch {
 	case errors.As(err, &pt):
 		return temporal.NewNonRetryableApplicationError(pt.Error(), ErrTypePastTrimmed, nil,
@@ -39,6 +40,11 @@ func classify(err error) error {
 	case errors.As(err, &sc):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeSourceServerChanged, err,
 			map[string]any{"server": sc.Server, "known": sc.Known, "position": sc.Position.Hex(), "applied": sc.Applied.Hex()})
+	case errors.As(err, &br):
+		// the message names Kafka coordinates and positions, never the key or values
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBinlogRestarted, err,
+			map[string]any{"position": br.Change.Seq.Hex(), "above": br.Above.Seq.Hex(), "topic": br.Change.Origin.Topic,
+				"partition": br.Change.Origin.Partition, "offset": br.Change.Origin.Offset, "ambiguous": br.Ambiguous})
 	case errors.As(err, &rc):
 		return badSpec(err)
 	case errors.As(err, &sb):

@@ -29,6 +29,11 @@ const (
 	// retention dropped (lake.PastTrimmedError); the message says how to
 	// go on (`starter maintain TABLE keep-applied`, then retry).
 	ErrTypePastTrimmed = "BronzePastTrimmed"
+	// ErrTypeBinlogRestarted: a MySQL or MariaDB change delivered after a
+	// change of its key at a higher binlog position in the same Kafka
+	// partition, and no redelivery: its binlog started over
+	// (lake.BinlogRestartedError)
+	ErrTypeBinlogRestarted = "BinlogRestarted"
 	// ErrTypeCatalogMismatch: the table records another Iceberg catalog
 	// than this worker's (TableSpec.Catalog). Retryable: another worker
 	// of the task queue, on the table's catalog, may take the retry; the

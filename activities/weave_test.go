@@ -8,9 +8,11 @@ package activities
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +32,10 @@ type wev struct {
 	m   sample.Message
 	hdr []schemas.Header
 	lsn int
+	// part is the Kafka partition it is delivered in (0 unless a test
+	// delivers a MySQL change late: a key's MySQL changes in one
+	// partition come in binlog order, merge.FindBinlogRestart)
+	part int32
 }
 
 // wrun applies batches through the apply and rebuild code; before batch i
@@ -73,12 +79,17 @@ func (w *wrun) apply(evs []wev, allowErr bool) (ApplyResult, error) {
 		t.Fatal(err)
 	}
 	recs := make([]schemas.Record, len(evs))
+	parts := map[int32]bool{0: true}
 	for j, e := range evs {
-		recs[j] = schemas.Record{Topic: w.spec.Topic, Offset: w.offset + int64(j), Key: e.m.Key, Value: e.m.Value, Headers: e.hdr}
+		recs[j] = schemas.Record{Topic: w.spec.Topic, Partition: e.part, Offset: w.offset + int64(j), Key: e.m.Key, Value: e.m.Value, Headers: e.hdr}
+		parts[e.part] = true
 	}
 	w.seq++
-	b := lake.Batch{ID: fmt.Sprintf("b%d", w.seq), Seq: w.seq, Topic: w.spec.Topic,
-		Ranges: []lake.Range{{From: w.offset, To: w.offset + int64(len(evs))}}, EndOffsets: lake.Offsets{0: w.offset + int64(len(evs))}}
+	b := lake.Batch{ID: fmt.Sprintf("b%d", w.seq), Seq: w.seq, Topic: w.spec.Topic, EndOffsets: lake.Offsets{}}
+	for _, p := range slices.Sorted(maps.Keys(parts)) { // one offset span, each partition's records in it
+		b.Ranges = append(b.Ranges, lake.Range{Partition: p, From: w.offset, To: w.offset + int64(len(evs))})
+		b.EndOffsets[p] = w.offset + int64(len(evs))
+	}
 	stage := ""
 	st.mu.Lock()
 	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, nil, w.decision, &stage)

@@ -45,7 +45,7 @@
 // A missing position is a DecodeError, never a zero Seq; other connectors
 // are a DecodeError too. MySQL positions belong to one server: after a
 // failover to a server with another binlog sequence they are not
-// comparable (see cdc.MySQLSeq; re-snapshot the table). Event.SourceTs is
+// comparable (see cdc.MySQLSeq; the table stops). Event.SourceTs is
 // source.ts_us, else source.ts_ms×1000, in µs since the epoch; a source
 // time of 0 or none falls back to the envelope's ts_us/ts_ms, then to the
 // Kafka record timestamp (Decoded.SourceTsFromKafka says so), else 0.

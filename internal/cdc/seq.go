@@ -161,11 +161,18 @@ func PostgresWritten(s Seq) (w uint64, ok bool) {
 // positions read after the failover are not comparable with those before
 // it (they may sort lower, and the sequence guard would then ignore real
 // changes). GTIDs do not give a total order either (each server numbers
-// its own transactions). After a failover to a server with a different
-// binlog sequence, re-snapshot the table (a new snapshot's rows carry the
-// new server's positions) rather than continue; until then the decoder
-// orders by whatever file index the new server reports.
+// its own transactions, and RESET MASTER starts the numbering over). The
+// decoder orders by whatever file index the server reports; a change that
+// shows its binlog started over (RESET MASTER, a rebuilt server, a
+// replica switch, found by Kafka delivery order: merge.FindBinlogRestart)
+// stops the table, and a new table from a new source snapshot goes on.
 func MySQLSeq(fileIndex, pos, row uint64) Seq { return SeqOf(fileIndex, pos, row) }
+
+// IsMySQLSeq reports whether s has the MySQL and MariaDB layout (three
+// words: MySQLSeq). No other connector's position has three words
+// (PostgreSQL two, SQL Server five, Oracle six or more), so the width
+// alone tells a binlog position from the others.
+func IsMySQLSeq(s Seq) bool { return len(s) == 24 }
 
 // SQLServerLSN is a SQL Server log sequence number: 10 bytes, written by
 // Debezium as "0000002b:00000588:0003" (virtual log file sequence number,

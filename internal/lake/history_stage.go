@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -161,7 +162,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 			continue
 		}
-		if s.pending[g.Key] || !plan.known {
+		if s.pending[g.Key] || !plan.known || plan.binlogSuspect[g.Key] {
 			if !s.pending[g.Key] {
 				res.Late++
 			}
@@ -169,6 +170,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			continue
 		}
 		pre, late := plan.pre[i], false
+		var lateBinlog *cdc.Event // a late Kafka-delivered MySQL change
 		var fresh []*cdc.Event
 		var live []histRow
 		liveRead := false
@@ -191,6 +193,9 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 				res.Duplicates++
 			default:
 				late = true
+				if lateBinlog == nil && e.Seq < pre && merge.BinlogDelivered(e) {
+					lateBinlog = e
+				}
 			}
 		}
 		if late {
@@ -198,6 +203,10 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			if rebuildable {
 				s.pending[g.Key] = true
 				continue
+			}
+			if lateBinlog != nil { // nothing to tell a binlog restart from a redelivery (merge/binlog.go)
+				return &BinlogRestartedError{Table: w.name.String(), Key: hex.EncodeToString([]byte(g.Key)), Change: lateBinlog,
+					Above: &cdc.Event{Key: g.Key, Seq: pre}, Ambiguous: true}
 			}
 			res.Unwoven++ // the batch's changes above the key's position still apply
 		}

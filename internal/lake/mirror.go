@@ -71,6 +71,8 @@ type MirrorWriter struct {
 	layout   layout.Spec         // the mirror's partition fields and sort order
 	deletes  layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
 	parts    *filePartitions     // the partitions of the mirror's data files
+	// withoutBronze: the table keeps no bronze (WriterOptions.WithoutBronze)
+	withoutBronze bool
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given

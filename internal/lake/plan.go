@@ -21,6 +21,11 @@ type batchPlan struct {
 	entries []uint32
 	pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
 	known   bool      // pre is known (false: the mirror had committed the batch already)
+	// binlogSuspect: keys whose MySQL changes go back in position within
+	// the batch while the log lacks their past (merge/binlog.go): the
+	// history stage puts them in its pending set (RebuildKeys replays them
+	// from bronze)
+	binlogSuspect map[cdc.Key]bool
 	// wovenChecked: the mirror stage checked every key with changes below
 	// pre against the past changes in the local state log (weave.go); woven
 	// then holds, for each late key, all its changes (nil entries: keys

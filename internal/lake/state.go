@@ -566,8 +566,9 @@ func (s *State) EventsComplete() bool {
 }
 
 // LoadEvents records past row changes (bronze records of the table,
-// decoded and prepared like a batch) in the log. Changes the log already
-// holds (same key and position) are not added again. Once every bronze
+// decoded and prepared like a batch) in the log. Records the log already
+// holds (same key, position and Kafka coordinates) are not added again;
+// a redelivery, the same change at another offset, is. Once every bronze
 // record was loaded, SetEventsComplete lets Events serve the late-key
 // rebuild without bronze from then on.
 func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
@@ -578,11 +579,24 @@ func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 	if err := s.flushPending(); err != nil {
 		return err
 	}
+	// a record is one change at one Kafka coordinate: a redelivery (the
+	// same position at another offset) is kept beside the first copy,
+	// whichever bronze gives first, so that the binlog restart check
+	// (merge.FindBinlogRestart) sees the first copy in delivery order
+	type record struct {
+		seq   cdc.Seq
+		topic string
+		part  int32
+		off   int64
+	}
+	at := func(e *cdc.Event) record {
+		return record{e.Seq, e.Origin.Topic, e.Origin.Partition, e.Origin.Offset}
+	}
 	for k, es := range byKey {
-		have := map[cdc.Seq]bool{}
+		have := map[record]bool{}
 		if err := s.walk(k, wantEvents, func(r *chainRec) bool {
 			for _, e := range r.events {
-				have[e.Seq] = true
+				have[at(e)] = true
 			}
 			return true
 		}); err != nil {
@@ -590,7 +604,8 @@ func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 		}
 		var add []*cdc.Event
 		for _, e := range es {
-			if !have[e.Seq] {
+			if !have[at(e)] {
+				have[at(e)] = true
 				add = append(add, e)
 			}
 		}

@@ -73,7 +73,7 @@ func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterO
 	st.budget = o.IndexBudget
 	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
-	m.state, m.layout, m.deletes = st, o.Layout.Mirror, o.DeleteFormat.Or()
+	m.state, m.layout, m.deletes, m.withoutBronze = st, o.Layout.Mirror, o.DeleteFormat.Or(), o.WithoutBronze
 	if !o.History {
 		return m, nil
 	}
