@@ -138,19 +138,27 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, fp *filePartiti
 		part filePartition
 		rows []rowLoc
 	}
+	// the group of each file is found once (its key built from the
+	// partition values), not once per row: a batch deletes tens of
+	// thousands of rows from a few dozen files
 	var groups []*group
 	byKey := map[string]*group{}
+	byFile := make(map[int32]*group, len(used))
+	var key []byte
 	for _, r := range rows {
-		part := parts[paths[r.File]]
-		key := string(appendKeyValue(nil, int32(part.specID)))
-		for _, id := range sortedFieldIDs(part.values) {
-			key = string(appendKeyValue(appendKeyValue([]byte(key), int32(id)), part.values[id]))
-		}
-		g := byKey[key]
+		g := byFile[r.File]
 		if g == nil {
-			g = &group{part: part}
-			byKey[key] = g
-			groups = append(groups, g)
+			part := parts[paths[r.File]]
+			key = appendKeyValue(key[:0], int32(part.specID))
+			for _, id := range sortedFieldIDs(part.values) {
+				key = appendKeyValue(appendKeyValue(key, int32(id)), part.values[id])
+			}
+			if g = byKey[string(key)]; g == nil {
+				g = &group{part: part}
+				byKey[string(key)] = g
+				groups = append(groups, g)
+			}
+			byFile[r.File] = g
 		}
 		g.rows = append(g.rows, r)
 	}

@@ -45,6 +45,10 @@ type partCol struct {
 	col       int // column in the record
 	srcType   iceberg.Type
 	transform iceberg.Transform
+	// fast, when set, is partitionValue for this field's common
+	// transforms (fastPartitionValue): the same value from the column
+	// without an Iceberg literal per row
+	fast func(col arrow.Array, i int) (any, bool)
 }
 
 // sortCol is one sort field bound to a record's column.
@@ -88,7 +92,7 @@ func bindLayout(tbl *table.Table, sc *arrow.Schema) (*recordLayout, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.parts = append(l.parts, partCol{fieldID: f.FieldID, col: c, srcType: t, transform: f.Transform})
+		l.parts = append(l.parts, partCol{fieldID: f.FieldID, col: c, srcType: t, transform: f.Transform, fast: fastPartitionValue(t, f.Transform)})
 	}
 	for _, f := range order.Fields() {
 		if _, ok := f.Transform.(iceberg.IdentityTransform); !ok {
@@ -221,9 +225,16 @@ func (l *recordLayout) group(rec arrow.RecordBatch) ([]*rowGroup, error) {
 		for i := 0; i < n; i++ {
 			key = key[:0]
 			for j, p := range l.parts {
-				v, err := partitionValue(rec.Column(p.col), i, p.srcType, p.transform)
-				if err != nil {
-					return nil, fmt.Errorf("lake: partition %s of row %d: %w", p.transform, i, err)
+				col := rec.Column(p.col)
+				v, ok := any(nil), false
+				if p.fast != nil {
+					v, ok = p.fast(col, i)
+				}
+				if !ok {
+					var err error
+					if v, err = partitionValue(col, i, p.srcType, p.transform); err != nil {
+						return nil, fmt.Errorf("lake: partition %s of row %d: %w", p.transform, i, err)
+					}
 				}
 				vals[j] = v
 				key = appendKeyValue(key, v)
@@ -330,6 +341,105 @@ func partitionValue(col arrow.Array, i int, srcType iceberg.Type, t iceberg.Tran
 		return nil, nil
 	}
 	return out.Val.Any(), nil
+}
+
+// fastPartitionValue returns partitionValue for the transforms most
+// layouts use, computed with iceberg-go's own per-value transform
+// functions instead of a literal per row: bucket[N] of a long or int
+// column, day of a timestamp column (µs), identity of a
+// long or int column. It returns nil for any other field; the function
+// returns ok false for a column of another Arrow type than expected (the
+// caller then takes partitionValue) and (nil, true) for a null value.
+func fastPartitionValue(srcType iceberg.Type, t iceberg.Transform) func(col arrow.Array, i int) (any, bool) {
+	isTs := false
+	switch srcType.(type) {
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		isTs = true
+	}
+	switch tr := t.(type) {
+	case iceberg.BucketTransform:
+		switch srcType.(type) {
+		case iceberg.Int64Type:
+			f := tr.Transformer(srcType)
+			return func(col arrow.Array, i int) (any, bool) {
+				x, ok := col.(*array.Int64)
+				if !ok {
+					return nil, false
+				}
+				if x.IsNull(i) {
+					return nil, true
+				}
+				return optionalInt32(f(x.Value(i))), true
+			}
+		case iceberg.Int32Type:
+			// an int's bucket hashes it as a long (Iceberg spec, "Bucket
+			// Transform Details"), as BucketTransform.Apply does
+			f := tr.Transformer(iceberg.PrimitiveTypes.Int64)
+			return func(col arrow.Array, i int) (any, bool) {
+				x, ok := col.(*array.Int32)
+				if !ok {
+					return nil, false
+				}
+				if x.IsNull(i) {
+					return nil, true
+				}
+				return optionalInt32(f(int64(x.Value(i)))), true
+			}
+		}
+	case iceberg.DayTransform:
+		if isTs {
+			return timestampPart(func(ts iceberg.Timestamp) any { return ts.ToDate() })
+		}
+	case iceberg.IdentityTransform:
+		switch srcType.(type) {
+		case iceberg.Int64Type:
+			return func(col arrow.Array, i int) (any, bool) {
+				x, ok := col.(*array.Int64)
+				if !ok {
+					return nil, false
+				}
+				if x.IsNull(i) {
+					return nil, true
+				}
+				return x.Value(i), true
+			}
+		case iceberg.Int32Type:
+			return func(col arrow.Array, i int) (any, bool) {
+				x, ok := col.(*array.Int32)
+				if !ok {
+					return nil, false
+				}
+				if x.IsNull(i) {
+					return nil, true
+				}
+				return x.Value(i), true
+			}
+		}
+	}
+	return nil
+}
+
+// timestampPart is a fastPartitionValue of a timestamp column (µs).
+func timestampPart(f func(iceberg.Timestamp) any) func(col arrow.Array, i int) (any, bool) {
+	return func(col arrow.Array, i int) (any, bool) {
+		x, ok := col.(*array.Timestamp)
+		if !ok {
+			return nil, false
+		}
+		if x.IsNull(i) {
+			return nil, true
+		}
+		return f(iceberg.Timestamp(x.Value(i))), true
+	}
+}
+
+// optionalInt32 is a transform's int32 result as partitionValue returns
+// it (nil when the transform gives none).
+func optionalInt32(v iceberg.Optional[int32]) any {
+	if !v.Valid {
+		return nil
+	}
+	return v.Val
 }
 
 // literalAt is row i of col as an Iceberg literal of srcType.

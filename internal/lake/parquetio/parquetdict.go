@@ -28,8 +28,13 @@ const (
 	// above which a column is written without a dictionary.
 	dictDistinctPct = 97
 	// dictMinRows: smaller files keep the default (a dictionary of a few
-	// rows costs nothing).
-	dictMinRows = 4096
+	// rows costs nothing). Files of a few thousand rows are common: a
+	// partitioned batch writes one file per partition (a 50,000-record
+	// batch into bucket(16, key) gives mirror files of about 3,000 rows),
+	// and a free-text column hashed into a dictionary there was a fifth
+	// of the mirror's write; from 256 rows on, every row is sampled, which
+	// decides as reliably as the sample of a large file.
+	dictMinRows = 256
 )
 
 // distinctTextProps returns a writer property turning dictionary

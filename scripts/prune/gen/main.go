@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -54,6 +55,7 @@ func main() {
 	perDay := flag.Int("changes-per-day", 2000, "changes per day")
 	batch := flag.Int("batch", 5000, "records per batch")
 	rounds := flag.Int("rounds", 1, "write each layout this many times, alternating which goes first (the apply cost comparison)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the partitioned layout's writes to this file (go tool pprof)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "gen: -out is required")
@@ -113,8 +115,17 @@ func main() {
 	for r := 0; r < *rounds; r++ {
 		for i := range layouts {
 			x := layouts[(i+r)%2] // alternate which layout goes first
+			stop := func() {}
+			if *cpuprofile != "" && x.name == "partitioned" {
+				var err error
+				if stop, err = startProfile(*cpuprofile); err != nil {
+					fmt.Fprintln(os.Stderr, "gen:", err)
+					os.Exit(1)
+				}
+			}
 			cpu0 := cpuSeconds()
 			m, secs, err := write(filepath.Join(*out, x.name), x.lay, stream, *batch)
+			stop()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "gen:", x.name+":", err)
 				os.Exit(1)
@@ -129,6 +140,20 @@ func main() {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(res)
+}
+
+// startProfile starts a CPU profile into path (truncated: the last
+// partitioned write's) and returns the function that stops it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // cpuSeconds is this process's user + system CPU time so far.
