@@ -27,7 +27,7 @@ bucket = BucketTransform(16).transform(LongType())
 keys = [k for k in range(1, gen["keys"] + 1) if bucket(k) == 3][:5]
 
 COLS = {"history": ["id", "region", "amount", "_seq", "_valid_from", "_valid_to", "_is_current"],
-        "mirror": ["id", "region", "amount", "_seq", "_deleted"]}
+        "mirror": ["id", "region", "amount", "_seq", "_is_deleted"]}
 queries = {
     "history, one day of 31 (_valid_from on day 15)": (
         "history", And(GreaterThanOrEqual("_valid_from", day.isoformat()), LessThan("_valid_from", nxt.isoformat())),
