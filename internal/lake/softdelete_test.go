@@ -105,7 +105,8 @@ func TestNewMirrorHasIsDeleted(t *testing.T) {
 
 // A mirror created with the old soft-delete column _deleted keeps
 // applying (also from a fresh writer that rebuilds its state from the
-// table), compacting, purging and reading for validation with it.
+// table), compacting, purging, erasing and reading for validation with
+// it.
 func TestMirrorWithDeletedV1(t *testing.T) {
 	ctx := context.Background()
 	p := newLakePipeline(t, merge.HistoryOptions{})
@@ -167,6 +168,29 @@ func TestMirrorWithDeletedV1(t *testing.T) {
 	}
 	if got := strings.TrimSpace(mirrorDump(t, p)); got != strings.Join(kept, "\n") || len(kept) != len(exp)-10 {
 		t.Fatalf("after purge:\n%s\nwant the %d live rows only:\n%s", got, len(exp)-10, strings.Join(kept, "\n"))
+	}
+	// an erasure rewrites the files that hold the key; the rest stays
+	keys, err := HashEraseKeys(ctx, p.cat, p.name, []string{"order_id=1002"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Erase(ctx, p.cat, p.name, EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for _, line := range kept {
+		if !strings.HasPrefix(line, "order_id=1002 ") {
+			rest = append(rest, line)
+		}
+	}
+	if got := strings.TrimSpace(mirrorDump(t, p)); got != strings.Join(rest, "\n") || len(rest) != len(kept)-1 {
+		t.Fatalf("after erasing 1002:\n%s\nwant:\n%s", got, strings.Join(rest, "\n"))
+	}
+	// and the writer keeps applying: a replay is a no-op
+	p.mirror = NewMirrorWriter(p.cat, p.name, []string{"order_id"})
+	p.batch(s.Delivered)
+	if got := strings.TrimSpace(mirrorDump(t, p)); got != strings.Join(rest, "\n") {
+		t.Fatalf("a replay after the erasure changed the mirror:\n%s\nwant:\n%s", got, strings.Join(rest, "\n"))
 	}
 }
 
