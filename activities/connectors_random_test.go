@@ -393,7 +393,7 @@ func (w *wrun) xtables() (string, string) {
 	return sortLines(m), sortLines(h)
 }
 
-// xtruth computes the mirror (values and _deleted per key) and the history
+// xtruth computes the mirror (values and soft delete per key) and the history
 // (values, from and to positions per version) from the stream in source
 // order, by the documented rules, from decoded events.
 func xtruth(t *testing.T, src []wev, tracked []string) (string, string) {

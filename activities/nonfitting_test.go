@@ -102,16 +102,16 @@ func TestSchemalessOnTypedTable(t *testing.T) {
 	}
 }
 
-// A source column named like a system column (_deleted, in any ASCII
+// A source column named like a system column (_is_deleted, in any ASCII
 // case) blocks the table as a schema change naming it, where it creates
 // the table and where it appears later; it never retries forever or
 // vanishes. The operator's evolve leaves the column out of the tables
 // from then on (recorded: later batches carrying it apply without a
 // decision); skip quarantines the changes that carry it.
 func TestReservedSourceColumn(t *testing.T) {
-	first := []wev{pgw("c", "null", `{"order_id":1,"status":"a","_deleted":true}`, 100)}
-	later := []wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100), pgw("u", "null", `{"order_id":1,"status":"b","_Deleted":false}`, 200)}
-	next := []wev{pgw("u", "null", `{"order_id":1,"status":"c","_deleted":true}`, 300), pgw("u", "null", `{"order_id":1,"status":"c","_Deleted":true}`, 300)}
+	first := []wev{pgw("c", "null", `{"order_id":1,"status":"a","_is_deleted":true}`, 100)}
+	later := []wev{pgw("c", "null", `{"order_id":1,"status":"a"}`, 100), pgw("u", "null", `{"order_id":1,"status":"b","_Is_Deleted":false}`, 200)}
+	next := []wev{pgw("u", "null", `{"order_id":1,"status":"c","_is_deleted":true}`, 300), pgw("u", "null", `{"order_id":1,"status":"c","_Is_Deleted":true}`, 300)}
 	for name, c := range map[string]struct {
 		evs              []wev
 		decision, wantM  string
@@ -129,8 +129,8 @@ func TestReservedSourceColumn(t *testing.T) {
 		blocked := c.evs[c.col:]
 		_, err := w.apply(blocked, true)
 		var ae *temporal.ApplicationError
-		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != ErrTypeSchemaBlocked || !strings.Contains(err.Error(), "has the name of the system column _deleted") {
-			t.Errorf("%s: got %v, want a schema block naming _deleted", name, err)
+		if !errors.As(err, &ae) || !ae.NonRetryable() || ae.Type() != ErrTypeSchemaBlocked || !strings.Contains(err.Error(), "has the name of the system column _is_deleted") {
+			t.Errorf("%s: got %v, want a schema block naming _is_deleted", name, err)
 			continue
 		}
 		w.decision = c.decision

@@ -173,9 +173,13 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if err != nil {
 		return err
 	}
+	delCol, err := lake.SoftDeleteColumn(tbl.Schema())
+	if err != nil {
+		return err
+	}
 	deleted := 0
 	for _, row := range rows {
-		if row[lake.ColDeleted] == true {
+		if row[delCol] == true {
 			deleted++
 		}
 	}
@@ -184,7 +188,7 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 		return err
 	}
 	if expected != nil {
-		if diff := compareExpected(rows, expected); diff != "" {
+		if diff := compareExpected(rows, delCol, expected); diff != "" {
 			return fmt.Errorf("the mirror differs from the generator's expected state:\n%s", diff)
 		}
 		fmt.Fprintf(log, "demo: the mirror equals the generator's expected state (%d keys)\n", len(expected))

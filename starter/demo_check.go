@@ -12,7 +12,8 @@ import (
 
 // compareExpected diffs the mirror rows (sorted by order_id) with the
 // generator's expected rows and describes every difference; "" = equal.
-func compareExpected(rows []lake.Row, want []sample.Row) string {
+// delCol is the mirror's soft-delete column (lake.SoftDeleteColumn).
+func compareExpected(rows []lake.Row, delCol string, want []sample.Row) string {
 	var diffs []string
 	if len(rows) != len(want) {
 		diffs = append(diffs, fmt.Sprintf("%d rows, want %d", len(rows), len(want)))
@@ -26,7 +27,7 @@ func compareExpected(rows []lake.Row, want []sample.Row) string {
 			}
 		}
 		check("order_id", got["order_id"], w.OrderID)
-		check(lake.ColDeleted, got[lake.ColDeleted], w.Deleted)
+		check(delCol, got[delCol], w.Deleted)
 		check(lake.ColSeq, got[lake.ColSeq], w.Seq.Hex())
 		if w.Status != "" {
 			check("status", got["status"], w.Status)

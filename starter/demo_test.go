@@ -75,12 +75,12 @@ func TestDemoOnRealCaptures(t *testing.T) {
 		t.Fatal("the captures under testdata/debezium are missing:", err)
 	}
 	cases := []struct{ file, key, batch, deletedLine string }{
-		{"flink/debezium-data-schema-include.txt", "id", "4", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.170000076293945,"_seq":"0000000000000003000000000000098b0000000000000000","_deleted":true,"_source_ts":"2020-05-13T09:32:24.000000Z"}`},
-		{"flink/debezium-data-schema-exclude.txt", "id", "3", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.170000076293945,"_seq":"0000000000000003000000000000098b0000000000000000","_deleted":true,"_source_ts":"2020-05-13T09:32:24.000000Z"}`},
-		{"flink/debezium-postgres-data-schema-include.txt", "id", "5", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.17,"_seq":"000000000208d728000000000208d728","_deleted":true,"_source_ts":"2020-07-29T08:23:08.168000Z"}`},
-		{"flink/debezium-postgres-data-schema-exclude.txt", "id", "16", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.17,"_seq":"000000000208d728000000000208d728","_deleted":true,"_source_ts":"2020-07-29T08:23:08.168000Z"}`},
-		{"risingwave/debezium_log.1", "id", "2", `{"id":1006,"first_name":"add1","last_name":"add2","email":"add1","_seq":"000000000000000300000000000007270000000000000000","_deleted":true,"_source_ts":"2022-08-24T08:09:10.000000Z"}`},
-		{"risingwave/debezium_log_no_schema_field.1", "id", "1", `{"id":1006,"first_name":"add1","last_name":"add2","email":"add1","_seq":"000000000000000300000000000007270000000000000000","_deleted":true,"_source_ts":"2022-08-24T08:09:10.000000Z"}`},
+		{"flink/debezium-data-schema-include.txt", "id", "4", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.170000076293945,"_seq":"0000000000000003000000000000098b0000000000000000","_is_deleted":true,"_source_ts":"2020-05-13T09:32:24.000000Z"}`},
+		{"flink/debezium-data-schema-exclude.txt", "id", "3", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.170000076293945,"_seq":"0000000000000003000000000000098b0000000000000000","_is_deleted":true,"_source_ts":"2020-05-13T09:32:24.000000Z"}`},
+		{"flink/debezium-postgres-data-schema-include.txt", "id", "5", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.17,"_seq":"000000000208d728000000000208d728","_is_deleted":true,"_source_ts":"2020-07-29T08:23:08.168000Z"}`},
+		{"flink/debezium-postgres-data-schema-exclude.txt", "id", "16", `{"id":111,"name":"scooter","description":"Big 2-wheel scooter ","weight":5.17,"_seq":"000000000208d728000000000208d728","_is_deleted":true,"_source_ts":"2020-07-29T08:23:08.168000Z"}`},
+		{"risingwave/debezium_log.1", "id", "2", `{"id":1006,"first_name":"add1","last_name":"add2","email":"add1","_seq":"000000000000000300000000000007270000000000000000","_is_deleted":true,"_source_ts":"2022-08-24T08:09:10.000000Z"}`},
+		{"risingwave/debezium_log_no_schema_field.1", "id", "1", `{"id":1006,"first_name":"add1","last_name":"add2","email":"add1","_seq":"000000000000000300000000000007270000000000000000","_is_deleted":true,"_source_ts":"2022-08-24T08:09:10.000000Z"}`},
 		{"risingwave/debezium_mess_key.1", "order_id", "2", ""},
 	}
 	for _, c := range cases {
@@ -111,10 +111,10 @@ func TestDemoAdversarialStreams(t *testing.T) {
 		// update rebuilds the key from bronze, whose row groups hold as many
 		// tombstones (NULL _key) as keyed rows; the delete must survive.
 		{"late-update-after-delete.jsonl", "id",
-			`{"id":1,"q":3,"_seq":"00000000000001900000000000000190","_deleted":true,"_source_ts":"2026-01-01T09:00:00.400000Z"}` + "\n"},
+			`{"id":1,"q":3,"_seq":"00000000000001900000000000000190","_is_deleted":true,"_source_ts":"2026-01-01T09:00:00.400000Z"}` + "\n"},
 		// a NULL key goes to the quarantine; it does not become key 0
 		{"null-key.jsonl", "id",
-			`{"id":0,"v":"zero-id","_seq":"000000000000006e000000000000006e","_deleted":false,"_source_ts":"2026-01-01T09:00:00.110000Z"}` + "\n"},
+			`{"id":0,"v":"zero-id","_seq":"000000000000006e000000000000006e","_is_deleted":false,"_source_ts":"2026-01-01T09:00:00.110000Z"}` + "\n"},
 	}
 	for _, c := range cases {
 		for _, batch := range []string{"1", "2", "3", "100"} {

@@ -47,7 +47,7 @@ func TestMaintainPurgeDryRun(t *testing.T) {
 		out := run(exitOK, "dump", "cli.maint")
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			all++
-			if strings.Contains(l, `"_deleted":true`) {
+			if strings.Contains(l, `"_is_deleted":true`) {
 				deleted++
 			}
 		}

@@ -17,14 +17,27 @@ type shape struct {
 	cols    []cdc.Column
 	names   *cdc.Columns
 	keyCols []string
+	// softDelete is the mirror's soft-delete column (SoftDeleteColumn).
+	softDelete string
+	// ids is the Iceberg field id of every column of the schema, by name.
+	ids map[string]int
 }
 
 // shapeOf derives the layout from the mirror's Iceberg schema.
 func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
 	s := &shape{keyCols: keyCols}
 	var names []string
+	sys, err := systemColumnsOf(sc)
+	if err != nil {
+		return nil, err
+	}
+	s.softDelete = sys.softDelete
+	s.ids = map[string]int{}
 	for _, f := range sc.Fields() {
-		if isSystemColumn(f.Name) {
+		s.ids[f.Name] = f.ID
+	}
+	for _, f := range sc.Fields() {
+		if sys.has(f.Name) {
 			continue
 		}
 		t, err := cdcType(f.Type)

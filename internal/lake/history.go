@@ -87,8 +87,12 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 		return nil, err
 	}
 	var missing, widened []iceberg.NestedField
+	sys, err := systemColumnsOf(mirror.Schema())
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range mirror.Schema().Fields() {
-		if isSystemColumn(f.Name) {
+		if sys.has(f.Name) {
 			continue
 		}
 		h, ok := tbl.Schema().FindFieldByName(f.Name)

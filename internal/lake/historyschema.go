@@ -25,8 +25,12 @@ const (
 func HistorySchema(mirror *iceberg.Schema, keyCols []string) (*iceberg.Schema, error) {
 	var fields []iceberg.NestedField
 	var ids []int
+	sys, err := systemColumnsOf(mirror)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range mirror.Fields() {
-		if isSystemColumn(f.Name) {
+		if sys.has(f.Name) {
 			continue
 		}
 		for _, k := range keyCols {

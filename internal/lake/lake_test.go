@@ -70,6 +70,10 @@ func mirrorLines(t *testing.T, cat catalog.Catalog) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	del, err := SoftDeleteColumn(tbl.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var lines []string
 	for _, r := range rows {
 		seq, err := cdc.ParseSeqHex(r[ColSeq].(string))
@@ -77,7 +81,7 @@ func mirrorLines(t *testing.T, cat catalog.Catalog) string {
 			t.Fatal(err)
 		}
 		w := seq.Words()
-		lines = append(lines, fmt.Sprintf("%v %v %v @%d deleted=%v", r["order_id"], r["status"], r["amount"], w[len(w)-1], r[ColDeleted]))
+		lines = append(lines, fmt.Sprintf("%v %v %v @%d deleted=%v", r["order_id"], r["status"], r["amount"], w[len(w)-1], r[del]))
 	}
 	return strings.Join(lines, "\n")
 }

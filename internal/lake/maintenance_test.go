@@ -64,7 +64,7 @@ func TestPurge(t *testing.T) {
 	after := mirrorDump(t, p)
 	var kept []string
 	for _, line := range strings.Split(strings.TrimSpace(before), "\n") {
-		if !strings.Contains(line, "_deleted=true") {
+		if !strings.Contains(line, "_is_deleted=true") {
 			kept = append(kept, line)
 		}
 	}

@@ -73,6 +73,9 @@ type MirrorWriter struct {
 	parts    *filePartitions     // the partitions of the mirror's data files
 	// withoutBronze: the table keeps no bronze (WriterOptions.WithoutBronze)
 	withoutBronze bool
+	// schemaOf builds the schema a new mirror is created with (nil:
+	// MirrorSchema); tests set it to create tables of an earlier layout.
+	schemaOf func(cols []cdc.Column, keyCols []string) (*iceberg.Schema, error)
 }
 
 // NewMirrorWriter returns a writer for the mirror of name with the given
@@ -148,7 +151,12 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		props[PropErasureHorizon] = h
 	}
 	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
-		func() (*iceberg.Schema, error) { return MirrorSchema(cols, w.keyCols) },
+		func() (*iceberg.Schema, error) {
+			if w.schemaOf != nil {
+				return w.schemaOf(cols, w.keyCols)
+			}
+			return MirrorSchema(cols, w.keyCols)
+		},
 		withFormatVersion(tableProperties(props), w.deletes), &w.layout)
 	if err == nil {
 		// lost a creation race to a writer with another setting

@@ -185,7 +185,7 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 		srcB[c] = field(col.Name)
 	}
 	seqB := field(ColSeq).(*array.StringBuilder)
-	delB := field(ColDeleted).(*array.BooleanBuilder)
+	delB := field(sh.softDelete).(*array.BooleanBuilder)
 	tsB := field(ColSourceTs).(*array.TimestampBuilder)
 	ingB := field(ColIngestedAt).(*array.TimestampBuilder)
 	now := w.now().UnixMicro()

@@ -233,7 +233,8 @@ func expectedDump(rows []sample.Row) string {
 	return strings.Join(lines, "\n")
 }
 
-// mirrorLive renders the mirror's key, status, amount, _seq and _deleted.
+// mirrorLive renders the mirror's key, status, amount, _seq and soft
+// delete (whichever soft-delete column the table has).
 func mirrorLive(t *testing.T, p *lakePipeline) string {
 	tbl, err := p.cat.LoadTable(context.Background(), p.name.Mirror())
 	if err != nil {
@@ -243,13 +244,17 @@ func mirrorLive(t *testing.T, p *lakePipeline) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	del, err := SoftDeleteColumn(tbl.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var lines []string
 	for _, r := range rows {
 		st, am := r["status"], r["amount"]
 		if st == nil {
 			st, am = "", ""
 		}
-		lines = append(lines, fmt.Sprintf("%v %v %v %v deleted=%v", r["order_id"], st, am, r[ColSeq], r[ColDeleted]))
+		lines = append(lines, fmt.Sprintf("%v %v %v %v deleted=%v", r["order_id"], st, am, r[ColSeq], r[del]))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -185,17 +186,21 @@ func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(M
 			cols = append(cols, f.Name)
 		}
 	}
+	sys, err := systemColumnsOf(schemaAt(tbl, snapshotID))
+	if err != nil {
+		return fmt.Errorf("lake: %s: %w", IdentString(tbl.Identifier()), err)
+	}
 	return scanColumnsAt(ctx, tbl, snapshotID, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		seqs, _ := col(ColSeq).(*array.String)
-		dels, _ := col(ColDeleted).(*array.Boolean)
+		dels, _ := col(sys.softDelete).(*array.Boolean)
 		ingested, _ := col(ColIngestedAt).(*array.Timestamp)
 		if seqs == nil || dels == nil {
-			return fmt.Errorf("lake: %s: no %s or %s column", IdentString(tbl.Identifier()), ColSeq, ColDeleted)
+			return fmt.Errorf("lake: %s: no %s or %s column", IdentString(tbl.Identifier()), ColSeq, sys.softDelete)
 		}
 		var names []string
 		var arrs []arrow.Array
 		for i, f := range rec.Schema().Fields() {
-			if isSystemColumn(f.Name) {
+			if sys.has(f.Name) {
 				continue
 			}
 			names = append(names, f.Name)
@@ -221,4 +226,19 @@ func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(M
 		}
 		return nil
 	})
+}
+
+// schemaAt returns the schema of tbl's Iceberg snapshot snapshotID (0, or
+// a snapshot that names no schema: the current schema).
+func schemaAt(tbl *table.Table, snapshotID int64) *iceberg.Schema {
+	if snapshotID != 0 {
+		if s := tbl.Metadata().SnapshotByID(snapshotID); s != nil && s.SchemaID != nil {
+			for _, sc := range tbl.Metadata().Schemas() {
+				if sc.ID == *s.SchemaID {
+					return sc
+				}
+			}
+		}
+	}
+	return tbl.Schema()
 }

@@ -29,12 +29,13 @@ func ignoredColumns(tbl *table.Table) []string {
 	return out
 }
 
-// reservedIn returns, per reserved source column name in the events
-// (their Connect schemas and row images), the events carrying it.
-func reservedIn(events []*cdc.Event) map[string][]*cdc.Event {
+// reservedIn returns, per source column name in the events (their
+// Connect schemas and row images) reserved in the mirror (reserve: the
+// system column it collides with, "" if none), the events carrying it.
+func reservedIn(events []*cdc.Event, reserve func(string) string) map[string][]*cdc.Event {
 	var out map[string][]*cdc.Event
 	add := func(name string, e *cdc.Event) {
-		if reservedAs(name) == "" {
+		if reserve(name) == "" {
 			return
 		}
 		if out == nil {
@@ -74,10 +75,21 @@ type reservedPlan struct {
 // table), skip sends the events carrying it to the quarantine, and no
 // decision is a *SchemaBlockedError naming it (kind "reserved"). A key
 // column with such a name is a *ReservedColumnError (Key): the table
-// cannot leave it out. tbl is the mirror, nil before it exists.
+// cannot leave it out. tbl is the mirror, nil before it exists; the
+// reserved names follow its schema (sysSet.reserved). Errors also:
+// SoftDeleteColumn's.
 func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, decision string) (reservedPlan, error) {
 	var p reservedPlan
-	found := reservedIn(events)
+	var sc *iceberg.Schema
+	if tbl != nil {
+		sc = tbl.Schema()
+	}
+	sys, err := systemColumnsOf(sc)
+	if err != nil {
+		return p, err
+	}
+	reservedAs := func(name string) string { return sys.reserved(name, sc) }
+	found := reservedIn(events, reservedAs)
 	if len(found) == 0 {
 		return p, nil
 	}

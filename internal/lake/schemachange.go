@@ -142,6 +142,10 @@ func schemaFingerprint(cols []cdc.Column) string {
 func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, ignored map[string]bool, hasValues func(name string) bool) ([]SchemaChange, error) {
 	var out []SchemaChange
 	sc := tbl.Schema()
+	sys, err := systemColumnsOf(sc)
+	if err != nil {
+		return nil, err
+	}
 	inEvent := map[string]bool{}
 	for _, c := range cols {
 		if ignored[c.Name] {
@@ -168,7 +172,7 @@ func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, ignored map
 		}
 	}
 	for _, f := range sc.Fields() {
-		if isSystemColumn(f.Name) || inEvent[f.Name] {
+		if sys.has(f.Name) || inEvent[f.Name] {
 			continue
 		}
 		if since := columnSince(tbl)[f.Name]; since != "" && maxSeq < since {

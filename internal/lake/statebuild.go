@@ -34,12 +34,12 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 	for _, df := range dataFiles {
 		path := df.FilePath()
 		fid := s.ix.FileID(path)
-		extra := []string{ColSeq, ColDeleted}
+		extra := []string{ColSeq, sh.softDelete}
 		err := scanLiveRows(ctx, fs, path, "mirror", s.keyCols, extra, sh, deleted[path], func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error {
 			seqArr, ok1 := sys[0].(*array.String)
 			delArr, ok2 := sys[1].(*array.Boolean)
 			if !ok1 || !ok2 {
-				return fmt.Errorf("lake: %s: unexpected _seq/_deleted types", path)
+				return fmt.Errorf("lake: %s: unexpected %s/%s types", path, ColSeq, sh.softDelete)
 			}
 			seq, err := cdc.ParseSeqHex(seqArr.Value(r))
 			if err != nil {
@@ -213,9 +213,19 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 		cols = append(cols, leaf)
 		return at[leaf]
 	}
+	// columns by Iceberg field id (a column renamed since the file was
+	// written, such as _deleted to _is_deleted), by name in a file
+	// without field ids
+	byID := p.HasFieldIDs()
+	leaf := func(name string) int {
+		if id, ok := sh.ids[name]; ok && byID {
+			return p.LeafIndexByID(id)
+		}
+		return p.LeafIndex(name)
+	}
 	var fixed []int // record column of each key column, then of each extra column
 	for _, n := range append(slices.Clone(keyCols), extra...) {
-		i := p.LeafIndex(n)
+		i := leaf(n)
 		if i < 0 {
 			return fmt.Errorf("lake: %s file %s has no column %q", kind, path, n)
 		}
@@ -224,7 +234,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 	nk, ne := len(keyCols), len(extra)
 	var src, dst []int // record column and shape column of each source column read
 	for j, c := range sh.cols {
-		if i := p.LeafIndex(c.Name); i >= 0 {
+		if i := leaf(c.Name); i >= 0 {
 			src = append(src, colOf(i))
 			dst = append(dst, j)
 		}

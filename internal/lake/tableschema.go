@@ -13,10 +13,95 @@ import (
 // System columns of the mirror table (docs/design.md, "The job").
 const (
 	ColSeq        = "_seq"         // string: the source position, cdc.Seq.Hex (sortable)
-	ColDeleted    = "_deleted"     // boolean: soft delete
+	ColDeleted    = "_is_deleted"  // boolean: soft delete (see SoftDeleteColumn)
 	ColSourceTs   = "_source_ts"   // timestamptz: source commit time of the change
 	ColIngestedAt = "_ingested_at" // timestamptz: when the pipeline wrote the row
+
+	// ColDeletedV1 is the soft-delete column's name in mirror tables
+	// created before ColDeleted: boolean, same meaning. Iceberg reserves
+	// it for a metadata column (MetadataColumns.IS_DELETED), so Spark
+	// refuses such a table's columns; an engine's metadata-only rename
+	// (ALTER TABLE t RENAME COLUMN _deleted TO _is_deleted) turns such a
+	// table into a current one. New tables never get it, and a source
+	// column with this name is refused in every table.
+	ColDeletedV1 = "_deleted"
 )
+
+// SoftDeleteColumn returns the name of the soft-delete column in the
+// mirror table schema sc: ColDeleted, or ColDeletedV1 in a table created
+// before ColDeleted and not renamed since. Both names present (a table
+// created with ColDeletedV1 whose source has a column named ColDeleted)
+// resolve by field id: the soft-delete column is the boolean that
+// follows _seq (MirrorSchema's layout; renames keep field ids). Errors:
+// no _seq, neither name, a non-boolean soft-delete column, or both names
+// present and not told apart so.
+func SoftDeleteColumn(sc *iceberg.Schema) (string, error) {
+	cur, okCur := sc.FindFieldByName(ColDeleted)
+	old, okOld := sc.FindFieldByName(ColDeletedV1)
+	isBool := func(f iceberg.NestedField) bool { return f.Type.Equals(iceberg.PrimitiveTypes.Bool) }
+	switch {
+	case okCur && !okOld:
+		if !isBool(cur) {
+			return "", fmt.Errorf("lake: the mirror's soft-delete column %s is %s, not boolean", ColDeleted, cur.Type)
+		}
+		return ColDeleted, nil
+	case okOld && !okCur:
+		if !isBool(old) {
+			return "", fmt.Errorf("lake: the mirror's soft-delete column %s is %s, not boolean", ColDeletedV1, old.Type)
+		}
+		return ColDeletedV1, nil
+	case !okCur && !okOld:
+		return "", fmt.Errorf("lake: the table has no soft-delete column (%s, or %s in tables created before it); is it a lakemirror mirror table?", ColDeleted, ColDeletedV1)
+	}
+	seq, ok := sc.FindFieldByName(ColSeq)
+	if ok && old.ID == seq.ID+1 && isBool(old) && cur.ID != seq.ID+1 {
+		return ColDeletedV1, nil
+	}
+	return "", fmt.Errorf("lake: the table has both %s (field id %d) and %s (field id %d) and neither is the soft-delete column that follows %s; "+
+		"rename the one that is not the soft-delete column (ALTER TABLE ... RENAME COLUMN) and restart the table",
+		ColDeleted, cur.ID, ColDeletedV1, old.ID, ColSeq)
+}
+
+// sysSet is the set of system column names of one mirror table: the
+// pipeline's columns, with the soft-delete column the table has.
+type sysSet struct{ softDelete string }
+
+// systemColumnsOf returns the system columns of the mirror or history
+// table schema sc (nil: a mirror not created yet, ColDeleted; a history
+// table, told by its _is_current, has no soft-delete column). Errors:
+// SoftDeleteColumn's.
+func systemColumnsOf(sc *iceberg.Schema) (sysSet, error) {
+	if sc == nil {
+		return sysSet{softDelete: ColDeleted}, nil
+	}
+	if _, ok := sc.FindFieldByName(ColIsCurrent); ok {
+		return sysSet{}, nil
+	}
+	n, err := SoftDeleteColumn(sc)
+	return sysSet{softDelete: n}, err
+}
+
+// has reports whether name is one of the table's system columns. With
+// soft-delete column ColDeletedV1, ColDeleted is a source column.
+func (s sysSet) has(name string) bool {
+	return name == s.softDelete || name == ColDeletedV1 || isSystemColumn(name)
+}
+
+// reserved returns the system column a source column name collides with
+// in this table ("" if none), case-insensitively as reservedAs. A table
+// created with ColDeletedV1 that already holds a source column named
+// ColDeleted (in any case) keeps it: ColDeleted is not reserved there.
+func (s sysSet) reserved(name string, sc *iceberg.Schema) string {
+	c := reservedAs(name)
+	if c == ColDeleted && s.softDelete == ColDeletedV1 && sc != nil {
+		for _, f := range sc.Fields() {
+			if strings.EqualFold(f.Name, ColDeleted) {
+				return ""
+			}
+		}
+	}
+	return c
+}
 
 // Columns of the bronze table.
 const (
@@ -82,7 +167,7 @@ func icebergType(t cdc.Type) (iceberg.Type, error) {
 
 // MirrorSchema builds the mirror table's Iceberg schema: the source
 // columns in order (field ids 1..n; key columns required and declared as
-// identifier fields), then _seq, _deleted, _source_ts, _ingested_at. It
+// identifier fields), then _seq, _is_deleted, _source_ts, _ingested_at. It
 // returns an error when a key column is missing from cols, is a float
 // (the Iceberg spec forbids float/double identifier fields), or a type has
 // no Iceberg equivalent.
@@ -149,7 +234,8 @@ func BronzeSchema() *iceberg.Schema {
 }
 
 // systemColumns are the columns the pipeline adds to mirror and history.
-var systemColumns = []string{ColSeq, ColDeleted, ColSourceTs, ColIngestedAt,
+// ColDeletedV1 stays reserved: Iceberg reserves it too.
+var systemColumns = []string{ColSeq, ColDeleted, ColDeletedV1, ColSourceTs, ColIngestedAt,
 	ColValidFrom, ColValidTo, ColValidToSeq, ColIsCurrent, ColRowHash, ColSourceTx}
 
 // ReservedColumnError is a source column named like a column the pipeline
@@ -194,9 +280,11 @@ func reservedAs(name string) string {
 	return ""
 }
 
+// isSystemColumn reports whether name is a system column other than the
+// soft-delete column (which one that is depends on the table: sysSet).
 func isSystemColumn(name string) bool {
 	switch name {
-	case ColSeq, ColDeleted, ColSourceTs, ColIngestedAt,
+	case ColSeq, ColSourceTs, ColIngestedAt,
 		ColValidFrom, ColValidTo, ColValidToSeq, ColIsCurrent, ColRowHash, ColSourceTx:
 		return true
 	}

@@ -85,7 +85,7 @@ func (f DeleteFormat) Describe() string {
 // scripts/spark/requirements.txt); Trino not tested here.
 func (f DeleteFormat) Readers() string {
 	if f.Or() == DeleteVector {
-		return "deletion vectors (format-version 3): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; Spark refuses to select the mirror's _deleted, a name Iceberg reserves for a metadata column); a reader without format-version 3 support (Iceberg's Java library before 1.8, by its release notes) refuses the table; see docs/readers.md"
+		return "deletion vectors (format-version 3): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; a mirror created with the old soft-delete column _deleted, a name Iceberg reserves, needs it renamed to _is_deleted for Spark); a reader without format-version 3 support (Iceberg's Java library before 1.8, by its release notes) refuses the table; see docs/readers.md"
 	}
-	return "position deletes (format-version 2): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; Spark refuses to select the mirror's _deleted, a name Iceberg reserves for a metadata column), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
+	return "position deletes (format-version 2): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; a mirror created with the old soft-delete column _deleted, a name Iceberg reserves, needs it renamed to _is_deleted for Spark), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
 }

@@ -6,7 +6,7 @@ import "github.com/lakemirror/lakemirror/internal/cdc"
 type Stored struct {
 	Found   bool    // a row for the key exists in the mirror (live or soft-deleted)
 	Seq     cdc.Seq // its `_seq`
-	Deleted bool    // its `_deleted`
+	Deleted bool    // its soft delete (`_is_deleted`, `_deleted` in older tables)
 }
 
 // Outcome is the fate of one key after a batch.
@@ -19,7 +19,7 @@ type Outcome struct {
 	// position delete) in the same commit that adds the new version.
 	Replaces bool
 	Seq      cdc.Seq // `_seq` of the new version: the position of its last applied change
-	Deleted  bool    // `_deleted` of the new version
+	Deleted  bool    // soft delete of the new version
 	Op       cdc.Op  // op of the last applied change
 	SourceTs int64   // µs since the epoch, of the last applied change
 	// Values is the new version's column values. When ValuesFromStored is

@@ -68,7 +68,7 @@ func Replay(recs []Record, mirror map[string]Stored, purged Purges, pending map[
 		case s.Seq < e.Seq:
 			found = append(found, Finding{Key: k, What: fmt.Sprintf("mirror row at %s, below its %s: a lost change", s.Seq, change)})
 		case s.Seq == e.Seq && s.Deleted != (e.Op == "d"):
-			found = append(found, Finding{Key: k, What: fmt.Sprintf("mirror row at its %s has _deleted %v", change, s.Deleted)})
+			found = append(found, Finding{Key: k, What: fmt.Sprintf("mirror row at its %s has soft delete %v", change, s.Deleted)})
 		}
 	}
 	r := Result{Check: CheckReplay, Scope: fmt.Sprintf("%d events of %d keys, %d mirror rows, %d purged keys, %d pending keys left out", len(recs), len(last), len(mirror), len(purged.Keys), skipped),

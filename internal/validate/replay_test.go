@@ -39,7 +39,7 @@ func TestReplay(t *testing.T) {
 	}
 	r := Replay(recs, lost, Purges{Keys: map[string]string{"05": "12"}}, map[string]bool{"08": true})
 	want := "key 01: mirror row at 10, below its last change (op u) at 20, partition 0 offset 1: a lost change\n" +
-		"key 02: mirror row at its last change (op d) at 21, partition 0 offset 4 has _deleted false\n" +
+		"key 02: mirror row at its last change (op d) at 21, partition 0 offset 4 has soft delete false\n" +
 		"key 04: no mirror row and no purge of the key after its last change (op c) at 12, partition 1 offset 1\n" +
 		"key 05: no mirror row and no purge of the key after its last change (op d) at 13, partition 1 offset 2\n" +
 		"key 07: no mirror row and no purge of the key after its last change (op c) at 08, partition 1 offset 4"

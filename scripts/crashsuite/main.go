@@ -540,7 +540,7 @@ func diverged(ctx context.Context, cat catalog.Catalog, name lake.TableName, wan
 	ts := func(us int64) string { return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.000000Z07:00") }
 	for i := 0; i < min(len(rows), len(want)); i++ {
 		w, g := want[i], rows[i]
-		exp := map[string]any{"order_id": w.OrderID, "_deleted": w.Deleted, "_seq": w.Seq.Hex(), "_source_ts": ts(w.SourceTsMicros)}
+		exp := map[string]any{"order_id": w.OrderID, "_is_deleted": w.Deleted, "_seq": w.Seq.Hex(), "_source_ts": ts(w.SourceTsMicros)}
 		if w.Status != "" {
 			note := any(nil)
 			if w.Note != nil {

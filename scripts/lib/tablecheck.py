@@ -91,7 +91,7 @@ def check(cat, rep, golden, root):
         if not t.metadata.location.startswith(root):
             fails.append(f"{t.name()}: location {t.metadata.location} is not under {root}")
 
-    live = sum(1 for r in mirror if not r["_deleted"])
+    live = sum(1 for r in mirror if not r["_is_deleted"])
     summary = (f"mirror {len(mirror)} rows ({live} live), bronze {len(bronze)} rows, history {len(history)} versions: "
                + ("FAILED" if fails else "equal to the golden mirror, the expected bronze offsets and the Go reader's history"))
     return fails, summary

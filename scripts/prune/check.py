@@ -14,9 +14,10 @@ must plan as many data files as pyiceberg, and on the partitioned layout
 fewer than on the unpartitioned one for the mirror, not more for the
 history (whose unpartitioned files this commit-ordered stream leaves with
 narrow _valid_from bounds, so they are pruned too).
-Spark cannot select the mirror's _deleted (Iceberg reserves the name for a
-metadata column; docs/readers.md), so its mirror rows are compared without
-that column. Usage: check.py GEN_JSON [--spark-jar JAR]"""
+Columns named like Iceberg's metadata columns (spark_reader.RESERVED: a
+mirror created before the soft-delete column was named _is_deleted has
+_deleted) are left out of Spark's comparison, which Spark refuses to
+select (docs/readers.md). Usage: check.py GEN_JSON [--spark-jar JAR]"""
 import argparse
 import datetime as dt
 import json
@@ -46,7 +47,7 @@ bucket = BucketTransform(16).transform(LongType())
 keys = [k for k in range(1, gen["keys"] + 1) if bucket(k) == 3][:5]
 
 COLS = {"history": ["id", "region", "amount", "_seq", "_valid_from", "_valid_to", "_is_current"],
-        "mirror": ["id", "region", "amount", "_seq", "_deleted"]}
+        "mirror": ["id", "region", "amount", "_seq", "_is_deleted"]}
 queries = {
     "history, one day of 31 (_valid_from on day 15)": (
         "history", And(GreaterThanOrEqual("_valid_from", day.isoformat()), LessThan("_valid_from", nxt.isoformat())),

@@ -19,7 +19,7 @@ It prints one JSON object: per table, its format version and, per reader,
 either "rows" (the table's given columns of every row as text joined
 by one space, sorted) or "error" (the reader's error, first line, at most 300
 characters). When Spark's error is the name of a column reserved for
-Iceberg's metadata columns (spark_reader.RESERVED, e.g. the mirror's
+Iceberg's metadata columns (spark_reader.RESERVED, e.g. an old mirror's
 _deleted), Spark's entry also has "without": the columns that are not
 reserved and their "rows" (or "error"), read again: what Spark can read.
 Exit 0 whatever the readers do; the caller judges (the Go test

@@ -18,8 +18,8 @@ by partition or column bounds), scannedDataManifests and
 skippedDataManifests, resultDeleteFiles, numOutputRows.
 
 Iceberg's Spark integration reserves the names of its metadata columns; a
-table column with one of these names (lakemirror's mirror has _deleted, the
-soft-delete flag) makes a Spark read that selects it fail with Iceberg's
+table column with one of these names (a lakemirror mirror created before its
+soft-delete flag was named _is_deleted has _deleted) makes a Spark read that selects it fail with Iceberg's
 ValidationException ("Table column names conflict with names reserved for
 Iceberg metadata columns"). RESERVED lists the names; callers report the
 error and read the other columns.

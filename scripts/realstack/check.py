@@ -16,10 +16,10 @@ Readers this project did not write:
 
 Checks, per source table and per reader:
 
-  mirror      keyed diff of the live rows (_deleted = false) against the
+  mirror      keyed diff of the live rows (_is_deleted = false) against the
               PostgreSQL table, column by column, and the counts;
   keys        the mirror holds one row per primary key ever seen (the
-              workload log's keys), deleted rows with _deleted = true;
+              workload log's keys), deleted rows with _is_deleted = true;
   source_ts   each mirror row's _source_ts is the commit time of its key's
               last change (ms);
   bronze      one bronze row per Kafka record (counts per partition equal
@@ -227,7 +227,7 @@ def check_mirror(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, ever_ke
     for r in lake_rows:
         k = tuple(canon_lake(r.get(c), pg_types.get(c)) for c in keys)
         dup[k] += 1
-        (deleted if r.get("_deleted") else live)[k] = r
+        (deleted if r.get("_is_deleted") else live)[k] = r
     dups = [k for k, n in dup.items() if n > 1]
     if dups:
         rep.fail(check, "duplicate-keys", f"{len(dups)} keys have more than one row: {listed(dups)}")
@@ -681,8 +681,8 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
     live_after_capture = changed_keys(table_txs(log, table, {"resnap_live"}), table)
     # ghosts
     c = f"ghosts[{reader} {ident}]"
-    not_live_before = sorted(k for k in lost_deleted if k not in before or before[k].get("_deleted"))
-    bad = sorted(k for k in lost_deleted if not (k in lake and lake[k].get("_deleted") and lake[k].get("_seq") == seqP))
+    not_live_before = sorted(k for k in lost_deleted if k not in before or before[k].get("_is_deleted"))
+    bad = sorted(k for k in lost_deleted if not (k in lake and lake[k].get("_is_deleted") and lake[k].get("_seq") == seqP))
     kept = sorted(k for k in lost_deleted if k in lake and k in before and
                   row_values(lake[k], pg_types) != row_values(before[k], pg_types))
     problems = []
@@ -693,7 +693,7 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
         problems.append(("setup", f"{len(not_live_before)} keys deleted during the outage were not live in the mirror before "
                                   f"the re-snapshot (were the events not lost?): {listed(not_live_before)}"))
     if bad:
-        ex = "; ".join(f"key {keystr(k)}: " + (f"_deleted={lake[k].get('_deleted')} _seq={lake[k].get('_seq')}" if k in lake else "no row")
+        ex = "; ".join(f"key {keystr(k)}: " + (f"_is_deleted={lake[k].get('_is_deleted')} _seq={lake[k].get('_seq')}" if k in lake else "no row")
                        for k in bad[:5])
         problems.append(("ghost-not-deleted", f"{len(bad)} of the {len(lost_deleted)} keys deleted at the source while their "
                                               f"events were lost are not soft-deleted at the re-snapshot's position {seqP}: "
@@ -711,9 +711,9 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
                   f"the re-snapshot read {ll.get('rows')} rows")
     # rows the re-snapshot had no reason to change
     c = f"untouched[{reader} {ident}]"
-    deleted_before = sorted(k for k, r in before.items() if r.get("_deleted") and k not in lost_deleted
+    deleted_before = sorted(k for k, r in before.items() if r.get("_is_deleted") and k not in lost_deleted
                             and k not in pg_rows and k not in live_after_capture)
-    moved = sorted(k for k in deleted_before if not (k in lake and lake[k].get("_deleted")
+    moved = sorted(k for k in deleted_before if not (k in lake and lake[k].get("_is_deleted")
                                                      and lake[k].get("_seq") == before[k].get("_seq")))
     if moved:
         rep.fail(c, "deleted-rows-touched", f"{len(moved)} rows soft-deleted before the re-snapshot changed: keys {listed(moved)}")
@@ -721,7 +721,7 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
         rep.ok(c, f"the {len(deleted_before)} rows soft-deleted before the re-snapshot (deletes streamed before the outage) "
                   f"keep their _seq and stay deleted")
     c = f"unchanged[{reader} {ident}]"
-    unchanged = sorted(k for k, r in before.items() if not r.get("_deleted") and k in pg_rows and k not in lost_changed
+    unchanged = sorted(k for k, r in before.items() if not r.get("_is_deleted") and k in pg_rows and k not in lost_changed
                        and k not in live_after_capture and row_values(r, pg_types) == pg_rows[k])
     rewritten = [k for k in unchanged if k in lake and lake[k].get("_seq") != before[k].get("_seq")]
     if rewritten:
@@ -748,7 +748,7 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
             if ch["table"] == table and ch["op"] in "cu":
                 after_img[tuple(ch["key"])] = (ch["row"], tx is first_after)
     dropped = sorted(k for k, (img, _) in after_img.items()
-                     if k not in before or before[k].get("_deleted") or row_values(before[k], pg_types) != img)
+                     if k not in before or before[k].get("_is_deleted") or row_values(before[k], pg_types) != img)
     if dropped:
         prev = changed_keys([tx for tx in table_txs(log, table, {"lossy_before"})], table)
         rep.fail(c, "change-after-reset-dropped",
@@ -760,7 +760,7 @@ def check_resnapshot(rep, reader, ident, pg_types, keys, pg_rows, lake_rows, sta
     else:
         rep.ok(c, f"the {len(after_img)} keys changed after the connector's offsets were reset hold those changes "
                   f"in the mirror (before the re-snapshot)")
-    repaired = sorted(k for k in lost_changed if k in pg_rows and k in lake and not lake[k].get("_deleted")
+    repaired = sorted(k for k in lost_changed if k in pg_rows and k in lake and not lake[k].get("_is_deleted")
                       and row_values(lake[k], pg_types) == pg_rows[k])
     c = f"repaired[{reader} {ident}]"
     missing = sorted(k for k in lost_changed if k in pg_rows and k not in repaired)

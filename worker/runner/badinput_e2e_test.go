@@ -63,7 +63,7 @@ func TestQuarantineAndTruncate(t *testing.T) {
 	}
 	var got []string
 	for _, row := range read(name.Mirror(), "id") {
-		got = append(got, fmt.Sprintf("%v %v %v %s %v", row["id"], row["name"], row["qty"], row["_seq"].(string)[16:], row["_deleted"]))
+		got = append(got, fmt.Sprintf("%v %v %v %s %v", row["id"], row["name"], row["qty"], row["_seq"].(string)[16:], row["_is_deleted"]))
 	}
 	want := []string{
 		"1 a2 11 00000000000000a0 false", // truncated at 140, revived at 160

@@ -164,7 +164,7 @@ func checkMirror(t *testing.T, r *Runner, table string, want []sample.Row) {
 		if w.Note != nil {
 			note = *w.Note
 		}
-		exp := map[string]any{"order_id": w.OrderID, "_deleted": w.Deleted, "_seq": w.Seq.Hex(),
+		exp := map[string]any{"order_id": w.OrderID, "_is_deleted": w.Deleted, "_seq": w.Seq.Hex(),
 			"_source_ts": time.UnixMicro(w.SourceTsMicros).UTC().Format("2006-01-02T15:04:05.000000Z07:00")}
 		if w.Status != "" {
 			exp["customer"], exp["status"], exp["amount"], exp["note"] = w.Customer, w.Status, w.Amount, note

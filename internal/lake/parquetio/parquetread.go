@@ -66,6 +66,32 @@ func (p *File) LeafIndex(name string) int {
 	return found
 }
 
+// LeafIndexByID returns the leaf index of the top-level column with
+// Iceberg field id id (the Parquet field_id) that has one leaf (a
+// primitive, or a list of primitives), or -1. Iceberg resolves data file
+// columns by field id, so a column renamed since the file was written is
+// found under its old name.
+func (p *File) LeafIndexByID(id int) int {
+	sc := p.pf.MetaData().Schema
+	found := -1
+	for i := 0; i < sc.NumColumns(); i++ {
+		if int(sc.ColumnRoot(i).FieldID()) == id {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
+// HasFieldIDs reports whether the file's top-level columns carry Parquet
+// field ids (files Iceberg writers wrote do).
+func (p *File) HasFieldIDs() bool {
+	sc := p.pf.MetaData().Schema
+	return sc.NumColumns() > 0 && sc.ColumnRoot(0).FieldID() >= 0
+}
+
 // Scan reads the given leaf columns (nil = all) of the given row groups
 // (nil = all), in file order, calling fn with each record batch and the
 // file position of its first row. Positions are physical: no filter or

@@ -492,7 +492,7 @@ func (r *lmRun) collectTables(ctx context.Context, lmDir string, res map[string]
 	}
 	res["table_files"] = files
 	res["table"] = map[string]any{"kind": "iceberg", "metadata": strings.TrimPrefix(loc, "file://"),
-		"deleted": "_deleted", "seq": "_seq", "seq_hex": true}
+		"deleted": "_is_deleted", "seq": "_seq", "seq_hex": true}
 	disk := map[string]float64{}
 	wh := filepath.Join(lmDir, "warehouse")
 	ents, _ := os.ReadDir(wh)
