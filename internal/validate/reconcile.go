@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/internal/human"
 )
 
 // Names of the reconciliation checks (docs/validation.md, "Reconciliation").
@@ -168,7 +167,7 @@ type ReconcileScope struct {
 
 func (s ReconcileScope) String() string {
 	return fmt.Sprintf("%s: %d key ranges (%d differed), %d source rows, %d live mirror rows; %d keys re-read, %d unsettled; settled %s",
-		s.SourceTable, s.Ranges, s.DifferedRanges, s.SourceRows, s.MirrorLive, s.Rechecked, s.Unsettled, human.Period(s.Settling))
+		s.SourceTable, s.Ranges, s.DifferedRanges, s.SourceRows, s.MirrorLive, s.Rechecked, s.Unsettled, s.Settling)
 }
 
 // Reconcile turns the confirmed differences of a run into the three
