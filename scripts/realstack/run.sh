@@ -243,8 +243,12 @@ n=$(end_offset rs.public.loaded)
 step temporal start_temporal
 export LAKEMIRROR_SOURCES="$SOURCE=postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable"
 step worker start_worker 1
+# RS_START_ARGS: more `starter start` flags for every table, split on
+# spaces, e.g. a partitioned layout (issue 39):
+#   RS_START_ARGS="--mirror-partition-by bucket(16,id) --history-partition-by day(_valid_from)"
+read -ra RS_START_FLAGS <<<"${RS_START_ARGS:-}"
 start_table() { # SRC TABLE TOPIC [starter flags]
-  starter start "$3" --table "$2" --key id --batch-size $BATCH_SIZE --max-wait 1s --schedules=false "${@:4}" >>"$RUN/logs/starter.out"
+  starter start "$3" --table "$2" --key id --batch-size $BATCH_SIZE --max-wait 1s --schedules=false "${RS_START_FLAGS[@]}" "${@:4}" >>"$RUN/logs/starter.out"
 }
 for t in items trunc_demo amounts; do start_table "$t" "rs.$t" "rs.public.$t"; done
 # resnap, incsnap, blocksnap and blocktrunc: direct initial loads of quiet tables (rs-lossy snapshots nothing)
