@@ -361,75 +361,44 @@ func fastPartitionValue(srcType iceberg.Type, t iceberg.Transform) func(col arro
 		switch srcType.(type) {
 		case iceberg.Int64Type:
 			f := tr.Transformer(srcType)
-			return func(col arrow.Array, i int) (any, bool) {
-				x, ok := col.(*array.Int64)
-				if !ok {
-					return nil, false
-				}
-				if x.IsNull(i) {
-					return nil, true
-				}
-				return optionalInt32(f(x.Value(i))), true
-			}
+			return valuePart[*array.Int64](func(v int64) any { return optionalInt32(f(v)) })
 		case iceberg.Int32Type:
 			// an int's bucket hashes it as a long (Iceberg spec, "Bucket
 			// Transform Details"), as BucketTransform.Apply does
 			f := tr.Transformer(iceberg.PrimitiveTypes.Int64)
-			return func(col arrow.Array, i int) (any, bool) {
-				x, ok := col.(*array.Int32)
-				if !ok {
-					return nil, false
-				}
-				if x.IsNull(i) {
-					return nil, true
-				}
-				return optionalInt32(f(int64(x.Value(i)))), true
-			}
+			return valuePart[*array.Int32](func(v int32) any { return optionalInt32(f(int64(v))) })
 		}
 	case iceberg.DayTransform:
 		if isTs {
-			return timestampPart(func(ts iceberg.Timestamp) any { return ts.ToDate() })
+			return valuePart[*array.Timestamp](func(v arrow.Timestamp) any { return iceberg.Timestamp(v).ToDate() })
 		}
 	case iceberg.IdentityTransform:
 		switch srcType.(type) {
 		case iceberg.Int64Type:
-			return func(col arrow.Array, i int) (any, bool) {
-				x, ok := col.(*array.Int64)
-				if !ok {
-					return nil, false
-				}
-				if x.IsNull(i) {
-					return nil, true
-				}
-				return x.Value(i), true
-			}
+			return valuePart[*array.Int64](func(v int64) any { return v })
 		case iceberg.Int32Type:
-			return func(col arrow.Array, i int) (any, bool) {
-				x, ok := col.(*array.Int32)
-				if !ok {
-					return nil, false
-				}
-				if x.IsNull(i) {
-					return nil, true
-				}
-				return x.Value(i), true
-			}
+			return valuePart[*array.Int32](func(v int32) any { return v })
 		}
 	}
 	return nil
 }
 
-// timestampPart is a fastPartitionValue of a timestamp column (µs).
-func timestampPart(f func(iceberg.Timestamp) any) func(col arrow.Array, i int) (any, bool) {
+// valuePart is a fastPartitionValue over an Arrow array type A whose
+// Value(i) is a V: ok false when the column is not an A, (nil, true) for
+// a null value, else f of the value.
+func valuePart[A interface {
+	arrow.Array
+	Value(int) V
+}, V any](f func(V) any) func(col arrow.Array, i int) (any, bool) {
 	return func(col arrow.Array, i int) (any, bool) {
-		x, ok := col.(*array.Timestamp)
+		x, ok := col.(A)
 		if !ok {
 			return nil, false
 		}
 		if x.IsNull(i) {
 			return nil, true
 		}
-		return f(iceberg.Timestamp(x.Value(i))), true
+		return f(x.Value(i)), true
 	}
 }
 
