@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,6 +237,19 @@ func sameSpec(x, y TableSpec) bool {
 func (a *Activities) decoderOptions(spec TableSpec) schemas.DecoderOptions {
 	return schemas.DecoderOptions{KeyColumns: spec.KeyColumns, Columns: spec.Columns, Registry: a.Registry,
 		DropUpsertBefore: true} // the merge rules read before images of deletes only
+}
+
+// tableStates is a snapshot of the tables this worker holds state for,
+// sorted by table name (for the worker-wide jobs: sidecars, releases).
+func (a *Activities) tableStates() []*tableState {
+	a.mu.Lock()
+	states := make([]*tableState, 0, len(a.tables))
+	for _, st := range a.tables {
+		states = append(states, st)
+	}
+	a.mu.Unlock()
+	slices.SortFunc(states, func(x, y *tableState) int { return strings.Compare(x.spec.Table, y.spec.Table) })
+	return states
 }
 
 // state returns the worker's state for a table, creating it on first use

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -31,15 +29,8 @@ func ReleaseIdleStates(ctx context.Context, a *Activities, after time.Duration, 
 	if after <= 0 {
 		return 0, nil
 	}
-	a.mu.Lock()
-	states := make([]*tableState, 0, len(a.tables))
-	for _, st := range a.tables {
-		states = append(states, st)
-	}
-	a.mu.Unlock()
-	slices.SortFunc(states, func(x, y *tableState) int { return strings.Compare(x.spec.Table, y.spec.Table) })
 	var errs []error
-	for _, st := range states {
+	for _, st := range a.tableStates() {
 		if ctx.Err() != nil {
 			break
 		}

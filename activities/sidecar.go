@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // WriteSidecars writes the state sidecar (lake.State.WriteSidecar) of
@@ -22,15 +20,8 @@ func WriteSidecars(ctx context.Context, a *Activities) (written int, err error) 
 	if a.SidecarEvery <= 0 {
 		return 0, nil
 	}
-	a.mu.Lock()
-	states := make([]*tableState, 0, len(a.tables))
-	for _, st := range a.tables {
-		states = append(states, st)
-	}
-	a.mu.Unlock()
-	slices.SortFunc(states, func(x, y *tableState) int { return strings.Compare(x.spec.Table, y.spec.Table) })
 	var errs []error
-	for _, st := range states {
+	for _, st := range a.tableStates() {
 		if a.WorkerQueue != "" && !a.owner.holds(st.spec.Table) {
 			continue // released: its new worker has the state
 		}
