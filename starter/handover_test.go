@@ -81,7 +81,10 @@ func TestStatusWaitingForHandOver(t *testing.T) {
 	}()
 	waiting := regexp.MustCompile(`(?m)^phase +stream: waiting for hand-over from worker oldworker1 \((\d+) s left\)$`)
 	var seen []string
-	waitUntil(t, "status saying the table waits for the hand-over", func() bool {
+	// the old worker's idle plan is noticed gone when its heartbeat times
+	// out: up to 60 s for an idle wait (fast-recovery, docs/design.md
+	// "Recovery after a worker dies"), then the 3 s probe on its queue
+	waitFor(t, 2*time.Minute, "status saying the table waits for the hand-over", func() bool {
 		_, out, _ := cli(t, append([]string{"status", "ho.orders"}, args...)...)
 		m := waiting.FindStringSubmatch(out)
 		if m == nil {
