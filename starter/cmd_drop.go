@@ -28,6 +28,7 @@ func tableIdents(name lake.TableName) []table.Identifier {
 func (a *app) dropCmd() *cobra.Command {
 	var dropTables, yes bool
 	var timeout time.Duration
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "drop TABLE [--drop-tables] [--yes]",
 		Short: "Stop a table's pipeline and delete its schedules; --drop-tables also drops its Iceberg tables",
@@ -42,23 +43,66 @@ pipeline, schedule or (with --drop-tables) Iceberg table.`,
 		Example: "  starter drop shop.orders\n  starter drop shop.orders --drop-tables --yes",
 		Args:    tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.drop(cmd.Context(), cmd.OutOrStdout(), args[0], dropTables, yes, timeout)
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
+			if !asJSON {
+				_, err := a.drop(cmd.Context(), cmd.OutOrStdout(), args[0], dropTables, yes, timeout)
+				return err
+			}
+			// the plan and the confirmation go to stderr, the result
+			// (also what was done before a failure) to stdout
+			res, err := a.drop(cmd.Context(), cmd.ErrOrStderr(), args[0], dropTables, yes, timeout)
+			if res != nil {
+				if werr := writeJSON(cmd.OutOrStdout(), res); err == nil {
+					err = werr
+				}
+			}
+			return err
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().BoolVar(&dropTables, "drop-tables", false, "also drop the table's Iceberg tables (mirror, bronze, history, quarantine, purged) and their files")
 	cmd.Flags().BoolVar(&yes, "yes", false, "drop without asking for a confirmation")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the pipeline to stop (its in-flight batch) before giving up (exit 1, nothing dropped)")
 	return cmd
 }
 
-func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTables, yes bool, timeout time.Duration) error {
+// droppedJSON is what drop prints with --output json (docs/operating.md):
+// what it did, in its order. Printed also when a step fails after it did
+// something (with what was done before the failure); nothing is printed
+// when it fails before doing anything.
+type droppedJSON struct {
+	Table            string   `json:"table"`
+	WorkflowID       string   `json:"workflow_id"`
+	Stopped          bool     `json:"stopped"`           // the running pipeline was stopped
+	SchedulesDeleted []string `json:"schedules_deleted"` // schedule ids
+	TablesDropped    []string `json:"tables_dropped"`    // Iceberg tables, namespace.table
+	StartRemoved     bool     `json:"start_removed"`     // the recorded start (from latest) was removed
+	Warnings         []string `json:"warnings"`
+}
+
+// drop stops, deletes and drops what tableName's pipeline has (see
+// dropCmd), writing its plan, the confirmation and its progress to out.
+// It returns what it did (nil when it failed before doing anything). Errors: usage, not
+// found (exit 3), the confirmation's, and the first failing step's.
+func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTables, yes bool, timeout time.Duration) (*droppedJSON, error) {
+	res, err := a.dropTable(ctx, out, tableName, dropTables, yes, timeout)
+	if err != nil && res != nil && !res.Stopped && len(res.SchedulesDeleted) == 0 && len(res.TablesDropped) == 0 && !res.StartRemoved {
+		res = nil
+	}
+	return res, err
+}
+
+func (a *app) dropTable(ctx context.Context, out io.Writer, tableName string, dropTables, yes bool, timeout time.Duration) (*droppedJSON, error) {
 	name, err := lake.ParseTableName(tableName)
 	if err != nil {
-		return usage("%v", err)
+		return nil, usage("%v", err)
 	}
 	c, err := runner.Dial(a.settings, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.Close()
 	id := workflows.WorkflowID(tableName)
@@ -69,7 +113,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	case errors.As(err, &nf):
 		desc = nil
 	case err != nil:
-		return fmt.Errorf("describe workflow %s: %w", id, err)
+		return nil, fmt.Errorf("describe workflow %s: %w", id, err)
 	default:
 		running = desc.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	}
@@ -82,7 +126,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 		case err == nil:
 			schedules = append(schedules, sid)
 		case !errors.As(err, &nf):
-			return fmt.Errorf("describe schedule %s: %w", sid, err)
+			return nil, fmt.Errorf("describe schedule %s: %w", sid, err)
 		}
 	}
 	var cat catalog.Catalog
@@ -92,7 +136,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	if dropTables {
 		if missing := a.settings.Catalog.LocalCatalogMissing(); missing == "" {
 			if cat, err = lake.OpenCatalog(ctx, a.settings.Catalog); err != nil {
-				return fmt.Errorf("--drop-tables needs the catalog: %w", err)
+				return nil, fmt.Errorf("--drop-tables needs the catalog: %w", err)
 			}
 			if cl, ok := cat.(interface{ Close() error }); ok {
 				defer cl.Close()
@@ -100,7 +144,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 			for _, ident := range tableIdents(name) {
 				tbl, err := lake.LoadTable(ctx, cat, ident)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if tbl != nil {
 					tables = append(tables, ident)
@@ -108,7 +152,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 				}
 			}
 			if start, err = lake.ReadStart(ctx, cat, name); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -117,7 +161,7 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 		if dropTables {
 			what = "pipeline, schedule or Iceberg table"
 		}
-		return notFound("%s has no %s (workflow %s)", tableName, what, id)
+		return nil, notFound("%s has no %s (workflow %s)", tableName, what, id)
 	}
 
 	fmt.Fprintf(out, "drop %s:\n", tableName)
@@ -142,49 +186,56 @@ func (a *app) drop(ctx context.Context, out io.Writer, tableName string, dropTab
 	if start != nil {
 		fmt.Fprintf(out, "  remove the recorded start (offsets %v of topic %s, namespace property %s%s)\n", start.Offsets, start.Topic, lake.PropStartPrefix, name.Name)
 	}
+	res := &droppedJSON{Table: tableName, WorkflowID: id, SchedulesDeleted: []string{}, TablesDropped: []string{}, Warnings: []string{}}
 	if !yes {
 		if err := a.confirm(out, fmt.Sprintf("Type the table name (%s) to confirm:", tableName), tableName); err != nil {
-			return err
+			return res, err
 		}
 	}
 
 	if running {
 		if err := c.SignalWorkflow(ctx, id, "", workflows.SignalStop, nil); err != nil && !errors.As(err, &nf) {
-			return fmt.Errorf("stop %s: %w", tableName, err)
+			return res, fmt.Errorf("stop %s: %w", tableName, err)
 		}
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		err := c.GetWorkflow(wctx, id, "").Get(wctx, nil)
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%s did not stop within %s (%v); nothing else was changed: run drop again once it has stopped", tableName, timeout, err)
+			return res, fmt.Errorf("%s did not stop within %s (%v); nothing else was changed: run drop again once it has stopped", tableName, timeout, err)
 		}
+		res.Stopped = true
 		fmt.Fprintf(out, "stopped %s\n", tableName)
 	}
 	for _, sid := range schedules {
 		if err := deleteSchedule(ctx, sc, sid); err != nil && !errors.As(err, &nf) {
-			return fmt.Errorf("delete schedule %s: %w", sid, err)
+			return res, fmt.Errorf("delete schedule %s: %w", sid, err)
 		}
+		res.SchedulesDeleted = append(res.SchedulesDeleted, sid)
 		fmt.Fprintf(out, "deleted schedule %s\n", sid)
 	}
 	for i, ident := range tables {
 		if err := dropTable(ctx, cat, ident); err != nil {
-			return fmt.Errorf("drop %s: %w (dropped before it: %s)", idents[i], err, strings.Join(idents[:i], ", "))
+			return res, fmt.Errorf("drop %s: %w (dropped before it: %s)", idents[i], err, strings.Join(idents[:i], ", "))
 		}
+		res.TablesDropped = append(res.TablesDropped, idents[i])
 		fmt.Fprintf(out, "dropped %s\n", idents[i])
 		// a purge on a local warehouse leaves the table's directories
 		// (data/, metadata/): remove the empty ones; a file someone else
 		// put there stays, and so does its directory
 		if _, err := removeEmptyLocalDirs(locations[i]); err != nil {
-			fmt.Fprintf(out, "warning: %s: empty directories of %s not removed: %v\n", idents[i], locations[i], err)
+			w := fmt.Sprintf("%s: empty directories of %s not removed: %v", idents[i], locations[i], err)
+			res.Warnings = append(res.Warnings, w)
+			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 	}
 	if start != nil {
 		if err := lake.ClearStart(ctx, cat, name); err != nil {
-			return fmt.Errorf("%w (the tables are dropped; run drop again to remove the start record)", err)
+			return res, fmt.Errorf("%w (the tables are dropped; run drop again to remove the start record)", err)
 		}
+		res.StartRemoved = true
 		fmt.Fprintf(out, "removed the recorded start of %s\n", tableName)
 	}
-	return nil
+	return res, nil
 }
 
 // dropTable drops an Iceberg table with its files (the catalog's purge

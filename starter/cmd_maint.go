@@ -213,12 +213,25 @@ func unknownFiles(n int) string {
 	return fmt.Sprintf(" (%d of them kept: no day partition or bound on _ingested_at)", n)
 }
 
+// scheduleJSON is one schedule that schedule changed, an element of the
+// array it prints with --output json (docs/operating.md): its id, its job
+// (purge, compact, expire, validate, reconcile), what was done (set: created
+// or updated; deleted; paused; unpaused) and for set its interval in
+// seconds.
+type scheduleJSON struct {
+	ID           string  `json:"id"`
+	Job          string  `json:"job"`
+	Action       string  `json:"action"`
+	EverySeconds float64 `json:"every_seconds,omitempty"`
+}
+
 func (a *app) scheduleCmd() *cobra.Command {
 	var f maintFlags
 	var purge, compact, expire, validateEvery, reconcileEvery time.Duration
 	var reconcileSource, reconcileTable string
 	var reconcileRepair bool
 	var remove, pause, unpause bool
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "schedule TABLE",
 		Short: "Create or update the table's Temporal Schedules for purge, compaction, expiry, validation and reconciliation",
@@ -248,6 +261,19 @@ created with until its interval flag is given again.
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
+			// done lists what was changed, printed as a line each, or
+			// with --output json as one array at the end
+			done := []scheduleJSON{}
+			report := func(e scheduleJSON, line string) {
+				done = append(done, e)
+				if !asJSON {
+					fmt.Fprintln(cmd.OutOrStdout(), line)
+				}
+			}
 			validateGiven, reconcileGiven := cmd.Flags().Changed("validate-every"), cmd.Flags().Changed("reconcile-every")
 			if !reconcileGiven {
 				for _, fl := range []string{"reconcile-source", "reconcile-source-table", "reconcile-repair"} {
@@ -300,10 +326,13 @@ created with until its interval flag is given again.
 						return fmt.Errorf("schedule %s: %w", id, err)
 					}
 					acted++
-					fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s\n", verb, id)
+					report(scheduleJSON{ID: id, Job: job, Action: verb}, fmt.Sprintf("%s schedule %s", verb, id))
 				}
 				if acted == 0 {
 					return a.noSchedules(ctx, c, args[0])
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), done)
 				}
 				return nil
 			}
@@ -334,7 +363,7 @@ created with until its interval flag is given again.
 			deleteJob := func(job string) {
 				id := workflows.ScheduleID(args[0], job)
 				if sc.GetHandle(ctx, id).Delete(ctx) == nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", id)
+					report(scheduleJSON{ID: id, Job: job, Action: "deleted"}, fmt.Sprintf("deleted schedule %s", id))
 				}
 			}
 			for job, every := range jobs {
@@ -349,7 +378,7 @@ created with until its interval flag is given again.
 				if err := upsertSchedule(ctx, sc, id, every, f.request(st.Spec, job)); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, job, every)
+				report(scheduleJSON{ID: id, Job: job, Action: "set", EverySeconds: every.Seconds()}, fmt.Sprintf("schedule %s: %s every %s", id, job, every))
 			}
 			switch {
 			case !validateGiven:
@@ -360,7 +389,7 @@ created with until its interval flag is given again.
 				if err := upsertValidationSchedule(ctx, sc, id, validateEvery, st.Spec); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s\n", id, jobValidate, validateEvery)
+				report(scheduleJSON{ID: id, Job: jobValidate, Action: "set", EverySeconds: validateEvery.Seconds()}, fmt.Sprintf("schedule %s: %s every %s", id, jobValidate, validateEvery))
 			}
 			switch {
 			case !reconcileGiven:
@@ -375,13 +404,17 @@ created with until its interval flag is given again.
 				if reconcileReq.Repair {
 					repairs = ", repairing differences"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %s every %s against source %s, table %s%s\n",
-					id, jobReconcile, reconcileEvery, reconcileReq.Source, reconcileReq.SourceTable, repairs)
+				report(scheduleJSON{ID: id, Job: jobReconcile, Action: "set", EverySeconds: reconcileEvery.Seconds()},
+					fmt.Sprintf("schedule %s: %s every %s against source %s, table %s%s", id, jobReconcile, reconcileEvery, reconcileReq.Source, reconcileReq.SourceTable, repairs))
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), done)
 			}
 			return nil
 		},
 	}
 	f.bind(cmd)
+	out.bind(cmd)
 	cmd.Flags().DurationVar(&purge, "purge-every", defaultEvery[activities.JobPurge], "tombstone purge interval (0 = none)")
 	cmd.Flags().DurationVar(&compact, "compact-every", defaultEvery[activities.JobCompact], "compaction interval (0 = none)")
 	cmd.Flags().DurationVar(&expire, "expire-every", defaultEvery[activities.JobExpire], "snapshot expiry interval (0 = none)")

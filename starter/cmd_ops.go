@@ -44,6 +44,7 @@ func (a *app) backfillCmd() *cobra.Command {
 	var ranges []string
 	var from string
 	var wait bool
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "backfill TABLE (--from TIME | --range P:FROM-TO ...)",
 		Short: "Re-apply past Kafka records to a table (safe: applied changes are no-ops, bronze is not duplicated)",
@@ -55,6 +56,10 @@ current position. The workflow applies it between regular batches. With --wait a
 progress bar (rate, ETA) follows it to the end.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			var req workflows.BackfillRequest
 			for _, r := range ranges {
 				rg, err := parseRange(r)
@@ -92,25 +97,49 @@ progress bar (rate, ETA) follows it to the end.`,
 			for _, r := range acc.Ranges {
 				parts = append(parts, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backfill of %s accepted: %d records: %s\n", args[0], acc.Records, strings.Join(parts, " "))
-			if !wait || acc.Records == 0 {
-				return nil
+			res := backfillJSON{Table: args[0], Records: acc.Records, Ranges: acc.Ranges}
+			if res.Ranges == nil {
+				res.Ranges = []lake.Range{}
 			}
-			// this backfill ends when everything queued before it and it is done
-			base := before.Totals.BackfillDone
-			total := before.Totals.BackfillRequested - before.Totals.BackfillDone + acc.Records
-			get := func(ctx context.Context) (workflows.Status, error) { return queryStatus(ctx, c, args[0]) }
-			return follow(cmd.Context(), get, args[0], newProgress(cmd.ErrOrStderr(), "backfill "+args[0], "records"),
-				func(st workflows.Status) (int64, int64, bool) {
-					done := st.Totals.BackfillDone - base
-					return done, total, done >= total
-				})
+			if !asJSON {
+				fmt.Fprintf(cmd.OutOrStdout(), "backfill of %s accepted: %d records: %s\n", args[0], acc.Records, strings.Join(parts, " "))
+			}
+			if wait && acc.Records > 0 {
+				// this backfill ends when everything queued before it and it is done
+				base := before.Totals.BackfillDone
+				total := before.Totals.BackfillRequested - before.Totals.BackfillDone + acc.Records
+				get := func(ctx context.Context) (workflows.Status, error) { return queryStatus(ctx, c, args[0]) }
+				if err := follow(cmd.Context(), get, args[0], newProgress(cmd.ErrOrStderr(), "backfill "+args[0], "records"),
+					func(st workflows.Status) (int64, int64, bool) {
+						done := st.Totals.BackfillDone - base
+						return done, total, done >= total
+					}); err != nil {
+					return err
+				}
+				res.Done = true
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), res)
+			}
+			return nil
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().StringSliceVar(&ranges, "range", nil, "offset range P:FROM-TO (end exclusive); repeatable")
 	cmd.Flags().StringVar(&from, "from", "", "re-apply from this time on: RFC 3339 (2026-11-29T10:00:00Z, with an offset such as +01:00) or a duration ago (90m, 2h, 2d, 1d12h; d = 24 h)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the backfill to its end with a progress bar")
 	return cmd
+}
+
+// backfillJSON is what backfill prints with --output json
+// (docs/operating.md): the table, the records queued and their offset
+// ranges (end exclusive), and with --wait whether it was followed to its
+// end (always true then: a --wait that fails exits with an error instead).
+type backfillJSON struct {
+	Table   string       `json:"table"`
+	Records int64        `json:"records"`
+	Ranges  []lake.Range `json:"ranges"`
+	Done    bool         `json:"done"`
 }
 
 func (a *app) waitCmd() *cobra.Command {

@@ -19,6 +19,7 @@ func (a *app) produceCmd() *cobra.Command {
 	var key string
 	var partitions int32
 	var seed int64
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
 		Short: "Produce Debezium change events to a Kafka topic (files, or the generated sample stream)",
@@ -38,6 +39,10 @@ redelivery of the same history (duplicates, which the pipeline drops).`,
 		Example: "  starter produce shop.public.orders\n  starter produce demo.products --events testdata/debezium/flink/debezium-data-schema-include.txt --key id",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			var recs []demoRecord
 			kc, err := runner.NewKafka(a.settings)
 			if err != nil {
@@ -75,15 +80,29 @@ redelivery of the same history (duplicates, which the pipeline drops).`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), producedJSON{Topic: args[0], Records: len(recs), EndOffsets: ends})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "produced %d records to %s (end offsets %v)\n", len(recs), args[0], ends)
 			return nil
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().StringSliceVar(&events, "events", nil, "files of Debezium values (default: the generated sample stream)")
 	cmd.Flags().StringVar(&key, "key", "", "key columns, when the records carry no Kafka key")
 	cmd.Flags().Int32Var(&partitions, "partitions", 1, "partitions of a topic that does not exist yet")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the generated stream: another seed is another source history, for another topic")
 	return cmd
+}
+
+// producedJSON is what produce prints with --output json
+// (docs/operating.md): the topic, the records produced, and the topic's
+// end offsets after them (partition → offset; JSON object keys are the
+// partitions in decimal).
+type producedJSON struct {
+	Topic      string          `json:"topic"`
+	Records    int             `json:"records"`
+	EndOffsets map[int32]int64 `json:"end_offsets"`
 }
 
 // sampleSeedHeader is the Kafka header produce puts on the records of the

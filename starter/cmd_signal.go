@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,11 +23,16 @@ func (a *app) signalCmds() []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, d := range defs {
 		var wait time.Duration
+		var out outputFlag
 		cmd := &cobra.Command{
 			Use:   d.name + " TABLE",
 			Short: d.short,
 			Args:  tableArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
+				asJSON, err := out.json()
+				if err != nil {
+					return err
+				}
 				c, err := a.dial(cmd.Context())
 				if err != nil {
 					return err
@@ -56,14 +60,28 @@ func (a *app) signalCmds() []*cobra.Command {
 				if err := c.SignalWorkflow(cmd.Context(), id, "", name, arg); err != nil {
 					return notFoundOr(args[0], err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", d.signal, args[0])
+				sent := sentJSON{Table: args[0], WorkflowID: id, Signal: d.signal}
+				if !asJSON {
+					fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", d.signal, args[0])
+				}
 				a.warnNoWorker(cmd.Context(), cmd.ErrOrStderr(), c, "the signal takes effect when one runs")
 				if wait > 0 {
-					return waitForPause(cmd.Context(), cmd.OutOrStdout(), c, args[0], d.signal == workflows.SignalPause, wait)
+					phase, err := waitForPause(cmd.Context(), c, args[0], d.signal == workflows.SignalPause, wait)
+					if err != nil {
+						return err
+					}
+					if !asJSON {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s is %s\n", args[0], phase)
+					}
+					sent.Phase = phase
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), sent)
 				}
 				return nil
 			},
 		}
+		out.bind(cmd)
 		if d.signal == workflows.SignalPause || d.signal == workflows.SignalResume {
 			cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long until the table is "+map[bool]string{true: "paused (its in-flight batch done)", false: "no longer paused"}[d.signal == workflows.SignalPause]+", then print its phase (exit 1 on timeout); 0 = do not wait")
 		}
@@ -75,6 +93,7 @@ func (a *app) signalCmds() []*cobra.Command {
 
 func (a *app) schemaCmd() *cobra.Command {
 	var evolve, skip bool
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "schema TABLE (--evolve | --skip)",
 		Short: "Decide on a source schema change that blocked a table",
@@ -89,6 +108,10 @@ puts this batch's changes that carry the new schema in the quarantine table; the
 batch with it blocks again.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			if evolve == skip {
 				return usage("give exactly one of --evolve and --skip")
 			}
@@ -107,10 +130,14 @@ batch with it blocks again.`,
 			if err := c.SignalWorkflow(cmd.Context(), workflows.WorkflowID(args[0]), "", workflows.SignalSchema, decision); err != nil {
 				return notFoundOr(args[0], err)
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), sentJSON{Table: args[0], WorkflowID: workflows.WorkflowID(args[0]), Signal: workflows.SignalSchema, Decision: decision})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "sent schema decision %q to %s\n", decision, args[0])
 			return nil
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().BoolVar(&evolve, "evolve", false, "accept the change")
 	cmd.Flags().BoolVar(&skip, "skip", false, "quarantine this batch's changes that carry it")
 	return cmd
@@ -118,6 +145,7 @@ batch with it blocks again.`,
 
 func (a *app) resnapshotCmd() *cobra.Command {
 	var incremental bool
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "resnapshot TABLE [--incremental]",
 		Short: "Re-snapshot a table: directly from its source database, or through Debezium",
@@ -130,6 +158,10 @@ connector's signal topic (--signal-topic at start) and the connector's snapshot 
 through the topic.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			mode := workflows.ResnapshotDirect
 			if incremental {
 				mode = workflows.ResnapshotIncremental
@@ -148,35 +180,51 @@ through the topic.`,
 			if err := c.SignalWorkflow(cmd.Context(), workflows.WorkflowID(args[0]), "", workflows.SignalResnapshot, mode); err != nil {
 				return notFoundOr(args[0], err)
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), sentJSON{Table: args[0], WorkflowID: workflows.WorkflowID(args[0]), Signal: workflows.SignalResnapshot, Mode: mode})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "requested a %s re-snapshot of %s; follow it with: starter status %s\n", mode, args[0], args[0])
 			return nil
 		},
 	}
+	out.bind(cmd)
 	cmd.Flags().BoolVar(&incremental, "incremental", false, "ask the Debezium connector for an incremental snapshot instead of reading the source directly")
 	return cmd
 }
 
+// sentJSON is what a command that sends a table workflow a signal prints
+// with --output json (docs/operating.md): the table, its workflow id, the
+// signal's name (workflows.Signal*), the schema decision or re-snapshot
+// mode it carried, and with --wait the phase the table reached.
+type sentJSON struct {
+	Table      string `json:"table"`
+	WorkflowID string `json:"workflow_id"`
+	Signal     string `json:"signal"`
+	Decision   string `json:"decision,omitempty"`
+	Mode       string `json:"mode,omitempty"`
+	Phase      string `json:"phase,omitempty"`
+}
+
 // waitForPause polls table's status (every 200 ms, at most wait) until
 // its phase is paused (paused true) or no longer paused (false), and
-// prints "<table> is <phase>". Errors: the status query's; the timeout,
-// naming the phase the table is in.
-func waitForPause(ctx context.Context, out io.Writer, c client.Client, table string, paused bool, wait time.Duration) error {
+// returns that phase. Errors: the status query's; the timeout, naming the
+// phase the table is in.
+func waitForPause(ctx context.Context, c client.Client, table string, paused bool, wait time.Duration) (string, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		st, err := queryStatus(ctx, c, table)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if (st.Phase == workflows.PhasePaused) == paused {
-			fmt.Fprintf(out, "%s is %s\n", table, st.Phase)
-			return nil
+			return st.Phase, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is still %s after %s (the signal was sent; it takes effect after the in-flight batch)", table, st.Phase, wait)
+			return "", fmt.Errorf("%s is still %s after %s (the signal was sent; it takes effect after the in-flight batch)", table, st.Phase, wait)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return "", ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -169,6 +169,7 @@ func (a *app) startCmd() *cobra.Command {
 	var f specFlags
 	var schedules bool
 	var bronzeRetention daysFlag
+	var out outputFlag
 	cmd := &cobra.Command{
 		Use:   "start TOPIC",
 		Short: "Start a table's pipeline from a Debezium topic",
@@ -178,6 +179,10 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 		Example: "  starter start dbserver1.inventory.customers --key id\n  starter start shop.public.orders --table shop.orders --key order_id --batch-size 10000",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := out.json()
+			if err != nil {
+				return err
+			}
 			spec, err := f.spec(args[0])
 			if err != nil {
 				return err
@@ -200,25 +205,49 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "started %s (workflow %s, run %s) reading %s\n", spec.Table, run.GetID(), run.GetRunID(), spec.Topic)
+			res := startedJSON{Table: spec.Table, Topic: spec.Topic, WorkflowID: run.GetID(), RunID: run.GetRunID(), Schedules: []string{}}
+			if !asJSON {
+				fmt.Fprintf(cmd.OutOrStdout(), "started %s (workflow %s, run %s) reading %s\n", spec.Table, run.GetID(), run.GetRunID(), spec.Topic)
+			}
 			a.warnNoWorker(cmd.Context(), cmd.ErrOrStderr(), c, "the table starts when one runs")
-			if !schedules {
-				return nil
+			if schedules {
+				ids, err := createDefaultSchedules(cmd.Context(), c.ScheduleClient(), spec, time.Duration(bronzeRetention))
+				res.Schedules = append(res.Schedules, ids...)
+				for _, id := range ids {
+					if !asJSON {
+						fmt.Fprintf(cmd.OutOrStdout(), "created schedule %s\n", id)
+					}
+				}
+				if err != nil {
+					if asJSON {
+						_ = writeJSON(cmd.OutOrStdout(), res)
+					}
+					return fmt.Errorf("the table runs, but its maintenance schedules: %w (create them with `starter schedule %s`)", err, spec.Table)
+				}
 			}
-			ids, err := createDefaultSchedules(cmd.Context(), c.ScheduleClient(), spec, time.Duration(bronzeRetention))
-			for _, id := range ids {
-				fmt.Fprintf(cmd.OutOrStdout(), "created schedule %s\n", id)
-			}
-			if err != nil {
-				return fmt.Errorf("the table runs, but its maintenance schedules: %w (create them with `starter schedule %s`)", err, spec.Table)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			return nil
 		},
 	}
+	out.bind(cmd)
 	f.bind(cmd, 5000, 2*time.Second)
 	cmd.Flags().Var(&bronzeRetention, "bronze-retention", "drop bronze and quarantine day partitions ingested longer ago than this, daily with snapshot expiry (e.g. 30d; at least 1d; 0 keeps them for ever); late-key rebuilds and validation then reach back only this far (docs/retention.md)")
 	cmd.Flags().BoolVar(&schedules, "schedules", true, "create the table's maintenance schedules (compaction every hour, snapshot expiry and tombstone purge after 30 days every day) unless they exist; --schedules=false: none (see `schedule`)")
 	return cmd
+}
+
+// startedJSON is what start prints with --output json (docs/operating.md):
+// the table, its topic, the workflow id and run id, and the ids of the
+// maintenance schedules it created (empty with --schedules=false or when
+// they existed).
+type startedJSON struct {
+	Table      string   `json:"table"`
+	Topic      string   `json:"topic"`
+	WorkflowID string   `json:"workflow_id"`
+	RunID      string   `json:"run_id"`
+	Schedules  []string `json:"schedules_created"`
 }
 
 // startTable starts the table workflow; the memo carries the spec and the
