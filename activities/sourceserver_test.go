@@ -118,8 +118,10 @@ func mywg(op, before, after string, serverID, file, pos int, tsMs int64, gtid st
 // anything of the batch commits (ambiguous without bronze on a worker
 // whose state was built from the tables); a redelivery of the changes
 // before the restart still applies as duplicates, also on a restarted
-// worker. Not covered: a restarted worker with bronze (docs/design.md,
-// Known gaps).
+// worker. A restarted worker with bronze commits the batch (the changes
+// are late to its state: the mirror keeps its rows, the history lists the
+// keys as pending) and RebuildKeys, reading the keys' past from bronze,
+// stops.
 func TestMySQLBinlogRestartStops(t *testing.T) {
 	o1 := `{"order_id":1,"status":"new"}`
 	o1paid := `{"order_id":1,"status":"paid"}`
@@ -157,6 +159,13 @@ func TestMySQLBinlogRestartStops(t *testing.T) {
 		{"RESET MASTER, no bronze", TableSpec{WithoutBronze: true}, false, reset, false, false, "000000000000000100000000000001f40000000000000000"},
 		{"RESET MASTER, restarted worker, no bronze", TableSpec{WithoutBronze: true}, true, reset, false, true, "000000000000000100000000000001f40000000000000000"},
 		{"RESET MASTER, restarted worker, mirror only, no bronze", TableSpec{WithoutBronze: true, WithoutHistory: true}, true, reset, false, true, "000000000000000100000000000001f40000000000000000"},
+		// a worker whose state was built from the tables, with bronze: the
+		// batch's changes are late to it and go to RebuildKeys, which reads
+		// the keys' past from bronze and stops (before 2026-12-05: applied
+		// nothing and passed, the changes dropped as stale)
+		{"RESET MASTER, restarted worker", TableSpec{}, true, reset, true, false, "000000000000000100000000000001f40000000000000000"},
+		{"RESET MASTER, restarted worker, mirror only", TableSpec{WithoutHistory: true}, true, reset, true, false, "000000000000000100000000000001f40000000000000000"},
+		{"replica switch, restarted worker", TableSpec{}, true, replica, true, false, "000000000000000700000000000011300000000000000000"},
 	}
 	for _, tc := range cases {
 		w := newWrun(t, tc.spec)

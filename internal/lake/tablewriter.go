@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // TableWriter is the write protocol of one source table behind one call
@@ -338,8 +341,18 @@ func (w *TableWriter) committed(ctx context.Context, b Batch, table string) erro
 // (docs/design.md rule 6, "late events"). When bronze retention has
 // dropped records and a key's stored rows name a change byKey lacks
 // (TrimmedPast), nothing is written and the error is a
-// *PastTrimmedError. Errors: also the writers'.
+// *PastTrimmedError. When a key's changes show its MySQL or MariaDB binlog
+// started over (merge.FindBinlogRestart: byKey holds every copy of every
+// change with its Kafka partition and offset, so delivery order is known
+// also for changes read back from bronze), nothing is written and the
+// error is a *BinlogRestartedError for the first such key in key order.
+// Errors: also the writers'.
 func (w *TableWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (mirror, history RebuildResult, err error) {
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		if r, ok := merge.FindBinlogRestart(byKey[k]); ok {
+			return mirror, history, w.Mirror.binlogRestarted(r, false)
+		}
+	}
 	trimmed, before, err := w.TrimmedPast(ctx, byKey)
 	if err != nil {
 		return mirror, history, err
