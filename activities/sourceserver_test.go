@@ -235,8 +235,9 @@ func TestMySQLBinlogRestartStops(t *testing.T) {
 // MASTER, crafted from the captured bytes with mysql-bin.000003 renamed
 // mysql-bin.000001: its source snapshot again (snapshot.mode=when_needed,
 // server id 0), and its streamed changes again, each stop the table at
-// the first key whose position they fall below, and change nothing. On
-// main both were dropped as stale.
+// the first key whose position they fall below, and change nothing; on a
+// worker restarted before them too (RebuildKeys stops). On main both
+// were dropped as stale.
 func TestMySQLBinlogRestartRealCaptures(t *testing.T) {
 	for _, fx := range []struct {
 		file           string
@@ -282,6 +283,23 @@ func TestMySQLBinlogRestartRealCaptures(t *testing.T) {
 			}
 			if m := tableText(t, w.cat, name, false, "id", lake.ColSeq, lake.ColDeleted); m != mirror {
 				t.Fatalf("%s: the stopped batch changed the mirror:\n%s\nwas:\n%s", fx.file, m, mirror)
+			}
+		}
+		// the same on a worker restarted before the batch (state built from
+		// the tables): the batch commits as late changes and the rebuild,
+		// reading the keys' past from bronze, stops
+		for _, batch := range [][]wev{reads, streamed} {
+			w := &wrun{t: t, cat: mustCatalog(t), spec: spec}
+			w.restart()
+			w.apply(all, false)
+			w.restart()
+			_, err := w.apply(batch, true)
+			var br *lake.BinlogRestartedError
+			if !errors.As(err, &br) || br.Change.Seq.Words()[0] != 1 || br.Above.Seq.Words()[0] != 3 || br.Ambiguous {
+				t.Fatalf("%s: after RESET MASTER, restarted worker: %v", fx.file, err)
+			}
+			if m := tableText(t, w.cat, name, false, "id", lake.ColSeq, lake.ColDeleted); m != mirror {
+				t.Fatalf("%s: restarted worker: the stopped rebuild changed the mirror:\n%s\nwas:\n%s", fx.file, m, mirror)
 			}
 		}
 	}
