@@ -358,6 +358,10 @@ func readersPython(t *testing.T) string {
 	return filepath.Join(venv, "bin", "python")
 }
 
+// trinoRefusesDV is Trino 476's error for a table with deletion vectors
+// (check_readers.py's rendering of it).
+const trinoRefusesDV = "RuntimeError: ICEBERG_BAD_DATA: Unexpected PUFFIN file format"
+
 // readerResult is check_readers.py's report of one table.
 type readerResult struct {
 	FormatVersion int `json:"format_version"`
@@ -378,6 +382,10 @@ type readerResult struct {
 			Error   string   `json:"error"`
 		} `json:"without"`
 	} `json:"spark"`
+	Trino *struct {
+		Rows  []string `json:"rows"`
+		Error string   `json:"error"`
+	} `json:"trino"`
 }
 
 // The readers table of docs/readers.md, tested: the same changes written
@@ -389,13 +397,17 @@ type readerResult struct {
 // LAKEMIRROR_PYTHON); skipped elsewhere. With LAKEMIRROR_SPARK_JAR (the
 // Iceberg Spark runtime jar; scripts/spark/run.sh sets it and
 // LAKEMIRROR_PYTHON to its venv) Spark 4 reads the same tables and its
-// rows and errors are asserted too.
+// rows and errors are asserted too; with LAKEMIRROR_TRINO (the URL of a
+// Trino server: scripts/trino/run.sh starts one and sets it) Trino's: 476
+// reads the position-delete tables exactly and refuses the
+// deletion-vector ones.
 func TestDeletionVectorReaders(t *testing.T) {
 	python := readersPython(t)
 	if python == "" {
 		t.Skip("no reader environment: run scripts/realstack/setup.sh, or set LAKEMIRROR_PYTHON to a Python with scripts/realstack/requirements.txt")
 	}
 	sparkJar := os.Getenv("LAKEMIRROR_SPARK_JAR")
+	trino := os.Getenv("LAKEMIRROR_TRINO")
 	dir := t.TempDir()
 	batches := [][]byte{
 		orderValue("c", 100, 0, "", orderRow(1, "eu", 10)),
@@ -433,6 +445,9 @@ func TestDeletionVectorReaders(t *testing.T) {
 	if sparkJar != "" {
 		args = append(args, "--spark-jar", sparkJar)
 	}
+	if trino != "" {
+		args = append(args, "--trino", trino)
+	}
 	cmd := exec.Command(python, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -458,6 +473,18 @@ func TestDeletionVectorReaders(t *testing.T) {
 			}
 			if !slices.Equal(r.DuckDB.Rows, want) || r.DuckDB.Error != "" {
 				t.Errorf("%s: DuckDB read %q (error %q), want %q", ident, r.DuckDB.Rows, r.DuckDB.Error, want)
+			}
+		}
+		// Trino 476: position deletes exactly; deletion vectors refused
+		// (its Iceberg connector reads no Puffin delete files)
+		for ident, want := range map[string][]string{ns + ".orders": mirror, ns + ".orders_history": history} {
+			r := res[ident].Trino
+			switch {
+			case trino == "":
+			case version == 2 && (r == nil || !slices.Equal(r.Rows, want) || r.Error != ""):
+				t.Errorf("%s: Trino read %+v, want %q", ident, r, want)
+			case version == 3 && (r == nil || len(r.Rows) != 0 || r.Error != trinoRefusesDV):
+				t.Errorf("%s: Trino read %+v, want the error %q", ident, r, trinoRefusesDV)
 			}
 		}
 		if sparkJar == "" {

@@ -82,10 +82,11 @@ func (f DeleteFormat) Describe() string {
 // docs/readers.md records it: pyiceberg, DuckDB's iceberg extension and
 // Spark 4 with Iceberg 1.10 tested (internal/lake TestDeletionVectorReaders,
 // the versions of scripts/realstack/requirements.txt and
-// scripts/spark/requirements.txt); Trino not tested here.
+// scripts/spark/requirements.txt), and Trino 476 (scripts/trino/run.sh),
+// which reads position deletes and refuses deletion vectors.
 func (f DeleteFormat) Readers() string {
 	if f.Or() == DeleteVector {
-		return "deletion vectors (format-version 3): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; a mirror created with the old soft-delete column _deleted, a name Iceberg reserves, needs it renamed to _is_deleted for Spark); a reader without format-version 3 support (Iceberg's Java library before 1.8, by its release notes) refuses the table; see docs/readers.md"
+		return "deletion vectors (format-version 3): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; a mirror created with the old soft-delete column _deleted, a name Iceberg reserves, needs it renamed to _is_deleted for Spark); Trino 476 refuses them (ICEBERG_BAD_DATA: Unexpected PUFFIN file format: keep position deletes for a table Trino 476 reads), as does a reader without format-version 3 support (Iceberg's Java library before 1.8, by its release notes); see docs/readers.md"
 	}
-	return "position deletes (format-version 2): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; a mirror created with the old soft-delete column _deleted, a name Iceberg reserves, needs it renamed to _is_deleted for Spark), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
+	return "position deletes (format-version 2): pyiceberg 0.12, DuckDB 1.5.5 (iceberg extension) and Spark 4.0 with Iceberg 1.10 read them (tested; a mirror created with the old soft-delete column _deleted, a name Iceberg reserves, needs it renamed to _is_deleted for Spark), and Trino 476 (tested), as does every reader of Iceberg v2 merge-on-read tables; see docs/readers.md"
 }

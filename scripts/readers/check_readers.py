@@ -1,7 +1,7 @@
 """Read Iceberg tables with the readers lakemirror documents (docs/readers.md).
 
     python check_readers.py --catalog-db FILE --warehouse DIR --table NS.NAME:COL,COL [--table ...]
-                            [--spark-jar ICEBERG_SPARK_RUNTIME_JAR]
+                            [--spark-jar ICEBERG_SPARK_RUNTIME_JAR] [--trino URL]
 
 For each table of a lakemirror SQL catalog on SQLite with a local
 warehouse (a test's, or the dev worker's), it reads the current Iceberg
@@ -13,7 +13,13 @@ snapshot with
     with auto-install off): SELECT ... FROM iceberg_scan(metadata.json);
   * with --spark-jar, Spark 4 with Iceberg's Spark runtime jar
     (spark_reader.py: one local session for all tables; the table loaded
-    from its metadata.json).
+    from its metadata.json);
+  * with --trino, a running Trino server at URL (scripts/trino/run.sh
+    starts one) whose catalog "iceberg" is the Iceberg connector on a file
+    metastore: each table is registered there under its metadata.json
+    (system.register_table; an earlier registration of the name is
+    unregistered first, never dropped) and read with SELECT, through
+    Trino's HTTP client protocol (trino_reader.py, no client library).
 
 It prints one JSON object: per table, its format version and, per reader,
 either "rows" (the table's given columns of every row as text joined
@@ -80,7 +86,7 @@ def spark_read(spark, metadata, cols):
     return out
 
 
-def read_table(cat, duck, spark, ident, cols):
+def read_table(cat, duck, spark, trino, ident, cols):
     t = cat.load_table(ident)
     out = {"format_version": t.metadata.format_version}
     try:
@@ -96,6 +102,12 @@ def read_table(cat, duck, spark, ident, cols):
         out["duckdb"] = {"error": error(e)}
     if spark is not None:
         out["spark"] = spark_read(spark, t.metadata_location, cols)
+    if trino is not None:
+        try:
+            rows = trino.read(ident, t.metadata_location, cols)
+            out["trino"] = {"rows": lines([dict(zip(cols, r)) for r in rows], cols)}
+        except Exception as e:
+            out["trino"] = {"error": error(e)}
     return out
 
 
@@ -105,6 +117,7 @@ def main():
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--table", action="append", required=True, help="NS.NAME:COL,COL,...")
     ap.add_argument("--spark-jar", help="also read with Spark and this Iceberg Spark runtime jar")
+    ap.add_argument("--trino", help="also read with the Trino server at this URL (e.g. http://127.0.0.1:38089)")
     a = ap.parse_args()
     from pyiceberg.catalog.sql import SqlCatalog
     cat = SqlCatalog("lakemirror", uri=f"sqlite:///{a.catalog_db}", warehouse=f"file://{a.warehouse}")
@@ -116,7 +129,12 @@ def main():
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
             import spark_reader
             spark = spark_reader.Spark(a.spark_jar, scratch)
-        res = {ident: read_table(cat, duck, spark, ident, cols.split(",")) for ident, cols in tables}
+        trino = None
+        if a.trino:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import trino_reader
+            trino = trino_reader.Trino(a.trino)
+        res = {ident: read_table(cat, duck, spark, trino, ident, cols.split(",")) for ident, cols in tables}
         if spark is not None:
             spark.session.stop()
     json.dump(res, sys.stdout, sort_keys=True)
