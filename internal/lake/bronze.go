@@ -37,16 +37,6 @@ type BronzeHeader struct {
 	Value []byte
 }
 
-// BronzeResult counts what one batch did to the bronze table.
-type BronzeResult struct {
-	BatchID    string `json:"batch_id"`
-	BatchSeq   int64  `json:"batch_seq"`
-	Records    int    `json:"records"`  // records in the batch
-	Appended   int    `json:"appended"` // records written
-	Skipped    int    `json:"skipped"`  // records already present (same topic, partition, offset)
-	SnapshotID int64  `json:"snapshot_id,omitempty"`
-}
-
 // AppendBronze appends the batch's records that the bronze table does not
 // already hold (by topic, partition, offset; tracked as covered offset
 // ranges in the table properties) in one commit, and marks the batch's
