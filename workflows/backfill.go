@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // BackfillRequest asks a table to re-apply records it has already passed:
@@ -18,15 +18,15 @@ import (
 // Re-applying is safe: the sequence guard makes changes already applied
 // no-ops and bronze skips records it holds.
 type BackfillRequest struct {
-	Ranges []lake.Range `json:"ranges,omitempty"`
-	From   time.Time    `json:"from,omitempty"` // used when Ranges is empty
+	Ranges []payload.Range `json:"ranges,omitempty"`
+	From   time.Time       `json:"from,omitempty"` // used when Ranges is empty
 }
 
 // BackfillAccepted is the answer of the backfill update: the ranges queued
 // (clamped to what Kafka still holds and to the table's position).
 type BackfillAccepted struct {
-	Ranges  []lake.Range `json:"ranges"`
-	Records int64        `json:"records"`
+	Ranges  []payload.Range `json:"ranges"`
+	Records int64           `json:"records"`
 }
 
 // SettingsRequest changes a table's batch bounds; nil fields keep theirs.
@@ -173,8 +173,8 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 func backfillStep(ctx workflow.Context, st *TableState) bool {
 	st.Phase = PhaseBackfill
 	r := st.Backfill[0]
-	chunk := lake.Range{Partition: r.Partition, From: r.From, To: min(r.To, r.From+int64(st.Spec.MaxEvents))}
-	res, ok := runBatch(ctx, st, []lake.Range{chunk}, st.Offsets)
+	chunk := payload.Range{Partition: r.Partition, From: r.From, To: min(r.To, r.From+int64(st.Spec.MaxEvents))}
+	res, ok := runBatch(ctx, st, []payload.Range{chunk}, st.Offsets)
 	if !ok {
 		return false
 	}

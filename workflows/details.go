@@ -10,7 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/human"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // The table workflow's current details: the Markdown the Temporal Web UI
@@ -98,7 +98,7 @@ func (st *TableState) details(now time.Time) string {
 		b.WriteString("| partition | offset (next to read) | high watermark | lag |\n|---:|---:|---:|---:|\n")
 		all := maps.Clone(s.Offsets)
 		if all == nil {
-			all = lake.Offsets{}
+			all = payload.Offsets{}
 		}
 		// the union of partitions, sorted below: the order is fixed, and this
 		// only renders text

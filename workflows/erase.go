@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // EraseWorkflowName is the registered name of EraseWorkflow.
@@ -29,7 +29,7 @@ func EraseWorkflowID(table string, unixMilli int64) string {
 // values. Storage and commit failures are retried (the erasure continues
 // where it stopped); a request that does not fit the table, and a refused
 // erasure (a branch or tag keeps the keys; nothing changed), fail at once.
-func EraseWorkflow(ctx workflow.Context, req activities.EraseRequest) (lake.EraseResult, error) {
+func EraseWorkflow(ctx workflow.Context, req activities.EraseRequest) (payload.EraseResult, error) {
 	req.ID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 12 * time.Hour, // it reads every data file the table's snapshots reach
@@ -38,7 +38,7 @@ func EraseWorkflow(ctx workflow.Context, req activities.EraseRequest) (lake.Eras
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 60,
 			NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec, activities.ErrTypeErasureRefused}},
 	}
-	var res lake.EraseResult
+	var res payload.EraseResult
 	err := onOwner(ctx, req.Spec.Table, opts, a.Erase, req, &res)
 	return res, err
 }

@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // TableInput starts (or continues as new) a table workflow.
@@ -21,8 +21,8 @@ type TableState struct {
 	Spec                activities.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
 	Phase               string                    `json:"phase"`
 	Recovered           bool                      `json:"recovered"`
-	Offsets             lake.Offsets              `json:"offsets"`         // next offset per partition
-	HighWatermarks      lake.Offsets              `json:"high_watermarks"` // per partition, at the last plan
+	Offsets             payload.Offsets           `json:"offsets"`         // next offset per partition
+	HighWatermarks      payload.Offsets           `json:"high_watermarks"` // per partition, at the last plan
 	BatchSeq            int64                     `json:"batch_seq"`       // last batch number used
 	Paused              bool                      `json:"paused"`
 	Stopping            bool                      `json:"stopping"`
@@ -33,7 +33,7 @@ type TableState struct {
 	LastBatchAt         time.Time                 `json:"last_batch_at,omitempty"`
 	Watermark           string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
 	NewestSourceTs      int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
-	Backfill            []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
+	Backfill            []payload.Range           `json:"backfill,omitempty"`         // queued backfill ranges
 	Totals              Totals                    `json:"totals"`
 	Runs                int                       `json:"runs"` // continue-as-new generations so far
 	LastLoad            *activities.LoadResult    `json:"last_load,omitempty"`
@@ -120,9 +120,9 @@ type Status struct {
 	Topic          string                    `json:"topic"`
 	Phase          string                    `json:"phase"`
 	Paused         bool                      `json:"paused"`
-	Offsets        lake.Offsets              `json:"offsets"`
-	HighWatermarks lake.Offsets              `json:"high_watermarks"`
-	Lag            lake.Offsets              `json:"lag"`                    // per partition, in offsets, at the last plan
+	Offsets        payload.Offsets           `json:"offsets"`
+	HighWatermarks payload.Offsets           `json:"high_watermarks"`
+	Lag            payload.Offsets           `json:"lag"`                    // per partition, in offsets, at the last plan
 	TotalLag       int64                     `json:"total_lag"`              // sum of Lag
 	LagSource      string                    `json:"lag_source,omitempty"`   // empty: the last plan; set by readers that recompute lag from Kafka
 	PhaseReason    string                    `json:"phase_reason,omitempty"` // why the table waits in its phase, e.g. "waiting for hand-over from worker 3f2a9c0d1e7b (17 s left)"; set by readers (starter status), empty in the query's answer
@@ -134,7 +134,7 @@ type Status struct {
 	LastBatchAt    time.Time                 `json:"last_batch_at,omitempty"`
 	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
 	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
-	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
+	Backfill       []payload.Range           `json:"backfill,omitempty"`         // queued backfill ranges
 	LastLoad       *activities.LoadResult    `json:"last_load,omitempty"`        // the last direct load or re-snapshot
 	Owner          string                    `json:"owner,omitempty"`            // task queue of the worker holding the table's state ("<queue>@<worker id>"); "" before the first claim or without routing
 	Claims         int                       `json:"claims,omitempty"`           // claims that found a worker (this run and earlier ones)
@@ -148,10 +148,10 @@ type Status struct {
 func (s *TableState) status() Status {
 	spec := s.Spec
 	st := Status{Table: spec.Table, Topic: spec.Topic, Phase: s.Phase, Paused: s.Paused,
-		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
+		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: payload.Offsets{},
 		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, TopicMissing: s.TopicMissing, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
-		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
+		Backfill: append([]payload.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
 		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
 		HeartbeatsLost: s.HeartbeatsLost}
 	// the order of the partitions does not change the result (sums and

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // iterationsPerRun bounded one run's history before canVersion: after
@@ -49,7 +49,7 @@ var a *activities.Activities
 func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	st := in.State
 	if st == nil {
-		st = &TableState{Phase: PhaseStarting, Offsets: lake.Offsets{}}
+		st = &TableState{Phase: PhaseStarting, Offsets: payload.Offsets{}}
 	}
 	if st.Spec.Table == "" {
 		st.Spec = in.Spec.Defaults()
@@ -96,7 +96,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		st.recordCatalog(ctx, rec.Catalog)
 		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
 		if st.Offsets == nil {
-			st.Offsets = lake.Offsets{}
+			st.Offsets = payload.Offsets{}
 		}
 		workflow.GetLogger(ctx).Info("recovered", "source", rec.Source, "batch_seq", rec.BatchSeq, "offsets", rec.Offsets)
 		if rec.Pending > 0 && !rebuild(ctx, st, rec.Pending) {
@@ -248,9 +248,9 @@ func (st *TableState) upsertSpecMemo(ctx workflow.Context) {
 // and, when it left late keys, their rebuild; it records the result in the
 // state. endOffsets are the offsets to continue from once it is applied.
 // It returns false when the workflow is asked to stop while blocked.
-func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffsets lake.Offsets) (activities.ApplyResult, bool) {
+func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endOffsets payload.Offsets) (activities.ApplyResult, bool) {
 	st.BatchSeq++
-	batch := lake.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
+	batch := payload.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
 		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
 	start := workflow.Now(ctx)
 	res, ok := applyBatch(ctx, st, batch)
@@ -276,7 +276,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 // applyBatch runs ApplyBatch until it succeeds, blocking the table on
 // non-retryable failures until an operator signals retry. It returns
 // false when the workflow is asked to stop while blocked.
-func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.ApplyResult, bool) {
+func applyBatch(ctx workflow.Context, st *TableState, b payload.Batch) (activities.ApplyResult, bool) {
 	decision, rerun := "", false
 	for {
 		var res activities.ApplyResult
@@ -412,7 +412,7 @@ func planOptions(spec activities.TableSpec, heartbeat time.Duration) workflow.Ac
 
 // applyOptions are ApplyBatch's options for batch b; heartbeat is the
 // heartbeat timeout (TableState.heartbeatTimeout).
-func applyOptions(b lake.Batch, heartbeat time.Duration) workflow.ActivityOptions {
+func applyOptions(b payload.Batch, heartbeat time.Duration) workflow.ActivityOptions {
 	var rs []string
 	for _, r := range b.Ranges {
 		rs = append(rs, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
