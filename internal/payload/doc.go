@@ -29,6 +29,9 @@
 //     (BronzeResult, MirrorResult, HistoryResult, TableRebuildResult,
 //     PurgeResult, CompactResult, ExpireResult, TrimResult, EraseResult),
 //     ErasureKeys and the schema decisions (DecisionEvolve, DecisionSkip).
+//   - record.go: Record and Header, one Kafka record as read from its
+//     topic, the one type of a record from the fetch through the decoder
+//     to bronze and back.
 //   - names.go: the registered names of the activities (Activity*), by
 //     which the workflows schedule them.
 //
