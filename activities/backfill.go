@@ -4,18 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 )
-
-// BackfillRequest asks ResolveBackfill for the ranges to re-apply.
-type BackfillRequest struct {
-	Spec     TableSpec    `json:"spec"`
-	Ranges   []lake.Range `json:"ranges,omitempty"` // explicit ranges, or
-	From     time.Time    `json:"from,omitempty"`   // everything from this time on (Kafka offset-for-time lookup)
-	Position lake.Offsets `json:"position"`         // the table's next offsets: a backfill never reaches past them
-}
 
 // ResolveBackfill turns a backfill request into exact ranges: a start
 // time becomes, per partition, [first offset at or after it, position);

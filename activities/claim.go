@@ -17,16 +17,6 @@ import (
 // workflow schedules the table's activities there until that worker is
 // unreachable (a schedule-to-start timeout) or releases the table.
 
-// ErrTypeClaimRefused: the worker holds its share of the tables; the
-// claim is retried on the shared queue, where another worker may take it.
-const ErrTypeClaimRefused = "ClaimRefused"
-
-// ClaimAttempts is how many attempts a claim makes (each may land on
-// another worker) before the workflow claims with Force, which the worker
-// that gets it takes whatever it holds, so that a claim always ends (a
-// stale count, every worker at its share).
-const ClaimAttempts = 12
-
 // ownerIdle is how long a claimed table counts toward the worker's tables
 // without any of its activities running here (an idle table plans every
 // 15 minutes; a table stopped or taken over stops counting after this).
@@ -37,29 +27,6 @@ const ownerIdle = 20 * time.Minute
 // fresh asks for a new answer (a claim); otherwise a recent one will do
 // (the release check after every batch).
 type Fleet func(ctx context.Context, fresh bool) (workers int, tables map[string]bool, err error)
-
-// ClaimRequest asks a worker to hold a table's state and run its
-// activities.
-type ClaimRequest struct {
-	Table string `json:"table"`           // mirror ns.table
-	Prev  string `json:"prev,omitempty"`  // the task queue of the previous holder ("": none), released or unreachable
-	Force bool   `json:"force,omitempty"` // take the table whatever the worker holds (after ClaimAttempts refusals)
-	// Gone says Prev took no activity in time (a hand-over, not a
-	// release): its worker is known dead, and the worker taking the claim
-	// stops counting it among the live workers (Activities.Gone) until it
-	// polls again.
-	Gone bool `json:"gone,omitempty"`
-}
-
-// ClaimResult is the worker that took a claim.
-type ClaimResult struct {
-	// Queue is the worker's own task queue, where the table's activities
-	// go from now on; "" when the worker has none (routing off): the
-	// activities stay on the shared queue.
-	Queue string `json:"queue"`
-	// Tables is how many tables the worker holds with this one.
-	Tables int `json:"tables"`
-}
 
 // owner is the set of tables this worker claimed, with when each was last
 // used here.

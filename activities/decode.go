@@ -232,10 +232,7 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 	out := decoded{events: make([]*cdc.Event, 0, len(recs)), bronze: make([]lake.BronzeRecord, len(recs))}
 	c := &out.counts
 	for i, sr := range recs {
-		br := lake.BronzeRecord{Partition: sr.Partition, Offset: sr.Offset, Key: sr.Key, Value: sr.Value, Timestamp: sr.Timestamp}
-		for _, h := range sr.Headers {
-			br.Headers = append(br.Headers, lake.BronzeHeader{Key: h.Key, Value: h.Value})
-		}
+		br := lake.BronzeRecord{Record: sr} // the headers shared, not copied: nothing changes them in place
 		dec, err := d.Decode(sr)
 		var regErr *schemas.RegistryError
 		if errors.As(err, &regErr) {

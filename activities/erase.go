@@ -14,24 +14,6 @@ import (
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
-// ErrTypeErasureRefused: an erasure was refused before it changed
-// anything (a branch or tag keeps a snapshot reaching a file that holds
-// a key; a table with gc.enabled=false). Not retryable.
-const ErrTypeErasureRefused = "ErasureRefused"
-
-// EraseRequest asks for the erasure of keys from a table's Iceberg tables
-// (docs/design.md, "Erasure"). It carries the keys' salted hashes
-// (lake.HashEraseKeys, computed by the starter against the table's
-// erasures table), never their values, so Temporal's history holds none.
-type EraseRequest struct {
-	Spec        TableSpec        `json:"spec"`
-	ID          string           `json:"id"` // the erasure's id: the EraseWorkflow's workflow id
-	Keys        lake.ErasureKeys `json:"keys"`
-	RequestedBy string           `json:"requested_by"`
-	RequestedAt time.Time        `json:"requested_at"`
-	Force       bool             `json:"force,omitempty"` // go on where a branch or tag keeps the keys (their files stay; a warning says so)
-}
-
 // Erase erases keys from the table's bronze, mirror, history, quarantine
 // and purged tables (lake.Erase), on the worker holding the table's
 // state and under its lock, so between two of its batches; then it drops

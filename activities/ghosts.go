@@ -119,7 +119,7 @@ func (a *Activities) storedGhosts(ctx context.Context, name lake.TableName, topi
 	}
 	err = lake.ReadBronzeTopic(ctx, a.Catalog, name, topic, func(rows []lake.BronzeRow) error {
 		for _, r := range rows {
-			out = append(out, schemas.Record{Topic: topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
+			out = append(out, r.Record) // of topic (ReadBronzeTopic's filter); ghost records have no headers
 			keys[r.PK] = true
 		}
 		return nil

@@ -16,34 +16,6 @@ import (
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
-// InitialLoadID is the load id of a table's first direct load.
-const InitialLoadID = "initial"
-
-// LoadRequest asks for a direct load of the table from its source
-// database (TableSpec.Source).
-type LoadRequest struct {
-	Spec       TableSpec    `json:"spec"`
-	LoadID     string       `json:"load_id"`    // unique per load; a retried activity resumes the load with this id
-	Resnapshot bool         `json:"resnapshot"` // a re-snapshot of a streamed table: rows at (P, 0), ghost rows soft-deleted
-	Chunk      int          `json:"chunk"`      // rows per chunk (default 10,000)
-	Position   lake.Offsets `json:"position"`   // the table's Kafka offsets, left as they are
-}
-
-// LoadResult is what a direct load did.
-type LoadResult struct {
-	LoadID  string `json:"load_id"`
-	LSN     uint64 `json:"lsn"`     // WAL position of the (first) snapshot
-	Rows    int64  `json:"rows"`    // rows read and applied
-	Chunks  int    `json:"chunks"`  // chunks committed by this attempt
-	Resumed bool   `json:"resumed"` // the load continued after a previous attempt's last chunk
-	Ghosts  int    `json:"ghosts"`  // re-snapshot: live mirror rows absent from the source, soft-deleted
-	Rebuilt int    `json:"rebuilt"` // keys rebuilt from bronze along the way
-	// GhostsUnchecked: a re-snapshot of a table without bronze, which
-	// cannot tell which live rows the source no longer has (no ghost rows
-	// were deleted).
-	GhostsUnchecked bool `json:"ghosts_unchecked,omitempty"`
-}
-
 // LoadTable loads the table straight from its PostgreSQL source (issue 6,
 // "direct initial load"): it reads the table in key order in chunks from
 // one REPEATABLE READ snapshot whose WAL position P is taken with it, and

@@ -4,23 +4,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 )
 
-// StateUsage is a table's local state on the worker holding it
-// (docs/design.md, "Local state"), in bytes, as of the table's last
-// batch: its key index in RAM and on local disk (an index past its budget
-// spills to disk, keeping the batch's entries in RAM), its chain log on
-// local disk, and the worker's budget for the indexes (0: unbounded).
-type StateUsage struct {
-	IndexKeys           int64 `json:"index_keys"`             // keys the index holds
-	IndexSpilled        bool  `json:"index_spilled"`          // the index lives on local disk
-	IndexRAMBytes       int64 `json:"index_ram_bytes"`        // the index's RAM: hash table and entries, and a spilled index's memtables
-	IndexDiskBytes      int64 `json:"index_disk_bytes"`       // the spilled index's store on local disk
-	LogBytes            int64 `json:"log_bytes"`              // the chain log on local disk
-	WorkerIndexRAMBytes int64 `json:"worker_index_ram_bytes"` // RAM of every table's index on this worker
-	WorkerBudgetBytes   int64 `json:"worker_budget_bytes"`    // RAM the worker's indexes may hold together (--index-memory)
-	TableBudgetBytes    int64 `json:"table_budget_bytes"`     // RAM one table's index may hold (--index-table-memory)
-	CacheBytes          int64 `json:"cache_bytes"`            // the spilled indexes' shared block cache, within the worker's budget
-}
-
 // stateUsage is the table's local state usage on this worker; nil when
 // the worker has no state for it.
 func (a *Activities) stateUsage(table string) *StateUsage {

@@ -13,52 +13,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/retention"
 )
 
-// Maintenance jobs.
-const (
-	JobPurge   = "purge"   // physically remove soft-deleted mirror rows older than the retention window
-	JobCompact = "compact" // rewrite data files with their position deletes applied
-	JobExpire  = "expire"  // drop bronze past its retention, expire old Iceberg snapshots, delete orphan files
-	// JobKeepApplied takes the late keys a rebuild stopped on
-	// (ErrTypePastTrimmed: their past is older than bronze's retention)
-	// out of the pending-rebuild set, keeping their rows as applied
-	// (lake.TableWriter.KeepApplied); run on demand only.
-	JobKeepApplied = "keep-applied"
-)
-
-// MaintenanceRequest asks for one maintenance job on a table.
-type MaintenanceRequest struct {
-	Spec           TableSpec     `json:"spec"`
-	Job            string        `json:"job"`
-	Retention      time.Duration `json:"retention,omitempty"`        // purge: default 30 days
-	RetentionFloor time.Duration `json:"retention_floor,omitempty"`  // purge: shortest window accepted; default 7 days
-	TargetFileSize int64         `json:"target_file_size,omitempty"` // compact: bytes, default 128 MiB
-	RetainLast     int           `json:"retain_last,omitempty"`      // expire: snapshots kept at least, default 10
-	OlderThan      time.Duration `json:"older_than,omitempty"`       // expire: snapshots younger are kept, default 5 days
-	CleanOrphans   bool          `json:"clean_orphans,omitempty"`    // expire: also delete orphan files older than 3 days
-	DryRun         bool          `json:"dry_run,omitempty"`          // purge: count what it would remove, write nothing
-	// BronzeRetention, expire: first drop the bronze and quarantine data
-	// files whose records were all ingested more than this long ago
-	// (whole day partitions, lake.TrimBronze; docs/design.md "Bronze
-	// retention"); 0 keeps them for ever (the default). At least a day
-	// (retention.Check).
-	BronzeRetention time.Duration `json:"bronze_retention,omitempty"`
-}
-
-// MaintenanceResult is what a job did, per table kind.
-type MaintenanceResult struct {
-	Job     string                        `json:"job"`
-	Purge   *lake.PurgeResult             `json:"purge,omitempty"`
-	Compact map[string]lake.CompactResult `json:"compact,omitempty"`
-	Expire  map[string]lake.ExpireResult  `json:"expire,omitempty"`
-	// Trim is what bronze retention dropped, per table ("bronze",
-	// "quarantine"), when the expire job had a BronzeRetention.
-	Trim map[string]lake.TrimResult `json:"trim,omitempty"`
-	// KeptApplied: the keys keep-applied took out of the pending set
-	// (hex), at most 20 listed; KeptAppliedKeys counts them all.
-	KeptApplied     []string `json:"kept_applied,omitempty"`
-	KeptAppliedKeys int      `json:"kept_applied_keys,omitempty"`
-}
-
 // Maintain runs one maintenance job on a table's Iceberg tables (a purge
 // with DryRun only counts, lake.MirrorWriter.PurgeDryRun). Purge
 // goes through the worker's mirror writer and compaction runs between the

@@ -29,7 +29,7 @@ const (
 // PlanBatch chooses the next batch: exact offset ranges per partition,
 // starting at the workflow's offsets, bounded by spec.MaxEvents records in
 // total (more, up to spec.MaxBatchEvents, while the table is more than two
-// batches behind: TableSpec.batchBudget), waiting up to spec.MaxWait for
+// batches behind: TableSpec.BatchBudget), waiting up to spec.MaxWait for
 // MaxEvents to arrive. It returns as soon as MaxEvents are available, or
 // at MaxWait with whatever is there; when nothing is there it waits on for
 // a first record up to req.IdleWait (heartbeating; the workflow cancels it
@@ -191,7 +191,7 @@ func (a *Activities) planOnce(ctx context.Context, spec TableSpec, from lake.Off
 		}
 	}
 	plan := Plan{Offsets: next, HighWatermarks: lake.Offsets(ends), LogStart: lake.Offsets(starts)}
-	plan.Ranges = share(next, avail, spec.batchBudget(total))
+	plan.Ranges = share(next, avail, spec.BatchBudget(total))
 	plan.Offsets = maps.Clone(next)
 	for _, r := range plan.Ranges {
 		plan.Offsets[r.Partition] = r.To

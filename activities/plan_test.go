@@ -25,7 +25,7 @@ func TestBatchBudget(t *testing.T) {
 		{TableSpec{MaxEvents: 100}, 10_000, 100},                     // no growth configured
 		{TableSpec{MaxEvents: 100, MaxBatchEvents: 50}, 10_000, 100}, // a bound below the batch size is no growth
 	} {
-		if got := c.spec.batchBudget(c.avail); got != c.want {
+		if got := c.spec.BatchBudget(c.avail); got != c.want {
 			t.Errorf("%+v with %d waiting: budget %d, want %d", c.spec, c.avail, got, c.want)
 		}
 	}

@@ -174,11 +174,7 @@ func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, erro
 func decodeBronzeKinds(d *schemas.Decoder, rows []lake.BronzeRow, truncates bool) ([]*cdc.Event, error) {
 	events := make([]*cdc.Event, 0, len(rows))
 	for _, r := range rows {
-		rec := schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
-		for _, h := range r.Headers {
-			rec.Headers = append(rec.Headers, schemas.Header{Key: h.Key, Value: h.Value})
-		}
-		dec, err := d.Decode(rec)
+		dec, err := d.Decode(r.Record)
 		if err != nil && r.PK == "" {
 			continue // a keyless record that does not decode was quarantined when first read
 		}

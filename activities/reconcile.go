@@ -18,63 +18,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
-// ReconcileRequest asks for one reconciliation of a table's mirror
-// against its source database (docs/validation.md, "Reconciliation"). Zero values
-// take the defaults named.
-type ReconcileRequest struct {
-	Spec  TableSpec `json:"spec"`
-	RunID string    `json:"run_id"`
-	// Source names the source database: a name the worker maps to a DSN
-	// (-sources name=dsn; default Spec.Source), or a DSN (PostgreSQL
-	// URL or key=value string; mysql:// URL or go-sql-driver DSN), which
-	// is then recorded in the workflow's history.
-	Source string `json:"source,omitempty"`
-	// SourceTable is schema.table (PostgreSQL) or database.table (MySQL,
-	// MariaDB); default Spec.SourceTable.
-	SourceTable string `json:"source_table,omitempty"`
-	// Chunk is the rows per key range read from the source, each range in
-	// its own REPEATABLE READ READ ONLY transaction (default 1,000, at
-	// most 10,000).
-	Chunk int `json:"chunk,omitempty"`
-	// Pause is the pause between two chunk reads (default 100 ms; a
-	// negative value: none).
-	Pause time.Duration `json:"pause,omitempty"`
-	// SettleFloor and SettleCeiling bound the settling period, the p99
-	// of bronze's recent source-commit-to-apply delays (defaults 30 s and
-	// 1 h; a negative floor: 0).
-	SettleFloor   time.Duration `json:"settle_floor,omitempty"`
-	SettleCeiling time.Duration `json:"settle_ceiling,omitempty"`
-	// CatchUpTimeout is how long to wait for the mirror to pass a read
-	// position before failing the attempt (default 1 h; it is retried).
-	CatchUpTimeout time.Duration `json:"catch_up_timeout,omitempty"`
-	// Repair re-reads every confirmed difference's key from the source
-	// and writes it through the guarded merge at the read's position;
-	// ghost rows are soft-deleted there.
-	Repair bool `json:"repair,omitempty"`
-}
-
-// ReconcileResult is one reconciliation run: the checks' results
-// (reconcile-ghost, reconcile-missing, reconcile-changed, then op-balance
-// when the table keeps bronze; the last is listed in Skipped without it),
-// how many failed, the confirmed differences (at most 1,000), the
-// settling period used and the p99 it came from, the run's scope and,
-// with Repair, the keys repaired by kind and the repair's position.
-type ReconcileResult struct {
-	Table       string                  `json:"table"`
-	RunID       string                  `json:"run_id"`
-	CheckedAt   time.Time               `json:"checked_at"`
-	Checks      []validate.Result       `json:"checks"`
-	Failed      int                     `json:"failed"`
-	Skipped     []string                `json:"skipped,omitempty"`
-	Diffs       []validate.Diff         `json:"diffs,omitempty"`
-	Scope       validate.ReconcileScope `json:"scope"`
-	Settling    time.Duration           `json:"settling"`
-	MeasuredP99 time.Duration           `json:"measured_p99"`
-	Repaired    map[string]int          `json:"repaired,omitempty"`
-	RepairedAt  string                  `json:"repaired_at,omitempty"`
-	Snapshot    int64                   `json:"snapshot"`
-}
-
 // reconcileProgress is the heartbeat of a reconciliation: where the
 // range phase stopped (the last range's last key) and what it found so
 // far. A retried attempt resumes after After.

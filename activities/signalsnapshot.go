@@ -9,13 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// SignalResult is the execute-snapshot signal sent to the connector.
-type SignalResult struct {
-	Topic string `json:"topic"`
-	ID    string `json:"id"`
-	Value string `json:"value"`
-}
-
 // SignalIncrementalSnapshot asks the Debezium connector for an incremental
 // snapshot of the table (Debezium "Sending signals to a Debezium connector",
 // Kafka signaling channel: a record keyed by the connector's topic.prefix

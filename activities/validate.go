@@ -17,38 +17,6 @@ import (
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
-// ValidationRequest asks for one validation run of a table; RunID names
-// the run in the validation table (the workflow id).
-type ValidationRequest struct {
-	Spec  TableSpec `json:"spec"`
-	RunID string    `json:"run_id"`
-}
-
-// ValidationResult is one validation run: each check's result (in the
-// order partitioning, transitions, continuity, watermark, replay,
-// reapply; all but watermark need bronze and are listed in Skipped
-// without it, with the reason in SkipReasons; reapply is also skipped
-// when the mirror's newest commits hold no run of batches), how many failed, the
-// table's source watermark (the applied position, hex `_seq`, "" when
-// nothing was applied) and event-time watermark (the newest source commit
-// time up to which every partition the table reads is applied,
-// validate.EventTimeWatermark; without bronze the newest among the
-// mirror's rows; UTC, zero when none), and the validation
-// table's snapshot holding the run's rows. The worker's metrics get
-// lakemirror_validation_failed per check and the run's time.
-type ValidationResult struct {
-	Table              string            `json:"table"`
-	RunID              string            `json:"run_id"`
-	CheckedAt          time.Time         `json:"checked_at"`
-	Checks             []validate.Result `json:"checks"`
-	Failed             int               `json:"failed"`
-	Skipped            []string          `json:"skipped,omitempty"`
-	SkipReasons        map[string]string `json:"skip_reasons,omitempty"` // why each skipped check was skipped
-	SourceWatermark    string            `json:"source_watermark,omitempty"`
-	EventTimeWatermark time.Time         `json:"event_time_watermark,omitzero"`
-	Snapshot           int64             `json:"snapshot"`
-}
-
 // Validate runs the validation checks (internal/validate) on a table's
 // bronze and mirror tables and the topic's retained log, writes one row
 // per check to <ns>.<table>_validation and returns the results. A

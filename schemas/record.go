@@ -4,24 +4,15 @@ import (
 	"fmt"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// Record is one Kafka record as read from the topic.
-type Record struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Key       []byte // nil when absent
-	Value     []byte // nil = Kafka tombstone
-	Timestamp int64  // Kafka record timestamp, µs since the epoch
-	Headers   []Header
-}
+// Record is one Kafka record as read from the topic (payload.Record:
+// topic, partition, offset, key, value, timestamp in µs, headers).
+type Record = payload.Record
 
-// Header is one Kafka record header.
-type Header struct {
-	Key   string
-	Value []byte
-}
+// Header is one Kafka record header (payload.Header).
+type Header = payload.Header
 
 // RecordKind classifies a decoded record.
 type RecordKind uint8

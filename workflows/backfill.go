@@ -7,9 +7,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // BackfillRequest asks a table to re-apply records it has already passed:
@@ -18,15 +17,15 @@ import (
 // Re-applying is safe: the sequence guard makes changes already applied
 // no-ops and bronze skips records it holds.
 type BackfillRequest struct {
-	Ranges []lake.Range `json:"ranges,omitempty"`
-	From   time.Time    `json:"from,omitempty"` // used when Ranges is empty
+	Ranges []payload.Range `json:"ranges,omitempty"`
+	From   time.Time       `json:"from,omitempty"` // used when Ranges is empty
 }
 
 // BackfillAccepted is the answer of the backfill update: the ranges queued
 // (clamped to what Kafka still holds and to the table's position).
 type BackfillAccepted struct {
-	Ranges  []lake.Range `json:"ranges"`
-	Records int64        `json:"records"`
+	Ranges  []payload.Range `json:"ranges"`
+	Records int64           `json:"records"`
 }
 
 // SettingsRequest changes a table's batch bounds; nil fields keep theirs.
@@ -34,20 +33,20 @@ type SettingsRequest struct {
 	MaxEvents *int           `json:"max_events,omitempty"`
 	MaxWait   *time.Duration `json:"max_wait,omitempty"`
 	// MaxBatchEvents: how large a batch may grow while the table is behind
-	// (activities.TableSpec.MaxBatchEvents); 0 = no growth.
+	// (payload.TableSpec.MaxBatchEvents); 0 = no growth.
 	MaxBatchEvents *int `json:"max_batch_events,omitempty"`
 	// MaxQuarantine: records of one batch that may go to the quarantine
-	// table before the table blocks (activities.TableSpec.MaxQuarantine);
+	// table before the table blocks (payload.TableSpec.MaxQuarantine);
 	// raising it and then retrying lifts a quarantine-limit block.
 	MaxQuarantine *int `json:"max_quarantine,omitempty"`
 	// MirrorLayout, HistoryLayout, BronzeLayout: a table's partition
-	// fields and sort order (activities.TableSpec.Layout.Mirror, .History,
+	// fields and sort order (payload.TableSpec.Layout.Mirror, .History,
 	// .Bronze); files written after the change follow it, compaction
 	// rewrites the older ones.
 	MirrorLayout  *layout.Spec `json:"mirror_layout,omitempty"`
 	HistoryLayout *layout.Spec `json:"history_layout,omitempty"`
 	BronzeLayout  *layout.Spec `json:"bronze_layout,omitempty"`
-	// DeleteFormat: the delete format (activities.TableSpec.DeleteFormat).
+	// DeleteFormat: the delete format (payload.TableSpec.DeleteFormat).
 	// It is fixed when the tables are created, so the update is refused
 	// unless it names the format the table has (CheckDeleteFormat); the
 	// field exists so that a settings update asking for a change gets
@@ -110,7 +109,7 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateBackfill,
 		func(ctx workflow.Context, req BackfillRequest) (BackfillAccepted, error) {
 			var acc BackfillAccepted
-			err := workflow.ExecuteActivity(withShort(ctx), a.ResolveBackfill, activities.BackfillRequest{
+			err := workflow.ExecuteActivity(withShort(ctx), payload.ActivityResolveBackfill, payload.BackfillRequest{
 				Spec: st.Spec, Ranges: req.Ranges, From: req.From, Position: st.Offsets}).Get(ctx, &acc.Ranges)
 			if err != nil {
 				return acc, err
@@ -140,7 +139,7 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 		return err
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSettings,
-		func(ctx workflow.Context, req SettingsRequest) (activities.TableSpec, error) {
+		func(ctx workflow.Context, req SettingsRequest) (payload.TableSpec, error) {
 			if req.MaxEvents != nil {
 				st.Spec.MaxEvents = *req.MaxEvents
 			}
@@ -173,8 +172,8 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 func backfillStep(ctx workflow.Context, st *TableState) bool {
 	st.Phase = PhaseBackfill
 	r := st.Backfill[0]
-	chunk := lake.Range{Partition: r.Partition, From: r.From, To: min(r.To, r.From+int64(st.Spec.MaxEvents))}
-	res, ok := runBatch(ctx, st, []lake.Range{chunk}, st.Offsets)
+	chunk := payload.Range{Partition: r.Partition, From: r.From, To: min(r.To, r.From+int64(st.Spec.MaxEvents))}
+	res, ok := runBatch(ctx, st, []payload.Range{chunk}, st.Offsets)
 	if !ok {
 		return false
 	}

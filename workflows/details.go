@@ -8,9 +8,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/human"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // The table workflow's current details: the Markdown the Temporal Web UI
@@ -49,7 +48,7 @@ type activityNote struct {
 
 // noteBatch records an applied batch in st.RecentBatches (the last
 // recentBatches), started at start (workflow time).
-func (st *TableState) noteBatch(ctx workflow.Context, res *activities.ApplyResult, start time.Time) {
+func (st *TableState) noteBatch(ctx workflow.Context, res *payload.ApplyResult, start time.Time) {
 	now := workflow.Now(ctx)
 	line := BatchLine{Seq: res.BatchSeq, Records: res.Records, Changes: res.Changes, Applied: res.Mirror.Applied,
 		Stale: res.Mirror.Stale, Duplicates: res.Mirror.Duplicates, Millis: now.Sub(start).Milliseconds(), Done: now.UTC(),
@@ -98,7 +97,7 @@ func (st *TableState) details(now time.Time) string {
 		b.WriteString("| partition | offset (next to read) | high watermark | lag |\n|---:|---:|---:|---:|\n")
 		all := maps.Clone(s.Offsets)
 		if all == nil {
-			all = lake.Offsets{}
+			all = payload.Offsets{}
 		}
 		// the union of partitions, sorted below: the order is fixed, and this
 		// only renders text
@@ -167,7 +166,7 @@ func (st *TableState) why(now time.Time) string {
 	switch st.Phase {
 	case PhaseBlocked:
 		fix := "fix the cause the error names, then `starter retry " + t + "` (or `starter stop " + t + "`)"
-		if strings.HasPrefix(st.LastError, activities.ErrTypeQuarantineLimit+":") {
+		if strings.HasPrefix(st.LastError, payload.ErrTypeQuarantineLimit+":") {
 			fix = "look at the records in the quarantine table (`starter dump " + t + " --quarantine`), raise the limit if they may be set aside (`starter settings " + t + " --max-quarantine N`), then `starter retry " + t + "`"
 		}
 		return "Blocked: a batch failed in a way retrying cannot fix; the table waits for an operator." + lastErr() + "\n\n**To go on:** " + fix
@@ -225,7 +224,7 @@ func (st *TableState) activityLine(now time.Time) string {
 
 // snapshotIDs lists the Iceberg snapshot ids of a batch's commits, for
 // the tables the spec keeps.
-func snapshotIDs(spec activities.TableSpec, l BatchLine) string {
+func snapshotIDs(spec payload.TableSpec, l BatchLine) string {
 	var out []string
 	for _, t := range spec.Tables() {
 		id := map[string]int64{"bronze": l.Bronze, "mirror": l.Mirror, "history": l.History}[t]

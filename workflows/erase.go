@@ -7,8 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // EraseWorkflowName is the registered name of EraseWorkflow.
@@ -21,7 +20,7 @@ func EraseWorkflowID(table string, unixMilli int64) string {
 	return fmt.Sprintf("lakemirror-erase-%s-%d", table, unixMilli)
 }
 
-// EraseWorkflow runs one erasure on request (activities.Erase, docs/design.md
+// EraseWorkflow runs one erasure on request (the Erase activity, docs/design.md
 // "Erasure") on the worker holding the table's state (onOwner), where it
 // takes the table's lock: it runs between two of the table's batches and
 // drops that worker's local state of the table. The erasure's id is the
@@ -29,16 +28,16 @@ func EraseWorkflowID(table string, unixMilli int64) string {
 // values. Storage and commit failures are retried (the erasure continues
 // where it stopped); a request that does not fit the table, and a refused
 // erasure (a branch or tag keeps the keys; nothing changed), fail at once.
-func EraseWorkflow(ctx workflow.Context, req activities.EraseRequest) (lake.EraseResult, error) {
+func EraseWorkflow(ctx workflow.Context, req payload.EraseRequest) (payload.EraseResult, error) {
 	req.ID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: 12 * time.Hour, // it reads every data file the table's snapshots reach
 		HeartbeatTimeout:    time.Minute,
 		Summary:             fmt.Sprintf("erase %d keys of %s", len(req.Keys.Hashes), req.Spec.Table),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 60,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec, activities.ErrTypeErasureRefused}},
+			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec, payload.ErrTypeErasureRefused}},
 	}
-	var res lake.EraseResult
-	err := onOwner(ctx, req.Spec.Table, opts, a.Erase, req, &res)
+	var res payload.EraseResult
+	err := onOwner(ctx, req.Spec.Table, opts, payload.ActivityErase, req, &res)
 	return res, err
 }

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Re-snapshot modes (the resnapshot signal's payload).
@@ -37,22 +37,22 @@ func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool)
 		HeartbeatTimeout:    2 * time.Minute,
 		Summary:             fmt.Sprintf("direct load %s of %s from %s %s", id, st.Spec.Table, st.Spec.Source, st.Spec.SourceTable),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec, activities.ErrTypeQuarantineLimit}},
+			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec, payload.ErrTypeQuarantineLimit}},
 	}
 	if workflow.GetVersion(ctx, loadVisibleVersion, workflow.DefaultVersion, 1) == 1 {
 		// a failing load shows as retrying with its error, and a stop takes
 		// effect while it retries or runs (the activity is cancelled; a
 		// later start resumes after its last committed chunk)
-		var res activities.LoadResult
-		err := execInterruptible(ctx, st, opts, a.LoadTable, func(bool) any {
-			return activities.LoadRequest{Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}
+		var res payload.LoadResult
+		err := execInterruptible(ctx, st, opts, payload.ActivityLoadTable, func(bool) any {
+			return payload.LoadRequest{Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}
 		}, &res, func() bool { return st.Stopping })
 		for err != nil {
 			if errors.Is(err, errStopping) || errors.Is(err, errInterrupted) || !block(ctx, st, err) {
 				return false
 			}
-			err = execInterruptible(ctx, st, opts, a.LoadTable, func(bool) any {
-				return activities.LoadRequest{Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}
+			err = execInterruptible(ctx, st, opts, payload.ActivityLoadTable, func(bool) any {
+				return payload.LoadRequest{Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}
 			}, &res, func() bool { return st.Stopping })
 		}
 		st.LastLoad = &res
@@ -61,12 +61,12 @@ func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool)
 		return true
 	}
 	for {
-		var res activities.LoadResult
+		var res payload.LoadResult
 		o, err := st.routeTo(ctx, opts)
 		if err != nil {
 			return false // stopping
 		}
-		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), a.LoadTable, activities.LoadRequest{
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), payload.ActivityLoadTable, payload.LoadRequest{
 			Spec: st.Spec, LoadID: id, Resnapshot: resnapshot, Chunk: st.Spec.LoadChunk, Position: st.Offsets}).Get(ctx, &res)
 		if st.handOver(ctx, err) {
 			continue
@@ -90,8 +90,8 @@ func resnapshot(ctx workflow.Context, st *TableState) bool {
 	st.Resnapshots++
 	id := resnapshotID(ctx, st.Resnapshots)
 	if mode == ResnapshotIncremental {
-		var sig activities.SignalResult
-		err := workflow.ExecuteActivity(withShort(ctx), a.SignalIncrementalSnapshot, st.Spec, id).Get(ctx, &sig)
+		var sig payload.SignalResult
+		err := workflow.ExecuteActivity(withShort(ctx), payload.ActivitySignalIncrementalSnapshot, st.Spec, id).Get(ctx, &sig)
 		if err != nil {
 			return block(ctx, st, err)
 		}

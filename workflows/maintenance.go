@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // MaintenanceWorkflowName is the registered name of MaintenanceWorkflow.
@@ -19,16 +19,16 @@ const MaintenanceWorkflowName = "MaintenanceWorkflow"
 // worker holding the table's state (onOwner), serialized there with the
 // table's batches; commit conflicts with batches committed elsewhere are
 // retried (60 attempts, backoff to a minute).
-func MaintenanceWorkflow(ctx workflow.Context, req activities.MaintenanceRequest) (activities.MaintenanceResult, error) {
+func MaintenanceWorkflow(ctx workflow.Context, req payload.MaintenanceRequest) (payload.MaintenanceResult, error) {
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    time.Minute,
 		Summary:             fmt.Sprintf("%s %s", req.Job, req.Spec.Table),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			MaximumAttempts: 60, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+			MaximumAttempts: 60, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
 	}
-	var res activities.MaintenanceResult
-	err := onOwner(ctx, req.Spec.Table, opts, a.Maintain, req, &res)
+	var res payload.MaintenanceResult
+	err := onOwner(ctx, req.Spec.Table, opts, payload.ActivityMaintain, req, &res)
 	return res, err
 }
 

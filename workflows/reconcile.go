@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // ReconcileWorkflowName is the registered name of ReconcileWorkflow.
@@ -32,16 +32,16 @@ func ReconcileWorkflowID(table string, at time.Time) string {
 // (hours of key ranges), while only a repair uses the table's state (a
 // worker without it builds one for the repair and drops it, and the
 // owner's next batch rebuilds its own once).
-func ReconcileWorkflow(ctx workflow.Context, req activities.ReconcileRequest) (activities.ReconcileResult, error) {
+func ReconcileWorkflow(ctx workflow.Context, req payload.ReconcileRequest) (payload.ReconcileResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 24 * time.Hour,
 		HeartbeatTimeout:    2 * time.Minute,
 		Summary:             "reconcile " + req.Spec.Table,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+			MaximumAttempts: 10, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
 	})
 	req.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
-	var res activities.ReconcileResult
-	err := workflow.ExecuteActivity(ctx, a.Reconcile, req).Get(ctx, &res)
+	var res payload.ReconcileResult
+	err := workflow.ExecuteActivity(ctx, payload.ActivityReconcile, req).Get(ctx, &res)
 	return res, err
 }

@@ -2,10 +2,7 @@ package workflows
 
 import (
 	"errors"
-	"reflect"
-	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -30,16 +27,17 @@ func retryBackoff(n int) time.Duration {
 // being retried.
 var errStopping = errors.New("the table is stopping")
 
-// execVisible runs activity fn with the argument arg(rerun) (rerun: an
-// earlier execution failed) into out, with opts' retry policy bounded to
+// execVisible runs the activity of registered name activity
+// (payload.Activity*) with the argument arg(rerun) (rerun: an earlier
+// execution failed) into out, with opts' retry policy bounded to
 // visibleAttempts, until it succeeds (nil), fails in a way retrying cannot
 // fix (that error: a non-retryable application error, or one of the
 // policy's non-retryable types, for the caller to block on), or the
 // workflow is asked to stop (errStopping). Between executions the table
 // is "retrying" with the error in status; a retry signal cuts the backoff
 // short. On success the phase is restored and the error cleared.
-func execVisible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, fn any, arg func(rerun bool) any, out any) error {
-	return execInterruptible(ctx, st, opts, fn, arg, out, nil)
+func execVisible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, activity string, arg func(rerun bool) any, out any) error {
+	return execInterruptible(ctx, st, opts, activity, arg, out, nil)
 }
 
 // errInterrupted: the activity was cancelled because interrupt became
@@ -50,7 +48,7 @@ var errInterrupted = errors.New("interrupted for a signal")
 // up on: when interrupt (nil: never) becomes true while the activity
 // runs, it is cancelled and errInterrupted returned at once, without
 // waiting for the activity to notice (its result is discarded).
-func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, fn any, arg func(rerun bool) any, out any, interrupt func() bool) error {
+func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.ActivityOptions, activity string, arg func(rerun bool) any, out any, interrupt func() bool) error {
 	rp := temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
 	if opts.RetryPolicy != nil {
 		rp = *opts.RetryPolicy
@@ -72,12 +70,12 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			o.RetryPolicy = &lp
 		}
 		actx := workflow.WithActivityOptions(ctx, o)
-		st.waiting(ctx, summaryOf(o, fn), o.TaskQueue) // the Web UI's current details name it
+		st.waiting(ctx, summaryOf(o, activity), o.TaskQueue) // the Web UI's current details name it
 		if interrupt == nil {
-			err = workflow.ExecuteActivity(actx, fn, arg(failed || moved)).Get(ctx, out)
+			err = workflow.ExecuteActivity(actx, activity, arg(failed || moved)).Get(ctx, out)
 		} else {
 			cctx, cancel := workflow.WithCancel(actx)
-			fut := workflow.ExecuteActivity(cctx, fn, arg(failed || moved))
+			fut := workflow.ExecuteActivity(cctx, activity, arg(failed || moved))
 			_ = workflow.Await(ctx, func() bool { return fut.IsReady() || interrupt() })
 			if !fut.IsReady() {
 				cancel()
@@ -132,13 +130,11 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 	}
 }
 
-// summaryOf is opts' Summary, or the name of activity fn (a method value
-// of activities.Activities: "Recover") when it has none.
-func summaryOf(opts workflow.ActivityOptions, fn any) string {
+// summaryOf is opts' Summary, or the activity's registered name
+// ("Recover") when it has none.
+func summaryOf(opts workflow.ActivityOptions, activity string) string {
 	if opts.Summary != "" {
 		return opts.Summary
 	}
-	name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	name = strings.TrimSuffix(name[strings.LastIndexByte(name, '.')+1:], "-fm")
-	return name
+	return activity
 }

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // ownerWait is how long a routed activity may wait in its worker's queue
@@ -53,7 +53,7 @@ const (
 // whose worker died waits up to idleDeadAfter + probeWait + a claim.
 const idleDeadAfter = time.Minute
 
-// planWait returns the idle wait (activities.PlanRequest.IdleWait) and
+// planWait returns the idle wait (payload.PlanRequest.IdleWait) and
 // the heartbeat timeout of the table's next PlanBatch (idleWaitVersion
 // runs). Fast-recovery runs wait idleWait, with idleDeadAfter, only after
 // a plan that found nothing (the table is idle); otherwise the plan waits
@@ -142,8 +142,8 @@ func (st *TableState) handOver(ctx workflow.Context, err error) bool {
 }
 
 // release forgets the owner after a batch whose worker released the table
-// (activities.ApplyResult.Release): the next activity claims it again.
-func (st *TableState) release(ctx workflow.Context, res activities.ApplyResult) {
+// (payload.ApplyResult.Release): the next activity claims it again.
+func (st *TableState) release(ctx workflow.Context, res payload.ApplyResult) {
 	if !st.routed() || !res.Release {
 		return
 	}
@@ -157,7 +157,7 @@ func (st *TableState) release(ctx workflow.Context, res activities.ApplyResult) 
 // worker takes the table, and records its queue as the owner (the
 // workflow's queue when the worker has none). A worker at its share
 // refuses (ClaimRefused) and the claim is retried at once, on any worker,
-// up to activities.ClaimAttempts times; then a forced claim is taken by
+// up to payload.ClaimAttempts times; then a forced claim is taken by
 // the first worker it reaches. Errors: errStopping when asked to stop
 // meanwhile.
 func claim(ctx workflow.Context, st *TableState) error {
@@ -169,11 +169,11 @@ func claim(ctx workflow.Context, st *TableState) error {
 				MaximumInterval: 5 * time.Second}, // a forced claim: unlimited, a table waits for a worker
 		}
 		if !force {
-			opts.RetryPolicy.MaximumAttempts = activities.ClaimAttempts
+			opts.RetryPolicy.MaximumAttempts = payload.ClaimAttempts
 		}
 		st.waiting(ctx, opts.Summary+" (waiting for a worker to take the table)", "")
 		cctx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
-		fut := workflow.ExecuteActivity(cctx, a.ClaimTable, activities.ClaimRequest{Table: st.Spec.Table, Prev: st.prevOwner, Force: force,
+		fut := workflow.ExecuteActivity(cctx, payload.ActivityClaimTable, payload.ClaimRequest{Table: st.Spec.Table, Prev: st.prevOwner, Force: force,
 			Gone: st.prevGone && st.fastRecovery()})
 		_ = workflow.Await(ctx, func() bool { return fut.IsReady() || st.Stopping })
 		st.activity = activityNote{}
@@ -182,10 +182,10 @@ func claim(ctx workflow.Context, st *TableState) error {
 			return errStopping
 		}
 		cancel()
-		var res activities.ClaimResult
+		var res payload.ClaimResult
 		if err := fut.Get(ctx, &res); err != nil {
 			var ae *temporal.ApplicationError
-			if !force && errors.As(err, &ae) && ae.Type() == activities.ErrTypeClaimRefused {
+			if !force && errors.As(err, &ae) && ae.Type() == payload.ErrTypeClaimRefused {
 				continue
 			}
 			return err

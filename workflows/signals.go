@@ -3,7 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // signals applies the operator signals to the table state. The loop runs
@@ -120,7 +120,7 @@ func (st *TableState) control(ctx workflow.Context, op string) {
 // setSchemaDecision takes an operator's schema decision; anything but
 // "evolve" or "skip" is logged and ignored.
 func (st *TableState) setSchemaDecision(ctx workflow.Context, d string) {
-	if d != lake.DecisionEvolve && d != lake.DecisionSkip {
+	if d != payload.DecisionEvolve && d != payload.DecisionSkip {
 		if ctx != nil {
 			workflow.GetLogger(ctx).Warn("ignoring schema decision", "decision", d)
 		}

@@ -6,40 +6,39 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // TableInput starts (or continues as new) a table workflow.
 type TableInput struct {
-	Spec  activities.TableSpec `json:"spec"`
-	State *TableState          `json:"state,omitempty"` // nil on a fresh start: offsets are recovered from the tables
+	Spec  payload.TableSpec `json:"spec"`
+	State *TableState       `json:"state,omitempty"` // nil on a fresh start: offsets are recovered from the tables
 }
 
 // TableState is everything a run hands to the next across continue-as-new.
 type TableState struct {
-	Spec                activities.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
-	Phase               string                    `json:"phase"`
-	Recovered           bool                      `json:"recovered"`
-	Offsets             lake.Offsets              `json:"offsets"`         // next offset per partition
-	HighWatermarks      lake.Offsets              `json:"high_watermarks"` // per partition, at the last plan
-	BatchSeq            int64                     `json:"batch_seq"`       // last batch number used
-	Paused              bool                      `json:"paused"`
-	Stopping            bool                      `json:"stopping"`
-	SnapshotDone        bool                      `json:"snapshot_done"`
-	LastBatch           *activities.ApplyResult   `json:"last_batch,omitempty"`
-	LastError           string                    `json:"last_error,omitempty"`
-	LastRebuild         *activities.RebuildResult `json:"last_rebuild,omitempty"`
-	LastBatchAt         time.Time                 `json:"last_batch_at,omitempty"`
-	Watermark           string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
-	NewestSourceTs      int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
-	Backfill            []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
-	Totals              Totals                    `json:"totals"`
-	Runs                int                       `json:"runs"` // continue-as-new generations so far
-	LastLoad            *activities.LoadResult    `json:"last_load,omitempty"`
-	ResnapshotRequested string                    `json:"resnapshot_requested,omitempty"` // mode of a pending resnapshot signal
-	Resnapshots         int                       `json:"resnapshots"`
-	TopicMissing        bool                      `json:"topic_missing,omitempty"` // the last plan found no such topic
+	Spec                payload.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
+	Phase               string                 `json:"phase"`
+	Recovered           bool                   `json:"recovered"`
+	Offsets             payload.Offsets        `json:"offsets"`         // next offset per partition
+	HighWatermarks      payload.Offsets        `json:"high_watermarks"` // per partition, at the last plan
+	BatchSeq            int64                  `json:"batch_seq"`       // last batch number used
+	Paused              bool                   `json:"paused"`
+	Stopping            bool                   `json:"stopping"`
+	SnapshotDone        bool                   `json:"snapshot_done"`
+	LastBatch           *payload.ApplyResult   `json:"last_batch,omitempty"`
+	LastError           string                 `json:"last_error,omitempty"`
+	LastRebuild         *payload.RebuildResult `json:"last_rebuild,omitempty"`
+	LastBatchAt         time.Time              `json:"last_batch_at,omitempty"`
+	Watermark           string                 `json:"watermark,omitempty"`        // highest applied _seq (hex)
+	NewestSourceTs      int64                  `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
+	Backfill            []payload.Range        `json:"backfill,omitempty"`         // queued backfill ranges
+	Totals              Totals                 `json:"totals"`
+	Runs                int                    `json:"runs"` // continue-as-new generations so far
+	LastLoad            *payload.LoadResult    `json:"last_load,omitempty"`
+	ResnapshotRequested string                 `json:"resnapshot_requested,omitempty"` // mode of a pending resnapshot signal
+	Resnapshots         int                    `json:"resnapshots"`
+	TopicMissing        bool                   `json:"topic_missing,omitempty"` // the last plan found no such topic
 	// Owner is the task queue of the worker holding the table's local
 	// state (routeVersion runs): its activities go there. "" = none yet
 	// (the next activity claims the table).
@@ -96,7 +95,7 @@ type Totals struct {
 	SourceTsFromKafka int64 `json:"source_ts_from_kafka,omitempty"`
 }
 
-func (t *Totals) add(r *activities.ApplyResult) {
+func (t *Totals) add(r *payload.ApplyResult) {
 	t.Batches++
 	t.Records += int64(r.Records)
 	t.Changes += int64(r.Changes)
@@ -116,42 +115,42 @@ func (t *Totals) add(r *activities.ApplyResult) {
 
 // Status is the answer of the status query.
 type Status struct {
-	Table          string                    `json:"table"`
-	Topic          string                    `json:"topic"`
-	Phase          string                    `json:"phase"`
-	Paused         bool                      `json:"paused"`
-	Offsets        lake.Offsets              `json:"offsets"`
-	HighWatermarks lake.Offsets              `json:"high_watermarks"`
-	Lag            lake.Offsets              `json:"lag"`                    // per partition, in offsets, at the last plan
-	TotalLag       int64                     `json:"total_lag"`              // sum of Lag
-	LagSource      string                    `json:"lag_source,omitempty"`   // empty: the last plan; set by readers that recompute lag from Kafka
-	PhaseReason    string                    `json:"phase_reason,omitempty"` // why the table waits in its phase, e.g. "waiting for hand-over from worker 3f2a9c0d1e7b (17 s left)"; set by readers (starter status), empty in the query's answer
-	BatchSeq       int64                     `json:"batch_seq"`
-	LastBatch      *activities.ApplyResult   `json:"last_batch,omitempty"`
-	LastError      string                    `json:"last_error,omitempty"`
-	TopicMissing   bool                      `json:"topic_missing,omitempty"` // the topic does not exist (yet): the table waits for it
-	LastRebuild    *activities.RebuildResult `json:"last_rebuild,omitempty"`
-	LastBatchAt    time.Time                 `json:"last_batch_at,omitempty"`
-	Watermark      string                    `json:"watermark,omitempty"`        // highest applied _seq (hex)
-	NewestSourceTs int64                     `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
-	Backfill       []lake.Range              `json:"backfill,omitempty"`         // queued backfill ranges
-	LastLoad       *activities.LoadResult    `json:"last_load,omitempty"`        // the last direct load or re-snapshot
-	Owner          string                    `json:"owner,omitempty"`            // task queue of the worker holding the table's state ("<queue>@<worker id>"); "" before the first claim or without routing
-	Claims         int                       `json:"claims,omitempty"`           // claims that found a worker (this run and earlier ones)
-	HandOvers      int                       `json:"hand_overs,omitempty"`       // owners that took no activity in time (gone): the table moved
-	Releases       int                       `json:"releases,omitempty"`         // owners that released the table to balance the workers
-	HeartbeatsLost int                       `json:"heartbeats_lost,omitempty"`  // activities whose heartbeats stopped (a dead or stalled worker), each rerun on its owner or handed over
-	Totals         Totals                    `json:"totals"`
-	Spec           activities.TableSpec      `json:"spec"`
+	Table          string                 `json:"table"`
+	Topic          string                 `json:"topic"`
+	Phase          string                 `json:"phase"`
+	Paused         bool                   `json:"paused"`
+	Offsets        payload.Offsets        `json:"offsets"`
+	HighWatermarks payload.Offsets        `json:"high_watermarks"`
+	Lag            payload.Offsets        `json:"lag"`                    // per partition, in offsets, at the last plan
+	TotalLag       int64                  `json:"total_lag"`              // sum of Lag
+	LagSource      string                 `json:"lag_source,omitempty"`   // empty: the last plan; set by readers that recompute lag from Kafka
+	PhaseReason    string                 `json:"phase_reason,omitempty"` // why the table waits in its phase, e.g. "waiting for hand-over from worker 3f2a9c0d1e7b (17 s left)"; set by readers (starter status), empty in the query's answer
+	BatchSeq       int64                  `json:"batch_seq"`
+	LastBatch      *payload.ApplyResult   `json:"last_batch,omitempty"`
+	LastError      string                 `json:"last_error,omitempty"`
+	TopicMissing   bool                   `json:"topic_missing,omitempty"` // the topic does not exist (yet): the table waits for it
+	LastRebuild    *payload.RebuildResult `json:"last_rebuild,omitempty"`
+	LastBatchAt    time.Time              `json:"last_batch_at,omitempty"`
+	Watermark      string                 `json:"watermark,omitempty"`        // highest applied _seq (hex)
+	NewestSourceTs int64                  `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
+	Backfill       []payload.Range        `json:"backfill,omitempty"`         // queued backfill ranges
+	LastLoad       *payload.LoadResult    `json:"last_load,omitempty"`        // the last direct load or re-snapshot
+	Owner          string                 `json:"owner,omitempty"`            // task queue of the worker holding the table's state ("<queue>@<worker id>"); "" before the first claim or without routing
+	Claims         int                    `json:"claims,omitempty"`           // claims that found a worker (this run and earlier ones)
+	HandOvers      int                    `json:"hand_overs,omitempty"`       // owners that took no activity in time (gone): the table moved
+	Releases       int                    `json:"releases,omitempty"`         // owners that released the table to balance the workers
+	HeartbeatsLost int                    `json:"heartbeats_lost,omitempty"`  // activities whose heartbeats stopped (a dead or stalled worker), each rerun on its owner or handed over
+	Totals         Totals                 `json:"totals"`
+	Spec           payload.TableSpec      `json:"spec"`
 }
 
 func (s *TableState) status() Status {
 	spec := s.Spec
 	st := Status{Table: spec.Table, Topic: spec.Topic, Phase: s.Phase, Paused: s.Paused,
-		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: lake.Offsets{},
+		Offsets: maps.Clone(s.Offsets), HighWatermarks: maps.Clone(s.HighWatermarks), Lag: payload.Offsets{},
 		BatchSeq: s.BatchSeq, LastBatch: s.LastBatch, LastError: s.LastError, TopicMissing: s.TopicMissing, LastRebuild: s.LastRebuild,
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
-		Backfill: append([]lake.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
+		Backfill: append([]payload.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
 		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
 		HeartbeatsLost: s.HeartbeatsLost}
 	// the order of the partitions does not change the result (sums and

@@ -9,8 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // iterationsPerRun bounded one run's history before canVersion: after
@@ -29,13 +28,10 @@ const (
 )
 
 // idleWait is how long PlanBatch waits for a first record of an idle table
-// before returning an empty plan (activities.PlanRequest.IdleWait): an idle
+// before returning an empty plan (payload.PlanRequest.IdleWait): an idle
 // table costs one planning activity per idleWait, a few an hour, instead
 // of one per MaxWait.
 const idleWait = 15 * time.Minute
-
-// a is a nil receiver used only to name activity methods.
-var a *activities.Activities
 
 // TableWorkflow runs one source table's pipeline for as long as the table
 // is mirrored: recover offsets from the Iceberg tables on a fresh start,
@@ -49,13 +45,13 @@ var a *activities.Activities
 func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	st := in.State
 	if st == nil {
-		st = &TableState{Phase: PhaseStarting, Offsets: lake.Offsets{}}
+		st = &TableState{Phase: PhaseStarting, Offsets: payload.Offsets{}}
 	}
 	if st.Spec.Table == "" {
 		st.Spec = in.Spec.Defaults()
 	}
 	if st.Spec.Table == "" || st.Spec.Topic == "" {
-		return temporal.NewNonRetryableApplicationError("table and topic are required", activities.ErrTypeBadSpec, nil)
+		return temporal.NewNonRetryableApplicationError("table and topic are required", payload.ErrTypeBadSpec, nil)
 	}
 	// before the update handlers, which use it
 	st.memoSpec = workflow.GetVersion(ctx, memoSpecVersion, workflow.DefaultVersion, 1)
@@ -80,9 +76,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	}()
 
 	if !st.Recovered {
-		var rec activities.RecoverResult
+		var rec payload.RecoverResult
 		for { // a failure (a spec the tables refuse) blocks until retry or stop
-			err := execVisible(ctx, st, shortOptions(), a.Recover, func(bool) any { return st.Spec }, &rec)
+			err := execVisible(ctx, st, shortOptions(), payload.ActivityRecover, func(bool) any { return st.Spec }, &rec)
 			if err == nil {
 				break
 			}
@@ -96,13 +92,13 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		st.recordCatalog(ctx, rec.Catalog)
 		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
 		if st.Offsets == nil {
-			st.Offsets = lake.Offsets{}
+			st.Offsets = payload.Offsets{}
 		}
 		workflow.GetLogger(ctx).Info("recovered", "source", rec.Source, "batch_seq", rec.BatchSeq, "offsets", rec.Offsets)
 		if rec.Pending > 0 && !rebuild(ctx, st, rec.Pending) {
 			return nil
 		}
-		if st.Spec.Source != "" && !rec.Loaded && !loadTable(ctx, st, activities.InitialLoadID, false) {
+		if st.Spec.Source != "" && !rec.Loaded && !loadTable(ctx, st, payload.InitialLoadID, false) {
 			return nil
 		}
 	}
@@ -111,7 +107,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	// and the settings updates taken when that batch was planned: a plan
 	// made under settings since changed (MaxEvents, MaxBatchEvents) is
 	// dropped and the batch planned anew
-	var next *activities.Plan
+	var next *payload.Plan
 	nextSettings := 0
 	for i := 0; ; i++ {
 		ready := next
@@ -148,13 +144,13 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			continue
 		}
 		st.Phase = streamPhase(st)
-		var plan activities.Plan
+		var plan payload.Plan
 		var err error
 		if ready != nil && ready.StartsAt(st.Offsets) && st.settingsChanges == nextSettings {
 			plan = *ready // planned by the last ApplyBatch (plan-in-apply)
 		} else if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			err = execVisible(ctx, st, planOptions(st.Spec, st.heartbeatTimeout()), a.PlanBatch, func(bool) any {
-				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
+			err = execVisible(ctx, st, planOptions(st.Spec, st.heartbeatTimeout()), payload.ActivityPlanBatch, func(bool) any {
+				return payload.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
 			}, &plan)
 		} else {
 			// an idle table waits inside PlanBatch (up to idleWait) for its
@@ -164,8 +160,8 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			// only MaxWait, with deadAfter: planWait)
 			settings := st.settingsChanges
 			wait, heartbeat := st.planWait()
-			err = execInterruptible(ctx, st, planOptions(st.Spec, heartbeat), a.PlanBatch, func(bool) any {
-				return activities.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: wait, TopicWasMissing: st.TopicMissing}
+			err = execInterruptible(ctx, st, planOptions(st.Spec, heartbeat), payload.ActivityPlanBatch, func(bool) any {
+				return payload.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: wait, TopicWasMissing: st.TopicMissing}
 			}, &plan, func() bool {
 				return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
 			})
@@ -248,9 +244,9 @@ func (st *TableState) upsertSpecMemo(ctx workflow.Context) {
 // and, when it left late keys, their rebuild; it records the result in the
 // state. endOffsets are the offsets to continue from once it is applied.
 // It returns false when the workflow is asked to stop while blocked.
-func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffsets lake.Offsets) (activities.ApplyResult, bool) {
+func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endOffsets payload.Offsets) (payload.ApplyResult, bool) {
 	st.BatchSeq++
-	batch := lake.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
+	batch := payload.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
 		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
 	start := workflow.Now(ctx)
 	res, ok := applyBatch(ctx, st, batch)
@@ -276,12 +272,12 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 // applyBatch runs ApplyBatch until it succeeds, blocking the table on
 // non-retryable failures until an operator signals retry. It returns
 // false when the workflow is asked to stop while blocked.
-func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.ApplyResult, bool) {
+func applyBatch(ctx workflow.Context, st *TableState, b payload.Batch) (payload.ApplyResult, bool) {
 	decision, rerun := "", false
 	for {
-		var res activities.ApplyResult
-		err := execVisible(ctx, st, applyOptions(b, st.heartbeatTimeout()), a.ApplyBatch, func(failed bool) any {
-			return activities.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed}
+		var res payload.ApplyResult
+		err := execVisible(ctx, st, applyOptions(b, st.heartbeatTimeout()), payload.ActivityApplyBatch, func(failed bool) any {
+			return payload.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed}
 		}, &res)
 		if err == nil {
 			return res, true
@@ -291,7 +287,7 @@ func applyBatch(ctx workflow.Context, st *TableState, b lake.Batch) (activities.
 		}
 		rerun = true
 		var ae *temporal.ApplicationError
-		if errors.As(err, &ae) && ae.Type() == activities.ErrTypeSchemaBlocked {
+		if errors.As(err, &ae) && ae.Type() == payload.ErrTypeSchemaBlocked {
 			d, ok := awaitSchemaDecision(ctx, st, err)
 			if !ok {
 				return res, false
@@ -333,12 +329,12 @@ func rebuild(ctx workflow.Context, st *TableState, pending int) bool {
 		HeartbeatTimeout:    st.heartbeatTimeout(), // the activity heartbeats every second; a dead worker's attempt fails after this
 		Summary:             fmt.Sprintf("rebuild %d late keys of %s from bronze after batch %d", pending, spec.Table, st.BatchSeq),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeBadSpec}},
+			NonRetryableErrorTypes: []string{payload.ErrTypeUndecodable, payload.ErrTypeUnfit, payload.ErrTypeBadSpec}},
 	}
 	for {
-		var res activities.RebuildResult
-		err := execVisible(ctx, st, opts, a.RebuildKeys, func(bool) any {
-			return activities.RebuildRequest{Spec: spec, AfterSeq: st.BatchSeq}
+		var res payload.RebuildResult
+		err := execVisible(ctx, st, opts, payload.ActivityRebuildKeys, func(bool) any {
+			return payload.RebuildRequest{Spec: spec, AfterSeq: st.BatchSeq}
 		}, &res)
 		if errors.Is(err, errStopping) {
 			return false
@@ -394,25 +390,25 @@ func withShort(ctx workflow.Context) workflow.Context {
 func shortOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
 	}
 }
 
 // planOptions are PlanBatch's options; heartbeat is the heartbeat timeout
 // (TableState.heartbeatTimeout).
-func planOptions(spec activities.TableSpec, heartbeat time.Duration) workflow.ActivityOptions {
+func planOptions(spec payload.TableSpec, heartbeat time.Duration) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: spec.MaxWait + idleWait + time.Minute, // an idle table's plan waits up to idleWait
 		HeartbeatTimeout:    heartbeat,
 		Summary:             "plan next batch of " + spec.Topic,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: []string{activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
+			NonRetryableErrorTypes: []string{payload.ErrTypeRetentionGap, payload.ErrTypeLogReset, payload.ErrTypeBadSpec}},
 	}
 }
 
 // applyOptions are ApplyBatch's options for batch b; heartbeat is the
 // heartbeat timeout (TableState.heartbeatTimeout).
-func applyOptions(b lake.Batch, heartbeat time.Duration) workflow.ActivityOptions {
+func applyOptions(b payload.Batch, heartbeat time.Duration) workflow.ActivityOptions {
 	var rs []string
 	for _, r := range b.Ranges {
 		rs = append(rs, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
@@ -423,6 +419,6 @@ func applyOptions(b lake.Batch, heartbeat time.Duration) workflow.ActivityOption
 		HeartbeatTimeout:    heartbeat, // the activity heartbeats every second; a dead worker's attempt fails after this
 		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
-			NonRetryableErrorTypes: []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec}},
+			NonRetryableErrorTypes: []string{payload.ErrTypeUndecodable, payload.ErrTypeUnfit, payload.ErrTypeRetentionGap, payload.ErrTypeLogReset, payload.ErrTypeBadSpec}},
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // ValidationWorkflowName is the registered name of ValidationWorkflow.
@@ -23,16 +23,16 @@ func ValidationWorkflowID(table string, at time.Time) string {
 // validation table is this workflow's id. Failing checks are results, not
 // a workflow failure. Storage and Kafka errors are retried (10 attempts,
 // backoff to a minute); a bad spec is not.
-func ValidationWorkflow(ctx workflow.Context, spec activities.TableSpec) (activities.ValidationResult, error) {
+func ValidationWorkflow(ctx workflow.Context, spec payload.TableSpec) (payload.ValidationResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    time.Minute,
 		Summary:             "validate " + spec.Table,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadSpec}},
+			MaximumAttempts: 10, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
 	})
-	req := activities.ValidationRequest{Spec: spec, RunID: workflow.GetInfo(ctx).WorkflowExecution.ID}
-	var res activities.ValidationResult
-	err := workflow.ExecuteActivity(ctx, a.Validate, req).Get(ctx, &res)
+	req := payload.ValidationRequest{Spec: spec, RunID: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	var res payload.ValidationResult
+	err := workflow.ExecuteActivity(ctx, payload.ActivityValidate, req).Get(ctx, &res)
 	return res, err
 }

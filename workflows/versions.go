@@ -53,7 +53,7 @@ const (
 
 	// planInApplyVersion (2026-12-03, f1e9077): apply the plan an
 	// ApplyBatch returns for the batch after it
-	// (activities.ApplyResult.Next: a full batch was already waiting)
+	// (payload.ApplyResult.Next: a full batch was already waiting)
 	// without a PlanBatch in between: one activity and one workflow task
 	// less per batch while the table is behind. Old branch: v1-* to v5-*.
 	planInApplyVersion = "plan-in-apply"

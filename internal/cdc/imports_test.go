@@ -2,12 +2,15 @@ package cdc
 
 import (
 	"bufio"
+	"errors"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,9 +23,15 @@ import (
 //   - the pure core (internal/cdc and every package below it such as
 //     internal/cdc/typing, internal/merge, internal/validate) imports only
 //     the standard library and the core's event model, internal/cdc[/...];
+//   - internal/payload, what the workflows persist and pass around,
+//     imports only the standard library, the core (internal/cdc[/...],
+//     internal/validate) and internal/layout, which imports only the
+//     standard library;
 //   - no package under internal/ imports a package of this module outside
 //     internal/ (schemas, activities, workflows, ...): the arrows point
-//     from the top-level packages down into internal/, never up.
+//     from the top-level packages down into internal/, never up;
+//   - workflows links no adapter (TestWorkflowsLinkNoAdapter, over the
+//     go command's dependency list).
 
 // moduleRoot returns the directory of go.mod above the test's directory
 // and the module path it declares.
@@ -123,10 +132,61 @@ func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
 		}
 		t.Errorf("%s imports %q: the core (internal/cdc[/...], internal/merge, internal/validate) imports only the standard library and internal/cdc[/...]", imp.file, imp.path)
 	}
+	// internal/layout: the standard library only
+	for _, imp := range importsUnder(t, root, "internal/layout", false) {
+		dirs[path.Dir(imp.file)] = true
+		if !isStandard(imp.path) {
+			t.Errorf("%s imports %q: internal/layout imports only the standard library", imp.file, imp.path)
+		}
+	}
+	// internal/payload: the standard library, the core and internal/layout
+	for _, imp := range importsUnder(t, root, "internal/payload", false) {
+		dirs[path.Dir(imp.file)] = true
+		if isStandard(imp.path) || imp.path == core || strings.HasPrefix(imp.path, core+"/") ||
+			imp.path == module+"/internal/validate" || imp.path == module+"/internal/layout" {
+			continue
+		}
+		t.Errorf("%s imports %q: internal/payload imports only the standard library, internal/cdc[/...], internal/validate and internal/layout", imp.file, imp.path)
+	}
 	// The walk read the packages it is meant to guard.
-	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate"} {
+	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate", "internal/layout", "internal/payload"} {
 		if !dirs[want] {
 			t.Errorf("no import seen in %s: the test no longer reads that package", want)
+		}
+	}
+}
+
+// The workflows link no adapter: the non-test dependencies of
+// ./workflows (go list -deps, every build tag of this platform's default
+// build) hold no iceberg-go, arrow-go, franz-go or pgx package, and
+// neither activities nor internal/lake (their payloads are
+// internal/payload's). They do hold internal/payload, so the list is the
+// workflows'.
+func TestWorkflowsLinkNoAdapter(t *testing.T) {
+	root, module := moduleRoot(t)
+	cmd := exec.Command("go", "list", "-deps", "./workflows")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list -deps ./workflows: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list -deps ./workflows: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	forbidden := []string{"github.com/apache/iceberg-go", "github.com/apache/arrow-go", "github.com/twmb/franz-go",
+		"github.com/jackc/pgx", module + "/activities", module + "/internal/lake"}
+	for _, d := range deps {
+		for _, f := range forbidden {
+			if d == f || strings.HasPrefix(d, f+"/") {
+				t.Errorf("workflows depends on %s (forbidden: %s)", d, f)
+			}
+		}
+	}
+	for _, want := range []string{module + "/workflows", module + "/internal/payload"} {
+		if !slices.Contains(deps, want) {
+			t.Errorf("go list -deps ./workflows lacks %s: %v", want, deps)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -107,7 +108,7 @@ func (p *partBenchWriter) apply(b *testing.B, records [][]byte, batch int) {
 		var in WriteInput
 		from := p.off
 		for _, v := range records[:n] {
-			in.Bronze = append(in.Bronze, BronzeRecord{Offset: p.off, Value: v})
+			in.Bronze = append(in.Bronze, BronzeRecord{Record: payload.Record{Offset: p.off, Value: v}})
 			d, err := p.dec.Decode(schemas.Record{Topic: "t", Offset: p.off, Value: v})
 			if err != nil {
 				b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -35,7 +36,7 @@ func decodeBatch(b *testing.B, d *schemas.Decoder, msgs []sample.Message, base i
 		if err != nil {
 			b.Fatal(err)
 		}
-		bronze[i] = BronzeRecord{Offset: off, Key: m.Key, Value: m.Value}
+		bronze[i] = BronzeRecord{Record: payload.Record{Offset: off, Key: m.Key, Value: m.Value}}
 		if dec.Kind == schemas.KindChange {
 			events = append(events, dec.Event)
 			bronze[i].Op, bronze[i].Seq, bronze[i].SourceTs = dec.RawOp, dec.Event.Seq, dec.Event.SourceTs

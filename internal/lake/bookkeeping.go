@@ -3,7 +3,6 @@ package lake
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 
@@ -26,56 +25,6 @@ const (
 	PropTopic       = "lakemirror.topic"        // the source Kafka topic
 	PropBatchTally  = "lakemirror.batch-tally"  // JSON BatchTally: the batch's records as counted before its commits
 )
-
-// BatchTally counts what a batch's Kafka records were, once, before any of
-// its commits: every commit of the batch (bronze, mirror, history) carries
-// it under PropBatchTally in its snapshot summary and the table
-// properties, so a retried batch found committed (FindCommitted) reports
-// the same counts as the attempt that committed it. Counts are records.
-type BatchTally struct {
-	Records      int  `json:"records"`       // Kafka records of the batch
-	Changes      int  `json:"changes"`       // row-change events decoded (c, u, d, r)
-	Tombstones   int  `json:"tombstones"`    // null-value records
-	TxMetadata   int  `json:"tx_metadata"`   // transaction metadata events
-	Quarantined  int  `json:"quarantined"`   // records kept in the quarantine table (the decoder's and Prepare's)
-	SnapshotRows int  `json:"snapshot_rows"` // changes that are source snapshot reads
-	SnapshotLast bool `json:"snapshot_last,omitempty"`
-	// SourceTsFromKafka counts the changes whose _source_ts is their Kafka
-	// record timestamp: the source gave no commit time (source.ts_ms 0 or
-	// missing, and no envelope ts_ms).
-	SourceTsFromKafka int `json:"source_ts_from_kafka,omitempty"`
-}
-
-// Offsets maps partition → offset within one topic.
-type Offsets map[int32]int64
-
-// Range is a half-open offset range [From, To) of one partition.
-type Range struct {
-	Partition int32 `json:"partition"`
-	From      int64 `json:"from"`
-	To        int64 `json:"to"`
-}
-
-// Batch identifies one micro-batch of one table: its id and strictly
-// increasing sequence number, the topic and exact offset ranges it covers,
-// and the offsets to continue from after it (EndOffsets: for every
-// partition the pipeline tracks, not only those in Ranges).
-type Batch struct {
-	ID         string  `json:"id"`
-	Seq        int64   `json:"seq"`
-	Topic      string  `json:"topic"`
-	Ranges     []Range `json:"ranges"`
-	EndOffsets Offsets `json:"end_offsets"`
-	// Load, for a chunk of a direct load from the source database, is the
-	// load's progress including this chunk. Such a batch leaves the Kafka
-	// bookkeeping alone (no batch-seq or offsets): its exactly-once is the
-	// cursor, which a retried load resumes after.
-	Load *LoadCursor `json:"load,omitempty"`
-	// Tally is the batch's record counts, set by the writer before its
-	// commits (TableWriter.Write); nil in a plan. Not part of the batch's
-	// identity.
-	Tally *BatchTally `json:"tally,omitempty"`
-}
 
 // Checkpoint is the last batch a table committed, read back from it.
 type Checkpoint struct {
@@ -258,9 +207,4 @@ func readCoverage(tbl *table.Table) (map[string]Coverage, error) {
 		}
 	}
 	return cov, nil
-}
-
-// SortedPartitions returns the partitions of o in ascending order.
-func (o Offsets) SortedPartitions() []int32 {
-	return slices.Sorted(maps.Keys(o))
 }

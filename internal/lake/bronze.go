@@ -15,37 +15,25 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// BronzeRecord is one Kafka record as the bronze table stores it.
+// BronzeRecord is one Kafka record as the bronze table stores it: the
+// record as received (payload.Record: partition, offset, key — nil when
+// the record had none —, value — nil for a tombstone —, Kafka timestamp
+// in µs since the epoch, headers) and what decoding found. Writing takes
+// the topic from the batch (Batch.Topic), not from Record.Topic; read
+// back (BronzeRow) Record.Topic is the stored topic.
 type BronzeRecord struct {
-	Partition int32
-	Offset    int64
-	Key       []byte // nil when the record had no key
-	Value     []byte // nil for a tombstone
-	Timestamp int64  // Kafka record timestamp, µs since the epoch
-	Headers   []BronzeHeader
-	Op        string  // Debezium op as received; "" when not a row change
-	Seq       cdc.Seq // source position; "" when not a row change
-	SourceTs  int64   // source commit time, µs since the epoch; meaningful when Seq != ""
-	PK        cdc.Key // the row change's primary key; "" when not a row change
+	payload.Record
+	Op       string  // Debezium op as received; "" when not a row change
+	Seq      cdc.Seq // source position; "" when not a row change
+	SourceTs int64   // source commit time, µs since the epoch; meaningful when Seq != ""
+	PK       cdc.Key // the row change's primary key; "" when not a row change
 }
 
-// BronzeHeader is one Kafka record header.
-type BronzeHeader struct {
-	Key   string
-	Value []byte
-}
-
-// BronzeResult counts what one batch did to the bronze table.
-type BronzeResult struct {
-	BatchID    string `json:"batch_id"`
-	BatchSeq   int64  `json:"batch_seq"`
-	Records    int    `json:"records"`  // records in the batch
-	Appended   int    `json:"appended"` // records written
-	Skipped    int    `json:"skipped"`  // records already present (same topic, partition, offset)
-	SnapshotID int64  `json:"snapshot_id,omitempty"`
-}
+// BronzeHeader is one Kafka record header (payload.Header).
+type BronzeHeader = payload.Header
 
 // AppendBronze appends the batch's records that the bronze table does not
 // already hold (by topic, partition, offset; tracked as covered offset

@@ -16,11 +16,10 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
-// BronzeRow is a bronze record read back: the Kafka record as received.
-type BronzeRow struct {
-	Topic string
-	BronzeRecord
-}
+// BronzeRow is a bronze record read back: the Kafka record as received
+// (its Topic the stored topic) and the op, position and key recorded with
+// it.
+type BronzeRow = BronzeRecord
 
 // ReadBronzeKeys returns every bronze record of the given primary keys
 // (the `_key` column), in no particular order. Files are pruned by their
@@ -148,8 +147,8 @@ func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKe
 			if !keep(topics.Value(r), parts.Value(r), offs.Value(r), pks.Value(r), pks.IsValid(r)) {
 				continue
 			}
-			row := BronzeRow{Topic: topics.Value(r)}
-			row.Partition, row.Offset = parts.Value(r), offs.Value(r)
+			var row BronzeRow
+			row.Topic, row.Partition, row.Offset = topics.Value(r), parts.Value(r), offs.Value(r)
 			if !ks.IsNull(r) {
 				row.Key = append([]byte(nil), ks.Value(r)...)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // orderKeyOf is the primary key of the test orders row with order id i.
@@ -21,9 +22,9 @@ func TestReadBronzeKeys(t *testing.T) {
 	key := orderKeyOf
 	var recs []BronzeRecord
 	for o := int64(0); o < 6; o++ {
-		r := BronzeRecord{Offset: o, Value: []byte(fmt.Sprint(o)), Op: "u", Seq: cdc.PostgresSeq(0, uint64(o+1)), PK: key(o % 3)}
+		r := BronzeRecord{Record: payload.Record{Offset: o, Value: []byte(fmt.Sprint(o))}, Op: "u", Seq: cdc.PostgresSeq(0, uint64(o+1)), PK: key(o % 3)}
 		if o == 5 {
-			r = BronzeRecord{Offset: o} // a tombstone: no key
+			r = BronzeRecord{Record: payload.Record{Offset: o}} // a tombstone: no key
 		}
 		recs = append(recs, r)
 	}
@@ -59,7 +60,7 @@ func TestBronzeValuesAcrossFiles(t *testing.T) {
 		from := offset
 		for range n {
 			v := fmt.Sprintf(`{"batch":%d,"offset":%d,"pad":"%s"}`, batch, offset, strings.Repeat("x", int(offset%97)))
-			recs = append(recs, BronzeRecord{Offset: offset, Value: []byte(v), Op: "u", Seq: cdc.PostgresSeq(0, uint64(offset+1)), PK: key(offset)})
+			recs = append(recs, BronzeRecord{Record: payload.Record{Offset: offset, Value: []byte(v)}, Op: "u", Seq: cdc.PostgresSeq(0, uint64(offset+1)), PK: key(offset)})
 			want[offset] = v
 			keys = append(keys, key(offset))
 			offset++

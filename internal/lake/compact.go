@@ -16,18 +16,6 @@ type CompactOptions struct {
 	TargetFileBytes int64 // desired data file size; default 128 MiB
 }
 
-// CompactResult counts what a compaction did.
-type CompactResult struct {
-	FilesBefore        int   `json:"files_before"`         // live data files before
-	DeleteFilesBefore  int   `json:"delete_files_before"`  // live position-delete files and deletion vectors before
-	Rewritten          int   `json:"rewritten"`            // data files rewritten
-	Added              int   `json:"added"`                // data files written
-	RemovedDeleteFiles int   `json:"removed_delete_files"` // position-delete files dropped because every file they referenced was rewritten, and deletion vectors of rewritten files
-	BytesBefore        int64 `json:"bytes_before"`
-	BytesAfter         int64 `json:"bytes_after"`
-	SnapshotID         int64 `json:"snapshot_id,omitempty"`
-}
-
 // Compact rewrites a table's data files so that position deletes are
 // applied and files approach the target size, in one atomic `replace`
 // snapshot (Iceberg spec, "Rewrite"): every data file that has a delete
@@ -134,14 +122,6 @@ func commitExpiry(ctx context.Context, tbl *table.Table, retainLast int, olderTh
 		return out, fmt.Errorf("lake: delete the files of %s's expired snapshots: %w", IdentString(tbl.Identifier()), err)
 	}
 	return out, nil
-}
-
-// ExpireResult counts what snapshot expiry and orphan cleanup did.
-type ExpireResult struct {
-	SnapshotsBefore int   `json:"snapshots_before"`
-	SnapshotsAfter  int   `json:"snapshots_after"`
-	OrphansDeleted  int   `json:"orphans_deleted"`
-	OrphanBytes     int64 `json:"orphan_bytes"`
 }
 
 // ExpireOptions bound snapshot expiry and orphan cleanup. Defaults are

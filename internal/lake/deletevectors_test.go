@@ -29,6 +29,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -516,7 +517,7 @@ func TestDeleteFormatFixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := WriteInput{Events: []*cdc.Event{d.Event}, Bronze: []BronzeRecord{{Offset: dvp.offset, Value: v, Op: d.RawOp, Seq: d.Event.Seq}}, MaxQuarantine: 10,
+	in := WriteInput{Events: []*cdc.Event{d.Event}, Bronze: []BronzeRecord{{Record: payload.Record{Offset: dvp.offset, Value: v}, Op: d.RawOp, Seq: d.Event.Seq}}, MaxQuarantine: 10,
 		Batch: Batch{ID: "b2", Seq: 2, Topic: "t", Ranges: []Range{{From: dvp.offset, To: dvp.offset + 1}}, EndOffsets: Offsets{0: dvp.offset + 1}}}
 	_, err = dvp.tw.Write(context.Background(), in)
 	var dfe *DeleteFormatError

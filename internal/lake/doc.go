@@ -8,4 +8,14 @@
 // (so row positions are known exactly) and described to Iceberg with
 // table.DataFileFromMetadata (column statistics included): the codec is
 // internal/lake/parquetio.
+//
+// The bookkeeping and result types the workflows also see (Offsets, Range,
+// Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as
+// MirrorResult, EraseResult, and the schema decisions) are defined in
+// internal/payload; payload.go keeps their lake names as type aliases
+// (lake.RebuildResult is payload.TableRebuildResult). A bronze record is
+// the Kafka record as fetched and decoded (BronzeRecord embeds
+// payload.Record; BronzeRow and BronzeHeader are aliases). What needs Iceberg
+// (reading a checkpoint or a load cursor from a table, writing the
+// properties) stays here.
 package lake

@@ -90,33 +90,6 @@ type EraseRequest struct {
 	Now func() time.Time
 }
 
-// EraseTableResult is what an erasure did to one table.
-type EraseTableResult struct {
-	// Rows counts the rows of the keys in the data files deleted from
-	// storage: the live rows and the earlier versions position deletes hid.
-	Rows               int64    `json:"rows"`
-	FilesRewritten     []string `json:"files_rewritten,omitempty"` // data files of the current snapshot written again without the keys' rows
-	FilesAdded         []string `json:"files_added,omitempty"`     // the files written in their place
-	DeleteFilesRemoved int      `json:"delete_files_removed,omitempty"`
-	FilesDeleted       []string `json:"files_deleted,omitempty"`     // data files that held a key, deleted from storage
-	SnapshotsExpired   []int64  `json:"snapshots_expired,omitempty"` // Iceberg snapshots expired because they reached such a file
-}
-
-// EraseResult is what an erasure did.
-type EraseResult struct {
-	ID          string                      `json:"id"`
-	RequestedBy string                      `json:"requested_by"`
-	RequestedAt time.Time                   `json:"requested_at"`
-	CompletedAt time.Time                   `json:"completed_at"`
-	Keys        int                         `json:"keys"`
-	Position    string                      `json:"position"` // changes of the keys at or below this _seq (hex) are refused from now on
-	Tables      map[string]EraseTableResult `json:"tables"`   // by kind: bronze, mirror, history, quarantine, purged
-	Warnings    []string                    `json:"warnings,omitempty"`
-	// AlreadyCompleted: the erasure had completed before; the result is
-	// the one it recorded.
-	AlreadyCompleted bool `json:"already_completed,omitempty"`
-}
-
 // ErasureRefusedError refuses an erasure that could not make its keys
 // unreachable: a branch or tag keeps a snapshot that reaches a file
 // holding a key (Force goes on anyway), or a table keeps every file

@@ -186,14 +186,6 @@ type EraseKeyError struct{ Msg string }
 
 func (e *EraseKeyError) Error() string { return "lake: erase: " + e.Msg }
 
-// ErasureKeys is what an erasure request carries instead of the keys
-// themselves (HashEraseKeys): the values never reach Temporal.
-type ErasureKeys struct {
-	Hashes     []string // hex HMAC-SHA256 of each encoded key under the table's salt, in the order given
-	KeyColumns []string // the mirror's key columns
-	SaltID     string   // SaltFingerprint of the salt
-}
-
 // HashEraseKeys reads erasure keys given as "col=value[,col=value]" (one
 // string per key, every key column named once; a comma followed by text
 // that is not "<key column>=" belongs to the value), types each value as

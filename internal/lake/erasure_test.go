@@ -24,6 +24,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -98,12 +99,8 @@ func (p *erasePipeline) batch(recs []kafkaRec, at ...int64) WriteOutput {
 	}
 	from := off
 	for _, r := range recs {
-		br := BronzeRecord{Offset: off, Key: r.key, Value: r.value, Headers: r.headers, Timestamp: 1_700_000_000_000_000}
-		var hs []schemas.Header
-		for _, h := range r.headers {
-			hs = append(hs, schemas.Header{Key: h.Key, Value: h.Value})
-		}
-		d, err := p.dec.Decode(schemas.Record{Topic: "t", Offset: off, Key: r.key, Value: r.value, Headers: hs})
+		br := BronzeRecord{Record: payload.Record{Offset: off, Key: r.key, Value: r.value, Headers: r.headers, Timestamp: 1_700_000_000_000_000}}
+		d, err := p.dec.Decode(schemas.Record{Topic: "t", Offset: off, Key: r.key, Value: r.value, Headers: r.headers})
 		if err != nil {
 			p.t.Fatal(err)
 		}

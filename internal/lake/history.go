@@ -22,24 +22,6 @@ const (
 	PropHistoryCollapse = "lakemirror.history.collapse-tx"
 )
 
-// HistoryResult counts what one batch did to the history table.
-type HistoryResult struct {
-	BatchID          string `json:"batch_id"`
-	BatchSeq         int64  `json:"batch_seq"`
-	AlreadyCommitted bool   `json:"already_committed,omitempty"`
-	Keys             int    `json:"keys"`              // keys with changes in the batch
-	Opened           int    `json:"opened"`            // versions opened
-	Rewritten        int    `json:"rewritten"`         // stored versions closed or updated in place
-	Duplicates       int    `json:"duplicates"`        // re-delivered changes the history already holds
-	Late             int    `json:"late"`              // keys with a late change (woven inline, or left for the rebuild step)
-	Woven            int    `json:"woven,omitempty"`   // late keys whose history was replayed from all their changes in this batch
-	Pending          int    `json:"pending"`           // keys awaiting a rebuild after this batch
-	Unwoven          int    `json:"unwoven,omitempty"` // late keys whose past changes are gone (no bronze, a state built after them): extended by the batch's later changes, the late ones left out
-	RowsWritten      int    `json:"rows_written"`      // history rows written
-	PositionDeletes  int    `json:"position_deletes"`  // stored rows removed
-	SnapshotID       int64  `json:"snapshot_id,omitempty"`
-}
-
 // HistoryWriter applies batches to one history table (SCD type 2) and
 // keeps its index between batches. Not safe for concurrent use.
 type HistoryWriter struct {

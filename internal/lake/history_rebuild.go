@@ -10,16 +10,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// RebuildResult counts what a late-key rebuild did to one table.
-type RebuildResult struct {
-	Keys            int   `json:"keys"`      // keys examined
-	Changed         int   `json:"changed"`   // keys whose stored rows were replaced
-	Unchanged       int   `json:"unchanged"` // keys whose stored rows were already right (e.g. a replayed no-op)
-	RowsWritten     int   `json:"rows_written"`
-	PositionDeletes int   `json:"position_deletes"`
-	SnapshotID      int64 `json:"snapshot_id,omitempty"`
-}
-
 // Pending returns the keys awaiting a rebuild (nil when the history
 // table does not exist).
 func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {

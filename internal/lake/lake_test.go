@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 func newCatalog(t testing.TB) catalog.Catalog {
@@ -165,9 +166,9 @@ func TestBronzeSkipsRecordsItHolds(t *testing.T) {
 	recs := func(from, to int64) []BronzeRecord {
 		var out []BronzeRecord
 		for o := from; o < to; o++ {
-			out = append(out, BronzeRecord{Partition: 0, Offset: o, Key: []byte(fmt.Sprintf(`{"id":%d}`, o)), Value: []byte(`{}`),
-				Op: "c", Seq: cdc.PostgresSeq(0, uint64(o)), Timestamp: 1_700_000_000_000_000,
-				Headers: []BronzeHeader{{Key: "h", Value: []byte("v")}}})
+			out = append(out, BronzeRecord{Record: payload.Record{Partition: 0, Offset: o, Key: []byte(fmt.Sprintf(`{"id":%d}`, o)), Value: []byte(`{}`),
+				Timestamp: 1_700_000_000_000_000, Headers: []BronzeHeader{{Key: "h", Value: []byte("v")}}},
+				Op: "c", Seq: cdc.PostgresSeq(0, uint64(o))})
 		}
 		return out
 	}

@@ -14,21 +14,6 @@ import (
 // chunk's commit. A retried load resumes after it.
 const PropLoadCursor = "lakemirror.load-cursor"
 
-// LoadCursor is the progress of one direct load.
-type LoadCursor struct {
-	ID    string    `json:"id"`    // the load's id (one per initial load or re-snapshot)
-	LSN   uint64    `json:"lsn"`   // source position of the first part's snapshot: `_seq` word of its rows
-	Read  int64     `json:"read"`  // rows committed so far
-	After []KeyPart `json:"after"` // key of the last committed row
-	Done  bool      `json:"done"`
-	// Snapshots are the table's direct re-snapshot reads, oldest first:
-	// those of earlier re-snapshots (carried over by every later load)
-	// and this load's (one per part: a resumed load reads at a new
-	// snapshot). The mirror lifts the streamed changes each one did not
-	// see above its rows (Snapshots, cdc.PostgresSnapshot.Lift).
-	Snapshots []cdc.PostgresSnapshot `json:"snapshots,omitempty"`
-}
-
 // maxSnapshots bounds LoadCursor.Snapshots: the oldest are dropped (a
 // later re-snapshot's rows sort above every change an older one lifts).
 const maxSnapshots = 32
@@ -66,35 +51,6 @@ func liftSnapshots(tbl *table.Table, events []*cdc.Event) error {
 		}
 	}
 	return nil
-}
-
-// KeyPart is one key column value in a cursor, JSON-safe.
-type KeyPart struct {
-	Kind  cdc.Kind `json:"k"`
-	Scale int16    `json:"sc,omitempty"`
-	I     int64    `json:"i,omitempty"`
-	S     []byte   `json:"s,omitempty"`
-}
-
-// KeyParts converts key values for a cursor.
-func KeyParts(vals []cdc.Value) []KeyPart {
-	out := make([]KeyPart, len(vals))
-	for i, v := range vals {
-		out[i] = KeyPart{Kind: v.Kind, Scale: v.Scale, I: v.I, S: []byte(v.S)}
-	}
-	return out
-}
-
-// Values converts a cursor's key back.
-func (c *LoadCursor) Values() []cdc.Value {
-	if c == nil || len(c.After) == 0 {
-		return nil
-	}
-	out := make([]cdc.Value, len(c.After))
-	for i, p := range c.After {
-		out[i] = cdc.Value{Kind: p.Kind, Scale: p.Scale, I: p.I, S: string(p.S)}
-	}
-	return out
 }
 
 // ReadLoadCursor returns the load cursor recorded on a table (nil when

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -103,7 +104,7 @@ func TestPurge(t *testing.T) {
 func rowsOf(msgs []sample.Message, base int64) []BronzeRow {
 	out := make([]BronzeRow, len(msgs))
 	for i, m := range msgs {
-		out[i] = BronzeRow{Topic: "t", BronzeRecord: BronzeRecord{Offset: base + int64(i), Key: m.Key, Value: m.Value}}
+		out[i] = BronzeRow{Record: payload.Record{Topic: "t", Offset: base + int64(i), Key: m.Key, Value: m.Value}}
 	}
 	return out
 }

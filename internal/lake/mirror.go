@@ -18,41 +18,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
-// MirrorResult counts what one batch did to the mirror table. Counts are
-// in events unless named rows or files.
-type MirrorResult struct {
-	BatchID          string         `json:"batch_id"`
-	BatchSeq         int64          `json:"batch_seq"`
-	AlreadyCommitted bool           `json:"already_committed,omitempty"` // the batch was found committed; counts are the recorded ones
-	Events           int            `json:"events"`                      // row-change events in the batch (c, u, d, r)
-	Keys             int            `json:"keys"`                        // distinct primary keys among them
-	Applied          int            `json:"applied"`                     // events that passed the sequence guard
-	AppliedOps       map[string]int `json:"applied_ops,omitempty"`       // Applied by Debezium op (c, u, d, r)
-	Collapsed        int            `json:"collapsed"`                   // applied events superseded by a later change of the same key in the batch
-	Stale            int            `json:"stale"`                       // events older than the stored row (late or replayed): no-ops
-	Duplicates       int            `json:"duplicates"`                  // events whose position was already applied or seen in the batch: no-ops
-	Inserted         int            `json:"inserted"`                    // rows written for keys new to the mirror
-	Updated          int            `json:"updated"`                     // rows written that replace a stored row and are live
-	Deleted          int            `json:"deleted"`                     // rows written as soft deletes
-	RowsWritten      int            `json:"rows_written"`
-	PositionDeletes  int            `json:"position_deletes"` // stored rows removed by position deletes
-	SnapshotID       int64          `json:"snapshot_id,omitempty"`
-	Watermark        string         `json:"watermark,omitempty"`     // highest _seq applied in the batch (hex)
-	MaxSourceTs      int64          `json:"max_source_ts,omitempty"` // newest applied source commit time, µs since the epoch
-	// Pending: keys awaiting a rebuild after this batch, kept on the mirror
-	// of a table without history (mirror_pending.go); 0 with a history.
-	Pending int `json:"pending,omitempty"`
-	// Woven: late keys whose rows were refolded from all their changes in
-	// this batch (weave.go); their refolded rows are among the rows written
-	// when they differed from the stored ones.
-	Woven int `json:"woven,omitempty"`
-	// UnknownPlaceholders: values written as NULL because they were
-	// unavailable-value placeholders (TOAST, Oracle LOBs) of a key with no
-	// stored row and no earlier image in the batch: the source never sent
-	// the value (a stream started without a source snapshot).
-	UnknownPlaceholders int `json:"unknown_placeholders,omitempty"`
-}
-
 // MirrorWriter applies batches to one mirror table and keeps its
 // primary-key index between batches. One writer per table per process;
 // not safe for concurrent use.

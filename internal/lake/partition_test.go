@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -74,7 +75,7 @@ func (p *layoutPipeline) batch(values ...[]byte) WriteOutput {
 	from := p.offset
 	for _, v := range values {
 		r := schemas.Record{Topic: "t", Offset: p.offset, Key: nil, Value: v}
-		in.Bronze = append(in.Bronze, BronzeRecord{Offset: p.offset, Value: v})
+		in.Bronze = append(in.Bronze, BronzeRecord{Record: payload.Record{Offset: p.offset, Value: v}})
 		p.offset++
 		d, err := p.dec.Decode(r)
 		if err != nil {

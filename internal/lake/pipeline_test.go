@@ -104,9 +104,7 @@ func (p *lakePipeline) tryBatch(msgs []sample.Message) error {
 		return err
 	}
 	bronze := make([]BronzeRecord, len(rows))
-	for i, r := range rows {
-		bronze[i] = r.BronzeRecord
-	}
+	copy(bronze, rows)
 	for _, e := range prep.Events {
 		bronze[e.Origin.Offset-rows[0].Offset].PK = e.Key
 	}

@@ -27,17 +27,6 @@ const PropPurgeHorizon = "lakemirror.purge-horizon"
 // operator would run.
 const DefaultRetentionFloor = 7 * 24 * time.Hour
 
-// PurgeResult counts what a tombstone purge did, or for a dry run
-// (PurgeDryRun) what it would do.
-type PurgeResult struct {
-	Deleted    int    `json:"deleted"`               // soft-deleted rows examined
-	Purged     int    `json:"purged"`                // rows physically removed (dry run: that would be removed)
-	Horizon    string `json:"horizon"`               // purge horizon after the run (hex _seq; dry run: it would have)
-	Cutoff     string `json:"cutoff"`                // deletes older than this were purged (RFC 3339)
-	SnapshotID int64  `json:"snapshot_id,omitempty"` // the mirror snapshot the purge committed; 0 when it committed nothing
-	DryRun     bool   `json:"dry_run,omitempty"`     // nothing was written
-}
-
 // Purge physically removes the mirror's soft-deleted rows whose delete is
 // older than retention (docs/design.md rule 5): the delete's source commit time
 // (`_source_ts`, else `_ingested_at`) before now − retention. The removed

@@ -36,23 +36,6 @@ const (
 // (time.Now; tests set days).
 var ingestClock = time.Now
 
-// TrimResult is what one bronze retention run did to one table (bronze
-// or the quarantine): files and rows dropped whole, files and rows kept,
-// and the files kept because neither a time partition nor a bound on
-// `_ingested_at` tells when their records came.
-type TrimResult struct {
-	Retention    time.Duration `json:"retention"`
-	Cutoff       string        `json:"cutoff"` // RFC 3339: records ingested before it are past the retention
-	At           string        `json:"at"`     // RFC 3339: when the run decided
-	FilesDropped int           `json:"files_dropped"`
-	RowsDropped  int64         `json:"rows_dropped"`
-	FilesKept    int           `json:"files_kept"`
-	RowsKept     int64         `json:"rows_kept"`
-	FilesUnknown int           `json:"files_unknown,omitempty"` // kept: no time partition or bound on _ingested_at
-	DeleteFiles  int           `json:"delete_files_dropped,omitempty"`
-	SnapshotID   int64         `json:"snapshot_id,omitempty"`
-}
-
 // TrimBronze drops from the table's bronze and quarantine tables every
 // data file whose records were all ingested before now − keep
 // (retention.Decide: a day partition of `_ingested_at` that ended by

@@ -16,12 +16,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
-// Schema decisions an operator takes on a blocked schema change.
-const (
-	DecisionEvolve = "evolve" // accept: keep the table's types (values that do not fit go to quarantine), keep dropped columns (future rows NULL)
-	DecisionSkip   = "skip"   // quarantine this batch's row changes that carry the changed schema
-)
-
 // PropAcceptedSchemas lists fingerprints of source schemas an operator
 // accepted (decision evolve), so they do not block again.
 const PropAcceptedSchemas = "lakemirror.accepted-schemas"

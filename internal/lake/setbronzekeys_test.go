@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // TestSetBronzeKeys: every row change's key lands on the bronze row of
@@ -12,8 +13,8 @@ import (
 // of records not in bronze give the same rows as the map lookup.
 func TestSetBronzeKeys(t *testing.T) {
 	rows := func() []BronzeRecord {
-		return []BronzeRecord{{Partition: 0, Offset: 10}, {Partition: 0, Offset: 11}, {Partition: 1, Offset: 10},
-			{Partition: 1, Offset: 12}, {Partition: 0, Offset: 12}}
+		return []BronzeRecord{{Record: payload.Record{Partition: 0, Offset: 10}}, {Record: payload.Record{Partition: 0, Offset: 11}}, {Record: payload.Record{Partition: 1, Offset: 10}},
+			{Record: payload.Record{Partition: 1, Offset: 12}}, {Record: payload.Record{Partition: 0, Offset: 12}}}
 	}
 	ev := func(p int32, o int64, k string) *cdc.Event {
 		return &cdc.Event{Key: cdc.Key(k), Origin: cdc.Origin{Partition: p, Offset: o}}

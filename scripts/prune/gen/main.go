@@ -27,6 +27,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -188,7 +189,7 @@ func write(dir string, lay layout.Tables, stream [][]byte, batch int) (map[strin
 		var in lake.WriteInput
 		from := off
 		for _, v := range stream[:n] {
-			in.Bronze = append(in.Bronze, lake.BronzeRecord{Offset: off, Value: v})
+			in.Bronze = append(in.Bronze, lake.BronzeRecord{Record: payload.Record{Offset: off, Value: v}})
 			d, err := dec.Decode(schemas.Record{Topic: "t", Offset: off, Value: v})
 			if err != nil {
 				return nil, 0, err

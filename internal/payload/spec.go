@@ -1,0 +1,128 @@
+package payload
+
+import (
+	"time"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/layout"
+)
+
+// TableSpec is one source table's pipeline configuration. It is carried
+// in the workflow input and memo.
+type TableSpec struct {
+	Table      string        `json:"table"`       // Iceberg namespace.table of the mirror
+	Topic      string        `json:"topic"`       // Kafka topic with the table's Debezium change events
+	KeyColumns []string      `json:"key_columns"` // primary-key columns; empty = taken from the Kafka record key
+	StartFrom  string        `json:"start_from"`  // where a new pipeline starts reading: "earliest" (default) or "latest"
+	MaxEvents  int           `json:"max_events"`  // batch bound in records (default 5000)
+	MaxWait    time.Duration `json:"max_wait"`    // batch bound in time: how long to wait for MaxEvents (default 2s)
+	// HistoryColumns are the columns whose change opens a new history
+	// version; empty = all. Changes to other columns update the current
+	// version in place.
+	HistoryColumns []string `json:"history_columns,omitempty"`
+	// HistoryCollapseTx folds the changes of one source transaction into
+	// one history version.
+	HistoryCollapseTx bool `json:"history_collapse_tx,omitempty"`
+	// Source names the source database the table can be loaded from
+	// directly (a name the worker maps to a DSN with -sources), and
+	// SourceTable the table there as schema.table; empty = Debezium only.
+	Source      string `json:"source,omitempty"`
+	SourceTable string `json:"source_table,omitempty"`
+	// SignalTopic is the Debezium connector's signal topic
+	// (signal.kafka.topic) for re-snapshots through the connector.
+	SignalTopic string `json:"signal_topic,omitempty"`
+	// Columns declares the table's column types for events without a
+	// schema envelope (a table definition, schemas.LoadTableDefinition),
+	// so decimals and times are not guessed; nil = from the events.
+	Columns []cdc.Column `json:"columns,omitempty"`
+	// LoadChunk is the rows per chunk of a direct load (default 10,000).
+	LoadChunk int `json:"load_chunk,omitempty"`
+	// MaxBatchEvents is how large a batch may grow while the table is
+	// behind (records): with more than two batches of MaxEvents waiting, a
+	// batch takes half of what is waiting, up to MaxBatchEvents, so the
+	// fixed cost of a batch (three Iceberg commits, the Temporal round
+	// trips) is spread over more records until the lag is down; caught up,
+	// batches are MaxEvents again. 0 (or below MaxEvents) = MaxEvents: no
+	// growth.
+	MaxBatchEvents int `json:"max_batch_events,omitempty"`
+	// MaxQuarantine is how many records of one batch may go to the
+	// quarantine table before the table blocks instead (default 100).
+	MaxQuarantine int `json:"max_quarantine,omitempty"`
+	// WithoutBronze: the table keeps no bronze table (no append-only copy
+	// of every Kafka record). What that gives up is in the docs/operating.md ("Which
+	// tables"): no audit copy to replay or inspect; after a worker lost its
+	// local state, late changes of keys applied before are not woven into
+	// their history (counted as unwoven); a re-snapshot cannot tell ghost
+	// rows. Zero value = bronze kept, so specs recorded before the option
+	// existed keep their tables.
+	WithoutBronze bool `json:"without_bronze,omitempty"`
+	// WithoutHistory: the table keeps no SCD type 2 history table (a
+	// mirror-only table, or bronze + mirror). Late changes then need no
+	// rebuild: the mirror's position guard alone keeps it right.
+	WithoutHistory bool `json:"without_history,omitempty"`
+	// Catalog is the identity of the Iceberg catalog the table lives in
+	// (lake.CatalogConfig.Identity: type, URI and warehouse without
+	// credentials, or the operator's --catalog-id), recorded by the
+	// workflow from the first worker that recovers or plans it; every
+	// activity of a worker with another catalog refuses the table
+	// (ErrTypeCatalogMismatch). "" = not recorded yet (any worker).
+	Catalog string `json:"catalog,omitempty"`
+	// Layout is the partition fields and sort order of the mirror, history
+	// and bronze tables (internal/layout; docs/configuration.md). Zero:
+	// unpartitioned, unsorted mirror and history, bronze by ingestion day.
+	// A change applies to the files written after it (partition
+	// evolution); compaction rewrites the older ones.
+	Layout layout.Tables `json:"layout,omitzero"`
+	// DeleteFormat is how the mirror and history remove replaced rows
+	// (internal/layout.DeleteFormat; docs/readers.md): "" or "position"
+	// for Iceberg v2 position deletes, "dv" for Iceberg v3 deletion
+	// vectors (the mirror and history are then created with
+	// format-version 3). Fixed when the tables are created: a worker
+	// finding a table of the other format stops the table
+	// (ErrTypeBadSpec, lake.DeleteFormatError), and a settings update
+	// cannot change it.
+	DeleteFormat layout.DeleteFormat `json:"delete_format,omitempty"`
+}
+
+// BatchBudget is the number of records the next batch may take when
+// avail records are waiting beyond the table's position: MaxEvents, or
+// while more than two such batches wait, half of what waits, up to
+// MaxBatchEvents.
+func (s TableSpec) BatchBudget(avail int64) int64 {
+	budget := int64(s.MaxEvents)
+	if int64(s.MaxBatchEvents) > budget && avail > 2*budget {
+		budget = min(int64(s.MaxBatchEvents), avail/2)
+	}
+	return budget
+}
+
+// Tables lists the tables the spec keeps, in commit order: some of
+// "bronze", "mirror", "history" (the mirror always).
+func (s TableSpec) Tables() []string {
+	var out []string
+	if !s.WithoutBronze {
+		out = append(out, "bronze")
+	}
+	out = append(out, "mirror")
+	if !s.WithoutHistory {
+		out = append(out, "history")
+	}
+	return out
+}
+
+// Defaults fills zero fields with their defaults.
+func (s TableSpec) Defaults() TableSpec {
+	if s.StartFrom == "" {
+		s.StartFrom = "earliest"
+	}
+	if s.MaxEvents <= 0 {
+		s.MaxEvents = 5000
+	}
+	if s.MaxWait <= 0 {
+		s.MaxWait = 2 * time.Second
+	}
+	if s.MaxQuarantine <= 0 {
+		s.MaxQuarantine = 100
+	}
+	return s
+}

@@ -1,0 +1,225 @@
+package payload
+
+import (
+	"time"
+)
+
+// Error types of non-retryable activity failures (temporal.ApplicationError
+// types), for RetryPolicy.NonRetryableErrorTypes and for operators reading
+// the Web UI.
+const (
+	ErrTypeUndecodable  = "UndecodableRecord" // a Kafka record is not a Debezium change event we can read
+	ErrTypeUnfit        = "ValueDoesNotFit"   // a value does not fit its column's type
+	ErrTypeRetentionGap = "KafkaRetentionGap" // the next offset to read was deleted by retention
+	ErrTypeLogReset     = "KafkaLogReset"     // the topic's log ends below the recorded offsets (deleted and re-created)
+	ErrTypeBadSpec      = "InvalidTableSpec"  // the table configuration is unusable
+	// ErrTypeSourceServerChanged: changes of another MySQL or MariaDB
+	// server than the table's positions come from (lake.SourceServerChangedError)
+	ErrTypeSourceServerChanged = "SourceServerChanged"
+	ErrTypeSchemaBlocked       = "SchemaBlocked"   // the events' schema changed in a way that needs an operator's decision
+	ErrTypeQuarantineLimit     = "QuarantineLimit" // more records of one batch could not be applied than the table allows
+	// ErrTypePastTrimmed: a late-key rebuild needs changes bronze
+	// retention dropped (lake.PastTrimmedError); the message says how to
+	// go on (`starter maintain TABLE keep-applied`, then retry).
+	ErrTypePastTrimmed = "BronzePastTrimmed"
+	// ErrTypeBinlogRestarted: a MySQL or MariaDB change delivered after a
+	// change of its key at a higher binlog position in the same Kafka
+	// partition, and no redelivery: its binlog started over
+	// (lake.BinlogRestartedError)
+	ErrTypeBinlogRestarted = "BinlogRestarted"
+	// ErrTypeCatalogMismatch: the table records another Iceberg catalog
+	// than this worker's (TableSpec.Catalog). Retryable: another worker
+	// of the task queue, on the table's catalog, may take the retry; the
+	// error shows in status (phase retrying) until the worker is fixed.
+	ErrTypeCatalogMismatch = "CatalogMismatch"
+	// ErrTypeWaitCanceled: PlanBatch's wait for records was cut short by
+	// its context: the workflow cancelled it (a signal; Temporal records
+	// the activity as cancelled) or the worker is shutting down (the
+	// activity is retried, on this worker after its restart or on
+	// another). A benign error: the SDK logs it at DEBUG, not ERROR.
+	ErrTypeWaitCanceled = "WaitCanceled"
+)
+
+// RecoverResult is the table's committed position as read from its Iceberg
+// tables (docs/design.md: a workflow started on existing tables recovers its
+// offsets from the snapshot summaries and properties).
+type RecoverResult struct {
+	BatchSeq int64   `json:"batch_seq"` // last committed batch sequence number (0 = none)
+	BatchID  string  `json:"batch_id"`
+	Offsets  Offsets `json:"offsets"`           // next offset per partition; empty = start per StartFrom
+	Source   string  `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze", "start" (the recorded start from latest: lake.StartRecord) or "none"
+	Pending  int     `json:"pending"`           // keys awaiting a late-key rebuild
+	Loaded   bool    `json:"loaded"`            // the direct initial load (load id "initial") is complete
+	Catalog  string  `json:"catalog,omitempty"` // the worker's catalog identity (TableSpec.Catalog), for the workflow to record
+}
+
+// PlanRequest asks for the next batch's offset ranges.
+type PlanRequest struct {
+	Spec    TableSpec `json:"spec"`
+	Offsets Offsets   `json:"offsets"` // next offset per partition known to the workflow
+	// IdleWait: when nothing at all is waiting at MaxWait, keep waiting
+	// (heartbeating) up to this long for a first record before returning an
+	// empty plan, so an idle table costs an activity per IdleWait instead
+	// of one per MaxWait. 0 = return at MaxWait (requests recorded before
+	// the field existed).
+	IdleWait time.Duration `json:"idle_wait,omitempty"`
+	// TopicWasMissing: the workflow's last plan found no topic. With
+	// StartFrom "latest" its partitions then start at their log start
+	// (StartOffsets): every record of a topic created after the table
+	// started was produced after it.
+	TopicWasMissing bool `json:"topic_was_missing,omitempty"`
+}
+
+// Plan is the next batch's exact offset ranges, chosen by PlanBatch and
+// recorded in workflow history before the batch is applied.
+type Plan struct {
+	Ranges         []Range `json:"ranges"`                  // non-empty ranges only
+	Records        int64   `json:"records"`                 // sum of range lengths (offsets; records may be fewer under transactions)
+	Offsets        Offsets `json:"offsets"`                 // next offsets for all partitions after the batch
+	HighWatermarks Offsets `json:"high_watermarks"`         // per partition, when planned (for lag)
+	LogStart       Offsets `json:"log_start"`               // per partition, when planned
+	TopicMissing   bool    `json:"topic_missing,omitempty"` // the topic does not exist (yet): nothing to read
+	Catalog        string  `json:"catalog,omitempty"`       // the planning worker's catalog identity (TableSpec.Catalog), for the workflow to record
+}
+
+// StartsAt reports whether the plan begins at offsets, the workflow's
+// position, and is whole: the same partitions in both, each range (at
+// most one per partition) running from the partition's offset there to
+// the plan's next offset, every other partition's next offset its offset
+// there. A plan made from other offsets (ApplyResult.Next after a batch
+// that committed other end offsets) must not be applied; the workflow
+// plans anew. Deterministic: workflows call it.
+func (p Plan) StartsAt(offsets Offsets) bool {
+	if len(p.Offsets) != len(offsets) {
+		return false
+	}
+	ranged := map[int32]bool{}
+	for _, r := range p.Ranges {
+		from, ok := offsets[r.Partition]
+		if !ok || ranged[r.Partition] || r.From != from || r.To < r.From || r.To != p.Offsets[r.Partition] {
+			return false
+		}
+		ranged[r.Partition] = true
+	}
+	// the result does not depend on the order of the iteration
+	//workflowcheck:ignore
+	for part, next := range p.Offsets {
+		from, ok := offsets[part]
+		if !ok || (!ranged[part] && next != from) {
+			return false
+		}
+	}
+	return true
+}
+
+// ApplyRequest is one batch to apply.
+type ApplyRequest struct {
+	Spec  TableSpec `json:"spec"`
+	Batch Batch     `json:"batch"`
+	// SchemaDecision is an operator's decision on the schema change that
+	// blocked this batch: "evolve" or "skip" (DecisionEvolve,
+	// DecisionSkip); "" on a first attempt.
+	SchemaDecision string `json:"schema_decision,omitempty"`
+	// Rerun: an earlier execution of this batch failed (the workflow runs
+	// it again after a block or its retries), so the batch may be
+	// committed already; ApplyBatch then looks for it before fetching.
+	Rerun bool `json:"rerun,omitempty"`
+}
+
+// ApplyResult is what one batch did, returned to the workflow and shown in
+// the Web UI.
+type ApplyResult struct {
+	BatchID      string        `json:"batch_id"`
+	BatchSeq     int64         `json:"batch_seq"`
+	Records      int           `json:"records"`       // Kafka records fetched
+	Changes      int           `json:"changes"`       // row-change events decoded (c, u, d, r)
+	Tombstones   int           `json:"tombstones"`    // null-value records: counted and skipped
+	TxMetadata   int           `json:"tx_metadata"`   // transaction metadata events: recognized, not rows
+	Quarantined  int           `json:"quarantined"`   // records kept in the quarantine table instead of applied
+	SnapshotRows int           `json:"snapshot_rows"` // changes that are source snapshot reads
+	SnapshotLast bool          `json:"snapshot_last"` // the batch held the source snapshot's last record
+	Bronze       BronzeResult  `json:"bronze"`
+	Mirror       MirrorResult  `json:"mirror"`
+	History      HistoryResult `json:"history"`
+	EndOffsets   Offsets       `json:"end_offsets"` // next offsets after this batch, as committed
+	KeyColumns   []string      `json:"key_columns,omitempty"`
+	AddedColumns []string      `json:"added_columns,omitempty"` // columns added to the tables because they first appeared in this batch
+	// CarriedDeleteValues: values of deletes' before images that did not
+	// fit their column (e.g. 3.14 in a column inferred as long): the
+	// deletes applied, those columns keeping the key's last known value.
+	// Their raw records are in bronze.
+	CarriedDeleteValues int `json:"carried_delete_values,omitempty"`
+	// SourceTsFromKafka counts the changes whose _source_ts is their Kafka
+	// record timestamp: the source gave no commit time (source.ts_ms and
+	// ts_us 0 or missing, and no envelope ts_ms; docs/design.md, "Source
+	// commit time").
+	SourceTsFromKafka int `json:"source_ts_from_kafka,omitempty"`
+
+	// Prefetched: the records were fetched and decoded ahead, while the
+	// previous batch was applied (activities/prefetch.go).
+	Prefetched bool `json:"prefetched,omitempty"`
+	// StageSeconds is the wall time of each stage of the apply, in
+	// seconds: decode (0 when prefetched), prepare, stage (the mirror's and
+	// history's decisions), write (the three tables' files, concurrently),
+	// commit_bronze, commit_mirror, commit_history (the Iceberg commits;
+	// the history's includes recording the batch in the local state log).
+	StageSeconds map[string]float64 `json:"stage_seconds,omitempty"`
+	// Release: the worker holds more than its share of the tables and gave
+	// this one up after the batch (activities/claim.go); the workflow claims the
+	// table again on the shared queue.
+	Release bool `json:"release,omitempty"`
+	// State is the table's local state on the worker after the batch:
+	// its key index in RAM and on local disk, its chain log, and the
+	// worker's index budget (nil: the worker had no state for it).
+	State *StateUsage `json:"state,omitempty"`
+	// Next is the plan of the batch after this one, from this batch's end
+	// offsets, when a full batch (MaxEvents records) was already waiting
+	// as this one began (the plan its prefetch fetched): the workflow
+	// applies it without a PlanBatch round trip (plan-in-apply version
+	// marker). nil: none waiting, a load or backfill batch, or a worker
+	// without Kafka; the workflow plans with PlanBatch.
+	Next *Plan `json:"next,omitempty"`
+}
+
+// WovenKeys is how many late keys the batch rebuilt from all their
+// changes in its own commits (internal/lake weave.go): the history's
+// count, or the mirror's for a table without history; 0 in results
+// recorded before late keys were woven.
+func (r *ApplyResult) WovenKeys() int { return max(r.History.Woven, r.Mirror.Woven) }
+
+// RebuildRequest asks for the late-key rebuild of a table: the keys its
+// history table lists as pending.
+type RebuildRequest struct {
+	Spec     TableSpec `json:"spec"`
+	AfterSeq int64     `json:"after_seq"` // the batch that left the keys pending (for the Web UI)
+}
+
+// RebuildResult is what a late-key rebuild did.
+type RebuildResult struct {
+	Keys      int                `json:"keys"`       // keys rebuilt
+	KeySample []string           `json:"key_sample"` // up to 20 of them, as key column values
+	Events    int                `json:"events"`     // bronze records read for them
+	Mirror    TableRebuildResult `json:"mirror"`
+	History   TableRebuildResult `json:"history"`
+	// Unwoven: late keys of a table without bronze whose earlier changes
+	// this worker's local state does not hold: their late change is in the
+	// mirror but not woven into their history.
+	Unwoven int `json:"unwoven,omitempty"`
+}
+
+// StateUsage is a table's local state on the worker holding it
+// (docs/design.md, "Local state"), in bytes, as of the table's last
+// batch: its key index in RAM and on local disk (an index past its budget
+// spills to disk, keeping the batch's entries in RAM), its chain log on
+// local disk, and the worker's budget for the indexes (0: unbounded).
+type StateUsage struct {
+	IndexKeys           int64 `json:"index_keys"`             // keys the index holds
+	IndexSpilled        bool  `json:"index_spilled"`          // the index lives on local disk
+	IndexRAMBytes       int64 `json:"index_ram_bytes"`        // the index's RAM: hash table and entries, and a spilled index's memtables
+	IndexDiskBytes      int64 `json:"index_disk_bytes"`       // the spilled index's store on local disk
+	LogBytes            int64 `json:"log_bytes"`              // the chain log on local disk
+	WorkerIndexRAMBytes int64 `json:"worker_index_ram_bytes"` // RAM of every table's index on this worker
+	WorkerBudgetBytes   int64 `json:"worker_budget_bytes"`    // RAM the worker's indexes may hold together (--index-memory)
+	TableBudgetBytes    int64 `json:"table_budget_bytes"`     // RAM one table's index may hold (--index-table-memory)
+	CacheBytes          int64 `json:"cache_bytes"`            // the spilled indexes' shared block cache, within the worker's budget
+}
