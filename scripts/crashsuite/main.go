@@ -49,12 +49,10 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -65,7 +63,6 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/config"
-	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -75,13 +72,15 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: crashsuite run|worker [flags]")
+		fmt.Fprintln(os.Stderr, "usage: crashsuite run|survivor|worker [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "run":
 		err = run(os.Args[2:])
+	case "survivor":
+		err = survivor(os.Args[2:])
 	case "worker":
 		err = work(os.Args[2:])
 	default:
@@ -214,69 +213,18 @@ func run(args []string) error {
 		defer os.RemoveAll(*dir)
 	}
 	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-
-	stack, err := devstack.StartStack(ctx, devstack.StackOptions{DataDir: filepath.Join(*dir, "stack"), UIPort: -1,
-		SearchAttributes: workflows.SearchAttributeTypes, Logger: logger})
+	cl, err := startCluster(ctx, *dir)
 	if err != nil {
 		return err
 	}
-	defer stack.Stop()
-	s := stack.Settings
-	c, err := runner.Dial(s, nil)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	kc, err := runner.NewKafka(s)
-	if err != nil {
-		return err
-	}
-	defer kc.Close()
-	cat, err := lake.OpenCatalog(ctx, s.Catalog)
-	if err != nil {
-		return err
-	}
-
-	arm, marker := filepath.Join(*dir, "arm"), filepath.Join(*dir, "marker")
+	defer cl.stop()
+	c, kc, cat, arm, marker := cl.c, cl.kc, cl.cat, cl.arm, cl.marker
 	setArm := func(stage string) error { return os.WriteFile(arm, []byte(stage+"\n"), 0o644) }
 	if err := setArm("none"); err != nil {
 		return err
 	}
-	env := append(os.Environ(),
-		config.EnvTemporalAddress+"="+s.TemporalAddress, config.EnvNamespace+"="+s.Namespace,
-		config.EnvKafkaBrokers+"="+strings.Join(s.KafkaBrokers, ","),
-		config.EnvCatalogType+"="+s.Catalog.Type, config.EnvCatalogURI+"="+s.Catalog.URI, config.EnvWarehouse+"="+s.Catalog.Warehouse,
-		config.EnvDataDir+"="+s.DataDir) // the default SQLite catalog and warehouse: the stack's, not ./.lakemirror
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	procs := map[int]*exec.Cmd{}
-	started := 0
-	startWorker := func() error {
-		started++
-		logf, err := os.Create(filepath.Join(*dir, fmt.Sprintf("worker-%02d.log", started)))
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(self, "worker", "-arm", arm, "-marker", marker,
-			"-state-dir", filepath.Join(*dir, fmt.Sprintf("state-%02d", started)))
-		cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = env, logf, logf, *dir
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		procs[cmd.Process.Pid] = cmd
-		go func() { _ = cmd.Wait(); logf.Close() }()
-		return nil
-	}
-	defer func() {
-		for pid := range procs {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}()
 	for range *workers {
-		if err := startWorker(); err != nil {
+		if _, err := cl.startWorker(); err != nil {
 			return err
 		}
 	}
@@ -310,13 +258,13 @@ func run(args []string) error {
 	next := 0 // chunks produced
 	sigkills := 0
 	killWorker := func(pid int) error {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return fmt.Errorf("kill %d: %w", pid, err)
+		if err := cl.kill(pid); err != nil {
+			return err
 		}
 		sigkills++
 		_ = os.Remove(marker)
-		delete(procs, pid)
-		return startWorker()
+		_, err := cl.startWorker()
+		return err
 	}
 	for round, stage := range rounds {
 		arm := stage
