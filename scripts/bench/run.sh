@@ -6,7 +6,8 @@
 #
 #   run.sh [--rows N0] [--changes S] [--batch B] [--rounds R]
 #          [--systems "lakemirror spark-mor duckdb-native pyiceberg"]
-#          [--kafka kfake|apache] [--lm-start-args "..."] [--lm-args "..."] [--keep]
+#          [--kafka kfake|apache] [--lm-start-args "..."] [--lm-worker-args "..."] [--lm-args "..."]
+#          [--stream] [--keep]
 #
 #   --rows, --changes, --batch  workload: N0 initial rows, S changes, micro-batches of B
 #                               (default the quick run: 100000 100000 10000)
@@ -15,7 +16,12 @@
 #   --kafka kfake|apache        lakemirror's Kafka: the worker's embedded kfake (default), or an
 #                               Apache Kafka KRaft broker from Maven Central (its CPU reported apart)
 #   --lm-start-args "..."       extra arguments for `starter start` (table options)
-#   --lm-args "..."             extra flags for `benchctl lakemirror` (e.g. "--produce starter")
+#   --lm-worker-args "..."      extra flags for lakemirror's dev worker (e.g. "--index-memory 1GiB")
+#   --lm-args "..."             extra flags for `benchctl lakemirror` (e.g. "--produce starter",
+#                               "--restart-before-changes" with --kafka apache)
+#   --stream                    lakemirror only: generate the workload straight into Kafka (no
+#                               snapshot.jsonl/changes.jsonl; the checker's expected.parquet is written
+#                               per run under work/ and removed with the run's scratch)
 #   --keep                      keep each run's scratch directory
 #
 # The full run: run.sh --rows 1000000 --changes 1000000 --batch 50000 --rounds 3
@@ -34,7 +40,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 rows=100000 changes=100000 batch=10000 rounds=1
 systems="lakemirror spark-mor duckdb-native pyiceberg"
-kafka=kfake lm_start_args="" lm_args="" keep=0
+kafka=kfake lm_start_args="" lm_worker_args="" lm_args="" keep=0 stream=0
 while [ $# -gt 0 ]; do
   case "$1" in
   --rows) rows=$2; shift 2 ;;
@@ -44,13 +50,16 @@ while [ $# -gt 0 ]; do
   --systems) systems=$2; shift 2 ;;
   --kafka) kafka=$2; shift 2 ;;
   --lm-start-args) lm_start_args=$2; shift 2 ;;
+  --lm-worker-args) lm_worker_args=$2; shift 2 ;;
   --lm-args) lm_args=$2; shift 2 ;;
+  --stream) stream=1; shift ;;
   --keep) keep=1; shift ;;
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) echo "run.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
 done
 case "$kafka" in kfake|apache) ;; *) echo "run.sh: --kafka kfake|apache" >&2; exit 2 ;; esac
+[ "$stream" = 1 ] && [ "$systems" != lakemirror ] && { echo "run.sh: --stream needs --systems lakemirror (the peers read files)" >&2; exit 2; }
 for s in $systems; do
   case "$s" in lakemirror|spark-mor|spark-cow|duckdb-native|pyiceberg) ;; *) echo "run.sh: unknown system $s" >&2; exit 2 ;; esac
 done
@@ -114,18 +123,21 @@ rm -rf "$src"
 
 # ---- workload (cached per size)
 DATA=$ROOT/data/n$rows-s$changes-b$batch
-if [ ! -f "$DATA/meta.json" ] || [ ! -d "$DATA/changes-b$batch" ]; then
+if [ "$stream" = 1 ]; then
+  DATA=$ROOT/work/stream-n$rows-s$changes-b$batch # expected.parquet etc., written by each run
+elif [ ! -f "$DATA/meta.json" ] || [ ! -d "$DATA/changes-b$batch" ]; then
   log "generating N0=$rows S=$changes B=$batch into $DATA"
   rm -rf "$DATA"
   "$BENCHCTL" gen --out "$DATA" --rows "$rows" --changes "$changes" --batch "$batch" >/dev/null
 fi
 suffix=""
 [ "$kafka" = apache ] && suffix=-kafka-apache
+[ "$stream" = 1 ] && suffix=$suffix-stream
 RES=$ROOT/results/n$rows-s$changes-b$batch-$(date -u +%Y%m%dT%H%M%S)$suffix
 mkdir -p "$RES"
 {
   echo "lakemirror: $rev (binaries $BIN)"
-  echo "systems: $systems; rounds: $rounds; kafka: $kafka; lm-start-args: ${lm_start_args:-none}; lm-args: ${lm_args:-none}"
+  echo "systems: $systems; rounds: $rounds; kafka: $kafka; lm-start-args: ${lm_start_args:-none}; lm-worker-args: ${lm_worker_args:-none}; lm-args: ${lm_args:-none}; stream: $stream"
   echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 } >"$RES/setup.txt"
 log "results in $RES"
@@ -147,9 +159,10 @@ run_one() { # SYSTEM ROUND
       kpid=$("$here/kafka.sh" start "$CACHE" "$kdir" $((PORT_BASE + 192)) $((PORT_BASE + 193)))
       kargs=(--kafka-brokers "127.0.0.1:$((PORT_BASE + 192))" --broker-pid "$kpid")
     fi
+    [ "$stream" = 1 ] && kargs+=(--stream --rows "$rows" --changes "$changes")
     # shellcheck disable=SC2086
     "$BENCHCTL" lakemirror --data "$DATA" --batch "$batch" --work "$w" --out "$out" --bin "$BIN" \
-      --port-base "$PORT_BASE" --start-args "$lm_start_args" "${kargs[@]}" $lm_args >"$lg" 2>&1 || rc=$?
+      --port-base "$PORT_BASE" --start-args "$lm_start_args" --worker-args "$lm_worker_args" "${kargs[@]}" $lm_args >"$lg" 2>&1 || rc=$?
     if [ -n "$kdir" ]; then "$here/kafka.sh" stop "$kdir"; [ "$keep" = 1 ] || rm -rf "$kdir"; kdir=""; fi ;;
   spark-mor|spark-cow)
     "$PY" "$here/peers/run_spark.py" --data "$DATA" --batch "$batch" --mode "${sys#spark-}" --work "$w" --out "$out" --jar "$SPARK_JAR" >"$lg" 2>&1 || rc=$? ;;
@@ -175,6 +188,8 @@ print(f"  {r['system']}: phase 2 {r.get('phase2_s')} s, {r.get('phase2_events_pe
       f"initial load {r.get('initial_load_s')} s; mirror {v}" + ("" if v != "WRONG" else f" (got {c.get('got')}, expected {c.get('expected')})"))
 PYEOF
   [ "$keep" = 1 ] || rm -rf "$w"
+  [ "$stream" = 1 ] && [ "$keep" != 1 ] && rm -rf "$DATA"
+  return 0
 }
 
 for r in $(seq "$rounds"); do

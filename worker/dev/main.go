@@ -52,26 +52,35 @@ func (d *stack) Start(ctx context.Context, s *config.Settings, explicit func(fla
 	if err != nil {
 		return nil, err
 	}
-	catalog, security := s.Catalog, s.KafkaSecurity
-	sources, registry, regSec, stateDir := s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir
 	workerID, err := devWorkerID(*s, explicit)
 	if err != nil {
 		st.Stop()
 		return nil, err
 	}
-	*s = st.Settings
-	if catalog.URI != "" || catalog.Warehouse != "" || catalog.Type != "sql" {
-		s.Catalog = catalog // an explicit catalog wins over the local one
-	} else {
-		s.Catalog.ID = catalog.ID
-	}
-	if opts.KafkaBrokers != nil {
-		s.KafkaSecurity = security
-	}
-	s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir, s.WorkerID = sources, registry, regSec, stateDir, workerID
+	*s = withStack(*s, st.Settings, opts.KafkaBrokers != nil, workerID)
 	logger.Info("dev stack up", "worker_id", workerID, "temporal", s.TemporalAddress, "web_ui", st.Temporal.UIURL(), "embedded_kafka", st.Kafka != nil,
 		"kafka", s.KafkaBrokers, "data_dir", s.DataDir)
 	return st.Stop, nil
+}
+
+// withStack is the dev worker's settings: the embedded stack's (Temporal,
+// Kafka unless an external one is given, the local catalog) with the
+// worker's own from the flags kept: an explicit catalog, the external
+// Kafka's security, sources, schema registry, state dir, the local state's
+// sidecar, index budget and idle release, and workerID.
+func withStack(given, stack config.Settings, externalKafka bool, workerID string) config.Settings {
+	s := stack
+	if c := given.Catalog; c.URI != "" || c.Warehouse != "" || c.Type != "sql" {
+		s.Catalog = c // an explicit catalog wins over the local one
+	} else {
+		s.Catalog.ID = c.ID
+	}
+	if externalKafka {
+		s.KafkaSecurity = given.KafkaSecurity
+	}
+	s.Sources, s.SchemaRegistry, s.RegistrySecurity, s.StateDir, s.WorkerID = given.Sources, given.SchemaRegistry, given.RegistrySecurity, given.StateDir, workerID
+	s.SidecarEvery, s.IndexMemory, s.IndexTableMemory, s.ReleaseIdleState = given.SidecarEvery, given.IndexMemory, given.IndexTableMemory, given.ReleaseIdleState
+	return s
 }
 
 // devWorkerID is the dev worker's id: the one given (-worker-id or

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/devstack"
@@ -33,5 +34,33 @@ func TestDevWorkerIDIsStable(t *testing.T) {
 	}
 	if id, err := devWorkerID(config.Settings{}, none); err != nil || id != "" {
 		t.Fatalf("no data dir: id %q (%v), want \"\"", id, err)
+	}
+}
+
+// TestWithStackKeepsWorkerSettings: the dev worker takes Temporal, Kafka
+// and the catalog from its embedded stack but keeps the worker's own
+// flags: the index budget (--index-memory, --index-table-memory), the
+// sidecars (--sidecar-every), the idle release, the state dir, sources.
+func TestWithStackKeepsWorkerSettings(t *testing.T) {
+	given := config.Settings{TemporalAddress: "127.0.0.1:7233", KafkaBrokers: []string{"127.0.0.1:9092"}, StateDir: "/state",
+		Sources: map[string]string{"shop": "postgres://x"}, SchemaRegistry: "http://registry", SidecarEvery: 7,
+		IndexMemory: 1 << 30, IndexTableMemory: 256 << 20, ReleaseIdleState: 90 * time.Minute}
+	given.Catalog.Type = "sql"
+	given.Catalog.ID = "cat"
+	given.KafkaSecurity.User = "u"
+	stack := config.Settings{TemporalAddress: "127.0.0.1:17233", Namespace: "default", KafkaBrokers: []string{"127.0.0.1:19092"}, DataDir: "/data"}
+	stack.Catalog.Type, stack.Catalog.LocalDir = "sql", "/data"
+	s := withStack(given, stack, false, "abc")
+	if s.TemporalAddress != "127.0.0.1:17233" || s.KafkaBrokers[0] != "127.0.0.1:19092" || s.DataDir != "/data" ||
+		s.Catalog.LocalDir != "/data" || s.Catalog.ID != "cat" || s.KafkaSecurity.User != "" {
+		t.Errorf("stack settings not taken: %+v", s)
+	}
+	if s.SidecarEvery != 7 || s.IndexMemory != 1<<30 || s.IndexTableMemory != 256<<20 || s.ReleaseIdleState != 90*time.Minute ||
+		s.StateDir != "/state" || s.Sources["shop"] != "postgres://x" || s.SchemaRegistry != "http://registry" || s.WorkerID != "abc" {
+		t.Errorf("worker settings lost: sidecar every %d, index %d/%d, release %v, state dir %q, sources %v, registry %q, id %q",
+			s.SidecarEvery, s.IndexMemory, s.IndexTableMemory, s.ReleaseIdleState, s.StateDir, s.Sources, s.SchemaRegistry, s.WorkerID)
+	}
+	if s = withStack(given, stack, true, "abc"); s.KafkaSecurity.User != "u" {
+		t.Error("an external Kafka's security was not kept")
 	}
 }

@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -98,8 +99,25 @@ func genCmd(args []string) error {
 	}
 	o.seed = uint64(seed)
 	o.parquetRowGroupMax = 1 << 20
-	return generate(o)
+	return generate(o, genSink{})
 }
+
+// genSink is where generate sends the Debezium values: by default (the
+// zero value) to snapshot.jsonl and changes.jsonl, with the peers'
+// Parquet files; streamed, to functions, without the peers' files. Either
+// way the same random stream makes the same values, and expected.parquet,
+// orders.table.json and meta.json are written to the output directory.
+type genSink struct {
+	// snapshot and changes, when set, take each value of phase 1 and of
+	// the delivered change stream, in order, without the newline; the
+	// slice is reused after the call returns.
+	snapshot, changes func([]byte) error
+	// between, when set, is called after phase 1's last value and before
+	// phase 2 is generated (a streamed run loads the snapshot there).
+	between func() error
+}
+
+func (s genSink) streamed() bool { return s.snapshot != nil }
 
 // gen holds the generator's state: every row version, and the changes in
 // log order as parallel slices (index i = the i-th change).
@@ -310,9 +328,22 @@ func closeBuf(f *os.File, w *bufio.Writer) error {
 	return err
 }
 
-func generate(o genOpts) error {
+func generate(o genOpts, sink genSink) error {
 	t0 := time.Now()
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	if sink.streamed() != (sink.changes != nil) {
+		return errors.New("gen: a streamed workload needs both its snapshot and its changes sink")
+	}
+	def := map[string]any{"table": "bench.orders", "key": []string{"order_id"}, "columns": []map[string]any{
+		{"name": "order_id", "type": "long", "nullable": false},
+		{"name": "customer_id", "type": "long"},
+		{"name": "status", "type": "string"},
+		{"name": "amount", "type": "decimal(12,2)"},
+		{"name": "note", "type": "string"},
+		{"name": "updated_at", "type": "timestamp", "source": "io.debezium.time.MicroTimestamp"}}}
+	if err := writeJSON(filepath.Join(o.out, "orders.table.json"), def); err != nil {
 		return err
 	}
 	g := &gen{o: o, rng: rand.New(rand.NewPCG(o.seed, 0x6c616b656d6972))}
@@ -324,13 +355,21 @@ func generate(o genOpts) error {
 
 	// ---- phase 1: the initial state as snapshot reads
 	snapTs := int64(baseTsMs - 3_600_000)
-	sf, sw, err := bufCreate(filepath.Join(o.out, "snapshot.jsonl"))
-	if err != nil {
-		return err
-	}
-	ip, err := newPQFile(filepath.Join(o.out, "initial.parquet"), flatSchema, o.parquetRowGroupMax)
-	if err != nil {
-		return err
+	var (
+		sf, cf *os.File
+		sw, cw *bufio.Writer
+		ip     *pqFile
+		err    error
+	)
+	emitSnap, emitChange := sink.snapshot, sink.changes
+	if !sink.streamed() {
+		if sf, sw, err = bufCreate(filepath.Join(o.out, "snapshot.jsonl")); err != nil {
+			return err
+		}
+		if ip, err = newPQFile(filepath.Join(o.out, "initial.parquet"), flatSchema, o.parquetRowGroupMax); err != nil {
+			return err
+		}
+		emitSnap = lineWriter(sw)
 	}
 	live := make([]int32, 0, o.rows+o.changes/5+16)
 	livePos := make([]int32, nKeys)
@@ -342,20 +381,28 @@ func generate(o genOpts) error {
 		livePos[k] = int32(len(live))
 		live = append(live, k)
 		buf = g.appendValueJSON(buf[:0], 'r', k, 0, g.cur[k], snapLSN, -1, snapTs, 1000)
-		buf = append(buf, '\n')
-		if _, err := sw.Write(buf); err != nil {
+		if err := emitSnap(buf); err != nil {
 			return err
 		}
-		g.appendFlat(ip.b, 'r', snapLSN, k, r)
-		if err := ip.added(); err != nil {
+		if ip != nil {
+			g.appendFlat(ip.b, 'r', snapLSN, k, r)
+			if err := ip.added(); err != nil {
+				return err
+			}
+		}
+	}
+	if !sink.streamed() {
+		if err := closeBuf(sf, sw); err != nil {
+			return err
+		}
+		if err := ip.close(); err != nil {
 			return err
 		}
 	}
-	if err := closeBuf(sf, sw); err != nil {
-		return err
-	}
-	if err := ip.close(); err != nil {
-		return err
+	if sink.between != nil {
+		if err := sink.between(); err != nil {
+			return err
+		}
 	}
 
 	// ---- phase 2: S changes in log order, one transaction each
@@ -445,9 +492,11 @@ func generate(o genOpts) error {
 		return int(a.pos - b.pos)
 	})
 
-	cf, cw, err := bufCreate(filepath.Join(o.out, "changes.jsonl"))
-	if err != nil {
-		return err
+	if !sink.streamed() {
+		if cf, cw, err = bufCreate(filepath.Join(o.out, "changes.jsonl")); err != nil {
+			return err
+		}
+		emitChange = lineWriter(cw)
 	}
 	type cut struct {
 		size, n, file int
@@ -456,6 +505,9 @@ func generate(o genOpts) error {
 	}
 	cuts := make([]*cut, 0, len(o.batches))
 	for _, bs := range slices.Compact(slices.Clone(o.batches)) {
+		if sink.streamed() {
+			break // no peers' files
+		}
 		d := filepath.Join(o.out, fmt.Sprintf("changes-b%d", bs))
 		_ = os.RemoveAll(d)
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -471,8 +523,7 @@ func generate(o genOpts) error {
 			prev = g.evL[i-1]
 		}
 		buf = g.appendValueJSON(buf[:0], op, k, g.evB[i], g.evA[i], l, prev, int64(baseTsMs+i), int64(5000+i))
-		buf = append(buf, '\n')
-		if _, err := cw.Write(buf); err != nil {
+		if err := emitChange(buf); err != nil {
 			return err
 		}
 		img := g.evA[i]
@@ -498,8 +549,10 @@ func generate(o genOpts) error {
 			}
 		}
 	}
-	if err := closeBuf(cf, cw); err != nil {
-		return err
+	if !sink.streamed() {
+		if err := closeBuf(cf, cw); err != nil {
+			return err
+		}
 	}
 	for _, c := range cuts {
 		if c.p != nil {
@@ -537,26 +590,31 @@ func generate(o genOpts) error {
 		return err
 	}
 
-	def := map[string]any{"table": "bench.orders", "key": []string{"order_id"}, "columns": []map[string]any{
-		{"name": "order_id", "type": "long", "nullable": false},
-		{"name": "customer_id", "type": "long"},
-		{"name": "status", "type": "string"},
-		{"name": "amount", "type": "decimal(12,2)"},
-		{"name": "note", "type": "string"},
-		{"name": "updated_at", "type": "timestamp", "source": "io.debezium.time.MicroTimestamp"}}}
-	if err := writeJSON(filepath.Join(o.out, "orders.table.json"), def); err != nil {
-		return err
-	}
 	meta := map[string]any{"rows": o.rows, "changes": S, "delivered": len(del), "late": nLate, "redeliveries": nDup,
 		"ops": counts, "batches": o.batches, "late_batches": []int{o.lateLo, o.lateHi}, "late_batch_unit": B,
 		"seed": o.seed, "expected_keys": int(nextKey) - 1, "expected_deleted": deleted,
 		"generator": "benchctl gen", "gen_seconds": round(time.Since(t0).Seconds(), 1)}
+	if sink.streamed() {
+		meta["streamed"] = true // snapshot.jsonl, changes.jsonl and the peers' files were not written
+	}
 	if err := writeJSON(filepath.Join(o.out, "meta.json"), meta); err != nil {
 		return err
 	}
-	mb, _ := json.Marshal(meta)
-	fmt.Println(string(mb))
+	if !sink.streamed() {
+		mb, _ := json.Marshal(meta)
+		fmt.Println(string(mb))
+	}
 	return nil
+}
+
+// lineWriter writes each value as a line of w.
+func lineWriter(w *bufio.Writer) func([]byte) error {
+	return func(b []byte) error {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return w.WriteByte('\n')
+	}
 }
 
 // sample returns m distinct indexes of [0, n) in random order (a partial

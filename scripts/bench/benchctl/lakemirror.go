@@ -47,6 +47,10 @@ type lmOpts struct {
 	timeout              time.Duration
 	maxWait              string
 	cpuProfile           string // directory for the worker's CPU profile pieces; "" = none
+	workerArgs           []string
+	restart              bool // stop the worker after the initial load, start another on the same state
+	stream               bool // generate the workload into the producer (gen's options in gen); --data gets only its checker files
+	gen                  genOpts
 }
 
 func lakemirrorCmd(ctx context.Context, args []string) error {
@@ -69,23 +73,38 @@ func lakemirrorCmd(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Hour, "give up on a phase after this long")
 	fs.StringVar(&o.maxWait, "max-wait", "1s", "--max-wait of the table")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "record the worker's CPU profile (-pprof) during the initial load and phase 2 into this directory, as initial-NN.pprof and phase2-NN.pprof pieces (merge: go tool pprof -proto DIR/*.pprof)")
+	var workerArgs string
+	fs.StringVar(&workerArgs, "worker-args", "", "extra flags for the dev worker, space-separated (e.g. \"--index-memory 1GiB\")")
+	fs.BoolVar(&o.restart, "restart-before-changes", false, "after the initial load and the produce of the changes (the table paused), stop the worker gracefully (SIGINT) and start a new one on the same state and data directory; phase 2 then runs on it (needs --kafka-brokers: kfake's log would go with the worker)")
+	fs.BoolVar(&o.stream, "stream", false, "generate the workload straight into Kafka (benchctl gen's generator and values, --rows, --changes, --seed; the late and redelivery settings of gen's defaults, lateness in batches of --batch) instead of reading --data's files; --data receives expected.parquet, orders.table.json and meta.json")
+	fs.IntVar(&o.gen.rows, "rows", 1_000_000, "with --stream: N0, rows of the initial state")
+	fs.IntVar(&o.gen.changes, "changes", 1_000_000, "with --stream: S, change events before redeliveries")
+	var seed int64
+	fs.Int64Var(&seed, "seed", 42, "with --stream: random seed")
 	_ = fs.Parse(args)
 	if o.data == "" || o.work == "" || o.out == "" {
 		return errors.New("lakemirror: --data, --work and --out are required")
 	}
-	o.startArgs = strings.Fields(startArgs)
+	// gen's defaults (genCmd), lateness in batches of the table's --batch
+	o.gen.batches, o.gen.lateLo, o.gen.lateHi, o.gen.dupFrac, o.gen.lateFrac = []int{o.batch}, 2, 4, 0.05, 0.05
+	o.gen.seed, o.gen.parquetRowGroupMax = uint64(seed), 1<<20
+	o.startArgs, o.workerArgs = strings.Fields(startArgs), strings.Fields(workerArgs)
+	if o.restart && o.kafkaBrokers == "" {
+		return errors.New("lakemirror: --restart-before-changes needs an external Kafka (--kafka-brokers)")
+	}
 	var err error
 	for _, p := range []*string{&o.data, &o.work, &o.out, &o.bin} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return err
 		}
 	}
+	o.gen.out = o.data
 	if o.cpuProfile != "" {
 		if o.cpuProfile, err = filepath.Abs(o.cpuProfile); err != nil {
 			return err
 		}
 	}
-	res := map[string]any{"system": "lakemirror", "batch": o.batch, "data": o.data, "loadavg_start": loadavg(),
+	res := map[string]any{"system": "lakemirror", "batch": o.batch, "data": o.data, "loadavg_start": loadavg(), "streamed": o.stream,
 		"start_args": o.startArgs, "kafka": map[bool]string{true: "kfake (in the worker)", false: "apache (" + o.kafkaBrokers + ")"}[o.kafkaBrokers == ""]}
 	if o.cpuProfile != "" {
 		res["cpuprofile"] = o.cpuProfile // profiled: a few percent of CPU went to the profiler
@@ -168,7 +187,20 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	var meta struct {
 		Rows, Delivered int
 	}
-	if err := readJSON(filepath.Join(o.data, "meta.json"), &meta); err != nil {
+	var gs *genStream
+	if o.stream {
+		if o.produceWith != "benchctl" {
+			return errors.New("--stream needs --produce benchctl")
+		}
+		meta.Rows, meta.Delivered = o.gen.rows, o.gen.changes+int(float64(o.gen.changes)*o.gen.dupFrac)
+		gctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		gs = startGenStream(gctx, o.gen)
+		defer func() {
+			cancel()
+			<-gs.fin
+		}()
+	} else if err := readJSON(filepath.Join(o.data, "meta.json"), &meta); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(o.work); err != nil {
@@ -217,83 +249,57 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	if o.kafkaBrokers != "" {
 		wargs = append(wargs, "-kafka-brokers", o.kafkaBrokers)
 	}
+	wargs = append(wargs, o.workerArgs...)
 	wlog, err := os.Create(filepath.Join(o.work, "worker.log"))
 	if err != nil {
 		return err
 	}
 	defer wlog.Close()
-	worker := exec.Command(wbin, wargs...)
-	worker.Env, worker.Stdout, worker.Stderr = wenv, wlog, wlog
 	tStart := time.Now()
-	if err := worker.Start(); err != nil {
+	w, err := startWorker(wbin, wargs, wenv, wlog)
+	if err != nil {
 		return err
 	}
-	wpid := worker.Process.Pid
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = worker.Wait(); close(exited) }()
-	wsamp := newSampler(wpid)
-	defer wsamp.close()
 	bsamp := newSampler(o.brokerPid)
 	defer bsamp.close()
 	heap := newHeapPoller(r.maddr)
 	defer heap.close()
 	defer func() {
 		// VmHWM of the worker (one process: Temporal, kfake, apply), then SIGINT
-		if kib := statusKiB(wpid, "VmHWM"); kib > 0 {
+		if kib := statusKiB(w.pid, "VmHWM"); kib > 0 {
 			res["worker_vmhwm_mib"] = mib(kib * 1024)
 		}
-		res["worker_cpu_total_s"] = round(cpuSeconds(wpid), 1)
-		_ = worker.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(60 * time.Second):
-			_ = worker.Process.Kill()
-			<-exited
-		}
+		res["worker_cpu_total_s"] = round(cpuSeconds(w.pid), 1)
+		w.stop(60 * time.Second)
 		if o.brokerPid > 0 {
 			res["broker_vmhwm_mib"] = mib(statusKiB(o.brokerPid, "VmHWM") * 1024)
 		}
 		if err == nil {
 			err = r.collectTables(ctx, lmDir, res)
 		}
+		res["lm_dir_mib"] = dirSizes(lmDir)
 	}()
 
 	// ---- worker up
-	for {
-		select {
-		case <-exited:
-			return fmt.Errorf("worker exited early (%v); see %s", waitErr, wlog.Name())
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		if time.Since(tStart) > 5*time.Minute {
-			return errors.New("the dev worker did not come up within 5 minutes")
-		}
-		if portOpen(r.brokers[0]) && portOpen(fmt.Sprintf("127.0.0.1:%d", tp)) {
-			if _, err := r.starter(ctx, "list"); err == nil {
-				break
-			}
-		}
-		time.Sleep(500 * time.Millisecond)
+	if err := r.waitUp(ctx, w, tp, wlog.Name()); err != nil {
+		return err
 	}
 	res["worker_startup_s"] = round(time.Since(tStart).Seconds(), 1)
-	res["rss_idle_mib"] = wsamp.nowMiB()
+	res["rss_idle_mib"] = w.samp.nowMiB()
 
 	// ---- phase 1: initial load (snapshot reads through Kafka)
-	n, secs, err := r.produce(ctx, filepath.Join(o.data, "snapshot.jsonl"))
+	n, secs, err := r.produce(ctx, filepath.Join(o.data, "snapshot.jsonl"), gs, false)
 	if err != nil {
 		return err
 	}
 	res["produce_snapshot_s"], res["produce_snapshot_records"] = round(secs, 2), n
 	res["produce_snapshot_records_per_s"] = round(float64(n)/max(secs, 1e-9), 0)
-	res["rss_after_produce_snapshot_mib"] = wsamp.nowMiB()
+	res["rss_after_produce_snapshot_mib"] = w.samp.nowMiB()
 	m0, _ := scrape(r.maddr)
-	wsamp.reset()
+	w.samp.reset()
 	bsamp.reset()
 	heap.reset()
-	c0, b0 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
+	c0, b0 := cpuSeconds(w.pid), cpuSeconds(o.brokerPid)
 	t0 := time.Now()
 	startArgs := append([]string{"start", o.topic, "--table", o.table, "--key", "order_id", "--batch-size", strconv.Itoa(o.batch),
 		"--definition", filepath.Join(o.data, "orders.table.json"), "--max-wait", o.maxWait}, o.startArgs...)
@@ -312,7 +318,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	if err := prof.finish(); err != nil {
 		return err
 	}
-	c1, b1 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
+	c1, b1 := cpuSeconds(w.pid), cpuSeconds(o.brokerPid)
 	st1, err := r.status(ctx)
 	if err != nil {
 		return err
@@ -325,10 +331,11 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	res["initial_cpu_s"] = round(c1-c0, 1)
 	res["initial_rows"] = meta.Rows
 	res["initial_rows_per_s"] = round(float64(meta.Rows)/max(t1.Sub(t0).Seconds(), 1e-9), 0)
-	res["rss_peak_initial_mib"] = wsamp.peakMiB()
+	res["rss_peak_initial_mib"] = w.samp.peakMiB()
 	res["go_heap_inuse_peak_initial_mib"] = heap.peakMiB()
 	ib := msum(m1, "lakemirror_batch_duration_seconds_count") - msum(m0, "lakemirror_batch_duration_seconds_count")
 	res["initial_batches"] = ib
+	res["index_after_initial"] = indexState(m1)
 	res["initial_batch_apply_s_mean"] = round((msum(m1, "lakemirror_batch_duration_seconds_sum")-msum(m0, "lakemirror_batch_duration_seconds_sum"))/max(ib, 1), 3)
 	if o.brokerPid > 0 {
 		res["broker_initial_cpu_s"] = round(b1-b0, 1)
@@ -351,14 +358,48 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	n, secs, err = r.produce(ctx, filepath.Join(o.data, "changes.jsonl"))
+	n, secs, err = r.produce(ctx, filepath.Join(o.data, "changes.jsonl"), gs, true)
 	if err != nil {
 		return err
+	}
+	if gs != nil {
+		if err := gs.wait(ctx); err != nil { // expected.parquet and meta.json written
+			return err
+		}
+		if int(n) != meta.Delivered {
+			return fmt.Errorf("the streamed generator delivered %d changes, expected %d", n, meta.Delivered)
+		}
 	}
 	res["produce_changes_s"], res["produce_changes_records"] = round(secs, 2), n
 	res["produce_changes_records_per_s"] = round(float64(n)/max(secs, 1e-9), 0)
 	time.Sleep(2 * time.Second)
-	res["rss_before_phase2_mib"] = wsamp.nowMiB()
+	var restartUp time.Time // when the restarted worker answered
+	if o.restart {
+		// a graceful stop after the initial load (the table paused, the
+		// changes in Kafka), then a new worker on the same directories
+		if kib := statusKiB(w.pid, "VmHWM"); kib > 0 {
+			res["worker1_vmhwm_mib"] = mib(kib * 1024)
+		}
+		res["worker1_cpu_total_s"] = round(cpuSeconds(w.pid), 1)
+		res["loadavg_restart"] = loadavg()
+		tStop := time.Now()
+		if !w.stop(10 * time.Minute) {
+			return errors.New("the worker did not stop within 10 minutes of SIGINT")
+		}
+		res["restart_stop_s"] = round(time.Since(tStop).Seconds(), 2)
+		res["worker1_exit"] = fmt.Sprint(w.waitErr)
+		w2, err := startWorker(wbin, wargs, wenv, wlog)
+		if err != nil {
+			return err
+		}
+		w = w2
+		if err := r.waitUp(ctx, w, tp, wlog.Name()); err != nil {
+			return err
+		}
+		restartUp = time.Now()
+		res["restart_worker_up_s"] = round(restartUp.Sub(w.started).Seconds(), 2)
+	}
+	res["rss_before_phase2_mib"] = w.samp.nowMiB()
 	if o.brokerPid > 0 {
 		res["broker_rss_before_phase2_mib"] = bsamp.nowMiB()
 	}
@@ -366,25 +407,33 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	if text, err := scrapeText(r.maddr); err == nil {
 		_ = os.WriteFile(filepath.Join(o.work, "metrics-phase2-start.txt"), []byte(text), 0o644)
 	}
-	wsamp.reset()
+	w.samp.reset()
 	bsamp.reset()
 	heap.reset()
 	res["loadavg_phase2_start"] = loadavg()
-	c2, b2 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
+	c2, b2 := cpuSeconds(w.pid), cpuSeconds(o.brokerPid)
 	t2 := time.Now()
+	if o.restart {
+		res["restart_worker_cpu_before_resume_s"] = round(c2, 1)
+	}
 	prof = startCPUProfile(ctx, o.cpuProfile, r.maddr, "phase2")
+	fb := watchFirstBatch(r.maddr, m2, w.pid, t2)
 	if _, err := r.starter(ctx, "resume", o.table); err != nil {
+		fb.close()
 		return err
 	}
+	tResumed := time.Now()
 	if _, err := r.starter(ctx, "wait", o.table, "--timeout", o.timeout.String()); err != nil {
+		fb.close()
 		return err
 	}
 	tWait = time.Now()
-	c3, b3 := cpuSeconds(wpid), cpuSeconds(o.brokerPid)
+	c3, b3 := cpuSeconds(w.pid), cpuSeconds(o.brokerPid)
+	fb.close()
 	if err := prof.finish(); err != nil {
 		return err
 	}
-	res["rss_peak_phase2_mib"] = wsamp.peakMiB()
+	res["rss_peak_phase2_mib"] = w.samp.peakMiB()
 	res["go_heap_inuse_peak_phase2_mib"] = heap.peakMiB()
 	if o.brokerPid > 0 {
 		res["broker_phase2_cpu_s"] = round(b3-b2, 1)
@@ -396,7 +445,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	}
 	t3, how := phaseEnd(st3, t2, tWait)
 	res["loadavg_phase2_end"] = loadavg()
-	res["rss_after_phase2_mib"] = wsamp.nowMiB()
+	res["rss_after_phase2_mib"] = w.samp.nowMiB()
 	m3, _ := scrape(r.maddr)
 	if text, err := scrapeText(r.maddr); err == nil {
 		_ = os.WriteFile(filepath.Join(o.work, "metrics-phase2-end.txt"), []byte(text), 0o644)
@@ -423,6 +472,27 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	res["phase2_events_per_s"] = round(float64(meta.Delivered)/max(p2, 1e-9), 0)
 	nb := msum(m3, "lakemirror_batch_duration_seconds_count") - msum(m2, "lakemirror_batch_duration_seconds_count")
 	res["phase2_batches"] = nb
+	res["index_after_phase2"] = indexState(m3)
+	if first := fb.result(m3, tResumed); first != nil {
+		res["phase2_first_batch"] = first
+		if fb.batchAt > 0 && nb > 1 {
+			// the batches after the first: no state load, no hand-over
+			res["phase2_cpu_after_first_batch_s"] = round(c3-fb.cpuAtBatch, 1)
+			res["phase2_cpu_per_batch_after_first"] = round((c3-fb.cpuAtBatch)/(nb-1), 3)
+		}
+		if o.restart && fb.batchAt > 0 {
+			up := restartUp.Sub(w.started).Seconds()
+			res["restart_to_first_batch_s"] = round(t2.Add(fb.batchAt).Sub(w.started).Seconds(), 2)
+			res["restart_breakdown_s"] = map[string]float64{
+				"worker_start":          round(up, 2),                          // exec until Temporal, Kafka and `starter list` answer
+				"benchctl_until_resume": round(t2.Sub(restartUp).Seconds(), 2), // the runner's readings before `starter resume`
+				"resume_call":           round(tResumed.Sub(t2).Seconds(), 2),  // the `starter resume` command
+				"resume_to_first_batch": round(fb.batchAt.Seconds(), 2),        // hand-over wait, state load, the first batch
+				"first_activity_start":  seenAt(fb.activityAt),                 // -1: not seen
+				"state_ready":           seenAt(fb.stateAt),                    // -1: not seen (in memory, or no load)
+			}
+		}
+	}
 	res["phase2_batch_apply_s_mean"] = round((msum(m3, "lakemirror_batch_duration_seconds_sum")-msum(m2, "lakemirror_batch_duration_seconds_sum"))/max(nb, 1), 3)
 	res["phase2_metrics"] = mdelta(m2, m3, "lakemirror_events", "lakemirror_rows_written", "lakemirror_commits", "lakemirror_rebuilt",
 		"lakemirror_records", "lakemirror_duplicates", "lakemirror_stale", "lakemirror_quarantined", "go_gc_duration_seconds_count")
@@ -439,6 +509,81 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	_ = json.Unmarshal(st3.LastBatch, &lastBatch)
 	res["status_totals"], res["last_batch"], res["batch_seq"] = totals, lastBatch, st3.BatchSeq
 	return nil
+}
+
+// lmWorker is a running dev worker.
+type lmWorker struct {
+	cmd     *exec.Cmd
+	pid     int
+	started time.Time
+	exited  chan struct{}
+	waitErr error
+	samp    *sampler // its RSS
+}
+
+func startWorker(bin string, args, env []string, log *os.File) (*lmWorker, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
+	w := &lmWorker{cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w.pid = cmd.Process.Pid
+	go func() { w.waitErr = cmd.Wait(); close(w.exited) }()
+	w.samp = newSampler(w.pid)
+	return w, nil
+}
+
+// stop stops the worker gracefully (SIGINT), or kills it after timeout; it
+// reports whether the worker exited by itself. Its sampler stops too.
+func (w *lmWorker) stop(timeout time.Duration) bool {
+	defer w.samp.close()
+	_ = w.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-w.exited:
+		return true
+	case <-time.After(timeout):
+		_ = w.cmd.Process.Kill()
+		<-w.exited
+		return false
+	}
+}
+
+// waitUp waits until the worker's Kafka (or the external one) and
+// Temporal ports answer and `starter list` works.
+func (r *lmRun) waitUp(ctx context.Context, w *lmWorker, temporalPort int, logName string) error {
+	for {
+		select {
+		case <-w.exited:
+			return fmt.Errorf("worker exited early (%v); see %s", w.waitErr, logName)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if time.Since(w.started) > 5*time.Minute {
+			return errors.New("the dev worker did not come up within 5 minutes")
+		}
+		if portOpen(r.brokers[0]) && portOpen(fmt.Sprintf("127.0.0.1:%d", temporalPort)) {
+			if _, err := r.starter(ctx, "list"); err == nil {
+				return nil
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// dirSizes is the MiB under each entry of dir.
+func dirSizes(dir string) map[string]float64 {
+	out := map[string]float64{}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			out[e.Name()] = mib(dirBytes(filepath.Join(dir, e.Name())))
+		} else if fi, err := e.Info(); err == nil {
+			out[e.Name()] = mib(fi.Size())
+		}
+	}
+	return out
 }
 
 func portOpen(addr string) bool {
@@ -616,8 +761,18 @@ func (h *heapPoller) close() {
 
 // ---- producing the input
 
-func (r *lmRun) produce(ctx context.Context, path string) (int64, float64, error) {
+// produce produces the file at path, or with gs the streamed generator's
+// snapshot values, or its changes.
+func (r *lmRun) produce(ctx context.Context, path string, gs *genStream, changes bool) (int64, float64, error) {
 	t0 := time.Now()
+	if gs != nil {
+		next, what := gs.snapshot(), "the streamed snapshot"
+		if changes {
+			next, what = gs.changes(), "the streamed changes"
+		}
+		n, err := produceFrom(ctx, r.brokers, r.o.topic, what, next, []string{"order_id"}, r.o.compression)
+		return n, time.Since(t0).Seconds(), err
+	}
 	if r.o.produceWith == "starter" {
 		out, err := r.starter(ctx, "produce", r.o.topic, "--events", path, "--key", "order_id")
 		if err != nil {
@@ -658,6 +813,30 @@ func produceCmd(ctx context.Context, args []string) error {
 // text from the value's after image, else its before image. It streams:
 // at most franz-go's buffer of records is held in memory.
 func produceFile(ctx context.Context, brokers []string, topic, path string, keyCols []string, compression string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 4<<20)
+	next := func() ([]byte, error) {
+		for {
+			line, err := br.ReadBytes('\n') // a fresh slice
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				return line, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return produceFrom(ctx, brokers, topic, path, next, keyCols, compression)
+}
+
+// produceFrom produces the values next returns until io.EOF (nil values
+// skipped; each slice is kept until produced) like produceFile; what names
+// the input in errors.
+func produceFrom(ctx context.Context, brokers []string, topic, what string, next func() ([]byte, error), keyCols []string, compression string) (int64, error) {
 	var codec kgo.CompressionCodec
 	switch compression {
 	case "snappy":
@@ -687,11 +866,6 @@ func produceFile(ctx context.Context, brokers []string, topic, path string, keyC
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return 0, fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -708,17 +882,15 @@ func produceFile(ctx context.Context, brokers []string, topic, path string, keyC
 			mu.Unlock()
 		}
 	}
-	br := bufio.NewReaderSize(f, 4<<20)
 	for {
-		line, rerr := br.ReadBytes('\n')
-		line = bytes.TrimSpace(line)
+		line, rerr := next()
 		if len(line) > 0 {
 			rec := &kgo.Record{Topic: topic}
 			if !bytes.Equal(line, []byte("null")) {
-				rec.Value = line // ReadBytes returns a fresh slice
+				rec.Value = line
 				k, err := keyOf(&p, line, keyCols)
 				if err != nil {
-					return n, fmt.Errorf("%s: record %d: %w", path, n+1, err)
+					return n, fmt.Errorf("%s: record %d: %w", what, n+1, err)
 				}
 				lastKey = k
 			}
@@ -781,4 +953,141 @@ func keyOf(p *fastjson.Parser, value []byte, keyCols []string) ([]byte, error) {
 		b = kv.MarshalTo(b)
 	}
 	return append(b, '}'), nil
+}
+
+// indexState is the worker's key index and chain log from its metrics:
+// lakemirror_state_index_bytes by medium, lakemirror_state_log_bytes and
+// the budget, in MiB.
+func indexState(m map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for medium, v := range byLabel(m, "lakemirror_state_index_bytes", "medium") {
+		out["index_"+medium+"_mib"] = mib(int64(v))
+	}
+	out["log_mib"] = mib(int64(msum(m, "lakemirror_state_log_bytes")))
+	for scope, v := range byLabel(m, "lakemirror_state_index_budget_bytes", "scope") {
+		out["budget_"+scope+"_mib"] = mib(int64(v))
+	}
+	return out
+}
+
+// firstBatch watches the worker's metrics every 200 ms from the resume of
+// phase 2 until its first batch is recorded: when the first activity
+// started (temporal_activity_schedule_to_start_latency_seconds_count),
+// when the table's local state was loaded or built
+// (lakemirror_state_loads_total, lakemirror_state_rebuilds_total) and when
+// the first batch was (lakemirror_batch_duration_seconds_count), and the
+// worker's CPU then. Times are since t0; -1 when not seen.
+type firstBatch struct {
+	addr                         string
+	base                         map[string]float64
+	pid                          int
+	t0                           time.Time
+	activityAt, stateAt, batchAt time.Duration
+	cpuAtBatch                   float64
+	atBatch                      map[string]float64 // the metrics when the first batch was seen
+	stop, done                   chan struct{}
+}
+
+func watchFirstBatch(addr string, base map[string]float64, pid int, t0 time.Time) *firstBatch {
+	f := &firstBatch{addr: addr, base: base, pid: pid, t0: t0, activityAt: -1, stateAt: -1, batchAt: -1,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-t.C:
+			}
+			m, err := scrape(addr)
+			if err != nil {
+				continue
+			}
+			if f.see(m, time.Since(t0), func() float64 { return cpuSeconds(pid) }) {
+				return
+			}
+		}
+	}()
+	return f
+}
+
+// see takes one reading of the metrics m at since t0; it reports whether
+// the first batch has been seen.
+func (f *firstBatch) see(m map[string]float64, at time.Duration, cpu func() float64) bool {
+	grew := func(names ...string) bool {
+		var a, b float64
+		for _, n := range names {
+			a, b = a+msum(f.base, n), b+msum(m, n)
+		}
+		return b > a
+	}
+	if f.activityAt < 0 && grew("temporal_activity_schedule_to_start_latency_seconds_count") {
+		f.activityAt = at
+	}
+	if f.stateAt < 0 && grew("lakemirror_state_loads_total", "lakemirror_state_rebuilds_total") {
+		f.stateAt = at
+	}
+	if grew("lakemirror_batch_duration_seconds_count") {
+		f.batchAt, f.cpuAtBatch, f.atBatch = at, cpu(), m
+		return true
+	}
+	return false
+}
+
+func (f *firstBatch) close() {
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
+	}
+	<-f.done
+}
+
+// result is what was seen, with end, the metrics at the end of the phase:
+// where the state came from (sidecar loads, builds by reason: the whole
+// phase) and the activities' waits in the queue before the first batch
+// (schedule-to-start by type).
+func (f *firstBatch) result(end map[string]float64, resumed time.Time) map[string]any {
+	if f.batchAt < 0 {
+		return map[string]any{"seen": false}
+	}
+	out := map[string]any{
+		"resume_to_first_batch_s":    round(f.batchAt.Seconds(), 2),
+		"resume_call_s":              round(resumed.Sub(f.t0).Seconds(), 2),
+		"resume_to_first_activity_s": seenAt(f.activityAt),
+		"resume_to_state_ready_s":    seenAt(f.stateAt),
+		"first_batch_apply_s": round(msum(f.atBatch, "lakemirror_batch_duration_seconds_sum")-
+			msum(f.base, "lakemirror_batch_duration_seconds_sum"), 3),
+		"state_loads_from_sidecar": msum(end, "lakemirror_state_loads_total") - msum(f.base, "lakemirror_state_loads_total"),
+	}
+	builds := map[string]float64{}
+	a, b := byLabel(f.base, "lakemirror_state_rebuilds_total", "reason"), byLabel(end, "lakemirror_state_rebuilds_total", "reason")
+	for reason, v := range b {
+		if d := v - a[reason]; d != 0 {
+			builds[reason] = d
+		}
+	}
+	out["state_builds_by_reason"] = builds
+	waits := map[string]float64{}
+	for _, suffix := range []string{"_sum", "_count"} {
+		a, b := byLabel(f.base, "temporal_activity_schedule_to_start_latency_seconds"+suffix, "activity_type"),
+			byLabel(f.atBatch, "temporal_activity_schedule_to_start_latency_seconds"+suffix, "activity_type")
+		for t, v := range b {
+			if d := v - a[t]; d != 0 {
+				waits[t+suffix] = round(d, 3)
+			}
+		}
+	}
+	out["schedule_to_start_before_first_batch"] = waits
+	return out
+}
+
+// seenAt is d in seconds (two decimals), or -1 for a reading not seen.
+func seenAt(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return round(d.Seconds(), 2)
 }

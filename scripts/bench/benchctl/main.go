@@ -16,8 +16,8 @@
 //	benchctl check-meta DIR
 //	        prints the workload's meta.json in one line (used by run.sh)
 //
-// It is not part of the module's tests: it has no _test files and nothing
-// imports it.
+// Nothing imports it; its tests (gen_test.go) check that the streamed
+// workload of `lakemirror --stream` is the one `gen` writes to files.
 package main
 
 import (
