@@ -1,3 +1,5 @@
+//go:build e2e
+
 package activities
 
 // Written from a breaker's run (2026-12-04): non-PostgreSQL connectors (MySQL, SQL Server, Oracle)

@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package docs holds the project's documentation; its test runs the
 // tutorial (tutorial.md) as written.
 package docs

@@ -5,7 +5,7 @@
 # emulator.
 #
 #   Azurite (Blob service, account devstoreaccount1, container "lakemirror") ◀──┐
-#   go test -run TestAzureStorageEndToEnd ./worker/runner                         │
+#   go test -tags e2e -run TestAzureStorageEndToEnd ./worker/runner               │
 #     (embedded Temporal + kfake; the default SQLite catalog,                     │
 #      WAREHOUSE=abfs://lakemirror@devstoreaccount1.dfs.core.windows.net/…,       │
 #      AZURE_STORAGE_CONNECTION_STRING) ──────────────────────────────────────────┘

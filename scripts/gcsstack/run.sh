@@ -4,7 +4,7 @@
 # would configure it, against fake-gcs-server, the GCS emulator.
 #
 #   fake-gcs-server (GCS JSON/XML API, bucket "lakemirror") ◀──────────────┐
-#   go test -run TestGCSStorageEndToEnd ./worker/runner                      │
+#   go test -tags e2e -run TestGCSStorageEndToEnd ./worker/runner            │
 #     (embedded Temporal + kfake; the default SQLite catalog,                │
 #      WAREHOUSE=gs://lakemirror/warehouse, STORAGE_EMULATOR_HOST) ──────────┘
 #   pyiceberg (independent reader: the same SQLite catalog, gcsfs) compares again

@@ -5,7 +5,7 @@
 # S3 API: Glue holds the tables' metadata locations, S3 their files.
 #
 #   moto_server (Glue API; S3 API, bucket "lakemirror") ◀─────────────────┐
-#   go test -run TestGlueCatalogEndToEnd ./worker/runner                    │
+#   go test -tags e2e -run TestGlueCatalogEndToEnd ./worker/runner          │
 #     (embedded Temporal + kfake; CATALOG_TYPE=glue, WAREHOUSE=s3://…,      │
 #      CATALOG_PROPS=glue.endpoint,s3.endpoint; AWS_* credentials) ─────────┘
 #   pyiceberg (independent reader: its Glue catalog, same Glue and S3) compares again

@@ -12,7 +12,7 @@
 #   stack_run_dir            # $RUN (logs, pids), cleanup on exit
 #   start_bg / stop_bg / alive / free_ports / wait_http
 #   setup_venv REQUIREMENTS IMPORTS  # a cached Python venv ($VENV)
-#   run_go_test TESTNAME     # go test -run '^TESTNAME$' ./worker/runner, report in $RUN/report.json
+#   run_go_test TESTNAME     # go test -tags e2e -run '^TESTNAME$' ./worker/runner, report in $RUN/report.json
 #   run_tablecheck LABEL ROOT CATALOG  # the independent reader (tablecheck.py)
 #   stack_summary TITLE STORE LOG KIND LINES...  # the closing summary, with the timings
 #
@@ -192,7 +192,7 @@ boto3.client("s3", endpoint_url=sys.argv[1], region_name=sys.argv[3]).create_buc
 # fails unless it passed (a skip is a failure).
 run_go_test() {
   local name=$1 rc=0
-  (cd "$REPO_ROOT" && LAKEMIRROR_TEST_REPORT=$RUN/report.json go test -count=1 -v -run "^$name\$" ./worker/runner) \
+  (cd "$REPO_ROOT" && LAKEMIRROR_TEST_REPORT=$RUN/report.json go test -count=1 -tags e2e -v -run "^$name\$" ./worker/runner) \
     >"$RUN/logs/go-test.log" 2>&1 || rc=$?
   grep -v '^time=' "$RUN/logs/go-test.log" | grep -E '^(=== RUN|--- |    |PASS|FAIL|ok )' >&2 || true
   [ "$rc" = 0 ] || die "go test failed (exit $rc; log $RUN/logs/go-test.log)"

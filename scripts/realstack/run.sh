@@ -211,7 +211,7 @@ step build build
 # read v2 position deletes and v3 deletion vectors (a Go test, no services)
 readers() {
   log "readers: pyiceberg and DuckDB read position deletes and deletion vectors (TestDeletionVectorReaders)"
-  (cd "$REPO_ROOT" && LAKEMIRROR_PYTHON="$PY" go test -count=1 -timeout 10m -run '^TestDeletionVectorReaders$' -v ./internal/lake/) >"$RUN/logs/readers.log" 2>&1 ||
+  (cd "$REPO_ROOT" && LAKEMIRROR_PYTHON="$PY" go test -count=1 -tags e2e -timeout 10m -run '^TestDeletionVectorReaders$' -v ./internal/lake/) >"$RUN/logs/readers.log" 2>&1 ||
     { tail -n 40 "$RUN/logs/readers.log" >&2; die "the readers test failed (docs/readers.md)"; }
   grep -q -- '--- PASS: TestDeletionVectorReaders' "$RUN/logs/readers.log" || die "the readers test did not run (see $RUN/logs/readers.log)"
 }

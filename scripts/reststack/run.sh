@@ -4,7 +4,7 @@
 #
 #   Apache Iceberg's RESTCatalogServer (JdbcCatalog on SQLite, S3FileIO) ──┐
 #   moto_server (S3 API, bucket "lakemirror")  ◀──────────────────────────┤
-#   go test -run TestRESTCatalogS3EndToEnd ./worker/runner                  │
+#   go test -tags e2e -run TestRESTCatalogS3EndToEnd ./worker/runner        │
 #     (embedded Temporal + kfake; CATALOG_TYPE=rest, WAREHOUSE=s3://…) ─────┘
 #   pyiceberg (independent reader, same REST catalog and S3) compares again
 #

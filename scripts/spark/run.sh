@@ -57,7 +57,7 @@ log "2/2 readers: TestDeletionVectorReaders with Spark"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 if ! (cd "$repo" && LAKEMIRROR_PYTHON="$venv/bin/python" LAKEMIRROR_SPARK_JAR="$jar" \
-  go test -count=1 -timeout 15m -run '^TestDeletionVectorReaders$' -v ./internal/lake/) >"$out" 2>&1; then
+  go test -count=1 -tags e2e -timeout 15m -run '^TestDeletionVectorReaders$' -v ./internal/lake/) >"$out" 2>&1; then
   tail -n 40 "$out" >&2
   die "the readers test failed (docs/readers.md)"
 fi

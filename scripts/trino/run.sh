@@ -128,7 +128,7 @@ curl -sf "http://127.0.0.1:$TRINO_PORT/v1/info" | grep -q '"starting":false' || 
 log "started; TestDeletionVectorReaders with Trino"
 out=$work/test.out
 if ! (cd "$repo" && LAKEMIRROR_PYTHON="$python" LAKEMIRROR_TRINO="http://127.0.0.1:$TRINO_PORT" \
-  go test -count=1 -timeout 15m -run '^TestDeletionVectorReaders$' -v ./internal/lake/) >"$out" 2>&1; then
+  go test -count=1 -tags e2e -timeout 15m -run '^TestDeletionVectorReaders$' -v ./internal/lake/) >"$out" 2>&1; then
   cat "$out" >&2
   die "TestDeletionVectorReaders with Trino failed"
 fi

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package runner
 
 import (
@@ -30,7 +32,7 @@ import (
 // when asked:
 //
 //	LAKEMIRROR_RECORD_REPLAY=workflows/testdata/replay LAKEMIRROR_RECORD_PREFIX=v2- \
-//	  go test -run TestRecordReplayHistories ./worker/runner/
+//	  go test -tags e2e -run TestRecordReplayHistories ./worker/runner/
 //
 // Histories of a commit's workflows are kept so that later workflow code
 // must replay them (docs/design.md, "Exactly-once batch bookkeeping").

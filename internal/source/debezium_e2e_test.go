@@ -1,0 +1,135 @@
+//go:build e2e
+
+package source
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/schemas"
+)
+
+// TestDebeziumRoundTrip: rows of every supported type, rendered as
+// Debezium snapshot reads, decode with the schemas decoder to exactly the
+// values ReadChunk produced, at cdc.PostgresSeq(0, lsn), with the Schema
+// Describe reported and the key of the row.
+func TestDebeziumRoundTrip(t *testing.T) {
+	db := newDB(t)
+	ctx := ctxT(t)
+	db.exec(t, allTypesDDL)
+	info, err := db.src.Describe(ctx, "public", "all_types", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.ColumnList(); !reflect.DeepEqual(got, allTypesColumns) {
+		t.Fatalf("Describe columns:\n got %+v\nwant %+v", got, allTypesColumns)
+	}
+	var rows []*cdc.Row
+	var final []bool
+	lsn, err := db.src.Snapshot(ctx, info, 2, func(c Chunk) error {
+		for i, r := range c.Rows {
+			rows = append(rows, r)
+			final = append(final, c.Final && i == len(c.Rows)-1)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || !final[3] || final[2] {
+		t.Fatalf("snapshot: %d rows, final marks %v", len(rows), final)
+	}
+
+	const server = "dbserver1"
+	const ts = int64(1_700_000_000_123_456)
+	withKeyCols := schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: info.Key})
+	fromKafkaKey := schemas.NewDecoder(schemas.DecoderOptions{})
+	renderer, err := NewRenderer(info, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range rows {
+		value, err := RowToDebeziumJSON(info, row, lsn, server, ts, final[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := renderer.Value(row, lsn, ts, final[i])
+		if err != nil || string(again) != string(value) {
+			t.Fatalf("Renderer.Value differs from RowToDebeziumJSON (%v)", err)
+		}
+		key, err := KeyToDebeziumJSON(info, row, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(value) || !json.Valid(key) {
+			t.Fatalf("row %d: invalid JSON:\n%s\n%s", i, key, value)
+		}
+		wantKey, err := cdc.KeyOf(row, info.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dec := range []*schemas.Decoder{withKeyCols, fromKafkaKey} {
+			out, err := dec.Decode(schemas.Record{Topic: info.Topic(server), Offset: int64(i), Key: key, Value: value})
+			if err != nil {
+				t.Fatalf("row %d: decode: %v\n%s", i, err, value)
+			}
+			ev := out.Event
+			if out.Kind != schemas.KindChange || out.RawOp != "r" || ev.Op != cdc.OpRead || ev.Before != nil {
+				t.Fatalf("row %d: kind %v op %q before %v", i, out.Kind, out.RawOp, ev.Before)
+			}
+			if ev.Seq != cdc.PostgresSeq(0, lsn) {
+				t.Errorf("row %d: Seq %s, want %s", i, ev.Seq, cdc.PostgresSeq(0, lsn))
+			}
+			wantMark := cdc.SnapshotRow
+			if final[i] {
+				wantMark = cdc.SnapshotLast
+			}
+			if ev.Snapshot != wantMark || ev.SourceTs != ts || ev.TxID != "" {
+				t.Errorf("row %d: snapshot %v ts %d tx %q", i, ev.Snapshot, ev.SourceTs, ev.TxID)
+			}
+			if ev.Key != wantKey {
+				t.Errorf("row %d: key %x, want %x", i, ev.Key, wantKey)
+			}
+			if !reflect.DeepEqual(ev.Schema, info.ColumnList()) {
+				t.Errorf("row %d: decoded schema\n %+v\nwant %+v", i, ev.Schema, info.ColumnList())
+			}
+			if !reflect.DeepEqual(ev.After.Cols.Names, row.Cols.Names) {
+				t.Fatalf("row %d: columns %v, want %v", i, ev.After.Cols.Names, row.Cols.Names)
+			}
+			for j, c := range info.Columns {
+				if got, want := ev.After.Vals[j], row.Vals[j]; !got.Equal(want) {
+					t.Errorf("row %d column %s (%s): decoded %s, read %s", i, c.Name, c.PGType, show(got), show(want))
+				}
+			}
+		}
+
+		// the re-snapshot's delete of the row as a ghost at (P, 0): op d,
+		// the key columns in the before image, every other column null
+		const p = uint64(0x1_0000_2000)
+		ghost, err := renderer.GhostDeleteValue(row, p, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := withKeyCols.Decode(schemas.Record{Topic: info.Topic(server) + "#L@4294975488#ghosts", Offset: int64(i), Key: key, Value: ghost})
+		if err != nil {
+			t.Fatalf("row %d: decode the ghost delete: %v\n%s", i, err, ghost)
+		}
+		ev := out.Event
+		if out.Kind != schemas.KindChange || out.RawOp != "d" || ev.Op != cdc.OpDelete || ev.After != nil || ev.Key != wantKey ||
+			ev.Seq != cdc.PostgresSeq(p, 0) || ev.SourceTs != ts || ev.Snapshot != cdc.SnapshotNone {
+			t.Fatalf("row %d: ghost delete kind %v op %q after %v key %x seq %s ts %d snapshot %v", i, out.Kind, out.RawOp, ev.After, ev.Key, ev.Seq, ev.SourceTs, ev.Snapshot)
+		}
+		if ev.Before.HasValuesBeyond(info.Key) {
+			t.Errorf("row %d: the ghost delete's before image has values beyond the key: %v", i, ev.Before.Vals)
+		}
+		for _, k := range info.Key {
+			got, _ := ev.Before.Get(k)
+			want, _ := row.Get(k)
+			if !got.Equal(want) {
+				t.Errorf("row %d: ghost delete key column %s %s, want %s", i, k, show(got), show(want))
+			}
+		}
+	}
+}
