@@ -42,7 +42,9 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	stage := "lock" // heartbeats also while an earlier attempt on this worker holds the table
 	stop := keepAlive(ctx, heartbeatEvery, func() any { return stage })
 	defer stop()
-	st.mu.Lock()
+	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil { // the worker stops before the batch began: the next one applies it
+		return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, err
+	}
 	defer st.mu.Unlock()
 	defer func() { st.used = time.Now() }() // idle from the batch's end (ReleaseIdleStates)
 	stage = "fetch"
@@ -60,6 +62,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			a.observeBatch(spec.Table, &res, time.Since(started))
 			a.logBatch(ctx, spec, &res, time.Since(started))
 			a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
+			leaving(ctx, &res)
 			return res, nil
 		}
 	}
@@ -92,8 +95,23 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		res.Next = next
 	}
 	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
+	leaving(ctx, &res)
 	a.writeSidecar(ctx, st, res.Release)
 	return res, nil
+}
+
+// leaving marks res, a batch applied by a worker that has begun to stop
+// (workerStop), Leaving, and Release when it left no late keys pending
+// (so that workflows before the hand-over-on-stop version, which read
+// only Release, claim the table again at once too).
+func leaving(ctx context.Context, res *ApplyResult) {
+	if !closed(workerStop(ctx)) {
+		return
+	}
+	res.Leaving = true
+	if res.History.Pending+res.Mirror.Pending == 0 {
+		res.Release = true
+	}
 }
 
 // writeSidecar writes the table's state sidecar after a batch, every

@@ -32,7 +32,9 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	}
 	stop := keepAlive(ctx, heartbeatEvery, func() any { return "rebuild" }) // also while an earlier attempt holds the table
 	defer stop()
-	st.mu.Lock()
+	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil {
+		return RebuildResult{}, err
+	}
 	defer st.mu.Unlock()
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return RebuildResult{}, err

@@ -207,6 +207,10 @@ type Plan struct {
 	LogStart       lake.Offsets `json:"log_start"`               // per partition, when planned
 	TopicMissing   bool         `json:"topic_missing,omitempty"` // the topic does not exist (yet): nothing to read
 	Catalog        string       `json:"catalog,omitempty"`       // the planning worker's catalog identity (TableSpec.Catalog), for the workflow to record
+	// Leaving: the planning worker began to stop while the plan waited
+	// for records, and the plan returned early (with what had arrived);
+	// the workflow claims the table again (leave.go).
+	Leaving bool `json:"leaving,omitempty"`
 }
 
 // StartsAt reports whether the plan begins at offsets, the workflow's
@@ -315,6 +319,10 @@ type ApplyResult struct {
 	// this one up after the batch (claim.go); the workflow claims the
 	// table again on the shared queue.
 	Release bool `json:"release,omitempty"`
+	// Leaving: the worker began to stop while it applied the batch (its
+	// commits are done); the workflow claims the table again, before a
+	// late-key rebuild (leave.go).
+	Leaving bool `json:"leaving,omitempty"`
 	// State is the table's local state on the worker after the batch:
 	// its key index in RAM and on local disk, its chain log, and the
 	// worker's index budget (nil: the worker had no state for it).
