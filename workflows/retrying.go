@@ -10,6 +10,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
 )
 
 // visibleAttempts is how many attempts Temporal makes of a table's
@@ -71,6 +73,11 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			lp.NonRetryableErrorTypes = append(slices.Clone(lp.NonRetryableErrorTypes), heartbeatLostType)
 			o.RetryPolicy = &lp
 		}
+		if st.handsOverOnStop() { // a stopping worker's refusal comes back here (ownerLeft)
+			lp := *o.RetryPolicy
+			lp.NonRetryableErrorTypes = append(slices.Clone(lp.NonRetryableErrorTypes), activities.ErrTypeWorkerLeaving)
+			o.RetryPolicy = &lp
+		}
 		actx := workflow.WithActivityOptions(ctx, o)
 		st.waiting(ctx, summaryOf(o, fn), o.TaskQueue) // the Web UI's current details name it
 		if interrupt == nil {
@@ -98,6 +105,10 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 				st.publish(ctx)
 			}
 			return nil
+		}
+		if st.ownerLeft(ctx, workerLeaving(err)) { // the worker is stopping: claim the table again, run at once (as a rerun, like a hand-over)
+			moved = true
+			continue
 		}
 		if st.handOver(ctx, err) { // the worker is gone: claim the table again, run at once (an earlier attempt may have committed: rerun)
 			moved = true

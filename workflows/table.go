@@ -62,6 +62,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	st.route = workflow.GetVersion(ctx, routeVersion, workflow.DefaultVersion, 1)
 	st.fast = workflow.GetVersion(ctx, fastRecoveryVersion, workflow.DefaultVersion, 1)
 	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
+	st.leave = workflow.GetVersion(ctx, leaveVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return err
 	}
@@ -182,6 +183,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			}
 			continue
 		}
+		st.ownerLeft(ctx, plan.Leaving) // its worker is stopping: the next activity (this plan's batch, or the next plan) claims the table
 		st.recordCatalog(ctx, plan.Catalog)
 		st.HighWatermarks, st.TopicMissing = plan.HighWatermarks, plan.TopicMissing
 		if len(plan.Ranges) == 0 {
@@ -257,6 +259,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []lake.Range, endOffs
 	if !ok {
 		return res, false
 	}
+	st.ownerLeft(ctx, res.Leaving) // its worker is stopping: a rebuild or the next batch claims the table first
 	// a batch that left late keys counts as applied once they are rebuilt
 	if pending := res.History.Pending + res.Mirror.Pending; pending > 0 && !rebuild(ctx, st, pending) {
 		return res, false
