@@ -96,7 +96,10 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}
 	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
 	leaving(ctx, &res)
-	a.writeSidecar(ctx, st, res.Release)
+	if res.Leaving {
+		a.owner.drop(spec.Table) // handed over (leaveTable): the sidecar is written here
+	}
+	a.writeSidecar(ctx, st, res.Release || res.Leaving)
 	return res, nil
 }
 

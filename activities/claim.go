@@ -149,6 +149,13 @@ func (o *owner) take(table string, share int, running map[string]bool, force boo
 	return true, held
 }
 
+// drop stops holding table (a worker that stops hands it over).
+func (o *owner) drop(table string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.tables, table)
+}
+
 // giveUp drops table when it is held and the worker holds more than share
 // tables with it, in one step so that concurrent batches release only the
 // excess.

@@ -94,3 +94,25 @@ func lockOrLeave(ctx context.Context, mu *sync.Mutex, table string) error {
 		return workerLeaving(table)
 	}
 }
+
+// leaveTable hands table over from a worker that is stopping: the worker
+// stops holding it (so WriteSidecars at the worker's stop skips it) and,
+// with sidecars on (SidecarEvery), writes its state sidecar first, under
+// the table's lock (after a job in flight), so that the worker taking
+// the table loads the state instead of building it from the tables. A
+// failed write is logged; the next worker then builds the state.
+func (a *Activities) leaveTable(ctx context.Context, table string) {
+	a.owner.drop(table)
+	if a.SidecarEvery <= 0 {
+		return
+	}
+	a.mu.Lock()
+	st := a.tables[table]
+	a.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	a.writeSidecar(ctx, st, true)
+}

@@ -43,9 +43,9 @@ const (
 // commit goes on from them (Recover). A topic that does not exist yet yields an
 // empty plan. When the activity's worker begins to stop while the plan
 // waits (or before it), the plan returns at once with what has arrived
-// (possibly nothing) and Leaving set: the workflow claims the table
-// again, and another worker, or this one restarted, plans and applies on
-// (leave.go).
+// (possibly nothing) and Leaving set, after writing the table's state
+// sidecar (sidecars on): the workflow claims the table again, and another
+// worker, or this one restarted, plans and applies on (leave.go).
 //
 // Errors: a next offset below the partition's log start offset (records
 // deleted by retention before they were applied) is a non-retryable
@@ -94,6 +94,9 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		if pinLatest || avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) || plan.Leaving {
 			a.observeLag(spec.Table, plan)
 			plan.Catalog = a.CatalogID
+			if plan.Leaving {
+				a.leaveTable(ctx, spec.Table)
+			}
 			return plan, nil
 		}
 		if activity.IsActivity(ctx) {
