@@ -24,24 +24,6 @@ import (
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
-// idlePlanning reports whether the table's workflow waits in an idle
-// PlanBatch (started, with the idle heartbeat timeout of a minute) on
-// queue.
-func idlePlanning(t *testing.T, c client.Client, table, queue string) bool {
-	t.Helper()
-	desc, err := c.DescribeWorkflowExecution(context.Background(), workflows.WorkflowID(table), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range desc.GetPendingActivities() {
-		if p.GetActivityType().GetName() == "PlanBatch" && p.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED &&
-			p.GetActivityOptions().GetTaskQueue().GetName() == queue && p.GetActivityOptions().GetHeartbeatTimeout().AsDuration() == time.Minute {
-			return true
-		}
-	}
-	return false
-}
-
 // historySince renders the workflow's history events from since on, one a
 // line: seconds after since, event type, activity type and task queue of
 // scheduled activities, timeout type and failure of ended ones.
