@@ -23,12 +23,17 @@ import (
 // bronze table does not hold yet, then merges the row changes into the
 // mirror in one row-delta commit. Both commits carry the batch id and end
 // offsets; an attempt that finds the batch already committed (a retry
-// after a crash) writes nothing and returns the recorded result.
+// after a crash) writes nothing and returns the recorded result. A batch
+// applied while the worker has begun to stop returns with Leaving (and
+// Release when it left no late keys) after writing the table's sidecar
+// (sidecars on): the workflow claims the table again (leave.go).
 //
 // Errors: undecodable records and values that do not fit their columns
 // are non-retryable (UndecodableRecord, ValueDoesNotFit) and name the
 // record; a retention gap is non-retryable (KafkaRetentionGap); Kafka,
-// catalog, storage and commit-conflict errors are retried.
+// catalog, storage and commit-conflict errors are retried; a batch still
+// waiting for the table's lock when the worker begins to stop fails with
+// the benign, retryable WorkerLeaving before reading anything.
 func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyResult, err error) {
 	spec := req.Spec.Defaults()
 	if err := a.checkCatalog(spec); err != nil {
