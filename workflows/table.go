@@ -117,6 +117,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	for i := 0; ; i++ {
 		ready := next
 		next = nil
+		if st.handsOverOnStop() { // hand-over-on-stop runs: an activity's result and signals often come in one task
+			sig.settle(ctx)
+		}
 		sig.drain()
 		sa.upsert(ctx, st)
 		if st.Stopping {
@@ -132,6 +135,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		}
 		if runIsLong(ctx, i, bySize) {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			if st.handsOverOnStop() {
+				sig.settle(ctx)
+			}
 			sig.drain()
 			st.Runs++
 			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: st.Spec, State: st})
