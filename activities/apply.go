@@ -23,12 +23,17 @@ import (
 // bronze table does not hold yet, then merges the row changes into the
 // mirror in one row-delta commit. Both commits carry the batch id and end
 // offsets; an attempt that finds the batch already committed (a retry
-// after a crash) writes nothing and returns the recorded result.
+// after a crash) writes nothing and returns the recorded result. A batch
+// applied while the worker has begun to stop returns with Leaving (and
+// Release when it left no late keys) after writing the table's sidecar
+// (sidecars on): the workflow claims the table again (leave.go).
 //
 // Errors: undecodable records and values that do not fit their columns
 // are non-retryable (UndecodableRecord, ValueDoesNotFit) and name the
 // record; a retention gap is non-retryable (KafkaRetentionGap); Kafka,
-// catalog, storage and commit-conflict errors are retried.
+// catalog, storage and commit-conflict errors are retried; a batch still
+// waiting for the table's lock when the worker begins to stop fails with
+// the benign, retryable WorkerLeaving before reading anything.
 func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyResult, err error) {
 	spec := req.Spec.Defaults()
 	if err := a.checkCatalog(spec); err != nil {
@@ -42,7 +47,9 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	stage := "lock" // heartbeats also while an earlier attempt on this worker holds the table
 	stop := keepAlive(ctx, heartbeatEvery, func() any { return stage })
 	defer stop()
-	st.mu.Lock()
+	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil { // the worker stops before the batch began: the next one applies it
+		return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, err
+	}
 	defer st.mu.Unlock()
 	defer func() { st.used = time.Now() }() // idle from the batch's end (ReleaseIdleStates)
 	stage = "fetch"
@@ -60,6 +67,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			a.observeBatch(spec.Table, &res, time.Since(started))
 			a.logBatch(ctx, spec, &res, time.Since(started))
 			a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
+			leaving(ctx, &res)
 			return res, nil
 		}
 	}
@@ -92,8 +100,26 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		res.Next = next
 	}
 	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
-	a.writeSidecar(ctx, st, res.Release)
+	leaving(ctx, &res)
+	if res.Leaving {
+		a.owner.drop(spec.Table) // handed over (leaveTable): the sidecar is written here
+	}
+	a.writeSidecar(ctx, st, res.Release || res.Leaving)
 	return res, nil
+}
+
+// leaving marks res, a batch applied by a worker that has begun to stop
+// (workerStop), Leaving, and Release when it left no late keys pending
+// (so that workflows before the hand-over-on-stop version, which read
+// only Release, claim the table again at once too).
+func leaving(ctx context.Context, res *ApplyResult) {
+	if !closed(workerStop(ctx)) {
+		return
+	}
+	res.Leaving = true
+	if res.History.Pending+res.Mirror.Pending == 0 {
+		res.Release = true
+	}
 }
 
 // writeSidecar writes the table's state sidecar after a batch, every

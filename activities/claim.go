@@ -116,6 +116,13 @@ func (o *owner) take(table string, share int, running map[string]bool, force boo
 	return true, held
 }
 
+// drop stops holding table (a worker that stops hands it over).
+func (o *owner) drop(table string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.tables, table)
+}
+
 // giveUp drops table when it is held and the worker holds more than share
 // tables with it, in one step so that concurrent batches release only the
 // excess.
@@ -158,8 +165,14 @@ func (a *Activities) share(ctx context.Context, fresh bool) (int, map[string]boo
 // with a retryable ClaimRefused error, so that the retry finds another
 // worker; a claim with Force is always taken. It does not build the
 // table's state: the first activity on the worker does (or finds it in
-// memory).
+// memory). A worker that has begun to stop (leave.go) refuses every
+// claim, forced ones too, with the same retryable ClaimRefused: the retry
+// reaches a worker that stays.
 func (a *Activities) ClaimTable(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	if closed(workerStop(ctx)) {
+		return ClaimResult{}, temporal.NewApplicationError(
+			fmt.Sprintf("worker %s is stopping: another worker takes %s", a.WorkerQueue, req.Table), ErrTypeClaimRefused)
+	}
 	a.freeReleased()
 	if req.Gone && req.Prev != "" && req.Prev != a.WorkerQueue && a.Gone != nil {
 		a.Gone(req.Prev)

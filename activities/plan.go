@@ -41,7 +41,11 @@ const (
 // re-read the high watermarks. That first plan also records the offsets
 // in the catalog (lake.StartRecord), so that a restart before the first
 // commit goes on from them (Recover). A topic that does not exist yet yields an
-// empty plan.
+// empty plan. When the activity's worker begins to stop while the plan
+// waits (or before it), the plan returns at once with what has arrived
+// (possibly nothing) and Leaving set, after writing the table's state
+// sidecar (sidecars on): the workflow claims the table again, and another
+// worker, or this one restarted, plans and applies on (leave.go).
 //
 // Errors: a next offset below the partition's log start offset (records
 // deleted by retention before they were applied) is a non-retryable
@@ -58,6 +62,9 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 	a.owner.touch(spec.Table, started) // an idle table stays held while it plans here
 	deadline, idleDeadline := started.Add(spec.MaxWait), started.Add(max(spec.MaxWait, req.IdleWait))
 	topicWasMissing := req.TopicWasMissing
+	stop := workerStop(ctx)
+	wctx, cancelWait := untilStop(ctx, stop) // the waits end when the worker stops
+	defer cancelWait()
 	for {
 		plan, avail, err := a.planOnce(ctx, spec, req.Offsets, topicWasMissing)
 		if errors.Is(err, kafka.ErrUnknownTopic) {
@@ -83,9 +90,13 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 				return Plan{}, classify(err)
 			}
 		}
-		if pinLatest || avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) {
+		plan.Leaving = closed(stop)
+		if pinLatest || avail >= int64(spec.MaxEvents) || (!now.Before(deadline) && !idle) || plan.Leaving {
 			a.observeLag(spec.Table, plan)
 			plan.Catalog = a.CatalogID
+			if plan.Leaving {
+				a.leaveTable(ctx, spec.Table)
+			}
 			return plan, nil
 		}
 		if activity.IsActivity(ctx) {
@@ -96,11 +107,11 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 			// high watermarks (one ListOffsets round per second for all
 			// idle tables), heartbeating, until the topic moves or
 			// IdleWait ends; then plan again
-			for !a.watch().wait(ctx, spec.Topic, plan.HighWatermarks, min(idleHeartbeat, time.Until(idleDeadline))) {
+			for !a.watch().wait(wctx, spec.Topic, plan.HighWatermarks, min(idleHeartbeat, time.Until(idleDeadline))) {
 				if ctx.Err() != nil {
 					return Plan{}, waitCanceled(ctx)
 				}
-				if !time.Now().Before(idleDeadline) {
+				if !time.Now().Before(idleDeadline) || closed(stop) {
 					break
 				}
 				if activity.IsActivity(ctx) {
@@ -113,6 +124,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 		select {
 		case <-ctx.Done():
 			return Plan{}, waitCanceled(ctx)
+		case <-stop:
 		case <-time.After(wait):
 		}
 	}

@@ -20,7 +20,8 @@ import (
 // right are left alone. The common in-order case never calls it.
 //
 // Errors: undecodable bronze records (non-retryable), catalog and file IO
-// failures (retried).
+// failures (retried); the benign, retryable WorkerLeaving when the worker
+// begins to stop while the rebuild waits for the table's lock (leave.go).
 func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (RebuildResult, error) {
 	spec := req.Spec.Defaults()
 	if err := a.checkCatalog(spec); err != nil {
@@ -32,7 +33,9 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	}
 	stop := keepAlive(ctx, heartbeatEvery, func() any { return "rebuild" }) // also while an earlier attempt holds the table
 	defer stop()
-	st.mu.Lock()
+	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil {
+		return RebuildResult{}, err
+	}
 	defer st.mu.Unlock()
 	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
 		return RebuildResult{}, err

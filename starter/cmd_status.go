@@ -135,6 +135,9 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 		phase += ": " + st.PhaseReason
 	}
 	fmt.Fprintf(tw, "phase\t%s\n", phase)
+	if w := workerLine(st); w != "" {
+		fmt.Fprintf(tw, "worker\t%s\n", w)
+	}
 	var parts []string
 	all := maps.Clone(st.HighWatermarks) // partitions not read yet show as "-"
 	maps.Copy(all, st.Offsets)
@@ -194,6 +197,26 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)
 	}
 	tw.Flush()
+}
+
+// workerLine is the status line of the worker holding the table
+// (routing, docs/design.md "Routing"): its id, or "none" and why, with
+// how the table moved so far: "3f2a9c0d1e7b (claims 2; hand-overs: 1 on
+// a worker's stop, 0 by timeout; releases 0; heartbeats lost 0)". ""
+// for a table never claimed (no routing, or not yet).
+func workerLine(st workflows.Status) string {
+	if st.Owner == "" && st.Claims == 0 {
+		return ""
+	}
+	w := strings.TrimPrefix(st.Owner, activities.TaskQueue+"@")
+	if st.Owner == "" {
+		w = "none"
+		if st.Unowned != "" {
+			w += " (" + st.Unowned + ")"
+		}
+	}
+	return fmt.Sprintf("%s (claims %d; hand-overs: %d on a worker's stop, %d by timeout; releases %d; heartbeats lost %d)",
+		w, st.Claims, st.StopHandOvers, st.HandOvers, st.Releases, st.HeartbeatsLost)
 }
 
 // printTableSizes prints, when this command can read the catalog, each of

@@ -20,15 +20,18 @@ import (
 // within milliseconds.
 const handOverSettle = time.Second
 
-// addHandOverReason sets st.PhaseReason when the table's next activity
-// waits in the queue of its worker (st.Owner) and nobody has taken it for
-// handOverSettle: that worker is gone (stopped, or restarted under another
-// worker id), and the table moves to another worker when the activity's
-// schedule-to-start timeout ends (docs/design.md, "Routing"). It reads
+// addHandOverReason sets st.PhaseReason when the table waits for a
+// hand-over: its next activity waits in the queue of its worker
+// (st.Owner) and nobody has taken it for handOverSettle (that worker is
+// gone, killed or restarted under another worker id, and the table moves
+// to another worker when the activity's schedule-to-start timeout ends;
+// docs/design.md, "Routing"), or the table has no worker (its worker
+// stopped and handed it over, st.Unowned) and its claim has waited
+// handOverSettle on the shared queue for a worker to take it. It reads
 // the workflow's pending activities (DescribeWorkflowExecution, within
 // 3 s); when they cannot be read, st is left as it is.
 func addHandOverReason(ctx context.Context, c client.Client, st *workflows.Status) {
-	if st.Owner == "" {
+	if st.Owner == "" && st.Unowned == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -37,9 +40,38 @@ func addHandOverReason(ctx context.Context, c client.Client, st *workflows.Statu
 	if err != nil {
 		return
 	}
-	if r := handOverReason(st.Owner, desc.GetPendingActivities(), time.Now()); r != "" {
+	r := handOverReason(st.Owner, desc.GetPendingActivities(), time.Now())
+	if st.Owner == "" {
+		r = claimReason(st.Unowned, desc.GetPendingActivities(), time.Now())
+	}
+	if r != "" {
 		st.PhaseReason = r
 	}
+}
+
+// claimReason is the phase reason for a table without a worker whose
+// last worker let it go as unowned says (workflows.Status.Unowned), with
+// these pending activities at now: "waiting for a worker to take the
+// table: <unowned> (for <N> s)" when its claim (ClaimTable) is scheduled
+// on the shared queue, not started, for at least handOverSettle (no
+// worker polls it: none runs, or all are stopping); N is the whole
+// seconds since the claim's attempt was scheduled. "" otherwise.
+func claimReason(unowned string, pending []*workflowpb.PendingActivityInfo, now time.Time) string {
+	if unowned == "" {
+		return ""
+	}
+	for _, p := range pending {
+		if p.GetActivityType().GetName() != "ClaimTable" || p.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED ||
+			p.GetActivityOptions().GetTaskQueue().GetName() != activities.TaskQueue || p.GetScheduledTime() == nil {
+			continue
+		}
+		waited := now.Sub(p.GetScheduledTime().AsTime())
+		if waited < handOverSettle {
+			continue
+		}
+		return fmt.Sprintf("waiting for a worker to take the table: %s (for %d s)", unowned, int64(waited.Seconds()))
+	}
+	return ""
 }
 
 // handOverReason is the phase reason for a table owned by the worker

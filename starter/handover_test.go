@@ -5,11 +5,14 @@ import (
 	"time"
 
 	activitypb "go.temporal.io/api/activity/v1"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/lakemirror/lakemirror/workflows"
 )
 
 // TestHandOverReason: only an activity scheduled on the owner's queue,
@@ -35,6 +38,58 @@ func TestHandOverReason(t *testing.T) {
 	} {
 		if got := handOverReason(owner, []*workflowpb.PendingActivityInfo{c.p}, now); got != c.want {
 			t.Errorf("%s: %q, want %q", c.what, got, c.want)
+		}
+	}
+}
+
+// TestClaimReason: a table without a worker whose claim has waited at
+// least a second on the shared queue, not started, says why it has no
+// worker and for how long the claim waited; nothing while the claim is
+// fresh or running, for another activity, or without a known reason.
+func TestClaimReason(t *testing.T) {
+	now := time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
+	claim := func(name string, state enumspb.PendingActivityState, queue string, age time.Duration) *workflowpb.PendingActivityInfo {
+		return &workflowpb.PendingActivityInfo{ActivityType: &commonpb.ActivityType{Name: name}, State: state, ScheduledTime: timestamppb.New(now.Add(-age)),
+			ActivityOptions: &activitypb.ActivityOptions{TaskQueue: &taskqueuepb.TaskQueue{Name: queue}}}
+	}
+	const why = "worker oldworker1 stopped and handed the table over"
+	for _, c := range []struct {
+		what    string
+		unowned string
+		p       *workflowpb.PendingActivityInfo
+		want    string
+	}{
+		{"waiting 12.7 s", why, claim("ClaimTable", enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, "lakemirror", 12700*time.Millisecond),
+			"waiting for a worker to take the table: worker oldworker1 stopped and handed the table over (for 12 s)"},
+		{"just scheduled", why, claim("ClaimTable", enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, "lakemirror", 500*time.Millisecond), ""},
+		{"started", why, claim("ClaimTable", enumspb.PENDING_ACTIVITY_STATE_STARTED, "lakemirror", 10*time.Second), ""},
+		{"another activity", why, claim("PlanBatch", enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, "lakemirror", 10*time.Second), ""},
+		{"no reason known", "", claim("ClaimTable", enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, "lakemirror", 10*time.Second), ""},
+	} {
+		if got := claimReason(c.unowned, []*workflowpb.PendingActivityInfo{c.p}, now); got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, got, c.want)
+		}
+	}
+}
+
+// TestWorkerLine: status names the table's worker and how the table
+// moved; a table without a worker says why; a table never claimed has no
+// worker line.
+func TestWorkerLine(t *testing.T) {
+	for _, c := range []struct {
+		st   workflows.Status
+		want string
+	}{
+		{workflows.Status{Owner: "lakemirror@newworker2", Claims: 2, StopHandOvers: 1},
+			"newworker2 (claims 2; hand-overs: 1 on a worker's stop, 0 by timeout; releases 0; heartbeats lost 0)"},
+		{workflows.Status{Claims: 1, StopHandOvers: 1, Unowned: "worker oldworker1 stopped and handed the table over"},
+			"none (worker oldworker1 stopped and handed the table over) (claims 1; hand-overs: 1 on a worker's stop, 0 by timeout; releases 0; heartbeats lost 0)"},
+		{workflows.Status{Owner: "lakemirror@w3", Claims: 4, HandOvers: 1, Releases: 1, HeartbeatsLost: 2},
+			"w3 (claims 4; hand-overs: 0 on a worker's stop, 1 by timeout; releases 1; heartbeats lost 2)"},
+		{workflows.Status{}, ""},
+	} {
+		if got := workerLine(c.st); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.st, got, c.want)
 		}
 	}
 }

@@ -135,7 +135,7 @@ func TestHeartbeatLostHandsOverDeadOwner(t *testing.T) {
 	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
 	require.NoError(t, env.GetWorkflowError())
 
-	hb := []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec, heartbeatLostType}
+	hb := []string{activities.ErrTypeUndecodable, activities.ErrTypeUnfit, activities.ErrTypeRetentionGap, activities.ErrTypeLogReset, activities.ErrTypeBadSpec, heartbeatLostType, activities.ErrTypeWorkerLeaving}
 	require.Equal(t, []scheduled{
 		{activity: "ApplyBatch", queue: "lakemirror@w1", heartbeat: 8 * time.Second, scheduleToStart: 20 * time.Second, nonRetryable: hb},
 		{activity: "ApplyBatch", queue: "lakemirror@w1", heartbeat: 8 * time.Second, scheduleToStart: 3 * time.Second, nonRetryable: hb},

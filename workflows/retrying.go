@@ -7,6 +7,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // visibleAttempts is how many attempts Temporal makes of a table's
@@ -69,6 +71,11 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 			lp.NonRetryableErrorTypes = append(slices.Clone(lp.NonRetryableErrorTypes), heartbeatLostType)
 			o.RetryPolicy = &lp
 		}
+		if st.handsOverOnStop() { // a stopping worker's refusal comes back here (ownerLeft)
+			lp := *o.RetryPolicy
+			lp.NonRetryableErrorTypes = append(slices.Clone(lp.NonRetryableErrorTypes), payload.ErrTypeWorkerLeaving)
+			o.RetryPolicy = &lp
+		}
 		actx := workflow.WithActivityOptions(ctx, o)
 		st.waiting(ctx, summaryOf(o, activity), o.TaskQueue) // the Web UI's current details name it
 		if interrupt == nil {
@@ -96,6 +103,10 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 				st.publish(ctx)
 			}
 			return nil
+		}
+		if st.ownerLeft(ctx, workerLeaving(err)) { // the worker is stopping: claim the table again, run at once (as a rerun, like a hand-over)
+			moved = true
+			continue
 		}
 		if st.handOver(ctx, err) { // the worker is gone: claim the table again, run at once (an earlier attempt may have committed: rerun)
 			moved = true

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -135,22 +136,71 @@ func (st *TableState) handOver(ctx workflow.Context, err error) bool {
 		return false
 	}
 	workflow.GetLogger(ctx).Warn("the table's worker took no activity; claiming the table again", "worker_queue", st.Owner)
-	st.prevOwner, st.Owner = st.Owner, ""
+	st.prevOwner, st.Owner, st.prevWhy = st.Owner, "", "gone"
 	st.prevGone = true
 	st.HandOvers++
 	return true
 }
 
+// handsOverOnStop reports whether this run takes a stopping owner's
+// hand-over at once (leaveVersion, routed runs).
+func (st *TableState) handsOverOnStop() bool { return st.routed() && st.leave >= 1 }
+
+// ownerLeft forgets the owner when leaving says it is stopping
+// (activities.Plan.Leaving, activities.ApplyResult.Leaving, or an
+// payload.ErrTypeWorkerLeaving failure) in handsOverOnStop runs, so
+// that the next activity claims the table again at once; the claim says
+// the owner is gone (ClaimRequest.Gone). It reports whether it did.
+func (st *TableState) ownerLeft(ctx workflow.Context, leaving bool) bool {
+	if !leaving || !st.handsOverOnStop() || st.Owner == "" {
+		return false
+	}
+	workflow.GetLogger(ctx).Info("the table's worker is stopping; claiming the table again", "worker_queue", st.Owner)
+	st.prevOwner, st.Owner, st.prevWhy = st.Owner, "", "stopped"
+	st.prevGone = true
+	st.StopHandOvers++
+	return true
+}
+
+// workerLeaving reports whether err is an activity's
+// payload.ErrTypeWorkerLeaving failure (its worker stopped before the
+// activity's work began).
+func workerLeaving(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == payload.ErrTypeWorkerLeaving
+}
+
 // release forgets the owner after a batch whose worker released the table
-// (payload.ApplyResult.Release): the next activity claims it again.
+// (payload.ApplyResult.Release): the next activity claims it again. A
+// stopping worker's release (Leaving) was taken by ownerLeft in
+// handsOverOnStop runs.
 func (st *TableState) release(ctx workflow.Context, res payload.ApplyResult) {
-	if !st.routed() || !res.Release {
+	if !st.routed() || !res.Release || (res.Leaving && st.handsOverOnStop()) {
 		return
 	}
 	workflow.GetLogger(ctx).Info("the table's worker released it; claiming it again", "worker_queue", st.Owner)
-	st.prevOwner, st.Owner = st.Owner, ""
+	st.prevOwner, st.Owner, st.prevWhy = st.Owner, "", "released"
 	st.prevGone = false
 	st.Releases++
+}
+
+// unowned is Status.Unowned: while the table has no owner after having
+// one, which worker let it go and why.
+func (st *TableState) unowned() string {
+	if !st.routed() || st.Owner != "" || st.prevOwner == "" {
+		return ""
+	}
+	_, id, _ := strings.Cut(st.prevOwner, "@") // "<queue>@<worker id>"
+	w := "worker " + id
+	switch st.prevWhy {
+	case "stopped":
+		return w + " stopped and handed the table over"
+	case "gone":
+		return w + " took no activity in time (gone)"
+	case "released":
+		return w + " released the table to balance the workers"
+	}
+	return ""
 }
 
 // claim runs ClaimTable on the shared queue (the workflow's) until a

@@ -64,6 +64,27 @@ func (s *signals) loop(ctx workflow.Context) {
 	}
 }
 
+// settle lets the signals coroutine apply every signal delivered so far
+// before the caller reads the state. The SDK hands a signal sent to a
+// channel that a blocked selector waits on to that selector at once, and
+// buffers the ones after it; drain, run by the main coroutine first in a
+// workflow task that also completed an activity, would then apply the
+// buffered signals before the one the selector holds, out of the order
+// sent (four control signals resume, pause, resume, pause ended resumed).
+// settle yields once (no command: an Await whose condition is false only
+// on its first check), so the signals coroutine, which applies them in
+// order, runs first.
+func (s *signals) settle(ctx workflow.Context) {
+	checked := false
+	_ = workflow.Await(ctx, func() bool {
+		if checked {
+			return true
+		}
+		checked = true
+		return false
+	})
+}
+
 func (s *signals) drain() {
 	for _, c := range s.chans {
 		for {

@@ -53,6 +53,10 @@ type TableState struct {
 	// (fast-recovery runs): each was rerun on its owner with probeWait,
 	// and handed over when the owner did not take it.
 	HeartbeatsLost int `json:"heartbeats_lost,omitempty"`
+	// StopHandOvers counts the owners that stopped gracefully and handed
+	// the table over at once (leaveVersion runs): a result with Leaving,
+	// or an activity failing with activities.ErrTypeWorkerLeaving.
+	StopHandOvers int `json:"stop_hand_overs,omitempty"`
 
 	retryRequested  bool              // set by the retry signal while blocked or retrying; not carried over
 	schemaDecision  string            // set by the schema signal while schema-blocked
@@ -66,6 +70,8 @@ type TableState struct {
 	fast            workflow.Version  // fastRecoveryVersion of this run
 	probing         bool              // the next routed activity is the rerun after a heartbeat timeout: probeWait
 	idle            bool              // the last plan found nothing: the next one waits idleWait (planWait)
+	leave           workflow.Version  // leaveVersion of this run
+	prevWhy         string            // why prevOwner let the table go ("stopped", "gone", "released"), for status
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless
@@ -140,6 +146,8 @@ type Status struct {
 	HandOvers      int                    `json:"hand_overs,omitempty"`       // owners that took no activity in time (gone): the table moved
 	Releases       int                    `json:"releases,omitempty"`         // owners that released the table to balance the workers
 	HeartbeatsLost int                    `json:"heartbeats_lost,omitempty"`  // activities whose heartbeats stopped (a dead or stalled worker), each rerun on its owner or handed over
+	StopHandOvers  int                    `json:"stop_hand_overs,omitempty"`  // owners that stopped gracefully and handed the table over at once
+	Unowned        string                 `json:"unowned,omitempty"`          // while the table has no worker after having one (a claim pending): which worker let it go and why, e.g. "worker 3f2a9c0d1e7b stopped and handed the table over"; "" otherwise
 	Totals         Totals                 `json:"totals"`
 	Spec           payload.TableSpec      `json:"spec"`
 }
@@ -152,7 +160,7 @@ func (s *TableState) status() Status {
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]payload.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
 		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
-		HeartbeatsLost: s.HeartbeatsLost}
+		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned()}
 	// the order of the partitions does not change the result (sums and
 	// per-partition values), and this runs only in the status query
 	//workflowcheck:ignore

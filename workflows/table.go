@@ -58,6 +58,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	st.route = workflow.GetVersion(ctx, routeVersion, workflow.DefaultVersion, 1)
 	st.fast = workflow.GetVersion(ctx, fastRecoveryVersion, workflow.DefaultVersion, 1)
 	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
+	st.leave = workflow.GetVersion(ctx, leaveVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return err
 	}
@@ -112,6 +113,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	for i := 0; ; i++ {
 		ready := next
 		next = nil
+		if st.handsOverOnStop() { // hand-over-on-stop runs: an activity's result and signals often come in one task
+			sig.settle(ctx)
+		}
 		sig.drain()
 		sa.upsert(ctx, st)
 		if st.Stopping {
@@ -127,6 +131,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		}
 		if runIsLong(ctx, i, bySize) {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			if st.handsOverOnStop() {
+				sig.settle(ctx)
+			}
 			sig.drain()
 			st.Runs++
 			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: st.Spec, State: st})
@@ -178,6 +185,7 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 			}
 			continue
 		}
+		st.ownerLeft(ctx, plan.Leaving) // its worker is stopping: the next activity (this plan's batch, or the next plan) claims the table
 		st.recordCatalog(ctx, plan.Catalog)
 		st.HighWatermarks, st.TopicMissing = plan.HighWatermarks, plan.TopicMissing
 		if len(plan.Ranges) == 0 {
@@ -253,6 +261,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endO
 	if !ok {
 		return res, false
 	}
+	st.ownerLeft(ctx, res.Leaving) // its worker is stopping: a rebuild or the next batch claims the table first
 	// a batch that left late keys counts as applied once they are rebuilt
 	if pending := res.History.Pending + res.Mirror.Pending; pending > 0 && !rebuild(ctx, st, pending) {
 		return res, false

@@ -86,4 +86,16 @@ const (
 	// Temporal on the owner's queue, then ownerWait; every plan waits
 	// idleWait): v1-* to v8-*.
 	fastRecoveryVersion = "fast-recovery"
+
+	// leaveVersion (2026-12-05, issue 35 item 4): a worker that stops
+	// gracefully hands its tables over at once (docs/design.md, "Graceful
+	// stop"): a plan or batch result with Leaving (activities.Plan,
+	// activities.ApplyResult) forgets the owner, and an activity failing
+	// with activities.ErrTypeWorkerLeaving (listed as non-retryable) is
+	// rerun after a new claim; the claim says the previous owner is gone
+	// (ClaimRequest.Gone). Before, a stopping worker's idle plans ended
+	// without a result reaching Temporal and the table waited for the
+	// idle heartbeat timeout, the probe and a claim (about 63 s). Old
+	// branch: v1-* to v9-*.
+	leaveVersion = "hand-over-on-stop"
 )

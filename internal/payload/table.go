@@ -38,6 +38,14 @@ const (
 	// activity is retried, on this worker after its restart or on
 	// another). A benign error: the SDK logs it at DEBUG, not ERROR.
 	ErrTypeWaitCanceled = "WaitCanceled"
+	// ErrTypeWorkerLeaving: the activity's worker is stopping and did not
+	// start the activity's work (it was waiting for the table's lock held
+	// by another activity there). Retryable and benign (the SDK logs it at
+	// DEBUG); workflows from the hand-over-on-stop version on list it as
+	// non-retryable and claim the table again at once, older runs let
+	// Temporal retry it on the worker's queue, where it is handed over
+	// after the schedule-to-start timeout.
+	ErrTypeWorkerLeaving = "WorkerLeaving"
 )
 
 // RecoverResult is the table's committed position as read from its Iceberg
@@ -80,6 +88,10 @@ type Plan struct {
 	LogStart       Offsets `json:"log_start"`               // per partition, when planned
 	TopicMissing   bool    `json:"topic_missing,omitempty"` // the topic does not exist (yet): nothing to read
 	Catalog        string  `json:"catalog,omitempty"`       // the planning worker's catalog identity (TableSpec.Catalog), for the workflow to record
+	// Leaving: the planning worker began to stop while the plan waited
+	// for records, and the plan returned early (with what had arrived);
+	// the workflow claims the table again (activities/leave.go).
+	Leaving bool `json:"leaving,omitempty"`
 }
 
 // StartsAt reports whether the plan begins at offsets, the workflow's
@@ -168,6 +180,10 @@ type ApplyResult struct {
 	// this one up after the batch (activities/claim.go); the workflow claims the
 	// table again on the shared queue.
 	Release bool `json:"release,omitempty"`
+	// Leaving: the worker began to stop while it applied the batch (its
+	// commits are done); the workflow claims the table again, before a
+	// late-key rebuild (activities/leave.go).
+	Leaving bool `json:"leaving,omitempty"`
 	// State is the table's local state on the worker after the batch:
 	// its key index in RAM and on local disk, its chain log, and the
 	// worker's index budget (nil: the worker had no state for it).

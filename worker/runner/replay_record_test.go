@@ -26,8 +26,9 @@ import (
 // the embedded server, for the replay test (workflows/replay_test.go):
 // a stream with late keys (batches and rebuilds), a table blocked by the
 // quarantine limit that is retried, still fails and is stopped, and a
-// pause and resume followed by a settings update, and (from v5) a table
-// handed over from a stopped worker to another. The workflows start
+// pause and resume followed by a settings update, (from v5) a table
+// handed over from a stopped worker to another, and (from v10) an idle
+// table handed over the same way. The workflows start
 // with the spec in the memo, as `starter start` starts them. It runs only
 // when asked:
 //
@@ -50,8 +51,9 @@ func TestRecordReplayHistories(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
+	starter := r.Client // the client workflows are started with (a running worker's)
 	start := func(spec activities.TableSpec) {
-		_, err := r.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		_, err := starter.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID: workflows.WorkflowID(spec.Table), TaskQueue: activities.TaskQueue, WorkflowExecutionErrorWhenAlreadyStarted: true,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				temporal.NewSearchAttributeKeyKeyword("LakemirrorTable").ValueSet(spec.Table),
@@ -136,6 +138,32 @@ func TestRecordReplayHistories(t *testing.T) {
 	waitCaughtUpWithin(t, second.Client, ho.Table, ends, 4*time.Minute)
 	stopWorkflow(t, second.Client, ho.Table)
 	saveHistory(t, second.Client, workflows.WorkflowID(ho.Table), filepath.Join(dir, prefix+"handover.json"))
+
+	// (from v10) an idle table's worker stops gracefully: its idle plan
+	// returns with Leaving, the other worker claims the table and applies
+	// a record produced after the stop; stopped
+	idle := activities.TableSpec{Table: "replay.handoveridle", Topic: "replay.public.handoveridle", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond}
+	third := startRunner(t)
+	defer func() {
+		if !stopped[third] {
+			third.Stop()
+		}
+	}()
+	ends = produce(t, second, idle.Topic, 1, stream.Delivered[:5])
+	starter = second.Client
+	start(idle)
+	waitCaughtUp(t, second.Client, idle.Table, ends)
+	owner, other := second, third
+	if status(t, second.Client, idle.Table).Owner == WorkerQueue(third.WorkerID) {
+		owner, other = third, second
+	}
+	waitFor(t, "an idle plan", func() bool { return idlePlanning(t, other.Client, idle.Table, WorkerQueue(owner.WorkerID)) })
+	owner.Stop()
+	stopped[owner] = true
+	ends = produceMore(t, other, idle.Topic, stream.Delivered[5:6])
+	waitCaughtUpWithin(t, other.Client, idle.Table, ends, 4*time.Minute)
+	stopWorkflow(t, other.Client, idle.Table)
+	saveHistory(t, other.Client, workflows.WorkflowID(idle.Table), filepath.Join(dir, prefix+"handover-idle.json"))
 }
 
 // TestRecordReplayMaintenance records, beside TestRecordReplayHistories
@@ -232,4 +260,22 @@ func TestRecordReplayLoad(t *testing.T) {
 	waitFor(t, "retrying", func() bool { return status(t, r.Client, bad.Table).Phase == workflows.PhaseRetrying })
 	stopWorkflow(t, r.Client, bad.Table)
 	saveHistory(t, r.Client, workflows.WorkflowID(bad.Table), filepath.Join(dir, prefix+"load-failing.json"))
+}
+
+// idlePlanning reports whether the table's workflow waits in an idle
+// PlanBatch (started, with the idle heartbeat timeout of a minute) on
+// queue.
+func idlePlanning(t *testing.T, c client.Client, table, queue string) bool {
+	t.Helper()
+	desc, err := c.DescribeWorkflowExecution(context.Background(), workflows.WorkflowID(table), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range desc.GetPendingActivities() {
+		if p.GetActivityType().GetName() == "PlanBatch" && p.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED &&
+			p.GetActivityOptions().GetTaskQueue().GetName() == queue && p.GetActivityOptions().GetHeartbeatTimeout().AsDuration() == time.Minute {
+			return true
+		}
+	}
+	return false
 }

@@ -91,8 +91,9 @@ func TestRoutingSteadyStateAndHandOver(t *testing.T) {
 	if got := stateBuilds(t, rs, spec.Table); got != "new=2" {
 		t.Fatalf("state builds after the hand-over: %s, want new=2 (exactly one more)", got)
 	}
-	if st.HandOvers != 1 || st.Claims != 2 {
-		t.Fatalf("hand-overs %d, claims %d; want 1, 2", st.HandOvers, st.Claims)
+	if st.StopHandOvers != 1 || st.HandOvers != 0 || st.HeartbeatsLost != 0 || st.Claims != 2 {
+		t.Fatalf("hand-overs on stop %d, by timeout %d, heartbeats lost %d, claims %d; want 1, 0, 0, 2 (the stopping worker handed the table over)",
+			st.StopHandOvers, st.HandOvers, st.HeartbeatsLost, st.Claims)
 	}
 	checkMirror(t, live, spec.Table, stream.Expected())
 	checkBronze(t, live, spec.Table, ends)

@@ -191,10 +191,10 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 	// StickyScheduleToStartTimeout (the SDK's default is 5 s): stickyWait
 	// keeps that short part of recovering from a dead worker.
 	w := worker.New(c, activities.TaskQueue, worker.Options{DeadlockDetectionTimeout: 10 * time.Second, Interceptors: redactErrs,
-		StickyScheduleToStartTimeout: stickyWait})
+		StickyScheduleToStartTimeout: stickyWait, WorkerStopTimeout: stopWait})
 	Register(w, acts)
 	// the worker's own queue: activities only, of the tables it holds
-	own := worker.New(c, acts.WorkerQueue, worker.Options{Interceptors: redactErrs})
+	own := worker.New(c, acts.WorkerQueue, worker.Options{Interceptors: redactErrs, WorkerStopTimeout: stopWait})
 	own.RegisterActivity(acts)
 	if err := own.Start(); err != nil {
 		removeState()
@@ -259,12 +259,29 @@ func (f closeFunc) Close() error { f(); return nil }
 // stops (Stop).
 const sidecarsOnStop = 30 * time.Second
 
-// Stop stops the worker and closes the clients. With sidecars on
+// stopWait is each Temporal worker's WorkerStopTimeout: how long Stop
+// lets the activities in flight finish (a batch its commits, an idle plan
+// its result that hands the table over) before their contexts are
+// cancelled.
+const stopWait = 20 * time.Second
+
+// Stop stops the worker gracefully, handing its tables over at once
+// (docs/design.md, "Graceful stop"), and closes the clients. First the
+// worker on the shared queue stops (no more workflow tasks or claims;
+// a claim it is running is refused), then the one on its own queue: its
+// idle plans return at once with activities.Plan.Leaving and a batch in
+// flight gets up to stopWait to commit and returns
+// activities.ApplyResult.Leaving, so each table's workflow claims the
+// table again on the shared queue without waiting for a timeout. It logs
+// one INFO line with the number of tables it hands over. With sidecars on
 // (Settings.SidecarEvery), the state sidecar of every table the worker
-// holds is written first, after its in-flight batch
+// holds is written then, after its in-flight batch
 // (activities.WriteSidecars), so the worker that takes the table loads
 // its state instead of reading the tables; a failure is logged.
 func (r *Runner) Stop() {
+	if r.logger != nil {
+		r.logger.Info("stopping: handing this worker's tables over to the other workers", "tables", activities.Held(r.Activities), "worker_queue", r.Activities.WorkerQueue)
+	}
 	r.Worker.Stop()
 	r.Own.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), sidecarsOnStop)
