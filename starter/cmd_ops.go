@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -364,7 +363,7 @@ stopped), failed, terminated, canceled or timed-out, and when it closed.`,
 			}
 			sort.Slice(all, func(i, j int) bool { return all[i].Table < all[j].Table })
 			if asJSON {
-				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(all); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), all); err != nil {
 					return err
 				}
 			} else {

@@ -233,6 +233,12 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 	}
 	out.bind(cmd)
 	f.bind(cmd, 5000, 2*time.Second)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "unknown flag: --topic") {
+			return fmt.Errorf("%w (the topic is start's argument: starter start TOPIC --table NS.TABLE --key COL)", err)
+		}
+		return err
+	})
 	cmd.Flags().Var(&bronzeRetention, "bronze-retention", "drop bronze and quarantine day partitions ingested longer ago than this, daily with snapshot expiry (e.g. 30d; at least 1d; 0 keeps them for ever); late-key rebuilds and validation then reach back only this far (docs/retention.md)")
 	cmd.Flags().BoolVar(&schedules, "schedules", true, "create the table's maintenance schedules (compaction every hour, snapshot expiry and tombstone purge after 30 days every day) unless they exist; --schedules=false: none (see `schedule`)")
 	return cmd

@@ -22,3 +22,13 @@ func TestSentJSONFields(t *testing.T) {
 		}
 	}
 }
+
+// start takes its topic as the argument: a --topic flag (as other tools
+// spell it) is a usage error whose message says so.
+func TestStartTopicFlagHint(t *testing.T) {
+	code, stdout, stderr := cli(t, "start", "--table", "shop.orders", "--topic", "dbserver1.public.orders", "--key", "id")
+	want := "starter: unknown flag: --topic (the topic is start's argument: starter start TOPIC --table NS.TABLE --key COL)\n"
+	if code != exitUsage || stdout != "" || stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, stdout, stderr, exitUsage, want)
+	}
+}
