@@ -39,6 +39,25 @@ type cluster struct {
 	started     int
 }
 
+// runDir settles a run's directory: *dir, or a new temporary one named
+// with prefix, made absolute (the workers run in it); cleanup removes it
+// unless keep.
+func runDir(dir *string, prefix string, keep bool) (cleanup func(), err error) {
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", prefix); err != nil {
+			return nil, err
+		}
+	}
+	if abs, err := filepath.Abs(*dir); err == nil {
+		*dir = abs
+	}
+	if keep {
+		return func() {}, nil
+	}
+	d := *dir
+	return func() { os.RemoveAll(d) }, nil
+}
+
 // startCluster starts the dev stack under dir and connects to it.
 func startCluster(ctx context.Context, dir string) (*cluster, error) {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))

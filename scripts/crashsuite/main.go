@@ -49,7 +49,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,19 +198,11 @@ func run(args []string) error {
 	dir := fs.String("dir", "", "run directory (default: a new temporary one)")
 	keep := fs.Bool("keep", false, "keep the run directory")
 	_ = fs.Parse(args)
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "lakemirror-crashsuite.")
-		if err != nil {
-			return err
-		}
-		*dir = d
+	cleanup, err := runDir(dir, "lakemirror-crashsuite.", *keep)
+	if err != nil {
+		return err
 	}
-	if abs, err := filepath.Abs(*dir); err == nil {
-		*dir = abs // the workers run in it
-	}
-	if !*keep {
-		defer os.RemoveAll(*dir)
-	}
+	defer cleanup()
 	ctx := context.Background()
 	cl, err := startCluster(ctx, *dir)
 	if err != nil {

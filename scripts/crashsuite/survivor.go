@@ -47,19 +47,11 @@ func survivor(args []string) error {
 	dir := fs.String("dir", "", "run directory (default: a new temporary one)")
 	keep := fs.Bool("keep", false, "keep the run directory")
 	_ = fs.Parse(args)
-	if *dir == "" {
-		d, err := os.MkdirTemp("", "lakemirror-survivor.")
-		if err != nil {
-			return err
-		}
-		*dir = d
+	cleanup, err := runDir(dir, "lakemirror-survivor.", *keep)
+	if err != nil {
+		return err
 	}
-	if abs, err := filepath.Abs(*dir); err == nil {
-		*dir = abs
-	}
-	if !*keep {
-		defer os.RemoveAll(*dir)
-	}
+	defer cleanup()
 	ctx := context.Background()
 	var newTimes, orphanTimes []time.Duration
 	for round := 1; round <= *rounds; round++ {
