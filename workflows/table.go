@@ -41,8 +41,11 @@ const idleWait = 15 * time.Minute
 // query reports phase, offsets, lag and the last batch. A batch that fails
 // with a non-retryable error leaves the table "blocked" with the error in
 // status until a retry (or stop) signal. It never completes on its own;
-// a stop signal completes it after the in-flight batch. It returns a
-// continue-as-new error when the run's history is large (runIsLong).
+// a stop signal completes it after the in-flight batch (nil error). It
+// returns a continue-as-new error, carrying the state, when the run's
+// history is large (runIsLong); a non-retryable ErrTypeBadSpec error when
+// the spec names no table or no topic; the SDK's error when a query or
+// update handler cannot be registered.
 //
 // Each round of the loop is a sequence of steps (steps.go): take the
 // signals, then stop, pause, continue as new, or serve an operator's
@@ -61,7 +64,9 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 	if !st.Recovered && !r.recover(ctx) {
 		return nil
 	}
-	r.bySize = workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1 // asked after recovery
+	// canVersion decides when continueAsNew is due (runIsLong); runs have
+	// always asked it here, after recovery
+	r.bySize = workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1
 	for round := 0; ; round++ {
 		ready := r.takeNext() // the plan the last batch's apply made, for this round only
 		r.takeSignals(ctx)
@@ -84,7 +89,10 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		if !ok {
 			return nil
 		}
-		if plan != nil && r.takePlan(ctx, plan) && !r.apply(ctx, plan) {
+		if plan == nil || !r.takePlan(ctx, plan) {
+			continue // no plan this round, or nothing to apply
+		}
+		if !r.apply(ctx, plan) {
 			return nil
 		}
 	}
