@@ -37,8 +37,8 @@ import "time"
 //     all of today's): a run that took it runs code with the others. A
 //     table that falls short (paused or blocked since before the marker)
 //     moves onto the current code with `starter stop` and `starter start`
-//     (the start recovers its position from the tables; pause it again if
-//     it was paused). jobs-on-owner is asked by MaintenanceWorkflow and
+//     (the start continues from the offsets its tables record; the status
+//     totals start again from zero; pause it again if it was paused). jobs-on-owner is asked by MaintenanceWorkflow and
 //     EraseWorkflow, which end with their job: none of them may be
 //     running that started before the upgrade to a build with it.
 //
