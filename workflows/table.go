@@ -41,173 +41,59 @@ const idleWait = 15 * time.Minute
 // query reports phase, offsets, lag and the last batch. A batch that fails
 // with a non-retryable error leaves the table "blocked" with the error in
 // status until a retry (or stop) signal. It never completes on its own;
-// a stop signal completes it after the in-flight batch.
+// a stop signal completes it after the in-flight batch (nil error). It
+// returns a continue-as-new error, carrying the state, when the run's
+// history is large (runIsLong); a non-retryable ErrTypeBadSpec error when
+// the spec names no table or no topic; the SDK's error when a query or
+// update handler cannot be registered.
+//
+// Each round of the loop is a sequence of steps (steps.go): take the
+// signals, then stop, pause, continue as new, or serve an operator's
+// request (re-snapshot, backfill); else plan a batch, take in the plan,
+// and apply it.
 func TableWorkflow(ctx workflow.Context, in TableInput) error {
-	st := in.State
-	if st == nil {
-		st = &TableState{Phase: PhaseStarting, Offsets: payload.Offsets{}}
-	}
-	if st.Spec.Table == "" {
-		st.Spec = in.Spec.Defaults()
-	}
-	if st.Spec.Table == "" || st.Spec.Topic == "" {
-		return temporal.NewNonRetryableApplicationError("table and topic are required", payload.ErrTypeBadSpec, nil)
-	}
-	// before the update handlers, which use it
-	st.memoSpec = workflow.GetVersion(ctx, memoSpecVersion, workflow.DefaultVersion, 1)
-	st.route = workflow.GetVersion(ctx, routeVersion, workflow.DefaultVersion, 1)
-	st.fast = workflow.GetVersion(ctx, fastRecoveryVersion, workflow.DefaultVersion, 1)
-	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
-	st.leave = workflow.GetVersion(ctx, leaveVersion, workflow.DefaultVersion, 1)
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
+	st, err := runState(in)
+	if err != nil {
 		return err
 	}
-	if err := registerUpdates(ctx, st); err != nil {
+	r, err := startRun(ctx, st)
+	if err != nil {
 		return err
 	}
-	sig := newSignals(ctx, st)
-	workflow.Go(ctx, sig.loop)
-	st.published = newSearchAttributes(ctx)
-	sa := st.published
-	defer func() { // a table stopped while blocked, retrying or loading shows stopped, not the phase it was in
-		if st.Stopping && st.Phase != PhaseStopped {
-			st.Phase = PhaseStopped
-			st.publish(ctx)
-		}
-	}()
-
-	if !st.Recovered {
-		var rec payload.RecoverResult
-		for { // a failure (a spec the tables refuse) blocks until retry or stop
-			err := execVisible(ctx, st, shortOptions(), payload.ActivityRecover, func(bool) any { return st.Spec }, &rec)
-			if err == nil {
-				break
-			}
-			if errors.Is(err, errStopping) {
-				return nil
-			}
-			if !block(ctx, st, err) {
-				return nil
-			}
-		}
-		st.recordCatalog(ctx, rec.Catalog)
-		st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
-		if st.Offsets == nil {
-			st.Offsets = payload.Offsets{}
-		}
-		workflow.GetLogger(ctx).Info("recovered", "source", rec.Source, "batch_seq", rec.BatchSeq, "offsets", rec.Offsets)
-		if rec.Pending > 0 && !rebuild(ctx, st, rec.Pending) {
-			return nil
-		}
-		if st.Spec.Source != "" && !rec.Loaded && !loadTable(ctx, st, payload.InitialLoadID, false) {
-			return nil
-		}
+	defer r.showStopped(ctx)
+	if !st.Recovered && !r.recover(ctx) {
+		return nil
 	}
-	bySize := workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1
-	// the last batch's ApplyResult.Next, for the round right after it only,
-	// and the settings updates taken when that batch was planned: a plan
-	// made under settings since changed (MaxEvents, MaxBatchEvents) is
-	// dropped and the batch planned anew
-	var next *payload.Plan
-	nextSettings := 0
-	for i := 0; ; i++ {
-		ready := next
-		next = nil
-		if st.handsOverOnStop() { // hand-over-on-stop runs: an activity's result and signals often come in one task
-			sig.settle(ctx)
-		}
-		sig.drain()
-		sa.upsert(ctx, st)
-		if st.Stopping {
-			st.Phase = PhaseStopped
-			sa.upsert(ctx, st)
+	// canVersion decides when continueAsNew is due (runIsLong); runs have
+	// always asked it here, after recovery
+	r.bySize = workflow.GetVersion(ctx, canVersion, workflow.DefaultVersion, 1) == 1
+	for round := 0; ; round++ {
+		ready := r.takeNext() // the plan the last batch's apply made, for this round only
+		r.takeSignals(ctx)
+		switch {
+		case st.Stopping:
+			r.stop(ctx)
 			return nil
-		}
-		if st.Paused {
-			st.Phase = PhasePaused
-			sa.upsert(ctx, st)
-			_ = workflow.Await(ctx, func() bool { return !st.Paused || st.Stopping })
+		case st.Paused:
+			r.pause(ctx)
 			continue
-		}
-		if runIsLong(ctx, i, bySize) {
-			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			if st.handsOverOnStop() {
-				sig.settle(ctx)
-			}
-			sig.drain()
-			st.Runs++
-			return workflow.NewContinueAsNewError(ctx, TableWorkflow, TableInput{Spec: st.Spec, State: st})
-		}
-		if st.ResnapshotRequested != "" {
-			if !resnapshot(ctx, st) {
+		case runIsLong(ctx, round, r.bySize):
+			return r.continueAsNew(ctx)
+		case st.ResnapshotRequested != "" || len(st.Backfill) > 0:
+			if !r.serveRequest(ctx) {
 				return nil
 			}
 			continue
 		}
-		if len(st.Backfill) > 0 {
-			if !backfillStep(ctx, st) {
-				return nil
-			}
-			continue
-		}
-		st.Phase = streamPhase(st)
-		var plan payload.Plan
-		var err error
-		if ready != nil && ready.StartsAt(st.Offsets) && st.settingsChanges == nextSettings {
-			plan = *ready // planned by the last ApplyBatch (plan-in-apply)
-		} else if workflow.GetVersion(ctx, idleWaitVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			err = execVisible(ctx, st, planOptions(st.Spec, st.heartbeatTimeout()), payload.ActivityPlanBatch, func(bool) any {
-				return payload.PlanRequest{Spec: st.Spec, Offsets: st.Offsets}
-			}, &plan)
-		} else {
-			// an idle table waits inside PlanBatch (up to idleWait) for its
-			// first record; a signal or settings change cuts the wait short
-			// (fast-recovery runs: only after an empty plan, with the long
-			// idleDeadAfter heartbeat timeout; a plan after records waits
-			// only MaxWait, with deadAfter: planWait)
-			settings := st.settingsChanges
-			wait, heartbeat := st.planWait()
-			err = execInterruptible(ctx, st, planOptions(st.Spec, heartbeat), payload.ActivityPlanBatch, func(bool) any {
-				return payload.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: wait, TopicWasMissing: st.TopicMissing}
-			}, &plan, func() bool {
-				return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
-			})
-			if err == nil {
-				st.idle = len(plan.Ranges) == 0
-			}
-		}
-		if errors.Is(err, errStopping) || errors.Is(err, errInterrupted) {
-			continue // the loop's top takes the signal
-		}
-		if err != nil {
-			if !block(ctx, st, err) {
-				return nil
-			}
-			continue
-		}
-		st.ownerLeft(ctx, plan.Leaving) // its worker is stopping: the next activity (this plan's batch, or the next plan) claims the table
-		st.recordCatalog(ctx, plan.Catalog)
-		st.HighWatermarks, st.TopicMissing = plan.HighWatermarks, plan.TopicMissing
-		if len(plan.Ranges) == 0 {
-			st.Offsets = plan.Offsets // adopts new partitions' starting points
-			continue
-		}
-		settingsAtApply := st.settingsChanges // ApplyBatch plans the batch after it with the spec as now
-		res, ok := runBatch(ctx, st, plan.Ranges, plan.Offsets)
+		plan, ok := r.plan(ctx, ready)
 		if !ok {
 			return nil
 		}
-		st.Offsets = res.EndOffsets
-		if planInApply {
-			next, nextSettings = res.Next, settingsAtApply
+		if plan == nil || !r.takePlan(ctx, plan) {
+			continue // no plan this round, or nothing to apply
 		}
-		if res.SnapshotLast || (st.Phase == PhaseSnapshot && res.SnapshotRows == 0 && res.Changes > 0) {
-			st.SnapshotDone = true
-		}
-		if res.SnapshotRows > 0 && !res.SnapshotLast && !st.SnapshotDone {
-			st.Phase = PhaseSnapshot
-		} else {
-			st.Phase = streamPhase(st)
+		if !r.apply(ctx, plan) {
+			return nil
 		}
 	}
 }

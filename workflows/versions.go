@@ -1,79 +1,111 @@
 package workflows
 
+import "time"
+
 // Version markers (workflow.GetVersion change ids) of the workflows, all
-// in one place: what each gates, when it came, which recorded histories
-// (workflows/testdata/replay, replayed by TestReplayRecordedHistories)
-// still take the old branch, and when the old branch can go.
+// in one place: a constant for each, saying what the marker changes and
+// where a run asks it, and its entry in versionMarkers: the day it
+// shipped, the recorded histories (testdata/replay, replayed by
+// TestReplayRecordedHistories) that take its old branch and its new one,
+// and the earliest day its old branch can go.
 //
-// Support window: a marker's old branch stays until no workflow started
-// before the marker can still be running. Table workflows continue as new
-// (by history size, canVersion), and every new run asks each marker again
-// and takes the new branch, so a table's run is on the new code within one
-// continue-as-new after an upgrade: at most historyEventsPerRun events or
-// historyBytesPerRun of history, days for a busy table, weeks for an idle
-// one. The rule: an old branch is removed no earlier than 90 days after
-// its marker shipped and after one full release in which `starter list`
-// shows no run started before the marker (the run's start time against
-// the marker's date below); its replay fixtures are then moved to a
-// "retired" note in the replay README, never silently deleted. None can
-// go yet (all are from 2026-12-02/03). Asked at a run's start unless said
-// otherwise.
+// Support window. A run asks each marker once; a run recorded before the
+// marker (it has no marker event) replays the old branch, and every run
+// started on code with the marker takes the new one. A table's run
+// continues as new when its history reaches historyEventsPerRun events or
+// historyBytesPerRun bytes (canVersion), and the next run takes every
+// marker: a busy table moves onto new code within days, an idle one
+// (about 6 events per idleWait plan) within about 17 days; a paused or
+// blocked one records nothing and stays on its run until it moves again.
+// So an old branch is removed only when both hold:
+//
+//   - supportWindow (90 days) has passed since the marker shipped (the
+//     day in versionMarkers; versionMarker.removableFrom). So a build
+//     keeps every old branch the runs of a build made up to 90 days
+//     before it may take, and upgrades from it are direct; across a
+//     longer gap, upgrade through a build in between and wait for the
+//     check below;
+//   - the installation has no running run without the marker. The SDK
+//     records every marker a run takes in the TemporalChangeVersion
+//     search attribute as "<change id>-1", so `temporal workflow count
+//     --query 'WorkflowType="TableWorkflow" AND ExecutionStatus="Running"'`
+//     must equal the same count with `AND
+//     TemporalChangeVersion="<change id>-1"` added. A marker asked only
+//     when first needed (idle-long-poll, publish-phase-mid-batch,
+//     load-visible-retries) is checked with the marker every run asks at
+//     its start that shipped with or after it (hand-over-on-stop covers
+//     all of today's): a run that took it runs code with the others. A
+//     table that falls short (paused or blocked since before the marker)
+//     moves onto the current code with `starter stop` and `starter start`
+//     (the start continues from the offsets its tables record; the status
+//     totals start again from zero; pause it again if it was paused). jobs-on-owner is asked by MaintenanceWorkflow and
+//     EraseWorkflow, which end with their job: none of them may be
+//     running that started before the upgrade to a build with it.
+//
+// Removing an old branch: the build's notes name the markers removed and
+// the check above; the GetVersion stays with minSupported 1 (a run
+// without the marker then fails its workflow task with an error that
+// names the change id, not a non-determinism error deep in its history)
+// and the constant stays listed, until a later build drops both. The old
+// branch's fixtures leave testdata/replay with it (they can no longer
+// replay), listed as retired in its README, never silently. None can go
+// yet: the earliest is 2027-03-02.
 const (
-	// canVersion (2026-12-02, 59d0fca): continue as new by history size
-	// instead of by round count. Old branch: v1-*, v2-* fixtures.
+	// canVersion: continue as new by history size (historyEventsPerRun,
+	// historyBytesPerRun, or the server's suggestion) instead of after
+	// iterationsPerRun rounds. Asked after recovery (TableWorkflow).
 	canVersion = "continue-as-new-by-history-size"
 
-	// idleWaitVersion (2026-12-02, 58269d1): the long-polling plan of an
-	// idle table (PlanRequest.IdleWait); before, it polled every MaxWait.
-	// Asked in the loop when a plan comes back empty. Old branch: v1-*,
-	// v2-*.
+	// idleWaitVersion: the long-polling plan of an idle table
+	// (PlanRequest.IdleWait, interrupted by signals and settings
+	// changes); before, it planned every MaxWait. Asked at the run's first
+	// PlanBatch (tableRun.askPlan).
 	idleWaitVersion = "idle-long-poll"
 
-	// memoSpecVersion (2026-12-02, 1d5865b): keep the memo's "spec" (the
-	// Web UI's view of the table's configuration, and what workers compare
-	// their catalog with) equal to the workflow's spec, upserted on
-	// settings changes and when the table's catalog is recorded
-	// (TableSpec.Catalog, from the Recover or PlanBatch of the first
-	// worker). Old branch: v1-* to v3-* (v3-paused-settings checks the
-	// memo upsert is guarded).
+	// memoSpecVersion: keep the memo's "spec" (the Web UI's view of the
+	// table's configuration, and what workers compare their catalog
+	// with) equal to the workflow's spec, upserted on settings changes and
+	// when the table's catalog is recorded (TableSpec.Catalog, from the
+	// Recover or PlanBatch of the first worker). Asked at the run's start
+	// (startRun). v3-paused-settings checks the memo upsert is guarded.
 	memoSpecVersion = "memo-spec"
 
-	// publishMidBatchVersion (2026-12-02, 6f37d72): upsert the search
-	// attributes from inside a batch (blocked, retrying). Asked when first
-	// needed. Old branch: v1-*.
+	// publishMidBatchVersion: upsert the search attributes from inside a
+	// batch (blocked, retrying); before, only the phase gauge followed.
+	// Asked at the run's first publish with search attributes on
+	// (TableState.publish).
 	publishMidBatchVersion = "publish-phase-mid-batch"
 
-	// routeVersion (2026-12-02, 584b681): route a table's activities to
-	// the worker that holds its local state (docs/design.md, "Routing"): a
-	// claim on the shared task queue, then the claimed worker's own queue,
-	// with hand-over on a schedule-to-start timeout and a new claim when
-	// the worker releases the table. Old branch (every activity on the
-	// shared queue): v1-* to v4-*.
+	// routeVersion: route a table's activities to the worker that holds
+	// its local state (docs/design.md, "Routing"): a claim on the shared
+	// task queue, then the claimed worker's own queue, with hand-over on a
+	// schedule-to-start timeout and a new claim when the worker releases
+	// the table. Before, every activity ran on the shared queue. Asked at
+	// the run's start (startRun).
 	routeVersion = "route-to-owner"
 
-	// planInApplyVersion (2026-12-03, f1e9077): apply the plan an
-	// ApplyBatch returns for the batch after it
-	// (payload.ApplyResult.Next: a full batch was already waiting)
-	// without a PlanBatch in between: one activity and one workflow task
-	// less per batch while the table is behind. Old branch: v1-* to v5-*.
+	// planInApplyVersion: apply the plan an ApplyBatch returns for the
+	// batch after it (payload.ApplyResult.Next: a full batch was already
+	// waiting) without a PlanBatch in between: one activity and one
+	// workflow task less per batch while the table is behind. Asked at
+	// the run's start (startRun), used by tableRun.apply.
 	planInApplyVersion = "plan-in-apply"
 
-	// ownerJobsVersion (2026-12-03, 865484d): run a job that lives outside
-	// the table's workflow (MaintenanceWorkflow) on the worker holding the
-	// table's local state. Old branch (the shared queue): v6-maintenance.
+	// ownerJobsVersion: run a job that lives outside the table's workflow
+	// (MaintenanceWorkflow, EraseWorkflow) on the worker holding the
+	// table's local state; before, on the shared queue. Asked by onOwner.
 	ownerJobsVersion = "jobs-on-owner"
 
-	// loadVisibleVersion (2026-12-05, issue 34 item 7): run a direct load
-	// (initial or re-snapshot) through execInterruptible: its failures
-	// show as phase retrying with the error after visibleAttempts
-	// attempts, and a stop signal cancels it while it runs or waits to be
-	// retried. Before, Temporal retried a failing load forever with phase
-	// snapshot, no error and no way to stop it. Asked when a load starts.
-	// Old branch: every fixture with a load (none recorded one).
+	// loadVisibleVersion (issue 34 item 7): run a direct load (initial or
+	// re-snapshot) through execInterruptible: its failures show as phase
+	// retrying with the error after visibleAttempts attempts, and a stop
+	// signal cancels it while it runs or waits to be retried. Before,
+	// Temporal retried a failing load forever with phase snapshot, no
+	// error and no way to stop it. Asked when a load starts (loadTable).
 	loadVisibleVersion = "load-visible-retries"
 
-	// fastRecoveryVersion (2026-12-05): recover from a dead worker within
-	// seconds (docs/design.md, "Recovery after a worker dies"): PlanBatch,
+	// fastRecoveryVersion: recover from a dead worker within seconds
+	// (docs/design.md, "Recovery after a worker dies"): PlanBatch,
 	// ApplyBatch and RebuildKeys get an 8 s heartbeat timeout (deadAfter,
 	// was 30 s) that Temporal does not retry (heartbeatLostType); the
 	// workflow reruns the activity on its owner with a 3 s
@@ -82,20 +114,85 @@ const (
 	// previous owner is gone (ClaimRequest.Gone). PlanBatch waits idleWait
 	// for a first record only after a plan that found nothing, with a 60 s
 	// heartbeat timeout (idleDeadAfter, planWait); other plans wait at most
-	// MaxWait, with deadAfter. Old branch (30 s heartbeats retried by
-	// Temporal on the owner's queue, then ownerWait; every plan waits
-	// idleWait): v1-* to v8-*.
+	// MaxWait, with deadAfter. Before: 30 s heartbeats retried by Temporal
+	// on the owner's queue, then ownerWait; every plan waited idleWait.
+	// Asked at the run's start (startRun).
 	fastRecoveryVersion = "fast-recovery"
 
-	// leaveVersion (2026-12-05, issue 35 item 4): a worker that stops
-	// gracefully hands its tables over at once (docs/design.md, "Graceful
-	// stop"): a plan or batch result with Leaving (activities.Plan,
-	// activities.ApplyResult) forgets the owner, and an activity failing
-	// with activities.ErrTypeWorkerLeaving (listed as non-retryable) is
-	// rerun after a new claim; the claim says the previous owner is gone
+	// leaveVersion (issue 35 item 4): a worker that stops gracefully hands
+	// its tables over at once (docs/design.md, "Graceful stop"): a plan or
+	// batch result with Leaving (activities.Plan, activities.ApplyResult)
+	// forgets the owner, and an activity failing with
+	// activities.ErrTypeWorkerLeaving (listed as non-retryable) is rerun
+	// after a new claim; the claim says the previous owner is gone
 	// (ClaimRequest.Gone). Before, a stopping worker's idle plans ended
-	// without a result reaching Temporal and the table waited for the
-	// idle heartbeat timeout, the probe and a claim (about 63 s). Old
-	// branch: v1-* to v9-*.
+	// without a result reaching Temporal and the table waited for the idle
+	// heartbeat timeout, the probe and a claim (about 63 s). Asked at the
+	// run's start (startRun).
 	leaveVersion = "hand-over-on-stop"
 )
+
+// supportWindow is how long a marker's old branch stays at least after
+// the marker shipped (see the support window above).
+const supportWindow = 90 * 24 * time.Hour
+
+// versionMarker is one marker's entry in versionMarkers.
+type versionMarker struct {
+	id     string // the change id (one of the constants above)
+	added  string // the day it shipped, YYYY-MM-DD (UTC)
+	commit string // the commit that added it
+	// workflow is the registered name of the workflow whose recorded
+	// histories old and new name.
+	workflow string
+	// old and new are the recorded histories in testdata/replay (file
+	// names or path.Match patterns, among workflow's histories) whose
+	// replay asks the marker and gets workflow.DefaultVersion (recorded
+	// before it: the old branch), and 1 (the new branch). Exact:
+	// TestVersionMarkerFixtures replays them all and checks that these,
+	// and no others, ask it.
+	old, new []string
+	// noOld says why no recorded history takes the old branch (old is
+	// empty).
+	noOld string
+}
+
+// removableFrom is the first day the marker's old branch may go: added
+// plus supportWindow.
+func (m versionMarker) removableFrom() (time.Time, error) {
+	t, err := time.Parse(time.DateOnly, m.added)
+	return t.Add(supportWindow), err
+}
+
+// versionMarkers lists every marker, oldest first.
+var versionMarkers = []versionMarker{
+	{id: publishMidBatchVersion, added: "2026-12-02", commit: "6f37d72", workflow: TableWorkflowName,
+		old: []string{"v1-blocked.json"},
+		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json"}},
+	{id: idleWaitVersion, added: "2026-12-02", commit: "58269d1", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*"},
+		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*"}},
+	{id: memoSpecVersion, added: "2026-12-02", commit: "1d5865b", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*"},
+		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"}},
+	{id: canVersion, added: "2026-12-02", commit: "59d0fca", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
+		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*"}},
+	{id: routeVersion, added: "2026-12-02", commit: "584b681", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
+		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*"}},
+	{id: planInApplyVersion, added: "2026-12-03", commit: "f1e9077", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*"},
+		new: []string{"v6-*", "v8-*", "v9-*", "v10-*"}},
+	{id: ownerJobsVersion, added: "2026-12-03", commit: "865484d", workflow: MaintenanceWorkflowName,
+		old: []string{"v6-maintenance.json"},
+		new: []string{"v7-maintenance.json"}},
+	{id: fastRecoveryVersion, added: "2026-12-05", commit: "7327bf8", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*"},
+		new: []string{"v9-*", "v10-*"}},
+	{id: loadVisibleVersion, added: "2026-12-05", commit: "f49a8c0", workflow: TableWorkflowName,
+		noOld: "no history with a load was recorded before the marker",
+		new:   []string{"v8-*"}},
+	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
+		new: []string{"v10-*"}},
+}
