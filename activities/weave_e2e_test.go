@@ -37,10 +37,10 @@ func TestWeaveRandom(t *testing.T) {
 	// variants 3 and 8 (a key-change create's TOAST placeholder filled
 	// from the old key's stored row, not its last change) fail on the
 	// current code, with the old RebuildKeys path too (known gaps, see
-	// docs/design.md "Known gaps"); variant 5 fails only without bronze
-	// (seed 21: a truncate applied before the mirror existed is recorded
-	// only by bronze). WEAVE_VARIANT=n runs variant n alone, WEAVE_ALL=1
-	// every one
+	// docs/design.md "Known gaps"); variant 5 failed without bronze until
+	// 2026-12-05 (seed 21: a truncate applied before the mirror existed
+	// was recorded only by bronze; the namespace keeps it now).
+	// WEAVE_VARIANT=n runs variant n alone, WEAVE_ALL=1 every one
 	vfilter := envInt("WEAVE_VARIANT", -1)
 	known := map[int]bool{3: true, 8: true}
 	for seed := first; seed < first+n; seed++ {

@@ -393,7 +393,7 @@ func TestWeaveTruncateBeforeMirror(t *testing.T) {
 	trunc := wev{m: sample.PostgresChange("t", "null", "null", 120), lsn: 120}
 	c1 := pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 110)
 	c2 := pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 130)
-	for _, opts := range []TableSpec{{}, {WithoutHistory: true}} {
+	for _, opts := range []TableSpec{{}, {WithoutHistory: true}, {WithoutBronze: true}, {WithoutBronze: true, WithoutHistory: true}} {
 		clean := newWrun(t, opts)
 		clean.apply([]wev{c1, trunc, c2}, false)
 		wm, wh := clean.tables()
@@ -403,7 +403,16 @@ func TestWeaveTruncateBeforeMirror(t *testing.T) {
 		for _, restart := range []bool{false, true} {
 			w := newWrun(t, opts)
 			w.apply([]wev{trunc}, false)
+			if want := ""; opts.WithoutBronze { // no bronze to record it: the namespace keeps it until the mirror exists
+				want = `[{"seq":"00000000000000780000000000000078","ts":1767258000120000}]` // source.ts_ms 1767258000120
+				if got := w.pendingTruncates(); got != want {
+					t.Errorf("%v: truncates kept on the namespace %q, want %q", opts.Tables(), got, want)
+				}
+			}
 			w.apply([]wev{c2}, false)
+			if got := w.pendingTruncates(); got != "" {
+				t.Errorf("%v: truncates still kept on the namespace once the mirror exists: %q", opts.Tables(), got)
+			}
 			if restart {
 				w.restart()
 			}
@@ -414,6 +423,22 @@ func TestWeaveTruncateBeforeMirror(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pendingTruncates is the namespace property that keeps the table's
+// truncates before its mirror exists (lake.PropPendingTruncatesPrefix),
+// "" when there is none.
+func (w *wrun) pendingTruncates() string {
+	w.t.Helper()
+	name, err := lake.ParseTableName(w.spec.Table)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	props, err := w.a.Catalog.LoadNamespaceProperties(context.Background(), catalog.ToIdentifier(name.Namespace))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return props[lake.PropPendingTruncatesPrefix+name.Name]
 }
 
 // ghosts soft-deletes, as a direct re-snapshot at position p does, every

@@ -228,6 +228,13 @@ func (a *app) dropTable(ctx context.Context, out io.Writer, tableName string, dr
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 	}
+	if cat != nil { // --drop-tables: a table without bronze that never had a mirror kept its truncates on the namespace
+		if had, err := lake.ClearPendingTruncates(ctx, cat, name); err != nil {
+			return res, fmt.Errorf("%w (the tables are dropped; run drop again to remove them)", err)
+		} else if had {
+			fmt.Fprintf(out, "removed the table truncates recorded for %s before its mirror existed (namespace property %s%s)\n", tableName, lake.PropPendingTruncatesPrefix, name.Name)
+		}
+	}
 	if start != nil {
 		if err := lake.ClearStart(ctx, cat, name); err != nil {
 			return res, fmt.Errorf("%w (the tables are dropped; run drop again to remove the start record)", err)

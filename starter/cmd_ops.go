@@ -210,12 +210,16 @@ func caughtUp(first, st workflows.Status) (done, total int64, finished bool) {
 // true; a blocked table ends it with an error.
 func follow(ctx context.Context, get func(context.Context) (workflows.Status, error), table string, p *progress, measure func(workflows.Status) (done, total int64, finished bool)) error {
 	defer p.finish()
-	for {
+	for first := true; ; first = false {
 		st, err := get(ctx)
 		if err != nil {
 			return err
 		}
 		done, total, finished := measure(st)
+		if first && finished && done == 0 && total == 0 {
+			p.line("already caught up (lag 0 records)") // not a 0/0 bar
+			return nil
+		}
 		p.update(done, total)
 		if finished {
 			return nil

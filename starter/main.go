@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/lakemirror/lakemirror/internal/buildinfo"
@@ -124,18 +125,79 @@ func signalCode(s os.Signal) int {
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{in: os.Stdin, interactive: term.IsTerminal(int(os.Stdin.Fd()))}
 	root := a.rootCmd()
+	out := &countingWriter{w: stdout}
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err != nil && ctx.Err() != nil {
-		fmt.Fprintln(stderr, "starter: interrupted:", a.settings.Catalog.Redact(err.Error()))
-		return exitInterrupted
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
 	}
-	if err != nil { // credentials a storage client quoted in its error removed (lake.RedactText)
-		fmt.Fprintln(stderr, "starter:", a.settings.Catalog.Redact(err.Error()))
+	msg := a.settings.Catalog.Redact(err.Error()) // credentials a storage client quoted in its error removed (lake.RedactText)
+	code := exitCode(err)
+	if ctx.Err() != nil {
+		msg, code = "interrupted: "+msg, exitInterrupted
 	}
-	return exitCode(err)
+	fmt.Fprintln(stderr, "starter:", msg)
+	if out.n == 0 && wantsJSON(cmd) {
+		// a script reading --output json gets the failure as JSON too
+		// (stderr keeps the line for people); a command that printed its
+		// result before failing (validate's failed checks) adds nothing
+		_ = writeJSON(stdout, jsonError{Error: jsonErrorBody{Message: msg, ExitCode: code, Kind: exitKind(code)}})
+	}
+	return code
+}
+
+// jsonError is what a command run with --output json writes to stdout
+// when it fails before writing its result: {"error": {"message": ...,
+// "exit_code": 1, "kind": "failure"}}. The exit code and stderr's
+// "starter: ..." line are as without --output json.
+type jsonError struct {
+	Error jsonErrorBody `json:"error"`
+}
+
+type jsonErrorBody struct {
+	Message  string `json:"message"`   // the error as stderr shows it, without "starter: "
+	ExitCode int    `json:"exit_code"` // the process's exit code
+	// Kind names the exit code: "failure", "usage", "not_found",
+	// "interrupted" or "terminated".
+	Kind string `json:"kind"`
+}
+
+// exitKind names an exit code for jsonErrorBody.Kind.
+func exitKind(code int) string {
+	switch code {
+	case exitUsage:
+		return "usage"
+	case exitNotFound:
+		return "not_found"
+	case exitInterrupted:
+		return "interrupted"
+	case exitTerminated:
+		return "terminated"
+	}
+	return "failure"
+}
+
+// wantsJSON reports whether cmd was run with --output json (-o json).
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("output")
+	return f != nil && f.Value.String() == "json"
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // rootCmd builds the command tree with its global flags.
@@ -152,6 +214,10 @@ Connection settings are global flags with environment defaults, shared with the
 worker: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, KAFKA_BROKERS, CATALOG_TYPE,
 CATALOG_URI, WAREHOUSE, CATALOG_PROPS, LAKEMIRROR_DATA_DIR.
 
+The worker's own flags (--index-memory, --state-dir, --sources, --schema-registry,
+...) are left out here: see "worker --help", or "starter demo --help" for the
+demo's embedded worker.
+
 Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow,
 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).`,
 		Version:       buildinfo.Get().String(),
@@ -165,11 +231,53 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow,
 	gfs := flag.NewFlagSet("global", flag.ContinueOnError)
 	a.binding = a.settings.Bind(gfs)
 	root.PersistentFlags().AddGoFlagSet(gfs)
+	hideWorkerFlags(root)
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
 		a.maintainCmd(), a.scheduleCmd(), a.validateCmd(), a.reconcileCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd(), a.eraseCmd())
 	root.AddCommand(a.signalCmds()...)
 	root.AddCommand(a.doctorCmd())
+	for _, c := range root.Commands() {
+		if c.Name() == "demo" { // its embedded worker reads them
+			showWorkerFlags(c)
+		}
+	}
 	return root
+}
+
+// workerOnly is the prefix of the usage of the global flags only a worker
+// reads (internal/config's Bind): the starter takes them so that one
+// environment serves both, and `starter demo` runs a worker in-process.
+const workerOnly = "worker only:"
+
+// hideWorkerFlags hides the worker-only global flags from the help of
+// every command; showWorkerFlags shows them again in cmd's help.
+func hideWorkerFlags(root *cobra.Command) {
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if strings.HasPrefix(f.Usage, workerOnly) {
+			f.Hidden = true
+		}
+	})
+}
+
+// showWorkerFlags makes cmd's help list the worker-only global flags
+// hideWorkerFlags hid (for `starter demo`, whose embedded worker reads
+// them), hiding them again afterwards.
+func showWorkerFlags(cmd *cobra.Command) {
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		var shown []*pflag.Flag
+		c.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Hidden && strings.HasPrefix(f.Usage, workerOnly) {
+				f.Hidden = false
+				shown = append(shown, f)
+			}
+		})
+		defer func() {
+			for _, f := range shown {
+				f.Hidden = true
+			}
+		}()
+		c.Root().HelpFunc()(c, args)
+	})
 }
 
 // exitCode maps a command's error to the exit code.

@@ -21,6 +21,7 @@ type progress struct {
 	start    time.Time
 	lastLine time.Time
 	lastDone int64            // done of the last plain line (-1 before the first)
+	drawn    bool             // a bar was drawn on the terminal (finish ends its line)
 	now      func() time.Time // the clock (tests set it)
 }
 
@@ -59,6 +60,7 @@ func (p *progress) update(done, total int64) {
 		if total > 0 {
 			filled = int(min(done, total) * width / total)
 		}
+		p.drawn = true
 		fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %s  %.0f %s/s  ETA %s   ", p.label, strings.Repeat("=", filled),
 			strings.Repeat(" ", width-filled), done, total, p.unit, rate, p.unit, eta)
 		return
@@ -68,12 +70,23 @@ func (p *progress) update(done, total int64) {
 		return
 	}
 	p.lastLine, p.lastDone = p.now(), done
+	if total <= 0 { // no lag known yet (the table has not planned): no fraction to show
+		fmt.Fprintf(p.w, "%s: %d %s so far, total not known yet\n", p.label, done, p.unit)
+		return
+	}
 	fmt.Fprintf(p.w, "%s: %d/%d %s, %.0f %s/s, ETA %s\n", p.label, done, total, p.unit, rate, p.unit, eta)
 }
 
-// finish ends the bar's line on a terminal.
+// line prints msg after the label on a line of its own, instead of a bar
+// (e.g. "already caught up").
+func (p *progress) line(msg string) {
+	fmt.Fprintf(p.w, "%s: %s\n", p.label, msg)
+}
+
+// finish ends the bar's line on a terminal, when one was drawn.
 func (p *progress) finish() {
-	if p.tty {
+	if p.tty && p.drawn {
 		fmt.Fprintln(p.w)
+		p.drawn = false
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestProgressPlainLines(t *testing.T) {
 	p.update(134, 134)
 	p.update(134, 134)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 2 || lines[0] != "catch-up shop.orders: 0/0 records, 0 records/s, ETA ?" ||
+	if len(lines) != 2 || lines[0] != "catch-up shop.orders: 0 records so far, total not known yet" ||
 		!strings.HasPrefix(lines[1], "catch-up shop.orders: 134/134 records, ") || !strings.HasSuffix(lines[1], " records/s, ETA 0s") {
 		t.Fatalf("lines:\n%s", buf.String())
 	}
@@ -116,5 +117,38 @@ func TestProgressETA(t *testing.T) {
 		if got := eta(c.done, c.total, c.rate); got != c.want {
 			t.Errorf("eta(%d, %d, %g) = %q, want %q", c.done, c.total, c.rate, got, c.want)
 		}
+	}
+}
+
+// A table caught up at the first look gets one line, not a 0/0 bar; one
+// that is not shows its progress and ends on the completing line.
+func TestFollowAlreadyCaughtUp(t *testing.T) {
+	first := workflows.Status{Phase: workflows.PhaseStream, HighWatermarks: lake.Offsets{0: 134}}
+	first.Totals.Records = 134
+	var buf bytes.Buffer
+	get := func(context.Context) (workflows.Status, error) { return first, nil }
+	err := follow(context.Background(), get, "shop.orders", newProgress(&buf, "catch-up shop.orders", "records"),
+		func(st workflows.Status) (int64, int64, bool) { return caughtUp(first, st) })
+	if err != nil || buf.String() != "catch-up shop.orders: already caught up (lag 0 records)\n" {
+		t.Fatalf("err %v, output %q", err, buf.String())
+	}
+	behind := first
+	behind.TotalLag = 6
+	after := first
+	after.Totals.Records = 140
+	n := 0
+	get = func(context.Context) (workflows.Status, error) {
+		n++
+		if n == 1 {
+			return behind, nil
+		}
+		return after, nil
+	}
+	buf.Reset()
+	err = follow(context.Background(), get, "shop.orders", newProgress(&buf, "catch-up shop.orders", "records"),
+		func(st workflows.Status) (int64, int64, bool) { return caughtUp(first, st) })
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if err != nil || len(lines) != 2 || lines[0] != "catch-up shop.orders: 0/6 records, 0 records/s, ETA ?" || !strings.HasPrefix(lines[1], "catch-up shop.orders: 6/6 records, ") {
+		t.Fatalf("err %v, output:\n%s", err, buf.String())
 	}
 }

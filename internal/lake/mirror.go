@@ -103,11 +103,24 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		props[PropColumnSince] = since
 	}
 	// truncates bronze took before the mirror existed (batches with no
-	// row change) apply to changes below them that arrive later
+	// row change), or the namespace kept for a table without bronze,
+	// apply to changes below them that arrive later
+	pending, err := pendingTruncates(ctx, w.cat, w.name)
+	if err != nil {
+		return nil, err
+	}
 	if truncs, err := bronzeTruncates(ctx, w.cat, w.name); err != nil {
 		return nil, err
-	} else if truncs != "" {
-		props[PropTruncates] = truncs
+	} else if truncs != "" || len(pending) > 0 {
+		var marks []truncateMark
+		if truncs != "" {
+			if err := json.Unmarshal([]byte(truncs), &marks); err != nil {
+				return nil, fmt.Errorf("lake: bad %s on %s: %w", PropTruncates, w.name.Bronze(), err)
+			}
+		}
+		if props[PropTruncates], _, err = addTruncates(marks, pending); err != nil {
+			return nil, err
+		}
 	}
 	// keys erased from the tables' earlier life stay erased
 	if h, err := erasuresHorizon(ctx, w.cat, w.name); err != nil {
@@ -115,7 +128,7 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	} else if h != "" {
 		props[PropErasureHorizon] = h
 	}
-	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
+	tbl, _, err = loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) {
 			if w.schemaOf != nil {
 				return w.schemaOf(cols, w.keyCols)
@@ -126,6 +139,11 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	if err == nil {
 		// lost a creation race to a writer with another setting
 		err = checkDeleteFormat(tbl, w.deletes)
+	}
+	if err == nil && len(pending) > 0 {
+		// the mirror holds them now; left behind by a failure here, they
+		// are merged again (each once) if the mirror is ever created anew
+		_, _ = ClearPendingTruncates(ctx, w.cat, w.name)
 	}
 	return tbl, err
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -307,6 +308,13 @@ func mergeTruncates(tbl *table.Table, marks []truncateMark) (string, bool, error
 	if err != nil {
 		return "", false, err
 	}
+	return addTruncates(all, marks)
+}
+
+// addTruncates returns the JSON of the marks all and marks together,
+// each once, ascending by position, and true.
+func addTruncates(all, marks []truncateMark) (string, bool, error) {
+	all = slices.Clone(all)
 	for _, m := range marks {
 		if !slices.Contains(all, m) {
 			all = append(all, m)
@@ -328,4 +336,90 @@ func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name TableName) (
 		return "", err
 	}
 	return tbl.Properties()[PropTruncates], nil
+}
+
+// PropPendingTruncatesPrefix prefixes the namespace property that keeps
+// the table truncates of a table without bronze that arrived before its
+// mirror existed ("lakemirror.truncates.<table>", the table's name
+// within its namespace; the JSON of PropTruncates). With bronze, bronze
+// records them (bronzeTruncates); without it nothing else would, and a
+// change below such a truncate that arrives later would not be
+// truncated. The mirror starts with them when it is created, and the
+// property is then removed; `starter drop --drop-tables` removes it too.
+const PropPendingTruncatesPrefix = "lakemirror.truncates."
+
+func (t TableName) truncatesProp() string { return PropPendingTruncatesPrefix + t.Name }
+
+// keylessTruncates returns the marks of the table truncates (keyless op
+// t events) among events.
+func keylessTruncates(events []*cdc.Event) []truncateMark {
+	var out []truncateMark
+	for _, e := range events {
+		if e.Op == cdc.OpTruncate && e.Key == "" {
+			out = append(out, truncateMark{Seq: e.Seq.Hex(), Ts: e.SourceTs})
+		}
+	}
+	return out
+}
+
+// pendingTruncates returns the truncates recorded on name's namespace
+// before its mirror existed (PropPendingTruncatesPrefix), nil when none.
+// Errors: catalog failures, a malformed property.
+func pendingTruncates(ctx context.Context, cat catalog.Catalog, name TableName) ([]truncateMark, error) {
+	props, err := cat.LoadNamespaceProperties(ctx, name.namespace())
+	if errors.Is(err, catalog.ErrNoSuchNamespace) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lake: namespace %s properties: %w", name.Namespace, err)
+	}
+	text := props[name.truncatesProp()]
+	if text == "" {
+		return nil, nil
+	}
+	var out []truncateMark
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return nil, fmt.Errorf("lake: bad %s %q on namespace %s: %w", name.truncatesProp(), text, name.Namespace, err)
+	}
+	return out, nil
+}
+
+// recordPendingTruncates adds the table truncates among events to the
+// ones recorded on name's namespace (PropPendingTruncatesPrefix),
+// creating the namespace when needed; a retried batch adds nothing new.
+// Errors: catalog failures.
+func recordPendingTruncates(ctx context.Context, cat catalog.Catalog, name TableName, events []*cdc.Event) error {
+	marks := keylessTruncates(events)
+	if len(marks) == 0 {
+		return nil
+	}
+	had, err := pendingTruncates(ctx, cat, name)
+	if err != nil {
+		return err
+	}
+	js, _, err := addTruncates(had, marks)
+	if err != nil {
+		return err
+	}
+	if err := ensureNamespace(ctx, cat, name.namespace()); err != nil {
+		return err
+	}
+	if _, err := cat.UpdateNamespaceProperties(ctx, name.namespace(), nil, map[string]string{name.truncatesProp(): js}); err != nil {
+		return fmt.Errorf("lake: record the truncates of %s on namespace %s: %w", name, name.Namespace, err)
+	}
+	return nil
+}
+
+// ClearPendingTruncates removes the truncates recorded on name's
+// namespace before its mirror existed (PropPendingTruncatesPrefix) and
+// reports whether there were any. Errors: catalog failures.
+func ClearPendingTruncates(ctx context.Context, cat catalog.Catalog, name TableName) (bool, error) {
+	had, err := pendingTruncates(ctx, cat, name)
+	if err != nil || had == nil {
+		return false, err
+	}
+	if _, err := cat.UpdateNamespaceProperties(ctx, name.namespace(), []string{name.truncatesProp()}, nil); err != nil {
+		return false, fmt.Errorf("lake: remove the truncates recorded for %s: %w", name, err)
+	}
+	return true, nil
 }

@@ -222,11 +222,16 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 	if err != nil {
 		return out, err
 	}
-	lap("prepare")
 	bronze := in.Bronze
 	if w.withoutBronze {
 		bronze = nil
+		if prep.Table == nil { // no mirror yet to record a table truncate on: the namespace keeps it
+			if err := recordPendingTruncates(ctx, w.cat, w.name, prep.Events); err != nil {
+				return out, err
+			}
+		}
 	}
+	lap("prepare")
 	return out, w.write(ctx, in.Batch, events, bronze, &out, stage, lap)
 }
 
