@@ -93,6 +93,13 @@ type State struct {
 	// sidecarSnap is the mirror snapshot of the sidecar last written or
 	// loaded (0: none).
 	sidecarSnap int64
+	// onProgress, when set, is told of a build's progress
+	// (SetBuildProgress).
+	onProgress func(rows, keys int)
+	// buildRuns and buildRunBytes are the sorted runs the last build
+	// wrote to local disk, and their bytes (0 when it sorted in memory).
+	buildRuns     int
+	buildRunBytes int64
 }
 
 // Reasons a State is built from the tables (WriterOptions.OnBuild, the
@@ -285,8 +292,10 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		return err
 	}
 	rows := 0
+	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
+	defer bs.close()
 	if mirror != nil && mirror.CurrentSnapshot() != nil {
-		n, err := s.loadMirror(ctx, mirror)
+		n, err := s.loadMirror(ctx, mirror, bs)
 		if err != nil {
 			s.invalidate()
 			return err
@@ -298,7 +307,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		}
 	}
 	if history != nil && history.CurrentSnapshot() != nil {
-		n, err := s.loadHistory(ctx, history)
+		n, err := s.loadHistory(ctx, history, bs, rows)
 		if err != nil {
 			s.invalidate()
 			return err
@@ -308,6 +317,11 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
 		}
 	}
+	if err := s.writeBuilt(ctx, bs, rows); err != nil {
+		s.invalidate()
+		return err
+	}
+	s.buildRuns, s.buildRunBytes = bs.Runs, bs.RunBytes
 	if err := s.flush(); err != nil {
 		return err
 	}
@@ -332,10 +346,7 @@ func (s *State) reset() error {
 		s.ix.Close()
 		s.ix = nil
 	}
-	dir := s.dir
-	if dir == "" {
-		dir = os.TempDir()
-	}
+	dir := s.stateDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("lake: local state directory: %w", err)
 	}
@@ -384,6 +395,25 @@ func (s *State) commitRec(k cdc.Key) error {
 	}
 	s.ix.SetHead(k, ref)
 	return nil
+}
+
+// stateDir is the directory of the state's log (and spilled index, and
+// a build's run files).
+func (s *State) stateDir() string {
+	if s.dir == "" {
+		return os.TempDir()
+	}
+	return s.dir
+}
+
+// SetBuildProgress sets fn to be told of a build's progress from the
+// tables: about every 65,536 rows read and keys written, rows read so
+// far and keys written so far (rows and keys grow, keys from 0 once every
+// row was read). fn runs on the building goroutine and must not block;
+// nil stops it. A build checks its context as often.
+func (s *State) SetBuildProgress(fn func(rows, keys int)) {
+	s.settle()
+	s.onProgress = fn
 }
 
 // newIndex puts ix under the state's budget, spilling to the state's

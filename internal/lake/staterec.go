@@ -330,6 +330,11 @@ const (
 	openNone     = 0 // the key has no open version
 	openRow      = 1 // its row and values follow
 	openIsMirror = 2 // its row follows; its values are the record's mirror row
+	// openAtRow: an uvarint i follows; the open version is row i of the
+	// record's rows section, its values the record's mirror row. Written
+	// only by a build from the tables (statebulk.go), into logs whose
+	// magic is LMSTATE2 (stateLogMagic; older code does not load them).
+	openAtRow = 3
 )
 
 // recReader decodes a chain record.
@@ -595,6 +600,16 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 				if rec.openVal = mirrorRow(); rec.openVal == nil {
 					sr.fail()
 				}
+			case openAtRow:
+				h, ok := rowAt(c, bodies[2], sr.uvarint())
+				if !ok {
+					sr.fail()
+					break
+				}
+				rec.open = &h
+				if rec.openVal = mirrorRow(); rec.openVal == nil {
+					sr.fail()
+				}
 			default:
 				sr.fail()
 			}
@@ -604,4 +619,22 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 		}
 	}
 	return rec, r.err
+}
+
+// rowAt decodes row i of a rows section body (nil: none); ok is false
+// when there is no such row or the body is malformed.
+func rowAt(c *codec, body []byte, i uint64) (histRow, bool) {
+	if body == nil {
+		return histRow{}, false
+	}
+	r := recReader{c: c, b: body}
+	cnt := r.uvarint()
+	if i >= cnt || cnt > uint64(len(r.b)) {
+		return histRow{}, false
+	}
+	var h histRow
+	for j := uint64(0); j <= i && r.err == nil; j++ {
+		h = r.histRow()
+	}
+	return h, r.err == nil
 }
