@@ -93,6 +93,10 @@ type State struct {
 	// sidecarSnap is the mirror snapshot of the sidecar last written or
 	// loaded (0: none).
 	sidecarSnap int64
+	// building is a build from the tables left running by a caller whose
+	// context ended (buildDetached); nil when none is. Every use of the
+	// state waits for it (settle; awaitBuild with a context).
+	building *buildRun
 	// onProgress, when set, is told of a build's progress
 	// (SetBuildProgress).
 	onProgress func(rows, keys int)
@@ -145,6 +149,9 @@ func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string,
 func (s *State) Close() error {
 	if s == nil {
 		return nil
+	}
+	if s.building != nil {
+		s.building.cancel() // a build left running stops at its next check
 	}
 	s.settle()
 	if s.ix != nil {
@@ -223,8 +230,14 @@ func snapID(tbl *table.Table) int64 {
 }
 
 // ensureMirror makes the state reflect mirror (the mirror table as
-// loaded, or nil when it does not exist), rebuilding it otherwise.
+// loaded, or nil when it does not exist), rebuilding it otherwise. A
+// build from the tables outlives ctx (buildDetached): when ctx ends
+// first it returns ctx's error and the build goes on, and the next call
+// waits for it instead of starting over.
 func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
+	if err := s.awaitBuild(ctx); err != nil {
+		return err
+	}
 	s.settle()
 	if s.built && s.lost() {
 		s.invalidate()
@@ -235,11 +248,14 @@ func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 	if s.built && s.mirrorSnap == snapID(mirror) {
 		return nil
 	}
-	return s.build(ctx, mirror, nil, s.buildReason())
+	return s.buildDetached(ctx, mirror, nil, s.buildReason())
 }
 
 // ensureHistory is ensureMirror for the history table.
 func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
+	if err := s.awaitBuild(ctx); err != nil {
+		return err
+	}
 	s.settle()
 	if s.built && s.lost() {
 		s.invalidate()
@@ -250,7 +266,60 @@ func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
 	if s.built && s.historySnap == snapID(history) {
 		return nil
 	}
-	return s.build(ctx, nil, history, s.buildReason())
+	return s.buildDetached(ctx, nil, history, s.buildReason())
+}
+
+// buildRun is a build from the tables running on its own goroutine
+// (buildDetached).
+type buildRun struct {
+	done   chan struct{} // closed when the build returned
+	cancel context.CancelFunc
+}
+
+// buildDetached runs build on its own goroutine, with ctx's values but
+// not its end (only Close cancels it), and waits for it or for ctx. A
+// build can outlast its caller's deadline (ApplyBatch's 15-minute
+// start-to-close timeout, at tens of millions of rows on a loaded
+// machine): the attempt then fails with ctx's error while the build goes
+// on, and the retried attempt waits for it (awaitBuild) instead of
+// starting over. Errors: the build's; ctx's when it ended first.
+func (s *State) buildDetached(ctx context.Context, mirror, history *table.Table, reason string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &buildRun{done: make(chan struct{}), cancel: cancel}
+	var err error
+	go func() {
+		defer close(run.done)
+		defer cancel()
+		err = s.build(bctx, mirror, history, reason)
+	}()
+	s.building = run
+	select {
+	case <-run.done:
+		s.building = nil
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("lake: local state of %s still building from the tables (the next use waits for it): %w", s.name, ctx.Err())
+	}
+}
+
+// awaitBuild waits for a build an earlier call left running (its caller's
+// context ended first) or until ctx ends. The build's outcome is in the
+// state (built, or not: the caller then builds again). Errors: ctx's.
+func (s *State) awaitBuild(ctx context.Context) error {
+	run := s.building
+	if run == nil {
+		return nil
+	}
+	select {
+	case <-run.done:
+		s.building = nil
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("lake: local state of %s still building from the tables: %w", s.name, ctx.Err())
+	}
 }
 
 // build rebuilds the state from the tables the state owns (either may be

@@ -113,12 +113,16 @@ func (s *State) buildReserveKeys() int64 {
 	return s.budget.Table() / 4 / 64
 }
 
+// buildTickRows is how many rows a build reads between two buildTicks
+// (a variable for tests).
+var buildTickRows = 1 << 16
+
 // buildTick is called after each row a build reads (rows so far) and
 // each key it writes (keys so far, rows then all of them): every 65,536
 // rows or keys it tells the build's progress callback (SetBuildProgress)
 // and checks ctx. Errors: ctx's.
 func (s *State) buildTick(ctx context.Context, rows, keys int) error {
-	if (rows+keys)%(1<<16) != 0 {
+	if (rows+keys)%buildTickRows != 0 {
 		return nil
 	}
 	if s.onProgress != nil {

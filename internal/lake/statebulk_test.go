@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -159,4 +160,47 @@ func firstDiff(a, b string) string {
 		}
 	}
 	return "none"
+}
+
+// A build whose caller's context ends (ApplyBatch's start-to-close
+// timeout) goes on without it: the caller gets the context's error, the
+// next use of the state waits for that build instead of starting over,
+// and the state is the one a build to the end gives.
+func TestStateBuildOutlivesItsCaller(t *testing.T) {
+	src := newSpillPair(t, nil, t.TempDir())
+	for i, evs := range spillStream()[:6] {
+		src.apply(t, batch(int64(i+1)), evs)
+	}
+	want := stateDump(t, src.m.State())
+	defer func(n int) { buildTickRows = n }(buildTickRows)
+	buildTickRows = 1
+	builds := map[string]int{}
+	m, _ := NewWriters(src.cat, testTable, orderKey, WriterOptions{StateDir: t.TempDir(), History: true,
+		OnBuild: func(r string) { builds[r]++ }})
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	var ticks []string
+	m.State().SetBuildProgress(func(rows, keys int) {
+		ticks = append(ticks, fmt.Sprint(rows, keys))
+		if rows == 1 {
+			cancel() // the attempt times out while the build reads its first row
+			<-release
+		}
+	})
+	if err := m.EnsureState(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("EnsureState with its context ended mid-build: %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := m.EnsureState(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(builds) != "map[new:1]" {
+		t.Fatalf("builds %v, want map[new:1] (the retry waited for the first build)", builds)
+	}
+	if got := stateDump(t, m.State()); got != want {
+		t.Fatalf("state after the detached build differs: %s", firstDiff(got, want))
+	}
+	if len(ticks) < 100 || ticks[0] != "1 0" {
+		t.Fatalf("progress %d times from %v, want every row read from 1 0", len(ticks), ticks[:min(3, len(ticks))])
+	}
 }

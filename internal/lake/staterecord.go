@@ -146,9 +146,14 @@ func (s *State) recordAsync(plan *batchPlan, hist *histChanges, withMirror bool)
 	go func() { done <- s.recordPlan(plan, hist, withMirror) }()
 }
 
-// settle waits for a background recording (recordAsync) and invalidates
-// the state when it failed. Every use of the state settles first.
+// settle waits for a build left running (buildDetached) and for a
+// background recording (recordAsync), and invalidates the state when the
+// recording failed. Every use of the state settles first.
 func (s *State) settle() {
+	if s.building != nil {
+		<-s.building.done
+		s.building = nil
+	}
 	if s.recording == nil {
 		return
 	}
