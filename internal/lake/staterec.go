@@ -308,12 +308,17 @@ func (w *recWriter) rows(written []histRow, removed []rowLoc) {
 
 // openVersion writes the open-version section: h and its values, or none.
 // mirror is the row the record's mirror section holds (nil: none); values
-// equal to it refer to it.
-func (w *recWriter) openVersion(h *histRow, vals, mirror *cdc.Row) {
+// equal to it refer to it, and then h, when it is row at (>= 0) of the
+// record's rows section, refers to that row (openAtRow) instead of being
+// written again.
+func (w *recWriter) openVersion(h *histRow, at int, vals, mirror *cdc.Row) {
 	w.section()
 	switch {
 	case h == nil:
 		w.buf = append(w.buf, openNone)
+	case at >= 0 && mirror != nil && sameRow(vals, mirror):
+		w.buf = append(w.buf, openAtRow)
+		w.uvarint(uint64(at))
 	case mirror != nil && sameRow(vals, mirror):
 		w.buf = append(w.buf, openIsMirror)
 		w.histRow(h)
@@ -332,8 +337,9 @@ const (
 	openIsMirror = 2 // its row follows; its values are the record's mirror row
 	// openAtRow: an uvarint i follows; the open version is row i of the
 	// record's rows section, its values the record's mirror row. Written
-	// only by a build from the tables (statebulk.go), into logs whose
-	// magic is LMSTATE2 (stateLogMagic; older code does not load them).
+	// into logs whose magic is LMSTATE2 (stateLogMagic; older code does
+	// not load them): by a build from the tables (statebulk.go) and by a
+	// batch whose open version is one of the rows it wrote.
 	openAtRow = 3
 )
 

@@ -195,6 +195,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 	}
 	var open *histRow
 	var openVals *cdc.Row
+	openAt := -1 // open's index in the rows section
 	if flags&recRows != 0 {
 		rows := e.rowsBuf[:0]
 		for i := range c.n {
@@ -203,7 +204,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		}
 		for i := range c.n {
 			if v := &hist.writes[c.first+i].v; v.Current() {
-				open, openVals = &rows[i], v.Values
+				open, openVals, openAt = &rows[i], v.Values, i
 			}
 		}
 		var rm []rowLoc
@@ -214,7 +215,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		e.rowsBuf = rows
 	}
 	if flags&recOpen != 0 {
-		w.openVersion(open, openVals, mirror)
+		w.openVersion(open, openAt, openVals, mirror)
 	}
 }
 
