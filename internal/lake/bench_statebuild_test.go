@@ -31,7 +31,8 @@ import (
 // Reported: µs/key (build time per key), log-B/key (chain log bytes per
 // key), index-disk-B/key (the spilled index's disk bytes per key) and
 // peak-heap-MiB (the Go heap's highest in-use bytes during the build,
-// sampled every 20 ms).
+// sampled every 20 ms) and run-B/key (the sorted runs the build wrote to
+// local disk, removed after it).
 func BenchmarkStateBuild(b *testing.B) {
 	ctx := context.Background()
 	n := 1_000_000
@@ -99,8 +100,9 @@ func BenchmarkStateBuild(b *testing.B) {
 		b.ReportMetric(float64(logBytes)/float64(n), "log-B/key")
 		b.ReportMetric(float64(u.DiskBytes)/float64(n), "index-disk-B/key")
 		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
-		b.Logf("%d keys, table budget %d MiB: build %v, spilled %v, index %d B in RAM, %d B on disk, log %d B",
-			n, tableMiB, took.Round(time.Millisecond), u.Spilled, u.RAMBytes, u.DiskBytes, logBytes)
+		b.ReportMetric(float64(m.State().buildRunBytes)/float64(n), "run-B/key")
+		b.Logf("%d keys, table budget %d MiB: build %v, spilled %v, index %d B in RAM, %d B on disk, log %d B, %d sorted runs of %d B in all",
+			n, tableMiB, took.Round(time.Millisecond), u.Spilled, u.RAMBytes, u.DiskBytes, logBytes, m.State().buildRuns, m.State().buildRunBytes)
 		m.State().Close()
 		budget.Close()
 	}
