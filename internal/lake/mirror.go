@@ -373,6 +373,9 @@ func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
 // snapshot (building it from the tables when needed). Errors: catalog and
 // file IO failures.
 func (w *MirrorWriter) EnsureState(ctx context.Context) error {
+	if err := w.state.awaitBuild(ctx); err != nil {
+		return err
+	}
 	w.state.settle()
 	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {

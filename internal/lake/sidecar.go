@@ -220,7 +220,7 @@ func parseSidecar(b []byte) (*sidecarImage, error) {
 	img.logLen = int64(d.U64())
 	img.logBytes = d.Raw(int(min(uint64(img.logLen), math.MaxInt32*4)))
 	if d.Err != nil || len(d.B) != 0 || len(img.locs) != 2 ||
-		len(img.logBytes) < len(stateLogMagic) || string(img.logBytes[:len(stateLogMagic)]) != stateLogMagic {
+		len(img.logBytes) < len(stateLogMagic) || !knownLogMagic(string(img.logBytes[:len(stateLogMagic)])) {
 		return nil, errStaleSidecar
 	}
 	return img, nil
@@ -294,3 +294,9 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 // errStaleSidecar: the sidecar is for other snapshots, or does not
 // verify (a torn or concurrent write, another format).
 var errStaleSidecar = errors.New("lake: the state sidecar is for other snapshots of the table, or does not verify")
+
+// knownLogMagic reports whether a sidecar's log starts with a magic this
+// code reads: its own (stateLogMagic) or the older stateLogMagicV1. A
+// worker of older code finds a log of this code's magic unknown and
+// builds the state from the tables (reason BuildStaleSidecar).
+func knownLogMagic(m string) bool { return m == stateLogMagic || m == stateLogMagicV1 }

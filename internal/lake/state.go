@@ -93,6 +93,17 @@ type State struct {
 	// sidecarSnap is the mirror snapshot of the sidecar last written or
 	// loaded (0: none).
 	sidecarSnap int64
+	// building is a build from the tables left running by a caller whose
+	// context ended (buildDetached); nil when none is. Every use of the
+	// state waits for it (settle; awaitBuild with a context).
+	building *buildRun
+	// onProgress, when set, is told of a build's progress
+	// (SetBuildProgress).
+	onProgress func(rows, keys int)
+	// buildRuns and buildRunBytes are the sorted runs the last build
+	// wrote to local disk, and their bytes (0 when it sorted in memory).
+	buildRuns     int
+	buildRunBytes int64
 }
 
 // Reasons a State is built from the tables (WriterOptions.OnBuild, the
@@ -138,6 +149,9 @@ func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string,
 func (s *State) Close() error {
 	if s == nil {
 		return nil
+	}
+	if s.building != nil {
+		s.building.cancel() // a build left running stops at its next check
 	}
 	s.settle()
 	if s.ix != nil {
@@ -216,8 +230,14 @@ func snapID(tbl *table.Table) int64 {
 }
 
 // ensureMirror makes the state reflect mirror (the mirror table as
-// loaded, or nil when it does not exist), rebuilding it otherwise.
+// loaded, or nil when it does not exist), rebuilding it otherwise. A
+// build from the tables outlives ctx (buildDetached): when ctx ends
+// first it returns ctx's error and the build goes on, and the next call
+// waits for it instead of starting over.
 func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
+	if err := s.awaitBuild(ctx); err != nil {
+		return err
+	}
 	s.settle()
 	if s.built && s.lost() {
 		s.invalidate()
@@ -228,11 +248,14 @@ func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
 	if s.built && s.mirrorSnap == snapID(mirror) {
 		return nil
 	}
-	return s.build(ctx, mirror, nil, s.buildReason())
+	return s.buildDetached(ctx, mirror, nil, s.buildReason())
 }
 
 // ensureHistory is ensureMirror for the history table.
 func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
+	if err := s.awaitBuild(ctx); err != nil {
+		return err
+	}
 	s.settle()
 	if s.built && s.lost() {
 		s.invalidate()
@@ -243,7 +266,60 @@ func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
 	if s.built && s.historySnap == snapID(history) {
 		return nil
 	}
-	return s.build(ctx, nil, history, s.buildReason())
+	return s.buildDetached(ctx, nil, history, s.buildReason())
+}
+
+// buildRun is a build from the tables running on its own goroutine
+// (buildDetached).
+type buildRun struct {
+	done   chan struct{} // closed when the build returned
+	cancel context.CancelFunc
+}
+
+// buildDetached runs build on its own goroutine, with ctx's values but
+// not its end (only Close cancels it), and waits for it or for ctx. A
+// build can outlast its caller's deadline (ApplyBatch's 15-minute
+// start-to-close timeout, at tens of millions of rows on a loaded
+// machine): the attempt then fails with ctx's error while the build goes
+// on, and the retried attempt waits for it (awaitBuild) instead of
+// starting over. Errors: the build's; ctx's when it ended first.
+func (s *State) buildDetached(ctx context.Context, mirror, history *table.Table, reason string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &buildRun{done: make(chan struct{}), cancel: cancel}
+	var err error
+	go func() {
+		defer close(run.done)
+		defer cancel()
+		err = s.build(bctx, mirror, history, reason)
+	}()
+	s.building = run
+	select {
+	case <-run.done:
+		s.building = nil
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("lake: local state of %s still building from the tables (the next use waits for it): %w", s.name, ctx.Err())
+	}
+}
+
+// awaitBuild waits for a build an earlier call left running (its caller's
+// context ended first) or until ctx ends. The build's outcome is in the
+// state (built, or not: the caller then builds again). Errors: ctx's.
+func (s *State) awaitBuild(ctx context.Context) error {
+	run := s.building
+	if run == nil {
+		return nil
+	}
+	select {
+	case <-run.done:
+		s.building = nil
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("lake: local state of %s still building from the tables: %w", s.name, ctx.Err())
+	}
 }
 
 // build rebuilds the state from the tables the state owns (either may be
@@ -285,8 +361,10 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		return err
 	}
 	rows := 0
+	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
+	defer bs.close()
 	if mirror != nil && mirror.CurrentSnapshot() != nil {
-		n, err := s.loadMirror(ctx, mirror)
+		n, err := s.loadMirror(ctx, mirror, bs)
 		if err != nil {
 			s.invalidate()
 			return err
@@ -298,7 +376,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		}
 	}
 	if history != nil && history.CurrentSnapshot() != nil {
-		n, err := s.loadHistory(ctx, history)
+		n, err := s.loadHistory(ctx, history, bs, rows)
 		if err != nil {
 			s.invalidate()
 			return err
@@ -308,6 +386,11 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
 		}
 	}
+	if err := s.writeBuilt(ctx, bs, rows); err != nil {
+		s.invalidate()
+		return err
+	}
+	s.buildRuns, s.buildRunBytes = bs.Runs, bs.RunBytes
 	if err := s.flush(); err != nil {
 		return err
 	}
@@ -332,10 +415,7 @@ func (s *State) reset() error {
 		s.ix.Close()
 		s.ix = nil
 	}
-	dir := s.dir
-	if dir == "" {
-		dir = os.TempDir()
-	}
+	dir := s.stateDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("lake: local state directory: %w", err)
 	}
@@ -384,6 +464,25 @@ func (s *State) commitRec(k cdc.Key) error {
 	}
 	s.ix.SetHead(k, ref)
 	return nil
+}
+
+// stateDir is the directory of the state's log (and spilled index, and
+// a build's run files).
+func (s *State) stateDir() string {
+	if s.dir == "" {
+		return os.TempDir()
+	}
+	return s.dir
+}
+
+// SetBuildProgress sets fn to be told of a build's progress from the
+// tables: about every 65,536 rows read and keys written, rows read so
+// far and keys written so far (rows and keys grow, keys from 0 once every
+// row was read). fn runs on the building goroutine and must not block;
+// nil stops it. A build checks its context as often.
+func (s *State) SetBuildProgress(fn func(rows, keys int)) {
+	s.settle()
+	s.onProgress = fn
 }
 
 // newIndex puts ix under the state's budget, spilling to the state's

@@ -1,7 +1,9 @@
 package lake
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -11,12 +13,14 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
-// loadMirror indexes every live row of the mirror's current snapshot and
-// records its values in the log. It returns the rows read.
-func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
+// loadMirror adds every live row of the mirror's current snapshot to the
+// build's sorter (its key, `_seq`, soft-delete flag, place and values).
+// It returns the rows read.
+func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorter) (int, error) {
 	sh, err := shapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
@@ -29,8 +33,9 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 	for _, df := range dataFiles {
 		total += df.Count()
 	}
-	s.ix.Reserve(int(total))
+	s.ix.Reserve(int(min(total, s.buildReserveKeys())))
 	n := 0
+	var buf []byte
 	for _, df := range dataFiles {
 		path := df.FilePath()
 		fid := s.ix.FileID(path)
@@ -45,20 +50,12 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 			if err != nil {
 				return fmt.Errorf("lake: %s row %d: %w", path, pos, err)
 			}
-			if old, ok := s.ix.Lookup(k); ok {
-				s.ix.Duplicates++
-				if old.Seq >= seq {
-					return nil
-				}
-			}
-			s.ix.Set(k, seq, delArr.Value(r), fid, pos)
 			n++
-			w := s.begin(k, 0, recMirror)
-			w.mirrorRow(vals)
-			if err := s.commitRec(k); err != nil {
+			buf = s.w.mirrorItem(buf[:0], seq, delArr.Value(r), fid, pos, vals)
+			if err := bs.add(k, buildMirrorRow, buf); err != nil {
 				return err
 			}
-			return s.buildSafePoint(n)
+			return s.buildTick(ctx, n, 0)
 		})
 		if err != nil {
 			return 0, err
@@ -67,10 +64,10 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table) (int, error) {
 	return n, nil
 }
 
-// loadHistory records every live row of the history table's current
-// snapshot in the log (one record per row: the row, and for the current
-// version its values as the key's open version). It returns the rows read.
-func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) {
+// loadHistory adds every live row of the history table's current
+// snapshot to the build's sorter (the row, and for the current version
+// its values). It returns the rows read.
+func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *buildSorter, before int) (int, error) {
 	sh, err := shapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
@@ -80,6 +77,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 		return 0, err
 	}
 	n := 0
+	var buf []byte
 	extra := []string{ColSeq, ColValidToSeq, ColValidFrom, ColValidTo, ColRowHash, ColSourceTx}
 	for _, df := range files {
 		path := df.FilePath()
@@ -91,19 +89,11 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 			}
 			h.file, h.pos = fid, pos
 			n++
-			flags := uint8(recRows)
-			if h.toSeq == "" {
-				flags |= recOpen
-			}
-			w := s.begin(k, 0, flags)
-			w.rows([]histRow{h}, nil)
-			if h.toSeq == "" {
-				w.openVersion(&h, vals, nil)
-			}
-			if err := s.commitRec(k); err != nil {
+			buf = s.w.historyItem(buf[:0], &h, vals)
+			if err := bs.add(k, buildHistoryRow, buf); err != nil {
 				return err
 			}
-			return s.buildSafePoint(n)
+			return s.buildTick(ctx, before+n, 0)
 		})
 		if err != nil {
 			return 0, err
@@ -112,11 +102,205 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 	return n, nil
 }
 
+// buildReserveKeys is how many keys a build reserves room for in RAM at
+// most: all of them without a budget, else what a quarter of the table
+// budget holds at about 64 bytes a key (the index grows past it, and
+// spills, as keys come).
+func (s *State) buildReserveKeys() int64 {
+	if s.budget == nil {
+		return 1 << 62
+	}
+	return s.budget.Table() / 4 / 64
+}
+
+// buildTickRows is how many rows a build reads between two buildTicks
+// (a variable for tests).
+var buildTickRows = 1 << 16
+
+// buildTick is called after each row a build reads (rows so far) and
+// each key it writes (keys so far, rows then all of them): every 65,536
+// rows or keys it tells the build's progress callback (SetBuildProgress)
+// and checks ctx. Errors: ctx's.
+func (s *State) buildTick(ctx context.Context, rows, keys int) error {
+	if (rows+keys)%buildTickRows != 0 {
+		return nil
+	}
+	if s.onProgress != nil {
+		s.onProgress(rows, keys)
+	}
+	return ctx.Err()
+}
+
+// writeBuilt writes what the build read, grouped by key in key order: per
+// key one chain record (its mirror row, its history rows, its open
+// version) and its index entry. A key with several live mirror rows keeps
+// the one of the highest `_seq` (the first read among equals), counted in
+// Index.Duplicates. Every 65,536 keys is a safe point of the index.
+// Errors: local IO, malformed items, ctx's.
+func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error {
+	keys := 0
+	var rowsBuf [][]byte // the key's history rows as a record holds them
+	return bs.each(func(g *buildGroup) error {
+		var mirror *keyindex.Entry
+		var mrow []byte
+		for i, p := range g.mirrors {
+			seq, del, fid, pos, row, err := parseMirrorItem(p)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				s.ix.Duplicates++
+				if mirror.Seq >= seq {
+					continue
+				}
+			}
+			mirror = &keyindex.Entry{Seq: seq, Deleted: del, File: fid, Pos: pos}
+			mrow = row
+		}
+		open := -1
+		var openVals []byte
+		rowsBuf = rowsBuf[:0]
+		for i, p := range g.history {
+			isOpen, hrow, vals, err := parseHistoryItem(p)
+			if err != nil {
+				return err
+			}
+			rowsBuf = append(rowsBuf, hrow)
+			if isOpen {
+				open, openVals = i, vals
+			}
+		}
+		var flags uint8
+		if mirror != nil {
+			flags |= recMirror
+		}
+		if len(rowsBuf) > 0 {
+			flags |= recRows
+		}
+		if open >= 0 {
+			flags |= recOpen
+		}
+		w := &s.w
+		w.begin(0, 0, flags)
+		if mirror != nil {
+			w.section()
+			w.buf = append(w.buf, mrow...)
+			w.end()
+		}
+		if len(rowsBuf) > 0 {
+			w.section()
+			w.uvarint(uint64(len(rowsBuf)))
+			for _, r := range rowsBuf {
+				w.buf = append(w.buf, r...)
+			}
+			w.uvarint(0) // none removed
+			w.end()
+		}
+		if open >= 0 {
+			w.section()
+			if mirror != nil && bytes.Equal(openVals, mrow) {
+				w.buf = append(w.buf, openAtRow)
+				w.uvarint(uint64(open))
+			} else {
+				w.buf = append(w.buf, openRow)
+				w.buf = append(w.buf, rowsBuf[open]...)
+				w.buf = append(w.buf, openVals...)
+			}
+			w.end()
+		}
+		ref, err := s.log.append(w.buf)
+		if err != nil {
+			return err
+		}
+		s.ix.AddNew(g.key, ref, mirror)
+		keys++
+		if keys%(1<<16) == 0 {
+			if err := s.buildSafePoint(keys); err != nil {
+				return err
+			}
+			if s.onProgress != nil {
+				s.onProgress(rows, keys)
+			}
+			return ctx.Err()
+		}
+		return nil
+	})
+}
+
+// mirrorItem appends to b a build item's payload for a mirror row: its
+// `_seq` (as a string), soft-delete flag, file id, position, and values
+// (as a chain record's row).
+func (w *recWriter) mirrorItem(b []byte, seq cdc.Seq, deleted bool, fid int32, pos int64, vals *cdc.Row) []byte {
+	save := w.buf
+	w.buf = b
+	w.str(string(seq))
+	if deleted {
+		w.buf = append(w.buf, 1)
+	} else {
+		w.buf = append(w.buf, 0)
+	}
+	w.uvarint(uint64(uint32(fid)))
+	w.uvarint(uint64(pos))
+	w.row(vals)
+	b, w.buf = w.buf, save
+	return b
+}
+
+// parseMirrorItem reads mirrorItem's payload; row is the values as a
+// chain record's row (p's storage).
+func parseMirrorItem(p []byte) (seq cdc.Seq, deleted bool, fid int32, pos int64, row []byte, err error) {
+	r := recReader{b: p}
+	seq = cdc.Seq(r.str())
+	deleted = r.byte1() != 0
+	fid = int32(uint32(r.uvarint()))
+	pos = int64(r.uvarint())
+	if r.err != nil {
+		return "", false, 0, 0, nil, errBadRun
+	}
+	return seq, deleted, fid, pos, r.b, nil
+}
+
+// historyItem appends to b a build item's payload for a history row:
+// whether it is the open version, the length of the row as a chain
+// record holds it, the row, and for the open version its values. It uses
+// w's record buffer as scratch (no record is being written during a
+// build's reads).
+func (w *recWriter) historyItem(b []byte, h *histRow, vals *cdc.Row) []byte {
+	open := h.toSeq == ""
+	w.buf = w.buf[:0]
+	w.histRow(h)
+	if open {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(w.buf)))
+	b = append(b, w.buf...)
+	if open {
+		w.buf = w.buf[:0]
+		w.row(vals)
+		b = append(b, w.buf...)
+	}
+	return b
+}
+
+// parseHistoryItem reads historyItem's payload: row and vals are in p's
+// storage (vals empty unless open).
+func parseHistoryItem(p []byte) (open bool, row, vals []byte, err error) {
+	r := recReader{b: p}
+	open = r.byte1() == 1
+	row = r.raw(int(r.uvarint()))
+	if r.err != nil {
+		return false, nil, nil, errBadRun
+	}
+	return open, row, r.b, nil
+}
+
 // buildSafePoint lets the index move to disk, or empty its RAM part,
-// every 65,536 rows of a build (which holds no entry numbers): a table
+// every 65,536 keys of a build (which holds no entry numbers): a table
 // larger than its budget is built within it. Errors: the index's disk.
-func (s *State) buildSafePoint(rows int) error {
-	if rows%(1<<16) != 0 || s.budget == nil {
+func (s *State) buildSafePoint(keys int) error {
+	if keys%(1<<16) != 0 || s.budget == nil {
 		return nil
 	}
 	if err := s.flush(); err != nil {

@@ -21,7 +21,15 @@ type stateLog struct {
 	buf     []byte // appended, not yet written
 }
 
-const stateLogMagic = "LMSTATE1"
+// stateLogMagic starts every log this code writes. Its records may use
+// every form staterec.go decodes; a log starting with stateLogMagicV1
+// (written before the build wrote one record per key, openAtRow) has no
+// openAtRow records and reads the same. Both have the same length, so
+// record references are the same.
+const (
+	stateLogMagic   = "LMSTATE2"
+	stateLogMagicV1 = "LMSTATE1"
+)
 
 // flushAt is the buffered size at which appends are written through.
 const flushAt = 4 << 20

@@ -308,12 +308,17 @@ func (w *recWriter) rows(written []histRow, removed []rowLoc) {
 
 // openVersion writes the open-version section: h and its values, or none.
 // mirror is the row the record's mirror section holds (nil: none); values
-// equal to it refer to it.
-func (w *recWriter) openVersion(h *histRow, vals, mirror *cdc.Row) {
+// equal to it refer to it, and then h, when it is row at (>= 0) of the
+// record's rows section, refers to that row (openAtRow) instead of being
+// written again.
+func (w *recWriter) openVersion(h *histRow, at int, vals, mirror *cdc.Row) {
 	w.section()
 	switch {
 	case h == nil:
 		w.buf = append(w.buf, openNone)
+	case at >= 0 && mirror != nil && sameRow(vals, mirror):
+		w.buf = append(w.buf, openAtRow)
+		w.uvarint(uint64(at))
 	case mirror != nil && sameRow(vals, mirror):
 		w.buf = append(w.buf, openIsMirror)
 		w.histRow(h)
@@ -330,6 +335,12 @@ const (
 	openNone     = 0 // the key has no open version
 	openRow      = 1 // its row and values follow
 	openIsMirror = 2 // its row follows; its values are the record's mirror row
+	// openAtRow: an uvarint i follows; the open version is row i of the
+	// record's rows section, its values the record's mirror row. Written
+	// into logs whose magic is LMSTATE2 (stateLogMagic; older code does
+	// not load them): by a build from the tables (statebulk.go) and by a
+	// batch whose open version is one of the rows it wrote.
+	openAtRow = 3
 )
 
 // recReader decodes a chain record.
@@ -595,6 +606,16 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 				if rec.openVal = mirrorRow(); rec.openVal == nil {
 					sr.fail()
 				}
+			case openAtRow:
+				h, ok := rowAt(c, bodies[2], sr.uvarint())
+				if !ok {
+					sr.fail()
+					break
+				}
+				rec.open = &h
+				if rec.openVal = mirrorRow(); rec.openVal == nil {
+					sr.fail()
+				}
 			default:
 				sr.fail()
 			}
@@ -604,4 +625,22 @@ func (c *codec) decodeRec(b []byte, k cdc.Key, want uint8) (chainRec, error) {
 		}
 	}
 	return rec, r.err
+}
+
+// rowAt decodes row i of a rows section body (nil: none); ok is false
+// when there is no such row or the body is malformed.
+func rowAt(c *codec, body []byte, i uint64) (histRow, bool) {
+	if body == nil {
+		return histRow{}, false
+	}
+	r := recReader{c: c, b: body}
+	cnt := r.uvarint()
+	if i >= cnt || cnt > uint64(len(r.b)) {
+		return histRow{}, false
+	}
+	var h histRow
+	for j := uint64(0); j <= i && r.err == nil; j++ {
+		h = r.histRow()
+	}
+	return h, r.err == nil
 }

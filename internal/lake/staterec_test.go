@@ -64,8 +64,9 @@ func TestChainRecordRoundTrip(t *testing.T) {
 		rec chainRec
 	}
 	var all []want
+	atRow := 0 // records whose open version refers to a row (openAtRow)
 	w := recWriter{c: c}
-	for i := 0; i < 300; i++ {
+	for i := 0; i < 1000; i++ {
 		cols := layouts[r.IntN(2)]
 		rec := chainRec{prev: uint64(r.IntN(1000)), batch: int64(r.IntN(1 << 30)), flags: uint8(r.IntN(32))}
 		k := cdc.Key("key")
@@ -114,8 +115,13 @@ func TestChainRecordRoundTrip(t *testing.T) {
 				rec.removed = append(rec.removed, rowLoc{File: int32(r.IntN(9)), Pos: r.Int64N(1 << 30)})
 			}
 		}
+		openAt := -1 // the open version is rows[openAt] (stored as a reference to it when its values are the mirror's)
 		if rec.flags&recOpen != 0 && r.IntN(3) > 0 {
 			h := hr()
+			if len(rec.rows) > 0 && r.IntN(2) == 0 {
+				openAt = r.IntN(len(rec.rows))
+				h = rec.rows[openAt]
+			}
 			rec.open, rec.openVal = &h, randRow(r, cols)
 			if rec.mirror != nil && r.IntN(2) == 0 {
 				rec.openVal = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.mirror.Vals)}
@@ -137,7 +143,10 @@ func TestChainRecordRoundTrip(t *testing.T) {
 			w.rows(rec.rows, rec.removed)
 		}
 		if rec.flags&recOpen != 0 {
-			w.openVersion(rec.open, rec.openVal, rec.mirror)
+			w.openVersion(rec.open, openAt, rec.openVal, rec.mirror)
+		}
+		if rec.flags&recOpen != 0 && openAt >= 0 && rec.mirror != nil && sameRow(rec.openVal, rec.mirror) {
+			atRow++
 		}
 		ref, err := l.append(w.buf)
 		if err != nil {
@@ -178,6 +187,9 @@ func TestChainRecordRoundTrip(t *testing.T) {
 		if got.mirror != nil && got.openVal == got.mirror {
 			t.Fatalf("record %d: the open version shares its row with the mirror section", i)
 		}
+	}
+	if atRow < 5 {
+		t.Fatalf("only %d records refer to a row for their open version", atRow)
 	}
 	if _, err := c.decodeRec([]byte{1, 2, 3}, "key", wantEvents); err == nil {
 		t.Fatal("a truncated record decoded")

@@ -146,9 +146,14 @@ func (s *State) recordAsync(plan *batchPlan, hist *histChanges, withMirror bool)
 	go func() { done <- s.recordPlan(plan, hist, withMirror) }()
 }
 
-// settle waits for a background recording (recordAsync) and invalidates
-// the state when it failed. Every use of the state settles first.
+// settle waits for a build left running (buildDetached) and for a
+// background recording (recordAsync), and invalidates the state when the
+// recording failed. Every use of the state settles first.
 func (s *State) settle() {
+	if s.building != nil {
+		<-s.building.done
+		s.building = nil
+	}
 	if s.recording == nil {
 		return
 	}
@@ -190,6 +195,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 	}
 	var open *histRow
 	var openVals *cdc.Row
+	openAt := -1 // open's index in the rows section
 	if flags&recRows != 0 {
 		rows := e.rowsBuf[:0]
 		for i := range c.n {
@@ -198,7 +204,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		}
 		for i := range c.n {
 			if v := &hist.writes[c.first+i].v; v.Current() {
-				open, openVals = &rows[i], v.Values
+				open, openVals, openAt = &rows[i], v.Values, i
 			}
 		}
 		var rm []rowLoc
@@ -209,7 +215,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		e.rowsBuf = rows
 	}
 	if flags&recOpen != 0 {
-		w.openVersion(open, openVals, mirror)
+		w.openVersion(open, openAt, openVals, mirror)
 	}
 }
 

@@ -32,8 +32,9 @@ type WriterOptions struct {
 	HistoryOptions merge.HistoryOptions
 	// OnBuild, when set, is called after each build of the writers' local
 	// state from the tables, with its reason (BuildNew, BuildSnapshotMoved,
-	// BuildInvalidated, BuildStaleSidecar); it runs on the writer's
-	// goroutine and must not block.
+	// BuildInvalidated, BuildStaleSidecar); it runs on the goroutine that
+	// builds (State.buildDetached; the writer's call waits for it, unless
+	// its context ended first) and must not block.
 	OnBuild func(reason string)
 	// Sidecar: a worker without the state first loads it from the table's
 	// sidecar (State.WriteSidecar) when that is for the tables' current

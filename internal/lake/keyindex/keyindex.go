@@ -487,6 +487,30 @@ func (ix *Index) Head(k cdc.Key) uint64 {
 	return 0
 }
 
+// AddNew adds key k with chain head head and, when mirror is not nil,
+// its mirror row (mirror.Seq, Deleted, File, Pos). k must not be in the
+// index yet (a build from the tables adds each key once): a spilled index
+// does not read its disk for k (the entry reaches the store at the next
+// Flush, overwriting whatever the store held for k), so a build adding
+// keys in any order costs no random reads. A k the RAM part holds is
+// updated in place.
+func (ix *Index) AddNew(k cdc.Key, head uint64, mirror *Entry) {
+	e, _, ok := ix.find(k)
+	switch {
+	case !ok:
+		e = ix.insert(k)
+		ix.used++
+	case ix.flags[e]&flagFree != 0: // spilled: a key known absent
+		ix.resetEntry(e)
+		ix.used++
+		ix.markDirty(e)
+	}
+	ix.SetHeadAt(e, head)
+	if mirror != nil {
+		ix.SetAt(e, mirror.Seq, mirror.Deleted, mirror.File, mirror.Pos)
+	}
+}
+
 // SetHead records key k's new chain head, adding the key if needed.
 func (ix *Index) SetHead(k cdc.Key, ref uint64) { ix.SetHeadAt(ix.EntryOf(k), ref) }
 

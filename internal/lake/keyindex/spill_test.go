@@ -312,3 +312,48 @@ func TestReleaseWorkerBudget(t *testing.T) {
 		t.Fatalf("back within the worker's budget (%d bytes in RAM): small spilled %v, %v", b.InRAM(), small.Spilled(), err)
 	}
 }
+
+// AddNew, as a build from the tables calls it (each key once, in any
+// order, safe points between), leaves a spilled index as Set and SetHead
+// leave one in RAM: the same entries, heads and counts, though it never
+// reads the keys from disk first.
+func TestAddNewSpilledMatchesRAM(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 33))
+	b := NewBudget(64<<20, 0)
+	defer b.Close()
+	disk := New(0, 0)
+	disk.SetBudget(b, t.TempDir(), &Meter{})
+	ram := New(0, 0)
+	for i, n := range r.Perm(5000) {
+		var kb [9]byte
+		kb[0] = 0x10
+		binary.BigEndian.PutUint64(kb[1:], uint64(n))
+		k := cdc.Key(kb[:])
+		head := uint64(1000 + i)
+		ram.SetHead(k, head)
+		if n%7 == 0 { // no mirror row: history only
+			disk.AddNew(k, head, nil)
+		} else {
+			e := Entry{Seq: cdc.SeqOf(uint64(n), uint64(i)), Deleted: n%5 == 0, File: int32(n % 3), Pos: int64(i)}
+			ram.Set(k, e.Seq, e.Deleted, e.File, e.Pos)
+			disk.AddNew(k, head, &e)
+		}
+		if i%500 == 499 {
+			if err := disk.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := disk.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !disk.Spilled() || disk.Keys() != ram.Keys() || disk.Len() != ram.Len() || ram.Keys() != 5000 {
+		t.Fatalf("spilled %v, %d keys (%d with a mirror row), in RAM %d (%d)", disk.Spilled(), disk.Keys(), disk.Len(), ram.Keys(), ram.Len())
+	}
+	if got, want := dump(disk), dump(ram); got != want {
+		t.Fatalf("spilled index after AddNew:\n%.2000s\nin RAM:\n%.2000s", got, want)
+	}
+	if err := disk.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
