@@ -20,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/retention"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -125,7 +126,7 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 	if f.startFrom != "earliest" && f.startFrom != "latest" {
 		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
 	}
-	if err := (workflows.SettingsRequest{MaxEvents: &f.batchSize, MaxWait: &f.maxWait, MaxBatchEvents: &f.maxBatchSize}).Validate(); err != nil {
+	if err := (workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &f.batchSize, MaxWait: &f.maxWait, MaxBatchEvents: &f.maxBatchSize}}).Validate(); err != nil {
 		return activities.TableSpec{}, usage("%v", err)
 	}
 	if f.maxQuarantine < 1 {
