@@ -35,8 +35,8 @@ func applyCLI(args ...string) (string, string, int) {
 func TestPipelineDefaultsAreStartFlags(t *testing.T) {
 	fl := (&app{}).startCmd().Flags()
 	d := pipelines.Defaults
-	for flag, want := range map[string]string{"batch-size": strconv.Itoa(d.BatchSize), "max-batch-size": strconv.Itoa(d.MaxBatchSize),
-		"max-wait": d.MaxWait.String(), "max-quarantine": strconv.Itoa(d.MaxQuarantine), "start-from": d.StartFrom,
+	for flag, want := range map[string]string{"batch-size": strconv.Itoa(d.Settings.MaxEvents), "max-batch-size": strconv.Itoa(d.Settings.MaxBatchEvents),
+		"max-wait": d.Settings.MaxWait.String(), "max-quarantine": strconv.Itoa(d.Settings.MaxQuarantine), "start-from": d.Settings.StartFrom,
 		"bronze": strconv.FormatBool(d.Bronze), "history": strconv.FormatBool(d.History), "history-collapse-tx": "false",
 		"key": "", "history-columns": "", "source": "", "source-table": "", "signal-topic": "", "definition": "", "schedules": "true"} {
 		if got := fl.Lookup(flag).DefValue; got != want {

@@ -180,6 +180,16 @@ func (s TableSpec) Defaults() TableSpec {
 	return s
 }
 
+// SettingsOnly is s with only the fields of Settings' settings set, the
+// others zero.
+func (s TableSpec) SettingsOnly() TableSpec {
+	var out TableSpec
+	for i := range Settings {
+		Settings[i].Set(&out, Settings[i].Get(s))
+	}
+	return out
+}
+
 // field is c's field of the live setting s (a nil or non-nil pointer).
 func (c *SettingsChange) field(s *Setting) reflect.Value {
 	v := reflect.ValueOf(c).Elem()
