@@ -3,6 +3,7 @@ package payload
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -125,4 +126,32 @@ func TestSettingsChange(t *testing.T) {
 		}()
 		c.Set("start_from", "latest")
 	}()
+}
+
+func TestCommentRules(t *testing.T) {
+	ok := TableSpec{}.Defaults()
+	for _, c := range []struct{ comment, want string }{
+		{"", ""},
+		{"orders from the shop database, owner: data-eng", ""},
+		{strings.Repeat("ü", 1000), ""},
+		{strings.Repeat("ü", 1001), "comment: 1001 characters, more than 1000"},
+		{"line one\nline two", "comment: control character U+000A at character 9: give one line of text without tabs"},
+		{"a\x7fb", "comment: control character U+007F at character 2: give one line of text without tabs"},
+		{"bad \xff byte", "comment: not valid UTF-8"},
+	} {
+		s := ok
+		s.Comment = c.comment
+		err := s.Validate()
+		if (c.want == "" && err != nil) || (c.want != "" && (err == nil || err.Error() != c.want)) {
+			t.Errorf("Validate(comment %q) = %v, want %q", c.comment, err, c.want)
+		}
+	}
+	var ch SettingsChange
+	ch.Set("comment", "owner: data-eng")
+	if b, _ := json.Marshal(ch); string(b) != `{"comment":"owner: data-eng"}` {
+		t.Fatalf("change JSON %s", b)
+	}
+	if got := ch.Apply(ok).Comment; got != "owner: data-eng" {
+		t.Fatalf("Apply: comment %q", got)
+	}
 }

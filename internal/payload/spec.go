@@ -3,6 +3,8 @@ package payload
 import (
 	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
@@ -83,6 +85,10 @@ type TableSpec struct {
 	// (ErrTypeBadSpec, lake.DeleteFormatError), and a settings update
 	// cannot change it.
 	DeleteFormat layout.DeleteFormat `json:"delete_format,omitempty"`
+	// Comment is a free-text description of the table for people ("orders
+	// from the shop database, owner: data-eng"): one line of at most
+	// 1,000 characters; "" = none.
+	Comment string `json:"comment,omitempty"`
 }
 
 // BatchBudget is the number of records the next batch may take when
@@ -158,7 +164,26 @@ var Settings = []Setting{
 		check: func(s TableSpec) string {
 			return recordsIn(s.MaxQuarantine, 1, "")
 		}},
+	{Name: "comment", JSON: "comment", Live: true,
+		Doc: "a description of the table for people (e.g. \"orders from the shop database, owner: data-eng\"), shown by status: one line of at most 1000 characters",
+		check: func(s TableSpec) string {
+			if !utf8.ValidString(s.Comment) {
+				return "not valid UTF-8"
+			}
+			if n := utf8.RuneCountInString(s.Comment); n > MaxCommentLength {
+				return fmt.Sprintf("%d characters, more than %d", n, MaxCommentLength)
+			}
+			for i, r := range []rune(s.Comment) {
+				if unicode.IsControl(r) {
+					return fmt.Sprintf("control character %U at character %d: give one line of text without tabs", r, i+1)
+				}
+			}
+			return ""
+		}},
 }
+
+// MaxCommentLength is the most characters a table's comment may have.
+const MaxCommentLength = 1000
 
 // recordsIn is why n records is outside lo..MaxRecords ("" when inside),
 // with note after it.
@@ -180,4 +205,5 @@ type SettingsChange struct {
 	MaxWait        *time.Duration `json:"max_wait,omitempty"`         // max_wait
 	MaxBatchEvents *int           `json:"max_batch_events,omitempty"` // max_batch_size; 0 = no growth
 	MaxQuarantine  *int           `json:"max_quarantine,omitempty"`   // max_quarantine
+	Comment        *string        `json:"comment,omitempty"`          // comment
 }

@@ -65,3 +65,19 @@ p.yaml:10: pipelines[0].max_batch_events: "2.5" is not an integer`
 		t.Fatalf("problems:\n%v\nwant:\n%s", err, want)
 	}
 }
+
+// comment: is a setting of the file like the others, checked by its rule.
+func TestCommentKey(t *testing.T) {
+	f, err := Parse("p.yaml", []byte("defaults:\n  comment: shop tables\npipelines:\n  - topic: srv.shop.orders\n    comment: \"orders, owner: data-eng\"\n  - topic: srv.shop.items\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _, err := f.Resolve(nil, false)
+	if err != nil || len(ps) != 2 || ps[0].Settings.Comment != "orders, owner: data-eng" || ps[1].Settings.Comment != "shop tables" {
+		t.Fatalf("Resolve: %v %+v", err, ps)
+	}
+	_, err = Parse("p.yaml", []byte("pipelines:\n  - topic: a.b\n    comment: |\n      two\n      lines\n"))
+	if want := "p.yaml:3: pipelines[0].comment: control character U+000A at character 4: give one line of text without tabs"; err == nil || err.Error() != want {
+		t.Fatalf("problems %v, want %s", err, want)
+	}
+}
