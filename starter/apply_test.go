@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -34,8 +35,8 @@ func applyCLI(args ...string) (string, string, int) {
 func TestPipelineDefaultsAreStartFlags(t *testing.T) {
 	fl := (&app{}).startCmd().Flags()
 	d := pipelines.Defaults
-	for flag, want := range map[string]string{"batch-size": strconv.Itoa(d.BatchSize), "max-batch-size": strconv.Itoa(d.MaxBatchSize),
-		"max-wait": d.MaxWait.String(), "max-quarantine": strconv.Itoa(d.MaxQuarantine), "start-from": d.StartFrom,
+	for flag, want := range map[string]string{"batch-size": strconv.Itoa(d.Settings.MaxEvents), "max-batch-size": strconv.Itoa(d.Settings.MaxBatchEvents),
+		"max-wait": d.Settings.MaxWait.String(), "max-quarantine": strconv.Itoa(d.Settings.MaxQuarantine), "start-from": d.Settings.StartFrom,
 		"bronze": strconv.FormatBool(d.Bronze), "history": strconv.FormatBool(d.History), "history-collapse-tx": "false",
 		"key": "", "history-columns": "", "source": "", "source-table": "", "signal-topic": "", "definition": "", "schedules": "true"} {
 		if got := fl.Lookup(flag).DefValue; got != want {
@@ -55,16 +56,16 @@ func TestPipelineDefaultsAreStartFlags(t *testing.T) {
 		req workflows.SettingsRequest
 		ok  bool
 	}{
-		{workflows.SettingsRequest{MaxEvents: &n, MaxBatchEvents: &n, MaxQuarantine: &n, MaxWait: &w}, true},
-		{workflows.SettingsRequest{MaxBatchEvents: &zero}, true},
-		{workflows.SettingsRequest{MaxEvents: &over}, false},
-		{workflows.SettingsRequest{MaxEvents: &zero}, false},
-		{workflows.SettingsRequest{MaxBatchEvents: &over}, false},
-		{workflows.SettingsRequest{MaxBatchEvents: &neg}, false},
-		{workflows.SettingsRequest{MaxQuarantine: &over}, false},
-		{workflows.SettingsRequest{MaxQuarantine: &zero}, false},
-		{workflows.SettingsRequest{MaxWait: &wOver}, false},
-		{workflows.SettingsRequest{MaxWait: &wZero}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &n, MaxBatchEvents: &n, MaxQuarantine: &n, MaxWait: &w}}, true},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxBatchEvents: &zero}}, true},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &over}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &zero}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxBatchEvents: &over}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxBatchEvents: &neg}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxQuarantine: &over}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxQuarantine: &zero}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxWait: &wOver}}, false},
+		{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxWait: &wZero}}, false},
 	} {
 		if err := c.req.Validate(); (err == nil) != c.ok {
 			t.Errorf("settings %+v: %v, want ok=%v", c.req, err, c.ok)

@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -250,19 +251,19 @@ func (a *app) topics(ctx context.Context, required bool) ([]string, bool, error)
 
 // specOf is the table spec `starter start` would build for p.
 func specOf(p pipelines.Pipeline, cols []cdc.Column) activities.TableSpec {
-	return activities.TableSpec{Table: p.Table, Topic: p.Topic, KeyColumns: p.Key, StartFrom: p.StartFrom,
-		MaxEvents: p.BatchSize, MaxWait: p.MaxWait, MaxBatchEvents: p.MaxBatchSize, MaxQuarantine: p.MaxQuarantine,
-		HistoryColumns: p.HistoryColumns, HistoryCollapseTx: p.HistoryCollapseTx,
-		Source: p.Source, SourceTable: p.SourceTable, SignalTopic: p.SignalTopic, Columns: cols,
-		WithoutBronze: !p.Bronze, WithoutHistory: !p.History, Layout: p.Layout, DeleteFormat: p.DeleteFormat}
+	spec := p.Settings // payload.Settings' values
+	spec.Table, spec.Topic, spec.KeyColumns = p.Table, p.Topic, p.Key
+	spec.HistoryColumns, spec.HistoryCollapseTx = p.HistoryColumns, p.HistoryCollapseTx
+	spec.Source, spec.SourceTable, spec.SignalTopic, spec.Columns = p.Source, p.SourceTable, p.SignalTopic, cols
+	spec.WithoutBronze, spec.WithoutHistory, spec.Layout, spec.DeleteFormat = !p.Bronze, !p.History, p.Layout, p.DeleteFormat
+	return spec
 }
 
 // pipelineOf is a running table's pipeline as its spec (from the status
 // query) and schedules say.
 func pipelineOf(spec activities.TableSpec, m pipelines.Maintenance) pipelines.Pipeline {
 	spec = spec.Defaults()
-	p := pipelines.Pipeline{Table: spec.Table, Topic: spec.Topic, Key: spec.KeyColumns, StartFrom: spec.StartFrom,
-		BatchSize: spec.MaxEvents, MaxBatchSize: spec.MaxBatchEvents, MaxWait: spec.MaxWait, MaxQuarantine: spec.MaxQuarantine,
+	p := pipelines.Pipeline{Table: spec.Table, Topic: spec.Topic, Key: spec.KeyColumns, Settings: spec.SettingsOnly(),
 		Bronze: !spec.WithoutBronze, History: !spec.WithoutHistory, HistoryColumns: spec.HistoryColumns, HistoryCollapseTx: spec.HistoryCollapseTx,
 		Source: spec.Source, SourceTable: spec.SourceTable, SignalTopic: spec.SignalTopic, Columns: columnsText(spec.Columns), Maintenance: m,
 		Layout: spec.Layout, DeleteFormat: spec.DeleteFormat}
@@ -535,14 +536,6 @@ func applyStep(ctx context.Context, c client.Client, sc client.ScheduleClient, s
 		jobs := map[string]bool{}
 		for _, ch := range s.Changes {
 			switch ch.Field {
-			case "batch_size":
-				req.MaxEvents = &spec.MaxEvents
-			case "max_batch_size":
-				req.MaxBatchEvents = &spec.MaxBatchEvents
-			case "max_wait":
-				req.MaxWait = &spec.MaxWait
-			case "max_quarantine":
-				req.MaxQuarantine = &spec.MaxQuarantine
 			case "layout.mirror":
 				req.MirrorLayout = &spec.Layout.Mirror
 			case "layout.history":
@@ -550,7 +543,9 @@ func applyStep(ctx context.Context, c client.Client, sc client.ScheduleClient, s
 			case "layout.bronze":
 				req.BronzeLayout = &spec.Layout.Bronze
 			default:
-				if job := jobOf(ch.Field); job != "" {
+				if st := payload.LookupSetting(ch.Field); st != nil && st.Live {
+					req.Set(st.Name, st.Get(spec))
+				} else if job := jobOf(ch.Field); job != "" {
 					jobs[job] = true
 				} else {
 					return nil, fmt.Errorf("%s cannot change while the pipeline runs", ch.Field)

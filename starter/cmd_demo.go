@@ -21,6 +21,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -60,7 +61,7 @@ RisingWave's KEY^VALUE lines.`,
 			return a.demo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
-	f.spec.bind(cmd, 100, 300*time.Millisecond)
+	f.spec.bind(cmd, payload.TableSpec{MaxEvents: 100, MaxWait: 300 * time.Millisecond}.Defaults())
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.events, "events", nil, "files of Debezium change-event values to produce, in order (default: the generated sample stream)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the stack and the Web UI up after printing, until Ctrl-C (fixed ports 7233/8233/19092)")

@@ -18,6 +18,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -235,14 +236,25 @@ func follow(ctx context.Context, get func(context.Context) (workflows.Status, er
 	}
 }
 
+// liveFlags lists the flags of the live settings of payload.Settings:
+// "--batch-size, --max-batch-size, ... or --max-quarantine".
+func liveFlags() string {
+	var out []string
+	for i := range payload.Settings {
+		if s := &payload.Settings[i]; s.Live {
+			out = append(out, "--"+s.Flag())
+		}
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+}
+
 func (a *app) settingsCmd() *cobra.Command {
-	var batch, maxBatch, maxQuarantine int
-	var wait time.Duration
+	var values activities.TableSpec // the flags of payload.Settings' live settings
 	var lay layoutFlags
 	var deleteFormat string
 	var out outputFlag
 	cmd := &cobra.Command{
-		Use:   "settings TABLE [--batch-size N] [--max-batch-size N] [--max-wait D] [--max-quarantine N] [--mirror-partition-by F ...] [--history-partition-by F ...]",
+		Use:   "settings TABLE [--batch-size N] [--max-wait D] [...] [--mirror-partition-by F ...] [--history-partition-by F ...]",
 		Short: "Change a running table's batch bounds or layout (takes effect at the next batch)",
 		Long: `settings changes a running table's batch bounds, quarantine limit or layout
 through a workflow update; the change takes effect at the table's next batch. It
@@ -255,17 +267,10 @@ the workflow holds it after the change (the fields of "spec" in status --output 
 				return err
 			}
 			var req workflows.SettingsRequest
-			if cmd.Flags().Changed("batch-size") {
-				req.MaxEvents = &batch
-			}
-			if cmd.Flags().Changed("max-wait") {
-				req.MaxWait = &wait
-			}
-			if cmd.Flags().Changed("max-batch-size") {
-				req.MaxBatchEvents = &maxBatch
-			}
-			if cmd.Flags().Changed("max-quarantine") {
-				req.MaxQuarantine = &maxQuarantine
+			for i := range payload.Settings {
+				if st := &payload.Settings[i]; st.Live && cmd.Flags().Changed(st.Flag()) {
+					req.Set(st.Name, st.Get(values))
+				}
 			}
 			if err := lay.request(cmd.Flags(), &req); err != nil {
 				return usage("%v", err)
@@ -278,10 +283,10 @@ the workflow holds it after the change (the fields of "spec" in status --output 
 				req.DeleteFormat = &f // the workflow refuses a change (SettingsRequest.CheckDeleteFormat)
 			}
 			if req == (workflows.SettingsRequest{}) {
-				return usage("give --batch-size, --max-batch-size, --max-wait, --max-quarantine and/or a table's --*-partition-by/--*-sort-by")
+				return usage("give %s and/or a table's --*-partition-by/--*-sort-by", liveFlags())
 			}
 			if err := req.Validate(); err != nil {
-				return usage("%v", err)
+				return settingError(err)
 			}
 			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
@@ -305,10 +310,7 @@ the workflow holds it after the change (the fields of "spec" in status --output 
 	}
 	lay.bind(cmd.Flags())
 	out.bind(cmd)
-	cmd.Flags().IntVar(&batch, "batch-size", 0, "maximum records per batch")
-	cmd.Flags().IntVar(&maxBatch, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (0 = no growth)")
-	cmd.Flags().IntVar(&maxQuarantine, "max-quarantine", 0, "records of one batch that may go to the quarantine table before the table blocks (raise it, then `retry`, to lift a quarantine-limit block)")
-	cmd.Flags().DurationVar(&wait, "max-wait", 0, "how long a batch waits to fill")
+	bindSettings(cmd.Flags(), &values, activities.TableSpec{}, true)
 	cmd.Flags().StringVar(&deleteFormat, "delete-format", "", "the table's delete format, position or dv: fixed when the tables are created, so a running table refuses a change and says how to make it")
 	return cmd
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/retention"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -27,15 +28,15 @@ import (
 
 // specFlags are the table-spec flags of start and demo.
 type specFlags struct {
-	table, key, startFrom            string
+	table, key                       string
 	source, sourceTable, signalTopic string
 	definition, historyColumns       string
 	collapseTx, bronze, history      bool
-	batchSize, maxQuarantine         int
-	maxBatchSize                     int
-	maxWait                          time.Duration
-	layout                           layoutFlags
-	deleteFormat                     string
+	// settings holds the values of payload.Settings' flags
+	// (--batch-size, --max-wait, ...), bound by bindSettings.
+	settings     payload.TableSpec
+	layout       layoutFlags
+	deleteFormat string
 }
 
 // layoutFlags are the partition and sort flags of the three tables
@@ -85,14 +86,13 @@ func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest)
 	return nil
 }
 
-func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration) {
+// bind adds the spec flags to cmd; defaults gives the defaults of
+// payload.Settings' flags (start: payload.TableSpec{}.Defaults()).
+func (f *specFlags) bind(cmd *cobra.Command, defaults payload.TableSpec) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.table, "table", "", "Iceberg mirror table as namespace.table (default: the topic's last two segments)")
 	fl.StringVar(&f.key, "key", "", "comma-separated primary-key columns (default: the fields of the Kafka record key)")
-	fl.StringVar(&f.startFrom, "start-from", "earliest", "where a new pipeline starts reading the topic: earliest, or latest (the high watermarks at its first plan; partitions added later and a topic created later are read from their start)")
-	fl.IntVar(&f.batchSize, "batch-size", defBatch, "maximum records per micro-batch")
-	fl.IntVar(&f.maxBatchSize, "max-batch-size", 0, "how large a batch may grow while the table is more than two batches behind (half of what waits, up to this; 0 = no growth)")
-	fl.DurationVar(&f.maxWait, "max-wait", defWait, "how long a batch waits to fill before it is applied")
+	bindSettings(fl, &f.settings, defaults, false)
 	fl.StringVar(&f.source, "source", "", "source database (a name the worker maps to a DSN with -sources) to load the table from directly before streaming")
 	fl.StringVar(&f.sourceTable, "source-table", "", "the table in the source database as schema.table (for --source and incremental re-snapshots)")
 	fl.StringVar(&f.definition, "definition", "", "table definition file (JSON, see schemas/examples/orders.table.json) declaring column types for events without a schema envelope")
@@ -100,10 +100,48 @@ func (f *specFlags) bind(cmd *cobra.Command, defBatch int, defWait time.Duration
 	fl.BoolVar(&f.collapseTx, "history-collapse-tx", false, "one history version per source transaction")
 	fl.BoolVar(&f.bronze, "bronze", true, "keep the bronze table (every Kafka record, append-only); --bronze=false gives up the audit copy and, after a worker loses its local state, late changes in history (see docs/operating.md: Which tables)")
 	fl.BoolVar(&f.history, "history", true, "keep the SCD type 2 history table; --history=false makes a mirror-only (or bronze + mirror) table")
-	fl.IntVar(&f.maxQuarantine, "max-quarantine", 100, "records of one batch that may go to the quarantine table before the table blocks instead")
 	fl.StringVar(&f.signalTopic, "signal-topic", "", "the Debezium connector's signal topic (signal.kafka.topic), for resnapshot --incremental")
 	f.layout.bind(fl)
 	fl.StringVar(&f.deleteFormat, "delete-format", "position", "how the mirror and history remove replaced rows, fixed when they are created: position (Iceberg v2 position deletes, every reader) or dv (Iceberg v3 deletion vectors; docs/readers.md lists the readers)")
+}
+
+// bindSettings adds a flag for each setting of payload.Settings (only the
+// Live ones with liveOnly), named Setting.Flag and bound to the setting's
+// field in dst, with its value in defaults as the flag's default; the
+// settings' aliases (--max-events for --batch-size) are accepted as
+// other spellings of their flags.
+func bindSettings(fl *pflag.FlagSet, dst *payload.TableSpec, defaults payload.TableSpec, liveOnly bool) {
+	for i := range payload.Settings {
+		s := &payload.Settings[i]
+		if liveOnly && !s.Live {
+			continue
+		}
+		switch p := s.Ptr(dst).(type) {
+		case *int:
+			fl.IntVar(p, s.Flag(), s.Get(defaults).(int), s.Doc)
+		case *time.Duration:
+			fl.DurationVar(p, s.Flag(), s.Get(defaults).(time.Duration), s.Doc)
+		case *string:
+			fl.StringVar(p, s.Flag(), s.Get(defaults).(string), s.Doc)
+		}
+	}
+	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if s := payload.LookupSetting(name); s != nil {
+			return pflag.NormalizedName(s.Flag())
+		}
+		return pflag.NormalizedName(name)
+	})
+}
+
+// settingError is a setting's refusal (a *payload.SettingError) as a
+// usage error naming its flag: "--batch-size: 0 outside 1..1000000
+// records".
+func settingError(err error) error {
+	var se *payload.SettingError
+	if errors.As(err, &se) {
+		return usage("--%s: %s", payload.LookupSetting(se.Name).Flag(), se.Why)
+	}
+	return usage("%v", err)
 }
 
 func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
@@ -122,17 +160,12 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 		}
 		return activities.TableSpec{}, usage("--table: %v", err)
 	}
-	if f.startFrom != "earliest" && f.startFrom != "latest" {
-		return activities.TableSpec{}, usage("--start-from must be earliest or latest, not %q", f.startFrom)
+	if err := f.settings.Validate(); err != nil {
+		return activities.TableSpec{}, settingError(err)
 	}
-	if err := (workflows.SettingsRequest{MaxEvents: &f.batchSize, MaxWait: &f.maxWait, MaxBatchEvents: &f.maxBatchSize}).Validate(); err != nil {
-		return activities.TableSpec{}, usage("%v", err)
-	}
-	if f.maxQuarantine < 1 {
-		return activities.TableSpec{}, usage("--max-quarantine must be at least 1, not %d", f.maxQuarantine)
-	}
-	spec := activities.TableSpec{Table: table, Topic: topic, StartFrom: f.startFrom, MaxEvents: f.batchSize, MaxWait: f.maxWait, MaxBatchEvents: f.maxBatchSize,
-		Source: f.source, SourceTable: f.sourceTable, SignalTopic: f.signalTopic, MaxQuarantine: f.maxQuarantine}
+	spec := f.settings
+	spec.Table, spec.Topic = table, topic
+	spec.Source, spec.SourceTable, spec.SignalTopic = f.source, f.sourceTable, f.signalTopic
 	spec.HistoryColumns, spec.HistoryCollapseTx = splitKey(f.historyColumns), f.collapseTx
 	spec.WithoutBronze, spec.WithoutHistory = !f.bronze, !f.history
 	var err error
@@ -232,7 +265,7 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 		},
 	}
 	out.bind(cmd)
-	f.bind(cmd, 5000, 2*time.Second)
+	f.bind(cmd, payload.TableSpec{}.Defaults())
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		if strings.Contains(err.Error(), "unknown flag: --topic") {
 			return fmt.Errorf("%w (the topic is start's argument: starter start TOPIC --table NS.TABLE --key COL)", err)

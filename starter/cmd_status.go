@@ -124,6 +124,9 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "table\t%s\n", st.Table)
 	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
+	if st.Spec.Comment != "" {
+		fmt.Fprintf(tw, "comment\t%s\n", st.Spec.Comment)
+	}
 	fmt.Fprintf(tw, "tables\t%s\n", strings.Join(st.Spec.Tables(), ", "))
 	fmt.Fprintf(tw, "deletes\t%s\n", st.Spec.DeleteFormat.Describe())
 	fmt.Fprintf(tw, "batches\t%s, waiting at most %s\n", strings.TrimPrefix(batchBounds(st.Spec.Defaults()), "batches of "), st.Spec.Defaults().MaxWait)

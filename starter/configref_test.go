@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 )
 
@@ -81,6 +82,24 @@ reads its environment variable when the flag is not given. Settings marked
 			continue
 		}
 		writeCommand(&b, c, "starter")
+	}
+	b.WriteString("\n## Table settings: one name each\n\n")
+	b.WriteString("These settings have one home (`internal/payload`, `Settings`): the same name is the pipelines file's key and, with `-` for `_`, the flag of `starter start` and (when a running table may change it) of `starter settings`; errors name them so. The other spellings are accepted too (the JSON names of `status --output json`'s spec).\n\n")
+	b.WriteString("| setting | flag | other spellings | default | a running table takes a change |\n|---|---|---|---|---|\n")
+	for _, st := range payload.Settings {
+		def := "–"
+		if v := st.Format(st.Get(payload.TableSpec{}.Defaults())); v != "" {
+			def = "`" + v + "`"
+		}
+		alias := "–"
+		if len(st.Aliases) > 0 {
+			alias = "`" + strings.Join(st.Aliases, "`, `") + "`"
+		}
+		live := "no (fixed at start)"
+		if st.Live {
+			live = "yes (`starter settings`, `starter apply`)"
+		}
+		fmt.Fprintf(&b, "| `%s` | `--%s` | %s | %s | %s |\n", st.Name, st.Flag(), alias, def, live)
 	}
 	b.WriteString("\n## The pipelines file (`starter apply -f`)\n\n")
 	b.WriteString("Each key of a pipeline means what the `starter start` flag of the same name (with `-` for `_`) means; [pipelines.md](pipelines.md) has the schema and an example.\n\n")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -23,7 +24,7 @@ func TestDeleteFormatStartAndStatus(t *testing.T) {
 		{"position", "", "deletes position (Iceberg v2 position deletes)"},
 		{"dv", layout.DeleteVector, "deletes dv (Iceberg v3 deletion vectors)"},
 	} {
-		f := specFlags{startFrom: "earliest", batchSize: 100, maxWait: 1e9, maxQuarantine: 1, deleteFormat: c.flag}
+		f := specFlags{settings: payload.TableSpec{StartFrom: "earliest", MaxEvents: 100, MaxWait: 1e9, MaxQuarantine: 1}, deleteFormat: c.flag}
 		spec, err := f.spec("s.shop.orders")
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +44,7 @@ func TestDeleteFormatStartAndStatus(t *testing.T) {
 			t.Errorf("--delete-format %q: status lines %q, want %q", c.flag, got, c.statusLine)
 		}
 	}
-	f := specFlags{startFrom: "earliest", batchSize: 100, maxWait: 1e9, maxQuarantine: 1, deleteFormat: "equality"}
+	f := specFlags{settings: payload.TableSpec{StartFrom: "earliest", MaxEvents: 100, MaxWait: 1e9, MaxQuarantine: 1}, deleteFormat: "equality"}
 	if _, err := f.spec("s.shop.orders"); err == nil || err.Error() != `--delete-format: layout: invalid field "equality": want a delete format, position (v2 position deletes) or dv (v3 deletion vectors)` {
 		t.Errorf("bad --delete-format: %v", err)
 	}

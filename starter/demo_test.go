@@ -20,7 +20,7 @@ func runDemo(t *testing.T, args ...string) string {
 	a := &app{}
 	var out, log bytes.Buffer
 	f := demoFlags{partitions: 1, timeout: 2 * time.Minute, seed: 1}
-	f.spec.batchSize, f.spec.maxWait, f.spec.startFrom, f.spec.maxQuarantine = 100, 100*time.Millisecond, "earliest", 100
+	f.spec.settings.MaxEvents, f.spec.settings.MaxWait, f.spec.settings.StartFrom, f.spec.settings.MaxQuarantine = 100, 100*time.Millisecond, "earliest", 100
 	for i := 0; i < len(args); i += 2 {
 		switch args[i] {
 		case "--events":
@@ -32,7 +32,7 @@ func runDemo(t *testing.T, args ...string) string {
 			for _, c := range args[i+1] {
 				n = n*10 + int(c-'0')
 			}
-			f.spec.batchSize = n
+			f.spec.settings.MaxEvents = n
 		}
 	}
 	if err := a.demo(context.Background(), &out, &log, f); err != nil {

@@ -28,17 +28,13 @@ type BackfillAccepted struct {
 	Records int64           `json:"records"`
 }
 
-// SettingsRequest changes a table's batch bounds; nil fields keep theirs.
+// SettingsRequest changes a table's settings; nil fields keep theirs.
 type SettingsRequest struct {
-	MaxEvents *int           `json:"max_events,omitempty"`
-	MaxWait   *time.Duration `json:"max_wait,omitempty"`
-	// MaxBatchEvents: how large a batch may grow while the table is behind
-	// (payload.TableSpec.MaxBatchEvents); 0 = no growth.
-	MaxBatchEvents *int `json:"max_batch_events,omitempty"`
-	// MaxQuarantine: records of one batch that may go to the quarantine
-	// table before the table blocks (payload.TableSpec.MaxQuarantine);
-	// raising it and then retrying lifts a quarantine-limit block.
-	MaxQuarantine *int `json:"max_quarantine,omitempty"`
+	// SettingsChange: the live settings of payload.Settings (batch_size
+	// as max_events, max_wait, max_batch_size as max_batch_events,
+	// max_quarantine, ...), embedded so that its fields are the
+	// request's JSON fields as they always were.
+	payload.SettingsChange
 	// MirrorLayout, HistoryLayout, BronzeLayout: a table's partition
 	// fields and sort order (payload.TableSpec.Layout.Mirror, .History,
 	// .Bronze); files written after the change follow it, compaction
@@ -84,22 +80,12 @@ func (req SettingsRequest) layout(cur layout.Tables) layout.Tables {
 	return cur.Normalize()
 }
 
-// Validate checks the bounds: max events in 1..1,000,000 records, max
-// batch events 0 or in 1..1,000,000, max quarantine in 1..1,000,000
-// records, max wait in (0, 10 min], and the layout's syntax
-// (layout.Tables.Validate). It returns an error naming the bad value.
+// Validate checks each new setting against its rule in payload.Settings
+// (a *payload.SettingError naming it, e.g. "batch_size: 0 outside
+// 1..1000000 records") and the layout's syntax (layout.Tables.Validate).
 func (req SettingsRequest) Validate() error {
-	if req.MaxEvents != nil && (*req.MaxEvents < 1 || *req.MaxEvents > 1_000_000) {
-		return fmt.Errorf("batch size %d outside 1..1000000 records", *req.MaxEvents)
-	}
-	if req.MaxBatchEvents != nil && (*req.MaxBatchEvents < 0 || *req.MaxBatchEvents > 1_000_000) {
-		return fmt.Errorf("max batch size %d outside 0..1000000 records", *req.MaxBatchEvents)
-	}
-	if req.MaxQuarantine != nil && (*req.MaxQuarantine < 1 || *req.MaxQuarantine > 1_000_000) {
-		return fmt.Errorf("max quarantine %d outside 1..1000000 records", *req.MaxQuarantine)
-	}
-	if req.MaxWait != nil && (*req.MaxWait <= 0 || *req.MaxWait > 10*time.Minute) {
-		return fmt.Errorf("max wait %s outside (0, 10m]", *req.MaxWait)
+	if err := req.SettingsChange.Validate(); err != nil {
+		return err
 	}
 	return req.layout(layout.Tables{}).Validate()
 }
@@ -140,18 +126,7 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSettings,
 		func(ctx workflow.Context, req SettingsRequest) (payload.TableSpec, error) {
-			if req.MaxEvents != nil {
-				st.Spec.MaxEvents = *req.MaxEvents
-			}
-			if req.MaxWait != nil {
-				st.Spec.MaxWait = *req.MaxWait
-			}
-			if req.MaxBatchEvents != nil {
-				st.Spec.MaxBatchEvents = *req.MaxBatchEvents
-			}
-			if req.MaxQuarantine != nil {
-				st.Spec.MaxQuarantine = *req.MaxQuarantine
-			}
+			st.Spec = req.SettingsChange.Apply(st.Spec)
 			if req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil {
 				st.Spec.Layout = req.layout(st.Spec.Layout)
 			}

@@ -2,9 +2,7 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -30,14 +28,7 @@ func EraseWorkflowID(table string, unixMilli int64) string {
 // erasure (a branch or tag keeps the keys; nothing changed), fail at once.
 func EraseWorkflow(ctx workflow.Context, req payload.EraseRequest) (payload.EraseResult, error) {
 	req.ID = workflow.GetInfo(ctx).WorkflowExecution.ID
-	opts := workflow.ActivityOptions{
-		StartToCloseTimeout: 12 * time.Hour, // it reads every data file the table's snapshots reach
-		HeartbeatTimeout:    time.Minute,
-		Summary:             fmt.Sprintf("erase %d keys of %s", len(req.Keys.Hashes), req.Spec.Table),
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 60,
-			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec, payload.ErrTypeErasureRefused}},
-	}
 	var res payload.EraseResult
-	err := onOwner(ctx, req.Spec.Table, opts, payload.ActivityErase, req, &res)
+	err := onOwner(ctx, req.Spec.Table, eraseOptions(req), payload.ActivityErase, req, &res)
 	return res, err
 }

@@ -3,9 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -31,14 +29,7 @@ func loadTable(ctx workflow.Context, st *TableState, id string, resnapshot bool)
 			st.Phase = prev
 		}
 	}()
-	opts := workflow.ActivityOptions{
-		ActivityID:          "load-" + id,
-		StartToCloseTimeout: 24 * time.Hour,
-		HeartbeatTimeout:    2 * time.Minute,
-		Summary:             fmt.Sprintf("direct load %s of %s from %s %s", id, st.Spec.Table, st.Spec.Source, st.Spec.SourceTable),
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec, payload.ErrTypeQuarantineLimit}},
-	}
+	opts := loadOptions(id, st.Spec)
 	if workflow.GetVersion(ctx, loadVisibleVersion, workflow.DefaultVersion, 1) == 1 {
 		// a failing load shows as retrying with its error, and a stop takes
 		// effect while it retries or runs (the activity is cancelled; a

@@ -1,10 +1,6 @@
 package workflows
 
 import (
-	"fmt"
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -20,15 +16,8 @@ const MaintenanceWorkflowName = "MaintenanceWorkflow"
 // table's batches; commit conflicts with batches committed elsewhere are
 // retried (60 attempts, backoff to a minute).
 func MaintenanceWorkflow(ctx workflow.Context, req payload.MaintenanceRequest) (payload.MaintenanceResult, error) {
-	opts := workflow.ActivityOptions{
-		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    time.Minute,
-		Summary:             fmt.Sprintf("%s %s", req.Job, req.Spec.Table),
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			MaximumAttempts: 60, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
-	}
 	var res payload.MaintenanceResult
-	err := onOwner(ctx, req.Spec.Table, opts, payload.ActivityMaintain, req, &res)
+	err := onOwner(ctx, req.Spec.Table, maintenanceOptions(req), payload.ActivityMaintain, req, &res)
 	return res, err
 }
 

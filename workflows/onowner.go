@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -23,11 +22,7 @@ func onOwner(ctx workflow.Context, table string, opts workflow.ActivityOptions, 
 	if workflow.GetVersion(ctx, ownerJobsVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activity, arg).Get(ctx, out)
 	}
-	lookup := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		Summary:             "owner of " + table,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
-	})
+	lookup := workflow.WithActivityOptions(ctx, ownerLookupOptions(table))
 	var queue string
 	if err := workflow.ExecuteActivity(lookup, payload.ActivityTableOwner, table).Get(ctx, &queue); err != nil {
 		workflow.GetLogger(ctx).Warn("the table's worker is unknown; running the job on the shared queue", "table", table, "error", err)

@@ -3,7 +3,6 @@ package workflows
 import (
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -33,13 +32,7 @@ func ReconcileWorkflowID(table string, at time.Time) string {
 // worker without it builds one for the repair and drops it, and the
 // owner's next batch rebuilds its own once).
 func ReconcileWorkflow(ctx workflow.Context, req payload.ReconcileRequest) (payload.ReconcileResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 24 * time.Hour,
-		HeartbeatTimeout:    2 * time.Minute,
-		Summary:             "reconcile " + req.Spec.Table,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			MaximumAttempts: 10, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
-	})
+	ctx = workflow.WithActivityOptions(ctx, reconcileOptions(req.Spec.Table))
 	req.RunID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	var res payload.ReconcileResult
 	err := workflow.ExecuteActivity(ctx, payload.ActivityReconcile, req).Get(ctx, &res)

@@ -212,15 +212,7 @@ func (st *TableState) unowned() string {
 // meanwhile.
 func claim(ctx workflow.Context, st *TableState) error {
 	for force := false; ; force = true {
-		opts := workflow.ActivityOptions{
-			StartToCloseTimeout: 30 * time.Second,
-			Summary:             "claim " + st.Spec.Table,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 1.5,
-				MaximumInterval: 5 * time.Second}, // a forced claim: unlimited, a table waits for a worker
-		}
-		if !force {
-			opts.RetryPolicy.MaximumAttempts = payload.ClaimAttempts
-		}
+		opts := claimOptions(st.Spec.Table, force)
 		st.waiting(ctx, opts.Summary+" (waiting for a worker to take the table)", "")
 		cctx, cancel := workflow.WithCancel(workflow.WithActivityOptions(ctx, opts))
 		fut := workflow.ExecuteActivity(cctx, payload.ActivityClaimTable, payload.ClaimRequest{Table: st.Spec.Table, Prev: st.prevOwner, Force: force,

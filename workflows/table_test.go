@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 var spec = activities.TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxEvents: 10, MaxWait: time.Second}
@@ -154,7 +155,7 @@ func TestTableWorkflowPlansAnewAfterSettingsChange(t *testing.T) {
 	})
 	five := 5
 	env.RegisterDelayedCallback(func() { // while the first batch applies
-		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{MaxEvents: &five})
+		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &five}})
 	}, spec.MaxWait+5*time.Second)
 	env.RegisterDelayedCallback(func() {
 		require.Equal(t, lake.Offsets{0: 20}, status(t, env).Offsets)
@@ -298,7 +299,7 @@ func TestQuarantineLimitLiftedBySettings(t *testing.T) {
 	ten := 10
 	env.RegisterDelayedCallback(func() {
 		require.Equal(t, PhaseBlocked, status(t, env).Phase)
-		env.UpdateWorkflow(UpdateSettings, "raise", &updateCallbacks{t: t}, SettingsRequest{MaxQuarantine: &ten})
+		env.UpdateWorkflow(UpdateSettings, "raise", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxQuarantine: &ten}})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalRetry, nil) }, 90*time.Second)
 	env.RegisterDelayedCallback(func() {
@@ -390,7 +391,7 @@ func TestTableRecordsItsCatalog(t *testing.T) {
 	})
 	five := 5
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{MaxEvents: &five})
+		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &five}})
 	}, 5*time.Second)
 	env.RegisterDelayedCallback(func() {
 		st := status(t, env)

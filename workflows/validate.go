@@ -3,7 +3,6 @@ package workflows
 import (
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -24,13 +23,7 @@ func ValidationWorkflowID(table string, at time.Time) string {
 // a workflow failure. Storage and Kafka errors are retried (10 attempts,
 // backoff to a minute); a bad spec is not.
 func ValidationWorkflow(ctx workflow.Context, spec payload.TableSpec) (payload.ValidationResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    time.Minute,
-		Summary:             "validate " + spec.Table,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute,
-			MaximumAttempts: 10, NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
-	})
+	ctx = workflow.WithActivityOptions(ctx, validationOptions(spec.Table))
 	req := payload.ValidationRequest{Spec: spec, RunID: workflow.GetInfo(ctx).WorkflowExecution.ID}
 	var res payload.ValidationResult
 	err := workflow.ExecuteActivity(ctx, payload.ActivityValidate, req).Get(ctx, &res)

@@ -90,16 +90,6 @@ type EraseRequest struct {
 	Now func() time.Time
 }
 
-// ErasureRefusedError refuses an erasure that could not make its keys
-// unreachable: a branch or tag keeps a snapshot that reaches a file
-// holding a key (Force goes on anyway), or a table keeps every file
-// (gc.enabled=false). Nothing was changed. Not retryable.
-type ErasureRefusedError struct{ Reasons []string }
-
-func (e *ErasureRefusedError) Error() string {
-	return "lake: erasure refused, nothing was changed: " + strings.Join(e.Reasons, "; ")
-}
-
 // eraseProgress is PropErasure: an erasure's result for one table so far.
 type eraseProgress struct {
 	ID string `json:"id"`

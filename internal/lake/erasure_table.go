@@ -180,12 +180,6 @@ func ensureErasures(ctx context.Context, cat catalog.Catalog, name TableName) (*
 	return tbl, s, err
 }
 
-// EraseKeyError is an erasure request that names no valid key of the
-// table: bad input, not retryable.
-type EraseKeyError struct{ Msg string }
-
-func (e *EraseKeyError) Error() string { return "lake: erase: " + e.Msg }
-
 // HashEraseKeys reads erasure keys given as "col=value[,col=value]" (one
 // string per key, every key column named once; a comma followed by text
 // that is not "<key column>=" belongs to the value), types each value as

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
@@ -12,11 +11,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
-
-// ErrStateMoved: the local state was rebuilt (the history table had moved
-// under it) after the batch's mirror stage was decided on the old one;
-// stage the mirror again.
-var ErrStateMoved = errors.New("lake: the local state was rebuilt while the batch was staged")
 
 // ApplyAfter is Apply after m (which shares this writer's State) applied
 // the same events of batch b: it reuses m's grouping, index lookups and

@@ -390,17 +390,3 @@ func (w *MirrorWriter) EnsureState(ctx context.Context) error {
 func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error {
 	return w.state.ensureMirror(ctx, tbl)
 }
-
-// ConformError is a row value that does not fit the table's column type:
-// bad input, not retryable.
-type ConformError struct {
-	Origin cdc.Origin
-	Stage  string // StageConform, StagePurged, StageSchema or StageErased
-	Err    error
-}
-
-func (e *ConformError) Error() string {
-	return fmt.Sprintf("lake: record %s/%d@%d does not fit the mirror table: %v", e.Origin.Topic, e.Origin.Partition, e.Origin.Offset, e.Err)
-}
-
-func (e *ConformError) Unwrap() error { return e.Err }

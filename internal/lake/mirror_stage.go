@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"errors"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -34,14 +33,6 @@ func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	return s.Commit(ctx)
 }
-
-// ErrHorizonMoved: a tombstone purge (or an erasure's guard) committed
-// between the batch's Prepare (which refused changes that could resurrect
-// purged or erased rows by the horizons it read) and its Stage (which
-// would apply the rest against the purged table). The batch must be
-// prepared again (retryable); committing it would let a replayed old
-// change revive a purged key.
-var ErrHorizonMoved = errors.New("lake: a tombstone purge or an erasure committed while the batch was prepared; prepare it again")
 
 // MirrorStage is one batch's mirror changes: decided by Stage (the
 // sequence guard and the merge rules, against the key index), written to

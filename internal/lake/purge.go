@@ -160,13 +160,6 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	return res, nil
 }
 
-// RetentionError refuses a purge retention below the configured floor.
-type RetentionError struct{ Retention, Floor time.Duration }
-
-func (e *RetentionError) Error() string {
-	return fmt.Sprintf("lake: purge retention %s is shorter than the floor %s (it must exceed Kafka retention and any replay)", e.Retention, e.Floor)
-}
-
 // deletedBefore returns the positions (of the given, sorted) whose delete
 // time (`_source_ts`, else `_ingested_at`) is before cutoff (µs).
 func deletedBefore(ctx context.Context, fs iceio.IO, path string, positions []int64, cutoff int64) ([]int64, error) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -220,29 +219,6 @@ func LastTrim(tbl *table.Table) (TrimResult, bool) {
 		return r, false
 	}
 	return r, true
-}
-
-// PastTrimmedError stops a late-key rebuild whose keys' past changes
-// bronze no longer holds all of: bronze retention dropped records
-// ingested before Before, and the stored rows of Keys (a history
-// version's opening or closing position, the mirror row's position) name
-// changes that the past read back lacks. Rebuilding them from what is
-// left would write a wrong history, so the rebuild stops; Sample holds up
-// to 5 keys as text.
-type PastTrimmedError struct {
-	Table   string
-	Before  time.Time
-	Keys    int
-	Sample  []string
-	Missing cdc.Seq // the first missing position of Sample[0]
-}
-
-func (e *PastTrimmedError) Error() string {
-	return fmt.Sprintf("%s: %d late keys (%s) need changes that bronze retention dropped (records ingested before %s are gone; "+
-		"the first key misses its change at position %s): rebuilding them from bronze would write a wrong history, so the table stops. "+
-		"To go on: `starter maintain %s keep-applied` keeps these keys' history and mirror row as applied in position order "+
-		"(their late change is in the mirror, not woven into the history; counted as unwoven), then `starter retry %s`",
-		e.Table, e.Keys, strings.Join(e.Sample, ", "), e.Before.UTC().Format(time.RFC3339), e.Missing.Hex(), e.Table, e.Table)
 }
 
 // TrimmedPast returns, once bronze retention has dropped records (bronze

@@ -18,20 +18,6 @@ import (
 // written from then on follow the new spec, files already written keep
 // theirs until a compaction rewrites them.
 
-// LayoutError is a layout the table cannot take: a column it does not
-// have, or a transform its type does not allow. The table stops until the
-// setting is changed (non-retryable for the caller).
-type LayoutError struct {
-	Table string
-	Err   error
-}
-
-func (e *LayoutError) Error() string {
-	return fmt.Sprintf("lake: layout of %s: %v (change the table's partition_by/sort_by setting)", e.Table, e.Err)
-}
-
-func (e *LayoutError) Unwrap() error { return e.Err }
-
 // partitionFieldName is the name of the partition field of f, as Spark
 // and pyiceberg name them: the column for identity, else
 // <column>_<transform> (bucket, trunc, year, month, day, hour).

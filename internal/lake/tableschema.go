@@ -238,26 +238,6 @@ func BronzeSchema() *iceberg.Schema {
 var systemColumns = []string{ColSeq, ColDeleted, ColDeletedV1, ColSourceTs, ColIngestedAt,
 	ColValidFrom, ColValidTo, ColValidToSeq, ColIsCurrent, ColRowHash, ColSourceTx}
 
-// ReservedColumnError is a source column named like a column the pipeline
-// adds to mirror and history (compared case-insensitively, in ASCII:
-// Spark and Trino resolve names so) that is a key column, or that reached
-// table creation (Prepare settles other such names first, see
-// settleReserved). Retrying does not help.
-type ReservedColumnError struct {
-	Column   string // the source column
-	Reserved string // the system column it collides with
-	Key      bool   // the column is one of the table's key columns
-}
-
-func (e *ReservedColumnError) Error() string {
-	if e.Key {
-		return fmt.Sprintf("lake: key column %q has the name of the system column %s that lakemirror adds to mirror and history; a key column cannot be left out: rename it at the source and mirror the table under a new name",
-			e.Column, e.Reserved)
-	}
-	return fmt.Sprintf("lake: source column %q has the name of the system column %s that lakemirror adds to mirror and history (reserved: %s); the table cannot hold both",
-		e.Column, e.Reserved, strings.Join(systemColumns, ", "))
-}
-
 // checkReserved returns a *ReservedColumnError when name is a system
 // column's name in any ASCII letter case.
 func checkReserved(name string) error {

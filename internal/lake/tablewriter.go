@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -104,20 +103,6 @@ type WriteOutput struct {
 	// Stages holds seconds per stage: prepare, stage, write,
 	// commit_bronze, commit_mirror, commit_history.
 	Stages map[string]float64
-}
-
-// QuarantineLimitError stops a batch with more records than its
-// quarantine limit (non-retryable for the caller: an operator raises the
-// limit or fixes the source). First is the first of them.
-type QuarantineLimitError struct {
-	Records int
-	Limit   int
-	First   QuarantineRecord
-}
-
-func (e *QuarantineLimitError) Error() string {
-	return fmt.Sprintf("%d records cannot be applied (limit %d per batch); first: partition %d offset %d: %s",
-		e.Records, e.Limit, e.First.Partition, e.First.Offset, e.First.Reason)
 }
 
 // Write applies one decoded batch (with ctx's table cache, or a new one:

@@ -1,7 +1,10 @@
 package payload
 
 import (
+	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
@@ -82,6 +85,10 @@ type TableSpec struct {
 	// (ErrTypeBadSpec, lake.DeleteFormatError), and a settings update
 	// cannot change it.
 	DeleteFormat layout.DeleteFormat `json:"delete_format,omitempty"`
+	// Comment is a free-text description of the table for people ("orders
+	// from the shop database, owner: data-eng"): one line of at most
+	// 1,000 characters; "" = none.
+	Comment string `json:"comment,omitempty"`
 }
 
 // BatchBudget is the number of records the next batch may take when
@@ -110,19 +117,93 @@ func (s TableSpec) Tables() []string {
 	return out
 }
 
-// Defaults fills zero fields with their defaults.
-func (s TableSpec) Defaults() TableSpec {
-	if s.StartFrom == "" {
-		s.StartFrom = "earliest"
+// Bounds of the batch settings.
+const (
+	MaxRecords   = 1_000_000        // batch_size, max_batch_size, max_quarantine: at most this many records
+	MaxWaitLimit = 10 * time.Minute // max_wait: above 0, at most this
+)
+
+// Settings is the table of the table settings that have one home here:
+// each one's name (the pipelines file's key, the starter flag with "-"
+// for "_"), TableSpec field (by JSON name), default, rule and help. A
+// new scalar setting is its TableSpec field, its entry here and, when a
+// running table may change it (Live), its SettingsChange field; the
+// starter's flags, the pipelines file, the settings update and
+// Validate/Defaults then take it. The other fields of TableSpec (table,
+// topic, key, layout, history and source options) have their own syntax
+// and are checked where they are given.
+var Settings = []Setting{
+	{Name: "start_from", JSON: "start_from", Default: "earliest",
+		Doc: "where a new pipeline starts reading the topic: earliest, or latest (the high watermarks at its first plan; partitions added later and a topic created later are read from their start)",
+		check: func(s TableSpec) string {
+			if s.StartFrom != "earliest" && s.StartFrom != "latest" {
+				return fmt.Sprintf("%q: give earliest or latest", s.StartFrom)
+			}
+			return ""
+		}},
+	{Name: "batch_size", JSON: "max_events", Aliases: []string{"max_events"}, Default: 5000, Live: true,
+		Doc: "maximum records per batch",
+		check: func(s TableSpec) string {
+			return recordsIn(s.MaxEvents, 1, "")
+		}},
+	{Name: "max_batch_size", JSON: "max_batch_events", Aliases: []string{"max_batch_events"}, Live: true,
+		Doc: "how large a batch may grow while the table is more than two batches behind (half of what waits, up to this; 0 = no growth)",
+		check: func(s TableSpec) string {
+			return recordsIn(s.MaxBatchEvents, 0, " (0 = batches do not grow)")
+		}},
+	{Name: "max_wait", JSON: "max_wait", Default: 2 * time.Second, Live: true,
+		Doc: "how long a batch waits to fill before it is applied",
+		check: func(s TableSpec) string {
+			if s.MaxWait <= 0 || s.MaxWait > MaxWaitLimit {
+				return fmt.Sprintf("%s outside (0, %s]", FormatDuration(s.MaxWait), FormatDuration(MaxWaitLimit))
+			}
+			return ""
+		}},
+	{Name: "max_quarantine", JSON: "max_quarantine", Default: 100, Live: true,
+		Doc: "records of one batch that may go to the quarantine table before the table blocks instead (raise it, then `retry`, to lift a quarantine-limit block)",
+		check: func(s TableSpec) string {
+			return recordsIn(s.MaxQuarantine, 1, "")
+		}},
+	{Name: "comment", JSON: "comment", Live: true,
+		Doc: "a description of the table for people (e.g. \"orders from the shop database, owner: data-eng\"), shown by status: one line of at most 1000 characters",
+		check: func(s TableSpec) string {
+			if !utf8.ValidString(s.Comment) {
+				return "not valid UTF-8"
+			}
+			if n := utf8.RuneCountInString(s.Comment); n > MaxCommentLength {
+				return fmt.Sprintf("%d characters, more than %d", n, MaxCommentLength)
+			}
+			for i, r := range []rune(s.Comment) {
+				if unicode.IsControl(r) {
+					return fmt.Sprintf("control character %U at character %d: give one line of text without tabs", r, i+1)
+				}
+			}
+			return ""
+		}},
+}
+
+// MaxCommentLength is the most characters a table's comment may have.
+const MaxCommentLength = 1000
+
+// recordsIn is why n records is outside lo..MaxRecords ("" when inside),
+// with note after it.
+func recordsIn(n, lo int, note string) string {
+	if n < lo || n > MaxRecords {
+		return fmt.Sprintf("%d outside %d..%d records%s", n, lo, MaxRecords, note)
 	}
-	if s.MaxEvents <= 0 {
-		s.MaxEvents = 5000
-	}
-	if s.MaxWait <= 0 {
-		s.MaxWait = 2 * time.Second
-	}
-	if s.MaxQuarantine <= 0 {
-		s.MaxQuarantine = 100
-	}
-	return s
+	return ""
+}
+
+// SettingsChange is a change of a running table's live settings (the
+// Live entries of Settings): each field nil = unchanged, under the JSON
+// name of its TableSpec field. workflows.SettingsRequest embeds it, so
+// these are the settings update's JSON fields as they always were; Set,
+// Changed, Apply and Validate (settings.go) reach the fields through the
+// Settings table.
+type SettingsChange struct {
+	MaxEvents      *int           `json:"max_events,omitempty"`       // batch_size
+	MaxWait        *time.Duration `json:"max_wait,omitempty"`         // max_wait
+	MaxBatchEvents *int           `json:"max_batch_events,omitempty"` // max_batch_size; 0 = no growth
+	MaxQuarantine  *int           `json:"max_quarantine,omitempty"`   // max_quarantine
+	Comment        *string        `json:"comment,omitempty"`          // comment
 }

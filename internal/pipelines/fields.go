@@ -11,16 +11,10 @@ type FieldGroup struct {
 // source of the configuration reference (docs/configuration.md), which a
 // test regenerates from it so that the reference names every key there is.
 func Fields() []FieldGroup {
-	var entry []string
-	for _, f := range fieldsOf(rawEntry{}) {
-		if entryOnly[f] {
-			entry = append(entry, f)
-		}
-	}
 	return []FieldGroup{
 		{"top level", knownFieldList["rawFile"]},
-		{"defaults and each pipeline", fieldsOf(rawSettings{})},
-		{"each pipeline only", entry},
+		{"defaults and each pipeline", settingsKeys()},
+		{"each pipeline only", entryKeys()},
 		{"maintenance (in defaults or a pipeline)", fieldsOf(rawMaintenance{})},
 		{"layout (in defaults or a pipeline)", fieldsOf(rawLayout{})},
 		{"layout.mirror, layout.history, layout.bronze", fieldsOf(rawTableLayout{})},

@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/retention"
 	"gopkg.in/yaml.v3"
 
@@ -35,11 +39,6 @@ type rawFile struct {
 type rawSettings struct {
 	Namespace         *string         `yaml:"namespace"`
 	Key               *nameList       `yaml:"key"`
-	StartFrom         *string         `yaml:"start_from"`
-	BatchSize         *int            `yaml:"batch_size"`
-	MaxBatchSize      *int            `yaml:"max_batch_size"`
-	MaxWait           *string         `yaml:"max_wait"`
-	MaxQuarantine     *int            `yaml:"max_quarantine"`
 	Bronze            *bool           `yaml:"bronze"`
 	History           *bool           `yaml:"history"`
 	HistoryColumns    *nameList       `yaml:"history_columns"`
@@ -49,6 +48,11 @@ type rawSettings struct {
 	Maintenance       *rawMaintenance `yaml:"maintenance"`
 	Layout            *rawLayout      `yaml:"layout"`
 	DeleteFormat      *string         `yaml:"delete_format"`
+	// Other holds the keys none of the fields above takes: the settings
+	// of payload.Settings (batch_size, max_wait, ...; checkSettings reads
+	// them through the table) and misspelt keys (reported there). In a
+	// pipeline they are the entry's (rawEntry.Other).
+	Other map[string]yaml.Node `yaml:",inline"`
 }
 
 // rawLayout is the layout block: each table's partition_by and sort_by
@@ -92,6 +96,9 @@ type rawEntry struct {
 	Table       *string   `yaml:"table"`
 	SourceTable *string   `yaml:"source_table"`
 	Definition  *string   `yaml:"definition"`
+	// EntryOther is rawSettings.Other of a pipeline (yaml.v3 fills the
+	// inline map of the outer struct only); Parse moves it there.
+	EntryOther map[string]yaml.Node `yaml:",inline"`
 }
 
 type rawMaintenance struct {
@@ -111,11 +118,8 @@ type rawMaintenance struct {
 // entryOnly are the fields a pipeline has and a defaults block has not.
 var entryOnly = func() map[string]bool {
 	out := map[string]bool{}
-	for _, f := range fieldsOf(rawEntry{}) {
+	for _, f := range entryKeys() {
 		out[f] = true
-	}
-	for _, f := range fieldsOf(rawSettings{}) {
-		delete(out, f)
 	}
 	return out
 }()
@@ -299,6 +303,7 @@ func Parse(name string, data []byte) (*File, error) {
 			}
 		}
 		for i, r := range items {
+			r.Other, r.EntryOther = r.EntryOther, nil
 			e := entry{raw: r, path: fmt.Sprintf("pipelines[%d]", i), line: starts[i]}
 			f.checkEntry(&ps, &e, hurt[i])
 			f.entries = append(f.entries, e)
@@ -328,18 +333,7 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 			add("key", "%s", err)
 		}
 	}
-	if s.StartFrom != nil && *s.StartFrom != "earliest" && *s.StartFrom != "latest" {
-		add("start_from", "%q: give earliest or latest", *s.StartFrom)
-	}
-	if s.BatchSize != nil && (*s.BatchSize < 1 || *s.BatchSize > MaxRecords) {
-		add("batch_size", "%d outside 1..%d records", *s.BatchSize, MaxRecords)
-	}
-	if s.MaxBatchSize != nil && (*s.MaxBatchSize < 0 || *s.MaxBatchSize > MaxRecords) {
-		add("max_batch_size", "%d outside 0..%d records (0 = batches do not grow)", *s.MaxBatchSize, MaxRecords)
-	}
-	if s.MaxQuarantine != nil && (*s.MaxQuarantine < 1 || *s.MaxQuarantine > MaxRecords) {
-		add("max_quarantine", "%d outside 1..%d records", *s.MaxQuarantine, MaxRecords)
-	}
+	f.checkOther(ps, at, s.Other)
 	if s.Layout != nil {
 		if err := s.Layout.tables(layout.Tables{}).Validate(); err != nil {
 			add("layout", "%v", err)
@@ -348,13 +342,6 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 	if s.DeleteFormat != nil {
 		if _, err := layout.ParseDeleteFormat(*s.DeleteFormat); err != nil {
 			add("delete_format", "%v", err)
-		}
-	}
-	if s.MaxWait != nil {
-		if d, err := ParseDuration(*s.MaxWait); err != nil {
-			add("max_wait", "%v", err)
-		} else if d <= 0 || d > MaxWaitLimit {
-			add("max_wait", "%s outside (0, %s]", *s.MaxWait, FormatDuration(MaxWaitLimit))
 		}
 	}
 	if s.HistoryColumns != nil {
@@ -425,6 +412,94 @@ func (f *File) checkSettings(ps *Problems, at string, s rawSettings) {
 			}
 		}
 	}
+}
+
+// checkOther checks the keys of a defaults block or a pipeline (at) that
+// no field of rawSettings or rawEntry takes: a setting of
+// payload.Settings by its name or an alias (its value parsed and checked
+// against the setting's rule), else an unknown key.
+func (f *File) checkOther(ps *Problems, at string, other map[string]yaml.Node) {
+	add := func(key, format string, args ...any) {
+		p := at + "." + key
+		f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	seen := map[*payload.Setting]string{}
+	for _, key := range slices.Sorted(maps.Keys(other)) {
+		st := settingOf(key)
+		if st == nil {
+			switch {
+			case at == "defaults" && entryOnly[key]:
+				add(key, "%s is set per pipeline, not in defaults", key)
+			case at == "defaults":
+				add(key, "%s", unknownKey(key, knownFieldList["rawSettings"]))
+			default:
+				add(key, "%s", unknownKey(key, knownFieldList["rawEntry"]))
+			}
+			continue
+		}
+		if first, twice := seen[st]; twice {
+			a, b := first, key
+			if f.idx.line(at+"."+a) > f.idx.line(at+"."+b) {
+				a, b = b, a
+			}
+			add(b, "given twice: %s is another name of %s (line %d)", b, a, f.idx.line(at+"."+a))
+			continue
+		}
+		seen[st] = key
+		n := other[key]
+		v, why := settingValue(st, &n)
+		if why == "" && v != nil {
+			var spec payload.TableSpec
+			st.Set(&spec, v)
+			var se *payload.SettingError
+			if errors.As(st.Check(spec), &se) {
+				why = se.Why
+			}
+		}
+		if why != "" {
+			add(key, "%s", why)
+		}
+	}
+}
+
+// settingOf is the setting of payload.Settings that key names (its name
+// or an alias, as written), else nil.
+func settingOf(key string) *payload.Setting {
+	st := payload.LookupSetting(key)
+	if st == nil || (key != st.Name && !slices.Contains(st.Aliases, key)) {
+		return nil
+	}
+	return st
+}
+
+// settingValue reads a setting's value from its node: nil for null (the
+// key left empty: not given), else the value, or why it is not one.
+func settingValue(st *payload.Setting, n *yaml.Node) (any, string) {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		return nil, ""
+	case n.Kind == yaml.MappingNode:
+		return nil, "a mapping is not " + kindText(st)
+	case n.Kind == yaml.SequenceNode:
+		return nil, "a list is not " + kindText(st)
+	case n.Kind == yaml.ScalarNode && st.Kind() == reflect.TypeOf(0) && n.Tag != "!!int":
+		return nil, strconv.Quote(n.Value) + " is not an integer"
+	}
+	v, err := st.Parse(n.Value)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return v, ""
+}
+
+func kindText(st *payload.Setting) string {
+	switch st.Kind() {
+	case reflect.TypeOf(0):
+		return "an integer"
+	case reflect.TypeOf(time.Duration(0)):
+		return "a duration"
+	}
+	return "a string"
 }
 
 // checkEntry checks one pipeline item and compiles its pattern. hurt: the
@@ -642,20 +717,9 @@ func checkNames(l nameList, what string) string {
 }
 
 // ParseDuration reads a Go duration ("500ms", "2s", "1h30m") or a whole
-// number of days ("30d"). Errors say what is accepted.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if n, err := strconv.Atoi(days); err == nil {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (e.g. 500ms, 2s, 1h, 30d)", s)
-	}
-	return d, nil
-}
+// number of days ("30d") (payload.ParseDuration). Errors say what is
+// accepted.
+func ParseDuration(s string) (time.Duration, error) { return payload.ParseDuration(s) }
 
 // parseInterval is ParseDuration; for a schedule interval also "off"
 // (= 0: no schedule).
@@ -670,21 +734,10 @@ func parseInterval(s string, interval bool) (time.Duration, error) {
 	return d, err
 }
 
-// FormatDuration writes d the way a file would: whole days as "30d", else
-// Go's form without zero units ("1h", "1h30m", "2s", "500ms"); 0 is "0s".
-func FormatDuration(d time.Duration) string {
-	if d > 0 && d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+// FormatDuration writes d the way a file would (payload.FormatDuration):
+// whole days as "30d", else Go's form without zero units ("1h", "1h30m",
+// "2s", "500ms"); 0 is "0s".
+func FormatDuration(d time.Duration) string { return payload.FormatDuration(d) }
 
 // yamlLine reads yaml.v3's "yaml: line N: msg".
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // The example file parses and resolves against a broker's topics into
@@ -40,21 +41,21 @@ func TestExampleFile(t *testing.T) {
 	noPurge := m
 	noPurge.PurgeEvery = 0
 	want := []Pipeline{
-		{Table: "sales.orders", Topic: "dbserver1.inventory.orders", Key: []string{"order_id"}, StartFrom: "earliest",
-			BatchSize: 20000, MaxBatchSize: 100000, MaxWait: 5 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
+		{Table: "sales.orders", Topic: "dbserver1.inventory.orders", Key: []string{"order_id"},
+			Settings: payload.TableSpec{StartFrom: "earliest", MaxEvents: 20000, MaxBatchEvents: 100000, MaxWait: 5 * time.Second, MaxQuarantine: 100}, Bronze: true, History: true,
 			Source: "inventorydb", SourceTable: "inventory.orders", SignalTopic: "dbserver1.signals",
 			Definition: "../../schemas/examples/orders.table.json", Maintenance: m,
 			Layout: layout.Tables{Mirror: layout.Spec{PartitionBy: []string{"bucket(16, order_id)"}, SortBy: []string{"order_id"}},
 				History: layout.Spec{PartitionBy: []string{"day(_valid_from)"}}, Bronze: layout.Spec{PartitionBy: []string{"day(_ingested_at)"}}},
 			Origin: Origin{File: name, Line: 20, Path: "pipelines[0]"}},
-		{Table: "inventory.customers", Topic: "dbserver1.inventory.customers", Key: []string{"id"}, StartFrom: "earliest",
-			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: true, History: true,
+		{Table: "inventory.customers", Topic: "dbserver1.inventory.customers", Key: []string{"id"},
+			Settings: payload.TableSpec{}.Defaults(), Bronze: true, History: true,
 			HistoryColumns: []string{"email", "status"}, Maintenance: m, Origin: Origin{File: name, Line: 40, Path: "pipelines[1]"}},
-		{Table: "inventory.products", Topic: "dbserver1.inventory.products", Key: []string{"id"}, StartFrom: "earliest",
-			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: true, History: false, Maintenance: m,
+		{Table: "inventory.products", Topic: "dbserver1.inventory.products", Key: []string{"id"},
+			Settings: payload.TableSpec{}.Defaults(), Bronze: true, History: false, Maintenance: m,
 			Origin: Origin{File: name, Line: 45, Path: "pipelines[2]", Pattern: "topic_glob"}},
-		{Table: "audit.login_events", Topic: "dbserver1.audit.login_events", Key: []string{"id"}, StartFrom: "earliest",
-			BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100, Bronze: false, History: false, Maintenance: noPurge,
+		{Table: "audit.login_events", Topic: "dbserver1.audit.login_events", Key: []string{"id"},
+			Settings: payload.TableSpec{}.Defaults(), Bronze: false, History: false, Maintenance: noPurge,
 			Origin: Origin{File: name, Line: 50, Path: "pipelines[3]", Pattern: "topic_regex"}},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -312,7 +313,7 @@ func TestDocsExample(t *testing.T) {
 	}
 	var tables []string
 	for _, p := range got {
-		tables = append(tables, fmt.Sprintf("%s bronze=%v history=%v purge=%s batch=%d/%d", p.Table, p.Bronze, p.History, FormatDuration(p.Maintenance.PurgeEvery), p.BatchSize, p.MaxBatchSize))
+		tables = append(tables, fmt.Sprintf("%s bronze=%v history=%v purge=%s batch=%d/%d", p.Table, p.Bronze, p.History, FormatDuration(p.Maintenance.PurgeEvery), p.Settings.MaxEvents, p.Settings.MaxBatchEvents))
 	}
 	want := []string{"shop.orders bronze=true history=true purge=1d batch=20000/100000", "inventory.customers bronze=true history=true purge=1d batch=5000/0",
 		"inventory.products bronze=true history=false purge=1d batch=5000/0", "audit.logins bronze=false history=false purge=0s batch=5000/0"}
@@ -438,7 +439,7 @@ func TestDevExampleFile(t *testing.T) {
 	dev := resolve("../../examples/pipelines-dev.yaml", []string{"dev.mysql.inventory.products", "dev.pg.inventory.products", "shop.public.orders"})
 	var got []string
 	for _, p := range dev {
-		got = append(got, fmt.Sprintf("%s ← %s key=%v bronze=%v history=%v batch=%d wait=%s", p.Table, p.Topic, p.Key, p.Bronze, p.History, p.BatchSize, p.MaxWait))
+		got = append(got, fmt.Sprintf("%s ← %s key=%v bronze=%v history=%v batch=%d wait=%s", p.Table, p.Topic, p.Key, p.Bronze, p.History, p.Settings.MaxEvents, p.Settings.MaxWait))
 	}
 	want := []string{"tutorial.mysql_products ← dev.mysql.inventory.products key=[id] bronze=true history=true batch=100 wait=500ms",
 		"tutorial.pg_products ← dev.pg.inventory.products key=[id] bronze=true history=false batch=100 wait=500ms"}

@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"fmt"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -74,8 +75,8 @@ var (
 	cannotDecode   = regexp.MustCompile(`^cannot unmarshal !!(\w+)(?: ` + "`.*`" + `)? into (\S+)$`)
 	knownFieldList = map[string][]string{ // for "did you mean"
 		"rawFile":        {"version", "defaults", "pipelines"},
-		"rawSettings":    fieldsOf(rawSettings{}),
-		"rawEntry":       fieldsOf(rawEntry{}),
+		"rawSettings":    settingsKeys(),
+		"rawEntry":       append(settingsKeys(), entryKeys()...),
 		"rawMaintenance": fieldsOf(rawMaintenance{}),
 	}
 )
@@ -98,10 +99,7 @@ func (ix *nodeIndex) explain(msg string) Problem {
 		case typ == "rawSettings" && entryOnly[u[1]]:
 			p.Msg = fmt.Sprintf("%s is set per pipeline, not in defaults", u[1])
 		default:
-			p.Msg = "unknown field " + u[1]
-			if s := closest(u[1], knownFieldList[typ]); s != "" {
-				p.Msg += fmt.Sprintf(" (did you mean %s?)", s)
-			}
+			p.Msg = unknownKey(u[1], knownFieldList[typ])
 		}
 		return p
 	}
@@ -226,6 +224,9 @@ func fieldsOf(v any) []string {
 	t := reflect.TypeOf(v)
 	for i := range t.NumField() {
 		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if opts == "inline" && t.Field(i).Type.Kind() == reflect.Map {
+			continue // the keys no field takes (rawSettings.Other)
+		}
 		if opts == "inline" {
 			out = append(out, fieldsOf(reflect.Zero(t.Field(i).Type).Interface())...)
 			continue
@@ -233,6 +234,47 @@ func fieldsOf(v any) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// settingsKeys are the keys a defaults block and a pipeline share, in
+// the file's order: rawSettings' fields with the names of
+// payload.Settings after key.
+func settingsKeys() []string {
+	var out []string
+	for _, k := range fieldsOf(rawSettings{}) {
+		out = append(out, k)
+		if k == "key" {
+			for _, s := range payload.Settings {
+				out = append(out, s.Name)
+			}
+		}
+	}
+	return out
+}
+
+// entryKeys are the keys only a pipeline has.
+func entryKeys() []string {
+	shared := map[string]bool{}
+	for _, k := range fieldsOf(rawSettings{}) {
+		shared[k] = true
+	}
+	var out []string
+	for _, k := range fieldsOf(rawEntry{}) {
+		if !shared[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// unknownKey is the message of a key the file does not take: "unknown
+// field KEY", with "(did you mean K?)" when one of known is close.
+func unknownKey(key string, known []string) string {
+	msg := "unknown field " + key
+	if s := closest(key, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return msg
 }
 
 // closest returns the candidate at edit distance at most 2 from s (the

@@ -8,16 +8,18 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// Bounds of the batch settings: those the table workflow's settings
-// update accepts (workflows.SettingsRequest.Validate; a starter test keeps
-// the two equal).
+// Bounds of the batch settings (payload.MaxRecords, payload.MaxWaitLimit:
+// payload.Settings' rules, which the settings update applies too).
 const (
-	MaxRecords   = 1_000_000        // batch_size, max_batch_size, max_quarantine: at most this many records
-	MaxWaitLimit = 10 * time.Minute // max_wait: above 0, at most this
+	MaxRecords   = payload.MaxRecords   // batch_size, max_batch_size, max_quarantine: at most this many records
+	MaxWaitLimit = payload.MaxWaitLimit // max_wait: above 0, at most this
 )
 
 // Maintenance is a table's maintenance schedules (Temporal Schedules
@@ -46,28 +48,26 @@ var DefaultMaintenance = Maintenance{CompactEvery: time.Hour, ExpireEvery: 24 * 
 
 // Defaults are the values of the settings neither a pipeline nor the
 // defaults block gives: those of `starter start`'s flags.
-var Defaults = Pipeline{StartFrom: "earliest", BatchSize: 5000, MaxWait: 2 * time.Second, MaxQuarantine: 100,
-	Bronze: true, History: true, Maintenance: DefaultMaintenance}
+var Defaults = Pipeline{Settings: payload.TableSpec{}.Defaults(), Bronze: true, History: true, Maintenance: DefaultMaintenance}
 
 // Pipeline is one table's pipeline with every setting resolved: what
 // `starter start TOPIC` with flags would run.
 type Pipeline struct {
-	Table             string        // Iceberg namespace.table of the mirror
-	Topic             string        // the Debezium topic
-	Key               []string      // primary-key columns; empty = the fields of the Kafka record key
-	StartFrom         string        // "earliest" or "latest": where a pipeline without offsets starts
-	BatchSize         int           // records per batch, at most
-	MaxBatchSize      int           // records a batch may grow to while the table is behind; 0 = no growth
-	MaxWait           time.Duration // how long a batch waits to fill
-	MaxQuarantine     int           // quarantined records of one batch before the table blocks
-	Bronze            bool          // keep <table>_bronze
-	History           bool          // keep <table>_history
-	HistoryColumns    []string      // columns whose change opens a history version; empty = all
-	HistoryCollapseTx bool          // one history version per source transaction
-	Source            string        // source database for a direct initial load; "" = none
-	SourceTable       string        // the table there (schema.table)
-	SignalTopic       string        // the connector's signal topic, for incremental re-snapshots
-	Definition        string        // table definition file (path resolved against the pipelines file); "" = none
+	Table string   // Iceberg namespace.table of the mirror
+	Topic string   // the Debezium topic
+	Key   []string // primary-key columns; empty = the fields of the Kafka record key
+	// Settings holds the values of payload.Settings (start_from,
+	// batch_size as MaxEvents, max_wait, ...; payload.TableSpec.SettingsOnly):
+	// its other fields are zero.
+	Settings          payload.TableSpec
+	Bronze            bool     // keep <table>_bronze
+	History           bool     // keep <table>_history
+	HistoryColumns    []string // columns whose change opens a history version; empty = all
+	HistoryCollapseTx bool     // one history version per source transaction
+	Source            string   // source database for a direct initial load; "" = none
+	SourceTable       string   // the table there (schema.table)
+	SignalTopic       string   // the connector's signal topic, for incremental re-snapshots
+	Definition        string   // table definition file (path resolved against the pipelines file); "" = none
 	// Columns is the definition's declared columns in a canonical form
 	// (set by the caller that reads Definition; compared as text).
 	Columns     string
@@ -222,13 +222,13 @@ func (f *File) Resolve(topics []string, known bool) ([]Pipeline, Problems, error
 		}
 		seen[k] = p
 		kept = append(kept, p)
-		if p.MaxBatchSize > 0 && p.MaxBatchSize < p.BatchSize {
+		if b := p.Settings; b.MaxBatchEvents > 0 && b.MaxBatchEvents < b.MaxEvents {
 			path := p.Origin.Path + ".max_batch_size"
 			if f.idx.line(path) == 0 {
 				path = "defaults.max_batch_size"
 			}
 			warns = append(warns, Problem{File: f.Name, Line: at(path, p.Origin.Line), Path: path, Warning: true,
-				Msg: fmt.Sprintf("%s: max_batch_size %d is below batch_size %d: its batches do not grow", p.Table, p.MaxBatchSize, p.BatchSize)})
+				Msg: fmt.Sprintf("%s: max_batch_size %d is below batch_size %d: its batches do not grow", p.Table, p.Settings.MaxBatchEvents, p.Settings.MaxEvents)})
 		}
 	}
 	sortProblems(errs)
@@ -256,13 +256,6 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 			*dst = *def
 		}
 	}
-	num := func(v, def *int, dst *int) {
-		if v != nil {
-			*dst = *v
-		} else if def != nil {
-			*dst = *def
-		}
-	}
 	flag := func(v, def *bool, dst *bool) {
 		if v != nil {
 			*dst = *v
@@ -280,14 +273,14 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 		return nil
 	}
 	p.Key = list(r.Key, d.Key)
-	str(r.StartFrom, d.StartFrom, &p.StartFrom)
-	num(r.BatchSize, d.BatchSize, &p.BatchSize)
-	num(r.MaxBatchSize, d.MaxBatchSize, &p.MaxBatchSize)
-	num(r.MaxQuarantine, d.MaxQuarantine, &p.MaxQuarantine)
-	var wait string
-	str(r.MaxWait, d.MaxWait, &wait)
-	if wait != "" {
-		p.MaxWait, _ = ParseDuration(wait) // checked by Parse
+	for _, other := range []map[string]yaml.Node{d.Other, r.Other} {
+		for key, n := range other {
+			if st := settingOf(key); st != nil {
+				if v, _ := settingValue(st, &n); v != nil { // checked by Parse
+					st.Set(&p.Settings, v)
+				}
+			}
+		}
 	}
 	flag(r.Bronze, d.Bronze, &p.Bronze)
 	flag(r.History, d.History, &p.History)

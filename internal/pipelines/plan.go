@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Action is what a plan does with one table's pipeline.
@@ -156,10 +157,12 @@ type field struct {
 	get  func(Pipeline) string
 }
 
-var fields = []field{
+// fields are the compared settings, fixed ones first: the fixed settings
+// of payload.Settings after key, its live ones before the layout.
+var fields = slices.Concat([]field{
 	{name: "topic", get: func(p Pipeline) string { return p.Topic }},
 	{name: "key", get: func(p Pipeline) string { return listText(p.Key, "(Kafka record key)") }},
-	{name: "start_from", get: func(p Pipeline) string { return p.StartFrom }},
+}, settingFields(false), []field{
 	{name: "bronze", get: func(p Pipeline) string { return strconv.FormatBool(p.Bronze) }},
 	{name: "history", get: func(p Pipeline) string { return strconv.FormatBool(p.History) }},
 	{name: "history_columns", get: func(p Pipeline) string { return listText(p.HistoryColumns, "(all columns)") }},
@@ -169,10 +172,7 @@ var fields = []field{
 	{name: "signal_topic", get: func(p Pipeline) string { return orNone(p.SignalTopic) }},
 	{name: "definition", get: func(p Pipeline) string { return p.Columns }},
 	{name: "delete_format", get: func(p Pipeline) string { return p.DeleteFormat.String() }},
-	{name: "batch_size", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.BatchSize) }},
-	{name: "max_batch_size", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.MaxBatchSize) }},
-	{name: "max_wait", live: true, get: func(p Pipeline) string { return FormatDuration(p.MaxWait) }},
-	{name: "max_quarantine", live: true, get: func(p Pipeline) string { return strconv.Itoa(p.MaxQuarantine) }},
+}, settingFields(true), []field{
 	{name: "layout.mirror", live: true, get: func(p Pipeline) string { return layoutText(p.Layout.Mirror) }},
 	{name: "layout.history", live: true, get: func(p Pipeline) string { return layoutText(p.Layout.History) }},
 	{name: "layout.bronze", live: true, get: func(p Pipeline) string { return layoutText(p.Layout.BronzeSpec()) }},
@@ -186,6 +186,18 @@ var fields = []field{
 	{name: "maintenance.older_than", live: true, job: "expire", get: func(p Pipeline) string { return FormatDuration(p.Maintenance.OlderThan) }},
 	{name: "maintenance.clean_orphans", live: true, job: "expire", get: func(p Pipeline) string { return strconv.FormatBool(p.Maintenance.CleanOrphans) }},
 	{name: "maintenance.bronze_retention", live: true, job: "expire", get: func(p Pipeline) string { return FormatDuration(p.Maintenance.BronzeRetention) }},
+})
+
+// settingFields are the fields of the settings of payload.Settings whose
+// Live is live, compared by their text (Setting.Format).
+func settingFields(live bool) []field {
+	var out []field
+	for i := range payload.Settings {
+		if st := &payload.Settings[i]; st.Live == live {
+			out = append(out, field{name: st.Name, live: live, get: func(p Pipeline) string { return st.Format(st.Get(p.Settings)) }})
+		}
+	}
+	return out
 }
 
 // Diff lists the settings in which desired differs from observed, in a

@@ -18,13 +18,13 @@ func TestComputePlan(t *testing.T) {
 	same := pipe("shop.same", "srv.shop.same")
 	batch := pipe("shop.batch", "srv.shop.batch")
 	batchOld := batch
-	batchOld.BatchSize, batchOld.MaxWait = 1000, time.Second
+	batchOld.Settings.MaxEvents, batchOld.Settings.MaxWait = 1000, time.Second
 	sched := pipe("shop.sched", "srv.shop.sched")
 	sched.Maintenance.CompactEvery, sched.Maintenance.PurgeEvery, sched.Maintenance.Retention = 15*time.Minute, 0, 10*24*time.Hour
 	schedOld := pipe("shop.sched", "srv.shop.sched")
 	schedOld.Maintenance.Retention = 40 * 24 * time.Hour // ignored: the file schedules no purge
 	rekey := pipe("shop.rekey", "srv.shop.rekey")
-	rekey.Key, rekey.BatchSize = []string{"tenant", "id"}, 10
+	rekey.Key, rekey.Settings.MaxEvents = []string{"tenant", "id"}, 10
 	rekeyOld := pipe("Shop.Rekey", "srv.shop.rekey")
 	fresh := pipe("shop.fresh", "srv.shop.fresh")
 	restarted := pipe("shop.restarted", "srv.shop.restarted")
@@ -102,7 +102,7 @@ func TestPlanNoChanges(t *testing.T) {
 func TestPlanWrite(t *testing.T) {
 	a, b, c, d := pipe("shop.a", "srv.shop.a"), pipe("shop.b", "srv.shop.b"), pipe("shop.c", "srv.shop.c"), pipe("shop.d", "srv.shop.d")
 	bOld := b
-	bOld.MaxBatchSize, bOld.Maintenance.ExpireEvery = 20000, 0
+	bOld.Settings.MaxBatchEvents, bOld.Maintenance.ExpireEvery = 20000, 0
 	cOld := c
 	cOld.Bronze, cOld.Columns = false, `[{"name":"id"}]`
 	c.Definition = "defs/c.json"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -134,7 +135,7 @@ func TestPauseResumeBackfillSettings(t *testing.T) {
 	// settings
 	five := 5
 	h, err = r.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.WorkflowID(spec.Table),
-		UpdateName: workflows.UpdateSettings, Args: []any{workflows.SettingsRequest{MaxEvents: &five}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		UpdateName: workflows.UpdateSettings, Args: []any{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &five}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
 	}

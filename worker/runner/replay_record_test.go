@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -104,7 +105,7 @@ func TestRecordReplayHistories(t *testing.T) {
 	}
 	ten := 10 // a settings update (the memo follows it from v4 on)
 	h, err := r.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.WorkflowID(ps.Table), UpdateName: workflows.UpdateSettings,
-		Args: []any{workflows.SettingsRequest{MaxEvents: &ten}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		Args: []any{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &ten}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
 	}

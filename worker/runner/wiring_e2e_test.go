@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -63,7 +64,7 @@ func TestMemoFollowsSettingsAndCatalog(t *testing.T) {
 	}
 	seven, wait := 7, 3*time.Second
 	h, err := r.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.WorkflowID(spec.Table), UpdateName: workflows.UpdateSettings,
-		Args: []any{workflows.SettingsRequest{MaxEvents: &seven, MaxWait: &wait}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		Args: []any{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &seven, MaxWait: &wait}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,238 @@
+package lake
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/layout"
+)
+
+// The exported errors of the lake adapter, in one place: the sentinels a
+// caller compares with errors.Is and the error types it takes apart with
+// errors.As (activities/errors.go maps them to the workflows'
+// non-retryable failures).
+
+// DeleteFormatError stops a table whose mirror or history exists with
+// another delete format than the table's setting asks for: the format
+// is fixed when the tables are created (format-version 2 or 3).
+type DeleteFormatError struct {
+	Table string              // "shop.orders" (mirror) or "shop.orders_history"
+	Has   layout.DeleteFormat // what the existing table writes
+	Want  layout.DeleteFormat // the setting
+}
+
+func (e *DeleteFormatError) Error() string {
+	return fmt.Sprintf("lake: %s writes %s but the table's delete format setting is %s; the delete format is fixed when the tables are created: set it back to %s (starter settings --delete-format %s), or stop the table, drop its Iceberg tables and start it again with --delete-format %s",
+		e.Table, e.Has.Describe(), e.Want.Describe(), e.Has, e.Has, e.Want)
+}
+
+// ErasureRefusedError refuses an erasure that could not make its keys
+// unreachable: a branch or tag keeps a snapshot that reaches a file
+// holding a key (Force goes on anyway), or a table keeps every file
+// (gc.enabled=false). Nothing was changed. Not retryable.
+type ErasureRefusedError struct{ Reasons []string }
+
+func (e *ErasureRefusedError) Error() string {
+	return "lake: erasure refused, nothing was changed: " + strings.Join(e.Reasons, "; ")
+}
+
+// EraseKeyError is an erasure request that names no valid key of the
+// table: bad input, not retryable.
+type EraseKeyError struct{ Msg string }
+
+func (e *EraseKeyError) Error() string { return "lake: erase: " + e.Msg }
+
+// ConformError is a row value that does not fit the table's column type:
+// bad input, not retryable.
+type ConformError struct {
+	Origin cdc.Origin
+	Stage  string // StageConform, StagePurged, StageSchema or StageErased
+	Err    error
+}
+
+func (e *ConformError) Error() string {
+	return fmt.Sprintf("lake: record %s/%d@%d does not fit the mirror table: %v", e.Origin.Topic, e.Origin.Partition, e.Origin.Offset, e.Err)
+}
+
+func (e *ConformError) Unwrap() error { return e.Err }
+
+// RetentionError refuses a purge retention below the configured floor.
+type RetentionError struct{ Retention, Floor time.Duration }
+
+func (e *RetentionError) Error() string {
+	return fmt.Sprintf("lake: purge retention %s is shorter than the floor %s (it must exceed Kafka retention and any replay)", e.Retention, e.Floor)
+}
+
+// PastTrimmedError stops a late-key rebuild whose keys' past changes
+// bronze no longer holds all of: bronze retention dropped records
+// ingested before Before, and the stored rows of Keys (a history
+// version's opening or closing position, the mirror row's position) name
+// changes that the past read back lacks. Rebuilding them from what is
+// left would write a wrong history, so the rebuild stops; Sample holds up
+// to 5 keys as text.
+type PastTrimmedError struct {
+	Table   string
+	Before  time.Time
+	Keys    int
+	Sample  []string
+	Missing cdc.Seq // the first missing position of Sample[0]
+}
+
+func (e *PastTrimmedError) Error() string {
+	return fmt.Sprintf("%s: %d late keys (%s) need changes that bronze retention dropped (records ingested before %s are gone; "+
+		"the first key misses its change at position %s): rebuilding them from bronze would write a wrong history, so the table stops. "+
+		"To go on: `starter maintain %s keep-applied` keeps these keys' history and mirror row as applied in position order "+
+		"(their late change is in the mirror, not woven into the history; counted as unwoven), then `starter retry %s`",
+		e.Table, e.Keys, strings.Join(e.Sample, ", "), e.Before.UTC().Format(time.RFC3339), e.Missing.Hex(), e.Table, e.Table)
+}
+
+// SchemaBlockedError stops a batch whose events carry a schema change the
+// pipeline may not apply on its own (an incompatible type change, a dropped column that still has values, a rename, which looks
+// like both). Nothing of the batch is written; an operator decides.
+type SchemaBlockedError struct {
+	Fingerprint string
+	Changes     []SchemaChange
+	// EvolveRefused: why DecisionEvolve cannot take this change ("" when
+	// it can); DecisionSkip still can.
+	EvolveRefused string
+}
+
+func (e *SchemaBlockedError) Error() string {
+	var parts []string
+	for _, c := range e.Changes {
+		if !c.Allowed {
+			parts = append(parts, c.String())
+		}
+	}
+	if e.EvolveRefused != "" {
+		return fmt.Sprintf("schema change needs a decision (skip; evolve is refused: %s): %s", e.EvolveRefused, strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("schema change needs a decision (evolve or skip): %s", strings.Join(parts, "; "))
+}
+
+// SourceServerChangedError: a batch holds a change of a MySQL or MariaDB
+// server the table has not seen (Server) at a position below what the
+// table had applied (Applied, hex `_seq`). Retrying cannot fix it.
+type SourceServerChangedError struct {
+	Table    string
+	Server   string   // the new server's source.server_id
+	Known    []string // the servers seen before (PropSourceServers)
+	Position cdc.Seq  // the change's position
+	Applied  cdc.Seq  // the highest position applied before it
+}
+
+func (e *SourceServerChangedError) Error() string {
+	return fmt.Sprintf("lake: %s: a change of MySQL server %s (source.server_id; seen before: %s) at binlog position %s, below the %s already applied: binlog positions start over on another server (a failover), so its changes cannot be ordered against those already applied and would be dropped as stale; the table stops here. Mirror the new server into a new table from a new source snapshot, reading only the new server's changes (a new topic, or --start-from latest after the snapshot)",
+		e.Table, e.Server, strings.Join(e.Known, ", "), e.Position.Hex(), e.Applied.Hex())
+}
+
+// BinlogRestartedError: a MySQL or MariaDB change of a key was delivered
+// after another change of the key in the same Kafka partition at a higher
+// binlog position, and is no redelivery of a change delivered before
+// (merge.FindBinlogRestart): its binlog started over (RESET MASTER, a
+// server rebuilt under the same server id, a connector moved to another
+// replica, a new server's source snapshot reads). Its position cannot be
+// ordered against the changes applied before, and the sequence guard
+// would drop it as stale. Ambiguous is set when the key's earlier changes
+// are unknown (a table without bronze whose local state was built from
+// the tables after them): the change sits below the key's stored position
+// (Above has only Seq), and a redelivery cannot be told from a restart.
+// Retrying cannot fix it.
+type BinlogRestartedError struct {
+	Table     string
+	Key       string     // the key, hex (the `_key` form); not in Error: keys are record content
+	Change    *cdc.Event // the restarted change (its Origin says where)
+	Above     *cdc.Event // the change of the key delivered before it at a higher position
+	Ambiguous bool
+}
+
+func (e *BinlogRestartedError) Error() string {
+	server := ""
+	if e.Change.SourceServer != "" {
+		server = ", source.server_id " + e.Change.SourceServer
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "lake: %s: a MySQL change (op %s%s) delivered at %s/%d@%d has binlog position %s, below its key's position %s",
+		e.Table, e.Change.Op, server, e.Change.Origin.Topic, e.Change.Origin.Partition, e.Change.Origin.Offset, e.Change.Seq.Hex(), e.Above.Seq.Hex())
+	if e.Above.Origin.Topic != "" {
+		fmt.Fprintf(&b, " (delivered before it at %s/%d@%d)", e.Above.Origin.Topic, e.Above.Origin.Partition, e.Above.Origin.Offset)
+		if e.Change.Seq == e.Above.Seq {
+			b.WriteString(" and another op, commit time or GTID at the same position")
+		}
+	}
+	if e.Ambiguous {
+		b.WriteString(": either the binlog started over or a redelivery of a change applied before this worker built its state from the tables; this table keeps no bronze, so its earlier changes cannot tell which")
+	} else {
+		b.WriteString(": within one Kafka partition a key's changes arrive in binlog order, so its binlog started over")
+	}
+	b.WriteString(" (RESET MASTER, a server rebuilt under the same server id, the connector moved to another replica, or a new server's source snapshot); positions of two binlogs cannot be ordered, and the change would be dropped as stale; the table stops here." +
+		" To go on: mirror the source into a new table from a new source snapshot taken on the current binlog (a new topic, or --start-from latest after that snapshot), then drop this one; changes after the restart must not be applied to this table")
+	if e.Ambiguous {
+		b.WriteString(". If it is a redelivery (the connector restarted), delete the worker's sidecar and restart the table from a worker whose state holds its past, or mirror it anew as above")
+	}
+	return b.String()
+}
+
+// LayoutError is a layout the table cannot take: a column it does not
+// have, or a transform its type does not allow. The table stops until the
+// setting is changed (non-retryable for the caller).
+type LayoutError struct {
+	Table string
+	Err   error
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("lake: layout of %s: %v (change the table's partition_by/sort_by setting)", e.Table, e.Err)
+}
+
+func (e *LayoutError) Unwrap() error { return e.Err }
+
+// ReservedColumnError is a source column named like a column the pipeline
+// adds to mirror and history (compared case-insensitively, in ASCII:
+// Spark and Trino resolve names so) that is a key column, or that reached
+// table creation (Prepare settles other such names first, see
+// settleReserved). Retrying does not help.
+type ReservedColumnError struct {
+	Column   string // the source column
+	Reserved string // the system column it collides with
+	Key      bool   // the column is one of the table's key columns
+}
+
+func (e *ReservedColumnError) Error() string {
+	if e.Key {
+		return fmt.Sprintf("lake: key column %q has the name of the system column %s that lakemirror adds to mirror and history; a key column cannot be left out: rename it at the source and mirror the table under a new name",
+			e.Column, e.Reserved)
+	}
+	return fmt.Sprintf("lake: source column %q has the name of the system column %s that lakemirror adds to mirror and history (reserved: %s); the table cannot hold both",
+		e.Column, e.Reserved, strings.Join(systemColumns, ", "))
+}
+
+// QuarantineLimitError stops a batch with more records than its
+// quarantine limit (non-retryable for the caller: an operator raises the
+// limit or fixes the source). First is the first of them.
+type QuarantineLimitError struct {
+	Records int
+	Limit   int
+	First   QuarantineRecord
+}
+
+func (e *QuarantineLimitError) Error() string {
+	return fmt.Sprintf("%d records cannot be applied (limit %d per batch); first: partition %d offset %d: %s",
+		e.Records, e.Limit, e.First.Partition, e.First.Offset, e.First.Reason)
+}
+
+// ErrStateMoved: the local state was rebuilt (the history table had moved
+// under it) after the batch's mirror stage was decided on the old one;
+// stage the mirror again.
+var ErrStateMoved = errors.New("lake: the local state was rebuilt while the batch was staged")
+
+// ErrHorizonMoved: a tombstone purge (or an erasure's guard) committed
+// between the batch's Prepare (which refused changes that could resurrect
+// purged or erased rows by the horizons it read) and its Stage (which
+// would apply the rest against the purged table). The batch must be
+// prepared again (retryable); committing it would let a replayed old
+// change revive a purged key.
+var ErrHorizonMoved = errors.New("lake: a tombstone purge or an erasure committed while the batch was prepared; prepare it again")
