@@ -132,7 +132,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "starter: interrupted:", a.settings.Catalog.Redact(err.Error()))
 		return exitInterrupted
 	}
-	if err != nil { // credentials a storage client quoted in its error removed (lake.RedactText)
+	if err != nil { // credentials a storage client quoted in its error removed (lakecat.RedactText)
 		fmt.Fprintln(stderr, "starter:", a.settings.Catalog.Redact(err.Error()))
 	}
 	return exitCode(err)

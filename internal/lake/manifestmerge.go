@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // manifestMergeEvery is how often a batch commit checks whether its
@@ -69,14 +71,14 @@ func autoMergeManifests(ctx context.Context, tbl *table.Table) (*table.Table, er
 	res, err := tx.RewriteManifests(ctx, table.WithManifestTargetSize(target),
 		table.WithRewriteManifestPredicate(func(m iceberg.ManifestFile) bool { return m.Length() < target }))
 	if err != nil {
-		return tbl, fmt.Errorf("lake: merge the manifests of %s: %w", IdentString(tbl.Identifier()), err)
+		return tbl, fmt.Errorf("lake: merge the manifests of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	if res.IsNoOp() {
 		return tbl, nil
 	}
-	out, err := commitTx(ctx, tbl, tx)
+	out, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
-		return tbl, fmt.Errorf("lake: commit the manifest merge of %s: %w", IdentString(tbl.Identifier()), err)
+		return tbl, fmt.Errorf("lake: commit the manifest merge of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	return out, nil
 }

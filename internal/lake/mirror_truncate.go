@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // PropTruncates records the table truncates (Debezium op t) applied to a
@@ -57,7 +58,7 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 			marks = append(marks, truncateMark{Seq: e.Seq.Hex(), Ts: e.SourceTs})
 		}
 	}
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (w *MirrorWriter) notYetApplied(ctx context.Context, mirror *table.Table, r
 	if len(late) == 0 || len(recorded) == 0 {
 		return late, nil
 	}
-	history, err := LoadTable(ctx, w.cat, w.name.History())
+	history, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || history == nil {
 		return late, err
 	}
@@ -322,8 +323,8 @@ func mergeTruncates(tbl *table.Table, marks []truncateMark) (string, bool, error
 // batch that held a truncate and no row change starts with it, so that a
 // change below the truncate that arrives later is truncated. Errors:
 // catalog failures.
-func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name TableName) (string, error) {
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
+func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (string, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
 		return "", err
 	}

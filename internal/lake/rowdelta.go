@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
@@ -24,7 +26,7 @@ import (
 // another writer (retryable: reload the table and try again).
 func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []iceberg.DataFile, dels deleteSet, props iceberg.Properties) (*table.Table, int64, error) {
 	data, deletes, replaced := nonNil(data), nonNil(dels.add), nonNil(dels.replaced)
-	for k, v := range metadataRetention {
+	for k, v := range lakecat.MetadataRetention {
 		if _, ok := tbl.Properties()[k]; !ok {
 			props[k] = v
 		}
@@ -49,7 +51,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 	if err := tx.SetProperties(props); err != nil {
 		return nil, 0, fmt.Errorf("lake: stage %s properties: %w", what, err)
 	}
-	newTbl, err := commitTx(ctx, tbl, tx)
+	newTbl, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("lake: commit %s: %w", what, err)
 	}
@@ -74,7 +76,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 // kept in every later metadata.json until the snapshot expires, so a
 // large value there would make each commit's metadata grow with the
 // table's age.
-var summaryKeys = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropBatchTally, PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
+var summaryKeys = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, lakecat.PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
 
 // summaryOf is the snapshot summary of a commit with properties props.
 func summaryOf(props iceberg.Properties) iceberg.Properties {
@@ -85,16 +87,6 @@ func summaryOf(props iceberg.Properties) iceberg.Properties {
 		}
 	}
 	return out
-}
-
-// metadataRetention are the table properties that bound the metadata.json
-// files a table keeps (Iceberg's write.metadata.* properties, honoured by
-// iceberg-go's commits): the 20 previous versions, older ones deleted
-// after each commit. Set on every table at creation and added by the
-// first commit to a table created without them.
-var metadataRetention = map[string]string{
-	table.MetadataDeleteAfterCommitEnabledKey: "true",
-	table.MetadataPreviousVersionsMaxKey:      "20",
 }
 
 // nonNil returns files without its nil entries.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -80,7 +81,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table) (int, error) 
 		return 0, err
 	}
 	n := 0
-	extra := []string{ColSeq, ColValidToSeq, ColValidFrom, ColValidTo, ColRowHash, ColSourceTx}
+	extra := []string{lakecat.ColSeq, lakecat.ColValidToSeq, lakecat.ColValidFrom, lakecat.ColValidTo, lakecat.ColRowHash, lakecat.ColSourceTx}
 	for _, df := range files {
 		path := df.FilePath()
 		fid := s.hfileID(path)
