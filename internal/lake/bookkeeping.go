@@ -79,7 +79,7 @@ func ReadCheckpoint(tbl *table.Table) (Checkpoint, error) {
 	if snap == nil {
 		return Checkpoint{}, nil
 	}
-	for _, s := range ancestors(tbl, snap.SnapshotID) {
+	for _, s := range lakecat.Ancestors(tbl, snap.SnapshotID) {
 		if s.Summary == nil {
 			continue
 		}
@@ -88,19 +88,6 @@ func ReadCheckpoint(tbl *table.Table) (Checkpoint, error) {
 		}
 	}
 	return Checkpoint{}, nil
-}
-
-func ancestors(tbl *table.Table, id int64) []table.Snapshot {
-	var out []table.Snapshot
-	md := tbl.Metadata()
-	for s := md.SnapshotByID(id); s != nil; {
-		out = append(out, *s)
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return out
 }
 
 func checkpointFrom(p map[string]string) (Checkpoint, bool, error) {

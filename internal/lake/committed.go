@@ -88,7 +88,7 @@ func tallyOf(tbl *table.Table, cp Checkpoint, b Batch) (*BatchTally, error) {
 	if snap == nil {
 		return nil, nil
 	}
-	for _, s := range ancestors(tbl, snap.SnapshotID) {
+	for _, s := range lakecat.Ancestors(tbl, snap.SnapshotID) {
 		if s.Summary == nil || s.Summary.Properties[lakecat.PropBatchID] != b.ID {
 			continue
 		}

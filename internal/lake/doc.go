@@ -20,6 +20,10 @@
 //     batch's table cache and CommitTx, schemas and system columns,
 //     layouts, bookkeeping property names. lakecat.go keeps the lake
 //     names of its most used declarations for callers outside.
+//   - internal/lake/maintain: snapshot expiry (AutoExpire after each
+//     commit, the scheduled Expire), the expired snapshots' files, orphan
+//     files, manifest merges. Compaction, purge and bronze retention
+//     rewrite rows and stay here.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as

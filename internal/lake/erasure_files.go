@@ -21,6 +21,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -695,7 +696,7 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 		if err != nil {
 			return nil, fmt.Errorf("lake: load %s: %w", lakecat.IdentString(t.ident), err)
 		}
-		if _, err := deleteExpiredFiles(ctx, tbl, post); err != nil {
+		if _, err := maintain.DeleteExpiredFiles(ctx, tbl, post); err != nil {
 			return nil, fmt.Errorf("lake: erase: delete the files of %s's expired snapshots: %w", lakecat.IdentString(t.ident), err)
 		}
 		tbl = post

@@ -69,7 +69,7 @@ func PlanReapply(tbl *table.Table, topic string, maxBatches int) (*ReapplyPlan, 
 	}
 	var run []ReapplyBatch // newest first
 	why := ""
-	for _, s := range ancestors(tbl, cur.SnapshotID) {
+	for _, s := range lakecat.Ancestors(tbl, cur.SnapshotID) {
 		if s.Summary != nil && s.Summary.Operation == table.OpReplace {
 			continue
 		}

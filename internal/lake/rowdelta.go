@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 )
 
 // commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
@@ -16,8 +17,8 @@ import (
 // staged when all are; nil files are left out) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
 // with the metadata retention properties when the table lacks them. It
-// returns the table as committed, after the snapshot expiry (autoExpire)
-// and the manifest merge (autoMergeManifests) that commit made due, and
+// returns the table as committed, after the snapshot expiry (maintain.AutoExpire)
+// and the manifest merge (maintain.AutoMergeManifests) that commit made due, and
 // the Iceberg snapshot id of the row delta itself (0 when none was
 // staged). what names the commit in errors ("mirror", "history", "bronze
 // batch b1").
@@ -63,8 +64,8 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 	// conflict with another writer) leaves its work for a later commit or
 	// the scheduled job, and never fails the batch. Each returns the
 	// table as committed, done or not.
-	newTbl, _ = autoExpire(ctx, newTbl)
-	newTbl, _ = autoMergeManifests(ctx, newTbl)
+	newTbl, _ = maintain.AutoExpire(ctx, newTbl)
+	newTbl, _ = maintain.AutoMergeManifests(ctx, newTbl)
 	return newTbl, snap, nil
 }
 

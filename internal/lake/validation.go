@@ -292,7 +292,7 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 	if legacy {
 		a.Applied = resultWatermark(string(a.Checkpoint.Result))
 	}
-	anc := ancestors(tbl, snap.SnapshotID)
+	anc := lakecat.Ancestors(tbl, snap.SnapshotID)
 	slices.Reverse(anc)
 	for _, s := range anc {
 		pt := validate.Point{Snapshot: s.SnapshotID}
