@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -162,7 +163,7 @@ func (w *wrun) btables() (string, string) {
 	m := tableText(w.t, w.cat, name, false, "order_id", "status", "note", lake.ColDeleted)
 	h := ""
 	if !w.spec.WithoutHistory {
-		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent, lake.ColValidFrom, lake.ColValidTo)
+		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent, lakecat.ColValidFrom, lakecat.ColValidTo)
 	}
 	sortLines := func(s string) string {
 		l := strings.Split(s, "\n")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -382,10 +383,10 @@ func xgen(r *rand.Rand, c xconn, o xopts) []wev {
 // xtables prints mirror and history with positions and times.
 func (w *wrun) xtables() (string, string) {
 	name := lake.TableName{Namespace: "shop", Name: "orders"}
-	m := tableText(w.t, w.cat, name, false, "order_id", "status", "note", lake.ColSeq, lake.ColDeleted, lake.ColSourceTs)
+	m := tableText(w.t, w.cat, name, false, "order_id", "status", "note", lake.ColSeq, lake.ColDeleted, lakecat.ColSourceTs)
 	h := ""
 	if !w.spec.WithoutHistory {
-		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent, lake.ColValidFrom, lake.ColValidTo)
+		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent, lakecat.ColValidFrom, lakecat.ColValidTo)
 	}
 	sortLines := func(s string) string {
 		l := strings.Split(s, "\n")

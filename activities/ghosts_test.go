@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 func ghostBase() []wev {
@@ -19,10 +20,10 @@ func ghostBase() []wev {
 // `_valid_from`, `_valid_to`).
 func (w *wrun) ghostTables() (string, string) {
 	name := lake.TableName{Namespace: "shop", Name: "orders"}
-	m := tableText(w.t, w.cat, name, false, "order_id", "status", "note", lake.ColSeq, lake.ColDeleted, lake.ColSourceTs)
+	m := tableText(w.t, w.cat, name, false, "order_id", "status", "note", lake.ColSeq, lake.ColDeleted, lakecat.ColSourceTs)
 	h := ""
 	if !w.spec.WithoutHistory {
-		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent, lake.ColValidFrom, lake.ColValidTo)
+		h = tableText(w.t, w.cat, name, true, "order_id", "status", "note", lake.ColSeq, lake.ColValidToSeq, lake.ColIsCurrent, lakecat.ColValidFrom, lakecat.ColValidTo)
 	}
 	return m, h
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // myW is a Debezium MySQL change at binlog (file 3, pos, row 0) with
@@ -36,7 +37,7 @@ func TestSnapshotReadClosedBeforeItsTime(t *testing.T) {
 			w.apply(b, false)
 		}
 		h := tableText(t, w.cat, lake.TableName{Namespace: "shop", Name: "orders"}, true,
-			"order_id", "status", lake.ColIsCurrent, lake.ColValidFrom, lake.ColValidTo)
+			"order_id", "status", lake.ColIsCurrent, lakecat.ColValidFrom, lakecat.ColValidTo)
 		want := lines("1 a false 2026-01-01T09:10:00.000000Z 2026-01-01T09:10:00.000000Z", "1 b true 2026-01-01T09:10:00.000000Z <nil>")
 		if h != want {
 			t.Errorf("%s: history\n%s\nwant:\n%s", name, h, want)

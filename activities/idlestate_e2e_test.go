@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -32,7 +33,7 @@ func TestIdleStateReleaseAppliesAlike(t *testing.T) {
 			t.Fatalf("seed %d: the steady worker ran %d rebuilds", seed, late.rebuilds)
 		}
 		mirrorCols := []string{"order_id", "status", "amount", lake.ColSeq, lake.ColDeleted}
-		histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lake.ColRowHash, lake.ColIsCurrent}
+		histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lakecat.ColRowHash, lake.ColIsCurrent}
 		wantMirror, wantHistory := tableText(t, steady, name, false, mirrorCols...), tableText(t, steady, name, true, histCols...)
 		if want := cleanPass(t, s); wantHistory != want {
 			t.Fatalf("seed %d: steady history is not the clean pass's\ngot:\n%s\nwant:\n%s", seed, wantHistory, want)

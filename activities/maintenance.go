@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/retention"
 )
 
@@ -95,7 +96,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 		}
 		res.Expire = map[string]lake.ExpireResult{}
 		for kind, ident := range tables {
-			e, err := lake.Expire(ctx, a.Catalog, ident, lake.ExpireOptions{RetainLast: req.RetainLast, OlderThan: req.OlderThan, CleanOrphans: req.CleanOrphans})
+			e, err := maintain.Expire(ctx, a.Catalog, ident, maintain.ExpireOptions{RetainLast: req.RetainLast, OlderThan: req.OlderThan, CleanOrphans: req.CleanOrphans})
 			if err != nil {
 				return res, err
 			}

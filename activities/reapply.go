@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -37,7 +38,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 	if err != nil || mirror == nil {
 		return validate.Result{}, "no mirror table", err
 	}
-	keyCols, err := lake.KeyColumnsOf(mirror)
+	keyCols, err := lakecat.KeyColumnsOf(mirror)
 	if err != nil {
 		return validate.Result{}, "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -44,7 +45,7 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 	}
 	for _, tbl := range []*table.Table{mirror, bronze} {
 		if tbl != nil {
-			if had := lake.TopicOf(tbl); had != "" && had != spec.Topic {
+			if had := lakecat.TopicOf(tbl); had != "" && had != spec.Topic {
 				return out, topicMismatch(name, had, spec.Topic)
 			}
 		}
@@ -62,7 +63,7 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 	}
 	maxSeq, loaded := bseq, false
 	if mirror != nil && len(spec.KeyColumns) > 0 {
-		recorded, err := lake.KeyColumnsOf(mirror)
+		recorded, err := lakecat.KeyColumnsOf(mirror)
 		if err != nil {
 			return out, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -42,7 +43,7 @@ func TestLocalStateSurvivesRestarts(t *testing.T) {
 		if a, b := tableText(t, steady, name, false, mirrorCols...), tableText(t, restarted, name, false, mirrorCols...); a != b {
 			t.Fatalf("seed %d: mirrors differ\nsteady:\n%s\nrestarted:\n%s", seed, a, b)
 		}
-		histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lake.ColRowHash, lake.ColIsCurrent}
+		histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lakecat.ColRowHash, lake.ColIsCurrent}
 		a, b := tableText(t, steady, name, true, histCols...), tableText(t, restarted, name, true, histCols...)
 		if a != b {
 			t.Fatalf("seed %d: histories differ\nsteady:\n%s\nrestarted:\n%s", seed, a, b)

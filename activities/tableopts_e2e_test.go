@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -115,7 +116,7 @@ func TestCompactionUnderLoad(t *testing.T) {
 	if got, want := tableText(t, cat, name, false, mirrorCols...), tableText(t, plain, name, false, mirrorCols...); got != want {
 		t.Fatalf("mirror differs with compactions\ngot:\n%s\nwant:\n%s", got, want)
 	}
-	histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lake.ColRowHash, lake.ColIsCurrent}
+	histCols := []string{"order_id", lake.ColSeq, lake.ColValidToSeq, lakecat.ColRowHash, lake.ColIsCurrent}
 	if got, want := tableText(t, cat, name, true, histCols...), tableText(t, plain, name, true, histCols...); got != want {
 		t.Fatalf("history differs with compactions\ngot:\n%s\nwant:\n%s", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -121,7 +122,7 @@ func TestRetriedBatchCountsLikeACleanOne(t *testing.T) {
 	}
 	var ts []string
 	for _, r := range rows {
-		ts = append(ts, fmt.Sprintf("%v=%v", r["order_id"], r[lake.ColSourceTs]))
+		ts = append(ts, fmt.Sprintf("%v=%v", r["order_id"], r[lakecat.ColSourceTs]))
 	}
 	if got, want := fmt.Sprint(ts), "[1=2026-01-01T09:00:00.120000Z 2=2026-01-01T09:00:00.110000Z 3=2026-01-02T02:50:45.678000Z]"; got != want {
 		t.Errorf("mirror _source_ts %s, want %s (order 3: the Kafka record timestamp)", got, want)

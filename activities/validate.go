@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/validate"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -150,7 +151,7 @@ func (a *Activities) nameKeys(ctx context.Context, spec TableSpec, name lake.Tab
 		return err
 	}
 	if mirror != nil {
-		recorded, err := lake.KeyColumnsOf(mirror)
+		recorded, err := lakecat.KeyColumnsOf(mirror)
 		if err != nil {
 			return err
 		}
@@ -175,7 +176,7 @@ func (a *Activities) holeKeys(ctx context.Context, spec TableSpec, name lake.Tab
 		return nil, err
 	}
 	if mirror != nil {
-		recorded, err := lake.KeyColumnsOf(mirror)
+		recorded, err := lakecat.KeyColumnsOf(mirror)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -339,8 +340,8 @@ func observe(ctx context.Context, c client.Client, cat catalog.Catalog, desired 
 		if err != nil || tbl == nil {
 			return
 		}
-		key, _ := lake.KeyColumnsOf(tbl)
-		r.stored = &pipelines.Stored{Topic: lake.TopicOf(tbl), Key: key}
+		key, _ := lakecat.KeyColumnsOf(tbl)
+		r.stored = &pipelines.Stored{Topic: lakecat.TopicOf(tbl), Key: key}
 	})
 	want := map[string]bool{}
 	for i, r := range results {

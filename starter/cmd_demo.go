@@ -21,6 +21,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -166,7 +167,7 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 		}
 		return fmt.Errorf("no mirror table was created: the events held no row changes")
 	}
-	keys, err := lake.KeyColumnsOf(tbl)
+	keys, err := lakecat.KeyColumnsOf(tbl)
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if err != nil {
 		return err
 	}
-	delCol, err := lake.SoftDeleteColumn(tbl.Schema())
+	delCol, err := lakecat.SoftDeleteColumn(tbl.Schema())
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/buildinfo"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -478,7 +479,7 @@ func (a *app) checkWarehouse(ctx context.Context, loaded []*table.Table) checkRe
 	r := checkResult{Check: "warehouse"}
 	wctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	fsys, loc, ok, err := lake.WarehouseIO(wctx, a.settings.Catalog)
+	fsys, loc, ok, err := lakecat.WarehouseIO(wctx, a.settings.Catalog)
 	if !ok && len(loaded) > 0 {
 		loc = loaded[0].Location()
 		fsys, err = loaded[0].FS(wctx)
@@ -492,7 +493,7 @@ func (a *app) checkWarehouse(ctx context.Context, loaded []*table.Table) checkRe
 		r.Status, r.Detail, r.Fix = checkFail, err.Error(), "check --warehouse and the storage properties (--catalog-props s3.*, gcs.*, adls.*: endpoint, region, credentials)"
 		return r
 	}
-	path, err := lake.ProbeWrite(wctx, fsys, loc)
+	path, err := lakecat.ProbeWrite(wctx, fsys, loc)
 	if err != nil {
 		r.Status, r.Detail = checkFail, fmt.Sprintf("%s is not writable from here: %v", loc, err)
 		r.Fix = "check the storage credentials (--catalog-props s3.*, gcs.*, adls.*, the environment's AWS_*, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*, or the catalog's vended credentials) and the permissions on the location"

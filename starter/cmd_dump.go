@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 func (a *app) dumpCmd() *cobra.Command {
@@ -44,9 +45,9 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 			ident, sortCols := name.Mirror(), []string(nil)
 			switch {
 			case bronze:
-				ident, sortCols = name.Bronze(), []string{lake.BronzeTopic, lake.BronzePartition, lake.BronzeOffset}
+				ident, sortCols = name.Bronze(), []string{lakecat.BronzeTopic, lakecat.BronzePartition, lake.BronzeOffset}
 			case quarantine:
-				ident, sortCols = name.Quarantine(), []string{lake.BronzeTopic, lake.BronzePartition, lake.BronzeOffset, lake.ColStage}
+				ident, sortCols = name.Quarantine(), []string{lakecat.BronzeTopic, lakecat.BronzePartition, lake.BronzeOffset, lake.ColStage}
 			case history:
 				ident = name.History()
 			}
@@ -62,7 +63,7 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 				return notFound("table %s does not exist", lake.IdentString(ident))
 			}
 			if sortCols == nil {
-				if sortCols, err = lake.KeyColumnsOf(tbl); err != nil {
+				if sortCols, err = lakecat.KeyColumnsOf(tbl); err != nil {
 					return err
 				}
 				if history {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -351,14 +352,14 @@ func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) er
 	if err != nil || tbl == nil {
 		return nil
 	}
-	if had := lake.TopicOf(tbl); had != "" && had != spec.Topic {
+	if had := lakecat.TopicOf(tbl); had != "" && had != spec.Topic {
 		return usage("%s holds the records of topic %s, not %s: its offsets are %s's; start it with topic %s, or mirror %s into a new table name",
 			spec.Table, had, spec.Topic, had, had, spec.Topic)
 	}
 	if len(spec.KeyColumns) == 0 {
 		return nil
 	}
-	have, err := lake.KeyColumnsOf(tbl)
+	have, err := lakecat.KeyColumnsOf(tbl)
 	if err != nil || slices.Equal(have, spec.KeyColumns) {
 		return nil
 	}

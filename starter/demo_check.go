@@ -12,7 +12,7 @@ import (
 
 // compareExpected diffs the mirror rows (sorted by order_id) with the
 // generator's expected rows and describes every difference; "" = equal.
-// delCol is the mirror's soft-delete column (lake.SoftDeleteColumn).
+// delCol is the mirror's soft-delete column (lakecat.SoftDeleteColumn).
 func compareExpected(rows []lake.Row, delCol string, want []sample.Row) string {
 	var diffs []string
 	if len(rows) != len(want) {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -255,7 +256,7 @@ func rowLines(t *testing.T, cat catalog.Catalog, ident table.Identifier, all boo
 	for _, r := range rows {
 		var parts []string
 		for _, c := range cols {
-			if c != lake.ColIngestedAt {
+			if c != lakecat.ColIngestedAt {
 				parts = append(parts, fmt.Sprintf("%s=%v", c, r[c]))
 			}
 		}
@@ -606,7 +607,7 @@ func TestEraseCommand(t *testing.T) {
 	var erasedQ []string
 	for _, r := range qrows {
 		if r[lake.ColStage] == lake.StageErased {
-			erasedQ = append(erasedQ, fmt.Sprintf("%v %v %v", r[lake.BronzeOffset], r[lake.BronzeKey], r[lake.BronzeValue]))
+			erasedQ = append(erasedQ, fmt.Sprintf("%v %v %v", r[lake.BronzeOffset], r[lakecat.BronzeKey], r[lakecat.BronzeValue]))
 		}
 	}
 	if want := []string{"3 <nil> <nil>", "18 <nil> <nil>", "19 <nil> <nil>"}; !slices.Equal(erasedQ, want) {

@@ -133,7 +133,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err == nil {
 		return exitOK
 	}
-	msg := a.settings.Catalog.Redact(err.Error()) // credentials a storage client quoted in its error removed (lake.RedactText)
+	msg := a.settings.Catalog.Redact(err.Error()) // credentials a storage client quoted in its error removed (lakecat.RedactText)
 	code := exitCode(err)
 	if ctx.Err() != nil {
 		msg, code = "interrupted: "+msg, exitInterrupted

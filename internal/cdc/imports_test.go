@@ -206,3 +206,83 @@ func TestInternalImportsNothingAbove(t *testing.T) {
 		t.Error("no import seen under internal/")
 	}
 }
+
+// lakeLayers are the packages of internal/lake from the bottom up: a
+// package may import only the packages of lower layers (and none of its
+// own layer but itself); internal/lake itself is the top. A new package
+// under internal/lake must be given its layer here.
+var lakeLayers = [][]string{
+	{"internal/lake/parquetio", "internal/lake/keyindex"}, // the Parquet/Arrow codec; the key index
+	{"internal/lake/lakecat"},                             // catalog, table names and loading, schemas, properties
+	{"internal/lake/maintain"},                            // snapshot expiry, expired and orphan files, manifest merges
+	{"internal/lake"},                                     // the write path and everything not yet carved
+}
+
+// Inside internal/lake the arrows point down (lakeLayers): no package
+// under internal/lake imports internal/lake itself or a package of its
+// own or a higher layer. The test logs each package's non-test lines
+// (the issue 36 goal: the largest under 5000).
+func TestLakeImportsPointDown(t *testing.T) {
+	root, module := moduleRoot(t)
+	layer := map[string]int{}
+	for i, l := range lakeLayers {
+		for _, p := range l {
+			layer[p] = i
+		}
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(filepath.Join(root, "internal", "lake"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, p)
+		dir := filepath.ToSlash(rel)
+		imports := importsUnder(t, root, dir, false)
+		lines := 0
+		files, _ := filepath.Glob(filepath.Join(p, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			lines += strings.Count(string(b), "\n")
+		}
+		if lines == 0 {
+			return nil // a directory of directories
+		}
+		seen[dir] = true
+		t.Logf("%s: %d lines of non-test Go", dir, lines)
+		mine, ok := layer[dir]
+		if !ok {
+			t.Errorf("%s is in no layer of lakeLayers: give it one", dir)
+			return nil
+		}
+		for _, imp := range imports {
+			to, found := strings.CutPrefix(imp.path, module+"/")
+			if !found || (to != "internal/lake" && !strings.HasPrefix(to, "internal/lake/")) || to == dir {
+				continue
+			}
+			if l, ok := layer[to]; !ok || l >= mine {
+				t.Errorf("%s imports %q: inside internal/lake a package imports only packages of lower layers (lakeLayers)", imp.file, imp.path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range layer {
+		if !seen[p] {
+			t.Errorf("lakeLayers names %s, which holds no Go file", p)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -28,9 +29,9 @@ func TestListIcebergType(t *testing.T) {
 		{cdc.ListType(cdc.DecimalType(10, 2)), "list<decimal(10, 2)>"},
 		{cdc.ListType(cdc.TypeString), "list<string>"},
 	} {
-		it, err := icebergType(c.t)
+		it, err := lakecat.IcebergType(c.t)
 		if err != nil || it.String() != c.want {
-			t.Errorf("icebergType(%v) = %v, %v; want %s", c.t, it, err, c.want)
+			t.Errorf("IcebergType(%v) = %v, %v; want %s", c.t, it, err, c.want)
 			continue
 		}
 		back, err := cdcType(it)
@@ -38,7 +39,7 @@ func TestListIcebergType(t *testing.T) {
 			t.Errorf("cdcType(%v) = %v, %v; want %v", it, back, err, c.t)
 		}
 	}
-	if _, err := icebergType(cdc.ListType(cdc.DecimalType(65, 1))); err == nil {
+	if _, err := lakecat.IcebergType(cdc.ListType(cdc.DecimalType(65, 1))); err == nil {
 		t.Error("list<decimal(65,1)> has no Iceberg type")
 	}
 }
@@ -64,7 +65,7 @@ func TestListArrowRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		lt := cdc.ListType(c.elem)
-		it, err := icebergType(lt)
+		it, err := lakecat.IcebergType(lt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +127,7 @@ func tagEvent(op cdc.Op, lsn uint64, id int64, tags cdc.Value, scores cdc.Value)
 func TestMirrorListColumn(t *testing.T) {
 	ctx := context.Background()
 	cat := newCatalog(t)
-	name := TableName{Namespace: "shop", Name: "tagged"}
+	name := lakecat.TableName{Namespace: "shop", Name: "tagged"}
 	keys := []string{"id"}
 	w := NewMirrorWriter(cat, name, keys)
 	b := func(seq int64) Batch {

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -37,7 +39,7 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 	p := newLakePipeline(t, merge.HistoryOptions{})
 	msgs := s.Clean
 	p.batch(msgs[:5])
-	setTableProps(t, p, iceberg.Properties{PropSnapshotsRetain: "4"})
+	setTableProps(t, p, iceberg.Properties{maintain.PropSnapshotsRetain: "4"})
 	if merges {
 		mergeManifestsEvery(t, 3)
 		setTableProps(t, p, iceberg.Properties{table.ManifestMinMergeCountKey: "3"})

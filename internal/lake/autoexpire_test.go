@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -50,7 +51,7 @@ func TestAutoExpireKeepsSnapshotsBounded(t *testing.T) {
 	s := sample.Generate(sample.Options{Seed: 11, Inserts: 30, Updates: 60, Deletes: 10})
 	kept := newLakePipeline(t, merge.HistoryOptions{})
 	setRetain := func(p *lakePipeline, v string) {
-		setTableProps(t, p, iceberg.Properties{PropSnapshotsRetain: v})
+		setTableProps(t, p, iceberg.Properties{maintain.PropSnapshotsRetain: v})
 	}
 	expired := newLakePipeline(t, merge.HistoryOptions{})
 	msgs := s.Clean
@@ -100,7 +101,7 @@ func TestAutoExpireHonoursMaxSnapshotAge(t *testing.T) {
 	p := newLakePipeline(t, merge.HistoryOptions{})
 	msgs := s.Clean
 	p.batch(msgs[:5])
-	setTableProps(t, p, iceberg.Properties{PropSnapshotsRetain: "2", table.MaxSnapshotAgeMsKey: "86400000"})
+	setTableProps(t, p, iceberg.Properties{maintain.PropSnapshotsRetain: "2", table.MaxSnapshotAgeMsKey: "86400000"})
 	for range 8 {
 		msgs = msgs[5:]
 		p.batch(msgs[:5])

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -165,12 +166,12 @@ func BenchmarkApplyPartitioned(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				dir := b.TempDir()
-				cat, err := OpenCatalog(context.Background(), CatalogConfig{LocalDir: filepath.Join(dir, "lake")})
+				cat, err := lakecat.OpenCatalog(context.Background(), lakecat.CatalogConfig{LocalDir: filepath.Join(dir, "lake")})
 				if err != nil {
 					b.Fatal(err)
 				}
 				keys := []string{"order_id"}
-				p := &partBenchWriter{tw: NewTableWriter(cat, TableName{Namespace: "shop", Name: "orders"}, keys,
+				p := &partBenchWriter{tw: NewTableWriter(cat, lakecat.TableName{Namespace: "shop", Name: "orders"}, keys,
 					WriterOptions{History: true, Layout: c.lay, StateDir: filepath.Join(dir, "state")}),
 					dec: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: keys})}
 				p.apply(b, snapshot, batch)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -53,11 +54,11 @@ func BenchmarkApplyBatch(b *testing.B) {
 	const batchSize = 5000
 	batches := benchStream(b, 200_000, batchSize)
 	ctx := context.Background()
-	cat, err := OpenCatalog(ctx, CatalogConfig{LocalDir: b.TempDir()})
+	cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	name := TableName{Namespace: "bench", Name: "orders"}
+	name := lakecat.TableName{Namespace: "bench", Name: "orders"}
 	w := NewMirrorWriter(cat, name, []string{"order_id"})
 	d := schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: []string{"order_id"}})
 	b.ReportAllocs()

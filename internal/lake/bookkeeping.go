@@ -8,22 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-)
 
-// Keys of the exactly-once bookkeeping (docs/design.md, "Exactly-once batch
-// bookkeeping"). Each is written both into the snapshot summary of the
-// batch's commit and into the table properties; properties survive
-// compaction snapshots and snapshot expiry, summaries show per-commit
-// history in any Iceberg tool.
-const (
-	PropBatchID     = "lakemirror.batch-id"     // "<table>#<seq>"
-	PropBatchSeq    = "lakemirror.batch-seq"    // decimal batch sequence number, strictly increasing per table
-	PropEndOffsets  = "lakemirror.end-offsets"  // JSON Offsets: next offset per partition after the batch
-	PropBatchResult = "lakemirror.batch-result" // JSON of the batch's counts (MirrorResult or BronzeResult)
-	PropCovered     = "lakemirror.covered"      // bronze only: JSON {topic: Coverage} of the offsets it holds
-	PropKeyColumns  = "lakemirror.key-columns"  // mirror: JSON array of key column names
-	PropTopic       = "lakemirror.topic"        // the source Kafka topic
-	PropBatchTally  = "lakemirror.batch-tally"  // JSON BatchTally: the batch's records as counted before its commits
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // Checkpoint is the last batch a table committed, read back from it.
@@ -31,8 +17,8 @@ type Checkpoint struct {
 	BatchID    string
 	BatchSeq   int64 // 0 when the table has never committed a batch
 	EndOffsets Offsets
-	Result     json.RawMessage // the PropBatchResult JSON of that batch
-	Tally      *BatchTally     // the PropBatchTally of that batch; nil for batches committed before it was recorded
+	Result     json.RawMessage // the lakecat.PropBatchResult JSON of that batch
+	Tally      *BatchTally     // the lakecat.PropBatchTally of that batch; nil for batches committed before it was recorded
 }
 
 // recordedResult unmarshals into out the result checkpoint cp recorded
@@ -53,7 +39,7 @@ func batchProps(b Batch, res any) (iceberg.Properties, error) {
 		if err != nil {
 			return nil, err
 		}
-		return iceberg.Properties{PropBatchID: b.ID, PropLoadCursor: string(cur)}, nil
+		return iceberg.Properties{lakecat.PropBatchID: b.ID, PropLoadCursor: string(cur)}, nil
 	}
 	off, err := json.Marshal(b.EndOffsets)
 	if err != nil {
@@ -64,18 +50,18 @@ func batchProps(b Batch, res any) (iceberg.Properties, error) {
 		return nil, err
 	}
 	p := iceberg.Properties{
-		PropBatchID:     b.ID,
-		PropBatchSeq:    strconv.FormatInt(b.Seq, 10),
-		PropEndOffsets:  string(off),
-		PropBatchResult: string(r),
-		PropTopic:       b.Topic,
+		lakecat.PropBatchID:     b.ID,
+		lakecat.PropBatchSeq:    strconv.FormatInt(b.Seq, 10),
+		lakecat.PropEndOffsets:  string(off),
+		lakecat.PropBatchResult: string(r),
+		lakecat.PropTopic:       b.Topic,
 	}
 	if b.Tally != nil {
 		t, err := json.Marshal(b.Tally)
 		if err != nil {
 			return nil, err
 		}
-		p[PropBatchTally] = string(t)
+		p[lakecat.PropBatchTally] = string(t)
 	}
 	return p, nil
 }
@@ -93,7 +79,7 @@ func ReadCheckpoint(tbl *table.Table) (Checkpoint, error) {
 	if snap == nil {
 		return Checkpoint{}, nil
 	}
-	for _, s := range ancestors(tbl, snap.SnapshotID) {
+	for _, s := range lakecat.Ancestors(tbl, snap.SnapshotID) {
 		if s.Summary == nil {
 			continue
 		}
@@ -104,41 +90,28 @@ func ReadCheckpoint(tbl *table.Table) (Checkpoint, error) {
 	return Checkpoint{}, nil
 }
 
-func ancestors(tbl *table.Table, id int64) []table.Snapshot {
-	var out []table.Snapshot
-	md := tbl.Metadata()
-	for s := md.SnapshotByID(id); s != nil; {
-		out = append(out, *s)
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return out
-}
-
 func checkpointFrom(p map[string]string) (Checkpoint, bool, error) {
-	seqText, ok := p[PropBatchSeq]
+	seqText, ok := p[lakecat.PropBatchSeq]
 	if !ok {
 		return Checkpoint{}, false, nil
 	}
 	seq, err := strconv.ParseInt(seqText, 10, 64)
 	if err != nil {
-		return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", PropBatchSeq, seqText, err)
+		return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", lakecat.PropBatchSeq, seqText, err)
 	}
-	cp := Checkpoint{BatchID: p[PropBatchID], BatchSeq: seq, EndOffsets: Offsets{}}
-	if t := p[PropEndOffsets]; t != "" {
+	cp := Checkpoint{BatchID: p[lakecat.PropBatchID], BatchSeq: seq, EndOffsets: Offsets{}}
+	if t := p[lakecat.PropEndOffsets]; t != "" {
 		if err := json.Unmarshal([]byte(t), &cp.EndOffsets); err != nil {
-			return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", PropEndOffsets, t, err)
+			return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", lakecat.PropEndOffsets, t, err)
 		}
 	}
-	if r := p[PropBatchResult]; r != "" {
+	if r := p[lakecat.PropBatchResult]; r != "" {
 		cp.Result = json.RawMessage(r)
 	}
-	if t := p[PropBatchTally]; t != "" {
+	if t := p[lakecat.PropBatchTally]; t != "" {
 		cp.Tally = new(BatchTally)
 		if err := json.Unmarshal([]byte(t), cp.Tally); err != nil {
-			return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", PropBatchTally, t, err)
+			return Checkpoint{}, true, fmt.Errorf("lake: bad %s %q: %w", lakecat.PropBatchTally, t, err)
 		}
 	}
 	return cp, true, nil
@@ -201,9 +174,9 @@ func (c Coverage) Clone() Coverage {
 // readCoverage returns the bronze table's coverage per topic.
 func readCoverage(tbl *table.Table) (map[string]Coverage, error) {
 	cov := map[string]Coverage{}
-	if t := tbl.Properties()[PropCovered]; t != "" {
+	if t := tbl.Properties()[lakecat.PropCovered]; t != "" {
 		if err := json.Unmarshal([]byte(t), &cov); err != nil {
-			return nil, fmt.Errorf("lake: bad %s: %w", PropCovered, err)
+			return nil, fmt.Errorf("lake: bad %s: %w", lakecat.PropCovered, err)
 		}
 	}
 	return cov, nil

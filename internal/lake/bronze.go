@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -43,7 +44,7 @@ type BronzeHeader = payload.Header
 // use, with the default bronze layout (layout.DefaultBronze). It is
 // StageBronze then BronzeStage.Commit. Errors: catalog and file
 // IO failures and commit conflicts (all retryable).
-func AppendBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord) (BronzeResult, error) {
+func AppendBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, b Batch, recs []BronzeRecord) (BronzeResult, error) {
 	st, err := StageBronze(ctx, cat, name, b, recs, layout.Tables{}.BronzeSpec())
 	if err != nil {
 		return st.res, err
@@ -70,10 +71,10 @@ type BronzeStage struct {
 // catalog and file IO failures.
 //
 // lay is bronze's layout (layout.Tables.BronzeSpec).
-func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []BronzeRecord, lay layout.Spec) (*BronzeStage, error) {
+func StageBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, b Batch, recs []BronzeRecord, lay layout.Spec) (*BronzeStage, error) {
 	st := &BronzeStage{b: b, res: BronzeResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs)}}
-	tbl, _, err := loadOrCreateLaid(ctx, cat, name.namespace(), name.Bronze(),
-		func() (*iceberg.Schema, error) { return BronzeSchema(), nil }, tableProperties(nil), &lay)
+	tbl, _, err := lakecat.LoadOrCreateLaid(ctx, cat, name.NamespaceIdent(), name.Bronze(),
+		func() (*iceberg.Schema, error) { return lakecat.BronzeSchema(), nil }, lakecat.TableProperties(nil), &lay)
 	if err != nil {
 		return st, err
 	}
@@ -122,7 +123,7 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name TableName, b Bat
 	if st.props, err = batchProps(b, st.res); err != nil {
 		return st, err
 	}
-	st.props[PropCovered] = string(covJSON)
+	st.props[lakecat.PropCovered] = string(covJSON)
 	var truncs []truncateMark
 	for _, r := range fresh {
 		if r.Op == "t" && r.Seq != "" { // Debezium op t as received
@@ -184,23 +185,23 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	defer rb.Release()
 	rb.Reserve(len(recs))
 	f := func(name string) array.Builder { return rb.Field(sc.FieldIndices(name)[0]) }
-	topicB := f(BronzeTopic).(*array.StringBuilder)
-	partB := f(BronzePartition).(*array.Int32Builder)
-	offB := f(BronzeOffset).(*array.Int64Builder)
-	keyB := f(BronzeKey).(*array.BinaryBuilder)
-	tsB := f(BronzeTimestamp).(*array.TimestampBuilder)
-	hdrB := f(BronzeHeaders).(*array.ListBuilder)
+	topicB := f(lakecat.BronzeTopic).(*array.StringBuilder)
+	partB := f(lakecat.BronzePartition).(*array.Int32Builder)
+	offB := f(lakecat.BronzeOffset).(*array.Int64Builder)
+	keyB := f(lakecat.BronzeKey).(*array.BinaryBuilder)
+	tsB := f(lakecat.BronzeTimestamp).(*array.TimestampBuilder)
+	hdrB := f(lakecat.BronzeHeaders).(*array.ListBuilder)
 	hdrStruct := hdrB.ValueBuilder().(*array.StructBuilder)
 	hdrKey := hdrStruct.FieldBuilder(0).(*array.StringBuilder)
 	hdrVal := hdrStruct.FieldBuilder(1).(*array.BinaryBuilder)
-	opB := f(BronzeOp).(*array.StringBuilder)
-	seqB := f(ColSeq).(*array.StringBuilder)
-	srcTsB := f(ColSourceTs).(*array.TimestampBuilder)
-	ingB := f(ColIngestedAt).(*array.TimestampBuilder)
-	pkB := f(ColKey).(*array.StringBuilder)
-	valueCol := sc.FieldIndices(BronzeValue)[0]
+	opB := f(lakecat.BronzeOp).(*array.StringBuilder)
+	seqB := f(lakecat.ColSeq).(*array.StringBuilder)
+	srcTsB := f(lakecat.ColSourceTs).(*array.TimestampBuilder)
+	ingB := f(lakecat.ColIngestedAt).(*array.TimestampBuilder)
+	pkB := f(lakecat.ColKey).(*array.StringBuilder)
+	valueCol := sc.FieldIndices(lakecat.BronzeValue)[0]
 	if sc.Field(valueCol).Type.ID() != arrow.BINARY {
-		return nil, fmt.Errorf("lake: bronze column %s is %s, not binary", BronzeValue, sc.Field(valueCol).Type)
+		return nil, fmt.Errorf("lake: bronze column %s is %s, not binary", lakecat.BronzeValue, sc.Field(valueCol).Type)
 	}
 	values, releaseValues, err := parquetio.BinaryColumn(len(recs), func(i int) []byte { return recs[i].Value })
 	if err != nil {

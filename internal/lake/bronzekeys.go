@@ -12,23 +12,24 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // BronzeKeysOfTopic returns the distinct primary keys of the bronze rows
 // of one topic (e.g. the rows a direct load stored under its own topic
 // name), for a resumed re-snapshot's ghost check. It reads the topic and
 // key columns of the matching files.
-func BronzeKeysOfTopic(ctx context.Context, cat catalog.Catalog, name TableName, topic string) (map[cdc.Key]bool, error) {
+func BronzeKeysOfTopic(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string) (map[cdc.Key]bool, error) {
 	out := map[cdc.Key]bool{}
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
 		return out, err
 	}
-	sc, it, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference(BronzeTopic), topic))).ToArrowRecords(ctx)
+	sc, it, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference(lakecat.BronzeTopic), topic))).ToArrowRecords(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: scan bronze topic %s: %w", topic, err)
 	}
-	ki := sc.FieldIndices(ColKey)[0]
+	ki := sc.FieldIndices(lakecat.ColKey)[0]
 	for rec, err := range it {
 		if err != nil {
 			return nil, fmt.Errorf("lake: scan bronze topic %s: %w", topic, err)
@@ -53,7 +54,7 @@ func BronzeKeysOfTopic(ctx context.Context, cat catalog.Catalog, name TableName,
 // the candidates of a re-snapshot's ghost check.
 func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Key, error) {
 	w.state.settle()
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Ke
 // catalog and file IO failures, a key without a stored row.
 func (w *MirrorWriter) StoredRows(ctx context.Context, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
 	w.state.settle()
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return nil, err
 	}

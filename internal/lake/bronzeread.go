@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -33,7 +34,7 @@ type BronzeRow = BronzeRecord
 // late-key rebuild, never the in-order path. Errors: catalog and file IO
 // failures, a bronze file with delete files (this pipeline never writes
 // them), a `_key` that is not hex.
-func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, keys []cdc.Key) ([]BronzeRow, error) {
+func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keys []cdc.Key) ([]BronzeRow, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -44,7 +45,7 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 		want[hexKeys[i]] = true
 	}
 	var out []BronzeRow
-	err := eachBronzeFile(ctx, cat, name, iceberg.IsIn(iceberg.Reference(ColKey), hexKeys...), fmt.Sprintf("for %d keys", len(keys)),
+	err := eachBronzeFile(ctx, cat, name, iceberg.IsIn(iceberg.Reference(lakecat.ColKey), hexKeys...), fmt.Sprintf("for %d keys", len(keys)),
 		func(_ string, _ int32, _ int64, pk string, hasKey bool) bool { return hasKey && want[pk] },
 		func(rows []BronzeRow) error {
 			out = append(out, rows...)
@@ -58,7 +59,7 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name TableName, ke
 // the past changes a worker loads into its local state once (see
 // State.LoadEvents). Errors: catalog and file IO failures, a bronze file
 // with delete files, a `_key` that is not hex, and fn's.
-func ScanBronze(ctx context.Context, cat catalog.Catalog, name TableName, fn func([]BronzeRow) error) error {
+func ScanBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, fn func([]BronzeRow) error) error {
 	return eachBronzeFile(ctx, cat, name, nil, "", keyedRows, fn)
 }
 
@@ -77,9 +78,9 @@ func keyedRows(_ string, _ int32, _ int64, _ string, hasKey bool) bool { return 
 // missing or empty bronze calls fn never. Errors: catalog and file IO
 // failures, a bronze file with delete files (this pipeline never writes
 // them), a `_key` that is not hex, fn's.
-func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name TableName, filter iceberg.BooleanExpression, what string,
+func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, filter iceberg.BooleanExpression, what string,
 	keep bronzeKeep, fn func([]BronzeRow) error) error {
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return err
 	}
@@ -129,17 +130,17 @@ func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKe
 			}
 			return nil
 		}
-		pks, ok := col(ColKey).(*array.String)
+		pks, ok := col(lakecat.ColKey).(*array.String)
 		if !ok {
-			return fmt.Errorf("lake: bronze file %s: no string %s column", path, ColKey)
+			return fmt.Errorf("lake: bronze file %s: no string %s column", path, lakecat.ColKey)
 		}
-		topics, _ := col(BronzeTopic).(*array.String)
-		parts, _ := col(BronzePartition).(*array.Int32)
-		offs, _ := col(BronzeOffset).(*array.Int64)
-		ks, _ := col(BronzeKey).(*array.Binary)
-		vs, _ := col(BronzeValue).(*array.Binary)
-		tss, _ := col(BronzeTimestamp).(*array.Timestamp)
-		hdrs, _ := col(BronzeHeaders).(*array.List)
+		topics, _ := col(lakecat.BronzeTopic).(*array.String)
+		parts, _ := col(lakecat.BronzePartition).(*array.Int32)
+		offs, _ := col(lakecat.BronzeOffset).(*array.Int64)
+		ks, _ := col(lakecat.BronzeKey).(*array.Binary)
+		vs, _ := col(lakecat.BronzeValue).(*array.Binary)
+		tss, _ := col(lakecat.BronzeTimestamp).(*array.Timestamp)
+		hdrs, _ := col(lakecat.BronzeHeaders).(*array.List)
 		if topics == nil || parts == nil || offs == nil || ks == nil || vs == nil || tss == nil {
 			return fmt.Errorf("lake: bronze file %s: unexpected column types %s", path, sc)
 		}
@@ -206,9 +207,9 @@ func readHeaders(l *array.List, r int) []BronzeHeader {
 // admit topic, which Iceberg truncates to 16 characters: topics sharing
 // that prefix (a table's stream and load topics) prune nothing. Errors: as
 // ScanBronze's.
-func ReadBronzeTopic(ctx context.Context, cat catalog.Catalog, name TableName, topic string, fn func([]BronzeRow) error) error {
+func ReadBronzeTopic(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string, fn func([]BronzeRow) error) error {
 	keep := func(t string, _ int32, _ int64, _ string, _ bool) bool { return t == topic }
-	return eachBronzeFile(ctx, cat, name, iceberg.EqualTo(iceberg.Reference(BronzeTopic), topic), "of topic "+topic, keep, func(rows []BronzeRow) error {
+	return eachBronzeFile(ctx, cat, name, iceberg.EqualTo(iceberg.Reference(lakecat.BronzeTopic), topic), "of topic "+topic, keep, func(rows []BronzeRow) error {
 		if len(rows) == 0 {
 			return nil
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // Committed is what each table recorded for a batch found committed
@@ -18,7 +20,7 @@ type Committed struct {
 	History    HistoryResult
 	EndOffsets Offsets // the offsets to continue from, as the mirror recorded them
 	// Tally is the batch's record counts as its commits recorded them
-	// (PropBatchTally); nil when none of the tables recorded one (batches
+	// (lakecat.PropBatchTally); nil when none of the tables recorded one (batches
 	// committed before the tally was written).
 	Tally *BatchTally
 }
@@ -31,7 +33,7 @@ type Committed struct {
 // gone by then (retention). A direct-load chunk (b.Load) is never
 // reported committed here. Errors: catalog failures and malformed
 // bookkeeping properties.
-func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, kinds []string) (Committed, bool, error) {
+func FindCommitted(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, b Batch, kinds []string) (Committed, bool, error) {
 	var c Committed
 	if b.Load != nil || b.Seq <= 0 {
 		return c, false, nil
@@ -42,7 +44,7 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b B
 		if !ok {
 			return c, false, fmt.Errorf("lake: no table kind %q", kind)
 		}
-		tbl, err := LoadTable(ctx, cat, ident)
+		tbl, err := lakecat.LoadTable(ctx, cat, ident)
 		if err != nil || tbl == nil {
 			return c, false, err
 		}
@@ -86,17 +88,17 @@ func tallyOf(tbl *table.Table, cp Checkpoint, b Batch) (*BatchTally, error) {
 	if snap == nil {
 		return nil, nil
 	}
-	for _, s := range ancestors(tbl, snap.SnapshotID) {
-		if s.Summary == nil || s.Summary.Properties[PropBatchID] != b.ID {
+	for _, s := range lakecat.Ancestors(tbl, snap.SnapshotID) {
+		if s.Summary == nil || s.Summary.Properties[lakecat.PropBatchID] != b.ID {
 			continue
 		}
-		t := s.Summary.Properties[PropBatchTally]
+		t := s.Summary.Properties[lakecat.PropBatchTally]
 		if t == "" {
 			return nil, nil
 		}
 		var out BatchTally
 		if err := json.Unmarshal([]byte(t), &out); err != nil {
-			return nil, fmt.Errorf("lake: bad %s %q in Iceberg snapshot %d: %w", PropBatchTally, t, s.SnapshotID, err)
+			return nil, fmt.Errorf("lake: bad %s %q in Iceberg snapshot %d: %w", lakecat.PropBatchTally, t, s.SnapshotID, err)
 		}
 		return &out, nil
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // compactRows is how many live rows a partitioned compaction writes at a
@@ -30,7 +32,7 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 	var res CompactResult
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return res, fmt.Errorf("lake: plan compaction of %s: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: plan compaction of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	spec := tbl.Spec()
 	res.FilesBefore = len(tasks)
@@ -66,7 +68,7 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 	}
 	_, recs, err := tbl.Scan().ReadTasks(ctx, chosen)
 	if err != nil {
-		return res, fmt.Errorf("lake: read %s for compaction: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: read %s for compaction: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	var added []iceberg.DataFile
 	var pending []arrow.RecordBatch
@@ -93,11 +95,11 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 	}
 	for rec, err := range recs {
 		if err != nil {
-			return res, fmt.Errorf("lake: read %s for compaction: %w", IdentString(tbl.Identifier()), err)
+			return res, fmt.Errorf("lake: read %s for compaction: %w", lakecat.IdentString(tbl.Identifier()), err)
 		}
 		if rec.NumCols() != int64(len(sc.Fields())) {
 			rec.Release()
-			return res, fmt.Errorf("lake: compaction of %s read %d columns, the schema has %d", IdentString(tbl.Identifier()), rec.NumCols(), len(sc.Fields()))
+			return res, fmt.Errorf("lake: compaction of %s read %d columns, the schema has %d", lakecat.IdentString(tbl.Identifier()), rec.NumCols(), len(sc.Fields()))
 		}
 		pending = append(pending, array.NewRecordBatch(sc, rec.Columns(), rec.NumRows()))
 		rows += rec.NumRows()
@@ -142,11 +144,11 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 		res.BytesAfter += df.FileSizeBytes()
 	}
 	if err := rw.Commit(ctx); err != nil {
-		return res, fmt.Errorf("lake: stage compaction of %s: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: stage compaction of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
-	out, err := commitTx(ctx, tbl, tx)
+	out, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
-		return res, fmt.Errorf("lake: compact %s: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: compact %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	res.Rewritten, res.Added = len(chosen), len(added)
 	if out.CurrentSnapshot() != nil {

@@ -5,9 +5,11 @@ import (
 	"slices"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // shape is a mirror table's source-column layout: the columns in schema
@@ -17,7 +19,7 @@ type shape struct {
 	cols    []cdc.Column
 	names   *cdc.Columns
 	keyCols []string
-	// softDelete is the mirror's soft-delete column (SoftDeleteColumn).
+	// softDelete is the mirror's soft-delete column (lakecat.SoftDeleteColumn).
 	softDelete string
 	// ids is the Iceberg field id of every column of the schema, by name.
 	ids map[string]int
@@ -27,17 +29,17 @@ type shape struct {
 func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
 	s := &shape{keyCols: keyCols}
 	var names []string
-	sys, err := systemColumnsOf(sc)
+	sys, err := lakecat.SystemColumnsOf(sc)
 	if err != nil {
 		return nil, err
 	}
-	s.softDelete = sys.softDelete
+	s.softDelete = sys.SoftDelete
 	s.ids = map[string]int{}
 	for _, f := range sc.Fields() {
 		s.ids[f.Name] = f.ID
 	}
 	for _, f := range sc.Fields() {
-		if sys.has(f.Name) {
+		if sys.Has(f.Name) {
 			continue
 		}
 		t, err := cdcType(f.Type)
@@ -51,7 +53,7 @@ func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
 	return s, nil
 }
 
-// cdcType is the inverse of icebergType.
+// cdcType is the inverse of lakecat.IcebergType.
 func cdcType(t iceberg.Type) (cdc.Type, error) {
 	switch t := t.(type) {
 	case iceberg.BooleanType:
@@ -160,4 +162,15 @@ func (s *shape) conformEvent(e *cdc.Event) ([]string, int, error) {
 		e.Key = k
 	}
 	return append(u1, u2...), carried, nil
+}
+
+// MirrorColumns returns a mirror table's source columns (the system
+// columns left out) in schema order, typed from its Iceberg schema.
+// Errors: a column type with no cdc equivalent.
+func MirrorColumns(tbl *table.Table) ([]cdc.Column, error) {
+	sh, err := shapeOf(tbl.Schema(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return sh.cols, nil
 }

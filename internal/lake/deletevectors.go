@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
@@ -41,7 +42,7 @@ func DeleteFormatOf(tbl *table.Table) layout.DeleteFormat {
 // want (the zero want is DeletePosition).
 func checkDeleteFormat(tbl *table.Table, want layout.DeleteFormat) error {
 	if has := DeleteFormatOf(tbl); has != want.Or() {
-		return &DeleteFormatError{Table: IdentString(tbl.Identifier()), Has: has, Want: want.Or()}
+		return &DeleteFormatError{Table: lakecat.IdentString(tbl.Identifier()), Has: has, Want: want.Or()}
 	}
 	return nil
 }
@@ -66,7 +67,7 @@ func liveDVs(fs iceio.IO, tbl *table.Table, want map[string]bool) (map[string]ic
 	}
 	mans, err := snap.Manifests(fs)
 	if err != nil {
-		return nil, fmt.Errorf("lake: read %s manifests: %w", IdentString(tbl.Identifier()), err)
+		return nil, fmt.Errorf("lake: read %s manifests: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	for _, m := range mans {
 		if m.ManifestContent() != iceberg.ManifestContentDeletes {
@@ -74,7 +75,7 @@ func liveDVs(fs iceio.IO, tbl *table.Table, want map[string]bool) (map[string]ic
 		}
 		for e, err := range m.Entries(fs, true) {
 			if err != nil {
-				return nil, fmt.Errorf("lake: read %s delete manifest: %w", IdentString(tbl.Identifier()), err)
+				return nil, fmt.Errorf("lake: read %s delete manifest: %w", lakecat.IdentString(tbl.Identifier()), err)
 			}
 			df := e.DataFile()
 			ref := df.ReferencedDataFile()
@@ -82,7 +83,7 @@ func liveDVs(fs iceio.IO, tbl *table.Table, want map[string]bool) (map[string]ic
 				continue
 			}
 			if prev, ok := out[*ref]; ok {
-				return nil, fmt.Errorf("lake: %s has two live deletion vectors for data file %s (%s and %s)", IdentString(tbl.Identifier()), *ref, prev.FilePath(), df.FilePath())
+				return nil, fmt.Errorf("lake: %s has two live deletion vectors for data file %s (%s and %s)", lakecat.IdentString(tbl.Identifier()), *ref, prev.FilePath(), df.FilePath())
 			}
 			out[*ref] = df
 		}
@@ -127,7 +128,7 @@ func writeDVs(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []
 	}
 	wfs, ok := fs.(iceio.WriteFileIO)
 	if !ok {
-		return set, fmt.Errorf("lake: %s: the file IO cannot write files", IdentString(tbl.Identifier()))
+		return set, fmt.Errorf("lake: %s: the file IO cannot write files", lakecat.IdentString(tbl.Identifier()))
 	}
 	want := make(map[string]bool, len(used))
 	for _, p := range used {
@@ -166,7 +167,7 @@ func writeDVs(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []
 	}
 	loc := lp.NewDataLocation(fmt.Sprintf("dv-%s.puffin", uuid.New()))
 	if set.add, err = w.Flush(ctx, loc); err != nil {
-		return set, fmt.Errorf("lake: write deletion vectors of %s: %w", IdentString(tbl.Identifier()), err)
+		return set, fmt.Errorf("lake: write deletion vectors of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	return set, nil
 }

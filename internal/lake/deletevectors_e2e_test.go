@@ -14,6 +14,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -111,12 +112,12 @@ func TestDeletionVectorReaders(t *testing.T) {
 		ns string
 		f  layout.DeleteFormat
 	}{{"v2", layout.DeletePosition}, {"v3", layout.DeleteVector}} {
-		cat, err := OpenCatalog(context.Background(), CatalogConfig{LocalDir: dir})
+		cat, err := lakecat.OpenCatalog(context.Background(), lakecat.CatalogConfig{LocalDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys := []string{"id"}
-		name := TableName{Namespace: x.ns, Name: "orders"}
+		name := lakecat.TableName{Namespace: x.ns, Name: "orders"}
 		tw := NewTableWriter(cat, name, keys, WriterOptions{History: true, DeleteFormat: x.f, StateDir: t.TempDir()})
 		p := &layoutPipeline{t: t, tw: tw, cat: cat, dec: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: keys})}
 		p.batch(batches...)
@@ -126,7 +127,7 @@ func TestDeletionVectorReaders(t *testing.T) {
 	}
 	args := []string{"../../scripts/readers/check_readers.py", "--catalog-db", filepath.Join(dir, "catalog.db"), "--warehouse", filepath.Join(dir, "warehouse")}
 	for _, ns := range []string{"v2", "v3"} {
-		args = append(args, "--table", ns+".orders:id,amount,"+ColDeleted, "--table", ns+".orders_history:id,amount,"+ColIsCurrent)
+		args = append(args, "--table", ns+".orders:id,amount,"+lakecat.ColDeleted, "--table", ns+".orders_history:id,amount,"+lakecat.ColIsCurrent)
 	}
 	if sparkJar != "" {
 		args = append(args, "--spark-jar", sparkJar)

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -203,11 +204,11 @@ func TestDeletionVectors(t *testing.T) {
 			if v := load(testTable.Bronze()).Metadata().Version(); v != 2 {
 				t.Fatalf("bronze format version %d, want 2", v)
 			}
-			got := liveRows(t, mirror, "id", "region", "amount", ColDeleted)
+			got := liveRows(t, mirror, "id", "region", "amount", lakecat.ColDeleted)
 			if !slices.Equal(got, wantMirror) {
 				t.Errorf("mirror %q, want %q", got, wantMirror)
 			}
-			hcols := []string{"id", "region", "amount", ColSeq, ColValidToSeq, ColIsCurrent}
+			hcols := []string{"id", "region", "amount", lakecat.ColSeq, lakecat.ColValidToSeq, lakecat.ColIsCurrent}
 			if h, hp := liveRows(t, history, hcols...), liveRows(t, loadPos(testTable.History()), hcols...); !slices.Equal(h, hp) || len(h) != 7 {
 				t.Errorf("history with deletion vectors %q\nwith position deletes %q (want 7 rows, equal)", h, hp)
 			}
@@ -238,7 +239,7 @@ func TestDeletionVectors(t *testing.T) {
 			}
 			mirror = load(testTable.Mirror())
 			want := []string{"1 eu 12 false", "2 us 21 false", "4 us 40 false"}
-			if got := liveRows(t, mirror, "id", "region", "amount", ColDeleted); !slices.Equal(got, want) {
+			if got := liveRows(t, mirror, "id", "region", "amount", lakecat.ColDeleted); !slices.Equal(got, want) {
 				t.Errorf("after the purge: mirror %q, want %q", got, want)
 			}
 			blobs, _ = readBlobs(t, mirror)
@@ -268,7 +269,7 @@ func TestDeletionVectors(t *testing.T) {
 			if blobs, parquet := readBlobs(t, mirror); len(blobs) != 0 || parquet != 0 {
 				t.Errorf("after compaction: %d deletion vectors, %d position-delete files", len(blobs), parquet)
 			}
-			if got := liveRows(t, mirror, "id", "region", "amount", ColDeleted); !slices.Equal(got, want) {
+			if got := liveRows(t, mirror, "id", "region", "amount", lakecat.ColDeleted); !slices.Equal(got, want) {
 				t.Errorf("after compaction: mirror %q, want %q", got, want)
 			}
 			if got := len(fileIDsAll(t, mirror)); got != wantFiles {
@@ -290,7 +291,7 @@ func TestDeletionVectors(t *testing.T) {
 			dvp.batch(orderValue("u", 400, 3, orderRow(4, "us", 40), orderRow(4, "us", 41)))
 			mirror = load(testTable.Mirror())
 			want = []string{"1 eu 12 false", "2 us 21 false", "4 us 41 false"}
-			if got := liveRows(t, mirror, "id", "region", "amount", ColDeleted); !slices.Equal(got, want) {
+			if got := liveRows(t, mirror, "id", "region", "amount", lakecat.ColDeleted); !slices.Equal(got, want) {
 				t.Errorf("after compaction and a batch: mirror %q, want %q", got, want)
 			}
 			blobs, _ = readBlobs(t, mirror)

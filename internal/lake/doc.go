@@ -1,5 +1,5 @@
-// Package lake is the Iceberg adapter: it opens the catalog, creates the
-// bronze and mirror tables, keeps the per-table primary-key index, and
+// Package lake is the Iceberg adapter: it creates the bronze and mirror
+// tables, keeps the per-table primary-key index, and
 // writes each batch as one merge-on-read row delta (new row versions plus
 // a position-delete file for the versions they replace), with the batch's
 // bookkeeping in the snapshot summary and table properties.
@@ -8,6 +8,22 @@
 // (so row positions are known exactly) and described to Iceberg with
 // table.DataFileFromMetadata (column statistics included): the codec is
 // internal/lake/parquetio.
+//
+// Below it (internal/cdc's TestLakeImportsPointDown checks that no
+// package under internal/lake imports internal/lake or a package of its
+// own or a higher layer):
+//   - internal/lake/parquetio: the Parquet/Arrow codec.
+//   - internal/lake/keyindex: the primary-key index (spill, budget,
+//     sidecar codec).
+//   - internal/lake/lakecat: the catalog (CatalogConfig, OpenCatalog),
+//     table names (TableName) and loading (LoadTable, LoadOrCreate), the
+//     batch's table cache and CommitTx, schemas and system columns,
+//     layouts, bookkeeping property names. lakecat.go keeps the lake
+//     names of its most used declarations for callers outside.
+//   - internal/lake/maintain: snapshot expiry (AutoExpire after each
+//     commit, the scheduled Expire), the expired snapshots' files, orphan
+//     files, manifest merges. Compaction, purge and bronze retention
+//     rewrite rows and stay here.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -33,7 +34,7 @@ type Row map[string]any
 func ReadRows(ctx context.Context, tbl *table.Table, sortCols []string) ([]Row, []string, error) {
 	sc, it, err := tbl.Scan().ToArrowRecords(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
+		return nil, nil, fmt.Errorf("lake: scan %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	cols := make([]string, sc.NumFields())
 	for i, f := range sc.Fields() {
@@ -47,7 +48,7 @@ func ReadRows(ctx context.Context, tbl *table.Table, sortCols []string) ([]Row, 
 	var buf []byte
 	for rec, err := range it {
 		if err != nil {
-			return nil, nil, fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
+			return nil, nil, fmt.Errorf("lake: scan %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 		}
 		for r := 0; r < int(rec.NumRows()); r++ {
 			row := Row{}

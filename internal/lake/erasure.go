@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // Erasure on request (docs/design.md, "Erasure"): Erase removes the rows
@@ -133,7 +134,7 @@ func (h fileHits) holds() bool { return h.rows+h.stripped > 0 }
 // above). Errors: *EraseKeyError (the request does not fit the table),
 // *ErasureRefusedError (nothing changed), catalog, storage and commit
 // failures (retry: the erasure continues where it stopped).
-func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRequest) (EraseResult, error) {
+func Erase(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, req EraseRequest) (EraseResult, error) {
 	now := req.Now
 	if now == nil {
 		now = time.Now
@@ -142,33 +143,33 @@ func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRe
 	if req.ID == "" || len(req.Keys.Hashes) == 0 {
 		return res, &EraseKeyError{Msg: "an erasure needs an id and at least one key"}
 	}
-	mirror, err := LoadTable(ctx, cat, name.Mirror())
+	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil {
 		return res, err
 	}
 	if mirror == nil {
 		return res, &EraseKeyError{Msg: fmt.Sprintf("table %s has no mirror table: nothing to erase", name)}
 	}
-	keyCols, err := KeyColumnsOf(mirror)
+	keyCols, err := lakecat.KeyColumnsOf(mirror)
 	if err != nil {
 		return res, err
 	}
 	if !slices.Equal(keyCols, req.Keys.KeyColumns) {
 		return res, &EraseKeyError{Msg: fmt.Sprintf("the keys were given for key columns %v, the mirror's are %v", req.Keys.KeyColumns, keyCols)}
 	}
-	etbl, err := LoadTable(ctx, cat, name.Erasures())
+	etbl, err := lakecat.LoadTable(ctx, cat, name.Erasures())
 	if err != nil {
 		return res, err
 	}
 	if etbl == nil {
-		return res, &EraseKeyError{Msg: fmt.Sprintf("%s does not exist: the keys' hashes were made against another table (HashEraseKeys creates it)", IdentString(name.Erasures()))}
+		return res, &EraseKeyError{Msg: fmt.Sprintf("%s does not exist: the keys' hashes were made against another table (HashEraseKeys creates it)", lakecat.IdentString(name.Erasures()))}
 	}
 	salt, err := erasureSalt(etbl)
 	if err != nil {
 		return res, err
 	}
 	if SaltFingerprint(salt) != req.Keys.SaltID {
-		return res, &EraseKeyError{Msg: fmt.Sprintf("the keys were hashed with salt %s, %s has salt %s: hash them again", req.Keys.SaltID, IdentString(name.Erasures()), SaltFingerprint(salt))}
+		return res, &EraseKeyError{Msg: fmt.Sprintf("the keys were hashed with salt %s, %s has salt %s: hash them again", req.Keys.SaltID, lakecat.IdentString(name.Erasures()), SaltFingerprint(salt))}
 	}
 	recorded, err := readErasureRows(ctx, etbl)
 	if err != nil {
@@ -189,7 +190,7 @@ func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRe
 	var refused []string
 	for _, kind := range erasureKinds {
 		t := &eraseTable{kind: kind, ident: kindIdent(name, kind), hits: map[string]fileHits{}, files: map[string]iceberg.DataFile{}}
-		if t.tbl, err = LoadTable(ctx, cat, t.ident); err != nil {
+		if t.tbl, err = lakecat.LoadTable(ctx, cat, t.ident); err != nil {
 			return res, err
 		}
 		if t.tbl == nil {
@@ -197,7 +198,7 @@ func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRe
 		}
 		t.m = &rowMatcher{kind: kind, keyCols: keyCols, ks: ks, raw: req.Matcher}
 		if strings.EqualFold(t.tbl.Properties()[table.GCEnabledKey], "false") {
-			refused = append(refused, fmt.Sprintf("%s has gc.enabled=false: its files cannot be deleted", IdentString(t.ident)))
+			refused = append(refused, fmt.Sprintf("%s has gc.enabled=false: its files cannot be deleted", lakecat.IdentString(t.ident)))
 			continue
 		}
 		if err := t.scanSnapshots(ctx, false); err != nil {
@@ -289,7 +290,7 @@ func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRe
 	// 6. the audit row
 	done := erasureRow{id: req.ID, event: ErasureCompleted, by: req.RequestedBy, at: now().UTC(), keyColumns: keyCols, rows: map[string]int64{}}
 	for _, t := range tables {
-		if t.tbl, err = LoadTable(ctx, cat, t.ident); err != nil {
+		if t.tbl, err = lakecat.LoadTable(ctx, cat, t.ident); err != nil {
 			return res, err
 		}
 		p := progressOf(t.tbl, req.ID)
@@ -302,7 +303,7 @@ func Erase(ctx context.Context, cat catalog.Catalog, name TableName, req EraseRe
 	res.CompletedAt = done.at
 	details, _ := json.Marshal(res)
 	done.details = string(details)
-	if etbl, err = LoadTable(ctx, cat, name.Erasures()); err != nil {
+	if etbl, err = lakecat.LoadTable(ctx, cat, name.Erasures()); err != nil {
 		return res, err
 	}
 	if _, err := appendErasureRows(ctx, etbl, []erasureRow{done}); err != nil {
@@ -322,7 +323,7 @@ func completedResult(res EraseResult, r erasureRow) EraseResult {
 }
 
 // kindIdent is the identifier of one of the five tables.
-func kindIdent(name TableName, kind string) table.Identifier {
+func kindIdent(name lakecat.TableName, kind string) table.Identifier {
 	switch kind {
 	case "bronze":
 		return name.Bronze()
@@ -339,8 +340,8 @@ func kindIdent(name TableName, kind string) table.Identifier {
 // raiseErasureHorizon sets the mirror's erasure horizon to at least pos
 // and its last erasure to id, in one metadata commit. Errors: catalog and
 // commit failures.
-func raiseErasureHorizon(ctx context.Context, cat catalog.Catalog, name TableName, pos cdc.Seq, id string) error {
-	mirror, err := LoadTable(ctx, cat, name.Mirror())
+func raiseErasureHorizon(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, pos cdc.Seq, id string) error {
+	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil || mirror == nil {
 		return err
 	}
@@ -355,7 +356,7 @@ func raiseErasureHorizon(ctx context.Context, cat catalog.Catalog, name TableNam
 	if err := tx.SetProperties(iceberg.Properties{PropErasureHorizon: max(cur, pos).Hex(), PropLastErasure: id}); err != nil {
 		return err
 	}
-	if _, err := commitTx(ctx, mirror, tx); err != nil {
+	if _, err := lakecat.CommitTx(ctx, mirror, tx); err != nil {
 		return fmt.Errorf("lake: commit the erasure horizon of %s: %w", name, err)
 	}
 	return nil
@@ -367,7 +368,7 @@ func (t *eraseTable) refsHolding(ctx context.Context) []string {
 	var out []string
 	fs, err := t.tbl.FS(ctx)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: file IO: %v", IdentString(t.ident), err)}
+		return []string{fmt.Sprintf("%s: file IO: %v", lakecat.IdentString(t.ident), err)}
 	}
 	for name, ref := range t.tbl.Metadata().Refs() {
 		if name == table.MainBranch {
@@ -379,11 +380,11 @@ func (t *eraseTable) refsHolding(ctx context.Context) []string {
 		}
 		live, err := liveDataFiles(fs, *s)
 		if err != nil {
-			return []string{fmt.Sprintf("%s: %v", IdentString(t.ident), err)}
+			return []string{fmt.Sprintf("%s: %v", lakecat.IdentString(t.ident), err)}
 		}
 		for p := range live {
 			if t.hits[p].holds() {
-				out = append(out, fmt.Sprintf("%s %q of %s (snapshot %d) keeps a data file holding a key", ref.SnapshotRefType, name, IdentString(t.ident), ref.SnapshotID))
+				out = append(out, fmt.Sprintf("%s %q of %s (snapshot %d) keeps a data file holding a key", ref.SnapshotRefType, name, lakecat.IdentString(t.ident), ref.SnapshotID))
 				break
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -129,7 +130,7 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 		ident table.Identifier
 		sc    *iceberg.Schema
 	}{{testTable.Quarantine(), QuarantineSchema()}, {testTable.Purged(), PurgedSchema()}} {
-		props := tableProperties(map[string]string{"write.parquet.compression-codec": "uncompressed"})
+		props := lakecat.TableProperties(map[string]string{"write.parquet.compression-codec": "uncompressed"})
 		if _, err := p.cat.CreateTable(ctx, c.ident, c.sc, catalog.WithProperties(props)); err != nil {
 			t.Fatal(err)
 		}
@@ -187,10 +188,10 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 	}
 	others := map[string][]string{}
 	for kind, ident := range fiveTables {
-		others[kind] = tableLines(t, p.cat, ident(testTable), ColIngestedAt)
+		others[kind] = tableLines(t, p.cat, ident(testTable), lakecat.ColIngestedAt)
 	}
 	// k-new's create names the erased key in a header: it stays, without it
-	for _, l := range tableLines(t, p.cat, testTable.Bronze(), ColIngestedAt, "*all") {
+	for _, l := range tableLines(t, p.cat, testTable.Bronze(), lakecat.ColIngestedAt, "*all") {
 		if strings.Contains(l, "kafka_offset=17 ") {
 			others["bronze"] = append(others["bronze"], strings.Replace(l, fmt.Sprintf("kafka_headers=[map[key:%s value:%s]]", headerOldKey, personKey(erasedID)), "kafka_headers=[]", 1))
 			slices.Sort(others["bronze"])
@@ -242,7 +243,7 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 	}
 	// the other keys are exactly as they were (k-new's create lost only the header naming the erased key)
 	for kind, ident := range fiveTables {
-		got := tableLines(t, p.cat, ident(testTable), ColIngestedAt)
+		got := tableLines(t, p.cat, ident(testTable), lakecat.ColIngestedAt)
 		want := others[kind]
 		if kind == "bronze" {
 			got = slices.DeleteFunc(got, isPlaceholder)
@@ -253,17 +254,17 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 	}
 	// bronze keeps one row per offset: the erased key's records as placeholders
 	bronze, _ := p.cat.LoadTable(ctx, testTable.Bronze())
-	rows, _, err := ReadRows(ctx, bronze, []string{BronzeOffset})
+	rows, _, err := ReadRows(ctx, bronze, []string{lakecat.BronzeOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var placeholders []int64
 	for i, r := range rows {
-		if r[BronzeOffset] != int64(i) {
-			t.Fatalf("bronze row %d is offset %v", i, r[BronzeOffset])
+		if r[lakecat.BronzeOffset] != int64(i) {
+			t.Fatalf("bronze row %d is offset %v", i, r[lakecat.BronzeOffset])
 		}
-		if r[BronzeKey] == nil && r[BronzeValue] == nil && r[BronzeOp] == nil && r[ColKey] == nil && r[ColSeq] == nil {
-			placeholders = append(placeholders, r[BronzeOffset].(int64))
+		if r[lakecat.BronzeKey] == nil && r[lakecat.BronzeValue] == nil && r[lakecat.BronzeOp] == nil && r[lakecat.ColKey] == nil && r[lakecat.ColSeq] == nil {
+			placeholders = append(placeholders, r[lakecat.BronzeOffset].(int64))
 		}
 	}
 	if !slices.Equal(placeholders, []int64{3, 6, 8, 9, 10, 12, 13, 15, 16}) || len(rows) != 18 {
@@ -325,14 +326,14 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 		t.Errorf("after the replay the local state holds the key (k-new's old key?): %v", f)
 	}
 	q, _ := p.cat.LoadTable(ctx, testTable.Quarantine())
-	qrows, _, err := ReadRows(ctx, q, []string{BronzeOffset})
+	qrows, _, err := ReadRows(ctx, q, []string{lakecat.BronzeOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var erasedQ []string
 	for _, r := range qrows {
 		if r[ColStage] == StageErased {
-			erasedQ = append(erasedQ, fmt.Sprintf("%v key=%v value=%v", r[BronzeOffset], r[BronzeKey], r[BronzeValue]))
+			erasedQ = append(erasedQ, fmt.Sprintf("%v key=%v value=%v", r[lakecat.BronzeOffset], r[lakecat.BronzeKey], r[lakecat.BronzeValue]))
 		}
 	}
 	if want := []string{"3 key=<nil> value=<nil>", "4 key=<nil> value=<nil>", "18 key=<nil> value=<nil>", "19 key=<nil> value=<nil>"}; !slices.Equal(erasedQ, want) {
@@ -342,7 +343,7 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 		if kind == "bronze" || kind == "quarantine" {
 			continue
 		}
-		if got := tableLines(t, p.cat, ident(testTable), ColIngestedAt); !slices.Equal(got, others[kind]) {
+		if got := tableLines(t, p.cat, ident(testTable), lakecat.ColIngestedAt); !slices.Equal(got, others[kind]) {
 			t.Errorf("%s after the replay:\n%s\nwant\n%s", kind, strings.Join(got, "\n"), strings.Join(others[kind], "\n"))
 		}
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -66,13 +68,13 @@ type rowMatcher struct {
 func (m *rowMatcher) columns() []string {
 	switch m.kind {
 	case "mirror", "history":
-		return append(slices.Clone(m.keyCols), ColSeq)
+		return append(slices.Clone(m.keyCols), lakecat.ColSeq)
 	case "bronze":
-		return []string{ColKey, BronzeKey, BronzeValue, BronzeHeaders, ColSeq}
+		return []string{lakecat.ColKey, lakecat.BronzeKey, lakecat.BronzeValue, lakecat.BronzeHeaders, lakecat.ColSeq}
 	case "purged":
-		return []string{ColKey, ColSeq}
+		return []string{lakecat.ColKey, lakecat.ColSeq}
 	}
-	return []string{BronzeKey, BronzeValue} // quarantine
+	return []string{lakecat.BronzeKey, lakecat.BronzeValue} // quarantine
 }
 
 // actions decides every row of rec (which holds at least the matcher's
@@ -113,14 +115,14 @@ func (m *rowMatcher) actions(rec arrow.RecordBatch, acts []rowAction, maxSeq *cd
 			}
 		}
 	case "purged":
-		pk := col(ColKey)
+		pk := col(lakecat.ColKey)
 		for r := 0; r < n; r++ {
 			if pk != nil && !pk.IsNull(r) && m.ks.hasHex(strAt(pk, r)) {
 				acts[r] = actDrop
 			}
 		}
 	case "bronze":
-		pk, kk, kv, hd := col(ColKey), col(BronzeKey), col(BronzeValue), col(BronzeHeaders)
+		pk, kk, kv, hd := col(lakecat.ColKey), col(lakecat.BronzeKey), col(lakecat.BronzeValue), col(lakecat.BronzeHeaders)
 		for r := 0; r < n; r++ {
 			switch {
 			case pk != nil && !pk.IsNull(r):
@@ -138,21 +140,21 @@ func (m *rowMatcher) actions(rec arrow.RecordBatch, acts []rowAction, maxSeq *cd
 			}
 		}
 	default: // quarantine
-		kk, kv := col(BronzeKey), col(BronzeValue)
+		kk, kv := col(lakecat.BronzeKey), col(lakecat.BronzeValue)
 		for r := 0; r < n; r++ {
 			if m.raw != nil && (notNull(kk, r) || notNull(kv, r)) && m.anyKey(m.raw.RecordKeys(binAt(kk, r), binAt(kv, r))) {
 				acts[r] = actDrop
 			}
 		}
 	}
-	if seqs := col(ColSeq); seqs != nil {
+	if seqs := col(lakecat.ColSeq); seqs != nil {
 		for r, a := range acts {
 			if a == actKeep || a == actStrip || seqs.IsNull(r) {
 				continue
 			}
 			s, err := cdc.ParseSeqHex(strAt(seqs, r))
 			if err != nil {
-				return nil, fmt.Errorf("lake: erase: bad %s in %s: %w", ColSeq, m.kind, err)
+				return nil, fmt.Errorf("lake: erase: bad %s in %s: %w", lakecat.ColSeq, m.kind, err)
 			}
 			*maxSeq = max(*maxSeq, s)
 		}
@@ -331,7 +333,7 @@ func (t *eraseTable) scanFile(ctx context.Context, df iceberg.DataFile) (fileHit
 // pending-rebuild set. It returns how many files it rewrote. Errors:
 // file IO, commit failures (a concurrent commit among them: retry).
 func (t *eraseTable) rewriteCurrent(ctx context.Context, cat catalog.Catalog, id string) (int, error) {
-	tbl, err := LoadTable(ctx, cat, t.ident)
+	tbl, err := lakecat.LoadTable(ctx, cat, t.ident)
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return 0, err
 	}
@@ -341,7 +343,7 @@ func (t *eraseTable) rewriteCurrent(ctx context.Context, cat catalog.Catalog, id
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("lake: erase: plan %s: %w", IdentString(t.ident), err)
+		return 0, fmt.Errorf("lake: erase: plan %s: %w", lakecat.IdentString(t.ident), err)
 	}
 	var chosen []table.FileScanTask
 	deleteUsers := map[string]map[string]bool{}
@@ -355,7 +357,7 @@ func (t *eraseTable) rewriteCurrent(ctx context.Context, cat catalog.Catalog, id
 			deleteFiles[d.FilePath()] = d
 		}
 		if len(task.EqualityDeleteFiles) > 0 || len(task.DeletionVectorFiles) > 0 {
-			return 0, fmt.Errorf("lake: erase: %s data file %s has equality deletes or deletion vectors, which this pipeline does not write", IdentString(t.ident), task.File.FilePath())
+			return 0, fmt.Errorf("lake: erase: %s data file %s has equality deletes or deletion vectors, which this pipeline does not write", lakecat.IdentString(t.ident), task.File.FilePath())
 		}
 		if t.hits[task.File.FilePath()].holds() {
 			chosen = append(chosen, task)
@@ -402,14 +404,14 @@ func (t *eraseTable) rewriteCurrent(ctx context.Context, cat catalog.Catalog, id
 	if len(chosen) > 0 {
 		summary := iceberg.Properties{"lakemirror.maintenance": "erasure", "lakemirror.erasure-id": id}
 		if err := tx.ReplaceFiles(ctx, old, added, removedDeletes, summary); err != nil {
-			return 0, fmt.Errorf("lake: erase: stage the rewrite of %s: %w", IdentString(t.ident), err)
+			return 0, fmt.Errorf("lake: erase: stage the rewrite of %s: %w", lakecat.IdentString(t.ident), err)
 		}
 	}
 	if err := tx.SetProperties(props); err != nil {
 		return 0, err
 	}
-	if t.tbl, err = commitTx(ctx, tbl, tx); err != nil {
-		return 0, fmt.Errorf("lake: erase: commit the rewrite of %s: %w", IdentString(t.ident), err)
+	if t.tbl, err = lakecat.CommitTx(ctx, tbl, tx); err != nil {
+		return 0, fmt.Errorf("lake: erase: commit the rewrite of %s: %w", lakecat.IdentString(t.ident), err)
 	}
 	return len(chosen), nil
 }
@@ -521,7 +523,7 @@ func (t *eraseTable) rewriteFile(ctx context.Context, tbl *table.Table, task tab
 }
 
 // bronzeKept are the columns a redacted bronze row keeps.
-var bronzeKept = map[string]bool{BronzeTopic: true, BronzePartition: true, BronzeOffset: true, BronzeTimestamp: true, ColIngestedAt: true}
+var bronzeKept = map[string]bool{lakecat.BronzeTopic: true, lakecat.BronzePartition: true, lakecat.BronzeOffset: true, lakecat.BronzeTimestamp: true, lakecat.ColIngestedAt: true}
 
 // appendBronzeRow appends bronze row r of rec to b: redacted (only its
 // Kafka coordinates, timestamp and ingestion time), or without its
@@ -600,7 +602,7 @@ func appendValue(b array.Builder, a arrow.Array, r int) error {
 // reaches any more, and records what it deleted. It returns the
 // warnings. Errors: catalog, file IO and commit failures.
 func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string) ([]string, error) {
-	tbl, err := LoadTable(ctx, cat, t.ident)
+	tbl, err := lakecat.LoadTable(ctx, cat, t.ident)
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return nil, err
 	}
@@ -649,11 +651,11 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 		tx := tbl.NewTransaction()
 		res, err := tx.RewriteManifests(ctx, table.WithManifestTargetSize(1<<40))
 		if err != nil {
-			return nil, fmt.Errorf("lake: erase: rewrite the manifests of %s: %w", IdentString(t.ident), err)
+			return nil, fmt.Errorf("lake: erase: rewrite the manifests of %s: %w", lakecat.IdentString(t.ident), err)
 		}
 		if !res.IsNoOp() {
-			if tbl, err = commitTx(ctx, tbl, tx); err != nil {
-				return nil, fmt.Errorf("lake: erase: commit the manifests of %s: %w", IdentString(t.ident), err)
+			if tbl, err = lakecat.CommitTx(ctx, tbl, tx); err != nil {
+				return nil, fmt.Errorf("lake: erase: commit the manifests of %s: %w", lakecat.IdentString(t.ident), err)
 			}
 		}
 	}
@@ -674,10 +676,10 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 		switch {
 		case !h:
 		case s.SnapshotID == cur:
-			warnings = append(warnings, fmt.Sprintf("the current snapshot of %s still lists a removed file that held a key in a manifest (its entry keeps the file's column bounds): a later compaction or manifest merge drops it", IdentString(t.ident)))
+			warnings = append(warnings, fmt.Sprintf("the current snapshot of %s still lists a removed file that held a key in a manifest (its entry keeps the file's column bounds): a later compaction or manifest merge drops it", lakecat.IdentString(t.ident)))
 		case len(refs[s.SnapshotID]) > 0:
 			slices.Sort(refs[s.SnapshotID])
-			warnings = append(warnings, fmt.Sprintf("%v of %s keeps snapshot %d, which reaches files holding a key: they were kept (--force)", refs[s.SnapshotID], IdentString(t.ident), s.SnapshotID))
+			warnings = append(warnings, fmt.Sprintf("%v of %s keeps snapshot %d, which reaches files holding a key: they were kept (--force)", refs[s.SnapshotID], lakecat.IdentString(t.ident), s.SnapshotID))
 		default:
 			expire = append(expire, s.SnapshotID)
 		}
@@ -688,14 +690,14 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 		reqs := []table.Requirement{table.AssertTableUUID(tbl.Metadata().TableUUID()), table.AssertRefSnapshotID(table.MainBranch, &cur)}
 		updates := []table.Update{table.NewRemoveSnapshotsUpdate(expire, false), table.NewSetPropertiesUpdate(iceberg.Properties{PropErasure: p.json()})}
 		if _, _, err := cat.CommitTable(ctx, tbl.Identifier(), reqs, updates); err != nil {
-			return nil, fmt.Errorf("lake: erase: expire the snapshots of %s: %w", IdentString(t.ident), err)
+			return nil, fmt.Errorf("lake: erase: expire the snapshots of %s: %w", lakecat.IdentString(t.ident), err)
 		}
 		post, err := cat.LoadTable(ctx, t.ident)
 		if err != nil {
-			return nil, fmt.Errorf("lake: load %s: %w", IdentString(t.ident), err)
+			return nil, fmt.Errorf("lake: load %s: %w", lakecat.IdentString(t.ident), err)
 		}
-		if _, err := deleteExpiredFiles(ctx, tbl, post); err != nil {
-			return nil, fmt.Errorf("lake: erase: delete the files of %s's expired snapshots: %w", IdentString(t.ident), err)
+		if _, err := maintain.DeleteExpiredFiles(ctx, tbl, post); err != nil {
+			return nil, fmt.Errorf("lake: erase: delete the files of %s's expired snapshots: %w", lakecat.IdentString(t.ident), err)
 		}
 		tbl = post
 	}
@@ -727,8 +729,8 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 		if err := tx.SetProperties(iceberg.Properties{PropErasure: p.json()}); err != nil {
 			return nil, err
 		}
-		if t.tbl, err = commitTx(ctx, tbl, tx); err != nil {
-			return nil, fmt.Errorf("lake: erase: record the erasure on %s: %w", IdentString(t.ident), err)
+		if t.tbl, err = lakecat.CommitTx(ctx, tbl, tx); err != nil {
+			return nil, fmt.Errorf("lake: erase: record the erasure on %s: %w", lakecat.IdentString(t.ident), err)
 		}
 	}
 	return warnings, nil
@@ -754,7 +756,7 @@ func (t *eraseTable) removeOldMetadata(ctx context.Context, cat catalog.Catalog)
 	if t.kind != "mirror" && t.kind != "history" {
 		return nil
 	}
-	tbl, err := LoadTable(ctx, cat, t.ident)
+	tbl, err := lakecat.LoadTable(ctx, cat, t.ident)
 	if err != nil || tbl == nil {
 		return err
 	}
@@ -794,8 +796,8 @@ func (t *eraseTable) removeOldMetadata(ctx context.Context, cat catalog.Catalog)
 
 // removeSidecar deletes the table's state sidecar (SidecarPath), which
 // holds keys: the next worker builds its state from the tables.
-func removeSidecar(ctx context.Context, cat catalog.Catalog, name TableName) error {
-	mirror, err := LoadTable(ctx, cat, name.Mirror())
+func removeSidecar(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) error {
+	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil || mirror == nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -93,9 +94,6 @@ const (
 // rewrites them; their row-count columns are "<kind>_rows".
 var erasureKinds = []string{"bronze", "mirror", "history", "quarantine", "purged"}
 
-// Erasures is the erasures table's identifier.
-func (t TableName) Erasures() table.Identifier { return t.ident("_erasures") }
-
 // ErasuresSchema is the erasures table's schema.
 func ErasuresSchema() *iceberg.Schema {
 	str, long, ts := iceberg.PrimitiveTypes.String, iceberg.PrimitiveTypes.Int64, iceberg.PrimitiveTypes.TimestampTz
@@ -157,7 +155,7 @@ func (h *keyHasher) hash(k cdc.Key) string {
 func erasureSalt(tbl *table.Table) ([]byte, error) {
 	s, err := hex.DecodeString(tbl.Properties()[PropErasureSalt])
 	if err != nil || len(s) < 16 {
-		return nil, fmt.Errorf("lake: %s has no valid %s property", IdentString(tbl.Identifier()), PropErasureSalt)
+		return nil, fmt.Errorf("lake: %s has no valid %s property", lakecat.IdentString(tbl.Identifier()), PropErasureSalt)
 	}
 	return s, nil
 }
@@ -165,14 +163,14 @@ func erasureSalt(tbl *table.Table) ([]byte, error) {
 // ensureErasures loads the erasures table of name, creating it with a
 // fresh salt when it does not exist. Errors: catalog failures, and a salt
 // that cannot be drawn or read.
-func ensureErasures(ctx context.Context, cat catalog.Catalog, name TableName) (*table.Table, []byte, error) {
+func ensureErasures(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (*table.Table, []byte, error) {
 	salt := make([]byte, 32)
 	if _, err := rand.Read(salt); err != nil {
 		return nil, nil, fmt.Errorf("lake: draw the erasure salt: %w", err)
 	}
-	tbl, _, err := loadOrCreate(ctx, cat, name.namespace(), name.Erasures(),
+	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), name.Erasures(),
 		func() (*iceberg.Schema, error) { return ErasuresSchema(), nil },
-		tableProperties(map[string]string{PropErasureSalt: hex.EncodeToString(salt)}))
+		lakecat.TableProperties(map[string]string{PropErasureSalt: hex.EncodeToString(salt)}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,16 +189,16 @@ func ensureErasures(ctx context.Context, cat catalog.Catalog, name TableName) (*
 // the table has none. Errors: *EraseKeyError for a key that does not fit
 // the mirror (no such column, a key column missing, a value of the wrong
 // type); no mirror table; catalog failures.
-func HashEraseKeys(ctx context.Context, cat catalog.Catalog, name TableName, keys []string) (ErasureKeys, error) {
+func HashEraseKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keys []string) (ErasureKeys, error) {
 	var out ErasureKeys
-	mirror, err := LoadTable(ctx, cat, name.Mirror())
+	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil {
 		return out, err
 	}
 	if mirror == nil {
 		return out, &EraseKeyError{Msg: fmt.Sprintf("table %s has no mirror table: nothing to erase", name)}
 	}
-	keyCols, err := KeyColumnsOf(mirror)
+	keyCols, err := lakecat.KeyColumnsOf(mirror)
 	if err != nil {
 		return out, err
 	}
@@ -245,7 +243,7 @@ func ParseEraseKeys(mirror *table.Table, keyCols []string, keys []string) ([]cdc
 		for i, c := range keyCols {
 			t, ok := types[c]
 			if !ok {
-				return nil, &EraseKeyError{Msg: fmt.Sprintf("key column %q is not a column of %s", c, IdentString(mirror.Identifier()))}
+				return nil, &EraseKeyError{Msg: fmt.Sprintf("key column %q is not a column of %s", c, lakecat.IdentString(mirror.Identifier()))}
 			}
 			if typed[i], err = keyValue(vals[c], t); err != nil {
 				return nil, &EraseKeyError{Msg: fmt.Sprintf("key column %q: %v", c, err)}
@@ -413,8 +411,8 @@ func (e *erasedKeys) holds(k cdc.Key) bool {
 // loadErasedKeys reads the requested erasures of name, reusing cur when
 // the erasures table has not moved. nil when the table does not exist.
 // Errors: catalog and file IO, a malformed row or salt.
-func loadErasedKeys(ctx context.Context, cat catalog.Catalog, name TableName, cur *erasedKeys) (*erasedKeys, error) {
-	tbl, err := LoadTable(ctx, cat, name.Erasures())
+func loadErasedKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, cur *erasedKeys) (*erasedKeys, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Erasures())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -475,7 +473,7 @@ func readErasureRows(ctx context.Context, tbl *table.Table) ([]erasureRow, error
 		if p := str(r, ColErasurePosition); p != "" {
 			s, err := cdc.ParseSeqHex(p)
 			if err != nil {
-				return nil, fmt.Errorf("lake: bad %s %q in %s: %w", ColErasurePosition, p, IdentString(tbl.Identifier()), err)
+				return nil, fmt.Errorf("lake: bad %s %q in %s: %w", ColErasurePosition, p, lakecat.IdentString(tbl.Identifier()), err)
 			}
 			e.position = s
 		}
@@ -549,8 +547,8 @@ func appendErasureRows(ctx context.Context, tbl *table.Table, rows []erasureRow)
 // created again (dropped with the other tables, the erasures table
 // kept), so that the keys erased before stay erased. Errors: catalog and
 // file IO.
-func erasuresHorizon(ctx context.Context, cat catalog.Catalog, name TableName) (string, error) {
-	tbl, err := LoadTable(ctx, cat, name.Erasures())
+func erasuresHorizon(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (string, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Erasures())
 	if err != nil || tbl == nil {
 		return "", err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -321,9 +322,9 @@ func tableLines(t *testing.T, cat catalog.Catalog, ident table.Identifier, skip 
 	return out
 }
 
-var fiveTables = map[string]func(TableName) table.Identifier{
-	"bronze": TableName.Bronze, "mirror": TableName.Mirror, "history": TableName.History,
-	"quarantine": TableName.Quarantine, "purged": TableName.Purged,
+var fiveTables = map[string]func(lakecat.TableName) table.Identifier{
+	"bronze": lakecat.TableName.Bronze, "mirror": lakecat.TableName.Mirror, "history": lakecat.TableName.History,
+	"quarantine": lakecat.TableName.Quarantine, "purged": lakecat.TableName.Purged,
 }
 
 // tag points a tag of the table at its current snapshot.
@@ -552,7 +553,7 @@ func TestErasureOutlivesDroppedTables(t *testing.T) {
 			t.Errorf("the new %s holds the key: %v %v", kind, inBytes, inValues)
 		}
 	}
-	if got := tableLines(t, p.cat, testTable.Mirror(), ColIngestedAt); len(got) != 1 || !strings.Contains(got[0], "id=k-1 ") {
+	if got := tableLines(t, p.cat, testTable.Mirror(), lakecat.ColIngestedAt); len(got) != 1 || !strings.Contains(got[0], "id=k-1 ") {
 		t.Errorf("new mirror: %v", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -41,8 +42,8 @@ func TestExpiryAndManifestMergeOnRealCaptures(t *testing.T) {
 			churned, plain := capturePipeline(t, c.key), capturePipeline(t, c.key)
 			churned.batch(msgs[:1])
 			plain.batch(msgs[:1])
-			setTableProps(t, churned, iceberg.Properties{PropSnapshotsRetain: "3", table.ManifestMinMergeCountKey: "2"})
-			setTableProps(t, plain, iceberg.Properties{PropSnapshotsRetain: "0", table.ManifestMergeEnabledKey: "false"})
+			setTableProps(t, churned, iceberg.Properties{maintain.PropSnapshotsRetain: "3", table.ManifestMinMergeCountKey: "2"})
+			setTableProps(t, plain, iceberg.Properties{maintain.PropSnapshotsRetain: "0", table.ManifestMergeEnabledKey: "false"})
 			for _, m := range msgs[1:] {
 				churned.batch([]sample.Message{m})
 				plain.batch([]sample.Message{m})

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -75,7 +76,7 @@ func (fp *filePartitions) lookup(ctx context.Context, tbl *table.Table, paths []
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("lake: plan %s scan for partitions: %w", IdentString(tbl.Identifier()), err)
+		return nil, fmt.Errorf("lake: plan %s scan for partitions: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	for _, t := range tasks {
 		vals := map[int]any{}
@@ -87,7 +88,7 @@ func (fp *filePartitions) lookup(ctx context.Context, tbl *table.Table, paths []
 	for _, p := range missing {
 		part, ok := fp.byPath[p]
 		if !ok {
-			return nil, fmt.Errorf("lake: %s: data file %s is not live in the table; its rows cannot be deleted", IdentString(tbl.Identifier()), p)
+			return nil, fmt.Errorf("lake: %s: data file %s is not live in the table; its rows cannot be deleted", lakecat.IdentString(tbl.Identifier()), p)
 		}
 		out[p] = part
 	}
@@ -166,7 +167,7 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, fp *filePartiti
 	for _, g := range groups {
 		i := slices.IndexFunc(specs, func(s iceberg.PartitionSpec) bool { return s.ID() == g.part.specID })
 		if i < 0 {
-			return nil, fmt.Errorf("lake: %s: partition spec %d of a data file is not in the table's metadata", IdentString(tbl.Identifier()), g.part.specID)
+			return nil, fmt.Errorf("lake: %s: partition spec %d of a data file is not in the table's metadata", lakecat.IdentString(tbl.Identifier()), g.part.specID)
 		}
 		spec := specs[i]
 		p := parquetio.Partition{Spec: &spec, Values: g.part.values}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -26,7 +27,7 @@ const (
 // keeps its index between batches. Not safe for concurrent use.
 type HistoryWriter struct {
 	cat     catalog.Catalog
-	name    TableName
+	name    lakecat.TableName
 	keyCols []string
 	opts    merge.HistoryOptions
 	state   *State
@@ -41,7 +42,7 @@ type HistoryWriter struct {
 // NewHistoryWriter returns a writer for name's history table, with a
 // local state of its own (in the system temp directory) that logs the row
 // changes it sees. See NewWriters for a mirror and history pair.
-func NewHistoryWriter(cat catalog.Catalog, name TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
+func NewHistoryWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
 	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now,
 		state: newState(cat, name, keyCols, "", false, true), parts: newFilePartitions()}
 }
@@ -55,13 +56,13 @@ func (w *HistoryWriter) State() *State { return w.state }
 func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table.Table, error) {
 	w.state.settle()
 	keys, _ := json.Marshal(w.keyCols)
-	props := map[string]string{PropKeyColumns: string(keys), PropHistoryCollapse: fmt.Sprint(w.opts.CollapseTx)}
+	props := map[string]string{lakecat.PropKeyColumns: string(keys), PropHistoryCollapse: fmt.Sprint(w.opts.CollapseTx)}
 	if w.opts.Tracked != nil {
 		t, _ := json.Marshal(w.opts.Tracked)
 		props[PropHistoryTracked] = string(t)
 	}
-	tbl, _, err := loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.History(),
-		func() (*iceberg.Schema, error) { return HistorySchema(mirror.Schema(), w.keyCols) }, withFormatVersion(tableProperties(props), w.deletes), &w.layout)
+	tbl, _, err := lakecat.LoadOrCreateLaid(ctx, w.cat, w.name.NamespaceIdent(), w.name.History(),
+		func() (*iceberg.Schema, error) { return lakecat.HistorySchema(mirror.Schema(), w.keyCols) }, withFormatVersion(lakecat.TableProperties(props), w.deletes), &w.layout)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +70,12 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 		return nil, err
 	}
 	var missing, widened []iceberg.NestedField
-	sys, err := systemColumnsOf(mirror.Schema())
+	sys, err := lakecat.SystemColumnsOf(mirror.Schema())
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range mirror.Schema().Fields() {
-		if sys.has(f.Name) {
+		if sys.Has(f.Name) {
 			continue
 		}
 		h, ok := tbl.Schema().FindFieldByName(f.Name)
@@ -100,7 +101,7 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 	if err := up.Commit(); err != nil {
 		return nil, fmt.Errorf("lake: add history columns: %w", err)
 	}
-	if tbl, err = commitTx(ctx, tbl, tx); err != nil {
+	if tbl, err = lakecat.CommitTx(ctx, tbl, tx); err != nil {
 		return nil, fmt.Errorf("lake: commit history columns: %w", err)
 	}
 	return tbl, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -77,7 +78,7 @@ func pendingJSON(p map[cdc.Key]bool) string {
 }
 
 // commit writes versions and removes stored rows in one row delta, with
-// props (plus the pending set, and the result JSON under PropBatchResult
+// props (plus the pending set, and the result JSON under lakecat.PropBatchResult
 // when result is set) in the same commit. It returns where each of
 // writes landed (commitFiles).
 func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc,
@@ -93,7 +94,7 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 		if err != nil {
 			return nil, err
 		}
-		props[PropBatchResult] = r
+		props[lakecat.PropBatchResult] = r
 	}
 	return w.commitFiles(ctx, tbl, hw, props, snapshotID)
 }
@@ -168,13 +169,13 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	for c, col := range sh.cols {
 		src[c] = field(col.Name)
 	}
-	seqB := field(ColSeq).(*array.StringBuilder)
-	fromB := field(ColValidFrom).(*array.TimestampBuilder)
-	toB := field(ColValidTo).(*array.TimestampBuilder)
-	toSeqB := field(ColValidToSeq).(*array.StringBuilder)
-	curB := field(ColIsCurrent).(*array.BooleanBuilder)
-	hashB := field(ColRowHash).(*array.StringBuilder)
-	txB := field(ColSourceTx).(*array.StringBuilder)
+	seqB := field(lakecat.ColSeq).(*array.StringBuilder)
+	fromB := field(lakecat.ColValidFrom).(*array.TimestampBuilder)
+	toB := field(lakecat.ColValidTo).(*array.TimestampBuilder)
+	toSeqB := field(lakecat.ColValidToSeq).(*array.StringBuilder)
+	curB := field(lakecat.ColIsCurrent).(*array.BooleanBuilder)
+	hashB := field(lakecat.ColRowHash).(*array.StringBuilder)
+	txB := field(lakecat.ColSourceTx).(*array.StringBuilder)
 	parquetio.ReserveValueData(src, len(writes), func(i int) []cdc.Value { return alignedVals(writes[i].v.Values, sh.names) })
 	var seqBytes, toSeqBytes, hashBytes int
 	for _, kv := range writes {

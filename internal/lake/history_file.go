@@ -6,6 +6,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -121,7 +122,7 @@ func (h *historyFile) run() {
 				si = len(streams)
 				s := &historyStream{values: g.values}
 				var path string
-				spec := parquetio.FileSpec{Schema: h.tbl.Schema(), Content: iceberg.EntryContentData, Unique: uniqueColumns}
+				spec := parquetio.FileSpec{Schema: h.tbl.Schema(), Content: iceberg.EntryContentData, Unique: lakecat.UniqueColumns}
 				if l != nil {
 					path, err = l.newPath(h.tbl, "history", g.values)
 					spec.Spec, spec.Partition, spec.SortOrderID = &l.spec, g.values, h.tbl.SortOrder().OrderID()

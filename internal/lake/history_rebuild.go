@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -14,7 +15,7 @@ import (
 // table does not exist).
 func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 	w.state.settle()
-	tbl, err := LoadTable(ctx, w.cat, w.name.History())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -31,7 +32,7 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
 	w.state.settle()
 	var res RebuildResult
-	tbl, err := LoadTable(ctx, w.cat, w.name.History())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return res, err
 	}

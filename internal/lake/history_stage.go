@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -79,7 +80,7 @@ func (w *HistoryWriter) StageAfter(ctx context.Context, b Batch, events []*cdc.E
 
 func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *batchPlan) (*HistoryStage, error) {
 	s := &HistoryStage{w: w, b: b, plan: plan, res: HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}}
-	tbl, err := LoadTable(ctx, w.cat, w.name.History())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil {
 		return s, err
 	}
@@ -333,7 +334,7 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 		if err != nil {
 			return s.res, err
 		}
-		props[PropBatchResult] = string(r)
+		props[lakecat.PropBatchResult] = string(r)
 	}
 	locs, err := w.commitFiles(ctx, s.tbl, s.files, props, &s.res.SnapshotID)
 	if err != nil {

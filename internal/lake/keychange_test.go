@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -76,7 +77,7 @@ func docsMirror(t *testing.T, p *lakePipeline) string {
 	}
 	var out []string
 	for _, r := range rows {
-		out = append(out, fmt.Sprintf("%v %v %v deleted=%v", r["id"], r["title"], r["body"], r[ColDeleted]))
+		out = append(out, fmt.Sprintf("%v %v %v deleted=%v", r["id"], r["title"], r["body"], r[lakecat.ColDeleted]))
 	}
 	return strings.Join(out, "\n")
 }
@@ -114,10 +115,10 @@ func TestKeyChangeCreateFirstWithToast(t *testing.T) {
 	}
 	// history of key 2: the placeholder update is a change of title only; the NULL is a change
 	tbl, _ := p.cat.LoadTable(context.Background(), p.name.History())
-	rows, _, _ := ReadRows(context.Background(), tbl, []string{"id", ColSeq})
+	rows, _, _ := ReadRows(context.Background(), tbl, []string{"id", lakecat.ColSeq})
 	var h []string
 	for _, r := range rows {
-		h = append(h, fmt.Sprintf("%v %v %v %v", r["id"], r["title"], r["body"] != nil, r[ColIsCurrent]))
+		h = append(h, fmt.Sprintf("%v %v %v %v", r["id"], r["title"], r["body"] != nil, r[lakecat.ColIsCurrent]))
 	}
 	if got := strings.Join(h, ","); got != "1 t true false,2 t true false,2 t2 true false,2 t2 false true" {
 		t.Fatalf("history %s", got)

@@ -10,12 +10,13 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 func newCatalog(t testing.TB) catalog.Catalog {
 	t.Helper()
-	cat, err := OpenCatalog(context.Background(), CatalogConfig{LocalDir: t.TempDir()})
+	cat, err := lakecat.OpenCatalog(context.Background(), lakecat.CatalogConfig{LocalDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ var (
 		{Name: "status", Type: cdc.TypeString, Optional: true},
 		{Name: "amount", Type: cdc.DecimalType(10, 2), Optional: true},
 	}
-	testTable = TableName{Namespace: "shop", Name: "orders"}
+	testTable = lakecat.TableName{Namespace: "shop", Name: "orders"}
 )
 
 // ev builds an orders change at PostgreSQL position lsn; status "" means a
@@ -71,13 +72,13 @@ func mirrorLines(t *testing.T, cat catalog.Catalog) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	del, err := SoftDeleteColumn(tbl.Schema())
+	del, err := lakecat.SoftDeleteColumn(tbl.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, r := range rows {
-		seq, err := cdc.ParseSeqHex(r[ColSeq].(string))
+		seq, err := cdc.ParseSeqHex(r[lakecat.ColSeq].(string))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func TestBronzeSkipsRecordsItHolds(t *testing.T) {
 		t.Fatalf("overlap: %+v %v", r, err)
 	}
 	tbl, _ := cat.LoadTable(ctx, testTable.Bronze())
-	rows, _, err := ReadRows(ctx, tbl, []string{BronzePartition, BronzeOffset})
+	rows, _, err := ReadRows(ctx, tbl, []string{lakecat.BronzePartition, lakecat.BronzeOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +197,11 @@ func TestBronzeSkipsRecordsItHolds(t *testing.T) {
 		t.Fatalf("%d bronze rows, want 8", len(rows))
 	}
 	for i, row := range rows {
-		if row[BronzeOffset] != int64(i) || row[BronzeKey] != fmt.Sprintf(`{"id":%d}`, i) || row[BronzeOp] != "c" {
+		if row[lakecat.BronzeOffset] != int64(i) || row[lakecat.BronzeKey] != fmt.Sprintf(`{"id":%d}`, i) || row[lakecat.BronzeOp] != "c" {
 			t.Fatalf("row %d = %v", i, row)
 		}
 	}
-	if h := fmt.Sprint(rows[0][BronzeHeaders]); h != "[map[key:h value:v]]" {
+	if h := fmt.Sprint(rows[0][lakecat.BronzeHeaders]); h != "[map[key:h value:v]]" {
 		t.Fatalf("headers %s", h)
 	}
 }

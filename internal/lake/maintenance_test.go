@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -28,7 +29,7 @@ func mirrorDump(t *testing.T, p *lakePipeline) string {
 	var b strings.Builder
 	for _, r := range rows {
 		for _, c := range cols {
-			if c != ColIngestedAt {
+			if c != lakecat.ColIngestedAt {
 				fmt.Fprintf(&b, "%s=%v ", c, r[c])
 			}
 		}

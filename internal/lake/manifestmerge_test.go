@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -16,9 +17,9 @@ import (
 // mergeManifestsEvery makes a manifest merge due every n commits (by
 // Iceberg sequence number) until test t ends.
 func mergeManifestsEvery(t *testing.T, n int64) {
-	every := manifestMergeEvery
-	manifestMergeEvery = n
-	t.Cleanup(func() { manifestMergeEvery = every })
+	every := maintain.ManifestMergeEvery
+	maintain.ManifestMergeEvery = n
+	t.Cleanup(func() { maintain.ManifestMergeEvery = every })
 }
 
 // With a manifest merge due every 4 commits at 6 small data manifests,

@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -43,7 +44,7 @@ func TestMetadataStaysBounded(t *testing.T) {
 			if snap.Summary == nil {
 				continue
 			}
-			for _, k := range []string{PropPendingRebuild, PropCovered, PropTruncates} {
+			for _, k := range []string{PropPendingRebuild, lakecat.PropCovered, PropTruncates} {
 				if _, ok := snap.Summary.Properties[k]; ok {
 					t.Fatalf("%v snapshot %d summary carries %s", ident, snap.SnapshotID, k)
 				}

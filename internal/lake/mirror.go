@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
@@ -23,7 +24,7 @@ import (
 // not safe for concurrent use.
 type MirrorWriter struct {
 	cat     catalog.Catalog
-	name    TableName
+	name    lakecat.TableName
 	keyCols []string
 	state   *State
 	now     func() time.Time
@@ -39,7 +40,7 @@ type MirrorWriter struct {
 	// withoutBronze: the table keeps no bronze (WriterOptions.WithoutBronze)
 	withoutBronze bool
 	// schemaOf builds the schema a new mirror is created with (nil:
-	// MirrorSchema); tests set it to create tables of an earlier layout.
+	// lakecat.MirrorSchema); tests set it to create tables of an earlier layout.
 	schemaOf func(cols []cdc.Column, keyCols []string) (*iceberg.Schema, error)
 }
 
@@ -47,7 +48,7 @@ type MirrorWriter struct {
 // primary-key columns, with a local state of its own (in the system temp
 // directory) that logs the row changes it applies. See NewWriters for a
 // mirror and history pair.
-func NewMirrorWriter(cat catalog.Catalog, name TableName, keyCols []string) *MirrorWriter {
+func NewMirrorWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string) *MirrorWriter {
 	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now,
 		state: newState(cat, name, keyCols, "", true, false), parts: newFilePartitions()}
 }
@@ -65,7 +66,7 @@ func (w *MirrorWriter) State() *State { return w.state }
 // does not exist and events hold no row image to take columns from.
 func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.Table, error) {
 	w.state.settle()
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return nil, err
 	}
@@ -86,14 +87,14 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		if err := checkDeleteFormat(tbl, w.deletes); err != nil {
 			return nil, err
 		}
-		return relaid(ctx, tbl, w.layout)
+		return lakecat.Relaid(ctx, tbl, w.layout)
 	}
 	cols := slices.DeleteFunc(columnsFromEvents(events), func(c cdc.Column) bool { return rp.ignored[c.Name] })
 	if len(cols) == 0 {
 		return nil, nil
 	}
 	keys, _ := json.Marshal(w.keyCols)
-	props := map[string]string{PropKeyColumns: string(keys), PropBitsOrder: BitsMostSignificantFirst}
+	props := map[string]string{lakecat.PropKeyColumns: string(keys), PropBitsOrder: BitsMostSignificantFirst}
 	if len(rp.ignored) > 0 {
 		names := slices.Sorted(maps.Keys(rp.ignored))
 		b, _ := json.Marshal(names)
@@ -128,14 +129,14 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	} else if h != "" {
 		props[PropErasureHorizon] = h
 	}
-	tbl, _, err = loadOrCreateLaid(ctx, w.cat, w.name.namespace(), w.name.Mirror(),
+	tbl, _, err = lakecat.LoadOrCreateLaid(ctx, w.cat, w.name.NamespaceIdent(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) {
 			if w.schemaOf != nil {
 				return w.schemaOf(cols, w.keyCols)
 			}
-			return MirrorSchema(cols, w.keyCols)
+			return lakecat.MirrorSchema(cols, w.keyCols)
 		},
-		withFormatVersion(tableProperties(props), w.deletes), &w.layout)
+		withFormatVersion(lakecat.TableProperties(props), w.deletes), &w.layout)
 	if err == nil {
 		// lost a creation race to a writer with another setting
 		err = checkDeleteFormat(tbl, w.deletes)
@@ -209,7 +210,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		o(&cfg)
 	}
 	p := Prepared{Events: events}
-	cur, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	cur, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return p, err
 	}
@@ -377,7 +378,7 @@ func (w *MirrorWriter) EnsureState(ctx context.Context) error {
 		return err
 	}
 	w.state.settle()
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -184,10 +185,10 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 	for c, col := range sh.cols {
 		srcB[c] = field(col.Name)
 	}
-	seqB := field(ColSeq).(*array.StringBuilder)
+	seqB := field(lakecat.ColSeq).(*array.StringBuilder)
 	delB := field(sh.softDelete).(*array.BooleanBuilder)
-	tsB := field(ColSourceTs).(*array.TimestampBuilder)
-	ingB := field(ColIngestedAt).(*array.TimestampBuilder)
+	tsB := field(lakecat.ColSourceTs).(*array.TimestampBuilder)
+	ingB := field(lakecat.ColIngestedAt).(*array.TimestampBuilder)
 	now := w.now().UnixMicro()
 	parquetio.ReserveValueData(srcB, len(outs), func(i int) []cdc.Value {
 		if o := &outs[i]; o.ValuesFromStored {

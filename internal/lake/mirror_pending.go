@@ -6,6 +6,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // A table without a history table keeps its late keys on the mirror: a
@@ -29,7 +30,7 @@ func (w *MirrorWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 	if !w.ownsPending() {
 		return nil, nil
 	}
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -21,7 +22,7 @@ import (
 func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
 	w.state.settle()
 	var res RebuildResult
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return res, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -65,7 +66,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	w.state.settle()
 	s := &MirrorStage{w: w, b: b, res: MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}}
 	w.plan = nil
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return s, err
 	}
@@ -103,7 +104,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if err != nil {
 		appliedSeq = ix.MaxSeq() // a malformed property: the highest position the index holds
 	}
-	servers, newServers, err := sourceServers(IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServers], appliedSeq, events)
+	servers, newServers, err := sourceServers(lakecat.IdentString(tbl.Identifier()), tbl.Properties()[PropSourceServers], appliedSeq, events)
 	if err != nil {
 		return s, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // PropTruncates records the table truncates (Debezium op t) applied to a
@@ -58,7 +59,7 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 			marks = append(marks, truncateMark{Seq: e.Seq.Hex(), Ts: e.SourceTs})
 		}
 	}
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func (w *MirrorWriter) notYetApplied(ctx context.Context, mirror *table.Table, r
 	if len(late) == 0 || len(recorded) == 0 {
 		return late, nil
 	}
-	history, err := LoadTable(ctx, w.cat, w.name.History())
+	history, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || history == nil {
 		return late, err
 	}
@@ -330,8 +331,8 @@ func addTruncates(all, marks []truncateMark) (string, bool, error) {
 // batch that held a truncate and no row change starts with it, so that a
 // change below the truncate that arrives later is truncated. Errors:
 // catalog failures.
-func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name TableName) (string, error) {
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
+func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (string, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
 		return "", err
 	}
@@ -348,7 +349,9 @@ func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name TableName) (
 // property is then removed; `starter drop --drop-tables` removes it too.
 const PropPendingTruncatesPrefix = "lakemirror.truncates."
 
-func (t TableName) truncatesProp() string { return PropPendingTruncatesPrefix + t.Name }
+// truncatesProp is the namespace property keeping table t's truncates
+// before its mirror exists.
+func truncatesProp(t lakecat.TableName) string { return PropPendingTruncatesPrefix + t.Name }
 
 // keylessTruncates returns the marks of the table truncates (keyless op
 // t events) among events.
@@ -366,20 +369,20 @@ func keylessTruncates(events []*cdc.Event) []truncateMark {
 // before its mirror existed (PropPendingTruncatesPrefix), nil when none.
 // Errors: catalog failures, a malformed property.
 func pendingTruncates(ctx context.Context, cat catalog.Catalog, name TableName) ([]truncateMark, error) {
-	props, err := cat.LoadNamespaceProperties(ctx, name.namespace())
+	props, err := cat.LoadNamespaceProperties(ctx, name.NamespaceIdent())
 	if errors.Is(err, catalog.ErrNoSuchNamespace) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lake: namespace %s properties: %w", name.Namespace, err)
 	}
-	text := props[name.truncatesProp()]
+	text := props[truncatesProp(name)]
 	if text == "" {
 		return nil, nil
 	}
 	var out []truncateMark
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		return nil, fmt.Errorf("lake: bad %s %q on namespace %s: %w", name.truncatesProp(), text, name.Namespace, err)
+		return nil, fmt.Errorf("lake: bad %s %q on namespace %s: %w", truncatesProp(name), text, name.Namespace, err)
 	}
 	return out, nil
 }
@@ -401,10 +404,10 @@ func recordPendingTruncates(ctx context.Context, cat catalog.Catalog, name Table
 	if err != nil {
 		return err
 	}
-	if err := ensureNamespace(ctx, cat, name.namespace()); err != nil {
+	if err := lakecat.EnsureNamespace(ctx, cat, name.NamespaceIdent()); err != nil {
 		return err
 	}
-	if _, err := cat.UpdateNamespaceProperties(ctx, name.namespace(), nil, map[string]string{name.truncatesProp(): js}); err != nil {
+	if _, err := cat.UpdateNamespaceProperties(ctx, name.NamespaceIdent(), nil, map[string]string{truncatesProp(name): js}); err != nil {
 		return fmt.Errorf("lake: record the truncates of %s on namespace %s: %w", name, name.Namespace, err)
 	}
 	return nil
@@ -418,7 +421,7 @@ func ClearPendingTruncates(ctx context.Context, cat catalog.Catalog, name TableN
 	if err != nil || had == nil {
 		return false, err
 	}
-	if _, err := cat.UpdateNamespaceProperties(ctx, name.namespace(), []string{name.truncatesProp()}, nil); err != nil {
+	if _, err := cat.UpdateNamespaceProperties(ctx, name.NamespaceIdent(), []string{truncatesProp(name)}, nil); err != nil {
 		return false, fmt.Errorf("lake: remove the truncates recorded for %s: %w", name, err)
 	}
 	return true, nil

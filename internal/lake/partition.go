@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -124,7 +125,7 @@ func writeRecord(ctx context.Context, tbl *table.Table, prefix string, rec arrow
 	}
 	n := int(rec.NumRows())
 	if l == nil {
-		df, err := parquetio.WriteDataFile(ctx, tbl, prefix, rec, uniqueColumns...)
+		df, err := parquetio.WriteDataFile(ctx, tbl, prefix, rec, lakecat.UniqueColumns...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -155,7 +156,7 @@ func writeRecord(ctx context.Context, tbl *table.Table, prefix string, rec arrow
 			return nil, nil, err
 		}
 		df, err := parquetio.WriteFile(ctx, tbl, path, part, parquetio.FileSpec{Schema: tbl.Schema(), Content: iceberg.EntryContentData,
-			Unique: uniqueColumns, Spec: &l.spec, Partition: g.values, SortOrderID: tbl.SortOrder().OrderID()})
+			Unique: lakecat.UniqueColumns, Spec: &l.spec, Partition: g.values, SortOrderID: tbl.SortOrder().OrderID()})
 		release()
 		if err != nil {
 			return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -183,8 +184,8 @@ func TestPartitionedMirrorAndHistory(t *testing.T) {
 		} else if len(keys) > 0 {
 			t.Fatalf("keys pending a rebuild: %q", keys)
 		}
-		mirror = liveRows(t, load(testTable.Mirror()), "id", "region", "amount", ColDeleted, ColSeq)
-		history = liveRows(t, load(testTable.History()), "id", "region", "amount", ColSeq, ColValidToSeq, ColIsCurrent)
+		mirror = liveRows(t, load(testTable.Mirror()), "id", "region", "amount", lakecat.ColDeleted, lakecat.ColSeq)
+		history = liveRows(t, load(testTable.History()), "id", "region", "amount", lakecat.ColSeq, lakecat.ColValidToSeq, lakecat.ColIsCurrent)
 		return mirror, history, p, load
 	}
 	flatMirror, flatHistory, _, _ := run(layout.Tables{Bronze: lay.Bronze})
@@ -239,7 +240,7 @@ func TestPartitionedMirrorAndHistory(t *testing.T) {
 		t.Errorf("history files %q, want %q", got, sorted(want))
 	}
 	checkFileRows(t, mtbl, "region", func(dir string, v cdc.Value) bool { return strings.HasPrefix(dir, "region="+v.S+"/") })
-	checkFileRows(t, htbl, ColValidFrom, func(dir string, v cdc.Value) bool {
+	checkFileRows(t, htbl, lakecat.ColValidFrom, func(dir string, v cdc.Value) bool {
 		return dir == "_valid_from_day="+time.UnixMicro(v.I).UTC().Format("2006-01-02")
 	})
 	spec := mtbl.Spec()
@@ -345,7 +346,7 @@ func TestPartitionEvolutionAndCompaction(t *testing.T) {
 	)
 	mtbl = load(testTable.Mirror())
 	want := []string{"1 us 11 false", "2 us 20 false", "3 us 33 false", "4 ap 40 true", "5 eu 50 false"}
-	if got := liveRows(t, mtbl, "id", "region", "amount", ColDeleted); !slices.Equal(got, want) {
+	if got := liveRows(t, mtbl, "id", "region", "amount", lakecat.ColDeleted); !slices.Equal(got, want) {
 		t.Errorf("mirror %q, want %q", got, want)
 	}
 	fileLayout(t, mtbl) // delete files in their data files' partitions

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -203,7 +204,7 @@ func checkBronzeOnce(t *testing.T, p *lakePipeline, n int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := ReadRows(context.Background(), tbl, []string{BronzeOffset})
+	rows, _, err := ReadRows(context.Background(), tbl, []string{lakecat.BronzeOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +212,8 @@ func checkBronzeOnce(t *testing.T, p *lakePipeline, n int64) {
 		t.Fatalf("bronze has %d rows, want %d", len(rows), n)
 	}
 	for i, r := range rows {
-		if r[BronzeOffset] != int64(i) {
-			t.Fatalf("bronze row %d has offset %v", i, r[BronzeOffset])
+		if r[lakecat.BronzeOffset] != int64(i) {
+			t.Fatalf("bronze row %d has offset %v", i, r[lakecat.BronzeOffset])
 		}
 	}
 }

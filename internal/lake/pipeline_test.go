@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -19,14 +20,14 @@ import (
 type lakePipeline struct {
 	t       testing.TB
 	cat     catalog.Catalog
-	name    TableName
+	name    lakecat.TableName
 	dec     *schemas.Decoder
 	mirror  *MirrorWriter
 	history *HistoryWriter
 	seq     int64
 	offset  int64
 	rebuilt int
-	// uncached: batches load tables without a per-batch WithTableCache
+	// uncached: batches load tables without a per-batch lakecat.WithTableCache
 	uncached bool
 }
 
@@ -61,7 +62,7 @@ func (p *lakePipeline) batch(msgs []sample.Message) {
 func (p *lakePipeline) tryBatch(msgs []sample.Message) error {
 	ctx := context.Background()
 	if !p.uncached {
-		ctx = WithTableCache(ctx)
+		ctx = lakecat.WithTableCache(ctx)
 	}
 	p.seq++
 	b := Batch{ID: fmt.Sprint("b", p.seq), Seq: p.seq, Topic: "t", Ranges: []Range{{From: p.offset, To: p.offset + int64(len(msgs))}},
@@ -143,13 +144,13 @@ func (p *lakePipeline) historyLines() string {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	rows, _, err := ReadRows(context.Background(), tbl, []string{"order_id", ColSeq})
+	rows, _, err := ReadRows(context.Background(), tbl, []string{"order_id", lakecat.ColSeq})
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	var lines []string
 	for _, r := range rows {
-		lines = append(lines, fmt.Sprintf("%v %v..%v %v %v", r["order_id"], r[ColSeq], r[ColValidToSeq], r[ColRowHash], r[ColIsCurrent]))
+		lines = append(lines, fmt.Sprintf("%v %v..%v %v %v", r["order_id"], r[lakecat.ColSeq], r[lakecat.ColValidToSeq], r[lakecat.ColRowHash], r[lakecat.ColIsCurrent]))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -174,7 +175,7 @@ func mirrorLive(t *testing.T, p *lakePipeline) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	del, err := SoftDeleteColumn(tbl.Schema())
+	del, err := lakecat.SoftDeleteColumn(tbl.Schema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func mirrorLive(t *testing.T, p *lakePipeline) string {
 		if st == nil {
 			st, am = "", ""
 		}
-		lines = append(lines, fmt.Sprintf("%v %v %v %v deleted=%v", r["order_id"], st, am, r[ColSeq], r[del]))
+		lines = append(lines, fmt.Sprintf("%v %v %v %v deleted=%v", r["order_id"], st, am, r[lakecat.ColSeq], r[del]))
 	}
 	return strings.Join(lines, "\n")
 }

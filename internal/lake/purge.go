@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -57,7 +58,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if retention < floor {
 		return res, &RetentionError{Retention: retention, Floor: floor}
 	}
-	tbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return res, err
 	}
@@ -115,7 +116,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 		return res, err
 	}
 	tableProps := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), PropLastPurge: w.now().UTC().Format(time.RFC3339Nano)}
-	recorded, err := LoadTable(ctx, w.cat, w.name.Purged())
+	recorded, err := lakecat.LoadTable(ctx, w.cat, w.name.Purged())
 	if err != nil {
 		return res, err
 	}
@@ -144,7 +145,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if err := tx.SetProperties(tableProps); err != nil {
 		return res, fmt.Errorf("lake: stage purge horizon: %w", err)
 	}
-	newTbl, err := commitTx(ctx, tbl, tx)
+	newTbl, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
 		w.state.Invalidate()
 		return res, fmt.Errorf("lake: commit purge: %w", err)
@@ -168,9 +169,9 @@ func deletedBefore(ctx context.Context, fs iceio.IO, path string, positions []in
 		return nil, err
 	}
 	defer p.Close()
-	src, ing := p.ColumnIndex(ColSourceTs), p.ColumnIndex(ColIngestedAt)
+	src, ing := p.ColumnIndex(lakecat.ColSourceTs), p.ColumnIndex(lakecat.ColIngestedAt)
 	if src < 0 || ing < 0 {
-		return nil, fmt.Errorf("lake: %s lacks %s/%s", path, ColSourceTs, ColIngestedAt)
+		return nil, fmt.Errorf("lake: %s lacks %s/%s", path, lakecat.ColSourceTs, lakecat.ColIngestedAt)
 	}
 	var out []int64
 	pi := 0

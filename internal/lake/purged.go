@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -46,15 +47,12 @@ const (
 	ColPurgedAt = "_purged_at" // when the purge removed the row
 )
 
-// Purged is the purged-keys table's identifier.
-func (t TableName) Purged() table.Identifier { return t.ident("_purged") }
-
 // PurgedSchema is the purged-keys table's schema: the encoded key as hex
 // (`_key`, as bronze), the removed row's `_seq` and the purge time.
 func PurgedSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: ColKey, Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: ColSeq, Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 1, Name: lakecat.ColKey, Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: lakecat.ColSeq, Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 3, Name: ColPurgedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
 	)
 }
@@ -87,7 +85,7 @@ func (p *purgedKeys) refuses(k cdc.Key, seq cdc.Seq) (bool, string) {
 // purged keys were recorded, without a purged-keys table, refuses by its
 // whole horizon (legacy = the horizon). Errors: catalog and file IO.
 func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur *purgedKeys) (*purgedKeys, error) {
-	tbl, err := LoadTable(ctx, w.cat, w.name.Purged())
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Purged())
 	if err != nil {
 		return nil, err
 	}
@@ -144,17 +142,17 @@ func readPurgedRows(ctx context.Context, tbl *table.Table, fn func(cdc.Key, cdc.
 	if err != nil {
 		return err
 	}
-	ident := IdentString(tbl.Identifier())
+	ident := lakecat.IdentString(tbl.Identifier())
 	for _, r := range rows {
-		kh, _ := r[ColKey].(string)
-		sh, _ := r[ColSeq].(string)
+		kh, _ := r[lakecat.ColKey].(string)
+		sh, _ := r[lakecat.ColSeq].(string)
 		kb, err := hex.DecodeString(kh)
 		if err != nil {
-			return fmt.Errorf("lake: bad %s %q in %s", ColKey, kh, ident)
+			return fmt.Errorf("lake: bad %s %q in %s", lakecat.ColKey, kh, ident)
 		}
 		seq, err := cdc.ParseSeqHex(sh)
 		if err != nil {
-			return fmt.Errorf("lake: bad %s %q in %s: %w", ColSeq, sh, ident, err)
+			return fmt.Errorf("lake: bad %s %q in %s: %w", lakecat.ColSeq, sh, ident, err)
 		}
 		if err := fn(cdc.Key(kb), seq); err != nil {
 			return err
@@ -181,8 +179,8 @@ func seqProp(tbl *table.Table, prop string) (cdc.Seq, error) {
 // one commit. Errors: catalog, file IO and commit failures (retryable:
 // the purge has not touched the mirror yet).
 func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []cdc.Seq, at time.Time) error {
-	tbl, _, err := loadOrCreate(ctx, w.cat, w.name.namespace(), w.name.Purged(),
-		func() (*iceberg.Schema, error) { return PurgedSchema(), nil }, tableProperties(nil))
+	tbl, _, err := lakecat.LoadOrCreate(ctx, w.cat, w.name.NamespaceIdent(), w.name.Purged(),
+		func() (*iceberg.Schema, error) { return PurgedSchema(), nil }, lakecat.TableProperties(nil))
 	if err != nil {
 		return err
 	}
@@ -192,8 +190,8 @@ func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
-	kb := b.Field(sc.FieldIndices(ColKey)[0]).(*array.StringBuilder)
-	sb := b.Field(sc.FieldIndices(ColSeq)[0]).(*array.StringBuilder)
+	kb := b.Field(sc.FieldIndices(lakecat.ColKey)[0]).(*array.StringBuilder)
+	sb := b.Field(sc.FieldIndices(lakecat.ColSeq)[0]).(*array.StringBuilder)
 	tb := b.Field(sc.FieldIndices(ColPurgedAt)[0]).(*array.TimestampBuilder)
 	for i, k := range keys {
 		kb.Append(hex.EncodeToString([]byte(k)))

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // Columns of the quarantine table specific to it.
@@ -39,22 +41,19 @@ type QuarantineRecord struct {
 	Reason    string
 }
 
-// Quarantine returns the quarantine table's identifier.
-func (t TableName) Quarantine() table.Identifier { return t.ident("_quarantine") }
-
 // QuarantineSchema is the quarantine table's schema.
 func QuarantineSchema() *iceberg.Schema {
 	return iceberg.NewSchemaWithIdentifiers(0, []int{1, 2, 3},
-		iceberg.NestedField{ID: 1, Name: BronzeTopic, Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: BronzePartition, Type: iceberg.PrimitiveTypes.Int32, Required: true},
-		iceberg.NestedField{ID: 3, Name: BronzeOffset, Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 4, Name: BronzeKey, Type: iceberg.PrimitiveTypes.Binary},
-		iceberg.NestedField{ID: 5, Name: BronzeValue, Type: iceberg.PrimitiveTypes.Binary},
-		iceberg.NestedField{ID: 6, Name: BronzeTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 1, Name: lakecat.BronzeTopic, Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: lakecat.BronzePartition, Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		iceberg.NestedField{ID: 3, Name: lakecat.BronzeOffset, Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 4, Name: lakecat.BronzeKey, Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 5, Name: lakecat.BronzeValue, Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 6, Name: lakecat.BronzeTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz},
 		iceberg.NestedField{ID: 7, Name: ColStage, Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 8, Name: ColReason, Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 9, Name: ColBatchID, Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 10, Name: ColIngestedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		iceberg.NestedField{ID: 10, Name: lakecat.ColIngestedAt, Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
 	)
 }
 
@@ -63,12 +62,12 @@ func QuarantineSchema() *iceberg.Schema {
 // topic, partition, offset and stage), so retries and backfills do not
 // duplicate them. It returns how many were written. Errors: catalog and
 // file IO failures (retryable).
-func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name TableName, b Batch, recs []QuarantineRecord) (int, error) {
+func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, b Batch, recs []QuarantineRecord) (int, error) {
 	if len(recs) == 0 {
 		return 0, nil
 	}
-	tbl, _, err := loadOrCreate(ctx, cat, name.namespace(), name.Quarantine(),
-		func() (*iceberg.Schema, error) { return QuarantineSchema(), nil }, tableProperties(nil))
+	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), name.Quarantine(),
+		func() (*iceberg.Schema, error) { return QuarantineSchema(), nil }, lakecat.TableProperties(nil))
 	if err != nil {
 		return 0, err
 	}
@@ -98,10 +97,10 @@ func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name TableName, 
 		return 0, err
 	}
 	tx := tbl.NewTransaction()
-	if err := tx.NewRowDelta(iceberg.Properties{PropBatchID: b.ID}).AddRows(df...).Commit(ctx); err != nil {
+	if err := tx.NewRowDelta(iceberg.Properties{lakecat.PropBatchID: b.ID}).AddRows(df...).Commit(ctx); err != nil {
 		return 0, fmt.Errorf("lake: stage quarantine append: %w", err)
 	}
-	if _, err := commitTx(ctx, tbl, tx); err != nil {
+	if _, err := lakecat.CommitTx(ctx, tbl, tx); err != nil {
 		return 0, fmt.Errorf("lake: commit quarantine: %w", err)
 	}
 	return len(fresh), nil
@@ -126,7 +125,7 @@ func quarantined(ctx context.Context, tbl *table.Table) (map[quarantineKey]bool,
 		return nil, fmt.Errorf("lake: scan quarantine: %w", err)
 	}
 	idx := func(n string) int { return sc.FieldIndices(n)[0] }
-	ti, pi, oi, si := idx(BronzeTopic), idx(BronzePartition), idx(BronzeOffset), idx(ColStage)
+	ti, pi, oi, si := idx(lakecat.BronzeTopic), idx(lakecat.BronzePartition), idx(lakecat.BronzeOffset), idx(ColStage)
 	for rec, err := range it {
 		if err != nil {
 			return nil, fmt.Errorf("lake: scan quarantine: %w", err)
@@ -150,16 +149,16 @@ func quarantineRows(tbl *table.Table, b Batch, recs []QuarantineRecord) (arrow.R
 	f := func(name string) array.Builder { return rb.Field(sc.FieldIndices(name)[0]) }
 	now := arrow.Timestamp(ingestClock().UnixMicro())
 	for _, r := range recs {
-		f(BronzeTopic).(*array.StringBuilder).Append(b.Topic)
-		f(BronzePartition).(*array.Int32Builder).Append(r.Partition)
-		f(BronzeOffset).(*array.Int64Builder).Append(r.Offset)
-		appendBytes(f(BronzeKey).(*array.BinaryBuilder), r.Key)
-		appendBytes(f(BronzeValue).(*array.BinaryBuilder), r.Value)
-		f(BronzeTimestamp).(*array.TimestampBuilder).Append(arrow.Timestamp(r.Timestamp))
+		f(lakecat.BronzeTopic).(*array.StringBuilder).Append(b.Topic)
+		f(lakecat.BronzePartition).(*array.Int32Builder).Append(r.Partition)
+		f(lakecat.BronzeOffset).(*array.Int64Builder).Append(r.Offset)
+		appendBytes(f(lakecat.BronzeKey).(*array.BinaryBuilder), r.Key)
+		appendBytes(f(lakecat.BronzeValue).(*array.BinaryBuilder), r.Value)
+		f(lakecat.BronzeTimestamp).(*array.TimestampBuilder).Append(arrow.Timestamp(r.Timestamp))
 		f(ColStage).(*array.StringBuilder).Append(r.Stage)
 		f(ColReason).(*array.StringBuilder).Append(r.Reason)
 		f(ColBatchID).(*array.StringBuilder).Append(b.ID)
-		f(ColIngestedAt).(*array.TimestampBuilder).Append(now)
+		f(lakecat.ColIngestedAt).(*array.TimestampBuilder).Append(now)
 	}
 	return rb.NewRecordBatch(), nil
 }

@@ -2,7 +2,6 @@ package lake
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -69,7 +69,7 @@ func PlanReapply(tbl *table.Table, topic string, maxBatches int) (*ReapplyPlan, 
 	}
 	var run []ReapplyBatch // newest first
 	why := ""
-	for _, s := range ancestors(tbl, cur.SnapshotID) {
+	for _, s := range lakecat.Ancestors(tbl, cur.SnapshotID) {
 		if s.Summary != nil && s.Summary.Operation == table.OpReplace {
 			continue
 		}
@@ -81,7 +81,7 @@ func PlanReapply(tbl *table.Table, topic string, maxBatches int) (*ReapplyPlan, 
 		if err != nil {
 			return nil, "", err
 		}
-		if !ok || props[PropLoadCursor] != "" || props[PropTopic] != topic || len(cp.EndOffsets) == 0 {
+		if !ok || props[PropLoadCursor] != "" || props[lakecat.PropTopic] != topic || len(cp.EndOffsets) == 0 {
 			why = fmt.Sprintf("Iceberg snapshot %d is not a batch of topic %s (%s)", s.SnapshotID, topic, commitKind(props))
 			break
 		}
@@ -143,24 +143,11 @@ func commitKind(props iceberg.Properties) string {
 		return props["lakemirror.maintenance"]
 	case props["lakemirror.rebuild-keys"] != "":
 		return "a late-key rebuild"
-	case props[PropTopic] != "":
-		return "a batch of topic " + props[PropTopic]
+	case props[lakecat.PropTopic] != "":
+		return "a batch of topic " + props[lakecat.PropTopic]
 	}
 	return "not written by a batch"
 }
-
-// Scratch is the scratch table attempt (1, 2, …) of a validation run
-// re-applies into: <table>_reapply_<first 8 hex digits of SHA-256 of
-// runID>_<attempt>, in the table's namespace (its own purged-keys table
-// is never created). Attempts have tables of their own: an attempt
-// Temporal gave up on may still be running.
-func (t TableName) Scratch(runID string, attempt int) TableName {
-	sum := sha256.Sum256([]byte(runID))
-	return TableName{Namespace: t.Namespace, Name: fmt.Sprintf("%s%s_%d", t.Name+scratchInfix, hex.EncodeToString(sum[:4]), attempt)}
-}
-
-// scratchInfix separates a table's name from its scratch tables' suffix.
-const scratchInfix = "_reapply_"
 
 // PropScratchOf marks a scratch table with the table it copies; only
 // tables carrying it are ever dropped as scratch tables.
@@ -171,18 +158,18 @@ const PropScratchOf = "lakemirror.scratch-of"
 // for at least olderThan, with their files: what attempts left that
 // died or were abandoned between seeding and dropping. It returns how
 // many it dropped. Errors: catalog failures.
-func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name TableName, olderThan time.Duration, now time.Time) (int, error) {
-	var stale []TableName
-	for ident, err := range cat.ListTables(ctx, name.namespace()) {
+func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, olderThan time.Duration, now time.Time) (int, error) {
+	var stale []lakecat.TableName
+	for ident, err := range cat.ListTables(ctx, name.NamespaceIdent()) {
 		if err != nil {
 			return 0, fmt.Errorf("lake: list tables of %s: %w", name.Namespace, err)
 		}
 		n := ident[len(ident)-1]
-		if !strings.HasPrefix(n, name.Name+scratchInfix) {
+		if !strings.HasPrefix(n, name.Name+lakecat.ScratchInfix) {
 			continue
 		}
-		sc := TableName{Namespace: name.Namespace, Name: n}
-		tbl, err := LoadTable(ctx, cat, sc.Mirror())
+		sc := lakecat.TableName{Namespace: name.Namespace, Name: n}
+		tbl, err := lakecat.LoadTable(ctx, cat, sc.Mirror())
 		if err != nil {
 			return 0, err
 		}
@@ -204,7 +191,7 @@ func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name TableName, 
 // copy: the batch bookkeeping (the re-applied batches must not look
 // committed) and the purge state (the scratch table has no purged-keys
 // table; purged keys are left out of the comparison instead).
-var scratchDropped = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropBatchTally, PropLoadCursor,
+var scratchDropped = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, PropLoadCursor,
 	PropAppliedPosition, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, PropPendingRebuild}
 
 // SeedScratch (re)creates the scratch table with the mirror's schema,
@@ -215,11 +202,11 @@ var scratchDropped = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBat
 // the mirror's. Cost: one read of the mirror at base and one write of
 // as many rows, streamed (one record batch in memory). Errors: catalog
 // and file IO failures.
-func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableName, base int64) error {
+func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch lakecat.TableName, base int64) error {
 	if err := DropScratch(ctx, cat, scratch); err != nil {
 		return err
 	}
-	mirror, err := LoadTable(ctx, cat, name.Mirror())
+	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil {
 		return err
 	}
@@ -252,7 +239,7 @@ func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableNa
 	if err := rdr.Err(); err != nil {
 		return fmt.Errorf("lake: scan %s at Iceberg snapshot %d: %w", name, base, err)
 	}
-	if _, err := commitTx(ctx, sc, tx); err != nil {
+	if _, err := lakecat.CommitTx(ctx, sc, tx); err != nil {
 		return fmt.Errorf("lake: seed scratch table %s: %w", scratch, err)
 	}
 	return nil
@@ -261,8 +248,8 @@ func SeedScratch(ctx context.Context, cat catalog.Catalog, name, scratch TableNa
 // DropScratch drops a scratch table and deletes its files, if it exists.
 // It refuses a table that is not a scratch table (no
 // lakemirror.scratch-of property). Errors: catalog failures.
-func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) error {
-	tbl, err := LoadTable(ctx, cat, scratch.Mirror())
+func DropScratch(ctx context.Context, cat catalog.Catalog, scratch lakecat.TableName) error {
+	tbl, err := lakecat.LoadTable(ctx, cat, scratch.Mirror())
 	if err != nil || tbl == nil {
 		return err
 	}
@@ -276,7 +263,7 @@ func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) er
 	} else if err = cat.DropTable(ctx, scratch.Mirror()); err == nil {
 		err = tbl.PurgeFiles(ctx)
 	}
-	cacheTable(ctx, scratch.Mirror(), nil)
+	lakecat.CacheTable(ctx, scratch.Mirror(), nil)
 	if err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 		return fmt.Errorf("lake: drop scratch table %s: %w", scratch, err)
 	}
@@ -291,7 +278,7 @@ func DropScratch(ctx context.Context, cat catalog.Catalog, scratch TableName) er
 // 150 bytes per row. Errors: catalog and file IO failures, a key that
 // cannot be encoded.
 func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier, snapshotID int64, keyCols []string) (images map[string]validate.Image, dups []string, err error) {
-	tbl, err := LoadTable(ctx, cat, ident)
+	tbl, err := lakecat.LoadTable(ctx, cat, ident)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -302,7 +289,7 @@ func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier
 	err = scanRows(ctx, tbl, snapshotID, func(r MirrorRow) error {
 		k, err := cdc.KeyOf(r.Row, keyCols)
 		if err != nil {
-			return fmt.Errorf("lake: %s: %w", IdentString(ident), err)
+			return fmt.Errorf("lake: %s: %w", lakecat.IdentString(ident), err)
 		}
 		hk := hex.EncodeToString([]byte(k))
 		if _, dup := images[hk]; dup {
@@ -319,7 +306,7 @@ func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier
 // truncates) included, a file at a time. Files are pruned by their
 // manifest bounds on kafka_offset. Errors: catalog and file IO failures,
 // a bronze file with delete files, a `_key` that is not hex, fn's.
-func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name TableName, topic string, ranges []Range, fn func([]BronzeRow) error) error {
+func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string, ranges []Range, fn func([]BronzeRow) error) error {
 	if len(ranges) == 0 {
 		return nil
 	}
@@ -327,7 +314,7 @@ func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name TableName, t
 	for _, r := range ranges {
 		lo, hi = min(lo, r.From), max(hi, r.To)
 	}
-	filter := iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(BronzeOffset), lo), iceberg.LessThan(iceberg.Reference(BronzeOffset), hi))
+	filter := iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(lakecat.BronzeOffset), lo), iceberg.LessThan(iceberg.Reference(lakecat.BronzeOffset), hi))
 	keep := func(t string, p int32, o int64, _ string, _ bool) bool {
 		if t != topic {
 			return false

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // commitsTable makes a table with one snapshot per summary (an append of
@@ -19,7 +21,7 @@ func commitsTable(t *testing.T, summaries []iceberg.Properties) (*table.Table, [
 	t.Helper()
 	ctx := context.Background()
 	cat := newCatalog(t)
-	if err := ensureNamespace(ctx, cat, []string{"shop"}); err != nil {
+	if err := lakecat.EnsureNamespace(ctx, cat, []string{"shop"}); err != nil {
 		t.Fatal(err)
 	}
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
@@ -50,7 +52,7 @@ func commitsTable(t *testing.T, summaries []iceberg.Properties) (*table.Table, [
 }
 
 func batchSummary(topic string, seq int64, end string) iceberg.Properties {
-	return iceberg.Properties{PropBatchID: fmt.Sprintf("t#%d", seq), PropBatchSeq: fmt.Sprint(seq), PropEndOffsets: end, PropTopic: topic}
+	return iceberg.Properties{lakecat.PropBatchID: fmt.Sprintf("t#%d", seq), lakecat.PropBatchSeq: fmt.Sprint(seq), lakecat.PropEndOffsets: end, lakecat.PropTopic: topic}
 }
 
 // TestPlanReapply: the run of batch commits ends at anything a scratch

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -38,8 +39,8 @@ type MirrorRow struct {
 // is above it. ("", nil) when the mirror does not exist. Memory: one
 // record batch. Errors: catalog and file IO failures, a column type the
 // mirror does not write, an error from fn (returned as is).
-func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name TableName, fn func(MirrorRow) error) (string, error) {
-	tbl, err := LoadTable(ctx, cat, name.Mirror())
+func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, fn func(MirrorRow) error) (string, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil || tbl == nil {
 		return "", err
 	}
@@ -72,8 +73,8 @@ type BronzeChanges struct {
 // quarantine table holds (by topic, partition and offset: they were not
 // applied). It returns nil when bronze does not exist. Memory: about 60
 // bytes per record plus the key. Errors: catalog and file IO failures.
-func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName, topic string, lateness int) (*BronzeChanges, error) {
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
+func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string, lateness int) (*BronzeChanges, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -90,16 +91,16 @@ func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name TableName,
 		d  time.Duration
 	}
 	var delays []delay
-	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset, BronzeOp, ColSeq, ColKey, ColSourceTs, ColIngestedAt},
+	err = scanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset, lakecat.BronzeOp, lakecat.ColSeq, lakecat.ColKey, lakecat.ColSourceTs, lakecat.ColIngestedAt},
 		func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
-			topics, _ := col(BronzeTopic).(*array.String)
-			parts, _ := col(BronzePartition).(*array.Int32)
-			offs, _ := col(BronzeOffset).(*array.Int64)
-			ops, _ := col(BronzeOp).(*array.String)
-			seqs, _ := col(ColSeq).(*array.String)
-			keys, _ := col(ColKey).(*array.String)
-			srcTs, _ := col(ColSourceTs).(*array.Timestamp)
-			ingTs, _ := col(ColIngestedAt).(*array.Timestamp)
+			topics, _ := col(lakecat.BronzeTopic).(*array.String)
+			parts, _ := col(lakecat.BronzePartition).(*array.Int32)
+			offs, _ := col(lakecat.BronzeOffset).(*array.Int64)
+			ops, _ := col(lakecat.BronzeOp).(*array.String)
+			seqs, _ := col(lakecat.ColSeq).(*array.String)
+			keys, _ := col(lakecat.ColKey).(*array.String)
+			srcTs, _ := col(lakecat.ColSourceTs).(*array.Timestamp)
+			ingTs, _ := col(lakecat.ColIngestedAt).(*array.Timestamp)
 			if topics == nil || parts == nil || offs == nil || ops == nil || seqs == nil || keys == nil || srcTs == nil || ingTs == nil {
 				return fmt.Errorf("lake: bronze %s: unexpected column types %s", name, rec.Schema())
 			}
@@ -154,16 +155,16 @@ type coordinate struct {
 
 // quarantinedCoordinates reads the coordinates of every record the
 // quarantine table holds (none when it does not exist).
-func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name TableName) (map[coordinate]bool, error) {
+func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (map[coordinate]bool, error) {
 	out := map[coordinate]bool{}
-	tbl, err := LoadTable(ctx, cat, name.Quarantine())
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Quarantine())
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return out, err
 	}
-	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
-		topics, _ := col(BronzeTopic).(*array.String)
-		parts, _ := col(BronzePartition).(*array.Int32)
-		offs, _ := col(BronzeOffset).(*array.Int64)
+	err = scanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		topics, _ := col(lakecat.BronzeTopic).(*array.String)
+		parts, _ := col(lakecat.BronzePartition).(*array.Int32)
+		offs, _ := col(lakecat.BronzeOffset).(*array.Int64)
 		if topics == nil || parts == nil || offs == nil {
 			return fmt.Errorf("lake: quarantine %s: unexpected column types %s", name, rec.Schema())
 		}
@@ -186,21 +187,21 @@ func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(M
 			cols = append(cols, f.Name)
 		}
 	}
-	sys, err := systemColumnsOf(schemaAt(tbl, snapshotID))
+	sys, err := lakecat.SystemColumnsOf(schemaAt(tbl, snapshotID))
 	if err != nil {
-		return fmt.Errorf("lake: %s: %w", IdentString(tbl.Identifier()), err)
+		return fmt.Errorf("lake: %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	return scanColumnsAt(ctx, tbl, snapshotID, cols, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
-		seqs, _ := col(ColSeq).(*array.String)
-		dels, _ := col(sys.softDelete).(*array.Boolean)
-		ingested, _ := col(ColIngestedAt).(*array.Timestamp)
+		seqs, _ := col(lakecat.ColSeq).(*array.String)
+		dels, _ := col(sys.SoftDelete).(*array.Boolean)
+		ingested, _ := col(lakecat.ColIngestedAt).(*array.Timestamp)
 		if seqs == nil || dels == nil {
-			return fmt.Errorf("lake: %s: no %s or %s column", IdentString(tbl.Identifier()), ColSeq, sys.softDelete)
+			return fmt.Errorf("lake: %s: no %s or %s column", lakecat.IdentString(tbl.Identifier()), lakecat.ColSeq, sys.SoftDelete)
 		}
 		var names []string
 		var arrs []arrow.Array
 		for i, f := range rec.Schema().Fields() {
-			if sys.has(f.Name) {
+			if sys.Has(f.Name) {
 				continue
 			}
 			names = append(names, f.Name)
@@ -212,7 +213,7 @@ func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(M
 			for i, a := range arrs {
 				v, err := parquetio.ValueAt(a, r)
 				if err != nil {
-					return fmt.Errorf("lake: %s: column %q: %w", IdentString(tbl.Identifier()), names[i], err)
+					return fmt.Errorf("lake: %s: column %q: %w", lakecat.IdentString(tbl.Identifier()), names[i], err)
 				}
 				vals[i] = v
 			}

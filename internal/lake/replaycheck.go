@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -29,12 +30,12 @@ type MirrorReplayState struct {
 // Memory: about 100 bytes per mirror row. Errors: catalog and file IO
 // failures, a mirror without recorded key columns, a key that cannot be
 // encoded, a malformed purged key or position.
-func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name TableName) (*MirrorReplayState, error) {
-	mirror, err := LoadTable(ctx, cat, name.Mirror())
+func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (*MirrorReplayState, error) {
+	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil || mirror == nil {
 		return nil, err
 	}
-	keyCols, err := KeyColumnsOf(mirror)
+	keyCols, err := lakecat.KeyColumnsOf(mirror)
 	if err != nil {
 		return nil, err
 	}
@@ -65,9 +66,9 @@ func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name TableN
 // readPurges reads the keys the purged-keys table holds, each with its
 // highest purged `_seq` (hex), and the legacy horizon (purgeLegacy), as
 // the mirror writer takes them (loadPurged).
-func readPurges(ctx context.Context, cat catalog.Catalog, name TableName, mirror *table.Table) (validate.Purges, error) {
+func readPurges(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, mirror *table.Table) (validate.Purges, error) {
 	p := validate.Purges{Keys: map[string]string{}}
-	tbl, err := LoadTable(ctx, cat, name.Purged())
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Purged())
 	if err != nil {
 		return p, err
 	}
@@ -82,7 +83,7 @@ func readPurges(ctx context.Context, cat catalog.Catalog, name TableName, mirror
 	highest := map[cdc.Key]cdc.Seq{}
 	err = readPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
 		if k == "" {
-			return fmt.Errorf("lake: an empty %s in %s", ColKey, IdentString(name.Purged()))
+			return fmt.Errorf("lake: an empty %s in %s", lakecat.ColKey, lakecat.IdentString(name.Purged()))
 		}
 		highest[k] = max(highest[k], seq)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // PropIgnoredColumns lists the source columns an operator chose to leave
@@ -74,28 +75,28 @@ type reservedPlan struct {
 // one, decision evolve leaves it out from now on (recorded with the
 // table), skip sends the events carrying it to the quarantine, and no
 // decision is a *SchemaBlockedError naming it (kind "reserved"). A key
-// column with such a name is a *ReservedColumnError (Key): the table
+// column with such a name is a *lakecat.ReservedColumnError (Key): the table
 // cannot leave it out. tbl is the mirror, nil before it exists; the
 // reserved names follow its schema (sysSet.reserved). Errors also:
-// SoftDeleteColumn's.
+// lakecat.SoftDeleteColumn's.
 func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, decision string) (reservedPlan, error) {
 	var p reservedPlan
 	var sc *iceberg.Schema
 	if tbl != nil {
 		sc = tbl.Schema()
 	}
-	sys, err := systemColumnsOf(sc)
+	sys, err := lakecat.SystemColumnsOf(sc)
 	if err != nil {
 		return p, err
 	}
-	reservedAs := func(name string) string { return sys.reserved(name, sc) }
+	reservedAs := func(name string) string { return sys.Reserved(name, sc) }
 	found := reservedIn(events, reservedAs)
 	if len(found) == 0 {
 		return p, nil
 	}
 	for n := range found {
 		if slices.Contains(keyCols, n) { // cannot be left out: no decision helps
-			return p, &ReservedColumnError{Column: n, Reserved: reservedAs(n), Key: true}
+			return p, &lakecat.ReservedColumnError{Column: n, Reserved: reservedAs(n), Key: true}
 		}
 	}
 	p.ignored = map[string]bool{}
@@ -149,7 +150,7 @@ func recordIgnored(ctx context.Context, tbl *table.Table, names []string) (*tabl
 	if err := tx.SetProperties(iceberg.Properties{PropIgnoredColumns: string(b)}); err != nil {
 		return nil, err
 	}
-	out, err := commitTx(ctx, tbl, tx)
+	out, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: record ignored columns: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/retention"
 )
 
@@ -45,7 +46,7 @@ var ingestClock = time.Now
 // reported and left as it is. Errors: retention.Check's (keep below a
 // day), catalog, planning and commit errors (a conflict with a batch's
 // commit is retried by the caller).
-func TrimBronze(ctx context.Context, cat catalog.Catalog, name TableName, keep time.Duration, now time.Time) (map[string]TrimResult, error) {
+func TrimBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keep time.Duration, now time.Time) (map[string]TrimResult, error) {
 	if keep <= 0 {
 		return nil, errors.New("lake: bronze retention: no retention given (0 keeps bronze for ever)")
 	}
@@ -57,7 +58,7 @@ func TrimBronze(ctx context.Context, cat catalog.Catalog, name TableName, keep t
 		kind  string
 		ident table.Identifier
 	}{{"bronze", name.Bronze()}, {"quarantine", name.Quarantine()}} {
-		tbl, err := LoadTable(ctx, cat, t.ident)
+		tbl, err := lakecat.LoadTable(ctx, cat, t.ident)
 		if err != nil {
 			return out, err
 		}
@@ -80,13 +81,13 @@ func trimIngested(ctx context.Context, tbl *table.Table, keep time.Duration, now
 	if tbl.CurrentSnapshot() == nil {
 		return res, nil
 	}
-	field, ok := tbl.Schema().FindFieldByName(ColIngestedAt)
+	field, ok := tbl.Schema().FindFieldByName(lakecat.ColIngestedAt)
 	if !ok {
-		return res, fmt.Errorf("lake: %s has no %s column to keep a retention by", IdentString(tbl.Identifier()), ColIngestedAt)
+		return res, fmt.Errorf("lake: %s has no %s column to keep a retention by", lakecat.IdentString(tbl.Identifier()), lakecat.ColIngestedAt)
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
-		return res, fmt.Errorf("lake: plan %s for retention: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: plan %s for retention: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	specs := map[int]iceberg.PartitionSpec{}
 	for _, s := range tbl.Metadata().PartitionSpecs() {
@@ -139,14 +140,14 @@ func trimIngested(ctx context.Context, tbl *table.Table, keep time.Duration, now
 	tx := tbl.NewTransaction()
 	summary := iceberg.Properties{"lakemirror.maintenance": "retention", "lakemirror.retention-cutoff": res.Cutoff}
 	if err := tx.ReplaceFiles(ctx, drop, nil, removeDeletes, summary); err != nil {
-		return res, fmt.Errorf("lake: stage the retention drop of %s: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: stage the retention drop of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	if err := tx.SetProperties(iceberg.Properties{PropTrimmedBefore: trimmedBefore, PropLastTrim: string(last)}); err != nil {
 		return res, err
 	}
-	committed, err := commitTx(ctx, tbl, tx)
+	committed, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
-		return res, fmt.Errorf("lake: commit the retention drop of %s: %w", IdentString(tbl.Identifier()), err)
+		return res, fmt.Errorf("lake: commit the retention drop of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	if s := committed.CurrentSnapshot(); s != nil {
 		res.SnapshotID = s.SnapshotID
@@ -205,7 +206,7 @@ func TrimmedBefore(tbl *table.Table) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("lake: %s %s=%q: %w", IdentString(tbl.Identifier()), PropTrimmedBefore, s, err)
+		return time.Time{}, fmt.Errorf("lake: %s %s=%q: %w", lakecat.IdentString(tbl.Identifier()), PropTrimmedBefore, s, err)
 	}
 	return t, nil
 }
@@ -234,7 +235,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 	if w.withoutBronze || len(byKey) == 0 {
 		return nil, time.Time{}, nil
 	}
-	btbl, err := LoadTable(ctx, w.cat, w.name.Bronze())
+	btbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Bronze())
 	if err != nil || btbl == nil {
 		return nil, time.Time{}, err
 	}
@@ -242,7 +243,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 		return nil, before, err
 	}
 	w.Mirror.state.settle()
-	mtbl, err := LoadTable(ctx, w.cat, w.name.Mirror())
+	mtbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || mtbl == nil {
 		return nil, before, err
 	}
@@ -250,7 +251,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 		return nil, before, err
 	}
 	if w.History != nil {
-		htbl, err := LoadTable(ctx, w.cat, w.name.History())
+		htbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 		if err != nil {
 			return nil, before, err
 		}
@@ -300,7 +301,7 @@ type TrimmedKey struct {
 }
 
 // pastTrimmed is the error of a rebuild that stops on keys.
-func pastTrimmed(name TableName, before time.Time, keys []TrimmedKey) *PastTrimmedError {
+func pastTrimmed(name lakecat.TableName, before time.Time, keys []TrimmedKey) *PastTrimmedError {
 	e := &PastTrimmedError{Table: name.String(), Before: before, Keys: len(keys), Missing: keys[0].Missing}
 	for _, k := range keys[:min(len(keys), 5)] {
 		e.Sample = append(e.Sample, hex.EncodeToString([]byte(k.Key)))
@@ -325,7 +326,7 @@ func (w *TableWriter) KeepApplied(ctx context.Context, byKey map[cdc.Key][]*cdc.
 	if w.History != nil {
 		ident = w.name.History()
 	}
-	tbl, err := LoadTable(ctx, w.cat, ident)
+	tbl, err := lakecat.LoadTable(ctx, w.cat, ident)
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -347,8 +348,8 @@ func (w *TableWriter) KeepApplied(ctx context.Context, byKey map[cdc.Key][]*cdc.
 	if err := tx.SetProperties(iceberg.Properties{PropPendingRebuild: pendingJSON(pending)}); err != nil {
 		return nil, err
 	}
-	if _, err := commitTx(ctx, tbl, tx); err != nil {
-		return nil, fmt.Errorf("lake: keep %d keys of %s as applied: %w", len(out), IdentString(ident), err)
+	if _, err := lakecat.CommitTx(ctx, tbl, tx); err != nil {
+		return nil, fmt.Errorf("lake: keep %d keys of %s as applied: %w", len(out), lakecat.IdentString(ident), err)
 	}
 	return out, nil
 }

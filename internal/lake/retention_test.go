@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -57,10 +58,10 @@ func TestBronzeRetention(t *testing.T) {
 		t.Fatalf("quarantine (unpartitioned, by its _ingested_at bound): %+v", q)
 	}
 	bronze := load(testTable.Bronze())
-	if got := liveRows(t, bronze, BronzeOffset); !slices.Equal(got, []string{"2", "3", "4"}) {
+	if got := liveRows(t, bronze, lakecat.BronzeOffset); !slices.Equal(got, []string{"2", "3", "4"}) {
 		t.Fatalf("bronze offsets kept %v, want 2 3 4", got)
 	}
-	if got := liveRows(t, load(testTable.Quarantine()), BronzeOffset); !slices.Equal(got, []string{"101"}) {
+	if got := liveRows(t, load(testTable.Quarantine()), lakecat.BronzeOffset); !slices.Equal(got, []string{"101"}) {
 		t.Fatalf("quarantine offsets kept %v, want 101", got)
 	}
 	if tb, err := TrimmedBefore(bronze); err != nil || !tb.Equal(time.Date(2026, 1, 21, 12, 0, 0, 0, time.UTC)) {

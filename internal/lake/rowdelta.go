@@ -6,6 +6,9 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 )
 
 // commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
@@ -14,8 +17,8 @@ import (
 // staged when all are; nil files are left out) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
 // with the metadata retention properties when the table lacks them. It
-// returns the table as committed, after the snapshot expiry (autoExpire)
-// and the manifest merge (autoMergeManifests) that commit made due, and
+// returns the table as committed, after the snapshot expiry (maintain.AutoExpire)
+// and the manifest merge (maintain.AutoMergeManifests) that commit made due, and
 // the Iceberg snapshot id of the row delta itself (0 when none was
 // staged). what names the commit in errors ("mirror", "history", "bronze
 // batch b1").
@@ -24,7 +27,7 @@ import (
 // another writer (retryable: reload the table and try again).
 func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []iceberg.DataFile, dels deleteSet, props iceberg.Properties) (*table.Table, int64, error) {
 	data, deletes, replaced := nonNil(data), nonNil(dels.add), nonNil(dels.replaced)
-	for k, v := range metadataRetention {
+	for k, v := range lakecat.MetadataRetention {
 		if _, ok := tbl.Properties()[k]; !ok {
 			props[k] = v
 		}
@@ -49,7 +52,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 	if err := tx.SetProperties(props); err != nil {
 		return nil, 0, fmt.Errorf("lake: stage %s properties: %w", what, err)
 	}
-	newTbl, err := commitTx(ctx, tbl, tx)
+	newTbl, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("lake: commit %s: %w", what, err)
 	}
@@ -61,8 +64,8 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 	// conflict with another writer) leaves its work for a later commit or
 	// the scheduled job, and never fails the batch. Each returns the
 	// table as committed, done or not.
-	newTbl, _ = autoExpire(ctx, newTbl)
-	newTbl, _ = autoMergeManifests(ctx, newTbl)
+	newTbl, _ = maintain.AutoExpire(ctx, newTbl)
+	newTbl, _ = maintain.AutoMergeManifests(ctx, newTbl)
 	return newTbl, snap, nil
 }
 
@@ -74,7 +77,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 // kept in every later metadata.json until the snapshot expires, so a
 // large value there would make each commit's metadata grow with the
 // table's age.
-var summaryKeys = []string{PropBatchID, PropBatchSeq, PropEndOffsets, PropBatchResult, PropBatchTally, PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
+var summaryKeys = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, lakecat.PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
 
 // summaryOf is the snapshot summary of a commit with properties props.
 func summaryOf(props iceberg.Properties) iceberg.Properties {
@@ -85,16 +88,6 @@ func summaryOf(props iceberg.Properties) iceberg.Properties {
 		}
 	}
 	return out
-}
-
-// metadataRetention are the table properties that bound the metadata.json
-// files a table keeps (Iceberg's write.metadata.* properties, honoured by
-// iceberg-go's commits): the 20 previous versions, older ones deleted
-// after each commit. Set on every table at creation and added by the
-// first commit to a table created without them.
-var metadataRetention = map[string]string{
-	table.MetadataDeleteAfterCommitEnabledKey: "true",
-	table.MetadataPreviousVersionsMaxKey:      "20",
 }
 
 // nonNil returns files without its nil entries.

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // PropAcceptedSchemas lists fingerprints of source schemas an operator
@@ -111,7 +112,7 @@ func schemaFingerprint(cols []cdc.Column) string {
 func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, ignored map[string]bool, hasValues func(name string) bool) ([]SchemaChange, error) {
 	var out []SchemaChange
 	sc := tbl.Schema()
-	sys, err := systemColumnsOf(sc)
+	sys, err := lakecat.SystemColumnsOf(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, ignored map
 		}
 	}
 	for _, f := range sc.Fields() {
-		if sys.has(f.Name) || inEvent[f.Name] {
+		if sys.Has(f.Name) || inEvent[f.Name] {
 			continue
 		}
 		if since := columnSince(tbl)[f.Name]; since != "" && maxSeq < since {
@@ -215,7 +216,7 @@ func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaC
 			continue
 		}
 		col := newCols[c.Column]
-		t, err := icebergType(col.Type)
+		t, err := lakecat.IcebergType(col.Type)
 		if err != nil {
 			return nil, nil, fmt.Errorf("lake: column %q: %w", c.Column, err)
 		}
@@ -263,7 +264,7 @@ func applySchemaChanges(ctx context.Context, tbl *table.Table, changes []SchemaC
 	if n == 0 && len(accept) == 0 {
 		return tbl, nil, nil
 	}
-	newTbl, err := commitTx(ctx, tbl, tx)
+	newTbl, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lake: commit schema change: %w", err)
 	}

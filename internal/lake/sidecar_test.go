@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // sidecarWriter is a mirror writer with its own state under dir, loading
@@ -21,7 +22,7 @@ import (
 // "stale-sidecar", ..., "load").
 func sidecarWriter(t testing.TB, dir string, counts map[string]int) *MirrorWriter {
 	t.Helper()
-	cat, err := OpenCatalog(context.Background(), CatalogConfig{LocalDir: dir})
+	cat, err := lakecat.OpenCatalog(context.Background(), lakecat.CatalogConfig{LocalDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func BenchmarkStateSidecar(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
 				c := map[string]int{}
-				cat, err := OpenCatalog(ctx, CatalogConfig{LocalDir: dir})
+				cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: dir})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -183,7 +184,7 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	if _, _, err := apply(w1, batch(2), []*cdc.Event{ev(cdc.OpUpdate, 5, 1001, "late", 999)}); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := LoadTable(ctx, w1.cat, testTable.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, w1.cat, testTable.Mirror())
 	if err != nil {
 		t.Fatal(err)
 	}

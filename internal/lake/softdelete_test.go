@@ -13,22 +13,23 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
 // mirrorSchemaV1 is the mirror schema lakemirror created before
-// ColDeleted: MirrorSchema with the soft-delete column named ColDeletedV1
+// lakecat.ColDeleted: lakecat.MirrorSchema with the soft-delete column named lakecat.ColDeletedV1
 // (same field id, type and place).
 func mirrorSchemaV1(cols []cdc.Column, keyCols []string) (*iceberg.Schema, error) {
-	sc, err := MirrorSchema(cols, keyCols)
+	sc, err := lakecat.MirrorSchema(cols, keyCols)
 	if err != nil {
 		return nil, err
 	}
 	fields := sc.Fields()
 	for i := range fields {
-		if fields[i].Name == ColDeleted {
-			fields[i].Name = ColDeletedV1
+		if fields[i].Name == lakecat.ColDeleted {
+			fields[i].Name = lakecat.ColDeletedV1
 		}
 	}
 	return iceberg.NewSchemaWithIdentifiers(0, sc.IdentifierFieldIDs, fields...), nil
@@ -206,7 +207,7 @@ func TestMirrorRenamedToIsDeleted(t *testing.T) {
 	if got := schemaText(t, p.cat, p.name.Mirror()); !strings.Contains(got, " _deleted:8:boolean:true ") {
 		t.Fatalf("mirror schema before the rename: %s", got)
 	}
-	renameColumn(t, p.cat, p.name.Mirror(), ColDeletedV1, ColDeleted)
+	renameColumn(t, p.cat, p.name.Mirror(), lakecat.ColDeletedV1, lakecat.ColDeleted)
 	p.batch(s.Delivered[half:])
 	want := "order_id:1:long:true customer:2:string:false status:3:string:false amount:4:decimal(10, 2):false note:5:string:false updated_at:6:timestamptz:false " +
 		"_seq:7:string:true _is_deleted:8:boolean:true _source_ts:9:timestamptz:false _ingested_at:10:timestamptz:true"
@@ -232,9 +233,9 @@ func TestMirrorRenamedToIsDeleted(t *testing.T) {
 // withIsDeleted is ev with a source column named _is_deleted.
 func withIsDeleted(op cdc.Op, lsn uint64, id int64, status string, v bool) *cdc.Event {
 	e := ev(op, lsn, id, status, 100)
-	cols := cdc.NewColumns([]string{"order_id", "status", "amount", ColDeleted})
+	cols := cdc.NewColumns([]string{"order_id", "status", "amount", lakecat.ColDeleted})
 	e.After = &cdc.Row{Cols: cols, Vals: append(e.After.Vals, cdc.Bool(v))}
-	e.Schema = append(append([]cdc.Column(nil), orderSchema...), cdc.Column{Name: ColDeleted, Type: cdc.TypeBool, Optional: true})
+	e.Schema = append(append([]cdc.Column(nil), orderSchema...), cdc.Column{Name: lakecat.ColDeleted, Type: cdc.TypeBool, Optional: true})
 	return e
 }
 
@@ -251,8 +252,8 @@ func asDelete(e *cdc.Event) *cdc.Event {
 // applying it, apart from its soft-delete column _deleted.
 func TestIsDeletedSourceColumn(t *testing.T) {
 	for _, name := range []string{"_is_deleted", "_IS_Deleted", "_deleted", "_Deleted"} {
-		_, err := MirrorSchema([]cdc.Column{{Name: "id", Type: cdc.TypeLong}, {Name: name, Type: cdc.TypeBool}}, []string{"id"})
-		var rc *ReservedColumnError
+		_, err := lakecat.MirrorSchema([]cdc.Column{{Name: "id", Type: cdc.TypeLong}, {Name: name, Type: cdc.TypeBool}}, []string{"id"})
+		var rc *lakecat.ReservedColumnError
 		if !errors.As(err, &rc) || rc.Column != name || rc.Reserved != strings.ToLower(name) {
 			t.Errorf("%s: %v, want a ReservedColumnError", name, err)
 		}
@@ -262,7 +263,7 @@ func TestIsDeletedSourceColumn(t *testing.T) {
 	w := NewMirrorWriter(cat, testTable, orderKey)
 	_, _, err := apply(w, batch(1), []*cdc.Event{withIsDeleted(cdc.OpCreate, 1, 1, "placed", true)})
 	var blocked *SchemaBlockedError
-	if !errors.As(err, &blocked) || len(blocked.Changes) != 1 || blocked.Changes[0].Column != ColDeleted || blocked.Changes[0].Kind != "reserved" {
+	if !errors.As(err, &blocked) || len(blocked.Changes) != 1 || blocked.Changes[0].Column != lakecat.ColDeleted || blocked.Changes[0].Kind != "reserved" {
 		t.Fatalf("new table: %v, want a reserved-column block", err)
 	}
 	// a table created with _deleted, no source _is_deleted: blocks too
@@ -272,7 +273,7 @@ func TestIsDeletedSourceColumn(t *testing.T) {
 	if _, _, err := apply(w, batch(1), []*cdc.Event{ev(cdc.OpCreate, 1, 1, "placed", 100), ev(cdc.OpCreate, 2, 2, "placed", 100)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err = apply(w, batch(2), []*cdc.Event{withIsDeleted(cdc.OpUpdate, 3, 1, "paid", true)}); !errors.As(err, &blocked) || blocked.Changes[0].Column != ColDeleted {
+	if _, _, err = apply(w, batch(2), []*cdc.Event{withIsDeleted(cdc.OpUpdate, 3, 1, "paid", true)}); !errors.As(err, &blocked) || blocked.Changes[0].Column != lakecat.ColDeleted {
 		t.Fatalf("old table without the column: %v, want a reserved-column block", err)
 	}
 	// the column added as lakemirror added new source columns before the
@@ -283,7 +284,7 @@ func TestIsDeletedSourceColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx := tbl.NewTransaction()
-	if err := tx.UpdateSchema(true, false).AddColumn([]string{ColDeleted}, iceberg.PrimitiveTypes.Bool, "", false, nil).Commit(); err != nil {
+	if err := tx.UpdateSchema(true, false).AddColumn([]string{lakecat.ColDeleted}, iceberg.PrimitiveTypes.Bool, "", false, nil).Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
@@ -307,17 +308,17 @@ func TestIsDeletedSourceColumn(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rows {
-		got = append(got, fmt.Sprint(r["order_id"], " ", r["status"], " ", r[ColDeleted], " ", r[ColDeletedV1]))
+		got = append(got, fmt.Sprint(r["order_id"], " ", r["status"], " ", r[lakecat.ColDeleted], " ", r[lakecat.ColDeletedV1]))
 	}
 	if g, w := strings.Join(got, "\n"), "1 paid true false\n2 paid false true"; g != w {
 		t.Fatalf("rows:\n%s\nwant\n%s", g, w)
 	}
-	if n, err := SoftDeleteColumn(tbl.Schema()); err != nil || n != ColDeletedV1 {
+	if n, err := lakecat.SoftDeleteColumn(tbl.Schema()); err != nil || n != lakecat.ColDeletedV1 {
 		t.Fatalf("soft-delete column %q %v", n, err)
 	}
 }
 
-// SoftDeleteColumn: either name alone; both told apart by the field that
+// lakecat.SoftDeleteColumn: either name alone; both told apart by the field that
 // follows _seq; otherwise a clear error.
 func TestSoftDeleteColumn(t *testing.T) {
 	f := func(id int, name string, typ iceberg.Type) iceberg.NestedField {
@@ -328,19 +329,19 @@ func TestSoftDeleteColumn(t *testing.T) {
 		fields []iceberg.NestedField
 		want   string
 	}{
-		{[]iceberg.NestedField{f(1, "id", s), f(2, ColSeq, s), f(3, ColDeleted, b)}, ColDeleted},
-		{[]iceberg.NestedField{f(1, "id", s), f(2, ColSeq, s), f(3, ColDeletedV1, b)}, ColDeletedV1},
-		{[]iceberg.NestedField{f(1, "id", s), f(2, ColSeq, s), f(3, ColDeletedV1, b), f(4, ColDeleted, b)}, ColDeletedV1},
-		{[]iceberg.NestedField{f(1, ColDeleted, b), f(2, ColSeq, s), f(3, ColDeletedV1, b)}, ColDeletedV1},
-		{[]iceberg.NestedField{f(1, "id", s), f(2, ColSeq, s), f(3, ColDeleted, b), f(4, ColDeletedV1, b)},
+		{[]iceberg.NestedField{f(1, "id", s), f(2, lakecat.ColSeq, s), f(3, lakecat.ColDeleted, b)}, lakecat.ColDeleted},
+		{[]iceberg.NestedField{f(1, "id", s), f(2, lakecat.ColSeq, s), f(3, lakecat.ColDeletedV1, b)}, lakecat.ColDeletedV1},
+		{[]iceberg.NestedField{f(1, "id", s), f(2, lakecat.ColSeq, s), f(3, lakecat.ColDeletedV1, b), f(4, lakecat.ColDeleted, b)}, lakecat.ColDeletedV1},
+		{[]iceberg.NestedField{f(1, lakecat.ColDeleted, b), f(2, lakecat.ColSeq, s), f(3, lakecat.ColDeletedV1, b)}, lakecat.ColDeletedV1},
+		{[]iceberg.NestedField{f(1, "id", s), f(2, lakecat.ColSeq, s), f(3, lakecat.ColDeleted, b), f(4, lakecat.ColDeletedV1, b)},
 			"lake: the table has both _is_deleted (field id 3) and _deleted (field id 4) and neither is the soft-delete column that follows _seq; " +
 				"rename the one that is not the soft-delete column (ALTER TABLE ... RENAME COLUMN) and restart the table"},
-		{[]iceberg.NestedField{f(1, "id", s), f(2, ColSeq, s)},
+		{[]iceberg.NestedField{f(1, "id", s), f(2, lakecat.ColSeq, s)},
 			"lake: the table has no soft-delete column (_is_deleted, or _deleted in tables created before it); is it a lakemirror mirror table?"},
-		{[]iceberg.NestedField{f(1, "id", s), f(2, ColSeq, s), f(3, ColDeleted, s)},
+		{[]iceberg.NestedField{f(1, "id", s), f(2, lakecat.ColSeq, s), f(3, lakecat.ColDeleted, s)},
 			"lake: the mirror's soft-delete column _is_deleted is string, not boolean"},
 	} {
-		got, err := SoftDeleteColumn(iceberg.NewSchema(0, c.fields...))
+		got, err := lakecat.SoftDeleteColumn(iceberg.NewSchema(0, c.fields...))
 		if err != nil {
 			got = err.Error()
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // TestMain runs the package's tests with every local state's key index
@@ -42,7 +43,7 @@ func newSpillPair(t *testing.T, budget *keyindex.Budget, stateDir string) *spill
 
 func (p *spillPair) apply(t *testing.T, b Batch, evs []*cdc.Event) {
 	t.Helper()
-	ctx := WithTableCache(context.Background())
+	ctx := lakecat.WithTableCache(context.Background())
 	prep, err := p.m.Prepare(ctx, evs)
 	if err != nil {
 		t.Fatal(err)
@@ -65,13 +66,13 @@ func (p *spillPair) historyText(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := ReadRows(context.Background(), tbl, []string{"order_id", ColSeq})
+	rows, _, err := ReadRows(context.Background(), tbl, []string{"order_id", lakecat.ColSeq})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, r := range rows {
-		lines = append(lines, fmt.Sprintf("%v %v %v..%v %v", r["order_id"], r["status"], r[ColSeq], r[ColValidToSeq], r[ColIsCurrent]))
+		lines = append(lines, fmt.Sprintf("%v %v %v..%v %v", r["order_id"], r["status"], r[lakecat.ColSeq], r[lakecat.ColValidToSeq], r[lakecat.ColIsCurrent]))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // PropStartPrefix prefixes the namespace property that records where a
@@ -31,26 +33,27 @@ type StartRecord struct {
 	At        time.Time `json:"at"`
 }
 
-func (t TableName) startProp() string { return PropStartPrefix + t.Name }
+// startProp is the namespace property holding the start of table t.
+func startProp(t lakecat.TableName) string { return PropStartPrefix + t.Name }
 
 // ReadStart returns the start recorded for table name (nil when none: the
 // namespace or the property does not exist). Errors: catalog failures, a
 // malformed record.
-func ReadStart(ctx context.Context, cat catalog.Catalog, name TableName) (*StartRecord, error) {
-	props, err := cat.LoadNamespaceProperties(ctx, name.namespace())
+func ReadStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (*StartRecord, error) {
+	props, err := cat.LoadNamespaceProperties(ctx, name.NamespaceIdent())
 	if errors.Is(err, catalog.ErrNoSuchNamespace) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lake: namespace %s properties: %w", name.Namespace, err)
 	}
-	text, ok := props[name.startProp()]
+	text, ok := props[startProp(name)]
 	if !ok || text == "" {
 		return nil, nil
 	}
 	var rec StartRecord
 	if err := json.Unmarshal([]byte(text), &rec); err != nil {
-		return nil, fmt.Errorf("lake: bad %s %q on namespace %s: %w", name.startProp(), text, name.Namespace, err)
+		return nil, fmt.Errorf("lake: bad %s %q on namespace %s: %w", startProp(name), text, name.Namespace, err)
 	}
 	return &rec, nil
 }
@@ -60,7 +63,7 @@ func ReadStart(ctx context.Context, cat catalog.Catalog, name TableName) (*Start
 // retried first plan): it returns the record in effect, rec or the
 // earlier one. A record for another topic is replaced. Errors: catalog
 // failures.
-func RecordStart(ctx context.Context, cat catalog.Catalog, name TableName, rec StartRecord) (StartRecord, error) {
+func RecordStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, rec StartRecord) (StartRecord, error) {
 	had, err := ReadStart(ctx, cat, name)
 	if err != nil {
 		return rec, err
@@ -68,7 +71,7 @@ func RecordStart(ctx context.Context, cat catalog.Catalog, name TableName, rec S
 	if had != nil && had.Topic == rec.Topic {
 		return *had, nil
 	}
-	if err := ensureNamespace(ctx, cat, name.namespace()); err != nil {
+	if err := lakecat.EnsureNamespace(ctx, cat, name.NamespaceIdent()); err != nil {
 		return rec, err
 	}
 	rec.Offsets = maps.Clone(rec.Offsets)
@@ -76,7 +79,7 @@ func RecordStart(ctx context.Context, cat catalog.Catalog, name TableName, rec S
 	if err != nil {
 		return rec, err
 	}
-	if _, err := cat.UpdateNamespaceProperties(ctx, name.namespace(), nil, map[string]string{name.startProp(): string(js)}); err != nil {
+	if _, err := cat.UpdateNamespaceProperties(ctx, name.NamespaceIdent(), nil, map[string]string{startProp(name): string(js)}); err != nil {
 		return rec, fmt.Errorf("lake: record the start of %s on namespace %s: %w", name, name.Namespace, err)
 	}
 	return rec, nil
@@ -84,12 +87,12 @@ func RecordStart(ctx context.Context, cat catalog.Catalog, name TableName, rec S
 
 // ClearStart removes table name's start record, if any. Errors: catalog
 // failures.
-func ClearStart(ctx context.Context, cat catalog.Catalog, name TableName) error {
+func ClearStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) error {
 	had, err := ReadStart(ctx, cat, name)
 	if err != nil || had == nil {
 		return err
 	}
-	if _, err := cat.UpdateNamespaceProperties(ctx, name.namespace(), []string{name.startProp()}, nil); err != nil {
+	if _, err := cat.UpdateNamespaceProperties(ctx, name.NamespaceIdent(), []string{startProp(name)}, nil); err != nil {
 		return fmt.Errorf("lake: remove the start record of %s: %w", name, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
@@ -78,7 +79,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *buildSort
 	}
 	n := 0
 	var buf []byte
-	extra := []string{ColSeq, ColValidToSeq, ColValidFrom, ColValidTo, ColRowHash, ColSourceTx}
+	extra := []string{lakecat.ColSeq, lakecat.ColValidToSeq, lakecat.ColValidFrom, lakecat.ColValidTo, lakecat.ColRowHash, lakecat.ColSourceTx}
 	for _, df := range files {
 		path := df.FilePath()
 		fid := s.hfileID(path)

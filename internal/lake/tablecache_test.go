@@ -9,11 +9,12 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
-// countingCatalog counts the LoadTable calls made through it, by table.
+// countingCatalog counts the lakecat.LoadTable calls made through it, by table.
 type countingCatalog struct {
 	catalog.Catalog
 	mu    sync.Mutex
@@ -22,7 +23,7 @@ type countingCatalog struct {
 
 func (c *countingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	c.mu.Lock()
-	c.loads[IdentString(ident)]++
+	c.loads[lakecat.IdentString(ident)]++
 	c.mu.Unlock()
 	return c.Catalog.LoadTable(ctx, ident)
 }
@@ -35,7 +36,7 @@ func (c *countingCatalog) take() map[string]int {
 	return out
 }
 
-// Within a batch (WithTableCache) each table is loaded from the catalog
+// Within a batch (lakecat.WithTableCache) each table is loaded from the catalog
 // once: bronze, mirror and history, whatever number of steps read them
 // (without the cache the mirror is loaded three times and history twice).
 // The next batch loads each again (nothing is kept between batches), and
@@ -53,7 +54,7 @@ func TestBatchLoadsEachTableOnce(t *testing.T) {
 		p.uncached = uncached
 		p.batch(msgs[:20])
 		cc.take()
-		loads := map[string]int{IdentString(testTable.Bronze()): want[0], IdentString(testTable.Mirror()): want[1], IdentString(testTable.History()): want[2]}
+		loads := map[string]int{lakecat.IdentString(testTable.Bronze()): want[0], lakecat.IdentString(testTable.Mirror()): want[1], lakecat.IdentString(testTable.History()): want[2]}
 		for _, part := range [][]sample.Message{msgs[20:50], msgs[50:80], msgs[80:]} {
 			p.batch(part)
 			if got := cc.take(); !maps.Equal(got, loads) {

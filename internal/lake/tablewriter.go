@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -121,7 +122,7 @@ type WriteOutput struct {
 // commit-conflict errors as the writers return them (retry the batch:
 // what committed is found by FindCommitted).
 func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, error) {
-	if cacheOf(ctx) == nil {
+	if !lakecat.HasCache(ctx) {
 		ctx = WithTableCache(ctx)
 	}
 	out := WriteOutput{Stages: map[string]float64{}}

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -40,9 +41,6 @@ const (
 	ValRunID     = "run_id"     // the run that wrote the row (one per check)
 )
 
-// Validation is the validation table's identifier: <ns>.<table>_validation.
-func (t TableName) Validation() table.Identifier { return t.ident("_validation") }
-
 // ValidationSchema is the validation table's schema: one row per check
 // run (all strings but checked_at, a timestamptz).
 func ValidationSchema() *iceberg.Schema {
@@ -66,9 +64,9 @@ const maxDetails = 8 << 10
 // (created on first use) in one commit, and returns the snapshot id.
 // Errors: catalog, file IO and commit failures (retryable: a retry writes
 // the run again, under the same run id).
-func AppendValidation(ctx context.Context, cat catalog.Catalog, name TableName, runID string, at time.Time, results []validate.Result) (int64, error) {
-	tbl, _, err := loadOrCreate(ctx, cat, name.namespace(), name.Validation(),
-		func() (*iceberg.Schema, error) { return ValidationSchema(), nil }, tableProperties(nil))
+func AppendValidation(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, runID string, at time.Time, results []validate.Result) (int64, error) {
+	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), name.Validation(),
+		func() (*iceberg.Schema, error) { return ValidationSchema(), nil }, lakecat.TableProperties(nil))
 	if err != nil {
 		return 0, err
 	}
@@ -127,8 +125,8 @@ type BronzeAudit struct {
 // snapshot; bronze is append-only). It returns nil when the table does
 // not exist. Memory: about 60 bytes per record plus the key. Errors:
 // catalog and file IO failures, a bad lakemirror.covered.
-func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name TableName, topic string) (*BronzeAudit, error) {
-	tbl, err := LoadTable(ctx, cat, name.Bronze())
+func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string) (*BronzeAudit, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -151,14 +149,14 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name TableName, t
 	if tbl.CurrentSnapshot() == nil {
 		return a, nil
 	}
-	err = scanColumns(ctx, tbl, []string{BronzeTopic, BronzePartition, BronzeOffset, BronzeOp, ColSeq, ColKey, ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
-		tss, _ := col(ColSourceTs).(*array.Timestamp) // nil for a bronze table without the column
-		topics, _ := col(BronzeTopic).(*array.String)
-		parts, _ := col(BronzePartition).(*array.Int32)
-		offs, _ := col(BronzeOffset).(*array.Int64)
-		ops, _ := col(BronzeOp).(*array.String)
-		seqs, _ := col(ColSeq).(*array.String)
-		keys, _ := col(ColKey).(*array.String)
+	err = scanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset, lakecat.BronzeOp, lakecat.ColSeq, lakecat.ColKey, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		tss, _ := col(lakecat.ColSourceTs).(*array.Timestamp) // nil for a bronze table without the column
+		topics, _ := col(lakecat.BronzeTopic).(*array.String)
+		parts, _ := col(lakecat.BronzePartition).(*array.Int32)
+		offs, _ := col(lakecat.BronzeOffset).(*array.Int64)
+		ops, _ := col(lakecat.BronzeOp).(*array.String)
+		seqs, _ := col(lakecat.ColSeq).(*array.String)
+		keys, _ := col(lakecat.ColKey).(*array.String)
 		if topics == nil || parts == nil || offs == nil || ops == nil || seqs == nil || keys == nil {
 			return fmt.Errorf("lake: bronze %s: unexpected column types %s", name, rec.Schema())
 		}
@@ -205,7 +203,7 @@ func lastBatchSeq(points []validate.Point) int64 {
 	return n
 }
 
-// resultWatermark is the watermark of a PropBatchResult JSON ("" when
+// resultWatermark is the watermark of a lakecat.PropBatchResult JSON ("" when
 // it has none or does not parse).
 func resultWatermark(js string) string {
 	var r struct {
@@ -233,11 +231,11 @@ func scanColumnsAt(ctx context.Context, tbl *table.Table, snapshotID int64, cols
 	}
 	_, it, err := tbl.Scan(opts...).ToArrowRecords(ctx)
 	if err != nil {
-		return fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
+		return fmt.Errorf("lake: scan %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	for rec, err := range it {
 		if err != nil {
-			return fmt.Errorf("lake: scan %s: %w", IdentString(tbl.Identifier()), err)
+			return fmt.Errorf("lake: scan %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 		}
 		sc := rec.Schema()
 		err := fn(rec, func(name string) arrow.Array {
@@ -275,8 +273,8 @@ type MirrorAudit struct {
 // `_seq` and `_source_ts`. It returns nil when the table does not exist.
 // Errors: catalog and file IO failures, a summary whose batch-seq or
 // end-offsets does not parse.
-func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name TableName) (*MirrorAudit, error) {
-	tbl, err := LoadTable(ctx, cat, name.Mirror())
+func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (*MirrorAudit, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil || tbl == nil {
 		return nil, err
 	}
@@ -294,27 +292,27 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name TableName) (
 	if legacy {
 		a.Applied = resultWatermark(string(a.Checkpoint.Result))
 	}
-	anc := ancestors(tbl, snap.SnapshotID)
+	anc := lakecat.Ancestors(tbl, snap.SnapshotID)
 	slices.Reverse(anc)
 	for _, s := range anc {
 		pt := validate.Point{Snapshot: s.SnapshotID}
 		if s.Summary != nil {
 			p := s.Summary.Properties
 			pt.Applied = p[PropAppliedPosition]
-			if t := p[PropBatchSeq]; t != "" {
+			if t := p[lakecat.PropBatchSeq]; t != "" {
 				if pt.BatchSeq, err = strconv.ParseInt(t, 10, 64); err != nil {
-					return nil, fmt.Errorf("lake: snapshot %d: bad %s %q", s.SnapshotID, PropBatchSeq, t)
+					return nil, fmt.Errorf("lake: snapshot %d: bad %s %q", s.SnapshotID, lakecat.PropBatchSeq, t)
 				}
 			}
-			if t := p[PropEndOffsets]; t != "" {
+			if t := p[lakecat.PropEndOffsets]; t != "" {
 				if err := json.Unmarshal([]byte(t), &pt.EndOffsets); err != nil {
-					return nil, fmt.Errorf("lake: snapshot %d: bad %s %q: %w", s.SnapshotID, PropEndOffsets, t, err)
+					return nil, fmt.Errorf("lake: snapshot %d: bad %s %q: %w", s.SnapshotID, lakecat.PropEndOffsets, t, err)
 				}
 			}
 		}
 		a.Points = append(a.Points, pt)
 		if legacy && s.Summary != nil {
-			a.Applied = max(a.Applied, resultWatermark(s.Summary.Properties[PropBatchResult]))
+			a.Applied = max(a.Applied, resultWatermark(s.Summary.Properties[lakecat.PropBatchResult]))
 		}
 	}
 	// a batch that changed no row commits its bookkeeping to the
@@ -323,11 +321,11 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name TableName) (
 		a.Points = append(a.Points, validate.Point{BatchSeq: a.Checkpoint.BatchSeq,
 			Applied: tbl.Properties()[PropAppliedPosition], EndOffsets: a.Checkpoint.EndOffsets})
 	}
-	err = scanColumns(ctx, tbl, []string{ColSeq, ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
-		seqs, _ := col(ColSeq).(*array.String)
-		tss, _ := col(ColSourceTs).(*array.Timestamp)
+	err = scanColumns(ctx, tbl, []string{lakecat.ColSeq, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+		seqs, _ := col(lakecat.ColSeq).(*array.String)
+		tss, _ := col(lakecat.ColSourceTs).(*array.Timestamp)
 		if seqs == nil {
-			return fmt.Errorf("lake: mirror %s: no string %s column", name, ColSeq)
+			return fmt.Errorf("lake: mirror %s: no string %s column", name, lakecat.ColSeq)
 		}
 		for r := 0; r < int(rec.NumRows()); r++ {
 			a.Rows++

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -59,7 +60,7 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 	}
 	// a table whose commits predate the applied position starts at its
 	// rows' highest _seq, also when its next batch is late
-	tbl, err := LoadTable(ctx, cat, testTable.Mirror())
+	tbl, err := lakecat.LoadTable(ctx, cat, testTable.Mirror())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 	if _, _, err := apply(w, batch(4), []*cdc.Event{ev(cdc.OpCreate, 40, 3, "placed", 100)}); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = LoadTable(ctx, cat, testTable.Mirror()); err != nil || tbl.Properties()[PropAppliedPosition] != seq(50) {
+	if tbl, err = lakecat.LoadTable(ctx, cat, testTable.Mirror()); err != nil || tbl.Properties()[PropAppliedPosition] != seq(50) {
 		t.Fatalf("applied position after an upgrade and a late batch: %q, %v", tbl.Properties()[PropAppliedPosition], err)
 	}
 	// no bronze table: nil
@@ -91,7 +92,7 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 	if err != nil || snap == 0 {
 		t.Fatalf("append: %d %v", snap, err)
 	}
-	if tbl, err = LoadTable(ctx, cat, testTable.Validation()); err != nil {
+	if tbl, err = lakecat.LoadTable(ctx, cat, testTable.Validation()); err != nil {
 		t.Fatal(err)
 	}
 	rows, _, err := ReadRows(ctx, tbl, []string{ValCheck})

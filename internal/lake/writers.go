@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -68,7 +69,7 @@ type WriterOptions struct {
 // State: the mirror writer, and the history writer (nil without
 // o.History). The history writer, when there is one, records each batch's
 // row changes in the log; otherwise the mirror writer does.
-func NewWriters(cat catalog.Catalog, name TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
+func NewWriters(cat catalog.Catalog, name lakecat.TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
 	st := newState(cat, name, keyCols, o.StateDir, true, o.History)
 	st.onBuild = o.OnBuild
 	st.budget = o.IndexBudget

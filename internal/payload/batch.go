@@ -9,7 +9,7 @@ import (
 
 // BatchTally counts what a batch's Kafka records were, once, before any of
 // its commits: every commit of the batch (bronze, mirror, history) carries
-// it under lake.PropBatchTally in its snapshot summary and the table
+// it under lakecat.PropBatchTally in its snapshot summary and the table
 // properties, so a retried batch found committed (lake.FindCommitted) reports
 // the same counts as the attempt that committed it. Counts are records.
 type BatchTally struct {

@@ -6,7 +6,7 @@ import (
 
 // BronzeResult counts what one batch did to the bronze table (records),
 // as internal/lake's bronze writer returns it and records it under
-// lake.PropBatchResult.
+// lakecat.PropBatchResult.
 type BronzeResult struct {
 	BatchID    string `json:"batch_id"`
 	BatchSeq   int64  `json:"batch_seq"`
@@ -18,7 +18,7 @@ type BronzeResult struct {
 
 // MirrorResult counts what one batch did to the mirror table. Counts are
 // in events unless named rows or files. Written by internal/lake's
-// mirror writer, recorded under lake.PropBatchResult.
+// mirror writer, recorded under lakecat.PropBatchResult.
 type MirrorResult struct {
 	BatchID          string         `json:"batch_id"`
 	BatchSeq         int64          `json:"batch_seq"`

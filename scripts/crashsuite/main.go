@@ -63,6 +63,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/validate"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -497,7 +498,7 @@ func diverged(ctx context.Context, cat catalog.Catalog, name lake.TableName, wan
 	if err != nil {
 		return nil, err
 	}
-	brows, _, err := lake.ReadRows(ctx, bronze, []string{lake.BronzePartition, lake.BronzeOffset})
+	brows, _, err := lake.ReadRows(ctx, bronze, []string{lakecat.BronzePartition, lake.BronzeOffset})
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +509,7 @@ func diverged(ctx context.Context, cat catalog.Catalog, name lake.TableName, wan
 		}
 	}
 	for _, row := range brows {
-		got = append(got, fmt.Sprintf("%v/%v", row[lake.BronzePartition], row[lake.BronzeOffset]))
+		got = append(got, fmt.Sprintf("%v/%v", row[lakecat.BronzePartition], row[lake.BronzeOffset]))
 	}
 	if !slices.Equal(got, wantOffsets) {
 		out = append(out, fmt.Sprintf("bronze holds %d records, want each of %d offsets once", len(got), len(wantOffsets)))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -76,8 +77,8 @@ func TestQuarantineAndTruncate(t *testing.T) {
 		t.Fatalf("mirror:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	var q []string
-	for _, row := range read(name.Quarantine(), lake.BronzePartition, lake.BronzeOffset) {
-		q = append(q, fmt.Sprintf("%v %v %v", row[lake.BronzeOffset], row[lake.ColStage], row[lake.BronzeValue] != nil))
+	for _, row := range read(name.Quarantine(), lakecat.BronzePartition, lake.BronzeOffset) {
+		q = append(q, fmt.Sprintf("%v %v %v", row[lake.BronzeOffset], row[lake.ColStage], row[lakecat.BronzeValue] != nil))
 		if !strings.Contains(fmt.Sprint(row[lake.ColReason]), map[string]string{"decode": "", "conform": "qty"}[fmt.Sprint(row[lake.ColStage])]) {
 			t.Errorf("quarantine reason %q", row[lake.ColReason])
 		}

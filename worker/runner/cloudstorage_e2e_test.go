@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/testskip"
 )
 
@@ -73,7 +74,7 @@ func TestGCSStorageEndToEnd(t *testing.T) {
 // Azurite), passes the catalog and storage suite (runStorageSuite).
 //
 // Then a wrong account key: the warehouse probe of `starter doctor`
-// (lake.ProbeWrite) names Azure's refusal, redacted, where a write
+// (lakecat.ProbeWrite) names Azure's refusal, redacted, where a write
 // through iceberg-go's Azure FileIO would panic (gocloud.dev v0.47.0,
 // docs/storage.md).
 func TestAzureStorageEndToEnd(t *testing.T) {
@@ -81,20 +82,20 @@ func TestAzureStorageEndToEnd(t *testing.T) {
 	runStorageSuite(t, storageSuite{name: "azure", catType: catalog.SQL, root: root,
 		flags: []string{"-warehouse=" + wh, "-catalog-props=" + os.Getenv(envSuiteProps)}})
 
-	cs := os.Getenv(lake.EnvAzureConnString)
+	cs := os.Getenv(lakecat.EnvAzureConnString)
 	key := regexp.MustCompile(`AccountKey=[^;]*`).FindString(cs)
 	if key == "" {
-		t.Fatalf("%s holds no AccountKey", lake.EnvAzureConnString)
+		t.Fatalf("%s holds no AccountKey", lakecat.EnvAzureConnString)
 	}
 	u, _ := url.Parse(wh)
 	account, _, _ := strings.Cut(u.Host, ".")
 	bad := lake.CatalogConfig{LocalDir: t.TempDir(), Warehouse: wh,
 		Props: map[string]string{"adls.connection-string." + account: strings.Replace(cs, key, "AccountKey=d3Jvbmcta2V5", 1)}}
-	fsys, loc, ok, err := lake.WarehouseIO(context.Background(), bad)
+	fsys, loc, ok, err := lakecat.WarehouseIO(context.Background(), bad)
 	if err != nil || !ok {
 		t.Fatalf("WarehouseIO: %v, %v", ok, err)
 	}
-	_, err = lake.ProbeWrite(context.Background(), fsys, loc)
+	_, err = lakecat.ProbeWrite(context.Background(), fsys, loc)
 	if err == nil {
 		t.Fatal("the probe passed with a wrong account key")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/testskip"
@@ -189,7 +190,7 @@ func checkBronze(t *testing.T, r *Runner, table string, ends lake.Offsets) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := lake.ReadRows(context.Background(), tbl, []string{lake.BronzePartition, lake.BronzeOffset})
+	rows, _, err := lake.ReadRows(context.Background(), tbl, []string{lakecat.BronzePartition, lake.BronzeOffset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func checkBronze(t *testing.T, r *Runner, table string, ends lake.Offsets) {
 	}
 	var got []string
 	for _, row := range rows {
-		got = append(got, fmt.Sprintf("%v/%v", row[lake.BronzePartition], row[lake.BronzeOffset]))
+		got = append(got, fmt.Sprintf("%v/%v", row[lakecat.BronzePartition], row[lake.BronzeOffset]))
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("bronze holds %d records %v…, want each of %d offsets once", len(got), got[:min(len(got), 10)], len(want))
@@ -289,7 +290,7 @@ func crashAfter(t *testing.T, at string, seed int64) {
 		}
 		n := 0
 		for _, s := range tbl.Metadata().Snapshots() {
-			if s.Summary != nil && s.Summary.Properties[lake.PropBatchID] == spec.Table+"#3" {
+			if s.Summary != nil && s.Summary.Properties[lakecat.PropBatchID] == spec.Table+"#3" {
 				n++
 			}
 		}

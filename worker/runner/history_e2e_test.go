@@ -13,6 +13,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -64,7 +65,7 @@ func historyLines(t *testing.T, r *Runner, table string) string {
 	var lines []string
 	for _, row := range rows {
 		lines = append(lines, fmt.Sprintf("%v %v %v..%v %v current=%v", row["order_id"], row["status"], row[lake.ColSeq],
-			row[lake.ColValidToSeq], row[lake.ColRowHash], row[lake.ColIsCurrent]))
+			row[lake.ColValidToSeq], row[lakecat.ColRowHash], row[lake.ColIsCurrent]))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -100,10 +101,10 @@ func TestHistoryAndLateRebuildEndToEnd(t *testing.T) {
 func debugBronze(t *testing.T, r *Runner, table string) {
 	name, _ := lake.ParseTableName(table)
 	tbl, _ := r.Catalog.LoadTable(context.Background(), name.Bronze())
-	rows, _, _ := lake.ReadRows(context.Background(), tbl, []string{lake.BronzePartition, lake.BronzeOffset})
+	rows, _, _ := lake.ReadRows(context.Background(), tbl, []string{lakecat.BronzePartition, lake.BronzeOffset})
 	byKey := map[string]int{}
 	for _, row := range rows {
-		if k, ok := row[lake.ColKey].(string); ok {
+		if k, ok := row[lakecat.ColKey].(string); ok {
 			byKey[k]++
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // an Azure SAS token in its query): activity errors, which Temporal
 // records in workflow histories and the table's status shows, and log
 // records. Both are redacted with the catalog settings' Redact
-// (lake.RedactText).
+// (lakecat.RedactText).
 
 // redactInterceptor redacts the errors of every activity the worker runs.
 type redactInterceptor struct {

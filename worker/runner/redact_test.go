@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/activities"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // The secret of these tests: a catalog property the worker is given, and
@@ -29,7 +29,7 @@ const (
 // through untouched.
 func TestRedactActivityError(t *testing.T) {
 	redact := func(s string) string {
-		return lake.RedactText(map[string]string{"s3.secret-access-key": redactSecret}, s)
+		return lakecat.RedactText(map[string]string{"s3.secret-access-key": redactSecret}, s)
 	}
 	plain := redactActivityError(fmt.Errorf("lake: %w", errors.New(leakyError)), redact)
 	var pe *temporal.ApplicationError
@@ -52,7 +52,7 @@ func TestRedactActivityError(t *testing.T) {
 func TestRedactHandler(t *testing.T) {
 	var buf bytes.Buffer
 	redact := func(s string) string {
-		return lake.RedactText(map[string]string{"s3.secret-access-key": redactSecret}, s)
+		return lakecat.RedactText(map[string]string{"s3.secret-access-key": redactSecret}, s)
 	}
 	l := redactLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {

@@ -28,6 +28,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -105,7 +106,7 @@ func NewKafka(s config.Settings, opts ...kgo.Opt) (*kafka.Client, error) {
 // one on the worker's own queue WorkerQueue(WorkerID) (activities of the
 // tables it holds; routing, docs/design.md). Stop releases everything.
 // The worker's log records (through logger) and its activities' errors
-// are redacted of the catalog's credentials (lake.RedactText).
+// are redacted of the catalog's credentials (lakecat.RedactText).
 func Start(ctx context.Context, s config.Settings, logger *slog.Logger) (*Runner, error) {
 	return StartWith(ctx, s, logger, Hooks{})
 }
@@ -123,7 +124,7 @@ type Hooks struct {
 func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hooks Hooks) (*Runner, error) {
 	redact := s.Catalog.Redact
 	if props, err := s.Catalog.Properties(); err == nil {
-		redact = func(text string) string { return lake.RedactText(props, text) }
+		redact = func(text string) string { return lakecat.RedactText(props, text) }
 	}
 	logger = redactLogger(logger, redact)
 	cat, err := lake.OpenCatalog(ctx, s.Catalog)

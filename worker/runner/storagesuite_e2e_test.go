@@ -29,6 +29,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/config"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -416,7 +417,7 @@ func suiteHistoryLines(t *testing.T, r *Runner, name lake.TableName) string {
 	var lines []string
 	for _, row := range rows {
 		lines = append(lines, fmt.Sprintf("%v %q %q %v | %v..%v | %v..%v | tx %v current=%v", row["id"], row["name"], row["description"], row["weight"],
-			row[lake.ColSeq], row[lake.ColValidToSeq], row[lake.ColValidFrom], row[lake.ColValidTo], row[lake.ColSourceTx], row[lake.ColIsCurrent]))
+			row[lake.ColSeq], row[lake.ColValidToSeq], row[lakecat.ColValidFrom], row[lakecat.ColValidTo], row[lakecat.ColSourceTx], row[lake.ColIsCurrent]))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -435,7 +436,7 @@ func suiteBatchCommits(t *testing.T, r *Runner, ident table.Identifier, batchID 
 		if s.Summary == nil {
 			continue
 		}
-		if s.Summary.Properties[lake.PropBatchID] == batchID {
+		if s.Summary.Properties[lakecat.PropBatchID] == batchID {
 			n++
 		}
 		if k, ok := s.Summary.Properties["lakemirror.rebuild-keys"]; ok {

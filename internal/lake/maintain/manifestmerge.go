@@ -1,4 +1,4 @@
-package lake
+package maintain
 
 import (
 	"context"
@@ -7,20 +7,22 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
-// manifestMergeEvery is how often a batch commit checks whether its
+// ManifestMergeEvery is how often a batch commit checks whether its
 // table's data manifests need merging: when the committed Iceberg
 // snapshot's sequence number is a multiple of it. Checking reads the
 // table's manifest list, so it is not done on every commit.
-var manifestMergeEvery int64 = 50 // a variable for tests
+var ManifestMergeEvery int64 = 50 // a variable: internal/lake's tests lower it
 
-// autoMergeManifests merges tbl's small data manifests (below Iceberg's
+// AutoMergeManifests merges tbl's small data manifests (below Iceberg's
 // commit.manifest.target-size-bytes, default 8 MiB) into target-sized
 // ones, in a metadata-only `replace` commit of its own (iceberg-go's
 // RewriteManifests), when the current Iceberg snapshot lists at least
 // commit.manifest.min-count-to-merge of them (default 100) and its
-// sequence number is a multiple of manifestMergeEvery. It returns the
+// sequence number is a multiple of ManifestMergeEvery. It returns the
 // table as committed, or tbl when nothing was due.
 //
 // Why: every batch commit appends a data manifest (and the mirror and
@@ -39,10 +41,10 @@ var manifestMergeEvery int64 = 50 // a variable for tests
 // Errors: reading the manifest list, staging or committing the merge (a
 // conflict with another writer among them); tbl is returned with them,
 // and the caller's own commit has landed either way.
-func autoMergeManifests(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+func AutoMergeManifests(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	cur := tbl.CurrentSnapshot()
 	props := tbl.Properties()
-	if cur == nil || cur.SequenceNumber%manifestMergeEvery != 0 ||
+	if cur == nil || cur.SequenceNumber%ManifestMergeEvery != 0 ||
 		strings.EqualFold(props[table.ManifestMergeEnabledKey], "false") {
 		return tbl, nil
 	}
@@ -69,14 +71,14 @@ func autoMergeManifests(ctx context.Context, tbl *table.Table) (*table.Table, er
 	res, err := tx.RewriteManifests(ctx, table.WithManifestTargetSize(target),
 		table.WithRewriteManifestPredicate(func(m iceberg.ManifestFile) bool { return m.Length() < target }))
 	if err != nil {
-		return tbl, fmt.Errorf("lake: merge the manifests of %s: %w", IdentString(tbl.Identifier()), err)
+		return tbl, fmt.Errorf("lake: merge the manifests of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	if res.IsNoOp() {
 		return tbl, nil
 	}
-	out, err := commitTx(ctx, tbl, tx)
+	out, err := lakecat.CommitTx(ctx, tbl, tx)
 	if err != nil {
-		return tbl, fmt.Errorf("lake: commit the manifest merge of %s: %w", IdentString(tbl.Identifier()), err)
+		return tbl, fmt.Errorf("lake: commit the manifest merge of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	return out, nil
 }

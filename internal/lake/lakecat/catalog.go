@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"context"
@@ -201,7 +201,7 @@ func (c CatalogConfig) LocalCatalogMissing() string {
 // catalog it creates LocalDir (and the warehouse directory) first. Errors
 // come from Properties and iceberg-go's catalog.Load (unknown type,
 // unreachable REST endpoint, bad DSN, incomplete AWS credentials), with
-// credentials redacted (RedactError).
+// credentials redacted (redactError).
 func OpenCatalog(ctx context.Context, cfg CatalogConfig) (catalog.Catalog, error) {
 	props, err := cfg.Properties()
 	if err != nil {
@@ -223,7 +223,7 @@ func OpenCatalog(ctx context.Context, cfg CatalogConfig) (catalog.Catalog, error
 	}
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
-		return nil, RedactError(props, fmt.Errorf("lake: open %s catalog: %w", props["type"], err))
+		return nil, redactError(props, fmt.Errorf("lake: open %s catalog: %w", props["type"], err))
 	}
 	return cat, nil
 }

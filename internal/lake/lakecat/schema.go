@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"fmt"
@@ -62,38 +62,40 @@ func SoftDeleteColumn(sc *iceberg.Schema) (string, error) {
 		ColDeleted, cur.ID, ColDeletedV1, old.ID, ColSeq)
 }
 
-// sysSet is the set of system column names of one mirror table: the
+// SystemSet is the set of system column names of one mirror table: the
 // pipeline's columns, with the soft-delete column the table has.
-type sysSet struct{ softDelete string }
+type SystemSet struct {
+	SoftDelete string // the soft-delete column: ColDeleted or ColDeletedV1; "" for a history table
+}
 
-// systemColumnsOf returns the system columns of the mirror or history
+// SystemColumnsOf returns the system columns of the mirror or history
 // table schema sc (nil: a mirror not created yet, ColDeleted; a history
 // table, told by its _is_current, has no soft-delete column). Errors:
 // SoftDeleteColumn's.
-func systemColumnsOf(sc *iceberg.Schema) (sysSet, error) {
+func SystemColumnsOf(sc *iceberg.Schema) (SystemSet, error) {
 	if sc == nil {
-		return sysSet{softDelete: ColDeleted}, nil
+		return SystemSet{SoftDelete: ColDeleted}, nil
 	}
 	if _, ok := sc.FindFieldByName(ColIsCurrent); ok {
-		return sysSet{}, nil
+		return SystemSet{}, nil
 	}
 	n, err := SoftDeleteColumn(sc)
-	return sysSet{softDelete: n}, err
+	return SystemSet{SoftDelete: n}, err
 }
 
 // has reports whether name is one of the table's system columns. With
 // soft-delete column ColDeletedV1, ColDeleted is a source column.
-func (s sysSet) has(name string) bool {
-	return name == s.softDelete || name == ColDeletedV1 || isSystemColumn(name)
+func (s SystemSet) Has(name string) bool {
+	return name == s.SoftDelete || name == ColDeletedV1 || isSystemColumn(name)
 }
 
 // reserved returns the system column a source column name collides with
 // in this table ("" if none), case-insensitively as reservedAs. A table
 // created with ColDeletedV1 that already holds a source column named
 // ColDeleted (in any case) keeps it: ColDeleted is not reserved there.
-func (s sysSet) reserved(name string, sc *iceberg.Schema) string {
+func (s SystemSet) Reserved(name string, sc *iceberg.Schema) string {
 	c := reservedAs(name)
-	if c == ColDeleted && s.softDelete == ColDeletedV1 && sc != nil {
+	if c == ColDeleted && s.SoftDelete == ColDeletedV1 && sc != nil {
 		for _, f := range sc.Fields() {
 			if strings.EqualFold(f.Name, ColDeleted) {
 				return ""
@@ -116,10 +118,10 @@ const (
 	ColKey          = "_key" // bronze: the row change's primary key, cdc.Key in hex; the late-key rebuild reads by it
 )
 
-// icebergType maps a column type to Iceberg (Iceberg spec, "Primitive
+// IcebergType maps a column type to Iceberg (Iceberg spec, "Primitive
 // Types"). Decimals wider than 38 digits have no Iceberg type and are an
 // error; the decoder maps them before they reach here.
-func icebergType(t cdc.Type) (iceberg.Type, error) {
+func IcebergType(t cdc.Type) (iceberg.Type, error) {
 	switch t.Kind {
 	case cdc.KindBool:
 		return iceberg.PrimitiveTypes.Bool, nil
@@ -156,7 +158,7 @@ func icebergType(t cdc.Type) (iceberg.Type, error) {
 		// Iceberg spec, "Nested Types": list<element> with an element
 		// field id. -1 is the placeholder iceberg-go replaces with a
 		// fresh id when the table is created or the column added.
-		elem, err := icebergType(t.ElemType())
+		elem, err := IcebergType(t.ElemType())
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +180,7 @@ func MirrorSchema(cols []cdc.Column, keyCols []string) (*iceberg.Schema, error) 
 		if err := checkReserved(c.Name); err != nil {
 			return nil, err
 		}
-		t, err := icebergType(c.Type)
+		t, err := IcebergType(c.Type)
 		if err != nil {
 			return nil, fmt.Errorf("lake: column %q: %w", c.Name, err)
 		}
@@ -261,7 +263,7 @@ func reservedAs(name string) string {
 }
 
 // isSystemColumn reports whether name is a system column other than the
-// soft-delete column (which one that is depends on the table: sysSet).
+// soft-delete column (which one that is depends on the table: SystemSet).
 func isSystemColumn(name string) bool {
 	switch name {
 	case ColSeq, ColSourceTs, ColIngestedAt,
@@ -279,7 +281,7 @@ func columnNames(cols []cdc.Column) []string {
 	return out
 }
 
-// uniqueColumns are system columns whose values are (nearly) all
+// UniqueColumns are system columns whose values are (nearly) all
 // distinct: they are written without a Parquet dictionary, which would
 // only cost time (parquetio.FileSpec.Unique).
-var uniqueColumns = []string{ColSeq, ColValidToSeq, ColRowHash, BronzeValue, BronzeKey, ColKey, BronzeOffset}
+var UniqueColumns = []string{ColSeq, ColValidToSeq, ColRowHash, BronzeValue, BronzeKey, ColKey, BronzeOffset}

@@ -1,7 +1,9 @@
-package lake
+package lakecat
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +14,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/names"
 )
@@ -40,28 +41,31 @@ func ParseTableName(s string) (TableName, error) {
 // String is "ns.name".
 func (t TableName) String() string { return t.Namespace + "." + t.Name }
 
-func (t TableName) ident(suffix string) table.Identifier {
+// Ident is the identifier of the table <Namespace>.<Name><suffix>, one of
+// the source table's Iceberg tables (suffix "" is the mirror).
+func (t TableName) Ident(suffix string) table.Identifier {
 	return append(strings.Split(t.Namespace, "."), t.Name+suffix)
 }
 
 // Mirror is the current-state table's identifier.
-func (t TableName) Mirror() table.Identifier { return t.ident("") }
+func (t TableName) Mirror() table.Identifier { return t.Ident("") }
 
 // Bronze is the append-only raw table's identifier.
-func (t TableName) Bronze() table.Identifier { return t.ident("_bronze") }
+func (t TableName) Bronze() table.Identifier { return t.Ident("_bronze") }
 
 // History is the SCD type 2 table's identifier.
-func (t TableName) History() table.Identifier { return t.ident("_history") }
+func (t TableName) History() table.Identifier { return t.Ident("_history") }
 
 // IdentString renders an Iceberg identifier as dotted text ("shop.orders"),
 // for messages.
 func IdentString(id table.Identifier) string { return strings.Join(id, ".") }
 
-func (t TableName) namespace() table.Identifier { return strings.Split(t.Namespace, ".") }
+// NamespaceIdent is the namespace's identifier (Namespace split at dots).
+func (t TableName) NamespaceIdent() table.Identifier { return strings.Split(t.Namespace, ".") }
 
-// tableProperties are set on every table the pipeline creates: format v2,
+// TableProperties are set on every table the pipeline creates: format v2,
 // merge-on-read row-level operations, zstd Parquet.
-func tableProperties(extra map[string]string) iceberg.Properties {
+func TableProperties(extra map[string]string) iceberg.Properties {
 	p := iceberg.Properties{
 		table.PropertyFormatVersion:       "2",
 		table.WriteDeleteModeKey:          table.WriteModeMergeOnRead,
@@ -69,7 +73,7 @@ func tableProperties(extra map[string]string) iceberg.Properties {
 		"write.merge.mode":                "merge-on-read",
 		"write.parquet.compression-codec": "zstd",
 	}
-	for k, v := range metadataRetention {
+	for k, v := range MetadataRetention {
 		p[k] = v
 	}
 	for k, v := range extra {
@@ -78,8 +82,8 @@ func tableProperties(extra map[string]string) iceberg.Properties {
 	return p
 }
 
-// ensureNamespace creates the namespace unless it exists.
-func ensureNamespace(ctx context.Context, cat catalog.Catalog, ns table.Identifier) error {
+// EnsureNamespace creates the namespace unless it exists.
+func EnsureNamespace(ctx context.Context, cat catalog.Catalog, ns table.Identifier) error {
 	ok, err := cat.CheckNamespaceExists(ctx, ns)
 	if err != nil {
 		return fmt.Errorf("lake: check namespace %v: %w", ns, err)
@@ -93,20 +97,20 @@ func ensureNamespace(ctx context.Context, cat catalog.Catalog, ns table.Identifi
 	return nil
 }
 
-// loadOrCreate loads ident, creating it with schema and props when it
+// LoadOrCreate loads ident, creating it with schema and props when it
 // does not exist (losing a creation race to another writer is fine);
 // within a batch's WithTableCache, the table as the batch last loaded or
-// committed it (tablecache.go).
-func loadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties) (*table.Table, bool, error) {
-	return loadOrCreateLaid(ctx, cat, ns, ident, schema, props, nil)
+// committed it (cache.go).
+func LoadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties) (*table.Table, bool, error) {
+	return LoadOrCreateLaid(ctx, cat, ns, ident, schema, props, nil)
 }
 
-// loadOrCreateLaid is loadOrCreate for a table with a layout setting: a
+// LoadOrCreateLaid is LoadOrCreate for a table with a layout setting: a
 // new table is created with lay's partition spec and sort order, an
 // existing one (also the batch's cached one) is evolved to it when it has
 // another (evolveLayout: a no-op when they match). A nil lay leaves the layout alone. Errors: also
 // *LayoutError.
-func loadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties,
+func LoadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.Identifier, schema func() (*iceberg.Schema, error), props iceberg.Properties,
 	lay *layout.Spec) (*table.Table, bool, error) {
 	evolve := func(tbl *table.Table) (*table.Table, bool, error) {
 		if lay != nil {
@@ -115,7 +119,7 @@ func loadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.
 				return nil, false, err
 			}
 		}
-		cacheTable(ctx, ident, tbl)
+		CacheTable(ctx, ident, tbl)
 		return tbl, false, nil
 	}
 	if tbl := cachedTable(ctx, ident); tbl != nil {
@@ -132,7 +136,7 @@ func loadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.
 	if err != nil {
 		return nil, false, err
 	}
-	if err := ensureNamespace(ctx, cat, ns); err != nil {
+	if err := EnsureNamespace(ctx, cat, ns); err != nil {
 		return nil, false, err
 	}
 	opts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
@@ -160,7 +164,7 @@ func loadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.
 	if err != nil {
 		return nil, false, fmt.Errorf("lake: create %s: %w", IdentString(ident), err)
 	}
-	cacheTable(ctx, ident, tbl)
+	CacheTable(ctx, ident, tbl)
 	return tbl, true, nil
 }
 
@@ -171,7 +175,7 @@ func isBusy(err error) bool {
 
 // LoadTable loads a table, returning (nil, nil) when it does not exist;
 // within a batch's WithTableCache, the table as the batch last loaded or
-// committed it (tablecache.go).
+// committed it (cache.go).
 func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
 	if tbl := cachedTable(ctx, ident); tbl != nil {
 		return tbl, nil
@@ -183,7 +187,7 @@ func LoadTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier)
 	if err != nil {
 		return nil, fmt.Errorf("lake: load %s: %w", IdentString(ident), err)
 	}
-	cacheTable(ctx, ident, tbl)
+	CacheTable(ctx, ident, tbl)
 	return tbl, nil
 }
 
@@ -200,17 +204,6 @@ func KeyColumnsOf(tbl *table.Table) ([]string, error) {
 	return cols, nil
 }
 
-// MirrorColumns returns a mirror table's source columns (the system
-// columns left out) in schema order, typed from its Iceberg schema.
-// Errors: a column type with no cdc equivalent.
-func MirrorColumns(tbl *table.Table) ([]cdc.Column, error) {
-	sh, err := shapeOf(tbl.Schema(), nil)
-	if err != nil {
-		return nil, err
-	}
-	return sh.cols, nil
-}
-
 // TopicOf returns the Kafka topic whose batches tbl holds (the
 // lakemirror.topic its last batch commit recorded), or "" when it holds
 // none.
@@ -225,3 +218,38 @@ func MirrorKeyColumns(ctx context.Context, cat catalog.Catalog, name TableName) 
 	}
 	return KeyColumnsOf(tbl)
 }
+
+// MetadataRetention are the table properties that bound the metadata.json
+// files a table keeps (Iceberg's write.metadata.* properties, honoured by
+// iceberg-go's commits): the 20 previous versions, older ones deleted
+// after each commit. Set on every table at creation and added by the
+// first commit to a table created without them.
+var MetadataRetention = map[string]string{
+	table.MetadataDeleteAfterCommitEnabledKey: "true",
+	table.MetadataPreviousVersionsMaxKey:      "20",
+}
+
+// Erasures is the erasures table's identifier.
+func (t TableName) Erasures() table.Identifier { return t.Ident("_erasures") }
+
+// Purged is the purged-keys table's identifier.
+func (t TableName) Purged() table.Identifier { return t.Ident("_purged") }
+
+// Quarantine returns the quarantine table's identifier.
+func (t TableName) Quarantine() table.Identifier { return t.Ident("_quarantine") }
+
+// Validation is the validation table's identifier: <ns>.<table>_validation.
+func (t TableName) Validation() table.Identifier { return t.Ident("_validation") }
+
+// Scratch is the scratch table attempt (1, 2, …) of a validation run
+// re-applies into: <table>_reapply_<first 8 hex digits of SHA-256 of
+// runID>_<attempt>, in the table's namespace (its own purged-keys table
+// is never created). Attempts have tables of their own: an attempt
+// Temporal gave up on may still be running.
+func (t TableName) Scratch(runID string, attempt int) TableName {
+	sum := sha256.Sum256([]byte(runID))
+	return TableName{Namespace: t.Namespace, Name: fmt.Sprintf("%s%s_%d", t.Name+ScratchInfix, hex.EncodeToString(sum[:4]), attempt)}
+}
+
+// ScratchInfix separates a table's name from its scratch tables' suffix.
+const ScratchInfix = "_reapply_"

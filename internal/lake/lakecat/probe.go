@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // credentials: CatalogConfig.Properties). ok is false when the warehouse
 // is not a location (REST catalogs often name warehouses, "lake") or not
 // set. Errors: the FileIO's (an unknown scheme, bad credentials
-// settings), credentials redacted (RedactError).
+// settings), credentials redacted (redactError).
 func WarehouseIO(ctx context.Context, cfg CatalogConfig) (fsys iceio.IO, location string, ok bool, err error) {
 	props, err := cfg.Properties()
 	if err != nil {
@@ -32,7 +32,7 @@ func WarehouseIO(ctx context.Context, cfg CatalogConfig) (fsys iceio.IO, locatio
 	}
 	fsys, err = iceio.LoadFS(ctx, props, location)
 	if err != nil {
-		return nil, location, true, RedactError(props, fmt.Errorf("lake: file IO for %s: %w", location, err))
+		return nil, location, true, redactError(props, fmt.Errorf("lake: file IO for %s: %w", location, err))
 	}
 	return fsys, location, true, nil
 }

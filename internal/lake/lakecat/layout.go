@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"context"
@@ -178,7 +178,7 @@ func evolveLayout(ctx context.Context, tbl *table.Table, spec layout.Spec) (*tab
 	if err := tx.ReplaceSortOrder(order); err != nil {
 		return nil, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
 	}
-	out, err := commitTx(ctx, tbl, tx)
+	out, err := CommitTx(ctx, tbl, tx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: commit layout of %s: %w", IdentString(tbl.Identifier()), err)
 	}
@@ -193,15 +193,15 @@ func fieldsOf(s iceberg.PartitionSpec) []iceberg.PartitionField {
 	return out
 }
 
-// relaid is tbl evolved to spec (evolveLayout), as the batch's cached
+// Relaid is tbl evolved to spec (evolveLayout), as the batch's cached
 // table.
-func relaid(ctx context.Context, tbl *table.Table, spec layout.Spec) (*table.Table, error) {
+func Relaid(ctx context.Context, tbl *table.Table, spec layout.Spec) (*table.Table, error) {
 	out, err := evolveLayout(ctx, tbl, spec)
 	if err != nil {
 		return nil, err
 	}
 	if out != tbl {
-		cacheTable(ctx, tbl.Identifier(), out)
+		CacheTable(ctx, tbl.Identifier(), out)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // whole metadata.json, whose size grows with the snapshots the table
 // keeps: for a small batch the parsing was most of the batch's CPU
 // (BenchmarkBatchAfterCommits). WithTableCache gives one batch a cache:
-// LoadTable and loadOrCreate return the table as this batch last loaded
-// or committed it, and every commit in this package (commitTx,
+// LoadTable and LoadOrCreate return the table as this batch last loaded
+// or committed it, and every commit in this package (CommitTx,
 // createTable) replaces the cached table with the committed one, or drops
 // it when the commit failed. A concurrent writer's commit in between is
 // not seen until the next batch, as it was not between a load and the
@@ -54,9 +54,9 @@ func cachedTable(ctx context.Context, ident table.Identifier) *table.Table {
 	return c.tables[IdentString(ident)]
 }
 
-// cacheTable records tbl (loaded or just committed) in ctx's cache; a nil
+// CacheTable records tbl (loaded or just committed) in ctx's cache; a nil
 // tbl drops ident's entry.
-func cacheTable(ctx context.Context, ident table.Identifier, tbl *table.Table) {
+func CacheTable(ctx context.Context, ident table.Identifier, tbl *table.Table) {
 	c := cacheOf(ctx)
 	if c == nil {
 		return
@@ -70,16 +70,19 @@ func cacheTable(ctx context.Context, ident table.Identifier, tbl *table.Table) {
 	c.tables[IdentString(ident)] = tbl
 }
 
-// commitTx commits tx, a transaction on tbl, and keeps ctx's cache true:
+// CommitTx commits tx, a transaction on tbl, and keeps ctx's cache true:
 // the committed table replaces tbl, or tbl is dropped when the commit
 // failed (the table may have moved). Every commit of this package goes
 // through it. It returns the committed table. Errors: the commit's.
-func commitTx(ctx context.Context, tbl *table.Table, tx *table.Transaction) (*table.Table, error) {
+func CommitTx(ctx context.Context, tbl *table.Table, tx *table.Transaction) (*table.Table, error) {
 	newTbl, err := tx.Commit(ctx)
 	if err != nil {
-		cacheTable(ctx, tbl.Identifier(), nil)
+		CacheTable(ctx, tbl.Identifier(), nil)
 		return nil, err
 	}
-	cacheTable(ctx, tbl.Identifier(), newTbl)
+	CacheTable(ctx, tbl.Identifier(), newTbl)
 	return newTbl, nil
 }
+
+// HasCache reports whether ctx carries a table cache (WithTableCache).
+func HasCache(ctx context.Context) bool { return cacheOf(ctx) != nil }

@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"errors"
@@ -116,11 +116,11 @@ func TestRedactText(t *testing.T) {
 		}
 	}
 	inner := errors.New("secret lakemirror-secret")
-	if err := RedactError(props, fmt.Errorf("open: %w", inner)); err.Error() != "open: secret REDACTED" || errors.Unwrap(err) != nil {
-		t.Errorf("RedactError = %q (unwraps to %v)", err, errors.Unwrap(err))
+	if err := redactError(props, fmt.Errorf("open: %w", inner)); err.Error() != "open: secret REDACTED" || errors.Unwrap(err) != nil {
+		t.Errorf("redactError = %q (unwraps to %v)", err, errors.Unwrap(err))
 	}
 	clean := fmt.Errorf("open: %w", errors.New("no such table"))
-	if err := RedactError(props, clean); err != clean {
-		t.Errorf("RedactError changed a clean error: %v", err)
+	if err := redactError(props, clean); err != clean {
+		t.Errorf("redactError changed a clean error: %v", err)
 	}
 }

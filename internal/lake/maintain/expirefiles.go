@@ -1,4 +1,4 @@
-package lake
+package maintain
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// deleteExpiredFiles deletes the files that only the Iceberg snapshots
+// DeleteExpiredFiles deletes the files that only the Iceberg snapshots
 // pre holds and post (the same table after an expiry commit) no longer
 // does referenced: their manifest lists and statistics files, the
 // manifests no snapshot of post lists, and the data and delete files
@@ -29,7 +29,7 @@ import (
 // which happens only after a compaction, a purge or a manifest merge
 // replaced manifests: the delete manifests, one per batch commit, are
 // read after a compaction, not after a merge of data manifests
-// (autoMergeManifests). Between them, every
+// (AutoMergeManifests). Between them, every
 // manifest of an expired snapshot is still listed by a kept one (a batch
 // commit appends a manifest and keeps the others), so only the expired
 // manifest lists are deleted, and reading the table's every manifest
@@ -39,7 +39,7 @@ import (
 //
 // Errors: reading manifest lists or manifests, deleting files; a file
 // not deleted is left for the orphan clean-up (Expire's CleanOrphans).
-func deleteExpiredFiles(ctx context.Context, pre, post *table.Table) (int, error) {
+func DeleteExpiredFiles(ctx context.Context, pre, post *table.Table) (int, error) {
 	if strings.EqualFold(post.Properties()[table.GCEnabledKey], "false") {
 		return 0, nil
 	}

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package lake
+package lakecat
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"fmt"
@@ -25,12 +25,12 @@ const (
 func HistorySchema(mirror *iceberg.Schema, keyCols []string) (*iceberg.Schema, error) {
 	var fields []iceberg.NestedField
 	var ids []int
-	sys, err := systemColumnsOf(mirror)
+	sys, err := SystemColumnsOf(mirror)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range mirror.Fields() {
-		if sys.has(f.Name) {
+		if sys.Has(f.Name) {
 			continue
 		}
 		for _, k := range keyCols {

@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"errors"
@@ -131,7 +131,7 @@ func hasAny(props map[string]string, keys ...string) bool {
 	return false
 }
 
-// SecretProperty reports whether the catalog or FileIO property key
+// secretProperty reports whether the catalog or FileIO property key
 // holds a credential: a key naming a secret, password, token,
 // credential, connection string, SAS token or account or JSON key
 // (s3.secret-access-key, s3.session-token, glue.secret-access-key,
@@ -139,7 +139,7 @@ func hasAny(props map[string]string, keys ...string) bool {
 // adls.sas-token.<host>, adls.auth.shared-key.account.key, credential,
 // token, rest.* passwords). Access key ids, regions, endpoints and
 // gcs.oauth2.token-expires-at are not.
-func SecretProperty(key string) bool {
+func secretProperty(key string) bool {
 	k := strings.ToLower(key)
 	if strings.HasSuffix(k, "token-expires-at") {
 		return false
@@ -161,7 +161,7 @@ var urlSecretRE = regexp.MustCompile(`(?i)([?&](?:sig|x-amz-signature|x-amz-secu
 
 // RedactText returns s with every credential removed that lakemirror
 // knows of, each replaced by REDACTED: the values of props' secret
-// properties (SecretProperty) and of the secret environment variables (AWS_SECRET_ACCESS_KEY,
+// properties (secretProperty) and of the secret environment variables (AWS_SECRET_ACCESS_KEY,
 // AWS_SESSION_TOKEN, AZURE_STORAGE_KEY, AZURE_STORAGE_CONNECTION_STRING,
 // AZURE_STORAGE_SAS_TOKEN, AZURE_CLIENT_SECRET, GOOGLE_OAUTH_ACCESS_TOKEN),
 // where at least 6 characters long, and the signature and token
@@ -176,7 +176,7 @@ func RedactText(props map[string]string, s string) string {
 		}
 	}
 	for k, v := range props {
-		if SecretProperty(k) {
+		if secretProperty(k) {
 			add(v)
 		}
 	}
@@ -191,11 +191,11 @@ func RedactText(props map[string]string, s string) string {
 	return urlSecretRE.ReplaceAllString(s, "${1}${2}"+redacted)
 }
 
-// RedactError returns err with its text redacted (RedactText). When
+// redactError returns err with its text redacted (RedactText). When
 // nothing was redacted it is err itself; otherwise a new error holding
 // only the redacted text: it does not unwrap to err, whose text still
 // holds the credential.
-func RedactError(props map[string]string, err error) error {
+func redactError(props map[string]string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package lake
+package maintain
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // PropSnapshotsRetain is the table property that bounds the Iceberg
 // snapshots a table keeps between batches: a commit that leaves the table
 // with more than half again as many expires all but the newest this many
-// (autoExpire). "0" turns it off. Unset, defaultSnapshotsRetain applies.
+// (AutoExpire). "0" turns it off. Unset, defaultSnapshotsRetain applies.
 //
 // Why: every Iceberg commit rewrites the table's metadata.json, which
 // lists every retained snapshot (Iceberg spec, "Table Metadata"), and
@@ -43,11 +45,11 @@ func snapshotsRetain(tbl *table.Table) int {
 	return n
 }
 
-// autoExpire expires tbl's Iceberg snapshots beyond the newest
+// AutoExpire expires tbl's Iceberg snapshots beyond the newest
 // PropSnapshotsRetain when it holds more than 1.5 times that many, in a
 // commit of its own (commitExpiry); the files only expired snapshots
 // referenced (manifest lists, manifests, data files compacted or purged
-// away) are deleted after the commit (deleteExpiredFiles). A snapshot a tag or
+// away) are deleted after the commit (DeleteExpiredFiles). A snapshot a tag or
 // branch holds is kept, and so is any snapshot younger than Iceberg's
 // history.expire.max-snapshot-age-ms when the table sets it to a
 // positive number of milliseconds (Iceberg's own 5-day default is not
@@ -58,7 +60,7 @@ func snapshotsRetain(tbl *table.Table) int {
 // Errors: commitExpiry's (a conflict with another writer among them:
 // tbl is returned; a failed file deletion after the expiry landed: the
 // expired table is); the caller's own commit has landed either way.
-func autoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+func AutoExpire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 	retain := snapshotsRetain(tbl)
 	props := tbl.Properties()
 	if retain == 0 || len(tbl.Metadata().Snapshots()) <= retain+retain/2 ||
@@ -89,7 +91,7 @@ func expirable(tbl *table.Table, retain int, maxAge time.Duration) bool {
 	}
 	cutoff := time.Now().Add(-maxAge).UnixMilli()
 	old := 0
-	for i, s := range ancestors(tbl, cur.SnapshotID) {
+	for i, s := range lakecat.Ancestors(tbl, cur.SnapshotID) {
 		if i >= retain && s.TimestampMs < cutoff {
 			old++
 		}

@@ -1,0 +1,17 @@
+package lakecat
+
+// Keys of the exactly-once bookkeeping (docs/design.md, "Exactly-once batch
+// bookkeeping"). Each is written both into the snapshot summary of the
+// batch's commit and into the table properties; properties survive
+// compaction snapshots and snapshot expiry, summaries show per-commit
+// history in any Iceberg tool.
+const (
+	PropBatchID     = "lakemirror.batch-id"     // "<table>#<seq>"
+	PropBatchSeq    = "lakemirror.batch-seq"    // decimal batch sequence number, strictly increasing per table
+	PropEndOffsets  = "lakemirror.end-offsets"  // JSON Offsets: next offset per partition after the batch
+	PropBatchResult = "lakemirror.batch-result" // JSON of the batch's counts (MirrorResult or BronzeResult)
+	PropCovered     = "lakemirror.covered"      // bronze only: JSON {topic: Coverage} of the offsets it holds
+	PropKeyColumns  = "lakemirror.key-columns"  // mirror: JSON array of key column names
+	PropTopic       = "lakemirror.topic"        // the source Kafka topic
+	PropBatchTally  = "lakemirror.batch-tally"  // JSON BatchTally: the batch's records as counted before its commits
+)

@@ -1,0 +1,19 @@
+package lakecat
+
+import "github.com/apache/iceberg-go/table"
+
+// Ancestors returns tbl's snapshot id and that snapshot's ancestors, newest
+// first, following the parent ids as far as tbl's metadata keeps them
+// (an expired parent ends the list); nil when tbl has no snapshot id.
+func Ancestors(tbl *table.Table, id int64) []table.Snapshot {
+	var out []table.Snapshot
+	md := tbl.Metadata()
+	for s := md.SnapshotByID(id); s != nil; {
+		out = append(out, *s)
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return out
+}

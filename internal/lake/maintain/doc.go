@@ -1,0 +1,25 @@
+// Package maintain keeps Iceberg tables' metadata and files bounded: it
+// expires snapshots (on every batch commit past a bound, and on the
+// maintenance schedule), deletes the files only expired snapshots
+// referenced, deletes orphan files, and merges small data manifests. It
+// rewrites no data: compaction, purge and bronze retention rewrite or
+// delete rows through the write path and stay in internal/lake, which
+// imports this package.
+//
+// Map:
+//   - autoexpire.go: AutoExpire, run after each batch commit: past
+//     PropSnapshotsRetain (default 100) and half again, expire all but
+//     the newest that many.
+//   - expire.go: Expire (the scheduled expiry and orphan clean-up,
+//     ExpireOptions → payload.ExpireResult) and the expiry commit both
+//     share.
+//   - expirefiles.go: DeleteExpiredFiles, the files of expired snapshots
+//     (manifest lists, manifests, data and delete files no kept snapshot
+//     names), without reading every kept manifest.
+//   - manifestmerge.go: AutoMergeManifests, every ManifestMergeEvery
+//     commits, a metadata-only merge of small data manifests.
+//
+// It imports internal/lake/lakecat (loading and committing tables),
+// internal/payload (the result types) and the Iceberg library, never
+// internal/lake.
+package maintain
