@@ -126,7 +126,7 @@ func writeCommand(b *bytes.Buffer, c *cobra.Command, parent string) {
 func flagTable(b *bytes.Buffer, fs *pflag.FlagSet) {
 	n := 0
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden || f.Name == "help" || f.Name == "version" {
+		if f.Hidden && !strings.HasPrefix(f.Usage, workerOnly) || f.Name == "help" || f.Name == "version" { // the worker's flags, hidden from starter's help, are documented
 			return
 		}
 		if n == 0 {
