@@ -60,21 +60,29 @@ func (s *Setting) Flag() string { return strings.ReplaceAll(s.Name, "_", "-") }
 
 // Kind is the Go type of the setting's value: int, time.Duration or
 // string.
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (s *Setting) Kind() reflect.Type { return reflect.TypeOf(TableSpec{}).FieldByIndex(s.index).Type }
 
 // Ptr is a pointer to the setting's field in spec: *int, *time.Duration
 // or *string (for binding a flag to it).
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (s *Setting) Ptr(spec *TableSpec) any {
 	return reflect.ValueOf(spec).Elem().FieldByIndex(s.index).Addr().Interface()
 }
 
 // Get is the setting's value in spec (int, time.Duration or string).
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (s *Setting) Get(spec TableSpec) any {
 	return reflect.ValueOf(spec).FieldByIndex(s.index).Interface()
 }
 
 // Set stores v (the setting's Kind) in spec's field; a v of another type
 // panics.
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (s *Setting) Set(spec *TableSpec, v any) {
 	reflect.ValueOf(spec).Elem().FieldByIndex(s.index).Set(reflect.ValueOf(v))
 }
@@ -159,6 +167,8 @@ func (s TableSpec) Validate() error {
 
 // Defaults fills each zero field of a Settings setting with its Default
 // (an int or a duration at or below zero counts as zero).
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (s TableSpec) Defaults() TableSpec {
 	for i := range Settings {
 		st := &Settings[i]
@@ -191,6 +201,8 @@ func (s TableSpec) SettingsOnly() TableSpec {
 }
 
 // field is c's field of the live setting s (a nil or non-nil pointer).
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (c *SettingsChange) field(s *Setting) reflect.Value {
 	v := reflect.ValueOf(c).Elem()
 	for i := 0; i < v.NumField(); i++ {
@@ -204,6 +216,8 @@ func (c *SettingsChange) field(s *Setting) reflect.Value {
 // Set records a new value v (the setting's Kind) for the live setting
 // named name (canonical or alias); it panics for another name, a setting
 // that is not Live or a v of another type.
+//
+//workflowcheck:ignore (reflection over the spec's fields: deterministic)
 func (c *SettingsChange) Set(name string, v any) {
 	s := LookupSetting(name)
 	if s == nil || !s.Live {
