@@ -51,7 +51,7 @@ func TestNoWorkerPolling(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"status", "cli.noworker"}, exitFailure, "", noWorker},
-		{[]string{"status", "cli.noworker", "--output", "json"}, exitFailure, "", noWorker},
+		{[]string{"status", "cli.noworker", "--output", "json"}, exitFailure, jsonFailure(t, noWorker, exitFailure), noWorker}, // the failure as JSON too
 		{[]string{"list"}, exitFailure, "", noWorker},
 		{[]string{"wait", "cli.noworker"}, exitFailure, "", noWorker},
 		{[]string{"settings", "cli.noworker", "--batch-size", "10"}, exitFailure, "", noWorker},

@@ -129,3 +129,16 @@ func listedFlags(help string) map[string]bool {
 	}
 	return out
 }
+
+// jsonFailure is what a command run with --output json prints to stdout
+// when it fails with stderr's line "starter: MESSAGE\n" and exit code
+// code (runContext).
+func jsonFailure(t *testing.T, stderr string, code int) string {
+	t.Helper()
+	var b strings.Builder
+	msg := strings.TrimSuffix(strings.TrimPrefix(stderr, "starter: "), "\n")
+	if err := writeJSON(&b, jsonError{Error: jsonErrorBody{Message: msg, ExitCode: code, Kind: exitKind(code)}}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

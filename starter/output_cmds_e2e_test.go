@@ -101,9 +101,10 @@ func TestCommandsJSON(t *testing.T) {
 		t.Errorf("schedule --pause: %+v, want %+v", sched, want)
 	}
 
-	// a decision for a table that is not schema-blocked: nothing sent, no JSON
-	if code, stdout, stderr := cli(t, append([]string{"schema", table, "--evolve", "--output", "json"}, args...)...); code != exitFailure || stdout != "" ||
-		stderr != "starter: "+table+" is not waiting for a schema decision (phase stream); nothing was sent\n" {
+	// a decision for a table that is not schema-blocked: nothing sent, the failure as JSON
+	notWaiting := "starter: " + table + " is not waiting for a schema decision (phase stream); nothing was sent\n"
+	if code, stdout, stderr := cli(t, append([]string{"schema", table, "--evolve", "--output", "json"}, args...)...); code != exitFailure || stdout != jsonFailure(t, notWaiting, exitFailure) ||
+		stderr != notWaiting {
 		t.Errorf("schema --evolve: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
