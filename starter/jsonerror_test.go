@@ -36,6 +36,9 @@ func TestFailureAsJSON(t *testing.T) {
 		if code != c.code || got.Error.ExitCode != c.code || got.Error.Kind != c.kind || !strings.HasPrefix(got.Error.Message, c.msg) {
 			t.Errorf("%v: exit %d, stdout %+v; want %d %s %q...", c.args, code, got, c.code, c.kind, c.msg)
 		}
+		if stdout != jsonFailure(t, stderr, code) {
+			t.Errorf("%v: stdout %q, want %q", c.args, stdout, jsonFailure(t, stderr, code))
+		}
 		if stderr != "starter: "+got.Error.Message+"\n" {
 			t.Errorf("%v: stderr %q, want the message once: %q", c.args, stderr, got.Error.Message)
 		}
