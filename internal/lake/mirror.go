@@ -110,15 +110,11 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	if err != nil {
 		return nil, err
 	}
-	if truncs, err := bronzeTruncates(ctx, w.cat, w.name); err != nil {
+	marks, err := bronzeTruncates(ctx, w.cat, w.name)
+	if err != nil {
 		return nil, err
-	} else if truncs != "" || len(pending) > 0 {
-		var marks []truncateMark
-		if truncs != "" {
-			if err := json.Unmarshal([]byte(truncs), &marks); err != nil {
-				return nil, fmt.Errorf("lake: bad %s on %s: %w", PropTruncates, w.name.Bronze(), err)
-			}
-		}
+	}
+	if len(marks) > 0 || len(pending) > 0 {
 		if props[PropTruncates], _, err = addTruncates(marks, pending); err != nil {
 			return nil, err
 		}

@@ -326,17 +326,17 @@ func addTruncates(all, marks []truncateMark) (string, bool, error) {
 	return string(b), true, err
 }
 
-// bronzeTruncates is the PropTruncates of the bronze table of name (""
+// bronzeTruncates is the PropTruncates of the bronze table of name (nil
 // when bronze does not exist or records none): a mirror created after a
 // batch that held a truncate and no row change starts with it, so that a
 // change below the truncate that arrives later is truncated. Errors:
-// catalog failures.
-func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (string, error) {
-	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
+// catalog failures, a malformed property.
+func bronzeTruncates(ctx context.Context, cat catalog.Catalog, name TableName) ([]truncateMark, error) {
+	tbl, err := LoadTable(ctx, cat, name.Bronze())
 	if err != nil || tbl == nil {
-		return "", err
+		return nil, err
 	}
-	return tbl.Properties()[PropTruncates], nil
+	return readTruncates(tbl)
 }
 
 // PropPendingTruncatesPrefix prefixes the namespace property that keeps
