@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -23,20 +24,43 @@ import (
 type BronzeRow = BronzeRecord
 
 // ReadBronzeKeys returns every bronze record of the given primary keys
-// (the `_key` column), in no particular order. Files are pruned by their
-// manifest `_key` bounds (PlanFiles with an IN filter); the rows of the
-// remaining files are read and matched here. Row-group pruning is left
-// out on purpose: iceberg-go v0.7.0's row-group evaluator takes a Parquet
-// column chunk's value count (non-null values only) as if it included
-// nulls, so a row group whose `_key` has as many nulls (tombstones) as
-// values looks all-null and is skipped, losing records. Its cost is a read
-// of every bronze file whose key range covers a wanted key: it serves the
-// late-key rebuild, never the in-order path. Errors: catalog and file IO
-// failures, a bronze file with delete files (this pipeline never writes
-// them), a `_key` that is not hex.
+// (the `_key` column), in no particular order: ReadBronzeKeysCounted's
+// rows.
 func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keys []cdc.Key) ([]BronzeRow, error) {
+	rows, _, err := ReadBronzeKeysCounted(ctx, cat, name, keys)
+	return rows, err
+}
+
+// BronzeKeyScan is what one ReadBronzeKeysCounted read: bronze data
+// files (Files of them, Pruned more left out by their manifest `_key`
+// bounds), the `_key` values it looked at (KeysScanned, one per row of
+// every file read), the rows it decoded whole (RowsRead: every row of a
+// row group holding a wanted key) and the rows of bronze's current
+// Iceberg snapshot (TotalRows, its summary's total-records; 0 when
+// unknown).
+type BronzeKeyScan struct {
+	Files, Pruned         int
+	KeysScanned, RowsRead int64
+	TotalRows             int64
+}
+
+// ReadBronzeKeysCounted returns every bronze record of the given primary
+// keys (the `_key` column), in no particular order, and what it read.
+// Files are pruned by their manifest `_key` bounds (PlanFiles with an IN
+// filter); of each remaining file only the `_key` column is read first,
+// and the whole rows only of the row groups holding a wanted key, so a
+// file without one costs its key column alone. Iceberg's own row-group
+// pruning is left out on purpose: iceberg-go v0.7.0's row-group evaluator
+// takes a Parquet column chunk's value count (non-null values only) as if
+// it included nulls, so a row group whose `_key` has as many nulls
+// (tombstones) as values looks all-null and is skipped, losing records.
+// It serves the late-key rebuild, never the in-order path. Errors:
+// catalog and file IO failures, a bronze file with delete files (this
+// pipeline never writes them), a `_key` that is not hex.
+func ReadBronzeKeysCounted(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keys []cdc.Key) ([]BronzeRow, BronzeKeyScan, error) {
+	var scan BronzeKeyScan
 	if len(keys) == 0 {
-		return nil, nil
+		return nil, scan, nil
 	}
 	hexKeys := make([]string, len(keys))
 	want := make(map[string]bool, len(keys))
@@ -44,14 +68,107 @@ func ReadBronzeKeys(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 		hexKeys[i] = hex.EncodeToString([]byte(k))
 		want[hexKeys[i]] = true
 	}
+	tbl, tasks, fs, err := bronzeTasks(ctx, cat, name, iceberg.IsIn(iceberg.Reference(lakecat.ColKey), hexKeys...), fmt.Sprintf(" for %d keys", len(keys)))
+	if err != nil || tbl == nil {
+		return nil, scan, err
+	}
+	if sum := tbl.CurrentSnapshot().Summary; sum != nil {
+		if n, err := strconv.ParseInt(sum.Properties["total-records"], 10, 64); err == nil {
+			scan.TotalRows = n
+		}
+		if n, err := strconv.Atoi(sum.Properties["total-data-files"]); err == nil {
+			scan.Pruned = max(n-len(tasks), 0)
+		}
+	}
+	keep := func(_ string, _ int32, _ int64, pk string, hasKey bool) bool { return hasKey && want[pk] }
 	var out []BronzeRow
-	err := eachBronzeFile(ctx, cat, name, iceberg.IsIn(iceberg.Reference(lakecat.ColKey), hexKeys...), fmt.Sprintf("for %d keys", len(keys)),
-		func(_ string, _ int32, _ int64, pk string, hasKey bool) bool { return hasKey && want[pk] },
-		func(rows []BronzeRow) error {
-			out = append(out, rows...)
+	for _, t := range tasks {
+		scan.Files++
+		groups, n, err := bronzeKeyGroups(ctx, fs, t.File.FilePath(), want)
+		scan.KeysScanned += n
+		if err != nil {
+			return nil, scan, err
+		}
+		if len(groups) == 0 {
+			continue
+		}
+		var read int64
+		out, read, err = readBronzeGroups(ctx, fs, t.File.FilePath(), groups, keep, out)
+		scan.RowsRead += read
+		if err != nil {
+			return nil, scan, err
+		}
+	}
+	return out, scan, nil
+}
+
+// bronzeKeyGroups reads only the `_key` column of one bronze data file
+// and returns the row groups holding a key of want (hex), and the rows
+// it looked at.
+func bronzeKeyGroups(ctx context.Context, fs iceio.IO, path string, want map[string]bool) ([]int, int64, error) {
+	p, err := parquetio.Open(fs, path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer p.Close()
+	leaf := p.ColumnIndex(lakecat.ColKey)
+	if leaf < 0 {
+		return nil, 0, fmt.Errorf("lake: bronze file %s: no %s column", path, lakecat.ColKey)
+	}
+	var groups []int
+	var n int64
+	for rg := 0; rg < p.NumRowGroups(); rg++ {
+		hit := false
+		err := p.Scan(ctx, []int{leaf}, []int{rg}, func(rec arrow.RecordBatch, _ int64) error {
+			pks, ok := rec.Column(0).(*array.String)
+			if !ok {
+				return fmt.Errorf("lake: bronze file %s: no string %s column", path, lakecat.ColKey)
+			}
+			n += int64(pks.Len())
+			for r := 0; r < pks.Len() && !hit; r++ {
+				hit = pks.IsValid(r) && want[pks.Value(r)]
+			}
 			return nil
 		})
-	return out, err
+		if err != nil {
+			return nil, n, err
+		}
+		if hit {
+			groups = append(groups, rg)
+		}
+	}
+	return groups, n, nil
+}
+
+// bronzeTasks plans the scan of bronze's current Iceberg snapshot: the
+// data files filter (nil: every file) may match by their manifest bounds,
+// and the table's file IO. tbl is nil for a missing or empty bronze. what
+// (with a leading space, or "") names the scan in errors. Errors: catalog
+// and file IO failures, a data file with delete files (this pipeline
+// never writes them).
+func bronzeTasks(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, filter iceberg.BooleanExpression, what string) (*table.Table, []table.FileScanTask, iceio.IO, error) {
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
+		return nil, nil, nil, err
+	}
+	var opts []table.ScanOption
+	if filter != nil {
+		opts = append(opts, table.WithRowFilter(filter))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("lake: plan bronze scan%s: %w", what, err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("lake: file IO: %w", err)
+	}
+	for _, t := range tasks {
+		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
+			return nil, nil, nil, fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
+		}
+	}
+	return tbl, tasks, fs, nil
 }
 
 // ScanBronze calls fn with the row changes of each bronze data file of
@@ -80,29 +197,14 @@ func keyedRows(_ string, _ int32, _ int64, _ string, hasKey bool) bool { return 
 // them), a `_key` that is not hex, fn's.
 func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, filter iceberg.BooleanExpression, what string,
 	keep bronzeKeep, fn func([]BronzeRow) error) error {
-	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
-	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
+	if what != "" {
+		what = " " + what
+	}
+	tbl, tasks, fs, err := bronzeTasks(ctx, cat, name, filter, what)
+	if err != nil || tbl == nil {
 		return err
 	}
-	var opts []table.ScanOption
-	if filter != nil {
-		opts = append(opts, table.WithRowFilter(filter))
-	}
-	tasks, err := tbl.Scan(opts...).PlanFiles(ctx)
-	if err != nil {
-		if what != "" {
-			what = " " + what
-		}
-		return fmt.Errorf("lake: plan bronze scan%s: %w", what, err)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return fmt.Errorf("lake: file IO: %w", err)
-	}
 	for _, t := range tasks {
-		if len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0 {
-			return fmt.Errorf("lake: bronze data file %s has delete files, which this pipeline does not write", t.File.FilePath())
-		}
 		rows, err := readBronzeFile(ctx, fs, t.File.FilePath(), keep, nil)
 		if err != nil {
 			return err
@@ -117,12 +219,21 @@ func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 // readBronzeFile appends to out the rows of one bronze data file that
 // keep accepts. A kept keyless row has an empty PK.
 func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, error) {
+	out, _, err := readBronzeGroups(ctx, fs, path, nil, keep, out)
+	return out, err
+}
+
+// readBronzeGroups is readBronzeFile for the given row groups (nil:
+// all); read counts the rows it decoded.
+func readBronzeGroups(ctx context.Context, fs iceio.IO, path string, groups []int, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, int64, error) {
 	p, err := parquetio.Open(fs, path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer p.Close()
-	err = p.Scan(ctx, nil, nil, func(rec arrow.RecordBatch, _ int64) error {
+	var read int64
+	err = p.Scan(ctx, nil, groups, func(rec arrow.RecordBatch, _ int64) error {
+		read += rec.NumRows()
 		sc := rec.Schema()
 		col := func(name string) arrow.Array {
 			if idx := sc.FieldIndices(name); len(idx) > 0 {
@@ -173,7 +284,7 @@ func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKe
 		}
 		return nil
 	})
-	return out, err
+	return out, read, err
 }
 
 // readHeaders reads row r of the kafka_headers list<struct<key, value>>.

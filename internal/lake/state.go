@@ -51,6 +51,14 @@ type State struct {
 	// LoadEvents). False after a build from tables with rows: their past
 	// events are in bronze only.
 	eventsComplete bool
+	// keysLogged are keys whose every past row change the log holds
+	// although eventsComplete is false: their bronze records were loaded
+	// a key set at a time (LoadKeyEvents) since the state was built;
+	// keyReadCost is what those reads cost, in bronze rows read whole
+	// (KeySetReadPays), and bronzeRows bronze's rows at the last one.
+	keysLogged  map[cdc.Key]struct{}
+	keyReadCost int64
+	bronzeRows  int64
 	// builtAtBatch is the last batch sequence the tables held when the
 	// state was built from them.
 	builtAtBatch int64
@@ -433,6 +441,7 @@ func (s *State) reset() error {
 	}
 	s.hfiles, s.hfid = nil, map[string]int32{}
 	s.builtAtBatch = 0
+	s.keysLogged, s.keyReadCost, s.bronzeRows = nil, 0, 0
 	s.pending = nil
 	return nil
 }
@@ -633,15 +642,16 @@ func (s *State) keyEvents(k cdc.Key) ([]*cdc.Event, error) {
 }
 
 // Events returns the row changes recorded for each key (in no order, with
-// duplicates as delivered). ok is false when the log does not hold every
-// past change (the state was built from tables with rows; see
-// LoadEvents): the caller then reads bronze.
+// duplicates as delivered). ok is false when the log may lack past
+// changes of one of keys (the state was built from tables with rows, and
+// neither LoadEvents nor LoadKeyEvents loaded them): the caller then
+// reads bronze.
 func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, err error) {
 	s.settle()
 	if err := s.flushPending(); err != nil {
 		return nil, false, err
 	}
-	if !s.built || !s.eventsComplete {
+	if !s.built || len(s.eventsMissing(keys)) > 0 {
 		return nil, false, nil
 	}
 	out = make(map[cdc.Key][]*cdc.Event, len(keys))
@@ -726,7 +736,111 @@ func (s *State) SetEventsComplete() {
 	s.settle()
 	if s.built {
 		s.eventsComplete = true
+		s.keysLogged = nil
 	}
+}
+
+// EventsMissing returns the keys among keys whose past row changes the
+// log may lack (in keys' order): none when it holds every past change,
+// else those LoadKeyEvents did not load since the state was built (all
+// of keys when the state is not built).
+func (s *State) EventsMissing(keys []cdc.Key) []cdc.Key {
+	s.settle()
+	if !s.built {
+		return keys
+	}
+	return s.eventsMissing(keys)
+}
+
+func (s *State) eventsMissing(keys []cdc.Key) []cdc.Key {
+	if s.eventsComplete {
+		return nil
+	}
+	var out []cdc.Key
+	for _, k := range keys {
+		if _, ok := s.keysLogged[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// LoadKeyEvents is LoadEvents for the keys in keys alone: byKey holds
+// every bronze record of each of them (decoded and prepared like a batch;
+// a key without any has none; other keys' are left out), and Events
+// serves them from the log from then on, until the state is built again.
+// scan is the bronze read that found them (ReadBronzeKeysCounted), its
+// cost summed for KeySetReadPays. Errors: LoadEvents'.
+func (s *State) LoadKeyEvents(keys []cdc.Key, byKey map[cdc.Key][]*cdc.Event, scan BronzeKeyScan) error {
+	s.settle()
+	if !s.built {
+		return fmt.Errorf("lake: local state not built")
+	}
+	if s.eventsComplete {
+		return nil
+	}
+	mine := make(map[cdc.Key][]*cdc.Event, len(keys))
+	for _, k := range keys {
+		mine[k] = byKey[k]
+	}
+	if err := s.LoadEvents(mine); err != nil {
+		return err
+	}
+	if s.keysLogged == nil {
+		s.keysLogged = make(map[cdc.Key]struct{}, len(keys))
+	}
+	for _, k := range keys {
+		s.keysLogged[k] = struct{}{}
+	}
+	s.keyReadCost += scan.RowsRead + scan.KeysScanned/keyScanPerRow
+	s.bronzeRows = scan.TotalRows
+	return nil
+}
+
+// Limits of key-set reads of past changes (KeySetReadPays).
+const (
+	// keyScanPerRow: reading a bronze row's `_key` alone costs about this
+	// fraction of reading the row whole.
+	keyScanPerRow = 8
+	// keyReadsPerLoad: loading every bronze record (decoding and logging
+	// each) costs about this many plain reads of bronze
+	// (BenchmarkPastRead: 5.2 s against 0.76 s at 400,000 rows, 7x).
+	keyReadsPerLoad = 4
+	// maxKeySetRead is the most keys one key-set read looks for (the IN
+	// filter of its file pruning holds each).
+	maxKeySetRead = 20_000
+	// maxKeysLogged is the most keys loaded a key set at a time that the
+	// state tracks (about 40 bytes each in RAM).
+	maxKeysLogged = 200_000
+)
+
+// KeySetReadPays reports whether the past changes of n more keys missing
+// from the log (EventsMissing) should be read from bronze for those keys
+// alone (ReadBronzeKeysCounted, then LoadKeyEvents) rather than every
+// bronze record loaded once (LoadEvents, then SetEventsComplete). A load
+// of everything reads and decodes every bronze row once and makes every
+// later rebuild bronze-free; a key-set read reads every candidate file's
+// `_key` column and the row groups holding a wanted key, so it is much
+// cheaper for a few keys and, with keys spread over every file, about a
+// plain read of bronze, a seventh of a load. So key-set reads go on, as
+// in renting against buying, until what they cost together (in bronze
+// rows read whole, a `_key` value an eighth of one) reaches four times
+// bronze's row count, or the keys exceed maxKeySetRead at once or
+// maxKeysLogged in all: then everything is loaded, for at most about
+// 1.6 times what loading it at first would have cost.
+func (s *State) KeySetReadPays(n int) bool {
+	s.settle()
+	if s.eventsComplete || n > maxKeySetRead || len(s.keysLogged)+n > maxKeysLogged {
+		return false
+	}
+	return s.bronzeRows == 0 || s.keyReadCost < keyReadsPerLoad*s.bronzeRows
+}
+
+// KeyLoads returns how many keys LoadKeyEvents loaded since the state was
+// built, and what their reads cost in bronze rows read whole.
+func (s *State) KeyLoads() (keys int, cost int64) {
+	s.settle()
+	return len(s.keysLogged), s.keyReadCost
 }
 
 // alignRow returns r with its values in the column order of to: the same

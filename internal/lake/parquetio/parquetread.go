@@ -39,6 +39,9 @@ func Open(fs iceio.IO, path string) (*File, error) {
 
 func (p *File) Close() error { return p.pf.Close() }
 
+// NumRowGroups is the file's row group count.
+func (p *File) NumRowGroups() int { return p.pf.NumRowGroups() }
+
 // NumRows is the file's row count.
 func (p *File) NumRows() int64 { return p.pf.NumRows() }
 
