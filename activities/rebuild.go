@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -88,12 +89,14 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 }
 
 // pastEvents returns every row change ever applied for each key, from
-// the table's local state log. The first time a worker needs them after
-// it built its state from existing tables, the log lacks the changes
-// applied before: it then reads every bronze record once (decoded and
+// the table's local state log. When a worker built its state from
+// existing tables, the log lacks the changes applied before: it then
+// reads them from bronze, either for the missing keys alone (a key-set
+// read, pastKeyEvents) or, once those would cost more (see
+// lake.State.KeySetReadPays), every bronze record once (decoded and
 // prepared like a batch: changes an operator skipped stay skipped, table
-// truncates recorded on the mirror apply) into the log, and serves every
-// later rebuild from the log.
+// truncates recorded on the mirror apply) into the log, which then serves
+// every later rebuild.
 func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.TableName, keys []cdc.Key) (map[cdc.Key][]*cdc.Event, error) {
 	mirror, _ := st.writers(a, name)
 	state := mirror.State()
@@ -106,33 +109,117 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 	if !state.EventsComplete() && st.spec.WithoutBronze {
 		return nil, errNoPast
 	}
-	if !state.EventsComplete() {
+	if missing := state.EventsMissing(keys); len(missing) > 0 {
 		if err := a.ensureTableTypes(ctx, st, name); err != nil {
 			return nil, err
 		}
-		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
-			d := st.decoders.get()
-			events, err := decodeBronze(d, rows)
-			st.decoders.put(d)
-			if err != nil {
-				return err
-			}
-			byKey, err := preparePast(ctx, mirror, events)
-			if err != nil {
-				return err
-			}
-			return state.LoadEvents(byKey)
-		})
+		pays := state.KeySetReadPays(len(missing))
+		switch testPastRead {
+		case "keys":
+			pays = true
+		case "all":
+			pays = false
+		}
+		var err error
+		if pays {
+			err = a.pastKeyEvents(ctx, st, mirror, name, missing)
+		} else {
+			err = a.allPastEvents(ctx, st, mirror, name)
+		}
 		if err != nil {
 			return nil, err
 		}
-		state.SetEventsComplete()
 	}
 	byKey, ok, err := state.Events(keys)
 	if err == nil && !ok {
 		err = fmt.Errorf("table %s: the local state lost its past changes while loading them", name)
 	}
 	return byKey, err
+}
+
+// testPastRead, when set, is how pastEvents reads past changes whatever
+// they cost: "keys" (key-set reads) or "all" (every bronze record; tests).
+var testPastRead string
+
+// allPastEvents loads every bronze record of the table into the local
+// state log, decoded and prepared a data file at a time.
+func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName) error {
+	state := mirror.State()
+	err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
+		d := st.decoders.get()
+		events, err := decodeBronze(d, rows)
+		st.decoders.put(d)
+		if err != nil {
+			return err
+		}
+		byKey, err := preparePast(ctx, mirror, events)
+		if err != nil {
+			return err
+		}
+		return state.LoadEvents(byKey)
+	})
+	if err != nil {
+		return err
+	}
+	state.SetEventsComplete()
+	return nil
+}
+
+// pastKeyEvents loads the bronze records of keys alone into the local
+// state log (lake.ReadBronzeKeysCounted, then State.LoadKeyEvents). A
+// create that a primary-key update made and that carries TOAST
+// placeholders takes their values from its old key's changes
+// (MirrorWriter.Prepare): those are read too and prepared with it, but
+// not loaded.
+func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName, keys []cdc.Key) error {
+	rows, scan, err := lake.ReadBronzeKeysCounted(ctx, a.Catalog, name, keys)
+	if err != nil {
+		return err
+	}
+	d := st.decoders.get()
+	events, err := decodeBronze(d, rows)
+	st.decoders.put(d)
+	if err != nil {
+		return err
+	}
+	if old := oldKeysNeeded(events, keys); len(old) > 0 {
+		rows, more, err := lake.ReadBronzeKeysCounted(ctx, a.Catalog, name, old)
+		if err != nil {
+			return err
+		}
+		d := st.decoders.get()
+		oldEvents, err := decodeBronze(d, rows)
+		st.decoders.put(d)
+		if err != nil {
+			return err
+		}
+		events = append(events, oldEvents...)
+		scan.KeysScanned += more.KeysScanned
+		scan.RowsRead += more.RowsRead
+	}
+	byKey, err := preparePast(ctx, mirror, events)
+	if err != nil {
+		return err
+	}
+	return mirror.State().LoadKeyEvents(keys, byKey, scan)
+}
+
+// oldKeysNeeded returns the old keys, not among keys, of the creates in
+// events that a primary-key update made with TOAST placeholders.
+func oldKeysNeeded(events []*cdc.Event, keys []cdc.Key) []cdc.Key {
+	have := make(map[cdc.Key]bool, len(keys))
+	for _, k := range keys {
+		have[k] = true
+	}
+	var out []cdc.Key
+	for _, e := range events {
+		if e.OldKey != "" && !have[e.OldKey] && e.Op.IsUpsert() && e.After != nil &&
+			slices.ContainsFunc(e.After.Vals, func(v cdc.Value) bool { return v.Kind == cdc.KindUnavailable }) {
+			have[e.OldKey] = true
+			out = append(out, e.OldKey)
+		}
+	}
+	return out
 }
 
 // preparePast prepares past changes read back from bronze as a batch's

@@ -104,7 +104,7 @@ func sizesFor(r *rand.Rand, total int) []int {
 	return out
 }
 
-func tableText(t *testing.T, cat catalog.Catalog, name lake.TableName, history bool, cols ...string) string {
+func tableText(t testing.TB, cat catalog.Catalog, name lake.TableName, history bool, cols ...string) string {
 	t.Helper()
 	ident := name.Mirror()
 	if history {
@@ -129,7 +129,7 @@ func tableText(t *testing.T, cat catalog.Catalog, name lake.TableName, history b
 	return strings.Join(lines, "\n")
 }
 
-func mustCatalog(t *testing.T) catalog.Catalog {
+func mustCatalog(t testing.TB) catalog.Catalog {
 	cat, err := lake.OpenCatalog(context.Background(), lake.CatalogConfig{LocalDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

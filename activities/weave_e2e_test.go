@@ -75,23 +75,30 @@ func TestWeaveRandom(t *testing.T) {
 			}
 			steady := run(func(int) bool { return false })
 			sm, sh := steady.tables()
-			rr := rand.New(rand.NewPCG(uint64(seed), 77))
-			var old *wrun
-			if os.Getenv("WEAVE_RANDOM_RESTARTS") != "" {
-				old = run(func(i int) bool { return i > 0 && rr.IntN(3) == 0 })
-			} else {
-				old = run(func(i int) bool { return i > 0 })
-			}
-			om, oh := old.tables()
 			tag := fmt.Sprintf("seed %d variant %d (woven %d, rebuilds %d)", seed, vi, steady.woven, steady.rebuil)
 			if sm != wm || sh != wh {
-				t.Errorf("%s: steady differs from clean\nmirror steady:\n%s\nmirror clean:\n%s\nhistory steady:\n%s\nhistory clean:\n%s\nold mirror:\n%s\nold history:\n%s\ndelivered: %v\nsizes %v",
-					tag, sm, wm, sh, wh, om, oh, lsns(del), sizes)
+				t.Errorf("%s: steady differs from clean\nmirror steady:\n%s\nmirror clean:\n%s\nhistory steady:\n%s\nhistory clean:\n%s\ndelivered: %v\nsizes %v",
+					tag, sm, wm, sh, wh, lsns(del), sizes)
 				continue
 			}
-			if !topts.WithoutBronze && (om != wm || oh != wh) {
-				t.Errorf("%s: restarted (RebuildKeys) differs from clean\nmirror old:\n%s\nmirror clean:\n%s\nhistory old:\n%s\nhistory clean:\n%s\ndelivered: %v\nsizes %v",
-					tag, om, wm, oh, wh, lsns(del), sizes)
+			// restarted workers read past changes from bronze: as the cost
+			// decides (""), for the late keys alone ("keys"), or all at once
+			// ("all")
+			for _, mode := range []string{"", "keys", "all"} {
+				testPastRead = mode
+				rr := rand.New(rand.NewPCG(uint64(seed), 77))
+				var old *wrun
+				if os.Getenv("WEAVE_RANDOM_RESTARTS") != "" {
+					old = run(func(i int) bool { return i > 0 && rr.IntN(3) == 0 })
+				} else {
+					old = run(func(i int) bool { return i > 0 })
+				}
+				testPastRead = ""
+				om, oh := old.tables()
+				if !topts.WithoutBronze && (om != wm || oh != wh) {
+					t.Errorf("%s: restarted (RebuildKeys, past read %q) differs from clean\nmirror old:\n%s\nmirror clean:\n%s\nhistory old:\n%s\nhistory clean:\n%s\ndelivered: %v\nsizes %v",
+						tag, mode, om, wm, oh, wh, lsns(del), sizes)
+				}
 			}
 		}
 	}

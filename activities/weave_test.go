@@ -39,7 +39,7 @@ type wev struct {
 // wrun applies batches through the apply and rebuild code; before batch i
 // hook(i, &a) may replace the worker or run maintenance.
 type wrun struct {
-	t      *testing.T
+	t      testing.TB
 	cat    catalog.Catalog
 	spec   TableSpec
 	a      *Activities
@@ -52,7 +52,7 @@ type wrun struct {
 	decision string
 }
 
-func newWrun(t *testing.T, opts TableSpec) *wrun {
+func newWrun(t testing.TB, opts TableSpec) *wrun {
 	spec := TableSpec{Table: "shop.orders", Topic: "shop.public.orders", KeyColumns: []string{"order_id"}, MaxQuarantine: 1000,
 		WithoutBronze: opts.WithoutBronze, WithoutHistory: opts.WithoutHistory, HistoryColumns: opts.HistoryColumns}.Defaults()
 	w := &wrun{t: t, cat: mustCatalog(t), spec: spec}
@@ -678,5 +678,56 @@ func TestBlockingRereadOpensNoVersion(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPastReadKeySetThenAll: a restarted worker reads a late key's past
+// changes from bronze for that key alone; once such reads have cost four
+// times bronze's rows, the next late key loads every bronze record, and
+// the tables end as in source order either way.
+func TestPastReadKeySetThenAll(t *testing.T) {
+	row := func(k int, s string) string { return fmt.Sprintf(`{"order_id":%d,"status":%q,"note":"n"}`, k, s) }
+	var creates, updates, late []wev
+	for k := 1; k <= 40; k++ {
+		creates = append(creates, pgw("c", "null", row(k, "a"), 100+10*k))
+		updates = append(updates, pgw("u", "null", row(k, "c"), 1000+10*k))
+	}
+	for i, k := range []int{3, 5, 7, 9, 11} {
+		late = append(late, pgw("u", "null", row(k, "b"), 500+i))
+	}
+	clean := newWrun(t, TableSpec{})
+	clean.apply(append(append(slices.Clone(creates), late...), updates...), false)
+	wm, wh := clean.tables()
+
+	w := newWrun(t, TableSpec{})
+	w.apply(creates, false) // bronze file 1: 40 rows
+	w.apply(updates, false) // bronze file 2: 40 rows
+	w.restart()             // the local state is built from the tables
+	state := func() *lake.State {
+		st, name, err := w.a.state(w.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := st.writers(w.a, name)
+		return m.State()
+	}
+	// each late key alone: files 1 and 2 read whole (80 rows), the late
+	// files' `_key` columns (81 to 84 values with files 1 and 2, an eighth
+	// each) and its own file whole: 91 each; the fifth key finds 364 at or
+	// above 4 x 84 bronze rows and loads them all
+	var got []string
+	for _, e := range late {
+		w.apply([]wev{e}, false)
+		keys, cost := state().KeyLoads()
+		got = append(got, fmt.Sprintf("%d/%d/%v", keys, cost, state().EventsComplete()))
+	}
+	if want := "[1/91/false 2/182/false 3/273/false 4/364/false 0/364/true]"; fmt.Sprint(got) != want {
+		t.Errorf("keys loaded/cost/complete after each late key: %v, want %s", got, want)
+	}
+	if gm, gh := w.tables(); gm != wm || gh != wh {
+		t.Errorf("rebuilds %d\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", w.rebuil, gm, wm, gh, wh)
+	}
+	if w.rebuil != 5 {
+		t.Errorf("%d rebuilds, want 5", w.rebuil)
 	}
 }
