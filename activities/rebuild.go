@@ -142,27 +142,24 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 var testPastRead string
 
 // allPastEvents loads every bronze record of the table into the local
-// state log, decoded and prepared a data file at a time.
+// state log, decoded and prepared a data file at a time
+// (lake.State.LoadAllEvents sorts them by key before it adds them).
 func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName) error {
-	state := mirror.State()
-	err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
-		d := st.decoders.get()
-		events, err := decodeBronze(d, rows)
-		st.decoders.put(d)
-		if err != nil {
-			return err
-		}
-		byKey, err := preparePast(ctx, mirror, events)
-		if err != nil {
-			return err
-		}
-		return state.LoadEvents(byKey)
+	return mirror.State().LoadAllEvents(func(add func(map[cdc.Key][]*cdc.Event) error) error {
+		return lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
+			d := st.decoders.get()
+			events, err := decodeBronze(d, rows)
+			st.decoders.put(d)
+			if err != nil {
+				return err
+			}
+			byKey, err := preparePast(ctx, mirror, events)
+			if err != nil {
+				return err
+			}
+			return add(byKey)
+		})
 	})
-	if err != nil {
-		return err
-	}
-	state.SetEventsComplete()
-	return nil
 }
 
 // pastKeyEvents loads the bronze records of keys alone into the local

@@ -688,10 +688,23 @@ func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	// a record is one change at one Kafka coordinate: a redelivery (the
-	// same position at another offset) is kept beside the first copy,
-	// whichever bronze gives first, so that the binlog restart check
-	// (merge.FindBinlogRestart) sees the first copy in delivery order
+	for k, es := range byKey {
+		if err := s.addEvents(k, es); err != nil {
+			return err
+		}
+	}
+	return s.flush()
+}
+
+// addEvents appends a chain record of key k with the events of es the
+// log does not hold yet. A record is one change at one Kafka coordinate:
+// a redelivery (the same position at another offset) is kept beside the
+// first copy, whichever bronze gives first, so that the binlog restart
+// check (merge.FindBinlogRestart) sees the first copy in delivery order.
+func (s *State) addEvents(k cdc.Key, es []*cdc.Event) error {
+	if len(es) == 0 {
+		return nil
+	}
 	type record struct {
 		seq   cdc.Seq
 		topic string
@@ -701,33 +714,28 @@ func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
 	at := func(e *cdc.Event) record {
 		return record{e.Seq, e.Origin.Topic, e.Origin.Partition, e.Origin.Offset}
 	}
-	for k, es := range byKey {
-		have := map[record]bool{}
-		if err := s.walk(k, wantEvents, func(r *chainRec) bool {
-			for _, e := range r.events {
-				have[at(e)] = true
-			}
-			return true
-		}); err != nil {
-			return err
+	have := map[record]bool{}
+	if err := s.walk(k, wantEvents, func(r *chainRec) bool {
+		for _, e := range r.events {
+			have[at(e)] = true
 		}
-		var add []*cdc.Event
-		for _, e := range es {
-			if !have[at(e)] {
-				have[at(e)] = true
-				add = append(add, e)
-			}
-		}
-		if len(add) == 0 {
-			continue
-		}
-		w := s.begin(k, s.builtAtBatch, recEvents)
-		w.events(add, nil)
-		if err := s.commitRec(k); err != nil {
-			return err
+		return true
+	}); err != nil {
+		return err
+	}
+	var add []*cdc.Event
+	for _, e := range es {
+		if !have[at(e)] {
+			have[at(e)] = true
+			add = append(add, e)
 		}
 	}
-	return s.flush()
+	if len(add) == 0 {
+		return nil
+	}
+	w := s.begin(k, s.builtAtBatch, recEvents)
+	w.events(add, nil)
+	return s.commitRec(k)
 }
 
 // SetEventsComplete records that the log now holds every past row change

@@ -31,6 +31,7 @@ import (
 const (
 	buildMirrorRow  = 0 // payload: seq, deleted, file id, position, row
 	buildHistoryRow = 1 // payload: history row, open flag, row (when open)
+	buildEvents     = 2 // payload: count, then each event as a chain record holds it (State.LoadAllEvents)
 )
 
 // buildChunkBytes is the most a build holds in its sort chunk: a quarter
@@ -136,12 +137,13 @@ func (b *buildSorter) close() {
 	b.arena, b.items = nil, nil
 }
 
-// buildGroup is one key's items: its mirror rows' and history rows'
-// payloads (valid until the next group).
+// buildGroup is one key's items: its mirror rows', history rows' and
+// events' payloads (valid until the next group).
 type buildGroup struct {
 	key     cdc.Key
 	mirrors [][]byte
 	history [][]byte
+	events  [][]byte
 }
 
 // each calls fn for every key's group, in key order: the runs written and
@@ -194,7 +196,7 @@ func (b *buildSorter) each(fn func(g *buildGroup) error) error {
 				heap.Fix(&srcs, 0)
 			}
 		}
-		g.key, g.mirrors, g.history = cdc.Key(keyBuf), g.mirrors[:0], g.history[:0]
+		g.key, g.mirrors, g.history, g.events = cdc.Key(keyBuf), g.mirrors[:0], g.history[:0], g.events[:0]
 		for _, sp := range spans {
 			p := store[sp.start:sp.end:sp.end]
 			switch sp.kind {
@@ -202,6 +204,8 @@ func (b *buildSorter) each(fn func(g *buildGroup) error) error {
 				g.mirrors = append(g.mirrors, p)
 			case buildHistoryRow:
 				g.history = append(g.history, p)
+			case buildEvents:
+				g.events = append(g.events, p)
 			default:
 				return fmt.Errorf("lake: local state build: item of unknown kind %d", sp.kind)
 			}

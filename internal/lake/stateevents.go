@@ -1,0 +1,84 @@
+package lake
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// LoadAllEvents is LoadEvents for every bronze record, then
+// SetEventsComplete. each calls add once per bronze data file with its
+// records decoded and prepared like a batch, grouped by key. The events
+// are not added as they come: a file's keys are spread over the whole
+// table, and once the key index lives on disk each would be a random
+// read of the index and of the key's chain. They go through the build's
+// key sort instead (buildSorter: a chunk of a quarter of the table
+// budget, sorted runs beside the log, merged), and each key's events are
+// then added in key order, the index's RAM part emptied every 65,536 keys
+// (the table stays within its budget). Records the log already holds
+// (same key, position and Kafka coordinates) are not added again, as in
+// LoadEvents. Errors: each's and add's callers', the run files', the
+// log's (the state is then invalid).
+func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event) error) error) error {
+	s.settle()
+	if !s.built {
+		return fmt.Errorf("lake: local state not built")
+	}
+	if s.eventsComplete {
+		return nil
+	}
+	if err := s.flushPending(); err != nil {
+		return err
+	}
+	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
+	defer bs.close()
+	w := recWriter{c: s.c}
+	err := each(func(byKey map[cdc.Key][]*cdc.Event) error {
+		for k, es := range byKey {
+			if len(es) == 0 {
+				continue
+			}
+			w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(es)))
+			for _, e := range es {
+				w.event(e, nil)
+			}
+			if err := bs.add(k, buildEvents, w.buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	keys := 0
+	var add []*cdc.Event
+	err = bs.each(func(g *buildGroup) error {
+		add = add[:0]
+		for _, p := range g.events {
+			r := recReader{c: s.c, b: p}
+			n := r.uvarint()
+			for i := uint64(0); i < n && r.err == nil; i++ {
+				add = append(add, r.event(g.key, func() *cdc.Row { return nil }))
+			}
+			if r.err != nil {
+				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.key), r.err)
+			}
+		}
+		if err := s.addEvents(g.key, add); err != nil {
+			return err
+		}
+		keys++
+		return s.buildSafePoint(keys)
+	})
+	if err != nil {
+		s.invalidate()
+		return err
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	s.eventsComplete, s.keysLogged = true, nil
+	return nil
+}
