@@ -45,7 +45,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		return ApplyResult{}, badSpec(err)
 	}
 	stage := "lock" // heartbeats also while an earlier attempt on this worker holds the table
-	stop := keepAlive(ctx, heartbeatEvery, func() any { return stage })
+	stop := keepAlive(ctx, heartbeatEvery, func() any { return stageDetail(st, stage) })
 	defer stop()
 	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil { // the worker stops before the batch began: the next one applies it
 		return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, err

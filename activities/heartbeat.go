@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -37,4 +38,25 @@ func keepAlive(ctx context.Context, interval time.Duration, detail func() any) (
 		}
 	}()
 	return func() { close(done) }
+}
+
+// BuildingPrefix starts the heartbeat detail of an ApplyBatch or
+// RebuildKeys waiting for the table's local state to be built from the
+// tables (the starter shows it as the table's phase reason).
+const BuildingPrefix = "building the local state from the tables"
+
+// stageDetail is the heartbeat detail of an activity at stage for table
+// st: the stage, or while the table's local state is being built from
+// the tables, "building the local state from the tables: R rows read, K
+// keys written in D (stage S)".
+func stageDetail(st *tableState, stage string) string {
+	s := st.local.Load()
+	if s == nil {
+		return stage
+	}
+	p, ok := s.Building()
+	if !ok {
+		return stage
+	}
+	return fmt.Sprintf("%s: %d rows read, %d keys written in %s (stage %s)", BuildingPrefix, p.Rows, p.Keys, time.Since(p.Since).Truncate(time.Second), stage)
 }

@@ -32,7 +32,7 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	if err != nil {
 		return RebuildResult{}, badSpec(err)
 	}
-	stop := keepAlive(ctx, heartbeatEvery, func() any { return "rebuild" }) // also while an earlier attempt holds the table
+	stop := keepAlive(ctx, heartbeatEvery, func() any { return stageDetail(st, "rebuild") }) // also while an earlier attempt holds the table
 	defer stop()
 	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil {
 		return RebuildResult{}, err

@@ -10,6 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -44,6 +45,9 @@ func addHandOverReason(ctx context.Context, c client.Client, st *workflows.Statu
 	if st.Owner == "" {
 		r = claimReason(st.Unowned, desc.GetPendingActivities(), time.Now())
 	}
+	if r == "" {
+		r = buildReason(desc.GetPendingActivities())
+	}
 	if r != "" {
 		st.PhaseReason = r
 	}
@@ -70,6 +74,27 @@ func claimReason(unowned string, pending []*workflowpb.PendingActivityInfo, now 
 			continue
 		}
 		return fmt.Sprintf("waiting for a worker to take the table: %s (for %d s)", unowned, int64(waited.Seconds()))
+	}
+	return ""
+}
+
+// buildReason is the phase reason of a table whose running activity
+// waits for its local state to be built from the tables: the activity's
+// last heartbeat detail when it starts with activities.BuildingPrefix
+// ("building the local state from the tables: R rows read, K keys
+// written in D (stage S)"), as of that heartbeat. "" otherwise.
+func buildReason(pending []*workflowpb.PendingActivityInfo) string {
+	for _, p := range pending {
+		if p.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED || p.GetHeartbeatDetails() == nil {
+			continue
+		}
+		var detail string
+		if err := converter.GetDefaultDataConverter().FromPayloads(p.GetHeartbeatDetails(), &detail); err != nil {
+			continue
+		}
+		if strings.HasPrefix(detail, activities.BuildingPrefix) {
+			return detail
+		}
 	}
 	return ""
 }

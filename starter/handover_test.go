@@ -9,6 +9,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -90,6 +91,40 @@ func TestWorkerLine(t *testing.T) {
 	} {
 		if got := workerLine(c.st); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.st, got, c.want)
+		}
+	}
+}
+
+// TestBuildReason: a running activity whose last heartbeat says it waits
+// for the table's local state to be built gives that as the reason;
+// another running activity's detail, a scheduled one or one without
+// details gives none.
+func TestBuildReason(t *testing.T) {
+	const building = "building the local state from the tables: 1310720 rows read, 0 keys written in 1m12s (stage prepare)"
+	act := func(state enumspb.PendingActivityState, detail any) *workflowpb.PendingActivityInfo {
+		p := &workflowpb.PendingActivityInfo{ActivityType: &commonpb.ActivityType{Name: "ApplyBatch"}, State: state}
+		if detail != nil {
+			d, err := converter.GetDefaultDataConverter().ToPayloads(detail)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.HeartbeatDetails = d
+		}
+		return p
+	}
+	for _, c := range []struct {
+		what string
+		p    *workflowpb.PendingActivityInfo
+		want string
+	}{
+		{"building", act(enumspb.PENDING_ACTIVITY_STATE_STARTED, building), building},
+		{"another stage", act(enumspb.PENDING_ACTIVITY_STATE_STARTED, "mirror"), ""},
+		{"scheduled", act(enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, building), ""},
+		{"no heartbeat", act(enumspb.PENDING_ACTIVITY_STATE_STARTED, nil), ""},
+		{"not a string", act(enumspb.PENDING_ACTIVITY_STATE_STARTED, 7), ""},
+	} {
+		if got := buildReason([]*workflowpb.PendingActivityInfo{c.p}); got != c.want {
+			t.Errorf("%s: %q, want %q", c.what, got, c.want)
 		}
 	}
 }

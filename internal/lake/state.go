@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -108,6 +109,8 @@ type State struct {
 	// onProgress, when set, is told of a build's progress
 	// (SetBuildProgress).
 	onProgress func(rows, keys int)
+	// progress is the running build's, for other goroutines (Building).
+	progress buildProgress
 	// buildRuns and buildRunBytes are the sorted runs the last build
 	// wrote to local disk, and their bytes (0 when it sorted in memory).
 	buildRuns     int
@@ -335,6 +338,8 @@ func (s *State) awaitBuild(ctx context.Context) error {
 // read of every live row of those tables; bronze is not read (see
 // LoadEvents).
 func (s *State) build(ctx context.Context, mirror, history *table.Table, reason string) error {
+	s.progress.begin()
+	defer s.progress.end()
 	var err error
 	if s.ownsMirror && mirror == nil {
 		if mirror, err = LoadTable(ctx, s.cat, s.name.Mirror()); err != nil {
@@ -482,6 +487,41 @@ func (s *State) stateDir() string {
 		return os.TempDir()
 	}
 	return s.dir
+}
+
+// buildProgress is a build's progress as other goroutines read it: when
+// it began (unix nanoseconds; 0: no build runs), rows read and keys
+// written so far.
+type buildProgress struct {
+	since, rows, keys atomic.Int64
+}
+
+func (p *buildProgress) begin() {
+	p.rows.Store(0)
+	p.keys.Store(0)
+	p.since.Store(time.Now().UnixNano())
+}
+
+func (p *buildProgress) end() { p.since.Store(0) }
+
+// BuildProgress is a running build of the local state from the tables:
+// when it began, the tables' rows read so far and the keys written so far
+// (keys grow from 0 once every row was read), as of its last tick (about
+// every 65,536 rows or keys).
+type BuildProgress struct {
+	Since      time.Time
+	Rows, Keys int64
+}
+
+// Building reports the build of the state from the tables that runs now
+// (ok false when none does). Safe for concurrent use, also while the
+// build runs.
+func (s *State) Building() (p BuildProgress, ok bool) {
+	since := s.progress.since.Load()
+	if since == 0 {
+		return p, false
+	}
+	return BuildProgress{Since: time.Unix(0, since), Rows: s.progress.rows.Load(), Keys: s.progress.keys.Load()}, true
 }
 
 // SetBuildProgress sets fn to be told of a build's progress from the

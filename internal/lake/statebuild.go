@@ -126,6 +126,8 @@ func (s *State) buildTick(ctx context.Context, rows, keys int) error {
 	if (rows+keys)%buildTickRows != 0 {
 		return nil
 	}
+	s.progress.rows.Store(int64(rows))
+	s.progress.keys.Store(int64(keys))
 	if s.onProgress != nil {
 		s.onProgress(rows, keys)
 	}
@@ -219,6 +221,8 @@ func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error
 			if err := s.buildSafePoint(keys); err != nil {
 				return err
 			}
+			s.progress.rows.Store(int64(rows))
+			s.progress.keys.Store(int64(keys))
 			if s.onProgress != nil {
 				s.onProgress(rows, keys)
 			}

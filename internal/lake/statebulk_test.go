@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
@@ -190,9 +191,16 @@ func TestStateBuildOutlivesItsCaller(t *testing.T) {
 	if err := m.EnsureState(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("EnsureState with its context ended mid-build: %v, want context.Canceled", err)
 	}
+	// other goroutines see the running build's progress (status)
+	if p, ok := m.State().Building(); !ok || p.Rows != 1 || p.Keys != 0 || time.Since(p.Since) > time.Minute {
+		t.Fatalf("Building mid-build: %+v, %v; want 1 row read, 0 keys written", p, ok)
+	}
 	close(release)
 	if err := m.EnsureState(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if p, ok := m.State().Building(); ok {
+		t.Fatalf("Building after the build: %+v", p)
 	}
 	if fmt.Sprint(builds) != "map[new:1]" {
 		t.Fatalf("builds %v, want map[new:1] (the retry waited for the first build)", builds)
