@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -121,6 +122,7 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 			pays = false
 		}
 		var err error
+		t0 := time.Now()
 		if pays {
 			err = a.pastKeyEvents(ctx, st, mirror, name, missing)
 		} else {
@@ -128,6 +130,15 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 		}
 		if err != nil {
 			return nil, err
+		}
+		if a.BatchLog != nil {
+			keys, cost := state.KeyLoads()
+			what := "past changes of late keys read from bronze for those keys"
+			if !pays {
+				what = "past changes loaded from all of bronze"
+			}
+			a.BatchLog.Info(what, "table", st.spec.Table, "keys", len(missing), "keys_loaded", keys, "read_cost_rows", cost,
+				"duration", time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	byKey, ok, err := state.Events(keys)
