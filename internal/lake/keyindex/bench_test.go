@@ -2,6 +2,7 @@ package keyindex
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -26,7 +27,8 @@ import (
 // resident set), the disk per key, and, per b.N, one batch of 50,000
 // random existing keys: looked up (Resolve, in key order), each given a
 // new position and head, flushed as one pebble batch (lookups/s counts
-// the lookup alone).
+// the lookup alone). LAKEMIRROR_INDEX_PROGRESS=1 prints the build's
+// progress.
 func BenchmarkSpilledIndex(b *testing.B) {
 	n := 1_000_000
 	if v, err := strconv.Atoi(os.Getenv("LAKEMIRROR_INDEX_KEYS")); err == nil && v > 0 {
@@ -36,6 +38,9 @@ func BenchmarkSpilledIndex(b *testing.B) {
 	if v, err := strconv.ParseInt(os.Getenv("LAKEMIRROR_INDEX_BUDGET"), 10, 64); err == nil && v > 0 {
 		worker = v
 	}
+	// LAKEMIRROR_INDEX_PROGRESS=1 prints the build's progress every 10 M
+	// keys to stderr (a 1 B-key build takes most of an hour)
+	progress := os.Getenv("LAKEMIRROR_INDEX_PROGRESS") != ""
 	const batch = 50_000
 	key := func(i int) cdc.Key {
 		var k [9]byte
@@ -71,6 +76,10 @@ func BenchmarkSpilledIndex(b *testing.B) {
 		if err := ix.Flush(); err != nil {
 			b.Fatal(err)
 		}
+		if progress && (from+batch)%10_000_000 == 0 {
+			fmt.Fprintf(os.Stderr, "%s %d keys added in %v, disk %d B\n", time.Now().Format(time.TimeOnly), from+batch,
+				time.Since(start).Round(time.Second), meter.Usage().DiskBytes)
+		}
 	}
 	if err := ix.Release(); err != nil {
 		b.Fatal(err)
@@ -93,8 +102,14 @@ func BenchmarkSpilledIndex(b *testing.B) {
 
 	r := rand.New(rand.NewPCG(1, 2))
 	var lookup, lookupCPU, batchCPU time.Duration
+	// LAKEMIRROR_INDEX_ROUNDS=k measures k batches per b.N (a 1 B-key
+	// build is too long to repeat: run it with -benchtime 1x)
+	rounds := b.N
+	if v, err := strconv.Atoi(os.Getenv("LAKEMIRROR_INDEX_ROUNDS")); err == nil && v > 0 {
+		rounds = v * b.N
+	}
 	b.ResetTimer()
-	for it := 0; it < b.N; it++ {
+	for it := 0; it < rounds; it++ {
 		keys = keys[:0]
 		for range batch {
 			keys = append(keys, key(r.IntN(n)))
@@ -122,15 +137,15 @@ func BenchmarkSpilledIndex(b *testing.B) {
 	}
 	b.StopTimer()
 	heap2, peb2, rss2 := ramPerKey()
-	b.ReportMetric(float64(batch*b.N)/lookup.Seconds(), "lookups/s")
-	b.ReportMetric(float64(batch*b.N)/lookupCPU.Seconds(), "lookups/cpu-s")
-	b.ReportMetric(batchCPU.Seconds()/float64(b.N), "batch-cpu-s")
+	b.ReportMetric(float64(batch*rounds)/lookup.Seconds(), "lookups/s")
+	b.ReportMetric(float64(batch*rounds)/lookupCPU.Seconds(), "lookups/cpu-s")
+	b.ReportMetric(batchCPU.Seconds()/float64(rounds), "batch-cpu-s")
 	b.ReportMetric(heap2+peb2, "ram-bytes/key")
 	b.ReportMetric(rss2, "rss-bytes/key")
 	b.ReportMetric(float64(meter.Usage().DiskBytes)/float64(n), "disk-bytes/key")
 	b.ReportMetric(build.Seconds(), "build-s")
 	b.Logf("after %d batches: RAM per key Go heap %.2f B + pebble %.2f B, RSS %.2f B; lookup of a 50,000-key batch %v",
-		b.N, heap2, peb2, rss2, (lookup / time.Duration(b.N)).Round(time.Microsecond))
+		rounds, heap2, peb2, rss2, (lookup / time.Duration(rounds)).Round(time.Microsecond))
 }
 
 // cpuTime is the process's user and system CPU time so far.
