@@ -174,9 +174,7 @@ func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, nam
 			kept = append(kept, r)
 		}
 	}
-	d := decoders.get()
-	events, err := decodeBronze(d, kept)
-	decoders.put(d)
+	events, err := decoders.decodeBronze(kept)
 	if err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
 	}

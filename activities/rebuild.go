@@ -158,9 +158,7 @@ var testPastRead string
 func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName) error {
 	return mirror.State().LoadAllEvents(func(add func(map[cdc.Key][]*cdc.Event) error) error {
 		return lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
-			d := st.decoders.get()
-			events, err := decodeBronze(d, rows)
-			st.decoders.put(d)
+			events, err := st.decoders.decodeBronze(rows)
 			if err != nil {
 				return err
 			}
@@ -184,9 +182,7 @@ func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *
 	if err != nil {
 		return err
 	}
-	d := st.decoders.get()
-	events, err := decodeBronze(d, rows)
-	st.decoders.put(d)
+	events, err := st.decoders.decodeBronze(rows)
 	if err != nil {
 		return err
 	}
@@ -195,9 +191,7 @@ func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *
 		if err != nil {
 			return err
 		}
-		d := st.decoders.get()
-		oldEvents, err := decodeBronze(d, rows)
-		st.decoders.put(d)
+		oldEvents, err := st.decoders.decodeBronze(rows)
 		if err != nil {
 			return err
 		}
@@ -263,6 +257,13 @@ var errNoPast = errors.New("the keys' earlier changes are neither in the local s
 // is an error (it decoded once: only a decoder change fails it).
 func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, error) {
 	return decodeBronzeKinds(d, rows, false)
+}
+
+// decodeBronze is decodeBronze with a decoder of the pool.
+func (p *decoderPool) decodeBronze(rows []lake.BronzeRow) ([]*cdc.Event, error) {
+	d := p.get()
+	defer p.put(d)
+	return decodeBronze(d, rows)
 }
 
 // decodeBronzeKinds is decodeBronze, with table truncates (keyless op t
