@@ -82,35 +82,35 @@ func ReadBronzeKeysCounted(ctx context.Context, cat catalog.Catalog, name lakeca
 	}
 	keep := func(_ string, _ int32, _ int64, pk string, hasKey bool) bool { return hasKey && want[pk] }
 	var out []BronzeRow
-	for _, t := range tasks {
-		scan.Files++
-		groups, n, err := bronzeKeyGroups(ctx, fs, t.File.FilePath(), want)
-		scan.KeysScanned += n
+	readFile := func(path string) error {
+		p, err := parquetio.Open(fs, path)
 		if err != nil {
-			return nil, scan, err
+			return err
 		}
-		if len(groups) == 0 {
-			continue
+		defer p.Close()
+		groups, n, err := bronzeKeyGroups(ctx, p, path, want)
+		scan.KeysScanned += n
+		if err != nil || len(groups) == 0 {
+			return err
 		}
 		var read int64
-		out, read, err = readBronzeGroups(ctx, fs, t.File.FilePath(), groups, keep, out)
+		out, read, err = readBronzeGroups(ctx, p, path, groups, keep, out)
 		scan.RowsRead += read
-		if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		scan.Files++
+		if err := readFile(t.File.FilePath()); err != nil {
 			return nil, scan, err
 		}
 	}
 	return out, scan, nil
 }
 
-// bronzeKeyGroups reads only the `_key` column of one bronze data file
-// and returns the row groups holding a key of want (hex), and the rows
-// it looked at.
-func bronzeKeyGroups(ctx context.Context, fs iceio.IO, path string, want map[string]bool) ([]int, int64, error) {
-	p, err := parquetio.Open(fs, path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer p.Close()
+// bronzeKeyGroups reads only the `_key` column of bronze data file p
+// (at path) and returns the row groups holding a key of want (hex), and
+// the rows it looked at.
+func bronzeKeyGroups(ctx context.Context, p *parquetio.File, path string, want map[string]bool) ([]int, int64, error) {
 	leaf := p.ColumnIndex(lakecat.ColKey)
 	if leaf < 0 {
 		return nil, 0, fmt.Errorf("lake: bronze file %s: no %s column", path, lakecat.ColKey)
@@ -219,20 +219,20 @@ func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 // readBronzeFile appends to out the rows of one bronze data file that
 // keep accepts. A kept keyless row has an empty PK.
 func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, error) {
-	out, _, err := readBronzeGroups(ctx, fs, path, nil, keep, out)
+	p, err := parquetio.Open(fs, path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	out, _, err = readBronzeGroups(ctx, p, path, nil, keep, out)
 	return out, err
 }
 
-// readBronzeGroups is readBronzeFile for the given row groups (nil:
-// all); read counts the rows it decoded.
-func readBronzeGroups(ctx context.Context, fs iceio.IO, path string, groups []int, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, int64, error) {
-	p, err := parquetio.Open(fs, path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer p.Close()
+// readBronzeGroups is readBronzeFile for the open file p (at path) and
+// the given row groups (nil: all); read counts the rows it decoded.
+func readBronzeGroups(ctx context.Context, p *parquetio.File, path string, groups []int, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, int64, error) {
 	var read int64
-	err = p.Scan(ctx, nil, groups, func(rec arrow.RecordBatch, _ int64) error {
+	err := p.Scan(ctx, nil, groups, func(rec arrow.RecordBatch, _ int64) error {
 		read += rec.NumRows()
 		sc := rec.Schema()
 		col := func(name string) arrow.Array {
