@@ -157,7 +157,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 			continue
 		}
-		if s.pending[g.Key] || !plan.known || plan.binlogSuspect[g.Key] {
+		if s.pending[g.Key] || !plan.known || plan.binlogSuspect[g.Key] || plan.refill[g.Key] {
 			if !s.pending[g.Key] {
 				res.Late++
 			}

@@ -32,11 +32,15 @@ type MirrorWriter struct {
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
-	purged   *purgedKeys         // the purged keys as of the last Prepare (purged.go)
-	erasure  erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
-	layout   layout.Spec         // the mirror's partition fields and sort order
-	deletes  layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
-	parts    *filePartitions     // the partitions of the mirror's data files
+	// refill: the new keys of key-change creates in the last Prepare's
+	// batch whose TOAST placeholders the local state could not fill
+	// exactly (fillFromOldKeys); the stage lists them for a rebuild
+	refill  map[cdc.Key]bool
+	purged  *purgedKeys         // the purged keys as of the last Prepare (purged.go)
+	erasure erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
+	layout  layout.Spec         // the mirror's partition fields and sort order
+	deletes layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
+	parts   *filePartitions     // the partitions of the mirror's data files
 	// withoutBronze: the table keeps no bronze (WriterOptions.WithoutBronze)
 	withoutBronze bool
 	// schemaOf builds the schema a new mirror is created with (nil:
@@ -297,8 +301,12 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		kept = append(kept, e)
 	}
 	p.Events = kept
-	if err := w.fillFromOldKeys(ctx, tbl, sh, kept); err != nil {
+	refill, err := w.fillFromOldKeys(ctx, tbl, sh, kept, cfg.past)
+	if err != nil {
 		return p, err
+	}
+	if !cfg.past {
+		w.refill = refill
 	}
 	return p, nil
 }

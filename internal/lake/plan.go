@@ -1,6 +1,8 @@
 package lake
 
 import (
+	"slices"
+
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -26,6 +28,10 @@ type batchPlan struct {
 	// history stage puts them in its pending set (RebuildKeys replays them
 	// from bronze)
 	binlogSuspect map[cdc.Key]bool
+	// refill: new keys of key-change creates whose TOAST placeholders the
+	// local state could not fill exactly (MirrorWriter.fillFromOldKeys):
+	// the history stage puts them in its pending set too
+	refill map[cdc.Key]bool
 	// wovenChecked: the mirror stage checked every key with changes below
 	// pre against the past changes in the local state log (weave.go); woven
 	// then holds, for each late key, all its changes (nil entries: keys
@@ -76,4 +82,17 @@ func (p *batchPlan) sameEvents(events []*cdc.Event) bool {
 		return false
 	}
 	return len(events) == 0 || &events[0] == &p.events[0]
+}
+
+// loggedEvents returns group i's events as the local state log records
+// them: a key-change create whose TOAST placeholders the state could not
+// fill exactly (refill) is left out, so that the rebuild from bronze that
+// follows loads its exact copy (State.addEvents keeps the first copy of
+// a record).
+func (p *batchPlan) loggedEvents(i int) []*cdc.Event {
+	g := &p.groups[i]
+	if !p.refill[g.Key] {
+		return g.Events
+	}
+	return slices.DeleteFunc(slices.Clone(g.Events), func(e *cdc.Event) bool { return e.OldKey != "" && e.Op.IsUpsert() })
 }
