@@ -247,6 +247,11 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		}
 		s.changes = append(s.changes, c)
 	}
+	for k := range plan.refill { // key-change creates to fill again (mirror_keychange.go)
+		if rebuildable && plan.known {
+			s.pending[k] = true
+		}
+	}
 	res.Pending = len(s.pending)
 	n := len(s.writes)
 	hf.queue(s.writes[hf.queued:n:n])

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // fillFromOldKeys resolves the TOAST placeholders of creates made by a
@@ -65,15 +67,11 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 	}
 	for k, o := range olds {
 		if o.logged && !past {
-			logged, _, err := w.state.pastChanges(k, sh)
+			logged, err := w.loggedChanges(k, sh, keyChainDepth)
 			if err != nil {
 				return nil, err
 			}
-			for _, e := range logged {
-				c := *e
-				c.Before, c.After = alignRow(e.Before, sh.names), alignRow(e.After, sh.names)
-				o.changes = append(o.changes, &c)
-			}
+			o.changes = append(o.changes, logged...)
 		}
 		slices.SortStableFunc(o.changes, func(a, b *cdc.Event) int { return b.Seq.Compare(a.Seq) })
 	}
@@ -115,9 +113,148 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 			refill[e.Key] = true
 			listed[e] = true
 		}
+		if !past && !o.complete(e) && w.state.addHeir(e.OldKey, heir{key: e.Key, at: e.Seq}) {
+			// the old key's changes below e still to come fill it again: the
+			// log keeps e as it came (read back, it is filled from the
+			// old key's logged changes: fillLogged), or, when it lacks the
+			// old key's past, not at all (a rebuild reads bronze)
+			if o.logged {
+				if w.rawAfter == nil {
+					w.rawAfter = map[*cdc.Event]*cdc.Row{}
+				}
+				w.rawAfter[e] = e.After
+			} else {
+				w.unlogged = append(w.unlogged, e.Key)
+			}
+		}
 		e.After = &cdc.Row{Cols: e.After.Cols, Vals: vals}
 	}
 	return refill, nil
+}
+
+// heir is a key-change create applied before every change of its old
+// key below it had arrived (State.heirs): its new key and position.
+type heir struct {
+	key cdc.Key
+	at  cdc.Seq
+}
+
+// maxHeirs bounds State.heirs: past it a create is not listed (its
+// value stays as filled when it was applied).
+const maxHeirs = 100_000
+
+// addHeir lists h under old key k and reports whether it did (not when
+// maxHeirs are listed).
+func (s *State) addHeir(k cdc.Key, h heir) bool {
+	n := 0
+	for _, hs := range s.heirs {
+		n += len(hs)
+		if n >= maxHeirs {
+			return false
+		}
+	}
+	if s.heirs == nil {
+		s.heirs = map[cdc.Key][]heir{}
+	}
+	if !slices.Contains(s.heirs[k], h) {
+		s.heirs[k] = append(s.heirs[k], h)
+	}
+	return true
+}
+
+// heirDone is a create of State.heirs (h, under old key) to forget.
+type heirDone struct {
+	old cdc.Key
+	h   heir
+}
+
+// heirsToRefill returns the new keys of the creates listed under the
+// keys of groups whose changes reach below them with values (an upsert,
+// a delete with a full before image: what a placeholder could take),
+// and the creates whose old key's delete at or below them arrived (the
+// old key's partition delivered every change before it), which
+// forgetHeirs drops once the batch is recorded.
+func (s *State) heirsToRefill(groups []merge.Group, keyCols []string) (refill []cdc.Key, done []heirDone) {
+	if len(s.heirs) == 0 {
+		return nil, nil
+	}
+	for _, g := range groups {
+		for _, h := range s.heirs[g.Key] {
+			fill, deleted := false, false
+			for _, e := range g.Events {
+				if e.Seq > h.at {
+					continue
+				}
+				if e.Op.IsUpsert() || e.Op == cdc.OpDelete && e.Before.HasValuesBeyond(keyCols) {
+					fill = true
+				}
+				if e.Op == cdc.OpDelete {
+					deleted = true
+				}
+			}
+			if fill {
+				refill = append(refill, h.key)
+			}
+			if deleted {
+				done = append(done, heirDone{old: g.Key, h: h})
+			}
+		}
+	}
+	return refill, done
+}
+
+// forgetHeirs drops the creates of done from State.heirs.
+func (s *State) forgetHeirs(done []heirDone) {
+	for _, d := range done {
+		hs := slices.DeleteFunc(s.heirs[d.old], func(h heir) bool { return h == d.h })
+		if len(hs) == 0 {
+			delete(s.heirs, d.old)
+		} else {
+			s.heirs[d.old] = hs
+		}
+	}
+}
+
+// fillLogged fills the TOAST placeholders left in key-change creates
+// among events (read back from the local state log, which keeps such a
+// create as it came while its old key's changes were still to come)
+// from the old key's logged changes, when the log holds all of them,
+// following chains of key changes up to depth back. Events get a new
+// after image; the others are left alone. Errors: local state log
+// failures.
+func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) error {
+	for _, e := range events {
+		if e.OldKey == "" || !e.Op.IsUpsert() || !hasUnavailable(e.After) || depth <= 0 || !w.state.keyLogged(e.OldKey) {
+			continue
+		}
+		changes, err := w.loggedChanges(e.OldKey, sh, depth-1)
+		if err != nil {
+			return err
+		}
+		slices.SortStableFunc(changes, func(a, b *cdc.Event) int { return b.Seq.Compare(a.Seq) })
+		after := alignRow(e.After, sh.names)
+		vals := slices.Clone(after.Vals)
+		w.fillFromChanges(vals, e, changes, "", nil)
+		e.After = &cdc.Row{Cols: after.Cols, Vals: vals}
+	}
+	return nil
+}
+
+// loggedChanges returns copies of key k's logged changes aligned to sh,
+// its key-change creates filled (fillLogged, depth back). Errors: local
+// state log failures.
+func (w *MirrorWriter) loggedChanges(k cdc.Key, sh *shape, depth int) ([]*cdc.Event, error) {
+	logged, _, err := w.state.pastChanges(k, sh)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*cdc.Event, 0, len(logged))
+	for _, o := range logged {
+		c := *o
+		c.Before, c.After = alignRow(o.Before, sh.names), alignRow(o.After, sh.names)
+		out = append(out, &c)
+	}
+	return out, w.fillLogged(out, sh, depth)
 }
 
 // oldKeyPast is what fillFromOldKeys knows of one old key.
@@ -145,6 +282,23 @@ func (o *oldKeyPast) floor(e *cdc.Event) cdc.Seq {
 		return o.at
 	}
 	return ""
+}
+
+// complete reports whether every change of the old key below e has
+// arrived: the newest known one at or below e (the batch's, the logged
+// ones, the stored row) is a delete, the update's own or a later one's
+// in the old key's partition.
+func (o *oldKeyPast) complete(e *cdc.Event) bool {
+	for _, c := range o.changes {
+		if c.Seq > e.Seq {
+			continue
+		}
+		if o.stored && o.at <= e.Seq && o.at > c.Seq {
+			return o.deleted
+		}
+		return c.Op == cdc.OpDelete
+	}
+	return o.stored && o.at <= e.Seq && o.deleted
 }
 
 // inexact reports, for a key whose past the log lacks, whether e's
@@ -207,3 +361,31 @@ func (w *MirrorWriter) fillFromChanges(vals []cdc.Value, e *cdc.Event, changes [
 	}
 	return left == 0
 }
+
+// fillLoggedByKey is fillLogged for the changes of a rebuild (byKey, as
+// TableWriter.Rebuild gets them), in the mirror's columns. Errors:
+// catalog and local state log failures.
+func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) error {
+	w.state.settle()
+	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
+	if err != nil || tbl == nil {
+		return err
+	}
+	if err := w.ensureIndex(ctx, tbl); err != nil {
+		return err
+	}
+	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	if err != nil {
+		return err
+	}
+	for _, es := range byKey {
+		if err := w.fillLogged(es, sh, keyChainDepth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyChainDepth is how many primary-key changes back a TOAST placeholder
+// is followed through the local state log (fillLogged).
+const keyChainDepth = 16

@@ -1,8 +1,6 @@
 package lake
 
 import (
-	"slices"
-
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -32,6 +30,14 @@ type batchPlan struct {
 	// local state could not fill exactly (MirrorWriter.fillFromOldKeys):
 	// the history stage puts them in its pending set too
 	refill map[cdc.Key]bool
+	// noLog: keys whose key-change creates the local state log leaves
+	// out (their bronze copies are loaded instead); logRaw: creates the
+	// log keeps with these after images, as they came (loggedEvents)
+	noLog  map[cdc.Key]bool
+	logRaw map[*cdc.Event]*cdc.Row
+	// heirsDone: key-change creates State.heirs forgets once the batch
+	// is recorded (their old keys' changes below them all arrived)
+	heirsDone []heirDone
 	// wovenChecked: the mirror stage checked every key with changes below
 	// pre against the past changes in the local state log (weave.go); woven
 	// then holds, for each late key, all its changes (nil entries: keys
@@ -86,13 +92,26 @@ func (p *batchPlan) sameEvents(events []*cdc.Event) bool {
 
 // loggedEvents returns group i's events as the local state log records
 // them: a key-change create whose TOAST placeholders the state could not
-// fill exactly (refill) is left out, so that the rebuild from bronze that
+// fill exactly is left out (noLog), so that the rebuild from bronze that
 // follows loads its exact copy (State.addEvents keeps the first copy of
-// a record).
+// a record), or kept as it came (logRaw), to be filled from its old
+// key's logged changes when read back (MirrorWriter.fillLogged).
 func (p *batchPlan) loggedEvents(i int) []*cdc.Event {
 	g := &p.groups[i]
-	if !p.refill[g.Key] {
+	if !p.noLog[g.Key] && len(p.logRaw) == 0 {
 		return g.Events
 	}
-	return slices.DeleteFunc(slices.Clone(g.Events), func(e *cdc.Event) bool { return e.OldKey != "" && e.Op.IsUpsert() })
+	out := make([]*cdc.Event, 0, len(g.Events))
+	for _, e := range g.Events {
+		if p.noLog[g.Key] && e.OldKey != "" && e.Op.IsUpsert() {
+			continue
+		}
+		if raw, ok := p.logRaw[e]; ok {
+			c := *e
+			c.After = raw
+			e = &c
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -59,6 +59,7 @@ func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) 
 		}
 	}
 	plan.recorded = true
+	s.forgetHeirs(plan.heirsDone)
 	return s.flush()
 }
 

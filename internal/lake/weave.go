@@ -70,6 +70,9 @@ func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh
 	if err != nil {
 		return nil, o, err
 	}
+	if err := w.fillLogged(past, sh, keyChainDepth); err != nil {
+		return nil, o, err
+	}
 	if r, ok := merge.FindBinlogRestart(append(append([]*cdc.Event(nil), past...), g.Events...)); ok {
 		return nil, o, w.binlogRestarted(r, false)
 	}
