@@ -38,10 +38,9 @@ func TestWeaveRandom(t *testing.T) {
 	}
 	// variants 3 and 8 (key changes with TOAST placeholders) failed
 	// until 2026-12-05: a placeholder took a stale copy of the old key's
-	// change in the batch, or its stored row past the create. Variant 8
-	// still fails at seeds 2 and 13 of 1–24 (a create delivered before
-	// every change of its old key: docs/design.md "Known gaps"); seed 1,
-	// the default, passes. Variant 5 failed without bronze until
+	// change in the batch, or its stored row past the create, or (variant
+	// 8, seeds 2 and 13) kept what was known when the create came before
+	// every change of its old key. Variant 5 failed without bronze until
 	// 2026-12-05 (seed 21: a truncate applied before the mirror existed
 	// was recorded only by bronze; the namespace keeps it now).
 	// WEAVE_VARIANT=n runs variant n alone
