@@ -92,9 +92,7 @@ func (a *Activities) reapply(ctx context.Context, spec TableSpec, name lake.Tabl
 			return cmp.Or(cmp.Compare(x.Partition, y.Partition), cmp.Compare(x.Offset, y.Offset))
 		})
 		scope.Records += len(rows)
-		d := decoders.get()
-		events, err := decodeBronzeKinds(d, rows, true)
-		decoders.put(d)
+		events, err := decoders.decodeBronze(rows, true)
 		if err != nil {
 			return validate.Result{}, "", fmt.Errorf("reapply batch %d: %w", rb.Batch.Seq, err)
 		}
@@ -174,7 +172,7 @@ func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, nam
 			kept = append(kept, r)
 		}
 	}
-	events, err := decoders.decodeBronze(kept)
+	events, err := decoders.decodeBronze(kept, false)
 	if err != nil {
 		return fmt.Errorf("reapply: late keys: %w", err)
 	}

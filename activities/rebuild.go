@@ -158,7 +158,7 @@ var testPastRead string
 func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName) error {
 	return mirror.State().LoadAllEvents(func(add func(map[cdc.Key][]*cdc.Event) error) error {
 		return lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
-			events, err := st.decoders.decodeBronze(rows)
+			events, err := st.decoders.decodeBronze(rows, false)
 			if err != nil {
 				return err
 			}
@@ -182,7 +182,7 @@ func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *
 	if err != nil {
 		return err
 	}
-	events, err := st.decoders.decodeBronze(rows)
+	events, err := st.decoders.decodeBronze(rows, false)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *
 		if err != nil {
 			return err
 		}
-		oldEvents, err := st.decoders.decodeBronze(rows)
+		oldEvents, err := st.decoders.decodeBronze(rows, false)
 		if err != nil {
 			return err
 		}
@@ -252,24 +252,21 @@ func preparePast(ctx context.Context, mirror *lake.MirrorWriter, events []*cdc.E
 var errNoPast = errors.New("the keys' earlier changes are neither in the local state nor in a bronze table")
 
 // decodeBronze decodes bronze rows into their row-change events (with
-// the old key of a primary-key change). A keyless row that does not
-// decode is left out (it was quarantined when first read); a keyed one
-// is an error (it decoded once: only a decoder change fails it).
-func decodeBronze(d *schemas.Decoder, rows []lake.BronzeRow) ([]*cdc.Event, error) {
-	return decodeBronzeKinds(d, rows, false)
-}
-
-// decodeBronze is decodeBronze with a decoder of the pool.
-func (p *decoderPool) decodeBronze(rows []lake.BronzeRow) ([]*cdc.Event, error) {
+// the old key of a primary-key change), with a decoder of the pool. A
+// keyless row that does not decode is left out (it was quarantined when
+// first read); a keyed one is an error (it decoded once: only a decoder
+// change fails it). Table truncates are kept when truncates is set
+// (decodeBronzeKinds).
+func (p *decoderPool) decodeBronze(rows []lake.BronzeRow, truncates bool) ([]*cdc.Event, error) {
 	d := p.get()
 	defer p.put(d)
-	return decodeBronze(d, rows)
+	return decodeBronzeKinds(d, rows, truncates)
 }
 
-// decodeBronzeKinds is decodeBronze, with table truncates (keyless op t
-// events) kept when truncates is set: a re-apply of a batch replays them
-// as the batch did; the rebuild takes them from the mirror's recorded
-// truncates instead.
+// decodeBronzeKinds is decodeBronze with decoder d. Table truncates
+// (keyless op t events) are kept when truncates is set: a re-apply of a
+// batch replays them as the batch did; the rebuild takes them from the
+// mirror's recorded truncates instead.
 func decodeBronzeKinds(d *schemas.Decoder, rows []lake.BronzeRow, truncates bool) ([]*cdc.Event, error) {
 	events := make([]*cdc.Event, 0, len(rows))
 	for _, r := range rows {
