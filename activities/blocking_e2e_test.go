@@ -140,7 +140,7 @@ func bgen(r *rand.Rand, o bopts) (with, without []wev) {
 		}
 		if o.keyChanges && r.IntN(8) == 0 {
 			// no TOAST placeholder in the new key's create: bgen's draws
-			if evs := keyChange(r, rows, k, lsn, o.riFull, false); evs != nil {
+			if evs := keyChange(r, rows, k, lsn, o.riFull, false, false); evs != nil {
 				for _, e := range evs {
 					emit(e, false)
 				}

@@ -154,21 +154,75 @@ var testPastRead string
 
 // allPastEvents loads every bronze record of the table into the local
 // state log, decoded and prepared a data file at a time
-// (lake.State.LoadAllEvents sorts them by key before it adds them).
+// (lake.State.LoadAllEvents sorts them by key before it adds them). The
+// creates a primary-key update made with TOAST placeholders take their
+// values from every change of their old keys, which other files may
+// hold: they are kept back and prepared at the end with their old keys'
+// records (keyChangeCreates).
 func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName) error {
 	return mirror.State().LoadAllEvents(func(add func(map[cdc.Key][]*cdc.Event) error) error {
-		return lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
+		var held []*cdc.Event
+		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
 			events, err := st.decoders.decodeBronze(rows, false)
 			if err != nil {
 				return err
 			}
+			events = slices.DeleteFunc(events, func(e *cdc.Event) bool {
+				if needsOldKey(e) {
+					held = append(held, e)
+					return true
+				}
+				return false
+			})
 			byKey, err := preparePast(ctx, mirror, events)
 			if err != nil {
 				return err
 			}
 			return add(byKey)
 		})
+		if err != nil || len(held) == 0 {
+			return err
+		}
+		byKey, _, err := a.keyChangeCreates(ctx, st, mirror, name, held)
+		if err != nil {
+			return err
+		}
+		return add(byKey)
 	})
+}
+
+// keyChangeCreates prepares creates (needsOldKey) with every bronze
+// record of their old keys and returns the creates alone, by key, and
+// the read's counts. Errors: catalog, storage and decoding failures.
+func (a *Activities) keyChangeCreates(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName, creates []*cdc.Event) (map[cdc.Key][]*cdc.Event, lake.BronzeKeyScan, error) {
+	mine := make(map[*cdc.Event]bool, len(creates))
+	for _, e := range creates {
+		mine[e] = true
+	}
+	events, scan, err := a.withOldKeys(ctx, st, name, creates, nil)
+	if err != nil {
+		return nil, scan, err
+	}
+	prep, err := preparePast(ctx, mirror, events)
+	if err != nil {
+		return nil, scan, err
+	}
+	out := map[cdc.Key][]*cdc.Event{}
+	for k, es := range prep {
+		for _, e := range es {
+			if mine[e] {
+				out[k] = append(out[k], e)
+			}
+		}
+	}
+	return out, scan, nil
+}
+
+// needsOldKey reports whether e is a create a primary-key update made
+// with TOAST placeholders, whose values are its old key's.
+func needsOldKey(e *cdc.Event) bool {
+	return e.OldKey != "" && e.Op.IsUpsert() && e.After != nil &&
+		slices.ContainsFunc(e.After.Vals, func(v cdc.Value) bool { return v.Kind == cdc.KindUnavailable })
 }
 
 // pastKeyEvents loads the bronze records of keys alone into the local
@@ -186,25 +240,51 @@ func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *
 	if err != nil {
 		return err
 	}
-	if old := oldKeysNeeded(events, keys); len(old) > 0 {
-		rows, more, err := lake.ReadBronzeKeysCounted(ctx, a.Catalog, name, old)
-		if err != nil {
-			return err
-		}
-		oldEvents, err := st.decoders.decodeBronze(rows, false)
-		if err != nil {
-			return err
-		}
-		events = append(events, oldEvents...)
-		scan.KeysScanned += more.KeysScanned
-		scan.RowsRead += more.RowsRead
+	events, more, err := a.withOldKeys(ctx, st, name, events, keys)
+	if err != nil {
+		return err
 	}
+	scan.KeysScanned += more.KeysScanned
+	scan.RowsRead += more.RowsRead
 	byKey, err := preparePast(ctx, mirror, events)
 	if err != nil {
 		return err
 	}
 	return mirror.State().LoadKeyEvents(keys, byKey, scan)
 }
+
+// withOldKeys returns events with every bronze record of the old keys
+// their key-change creates with TOAST placeholders need (needsOldKey),
+// not among have, and of those keys' own such creates' old keys, up to
+// maxKeyChain key changes back, and the reads' counts. Errors: catalog,
+// storage and decoding failures.
+func (a *Activities) withOldKeys(ctx context.Context, st *tableState, name lake.TableName, events []*cdc.Event, have []cdc.Key) ([]*cdc.Event, lake.BronzeKeyScan, error) {
+	var scan lake.BronzeKeyScan
+	seen := slices.Clone(have)
+	next := events
+	for range maxKeyChain {
+		old := oldKeysNeeded(next, seen)
+		if len(old) == 0 {
+			break
+		}
+		seen = append(seen, old...)
+		rows, more, err := lake.ReadBronzeKeysCounted(ctx, a.Catalog, name, old)
+		if err != nil {
+			return nil, scan, err
+		}
+		if next, err = st.decoders.decodeBronze(rows, false); err != nil {
+			return nil, scan, err
+		}
+		events = append(events, next...)
+		scan.KeysScanned += more.KeysScanned
+		scan.RowsRead += more.RowsRead
+	}
+	return events, scan, nil
+}
+
+// maxKeyChain is how many primary-key changes back withOldKeys follows a
+// TOAST placeholder; past it the value is the stored row's, if any.
+const maxKeyChain = 16
 
 // oldKeysNeeded returns the old keys, not among keys, of the creates in
 // events that a primary-key update made with TOAST placeholders.
@@ -215,8 +295,7 @@ func oldKeysNeeded(events []*cdc.Event, keys []cdc.Key) []cdc.Key {
 	}
 	var out []cdc.Key
 	for _, e := range events {
-		if e.OldKey != "" && !have[e.OldKey] && e.Op.IsUpsert() && e.After != nil &&
-			slices.ContainsFunc(e.After.Vals, func(v cdc.Value) bool { return v.Kind == cdc.KindUnavailable }) {
+		if !have[e.OldKey] && needsOldKey(e) {
 			have[e.OldKey] = true
 			out = append(out, e.OldKey)
 		}

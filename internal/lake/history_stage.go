@@ -157,7 +157,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 			continue
 		}
-		if s.pending[g.Key] || !plan.known || plan.binlogSuspect[g.Key] {
+		if s.pending[g.Key] || !plan.known || plan.binlogSuspect[g.Key] || plan.refill[g.Key] {
 			if !s.pending[g.Key] {
 				res.Late++
 			}
@@ -246,6 +246,11 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			s.writes = append(s.writes, keyedVersion{key: g.Key, v: v})
 		}
 		s.changes = append(s.changes, c)
+	}
+	for k := range plan.refill { // key-change creates to fill again (mirror_keychange.go)
+		if rebuildable && plan.known {
+			s.pending[k] = true
+		}
 	}
 	res.Pending = len(s.pending)
 	n := len(s.writes)

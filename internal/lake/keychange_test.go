@@ -124,3 +124,40 @@ func TestKeyChangeCreateFirstWithToast(t *testing.T) {
 		t.Fatalf("history %s", got)
 	}
 }
+
+// A key-change create's TOAST placeholder takes the old key's value at
+// the create: the newest change of the old key below it that knows the
+// value, passing over a key-only delete (one batch, in source order), and
+// not a stale copy of an older change redelivered in the create's batch
+// (the stored row, newer, supersedes it).
+func TestKeyChangeToastValueAtTheCreate(t *testing.T) {
+	mk := func() *lakePipeline {
+		p := newLakePipeline(t, merge.HistoryOptions{})
+		p.dec = schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: []string{"id"}})
+		p.mirror = NewMirrorWriter(p.cat, p.name, []string{"id"})
+		p.history = NewHistoryWriter(p.cat, p.name, []string{"id"}, merge.HistoryOptions{})
+		return p
+	}
+	create1 := schemas.Record{Key: []byte(`{"id":1}`), Value: docValue("c", 100, "", `{"id":1,"title":"t","body":"b1"}`)}
+	update1 := schemas.Record{Key: []byte(`{"id":1}`), Value: docValue("u", 150, "", `{"id":1,"title":"t","body":"b2"}`)}
+	delete1 := schemas.Record{Key: []byte(`{"id":1}`), Value: docValue("d", 200, `{"id":1,"title":null,"body":null}`, ""),
+		Headers: []schemas.Header{{Key: schemas.HeaderNewKey, Value: []byte(`{"id":2}`)}}}
+	create2 := schemas.Record{Key: []byte(`{"id":2}`), Value: docValue("c", 201, "", `{"id":2,"title":"t","body":"__debezium_unavailable_value"}`),
+		Headers: []schemas.Header{{Key: schemas.HeaderOldKey, Value: []byte(`{"id":1}`)}}}
+	want := "1 t b2 deleted=true\n2 t b2 deleted=false"
+
+	p := mk()
+	applyDocs(t, p, []schemas.Record{create1, update1, delete1, create2})
+	if got := docsMirror(t, p); got != want {
+		t.Errorf("one batch: mirror\n%s\nwant\n%s", got, want)
+	}
+
+	p = mk()
+	applyDocs(t, p, []schemas.Record{create1})
+	applyDocs(t, p, []schemas.Record{update1})
+	applyDocs(t, p, []schemas.Record{delete1})
+	applyDocs(t, p, []schemas.Record{create1, create2}) // create1 redelivered
+	if got := docsMirror(t, p); got != want {
+		t.Errorf("a stale copy in the create's batch: mirror\n%s\nwant\n%s", got, want)
+	}
+}

@@ -32,6 +32,16 @@ type MirrorWriter struct {
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
+	// refill: the new keys of key-change creates in the last Prepare's
+	// batch whose TOAST placeholders the local state could not fill
+	// exactly (fillFromOldKeys); the stage lists them for a rebuild
+	refill map[cdc.Key]bool
+	// rawAfter and unlogged: the key-change creates of that batch listed
+	// as heirs (State.heirs), with their after images as they came, for
+	// the local state log (the log keeps those, or, for unlogged keys,
+	// leaves the creates out)
+	rawAfter map[*cdc.Event]*cdc.Row
+	unlogged []cdc.Key
 	purged   *purgedKeys         // the purged keys as of the last Prepare (purged.go)
 	erasure  erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
 	layout   layout.Spec         // the mirror's partition fields and sort order
@@ -297,8 +307,15 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		kept = append(kept, e)
 	}
 	p.Events = kept
-	if err := w.fillFromOldKeys(ctx, tbl, sh, kept); err != nil {
+	if !cfg.past {
+		w.rawAfter, w.unlogged = nil, nil
+	}
+	refill, err := w.fillFromOldKeys(ctx, tbl, sh, kept, cfg.past)
+	if err != nil {
 		return p, err
+	}
+	if !cfg.past {
+		w.refill = refill
 	}
 	return p, nil
 }

@@ -26,6 +26,18 @@ type batchPlan struct {
 	// history stage puts them in its pending set (RebuildKeys replays them
 	// from bronze)
 	binlogSuspect map[cdc.Key]bool
+	// refill: new keys of key-change creates whose TOAST placeholders the
+	// local state could not fill exactly (MirrorWriter.fillFromOldKeys):
+	// the history stage puts them in its pending set too
+	refill map[cdc.Key]bool
+	// noLog: keys whose key-change creates the local state log leaves
+	// out (their bronze copies are loaded instead); logRaw: creates the
+	// log keeps with these after images, as they came (loggedEvents)
+	noLog  map[cdc.Key]bool
+	logRaw map[*cdc.Event]*cdc.Row
+	// heirsDone: key-change creates State.heirs forgets once the batch
+	// is recorded (their old keys' changes below them all arrived)
+	heirsDone []heirDone
 	// wovenChecked: the mirror stage checked every key with changes below
 	// pre against the past changes in the local state log (weave.go); woven
 	// then holds, for each late key, all its changes (nil entries: keys
@@ -76,4 +88,30 @@ func (p *batchPlan) sameEvents(events []*cdc.Event) bool {
 		return false
 	}
 	return len(events) == 0 || &events[0] == &p.events[0]
+}
+
+// loggedEvents returns group i's events as the local state log records
+// them: a key-change create whose TOAST placeholders the state could not
+// fill exactly is left out (noLog), so that the rebuild from bronze that
+// follows loads its exact copy (State.addEvents keeps the first copy of
+// a record), or kept as it came (logRaw), to be filled from its old
+// key's logged changes when read back (MirrorWriter.fillLogged).
+func (p *batchPlan) loggedEvents(i int) []*cdc.Event {
+	g := &p.groups[i]
+	if !p.noLog[g.Key] && len(p.logRaw) == 0 {
+		return g.Events
+	}
+	out := make([]*cdc.Event, 0, len(g.Events))
+	for _, e := range g.Events {
+		if p.noLog[g.Key] && e.OldKey != "" && e.Op.IsUpsert() {
+			continue
+		}
+		if raw, ok := p.logRaw[e]; ok {
+			c := *e
+			c.After = raw
+			e = &c
+		}
+		out = append(out, e)
+	}
+	return out
 }

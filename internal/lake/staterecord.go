@@ -59,6 +59,7 @@ func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) 
 		}
 	}
 	plan.recorded = true
+	s.forgetHeirs(plan.heirsDone)
 	return s.flush()
 }
 
@@ -95,7 +96,7 @@ func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMi
 			mirror = plan.mirror[i]
 		}
 		ent := plan.entries[i]
-		e.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, plan.groups[i].Events, mirror, hist, c)
+		e.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, plan.loggedEvents(i), mirror, hist, c)
 		if !direct {
 			e.out = append(e.out, e.w.buf...)
 			e.ends = append(e.ends, len(e.out))

@@ -351,6 +351,9 @@ func (w *TableWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Even
 	if len(trimmed) > 0 {
 		return mirror, history, pastTrimmed(w.name, before, trimmed)
 	}
+	if err := w.Mirror.fillLoggedByKey(ctx, byKey); err != nil {
+		return mirror, history, err
+	}
 	if mirror, err = w.Mirror.Rebuild(ctx, byKey); err != nil || w.History == nil {
 		return mirror, history, err
 	}

@@ -22,6 +22,19 @@ import (
 // the table (built from empty tables, or past changes loaded).
 func (s *State) eventsLogged() bool { return s.built && s.eventsComplete }
 
+// keyLogged reports whether the log holds every past row change of key
+// k (all of the table's, or k's loaded by LoadKeyEvents).
+func (s *State) keyLogged(k cdc.Key) bool {
+	if !s.built {
+		return false
+	}
+	if s.eventsComplete {
+		return true
+	}
+	_, ok := s.keysLogged[k]
+	return ok
+}
+
 // pastChanges returns every row change the log holds for key k (all
 // batches, in no order, with duplicates as recorded) and the key's
 // recorded mirror values, aligned to sh (nil when none are recorded).
@@ -55,6 +68,9 @@ func (s *State) pastChanges(k cdc.Key, sh *shape) ([]*cdc.Event, *cdc.Row, error
 func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh *shape) (*merge.Group, merge.Outcome, error) {
 	past, storedVals, err := w.state.pastChanges(g.Key, sh)
 	if err != nil {
+		return nil, o, err
+	}
+	if err := w.fillLogged(past, sh, keyChainDepth); err != nil {
 		return nil, o, err
 	}
 	if r, ok := merge.FindBinlogRestart(append(append([]*cdc.Event(nil), past...), g.Events...)); ok {
