@@ -97,6 +97,10 @@ type fieldSpec struct {
 	// database's order (Decoder.bitsOrder)
 	bits     bool
 	declared bool // from DecoderOptions.Columns: other JSON tokens are decoded by inference and Coerced
+	// def is the schema's default of a string, integer or boolean
+	// column (nil: none, or another kind): the value Debezium gives a
+	// required column that an image leaves out (keyOnlyImage)
+	def *cdc.Value
 	// decText: how a declared decimal's JSON string is read (decimalValue)
 	decText decTextMode
 }
@@ -120,6 +124,9 @@ func (f *fieldSpec) column() cdc.Column {
 // struct schemas).
 func (f *fieldSpec) canon(b *strings.Builder) {
 	fmt.Fprintf(b, "%q %d %v %d %d %d %d %t %t %q", f.name, f.dec, f.typ, f.min, f.max, f.scale, f.prec, f.asText, f.optional, f.source)
+	if f.def != nil {
+		fmt.Fprintf(b, " default %d %d %q", f.def.Kind, f.def.I, f.def.S)
+	}
 	if f.elem != nil {
 		b.WriteString("[")
 		f.elem.canon(b)
@@ -305,6 +312,9 @@ func connectSchemaSpec(f *fastjson.Value, depth int) (fieldSpec, error) {
 	if err := connectType(&fs, typ, logical, jsonParams{f.Get("parameters")}); err != nil {
 		return fieldSpec{}, err
 	}
+	if def := f.Get("default"); def != nil && !fs.optional {
+		fs.def = simpleDefault(fs.dec, def)
+	}
 	if typ == "array" && fs.dec == decJSONText && depth < 1 {
 		if items := f.Get("items"); items != nil && items.Type() == fastjson.TypeObject {
 			elem, err := connectSchemaSpec(items, depth+1)
@@ -315,4 +325,27 @@ func connectSchemaSpec(f *fastjson.Value, depth int) (fieldSpec, error) {
 		}
 	}
 	return fs, nil
+}
+
+// simpleDefault is a Connect field's "default" as the value a string,
+// integer or boolean column decodes to; nil for other kinds, or when the
+// default does not fit.
+func simpleDefault(dec decKind, v *fastjson.Value) *cdc.Value {
+	var out cdc.Value
+	switch {
+	case dec == decString && v.Type() == fastjson.TypeString:
+		b, _ := v.StringBytes()
+		out = cdc.Value{Kind: cdc.KindString, S: string(b)}
+	case dec == decInt && v.Type() == fastjson.TypeNumber:
+		i, err := v.Int64()
+		if err != nil {
+			return nil
+		}
+		out = cdc.Int(i)
+	case dec == decBool && (v.Type() == fastjson.TypeTrue || v.Type() == fastjson.TypeFalse):
+		out = cdc.Bool(v.Type() == fastjson.TypeTrue)
+	default:
+		return nil
+	}
+	return &out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -546,6 +547,14 @@ func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStar
 		}
 	}
 	ev.TxID = d.finishText()[txStart:txEnd]
+	// after finishText: text values are set there
+	if ev.Op == cdc.OpDelete && ev.Before != nil && keyOnlyImage(ev.Before, keySpec, keyCols) {
+		for i, n := range ev.Before.Cols.Names {
+			if !slices.Contains(keyCols, n) {
+				ev.Before.Vals[i] = cdc.Null()
+			}
+		}
+	}
 	if pos.server != 0 {
 		if pos.server != d.serverID {
 			d.serverID, d.serverText = pos.server, strconv.FormatUint(pos.server, 10)
@@ -555,4 +564,37 @@ func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStar
 	var seq [8 * maxSeqWords]byte
 	ev.Key, ev.Seq, err = d.eventKey(keyRow, keyCols, image, pos.seqBytes(ev.Op, &seq))
 	return err
+}
+
+// keyOnlyImage reports whether r, a delete's before image decoded with
+// ss, holds values for the key columns only, the rest being what
+// Debezium puts in the columns a database left out: NULL for an optional
+// column; for a required one its schema default, else its type's
+// fallback (empty text or bytes, zero, false, the epoch) — the
+// connectors' JdbcValueConverters.convertValue. PostgreSQL sends such
+// images for the default replica identity (docs/design.md rule 4), MySQL
+// for binlog_row_image=MINIMAL. A full image whose every non-key value
+// looks so is taken for a key-only one: the soft delete then keeps the
+// key's last known values, which are those when the key's past was seen.
+// Defaults of columns other than text, integer and boolean are not
+// known: an image holding one is taken for a full one.
+func keyOnlyImage(r *cdc.Row, ss *structSpec, keyCols []string) bool {
+	if ss == nil || len(ss.fields) != len(r.Vals) || len(keyCols) == 0 {
+		return false
+	}
+	filler := false
+	for i, v := range r.Vals {
+		f := &ss.fields[i]
+		if f.name != r.Cols.Names[i] {
+			return false
+		}
+		if v.Kind == cdc.KindNull || slices.Contains(keyCols, f.name) {
+			continue
+		}
+		if f.optional || !(v.I == 0 && v.S == "" || f.def != nil && *f.def == v) {
+			return false
+		}
+		filler = true
+	}
+	return filler
 }
