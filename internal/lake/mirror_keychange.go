@@ -353,10 +353,17 @@ func (w *MirrorWriter) fillFromChanges(vals []cdc.Value, e *cdc.Event, changes [
 			continue
 		}
 		for i, v := range vals {
-			if v.Kind == cdc.KindUnavailable && img.Vals[i].Kind != cdc.KindUnavailable {
-				vals[i] = img.Vals[i]
-				left--
+			if v.Kind != cdc.KindUnavailable || img.Vals[i].Kind == cdc.KindUnavailable {
+				continue
 			}
+			if img == o.Before && img.Vals[i].Kind == cdc.KindNull {
+				// a TOASTed value is never NULL: this is a column a
+				// key-only image leaves out that the decoder could not
+				// tell (schema-less JSON with a required column)
+				continue
+			}
+			vals[i] = img.Vals[i]
+			left--
 		}
 	}
 	return left == 0
