@@ -283,7 +283,7 @@ func TestValidateKeyInTwoPartitions(t *testing.T) {
 	f.apply(map[int32][2]int64{0: {0, 1}, 1: {0, 1}}, nil)
 	f.apply(map[int32][2]int64{0: {1, 2}, 1: {1, 2}}, nil)
 	res, by := f.validate()
-	only(t, res, by, validate.CheckPartitioning, "key "+keyShown(1)+": events in partitions 0 (1 events), 1 (1 events)")
+	only(t, res, by, validate.CheckPartitioning, "key "+keyShown(1)+": events in partitions 0 (1 event), 1 (1 event)")
 }
 
 // A create for a key that exists, without a delete between.
@@ -541,7 +541,7 @@ func TestValidateTruncateResetsKeys(t *testing.T) {
 	f.produce(0, pg("c", "null", order(1, "new"), 100), pg("t", "null", "null", 110), pg("c", "null", order(1, "again"), 120))
 	f.apply(map[int32][2]int64{0: {0, 3}}, nil)
 	res, by := f.validate()
-	if res.Failed != 0 || by[validate.CheckTransitions].Scope != "2 events of 1 keys, 1 truncates" {
+	if res.Failed != 0 || by[validate.CheckTransitions].Scope != "2 events of 1 key, 1 truncate" {
 		t.Fatalf("after a truncate: %+v", res.Checks)
 	}
 }

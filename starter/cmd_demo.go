@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -152,9 +153,10 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "demo: caught up in %s: %d batches, %d records, %d changes (%d applied, %d stale, %d duplicate), %d quarantined, %d tombstones skipped\n",
-		time.Since(start).Round(time.Millisecond), st.Totals.Batches, st.Totals.Records, st.Totals.Changes,
-		st.Totals.Applied, st.Totals.Stale, st.Totals.Duplicates, st.Totals.Quarantined, st.Totals.Tombstones)
+	fmt.Fprintf(log, "demo: caught up in %s: %s, %s, %s (%d applied, %d stale, %d duplicate), %d quarantined, %s skipped\n",
+		time.Since(start).Round(time.Millisecond), human.Count(st.Totals.Batches, "batch", "batches"), human.Count(st.Totals.Records, "record", "records"),
+		human.Count(st.Totals.Changes, "change", "changes"), st.Totals.Applied, st.Totals.Stale, st.Totals.Duplicates, st.Totals.Quarantined,
+		human.Count(st.Totals.Tombstones, "tombstone", "tombstones"))
 
 	name, _ := lake.ParseTableName(spec.Table)
 	tbl, err := lake.LoadTable(ctx, r.Catalog, name.Mirror())
@@ -218,8 +220,9 @@ func waitCaughtUp(ctx context.Context, r *runner.Runner, table string, ends lake
 			}
 			if b := st.LastBatch; b != nil && b.BatchID != last { // each applied batch once (BatchSeq counts planned ones)
 				last = b.BatchID
-				fmt.Fprintf(log, "demo: batch %s: %d records, %d applied, %d stale, %d duplicate, %d quarantined; mirror +%d rows, %d position deletes\n",
-					b.BatchID, b.Records, b.Mirror.Applied, b.Mirror.Stale, b.Mirror.Duplicates, b.Quarantined, b.Mirror.RowsWritten, b.Mirror.PositionDeletes)
+				fmt.Fprintf(log, "demo: batch %s: %s, %d applied, %d stale, %d duplicate, %d quarantined; mirror +%s, %s\n",
+					b.BatchID, human.Count(b.Records, "record", "records"), b.Mirror.Applied, b.Mirror.Stale, b.Mirror.Duplicates, b.Quarantined,
+					human.Count(b.Mirror.RowsWritten, "row", "rows"), human.Count(b.Mirror.PositionDeletes, "position delete", "position deletes"))
 			}
 			done := true
 			for p, end := range ends {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -75,7 +76,7 @@ table name on a terminal unless --yes.`,
 			defer c.Close()
 			w := cmd.OutOrStdout()
 			if !yes {
-				fmt.Fprintf(w, "erase %d keys from %s (bronze, mirror, history, quarantine, purged): irreversible\n", len(keys), args[0])
+				fmt.Fprintf(w, "erase %s from %s (bronze, mirror, history, quarantine, purged): irreversible\n", human.Count(len(keys), "key", "keys"), args[0])
 				if err := a.confirm(w, fmt.Sprintf("Type the table name (%s) to confirm:", args[0]), args[0]); err != nil {
 					return err
 				}
@@ -143,15 +144,16 @@ func printErasure(w io.Writer, table string, res lake.EraseResult) {
 	if res.AlreadyCompleted {
 		state = "already erased"
 	}
-	fmt.Fprintf(w, "%s %d keys of %s (erasure %s, requested by %s): changes of them at or below position %s are refused from now on\n",
-		state, res.Keys, table, res.ID, res.RequestedBy, res.Position)
+	fmt.Fprintf(w, "%s %s of %s (erasure %s, requested by %s): changes of them at or below position %s are refused from now on\n",
+		state, human.Count(res.Keys, "key", "keys"), table, res.ID, res.RequestedBy, res.Position)
 	for _, kind := range []string{"bronze", "mirror", "history", "quarantine", "purged"} {
 		t, ok := res.Tables[kind]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "  %-10s %d rows, %d files rewritten, %d files deleted, %d snapshots expired\n",
-			kind, t.Rows, len(t.FilesRewritten), len(t.FilesDeleted), len(t.SnapshotsExpired))
+		fmt.Fprintf(w, "  %-10s %s, %s rewritten, %s deleted, %s expired\n",
+			kind, human.Count(t.Rows, "row", "rows"), human.Count(len(t.FilesRewritten), "file", "files"),
+			human.Count(len(t.FilesDeleted), "file", "files"), human.Count(len(t.SnapshotsExpired), "snapshot", "snapshots"))
 	}
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)

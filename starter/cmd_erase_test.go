@@ -19,7 +19,7 @@ func TestPrintErasure(t *testing.T) {
 		},
 		Warnings: []string{`[tag "t"] of shop.customers keeps snapshot 9, which reaches files holding a key: they were kept (--force)`}})
 	want := `erased 2 keys of shop.customers (erasure lakemirror-erase-shop.customers-1, requested by dpo): changes of them at or below position 0000000000000047 are refused from now on
-  bronze     9 rows, 1 files rewritten, 1 files deleted, 1 snapshots expired
+  bronze     9 rows, 1 file rewritten, 1 file deleted, 1 snapshot expired
   mirror     3 rows, 2 files rewritten, 3 files deleted, 4 snapshots expired
   warning: [tag "t"] of shop.customers keeps snapshot 9, which reaches files holding a key: they were kept (--force)
   Kafka still holds the keys' records until its retention deletes them; the audit is in the table's _erasures table

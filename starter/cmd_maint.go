@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/internal/retention"
 	"github.com/lakemirror/lakemirror/internal/source"
@@ -184,8 +185,9 @@ func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res 
 	}
 	for _, kind := range []string{"bronze", "quarantine"} {
 		if t, ok := res.Trim[kind]; ok {
-			fmt.Fprintf(w, "bronze retention %s of %s: %s: dropped %d files (%d rows) ingested before %s, kept %d files (%d rows)%s\n",
-				pipelines.FormatDuration(t.Retention), table, kind, t.FilesDropped, t.RowsDropped, t.Cutoff, t.FilesKept, t.RowsKept, unknownFiles(t.FilesUnknown))
+			fmt.Fprintf(w, "bronze retention %s of %s: %s: dropped %s (%s) ingested before %s, kept %s (%s)%s\n",
+				pipelines.FormatDuration(t.Retention), table, kind, human.Count(t.FilesDropped, "file", "files"), human.Count(t.RowsDropped, "row", "rows"),
+				t.Cutoff, human.Count(t.FilesKept, "file", "files"), human.Count(t.RowsKept, "row", "rows"), unknownFiles(t.FilesUnknown))
 		}
 	}
 	if res.Job == activities.JobKeepApplied {
@@ -199,7 +201,8 @@ func printMaintenance(w io.Writer, table string, spec activities.TableSpec, res 
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(w, "  %s: %d -> %d snapshots, %d orphan files deleted (%s)\n", kind, e.SnapshotsBefore, e.SnapshotsAfter, e.OrphansDeleted, mib(e.OrphanBytes))
+			fmt.Fprintf(w, "  %s: %d -> %s, %s deleted (%s)\n", kind, e.SnapshotsBefore, human.Count(e.SnapshotsAfter, "snapshot", "snapshots"),
+				human.Count(e.OrphansDeleted, "orphan file", "orphan files"), mib(e.OrphanBytes))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -83,7 +84,7 @@ redelivery of the same history (duplicates, which the pipeline drops).`,
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), producedJSON{Topic: args[0], Records: len(recs), EndOffsets: ends})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "produced %d records to %s (end offsets %v)\n", len(recs), args[0], ends)
+			fmt.Fprintf(cmd.OutOrStdout(), "produced %s to %s (end offsets %v)\n", human.Count(len(recs), "record", "records"), args[0], ends)
 			return nil
 		},
 	}

@@ -159,7 +159,7 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	if st.LagSource != lagFromKafka {
 		source = "as of the table's last plan"
 	}
-	fmt.Fprintf(tw, "lag\t%d records (%s)\n", st.TotalLag, source)
+	fmt.Fprintf(tw, "lag\t%s (%s)\n", human.Count(st.TotalLag, "record", "records"), source)
 	if st.NewestSourceTs > 0 {
 		src := time.UnixMicro(st.NewestSourceTs)
 		fmt.Fprintf(tw, "freshness\t%s (newest applied source commit %s)\n", human.Duration(now.Sub(src)), src.UTC().Format(time.RFC3339))
@@ -168,11 +168,13 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 		fmt.Fprintf(tw, "watermark\t%s\n", st.Watermark)
 	}
 	if len(st.Backfill) > 0 {
-		fmt.Fprintf(tw, "backfill\t%d ranges queued, %d of %d records done\n", len(st.Backfill), st.Totals.BackfillDone, st.Totals.BackfillRequested)
+		fmt.Fprintf(tw, "backfill\t%s queued, %d of %s done\n", human.Count(len(st.Backfill), "range", "ranges"), st.Totals.BackfillDone, human.Count(st.Totals.BackfillRequested, "record", "records"))
 	}
 	t := st.Totals
-	fmt.Fprintf(tw, "totals (since start)\t%d batches, %d records, %d changes: %d applied, %d stale, %d duplicate; %d quarantined; %d tombstones; %d mirror rows written, %d bronze rows\n",
-		t.Batches, t.Records, t.Changes, t.Applied, t.Stale, t.Duplicates, t.Quarantined, t.Tombstones, t.RowsWritten, t.BronzeRows)
+	fmt.Fprintf(tw, "totals (since start)\t%s, %s, %s: %d applied, %d stale, %d duplicate; %d quarantined; %s; %s written, %s\n",
+		human.Count(t.Batches, "batch", "batches"), human.Count(t.Records, "record", "records"), human.Count(t.Changes, "change", "changes"),
+		t.Applied, t.Stale, t.Duplicates, t.Quarantined, human.Count(t.Tombstones, "tombstone", "tombstones"),
+		human.Count(t.RowsWritten, "mirror row", "mirror rows"), human.Count(t.BronzeRows, "bronze row", "bronze rows"))
 	if t.SourceTsFromKafka > 0 {
 		fmt.Fprintf(tw, "changes timed by Kafka	%d (the source gave no commit time: their _source_ts is the Kafka record timestamp)\n", t.SourceTsFromKafka)
 	}
@@ -183,18 +185,18 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	}
 	if b := st.LastBatch; b != nil {
 		m := b.Mirror
-		fmt.Fprintf(tw, "last batch\t%s: %d records, %d changes (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",
-			b.BatchID, b.Records, b.Changes, m.Applied, m.Stale, m.Duplicates, b.Quarantined, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
+		fmt.Fprintf(tw, "last batch\t%s: %s, %s (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",
+			b.BatchID, human.Count(b.Records, "record", "records"), human.Count(b.Changes, "change", "changes"), m.Applied, m.Stale, m.Duplicates, b.Quarantined, m.Inserted, m.Updated, m.Deleted, b.Bronze.Appended)
 	}
 	if b := st.LastBatch; b != nil && b.State != nil {
 		fmt.Fprintf(tw, "local state\t%s\n", localState(b.State))
 	}
 	if l := st.LastLoad; l != nil {
-		ghosts := fmt.Sprintf("%d ghost rows soft-deleted", l.Ghosts)
+		ghosts := human.Count(l.Ghosts, "ghost row", "ghost rows") + " soft-deleted"
 		if l.GhostsUnchecked {
 			ghosts = "ghost rows not checked (no bronze table)"
 		}
-		fmt.Fprintf(tw, "last load\t%s: %d rows at WAL position %d, %s\n", l.LoadID, l.Rows, l.LSN, ghosts)
+		fmt.Fprintf(tw, "last load\t%s: %s at WAL position %d, %s\n", l.LoadID, human.Count(l.Rows, "row", "rows"), l.LSN, ghosts)
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", st.LastError)
@@ -279,8 +281,9 @@ func trimLine(tbl *table.Table) string {
 	}
 	s := fmt.Sprintf("records ingested before %s are dropped (late-key rebuilds and validation reach back only to then)", before.UTC().Format(time.RFC3339))
 	if last, ok := lake.LastTrim(tbl); ok {
-		s += fmt.Sprintf("; last run %s (retention %s) dropped %d files, %d rows, kept %d files, %d rows",
-			last.At, pipelines.FormatDuration(last.Retention), last.FilesDropped, last.RowsDropped, last.FilesKept, last.RowsKept)
+		s += fmt.Sprintf("; last run %s (retention %s) dropped %s, %s, kept %s, %s",
+			last.At, pipelines.FormatDuration(last.Retention), human.Count(last.FilesDropped, "file", "files"), human.Count(last.RowsDropped, "row", "rows"),
+			human.Count(last.FilesKept, "file", "files"), human.Count(last.RowsKept, "row", "rows"))
 	}
 	return s
 }

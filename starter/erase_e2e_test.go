@@ -487,7 +487,7 @@ func TestEraseCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"erase", tableName, "--yes"}, "starter: give the keys to erase: --key col=value[,col=value] (repeatable)\n"},
-		{[]string{"erase", tableName, "--key", "id=x"}, "erase 1 keys from crm.people (bronze, mirror, history, quarantine, purged): irreversible\n"},
+		{[]string{"erase", tableName, "--key", "id=x"}, "erase 1 key from crm.people (bronze, mirror, history, quarantine, purged): irreversible\n"},
 		{[]string{"erase", tableName, "--key", "name=x", "--yes"}, `starter: lake: erase: --key names "name", which is not a key column (the key columns are [id]); write col=value[,col=value]` + "\n"},
 	} {
 		out, errw, code := s.cli(c.args...)

@@ -94,7 +94,7 @@ func TestValidateCommand(t *testing.T) {
 	out, errw, code = s.cli("validate", table)
 	// the key as col=value, not its encoding's hex (issue 35)
 	finding := fmt.Sprintf("key order_id=1: create after an update without a delete between (u at %s, partition 0 offset 2; then c at %s, partition 0 offset 4)", seq(120), seq(140))
-	if code != exitFailure || !strings.Contains(out, "FAIL transitions  1 keys with an illegal transition; 5 events of 2 keys, 0 truncates\n       "+finding+"\n") ||
+	if code != exitFailure || !strings.Contains(out, "FAIL transitions  1 key with an illegal transition; 5 events of 2 keys, 0 truncates\n       "+finding+"\n") ||
 		!strings.Contains(out, "PASS partitioning") || !strings.Contains(out, "PASS continuity") || !strings.Contains(out, "PASS watermark") || !strings.Contains(out, "PASS replay") ||
 		!strings.Contains(out, "PASS reapply") || !strings.Contains(errw, "1 of 6 checks failed") {
 		t.Fatalf("validate after a duplicate create: exit %d\n%s%s", code, out, errw)
@@ -116,7 +116,7 @@ func TestValidateCommand(t *testing.T) {
 	}
 	// status shows the last validation run, its failing check with what it observed
 	out, errw, code = s.cli("status", table)
-	if code != exitOK || !regexp.MustCompile(`\nlast validation +\S+: 6 checks, 1 failed: transitions \(1 keys with an illegal transition\)\n`).MatchString(out) ||
+	if code != exitOK || !regexp.MustCompile(`\nlast validation +\S+: 6 checks, 1 failed: transitions \(1 key with an illegal transition\)\n`).MatchString(out) ||
 		strings.Contains(out, "last reconciliation") {
 		t.Fatalf("status: exit %d\n%s%s", code, out, errw)
 	}

@@ -112,7 +112,7 @@ func (st *TableState) details(now time.Time) string {
 			}
 			b.WriteString(fmt.Sprintf("| %d | %d | %s | %s |\n", p, s.Offsets[p], hw, lag))
 		}
-		b.WriteString(fmt.Sprintf("\n**Lag: %d records** (all partitions, at the last plan)", s.TotalLag))
+		b.WriteString(fmt.Sprintf("\n**Lag: %s** (all partitions, at the last plan)", human.Count(s.TotalLag, "record", "records")))
 		if s.NewestSourceTs > 0 {
 			src := time.UnixMicro(s.NewestSourceTs).UTC()
 			b.WriteString(fmt.Sprintf(" · **freshness %s** (newest applied source commit %s)", human.Duration(now.Sub(src)), src.Format(time.RFC3339)))
@@ -124,7 +124,7 @@ func (st *TableState) details(now time.Time) string {
 	if len(st.RecentBatches) == 0 {
 		b.WriteString("**Last batches:** none applied yet\n\n")
 	} else {
-		b.WriteString(fmt.Sprintf("**Last batches** (%d applied in all, %d records):\n\n", s.Totals.Batches, s.Totals.Records))
+		b.WriteString(fmt.Sprintf("**Last batches** (%d applied in all, %s):\n\n", s.Totals.Batches, human.Count(s.Totals.Records, "record", "records")))
 		b.WriteString("| batch | records | changes | applied | stale | duplicates | duration | applied at (UTC) |\n|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for i := len(st.RecentBatches) - 1; i >= 0; i-- {
 			l := st.RecentBatches[i]

@@ -47,3 +47,20 @@ func TestPeriod(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Count(0, "batch", "batches"), "0 batches"},
+		{Count(1, "batch", "batches"), "1 batch"},
+		{Count(int64(2), "record", "records"), "2 records"},
+		{Count(int32(-1), "key", "keys"), "-1 keys"},
+		{Count(uint64(1), "entry", "entries"), "1 entry"},
+		{Count(uint64(18446744073709551615), "row", "rows"), "18446744073709551615 rows"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

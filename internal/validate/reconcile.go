@@ -283,7 +283,7 @@ func Balance(recs []Record, truncates []string, live, loadDeleted map[string]boo
 			}
 		}
 	}
-	r := Result{Check: CheckBalance, Scope: fmt.Sprintf("%d changes of %d keys in bronze, %d truncates", len(recs), len(byKey), len(truncates)),
+	r := Result{Check: CheckBalance, Scope: count(len(recs), "change", "changes") + " of " + count(len(byKey), "key", "keys") + " in bronze, " + count(len(truncates), "truncate", "truncates"),
 		Expected: "creates − deletes = live mirror rows, key by key",
 		Observed: fmt.Sprintf("%d creates − %d deletes = %d; %d live mirror rows; %d keys disagree", creates, deletes, creates-deletes, len(live), len(found))}
 	r.finish(found)

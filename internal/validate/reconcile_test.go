@@ -97,7 +97,7 @@ func TestBalance(t *testing.T) {
 	}
 	r := Balance(recs, []string{"15"}, map[string]bool{"01": true, "03": true, "05": true}, nil)
 	if r.Verdict != Pass || r.Observed != "7 creates − 4 deletes = 3; 3 live mirror rows; 0 keys disagree" ||
-		r.Scope != "9 changes of 5 keys in bronze, 1 truncates" {
+		r.Scope != "9 changes of 5 keys in bronze, 1 truncate" {
 		t.Fatalf("%+v", r)
 	}
 	r = Balance(recs, []string{"15"}, map[string]bool{"01": true, "02": true, "05": true, "06": true}, nil)

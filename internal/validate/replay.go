@@ -71,7 +71,8 @@ func Replay(recs []Record, mirror map[string]Stored, purged Purges, pending map[
 			found = append(found, Finding{Key: k, What: fmt.Sprintf("mirror row at its %s has soft delete %v", change, s.Deleted)})
 		}
 	}
-	r := Result{Check: CheckReplay, Scope: fmt.Sprintf("%d events of %d keys, %d mirror rows, %d purged keys, %d pending keys left out", len(recs), len(last), len(mirror), len(purged.Keys), skipped),
+	r := Result{Check: CheckReplay, Scope: count(len(recs), "event", "events") + " of " + count(len(last), "key", "keys") + ", " + count(len(mirror), "mirror row", "mirror rows") + ", " +
+		count(len(purged.Keys), "purged key", "purged keys") + ", " + count(skipped, "pending key", "pending keys") + " left out",
 		Expected: "every key's mirror row at or above its last change, deleted iff that change is a delete (or the key purged)",
 		Observed: fmt.Sprintf("%d keys a replay would change", len(found))}
 	r.finish(found)

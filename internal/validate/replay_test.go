@@ -46,7 +46,7 @@ func TestReplay(t *testing.T) {
 	if r.Verdict != Fail || r.Total != 5 || r.Details() != want {
 		t.Fatalf("lost changes: %s, %d findings:\n%s\nwant:\n%s", r.Verdict, r.Total, r.Details(), want)
 	}
-	if want := "11 events of 8 keys, 5 mirror rows, 1 purged keys, 1 pending keys left out"; r.Scope != want {
+	if want := "11 events of 8 keys, 5 mirror rows, 1 purged key, 1 pending key left out"; r.Scope != want {
 		t.Fatalf("scope %q, want %q", r.Scope, want)
 	}
 }

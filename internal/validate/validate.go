@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -137,11 +138,11 @@ func Partitioning(recs []Record) Result {
 		}
 		var ps []string
 		for _, p := range slices.Sorted(maps.Keys(m)) {
-			ps = append(ps, fmt.Sprintf("%d (%d events)", p, m[p]))
+			ps = append(ps, fmt.Sprintf("%d (%s)", p, count(m[p], "event", "events")))
 		}
 		found = append(found, Finding{Key: k, What: "events in partitions " + strings.Join(ps, ", ")})
 	}
-	r := Result{Check: CheckPartitioning, Scope: fmt.Sprintf("%d events of %d keys", len(recs), len(parts)),
+	r := Result{Check: CheckPartitioning, Scope: count(len(recs), "event", "events") + " of " + count(len(parts), "key", "keys"),
 		Expected: "every key in one partition",
 		Observed: fmt.Sprintf("%d keys in more than one partition", len(found))}
 	r.finish(found)
@@ -256,9 +257,9 @@ func Transitions(recs []Record, truncates []string) Result {
 			prev = e
 		}
 	}
-	r := Result{Check: CheckTransitions, Scope: fmt.Sprintf("%d events of %d keys, %d truncates", len(recs), len(byKey), len(truncates)),
+	r := Result{Check: CheckTransitions, Scope: count(len(recs), "event", "events") + " of " + count(len(byKey), "key", "keys") + ", " + count(len(truncates), "truncate", "truncates"),
 		Expected: "no create while a row exists, no update or delete after a delete",
-		Observed: fmt.Sprintf("%d keys with an illegal transition", len(found))}
+		Observed: count(len(found), "key", "keys") + " with an illegal transition"}
 	r.finish(found)
 	return r
 }
@@ -494,4 +495,13 @@ func EventTimeWatermark(recs []Record, parts []PartitionOffsets) int64 {
 		return all
 	}
 	return wm
+}
+
+// count renders n with the noun that fits it ("1 key", "2 keys"), as
+// internal/human.Count does outside the core.
+func count(n int, singular, plural string) string {
+	if n == 1 {
+		return "1 " + singular
+	}
+	return strconv.Itoa(n) + " " + plural
 }

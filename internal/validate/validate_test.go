@@ -18,11 +18,11 @@ func TestPartitioning(t *testing.T) {
 	r := Partitioning(recs)
 	want := Result{Check: CheckPartitioning, Scope: "5 events of 2 keys", Expected: "every key in one partition",
 		Observed: "1 keys in more than one partition", Verdict: Fail, Total: 1,
-		Findings: []Finding{{Key: "01", What: "events in partitions 0 (2 events), 1 (1 events)"}}}
+		Findings: []Finding{{Key: "01", What: "events in partitions 0 (2 events), 1 (1 event)"}}}
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("got %+v\nwant %+v", r, want)
 	}
-	if got := r.Details(); got != "key 01: events in partitions 0 (2 events), 1 (1 events)" {
+	if got := r.Details(); got != "key 01: events in partitions 0 (2 events), 1 (1 event)" {
 		t.Fatalf("details %q", got)
 	}
 	if r := Partitioning(recs[1:3:3][:1]); r.Verdict != Pass || r.Total != 0 {
@@ -54,7 +54,7 @@ func TestTransitions(t *testing.T) {
 		{Key: "05", What: "delete after a delete without a create between (d at 53, partition 0 offset 15; then d at 54, partition 0 offset 16)"},
 	}
 	if !reflect.DeepEqual(r.Findings, want) || r.Verdict != Fail || r.Total != 3 ||
-		r.Scope != "19 events of 6 keys, 1 truncates" || r.Observed != "3 keys with an illegal transition" {
+		r.Scope != "19 events of 6 keys, 1 truncate" || r.Observed != "3 keys with an illegal transition" {
 		t.Fatalf("got %+v", r)
 	}
 	// without the truncate, 05's second create is illegal too (its first finding)
