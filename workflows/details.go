@@ -188,9 +188,11 @@ func (st *TableState) why(now time.Time) string {
 	case st.TopicMissing:
 		why = "Waiting for topic `" + st.Spec.Topic + "` to exist (the connector creates it with its first record)."
 	case st.Phase == PhaseSnapshot:
-		why = "Applying the connector's source snapshot reads."
+		why = "Applying the connector's source snapshot reads. The phase turns to stream at the table's last read " +
+			"(`source.snapshot` `last` or `last_in_data_collection`) or at its first streamed change: " +
+			"a table whose connector marks no last read per table (older Debezium releases) and that has had no change since keeps it here."
 	case st.Phase == PhaseBackfill:
-		why = fmt.Sprintf("Re-applying %d queued backfill ranges.", len(st.Backfill))
+		why = "Re-applying " + human.Count(len(st.Backfill), "queued backfill range", "queued backfill ranges") + "."
 	default:
 		why = "Streaming: applying batches as records arrive."
 	}
