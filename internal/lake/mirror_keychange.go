@@ -2,6 +2,10 @@ package lake
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
@@ -160,6 +164,89 @@ func (s *State) addHeir(k cdc.Key, h heir) bool {
 		s.heirs[k] = append(s.heirs[k], h)
 	}
 	return true
+}
+
+// PropKeyChangeHeirs keeps State.heirs on the mirror: a JSON array of
+// [old key, new key, position] triples (hex; sorted), committed with each
+// batch while any create is listed, so that a worker that restarts, or
+// builds its state from the tables again, still lists the new key for
+// RebuildKeys when its old key's changes below the create arrive. At most
+// maxStoredHeirs are kept (the oldest positions first); past that a
+// restart forgets the rest (docs/design.md, Known gaps).
+const PropKeyChangeHeirs = "lakemirror.key-change-heirs"
+
+// maxStoredHeirs bounds PropKeyChangeHeirs (about 100 bytes each: well
+// under a catalog's property size limits, such as Glue's 512 KB).
+const maxStoredHeirs = 1000
+
+// heirsJSON is PropKeyChangeHeirs for heirs without the creates of done
+// ("[]" when none are left).
+func heirsJSON(heirs map[cdc.Key][]heir, done []heirDone) string {
+	type triple = [3]string
+	var out []triple
+	var ats []cdc.Seq
+	for old, hs := range heirs {
+		for _, h := range hs {
+			if slices.Contains(done, heirDone{old: old, h: h}) {
+				continue
+			}
+			out = append(out, triple{hex.EncodeToString([]byte(old)), hex.EncodeToString([]byte(h.key)), h.at.Hex()})
+			ats = append(ats, h.at)
+		}
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		if c := ats[i].Compare(ats[j]); c != 0 {
+			return c
+		}
+		return slices.Compare(out[i][:], out[j][:])
+	})
+	sorted := make([]triple, 0, min(len(idx), maxStoredHeirs))
+	for _, i := range idx[:min(len(idx), maxStoredHeirs)] {
+		sorted = append(sorted, out[i])
+	}
+	b, _ := json.Marshal(sorted)
+	return string(b)
+}
+
+// loadHeirs lists the creates mirror's PropKeyChangeHeirs keeps in
+// State.heirs (a state built from the tables or a sidecar). Errors: a
+// malformed property.
+func (s *State) loadHeirs(mirror *table.Table) error {
+	if mirror == nil {
+		return nil
+	}
+	hs, err := parseHeirs(mirror.Properties()[PropKeyChangeHeirs])
+	for _, h := range hs {
+		s.addHeir(h.old, h.h)
+	}
+	return err
+}
+
+// parseHeirs reads a PropKeyChangeHeirs value ("": none) as the old key
+// and the create of each entry. Errors: malformed JSON, hex or position.
+func parseHeirs(t string) ([]heirDone, error) {
+	if t == "" {
+		return nil, nil
+	}
+	var triples [][3]string
+	if err := json.Unmarshal([]byte(t), &triples); err != nil {
+		return nil, fmt.Errorf("lake: bad %s: %w", PropKeyChangeHeirs, err)
+	}
+	out := make([]heirDone, 0, len(triples))
+	for _, tr := range triples {
+		old, err1 := hex.DecodeString(tr[0])
+		key, err2 := hex.DecodeString(tr[1])
+		at, err3 := cdc.ParseSeqHex(tr[2])
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("lake: bad entry %q in %s: %w", tr, PropKeyChangeHeirs, err)
+		}
+		out = append(out, heirDone{old: cdc.Key(old), h: heir{key: cdc.Key(key), at: at}})
+	}
+	return out, nil
 }
 
 // heirDone is a create of State.heirs (h, under old key) to forget.

@@ -258,6 +258,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	res.Pending = len(s.pending)
 	hadPending := tbl.Properties()[PropPendingRebuild] != ""
+	hadHeirs := tbl.Properties()[PropKeyChangeHeirs] != ""
 	s.props = func() (iceberg.Properties, error) {
 		p, err := batchProps(b, s.res)
 		if err == nil {
@@ -273,6 +274,9 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 		if err == nil && (len(s.pending) > 0 || hadPending) {
 			p[PropPendingRebuild] = pendingJSON(s.pending)
+		}
+		if err == nil && (len(w.state.heirs) > 0 || hadHeirs) {
+			p[PropKeyChangeHeirs] = heirsJSON(w.state.heirs, plan.heirsDone)
 		}
 		return p, err
 	}

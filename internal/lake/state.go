@@ -366,6 +366,9 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	if reason == BuildNew && s.sidecar {
 		err := s.loadSidecar(ctx, mirror, history)
 		if err == nil {
+			if err := s.loadHeirs(mirror); err != nil {
+				return err
+			}
 			s.built, s.everBuilt = true, true
 			if s.onLoad != nil {
 				s.onLoad()
@@ -417,6 +420,9 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	// empty tables that never committed a batch: the log starts with every
 	// change; tables emptied by purges still have their past in bronze
 	s.eventsComplete = rows == 0 && s.builtAtBatch == 0
+	if err := s.loadHeirs(mirror); err != nil {
+		return err
+	}
 	s.built, s.everBuilt = true, true
 	if s.onBuild != nil {
 		s.onBuild(reason)
