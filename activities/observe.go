@@ -42,6 +42,9 @@ func (a *Activities) observeBatch(table string, res *ApplyResult, took time.Dura
 	if !res.History.AlreadyCommitted && res.History.Unwoven > 0 {
 		a.Metrics.Unwoven(table, res.History.Unwoven)
 	}
+	if !res.Mirror.AlreadyCommitted && res.Mirror.UnknownPlaceholders > 0 {
+		a.Metrics.UnknownValues(table, res.Mirror.UnknownPlaceholders)
+	}
 	if !res.Mirror.AlreadyCommitted {
 		if n := res.WovenKeys(); n > 0 {
 			a.Metrics.Rebuilt(table, n)

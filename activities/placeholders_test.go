@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/internal/telemetry"
 )
 
 func sampleMsg(op, v string, key int) sample.Message {
@@ -137,6 +138,7 @@ func TestOracleLobDelete(t *testing.T) {
 // the batch result counts it, instead of a silent NULL.
 func TestUnknownPlaceholderCounted(t *testing.T) {
 	w := newWrun(t, TableSpec{})
+	w.a.Metrics = telemetry.New()
 	w.apply([]wev{pgw("c", "null", `{"order_id":2,"status":"a","note":"x"}`, 100)}, false)
 	res, _ := w.apply([]wev{
 		pgw("u", "null", `{"order_id":1,"status":"b","note":`+toast+`}`, 200), // key 1 never seen
@@ -146,5 +148,9 @@ func TestUnknownPlaceholderCounted(t *testing.T) {
 	want := "1 b <nil> " + pgs(200, 200) + " false\n2 b x " + pgs(210, 210) + " false"
 	if m != want || res.Mirror.UnknownPlaceholders != 1 {
 		t.Errorf("unknown placeholders %d (want 1), mirror:\n%s\nwant:\n%s", res.Mirror.UnknownPlaceholders, m, want)
+	}
+	w.a.observeBatch(w.spec.Table, &res, 0) // what ApplyBatch reports of the batch
+	if got := counterValue(t, w.a.Metrics, telemetry.MetricUnknownValues, w.spec.Table); got != 1 {
+		t.Errorf("%s = %v, want 1", telemetry.MetricUnknownValues, got)
 	}
 }

@@ -183,6 +183,10 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	} else if t.UnwovenKeys > 0 {
 		fmt.Fprintf(tw, "late keys not in history\t%d (no bronze table and a restarted worker: their late change is in the mirror only)\n", t.UnwovenKeys)
 	}
+	if t.UnknownValues > 0 {
+		fmt.Fprintf(tw, "values never known\t%s written as NULL (a TOAST or LOB value the source sent only as \"unchanged\" for a row the mirror did not hold: a stream started without a source snapshot, or a primary-key change whose old row was not known; `starter resnapshot` reads them)\n",
+			human.Count(t.UnknownValues, "value", "values"))
+	}
 	if b := st.LastBatch; b != nil {
 		m := b.Mirror
 		fmt.Fprintf(tw, "last batch\t%s: %s, %s (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",

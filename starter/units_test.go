@@ -108,3 +108,28 @@ func TestApplyJSONNeedsYes(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errw)
 	}
 }
+
+// status counts with the noun that fits ("1 batch") and shows the values
+// never known (issue 34: TOAST placeholders written as NULL).
+func TestPrintStatusCounts(t *testing.T) {
+	var b bytes.Buffer
+	printStatusAt(&b, workflows.Status{Table: "shop.orders", TotalLag: 1,
+		Totals: workflows.Totals{Batches: 1, Records: 1, Changes: 2, Applied: 2, Tombstones: 1, RowsWritten: 1, BronzeRows: 1, UnknownValues: 1}}, time.Now())
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		for _, p := range []string{"lag", "totals", "values never known"} {
+			if strings.HasPrefix(l, p) {
+				got = append(got, strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
+	want := []string{
+		"lag 1 record (as of the table's last plan)",
+		"totals (since start) 1 batch, 1 record, 2 changes: 2 applied, 0 stale, 0 duplicate; 0 quarantined; 1 tombstone; 1 mirror row written, 1 bronze row",
+		"values never known 1 value written as NULL (a TOAST or LOB value the source sent only as \"unchanged\" for a row the mirror did not hold: " +
+			"a stream started without a source snapshot, or a primary-key change whose old row was not known; `starter resnapshot` reads them)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s\n\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), b.String())
+	}
+}

@@ -77,24 +77,27 @@ type TableState struct {
 // Totals accumulate batch counts over the pipeline's life (events unless
 // named rows).
 type Totals struct {
-	Batches           int64 `json:"batches"`
-	Records           int64 `json:"records"`
-	Changes           int64 `json:"changes"`
-	Applied           int64 `json:"applied"`
-	Stale             int64 `json:"stale"`
-	Duplicates        int64 `json:"duplicates"`
-	Tombstones        int64 `json:"tombstones"`
-	Quarantined       int64 `json:"quarantined"` // records kept in the quarantine table instead of applied
-	TxMetadata        int64 `json:"tx_metadata"`
-	RowsWritten       int64 `json:"rows_written"`
-	BronzeRows        int64 `json:"bronze_rows"`
-	HistoryRows       int64 `json:"history_rows"`
-	RebuiltKeys       int64 `json:"rebuilt_keys"`           // late keys rebuilt from all their changes (late path: inline in a batch, or RebuildKeys)
-	UnwovenKeys       int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze whose late change is not in the history (in a batch or left out of a rebuild)
-	BackfillRequested int64 `json:"backfill_requested"`     // offsets queued by backfill updates
-	BackfillDone      int64 `json:"backfill_done"`          // offsets re-applied
-	LoadedRows        int64 `json:"loaded_rows"`            // rows read by direct loads
-	Ghosts            int64 `json:"ghosts"`                 // ghost rows soft-deleted by direct re-snapshots
+	Batches     int64 `json:"batches"`
+	Records     int64 `json:"records"`
+	Changes     int64 `json:"changes"`
+	Applied     int64 `json:"applied"`
+	Stale       int64 `json:"stale"`
+	Duplicates  int64 `json:"duplicates"`
+	Tombstones  int64 `json:"tombstones"`
+	Quarantined int64 `json:"quarantined"` // records kept in the quarantine table instead of applied
+	TxMetadata  int64 `json:"tx_metadata"`
+	RowsWritten int64 `json:"rows_written"`
+	BronzeRows  int64 `json:"bronze_rows"`
+	HistoryRows int64 `json:"history_rows"`
+	RebuiltKeys int64 `json:"rebuilt_keys"`           // late keys rebuilt from all their changes (late path: inline in a batch, or RebuildKeys)
+	UnwovenKeys int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze whose late change is not in the history (in a batch or left out of a rebuild)
+	// UnknownValues: TOAST/LOB placeholders written as NULL because no
+	// value was known (payload.MirrorResult.UnknownPlaceholders)
+	UnknownValues     int64 `json:"unknown_values,omitempty"`
+	BackfillRequested int64 `json:"backfill_requested"` // offsets queued by backfill updates
+	BackfillDone      int64 `json:"backfill_done"`      // offsets re-applied
+	LoadedRows        int64 `json:"loaded_rows"`        // rows read by direct loads
+	Ghosts            int64 `json:"ghosts"`             // ghost rows soft-deleted by direct re-snapshots
 	// SourceTsFromKafka: row changes whose _source_ts is their Kafka
 	// record timestamp, the source having given no commit time
 	// (docs/design.md, "Source commit time").
@@ -116,6 +119,7 @@ func (t *Totals) add(r *payload.ApplyResult) {
 	t.HistoryRows += int64(r.History.RowsWritten)
 	t.RebuiltKeys += int64(r.WovenKeys())
 	t.UnwovenKeys += int64(r.History.Unwoven) // late changes a batch could not weave (no bronze, a rebuilt state)
+	t.UnknownValues += int64(r.Mirror.UnknownPlaceholders)
 	t.SourceTsFromKafka += int64(r.SourceTsFromKafka)
 }
 

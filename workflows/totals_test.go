@@ -30,3 +30,14 @@ func TestTotalsCountSourceTsFromKafka(t *testing.T) {
 		t.Errorf("totals %+v, want 3 changes timed by Kafka of 6", tot)
 	}
 }
+
+// TOAST/LOB placeholders written as NULL (no value known) add up in the
+// totals, which status shows as "values never known" (issue 34).
+func TestTotalsCountUnknownValues(t *testing.T) {
+	var tot Totals
+	tot.add(&activities.ApplyResult{Records: 2, Mirror: lake.MirrorResult{UnknownPlaceholders: 2}})
+	tot.add(&activities.ApplyResult{Records: 1, Mirror: lake.MirrorResult{UnknownPlaceholders: 1}})
+	if tot.UnknownValues != 3 {
+		t.Errorf("totals %+v, want 3 unknown values", tot)
+	}
+}

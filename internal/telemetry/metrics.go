@@ -27,6 +27,7 @@ const (
 	MetricCommitErrors  = "lakemirror_commit_conflicts_total"                // failed Iceberg commits (conflicts and catalog errors), retried
 	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"                    // late keys rebuilt from all their changes (in their batch, or from bronze)
 	MetricUnwovenKeys   = "lakemirror_unwoven_keys_total"                    // late keys whose late change could not be woven into the history (no bronze, a rebuilt local state)
+	MetricUnknownValues = "lakemirror_unknown_values_total"                  // TOAST/LOB placeholders written as NULL: the value was never known
 	MetricStateRebuilds = "lakemirror_state_rebuilds_total"                  // a worker built a table's local state from the tables (not in memory, no usable sidecar), by reason
 	MetricStateLoads    = "lakemirror_state_loads_total"                     // a worker loaded a table's local state from its sidecar file instead of building it
 	MetricStateReleases = "lakemirror_state_releases_total"                  // a worker freed an idle table's local state (--release-idle-state)
@@ -49,7 +50,7 @@ const (
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
-	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
+	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricUnknownValues, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
 	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling, MetricIndexBytes, MetricStateLogBytes, MetricIndexBudget}
 
@@ -66,6 +67,7 @@ type Metrics struct {
 	commitErrors  *prometheus.CounterVec
 	rebuilt       *prometheus.CounterVec
 	unwoven       *prometheus.CounterVec
+	unknownValues *prometheus.CounterVec
 	stateBuilds   *prometheus.CounterVec
 	stateLoads    *prometheus.CounterVec
 	stateReleases *prometheus.CounterVec
@@ -181,6 +183,7 @@ func New() *Metrics {
 	m.commitErrors = counter(MetricCommitErrors, "Failed Iceberg commits (conflicts, catalog errors); the batch is retried.")
 	m.rebuilt = counter(MetricRebuiltKeys, "Late keys whose history and mirror row were rebuilt from all their changes (late path: in their batch, or by RebuildKeys from bronze).")
 	m.unwoven = counter(MetricUnwovenKeys, "Late keys whose late change could not be woven into the history: a table without bronze whose worker rebuilt its local state after the key's earlier changes (the history misses the late change's version).")
+	m.unknownValues = counter(MetricUnknownValues, "Unavailable-value placeholders (PostgreSQL TOAST, Oracle LOBs) written as NULL because the value was never known: the source sent it only as unchanged for a row the mirror did not hold.")
 	m.stateBuilds = counter(MetricStateRebuilds, "Times a worker built a table's local state (key index and chain log) by reading the tables, by reason (new: the worker had none; snapshot-moved: the table is at another snapshot than the state; invalidated: a failed commit or log; stale-sidecar: the sidecar is for another snapshot).", "reason")
 	m.stateLoads = counter(MetricStateLoads, "Times a worker loaded a table's local state from the sidecar file next to the table instead of building it.")
 	m.stateReleases = counter(MetricStateReleases, "Times a worker freed a table's local state after the table was idle for --release-idle-state (its next batch loads the sidecar or builds the state again).")
@@ -304,6 +307,7 @@ func (m *Metrics) initTable(t string) {
 	m.commitErrors.WithLabelValues(t)
 	m.rebuilt.WithLabelValues(t)
 	m.unwoven.WithLabelValues(t)
+	m.unknownValues.WithLabelValues(t)
 	m.stateLoads.WithLabelValues(t)
 }
 
@@ -361,6 +365,12 @@ func (m *Metrics) Quarantined(table, reason string, n int) {
 // history.
 func (m *Metrics) Unwoven(table string, keys int) {
 	m.unwoven.WithLabelValues(table).Add(float64(keys))
+}
+
+// UnknownValues counts unavailable-value placeholders (PostgreSQL TOAST,
+// Oracle LOBs) written as NULL because no value was known.
+func (m *Metrics) UnknownValues(table string, n int) {
+	m.unknownValues.WithLabelValues(table).Add(float64(n))
 }
 
 // Rebuilt counts keys rebuilt by the late path.
