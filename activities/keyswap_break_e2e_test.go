@@ -97,3 +97,25 @@ func TestBreakKeyChangeCreateFirstAfterOldDelete(t *testing.T) {
 		}
 	}
 }
+
+// As TestBreakKeyChangeCreateFirstAfterOldDelete with create 2 delivered
+// while key 1 is live (A): it is listed in State.heirs. Key 1's plain
+// delete at 150 then arrives alone: State.heirsToRefill takes any delete
+// at or below the create for the update's own and forgets the create, so
+// the re-insert (C) in the next batch reaches nothing. The source's key
+// 2 holds C.
+func TestBreakKeyChangeHeirForgottenOnOlderDelete(t *testing.T) {
+	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
+	d1 := pgw("d", `{"order_id":1}`, "null", 150)
+	r1 := pgw("c", "null", kcRow(1, 160, "c", "C"), 160)
+	kd := kcDel(1, 2, 200, "")
+	kc := kcCreate(1, 2, 200, "c")
+	wantM := "1 c C " + pgs(200, 200) + " true\n2 c C " + pgs(200, 200) + " false"
+	for _, opts := range []TableSpec{{}, {WithoutHistory: true}, {WithoutBronze: true}} {
+		w := runBatches(t, opts, [][]wev{{c1}, {kc}, {d1}, {r1, kd}}, nil, "")
+		gm, gh := w.tables()
+		if gm != wantM {
+			t.Errorf("%v: mirror got:\n%s\nwant:\n%s\nhistory:\n%s", opts.Tables(), gm, wantM, gh)
+		}
+	}
+}
