@@ -119,3 +119,31 @@ func TestBreakKeyChangeHeirForgottenOnOlderDelete(t *testing.T) {
 		}
 	}
 }
+
+// A chain 1 → 2 → 3 whose key-2 steps arrive before key 1's partition
+// catches up: key 1 (A) is updated to note B at 150, its key changed to
+// 2 at 200, and key 2's to 3 at 300. The batch holding create 2, create 3
+// and key 2's delete comes before key 1's update and delete. Create 2 is
+// listed (State.heirs) and filled again with B when key 1's update
+// arrives; create 3 took A from create 2 and is not listed (key 2's
+// delete at its position makes it "complete"). The source's key 3 holds
+// B.
+func TestBreakKeyChangeChainHeirNotPassedOn(t *testing.T) {
+	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
+	u1 := pgw("u", "null", kcRow(1, 150, "a", "B"), 150)
+	kd1, kc2 := kcDel(1, 2, 200, ""), kcCreate(1, 2, 200, "a")
+	kd2, kc3 := kcDel(2, 3, 300, ""), kcCreate(2, 3, 300, "a")
+	wantM := "1 a B " + pgs(200, 200) + " true\n2 a B " + pgs(300, 300) + " true\n3 a B " + pgs(300, 300) + " false"
+	clean := newWrun(t, TableSpec{})
+	clean.apply([]wev{c1, u1, kd1, kc2, kd2, kc3}, false)
+	if cm, _ := clean.tables(); cm != wantM {
+		t.Fatalf("clean: mirror got:\n%s\nwant:\n%s", cm, wantM)
+	}
+	for _, opts := range []TableSpec{{}, {WithoutHistory: true}, {WithoutBronze: true}} {
+		w := runBatches(t, opts, [][]wev{{c1}, {kc2, kd2, kc3}, {u1, kd1}}, nil, "")
+		gm, gh := w.tables()
+		if gm != wantM {
+			t.Errorf("%v: rebuilds %d\nmirror got:\n%s\nwant:\n%s\nhistory:\n%s", opts.Tables(), w.rebuil, gm, wantM, gh)
+		}
+	}
+}
