@@ -90,3 +90,36 @@ func TestBreakKeyOnlyDecimalStringFallback(t *testing.T) {
 		t.Errorf("key-only delete taken for a full one: %v", got.Event.Before.Vals)
 	}
 }
+
+// A required column whose Connect schema default is not text, integer
+// or boolean: Debezium fills it with that default in a key-only image
+// (JdbcValueConverters.convertValue returns the field's default before
+// the fallback), so the image is taken for a full one. Each case is a
+// default-replica-identity delete of key 101 (name "" is the text
+// fallback) with one such column: design.md rule 4 says the column's
+// "schema default" marks a key-only image, whatever its type.
+func TestBreakKeyOnlyOtherDefaults(t *testing.T) {
+	for _, c := range []struct{ name, field, value string }{
+		{"numeric(10,2) DEFAULT 9.99", `{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2","connect.decimal.precision":"10"},"default":"A+c=","field":"x"}`, `"A+c="`},
+		{"double precision DEFAULT 1.5", `{"type":"double","optional":false,"default":1.5,"field":"x"}`, `1.5`},
+		{"date DEFAULT '2000-01-01'", `{"type":"int32","optional":false,"name":"io.debezium.time.Date","version":1,"default":10957,"field":"x"}`, `10957`},
+		{"timestamp DEFAULT '2000-01-01'", `{"type":"int64","optional":false,"name":"io.debezium.time.MicroTimestamp","version":1,"default":946684800000000,"field":"x"}`, `946684800000000`},
+		{"uuid DEFAULT '…'", `{"type":"string","optional":false,"name":"io.debezium.data.Uuid","version":1,"default":"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11","field":"x"}`, `"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"`},
+	} {
+		fields := `{"type":"int64","optional":false,"field":"id"},{"type":"string","optional":false,"field":"name"},` + c.field
+		schema := `{"type":"struct","fields":[` +
+			`{"type":"struct","fields":[` + fields + `],"optional":true,"field":"before"},` +
+			`{"type":"struct","fields":[` + fields + `],"optional":true,"field":"after"},` +
+			`{"type":"struct","fields":[{"type":"int64","optional":false,"field":"lsn"},{"type":"int64","optional":false,"field":"ts_ms"},{"type":"string","optional":false,"field":"connector"}],"optional":false,"field":"source"},` +
+			`{"type":"string","optional":false,"field":"op"}],"optional":false}`
+		value := `{"schema":` + schema + `,"payload":{"before":{"id":101,"name":"","x":` + c.value + `}` +
+			`,"after":null,"source":{"lsn":33583720,"ts_ms":1,"connector":"postgresql"},"op":"d"}}`
+		got, err := NewDecoder(DecoderOptions{}).Decode(Record{Topic: "rs.public.items", Key: []byte(`{"id":101}`), Value: []byte(value)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got.Event.Before.HasValuesBeyond([]string{"id"}) {
+			t.Errorf("%s: key-only delete taken for a full one: %v", c.name, got.Event.Before.Vals)
+		}
+	}
+}
