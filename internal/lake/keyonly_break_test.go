@@ -121,7 +121,7 @@ func TestBreakFullImageLooksKeyOnlyUnseenKey(t *testing.T) {
 	p := newDocsPipeline(t)
 	delete1 := schemas.Record{Key: []byte(`{"id":1}`), Value: pricedValue("d", 200, `{"id":1,"title":null,"body":"","price":"AA=="}`, "")}
 	applyDocs(t, p, []schemas.Record{delete1})
-	want := `1 <nil> "" 0 deleted=true`
+	want := `1 <nil> "" 0.00 deleted=true`
 	if got := pricedMirror(t, p); got != want {
 		t.Errorf("mirror\n%s\nwant\n%s", got, want)
 	}
