@@ -167,3 +167,59 @@ func TestBreakKeyChangeUnknownTakesNewKeysDeletedRow(t *testing.T) {
 		}
 	}
 }
+
+// A column (extra) added by key 1's update at 150, delivered after the
+// key change's create (another partition ahead), which carries TOAST
+// placeholders for note and extra: the create is filled again when the
+// update arrives (State.heirs). The source's key 2 holds A, E.
+func TestBreakKeyChangeHeirColumnAdded(t *testing.T) {
+	cr := pgw("c", "null", fmt.Sprintf(`{"order_id":2,"status":"a","note":%s,"extra":%s}`, toast, toast), 200)
+	cr.hdr = kcCreate(1, 2, 200, "a").hdr
+	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
+	u1 := pgw("u", "null", `{"order_id":1,"status":"a","note":"A","extra":"E"}`, 150)
+	kd := kcDel(1, 2, 200, "")
+	want := "1 a A E " + pgs(200, 200) + " true\n2 a A E " + pgs(200, 200) + " false"
+	for name, batches := range map[string][][]wev{
+		"create first":     {{cr}, {c1, u1, kd}},
+		"create after c1":  {{c1}, {cr}, {u1, kd}},
+		"update, then del": {{c1}, {cr}, {u1}, {kd}},
+	} {
+		for _, opts := range []TableSpec{{}, {WithoutHistory: true}, {WithoutBronze: true}} {
+			w := runBatches(t, opts, batches, nil, "")
+			gm, _ := w.colTables("order_id", "status", "note", "extra")
+			if gm != want {
+				t.Errorf("%s %v: rebuilds %d mirror got:\n%s\nwant:\n%s", name, opts.Tables(), w.rebuil, gm, want)
+			}
+		}
+	}
+}
+
+// Create 2 (key change 1 → 2 at 200) arrives before key 1's update of
+// its note (B at 150), together with key 2's own update at 250 that
+// keeps the note (a placeholder): when key 1's update arrives, key 2 is
+// filled again, the update at 250 included. The source's key 2 holds
+// (y, B), and its history B from 200 on.
+func TestBreakKeyChangeHeirThenNewKeyUpdate(t *testing.T) {
+	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
+	u1 := pgw("u", "null", kcRow(1, 150, "a", "B"), 150)
+	kd, kc := kcDel(1, 2, 200, ""), kcCreate(1, 2, 200, "a")
+	u2 := pgw("u", "null", fmt.Sprintf(`{"order_id":2,"status":"y","note":%s}`, toast), 250)
+	wantM := "1 a B " + pgs(200, 200) + " true\n2 y B " + pgs(250, 250) + " false"
+	wantH := "1 a A " + pgs(100, 100) + " " + pgs(150, 150) + " false\n" +
+		"1 a B " + pgs(150, 150) + " " + pgs(200, 200) + " false\n" +
+		"2 a B " + pgs(200, 200) + " " + pgs(250, 250) + " false\n" +
+		"2 y B " + pgs(250, 250) + " <nil> true"
+	for name, batches := range map[string][][]wev{
+		"old key's past after":  {{c1}, {kc, u2}, {u1, kd}},
+		"update in a later one": {{c1}, {kc}, {u2}, {u1, kd}},
+		"update, then del":      {{c1}, {kc, u2}, {u1}, {kd}},
+	} {
+		for _, opts := range []TableSpec{{}, {WithoutHistory: true}, {WithoutBronze: true}} {
+			w := runBatches(t, opts, batches, nil, "")
+			gm, gh := w.tables()
+			if gm != wantM || !opts.WithoutHistory && gh != wantH {
+				t.Errorf("%s %v: rebuilds %d\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", name, opts.Tables(), w.rebuil, gm, wantM, gh, wantH)
+			}
+		}
+	}
+}
