@@ -43,6 +43,7 @@ type anode struct {
 type afield struct {
 	name string
 	node *anode
+	def  any // the field's default (hamba/avro Field.Default), nil when none
 }
 
 // compileAvro turns a parsed schema into nodes; named types are compiled
@@ -85,7 +86,11 @@ func compileNode(s avro.Schema, named map[string]*anode, depth int) (*anode, err
 			if err != nil {
 				return nil, fmt.Errorf("%s.%s: %v", x.Name(), f.Name(), err)
 			}
-			n.fields = append(n.fields, afield{name: f.Name(), node: fn})
+			af := afield{name: f.Name(), node: fn}
+			if f.HasDefault() {
+				af.def = f.Default()
+			}
+			n.fields = append(n.fields, af)
 		}
 	case *avro.EnumSchema:
 		n.name = x.FullName()
@@ -293,6 +298,9 @@ func (d *Decoder) compileRow(n *anode, path, skipPrefix string) (*avroRow, error
 		}
 		fs.name = f.name
 		d.applyDeclaredOverride(&fs)
+		if !fs.optional {
+			fs.def = avroSimpleDefault(fs.dec, f.def)
+		}
 		ar.col[i] = len(specs)
 		specs = append(specs, fs)
 	}
@@ -356,4 +364,41 @@ func (d *Decoder) planValue(root *anode) (*avroValuePlan, error) {
 		}
 	}
 	return p, nil
+}
+
+// avroSimpleDefault is an Avro field's default as the value a text,
+// integer or boolean column decodes to (what Debezium gives a required
+// column a key-only image leaves out: keyOnlyImage); nil for other kinds
+// and for none.
+func avroSimpleDefault(dec decKind, def any) *cdc.Value {
+	var v cdc.Value
+	switch x := def.(type) {
+	case string:
+		if dec != decString {
+			return nil
+		}
+		v = cdc.String(x)
+	case bool:
+		if dec != decBool {
+			return nil
+		}
+		v = cdc.Bool(x)
+	case int:
+		v = cdc.Int(int64(x))
+	case int32:
+		v = cdc.Int(int64(x))
+	case int64:
+		v = cdc.Int(x)
+	case float64:
+		if dec != decInt || x != float64(int64(x)) {
+			return nil
+		}
+		v = cdc.Int(int64(x))
+	default:
+		return nil
+	}
+	if v.Kind == cdc.KindInt && dec != decInt {
+		return nil
+	}
+	return &v
 }

@@ -97,9 +97,9 @@ type fieldSpec struct {
 	// database's order (Decoder.bitsOrder)
 	bits     bool
 	declared bool // from DecoderOptions.Columns: other JSON tokens are decoded by inference and Coerced
-	// def is the schema's default of a string, integer or boolean
-	// column (nil: none, or another kind): the value Debezium gives a
-	// required column that an image leaves out (keyOnlyImage)
+	// def is a required column's schema default, decoded as its values
+	// are (nil: none): the value Debezium gives a required column that an
+	// image leaves out (keyOnlyImage)
 	def *cdc.Value
 	// decText: how a declared decimal's JSON string is read (decimalValue)
 	decText decTextMode
@@ -245,6 +245,9 @@ func (d *Decoder) parseStructSpec(v *fastjson.Value, path, skipPrefix string) (*
 			return nil, fmt.Errorf("%s: duplicate field %q", path, fs.name)
 		}
 		d.applyDeclaredOverride(&fs)
+		if def := f.Get("default"); def != nil && !fs.optional {
+			fs.def = d.decodeDefault(def, &fs)
+		}
 		index[fs.name] = len(specs)
 		specs = append(specs, fs)
 	}
@@ -312,9 +315,6 @@ func connectSchemaSpec(f *fastjson.Value, depth int) (fieldSpec, error) {
 	if err := connectType(&fs, typ, logical, jsonParams{f.Get("parameters")}); err != nil {
 		return fieldSpec{}, err
 	}
-	if def := f.Get("default"); def != nil && !fs.optional {
-		fs.def = simpleDefault(fs.dec, def)
-	}
 	if typ == "array" && fs.dec == decJSONText && depth < 1 {
 		if items := f.Get("items"); items != nil && items.Type() == fastjson.TypeObject {
 			elem, err := connectSchemaSpec(items, depth+1)
@@ -327,25 +327,19 @@ func connectSchemaSpec(f *fastjson.Value, depth int) (fieldSpec, error) {
 	return fs, nil
 }
 
-// simpleDefault is a Connect field's "default" as the value a string,
-// integer or boolean column decodes to; nil for other kinds, or when the
-// default does not fit.
-func simpleDefault(dec decKind, v *fastjson.Value) *cdc.Value {
-	var out cdc.Value
-	switch {
-	case dec == decString && v.Type() == fastjson.TypeString:
-		b, _ := v.StringBytes()
-		out = cdc.Value{Kind: cdc.KindString, S: string(b)}
-	case dec == decInt && v.Type() == fastjson.TypeNumber:
-		i, err := v.Int64()
-		if err != nil {
-			return nil
-		}
-		out = cdc.Int(i)
-	case dec == decBool && (v.Type() == fastjson.TypeTrue || v.Type() == fastjson.TypeFalse):
-		out = cdc.Bool(v.Type() == fastjson.TypeTrue)
-	default:
+// decodeDefault is a Connect field's "default" decoded as the field's
+// values are (JsonConverter writes a default as it writes a value of the
+// field: a decimal's base64 bytes, a timestamp's number or text), or nil
+// when it does not decode. The decoder's text buffers are set aside
+// meanwhile: a schema is parsed in the middle of a record.
+func (d *Decoder) decodeDefault(v *fastjson.Value, fs *fieldSpec) *cdc.Value {
+	blob, fix := d.blob, d.fix
+	d.blob, d.fix = nil, nil
+	defer func() { d.blob, d.fix = blob, fix }()
+	out := new(cdc.Value)
+	if err := d.field(v, fs, out); err != nil {
 		return nil
 	}
-	return &out
+	d.finishText()
+	return out
 }

@@ -576,8 +576,10 @@ func (d *Decoder) finishChange(rec *Record, ev *cdc.Event, pos *position, txStar
 // for binlog_row_image=MINIMAL. A full image whose every non-key value
 // looks so is taken for a key-only one: the soft delete then keeps the
 // key's last known values, which are those when the key's past was seen.
-// Defaults of columns other than text, integer and boolean are not
-// known: an image holding one is taken for a full one.
+// Defaults come from JsonConverter schemas (decoded as the column's
+// values) and, for text, integer and boolean columns, from Avro schemas;
+// another Avro default makes the image look full, as does a decimal sent
+// as text (decimal.handling.mode=string).
 func keyOnlyImage(r *cdc.Row, ss *structSpec, keyCols []string) bool {
 	if ss == nil || len(ss.fields) != len(r.Vals) || len(keyCols) == 0 {
 		return false

@@ -42,11 +42,15 @@ type MirrorWriter struct {
 	// leaves the creates out)
 	rawAfter map[*cdc.Event]*cdc.Row
 	unlogged []cdc.Key
-	purged   *purgedKeys         // the purged keys as of the last Prepare (purged.go)
-	erasure  erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
-	layout   layout.Spec         // the mirror's partition fields and sort order
-	deletes  layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
-	parts    *filePartitions     // the partitions of the mirror's data files
+	// unknownFromOldKeys: TOAST placeholders of that batch's key-change
+	// creates whose old key's value was not known, written as NULL
+	// (counted in MirrorResult.UnknownPlaceholders)
+	unknownFromOldKeys int
+	purged             *purgedKeys         // the purged keys as of the last Prepare (purged.go)
+	erasure            erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
+	layout             layout.Spec         // the mirror's partition fields and sort order
+	deletes            layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
+	parts              *filePartitions     // the partitions of the mirror's data files
 	// withoutBronze: the table keeps no bronze (WriterOptions.WithoutBronze)
 	withoutBronze bool
 	// schemaOf builds the schema a new mirror is created with (nil:
@@ -308,7 +312,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	p.Events = kept
 	if !cfg.past {
-		w.rawAfter, w.unlogged = nil, nil
+		w.rawAfter, w.unlogged, w.unknownFromOldKeys = nil, nil, 0
 	}
 	refill, err := w.fillFromOldKeys(ctx, tbl, sh, kept, cfg.past)
 	if err != nil {

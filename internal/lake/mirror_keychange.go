@@ -117,7 +117,11 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 			refill[e.Key] = true
 			listed[e] = true
 		}
-		if !past && !o.complete(e) && w.state.addHeir(e.OldKey, heir{key: e.Key, at: e.Seq}) {
+		listedHeir := !past && !o.complete(e) && w.state.addHeir(e.OldKey, heir{key: e.Key, at: e.Seq})
+		if !past && w.state.chainHeirs(e) {
+			listedHeir = true
+		}
+		if listedHeir {
 			// the old key's changes below e still to come fill it again: the
 			// log keeps e as it came (read back, it is filled from the
 			// old key's logged changes: fillLogged), or, when it lacks the
@@ -129,6 +133,16 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 				w.rawAfter[e] = e.After
 			} else {
 				w.unlogged = append(w.unlogged, e.Key)
+			}
+		}
+		for i, v := range vals {
+			if v.Kind == cdc.KindUnavailable {
+				// the old key's value is not known: NULL, never the new
+				// key's own earlier row (another row's value)
+				vals[i] = cdc.Null()
+				if !past {
+					w.unknownFromOldKeys++
+				}
 			}
 		}
 		e.After = &cdc.Row{Cols: e.After.Cols, Vals: vals}
@@ -249,6 +263,27 @@ func parseHeirs(t string) ([]heirDone, error) {
 	return out, nil
 }
 
+// chainHeirs lists key-change create e also under the old keys of the
+// listed creates that made e's old key (a chain 1 → 2 → 3 whose first
+// create still waits for key 1's changes): the value e took from its old
+// key may come from such a create, so a change of key 1 below it fills
+// e again too. It reports whether it listed e.
+func (s *State) chainHeirs(e *cdc.Event) bool {
+	var up []heirDone
+	for old, hs := range s.heirs {
+		for _, h := range hs {
+			if h.key == e.OldKey && h.at <= e.Seq && old != e.Key {
+				up = append(up, heirDone{old: old, h: heir{key: e.Key, at: h.at}})
+			}
+		}
+	}
+	listed := false
+	for _, u := range up {
+		listed = s.addHeir(u.old, u.h) || listed
+	}
+	return listed
+}
+
 // heirDone is a create of State.heirs (h, under old key) to forget.
 type heirDone struct {
 	old cdc.Key
@@ -275,8 +310,8 @@ func (s *State) heirsToRefill(groups []merge.Group, keyCols []string) (refill []
 				if e.Op.IsUpsert() || e.Op == cdc.OpDelete && e.Before.HasValuesBeyond(keyCols) {
 					fill = true
 				}
-				if e.Op == cdc.OpDelete {
-					deleted = true
+				if e.Op == cdc.OpDelete && e.Seq == h.at {
+					deleted = true // the key change's own delete: every earlier change came before it
 				}
 			}
 			if fill {
@@ -372,20 +407,18 @@ func (o *oldKeyPast) floor(e *cdc.Event) cdc.Seq {
 }
 
 // complete reports whether every change of the old key below e has
-// arrived: the newest known one at or below e (the batch's, the logged
-// ones, the stored row) is a delete, the update's own or a later one's
-// in the old key's partition.
+// arrived: the update's own delete (the old key's delete at e's
+// position: Debezium gives both the update's position) is known, in the
+// batch, the log or the stored row. An older delete of the old key says
+// nothing: the key may have been created again before the update, in
+// changes still to come.
 func (o *oldKeyPast) complete(e *cdc.Event) bool {
 	for _, c := range o.changes {
-		if c.Seq > e.Seq {
-			continue
+		if c.Seq == e.Seq && c.Op == cdc.OpDelete {
+			return true
 		}
-		if o.stored && o.at <= e.Seq && o.at > c.Seq {
-			return o.deleted
-		}
-		return c.Op == cdc.OpDelete
 	}
-	return o.stored && o.at <= e.Seq && o.deleted
+	return o.stored && o.at == e.Seq && o.deleted
 }
 
 // inexact reports, for a key whose past the log lacks, whether e's
@@ -443,10 +476,12 @@ func (w *MirrorWriter) fillFromChanges(vals []cdc.Value, e *cdc.Event, changes [
 			if v.Kind != cdc.KindUnavailable || img.Vals[i].Kind == cdc.KindUnavailable {
 				continue
 			}
-			if img == o.Before && img.Vals[i].Kind == cdc.KindNull {
-				// a TOASTed value is never NULL: this is a column a
-				// key-only image leaves out that the decoder could not
-				// tell (schema-less JSON with a required column)
+			if img == o.Before && fillerLike(img.Vals[i]) {
+				// a TOASTed value is never NULL nor empty (PostgreSQL
+				// moves out of line only values of about 2 KB and more):
+				// this is what a key-only image has in a column it leaves
+				// out, where the decoder could not tell the image
+				// (schema-less JSON, a default it does not know)
 				continue
 			}
 			vals[i] = img.Vals[i]
@@ -483,3 +518,10 @@ func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]
 // keyChainDepth is how many primary-key changes back a TOAST placeholder
 // is followed through the local state log (fillLogged).
 const keyChainDepth = 16
+
+// fillerLike reports whether v is what Debezium puts in a column a
+// key-only before image leaves out: NULL, or a type's fallback (empty
+// text or bytes, zero, false, the epoch).
+func fillerLike(v cdc.Value) bool {
+	return v.Kind == cdc.KindNull || v.I == 0 && v.S == ""
+}

@@ -168,6 +168,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 	}
 	w.refill, w.rawAfter, w.unlogged = nil, nil, nil
+	res.UnknownPlaceholders += w.unknownFromOldKeys
+	w.unknownFromOldKeys = 0
 	for i, g := range plan.groups {
 		res.Events += len(g.Events) + g.Duplicates
 		st := ix.StoredAt(plan.entries[i])
