@@ -21,13 +21,9 @@ import (
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
-// PropAppliedPosition is the mirror's applied position: the highest `_seq`
-// any batch or load chunk has applied to it (hex), carried by each such
-// commit's snapshot summary and the table properties. A table whose
-// commits predate it starts at the highest `_seq` its mirror rows hold. Unlike a batch's
-// own watermark (MirrorResult.Watermark, which is lower for a batch of
-// late events) it never moves back; validation checks that it does not.
-const PropAppliedPosition = "lakemirror.applied-position"
+// PropAppliedPosition is lakecat.PropAppliedPosition: the mirror's
+// applied position (hex), which never moves back.
+const PropAppliedPosition = lakecat.PropAppliedPosition
 
 // Columns of the validation table.
 const (

@@ -32,7 +32,8 @@
 //     evolving a table to it (Relaid), *LayoutError.
 //   - props.go: the exactly-once bookkeeping property names (PropBatchID,
 //     PropBatchSeq, PropEndOffsets, PropBatchResult, PropCovered,
-//     PropKeyColumns, PropTopic, PropBatchTally).
+//     PropKeyColumns, PropTopic, PropBatchTally) and the mirror's applied
+//     position (PropAppliedPosition).
 //
 // It imports internal/cdc, internal/layout, internal/names and the
 // Iceberg libraries, never internal/lake or another package under it.
