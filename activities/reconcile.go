@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -130,9 +131,9 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 	defer stop()
 
 	// settling period, from bronze's measured lateness
-	var bronze *lake.BronzeChanges
+	var bronze *tableread.BronzeChanges
 	if !spec.WithoutBronze {
-		if bronze, err = lake.ReadBronzeChanges(ctx, a.Catalog, name, spec.Topic, lateSample); err != nil {
+		if bronze, err = tableread.ReadBronzeChanges(ctx, a.Catalog, name, spec.Topic, lateSample); err != nil {
 			return res, err
 		}
 	}
@@ -229,7 +230,7 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 	res.Checks = validate.Reconcile(prog.Scope, out.diffs)
 	if bronze != nil {
 		// bronze as of the final mirror read
-		if bronze, err = lake.ReadBronzeChanges(ctx, a.Catalog, name, spec.Topic, lateSample); err != nil {
+		if bronze, err = tableread.ReadBronzeChanges(ctx, a.Catalog, name, spec.Topic, lateSample); err != nil {
 			return res, err
 		}
 		loadDeleted := map[string]bool{}
@@ -347,7 +348,7 @@ type reconciler struct {
 func (r *reconciler) readMirror(ctx context.Context) (map[string]*mirrorEntry, []string, error) {
 	out := map[string]*mirrorEntry{}
 	var compared []string
-	_, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
+	_, err := tableread.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m tableread.MirrorRow) error {
 		if compared == nil {
 			compared = r.comparedColumns(m.Row.Cols)
 		}

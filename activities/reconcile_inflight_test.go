@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 )
@@ -89,7 +89,7 @@ func TestReconcileRepairKeepsChangeInFlight(t *testing.T) {
 
 	status := func() string {
 		var got string
-		if _, err := lake.ScanMirrorRows(ctx, f.a.Catalog, f.name, func(m lake.MirrorRow) error {
+		if _, err := tableread.ScanMirrorRows(ctx, f.a.Catalog, f.name, func(m tableread.MirrorRow) error {
 			if v, _ := m.Row.Get("order_id"); v.I == 2 && !m.Deleted {
 				s, _ := m.Row.Get("status")
 				got = s.S

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -272,7 +273,7 @@ func wantDiff(t *testing.T, res ReconcileResult, kind string, id int64, mirrorSe
 func seqOfRecord(t *testing.T, f *recFixture, id int64) string {
 	t.Helper()
 	seq := ""
-	_, err := lake.ScanMirrorRows(f.ctx, f.a.Catalog, f.name, func(m lake.MirrorRow) error {
+	_, err := tableread.ScanMirrorRows(f.ctx, f.a.Catalog, f.name, func(m tableread.MirrorRow) error {
 		if v, _ := m.Row.Get("order_id"); v.I == id {
 			seq = m.Seq
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -53,7 +54,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 	}
 	if len(ghosts) > 0 {
 		// the ghost candidates' key values, from the mirror
-		_, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
+		_, err := tableread.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m tableread.MirrorRow) error {
 			k, err := cdc.KeyOf(m.Row, r.info.Key)
 			if err != nil {
 				return err
@@ -123,7 +124,7 @@ func (r *reconciler) recheck(ctx context.Context, cands []candidate, ghosts map[
 	mir := map[string]*validate.RowState{}
 	ingestedAfter := map[string]bool{}
 	out.liveKeys, out.deletedSeqs = map[string]bool{}, map[string]string{}
-	applied, err := lake.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m lake.MirrorRow) error {
+	applied, err := tableread.ScanMirrorRows(ctx, r.a.Catalog, r.name, func(m tableread.MirrorRow) error {
 		k, err := cdc.KeyOf(m.Row, r.info.Key)
 		if err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -222,7 +223,7 @@ func (f *recFixture) mirror(t *testing.T) string {
 		text string
 	}
 	var rows []row
-	_, err := lake.ScanMirrorRows(f.ctx, f.a.Catalog, f.name, func(m lake.MirrorRow) error {
+	_, err := tableread.ScanMirrorRows(f.ctx, f.a.Catalog, f.name, func(m tableread.MirrorRow) error {
 		id, _ := m.Row.Get("order_id")
 		if m.Deleted {
 			rows = append(rows, row{id.I, fmt.Sprintf("%d deleted", id.I)})

@@ -214,7 +214,7 @@ func TestInternalImportsNothingAbove(t *testing.T) {
 var lakeLayers = [][]string{
 	{"internal/lake/parquetio", "internal/lake/keyindex"}, // the Parquet/Arrow codec; the key index
 	{"internal/lake/lakecat"},                             // catalog, table names and loading, schemas, properties
-	{"internal/lake/maintain"},                            // snapshot expiry, expired and orphan files, manifest merges
+	{"internal/lake/maintain", "internal/lake/tableread"}, // snapshot expiry, expired and orphan files, manifest merges; row readers
 	{"internal/lake"},                                     // the write path and everything not yet carved
 }
 

@@ -24,6 +24,12 @@
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
 //     files, manifest merges. Compaction, purge and bronze retention
 //     rewrite rows and stay here.
+//   - internal/lake/tableread: the row readers: ReadRows and
+//     WriteJSONLines (the dump; tableread.go keeps their lake names for
+//     callers outside), the mirror row scans reconciliation and replay
+//     checks compare (ScanMirrorRows, ScanRows), bronze's row changes
+//     (ReadBronzeChanges), ScanColumns. The validation readers, which read
+//     the bookkeeping, and AppendValidation stay here.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as

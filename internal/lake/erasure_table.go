@@ -24,6 +24,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
 // The erasures table <ns>.<table>_erasures is the audit log of erasures
@@ -460,11 +461,11 @@ func readErasureRows(ctx context.Context, tbl *table.Table) ([]erasureRow, error
 	if tbl.CurrentSnapshot() == nil {
 		return nil, nil
 	}
-	rows, _, err := ReadRows(ctx, tbl, nil)
+	rows, _, err := tableread.ReadRows(ctx, tbl, nil)
 	if err != nil {
 		return nil, err
 	}
-	str := func(r Row, c string) string { s, _ := r[c].(string); return s }
+	str := func(r tableread.Row, c string) string { s, _ := r[c].(string); return s }
 	var out []erasureRow
 	for _, r := range rows {
 		e := erasureRow{id: str(r, ColErasureID), event: str(r, ColErasureEvent), by: str(r, ColRequestedBy),

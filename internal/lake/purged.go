@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
 // The purged-keys table <ns>.<table>_purged records, per tombstone purge,
@@ -138,7 +139,7 @@ func purgeLegacy(mirror *table.Table, withPurgedTable bool) (cdc.Seq, error) {
 // purged key and the `_seq` of the row the purge removed. Errors: file
 // IO, a key or position that is not hex, fn's.
 func readPurgedRows(ctx context.Context, tbl *table.Table, fn func(cdc.Key, cdc.Seq) error) error {
-	rows, _, err := ReadRows(ctx, tbl, nil)
+	rows, _, err := tableread.ReadRows(ctx, tbl, nil)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -286,7 +287,7 @@ func ReadImages(ctx context.Context, cat catalog.Catalog, ident table.Identifier
 	if tbl == nil || tbl.CurrentSnapshot() == nil {
 		return images, nil, nil
 	}
-	err = scanRows(ctx, tbl, snapshotID, func(r MirrorRow) error {
+	err = tableread.ScanRows(ctx, tbl, snapshotID, func(r tableread.MirrorRow) error {
 		k, err := cdc.KeyOf(r.Row, keyCols)
 		if err != nil {
 			return fmt.Errorf("lake: %s: %w", lakecat.IdentString(ident), err)

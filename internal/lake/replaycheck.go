@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -40,7 +41,7 @@ func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name lakeca
 		return nil, err
 	}
 	out := &MirrorReplayState{Rows: map[string]validate.Stored{}, Pending: map[string]bool{}}
-	if _, err := ScanMirrorRows(ctx, cat, name, func(r MirrorRow) error {
+	if _, err := tableread.ScanMirrorRows(ctx, cat, name, func(r tableread.MirrorRow) error {
 		k, err := cdc.KeyOf(r.Row, keyCols)
 		if err != nil {
 			return fmt.Errorf("lake: mirror %s: %w", name, err)

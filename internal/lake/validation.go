@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -145,7 +146,7 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 	if tbl.CurrentSnapshot() == nil {
 		return a, nil
 	}
-	err = scanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset, lakecat.BronzeOp, lakecat.ColSeq, lakecat.ColKey, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+	err = tableread.ScanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset, lakecat.BronzeOp, lakecat.ColSeq, lakecat.ColKey, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		tss, _ := col(lakecat.ColSourceTs).(*array.Timestamp) // nil for a bronze table without the column
 		topics, _ := col(lakecat.BronzeTopic).(*array.String)
 		parts, _ := col(lakecat.BronzePartition).(*array.Int32)
@@ -209,43 +210,6 @@ func resultWatermark(js string) string {
 		return ""
 	}
 	return r.Watermark
-}
-
-// scanColumns scans the table's current snapshot (deletes applied) for
-// the named columns, calling fn with each record batch and a lookup of
-// its columns by name (nil when absent).
-func scanColumns(ctx context.Context, tbl *table.Table, cols []string, fn func(arrow.RecordBatch, func(string) arrow.Array) error) error {
-	return scanColumnsAt(ctx, tbl, 0, cols, fn)
-}
-
-// scanColumnsAt is scanColumns at Iceberg snapshot snapshotID (0: the
-// current one).
-func scanColumnsAt(ctx context.Context, tbl *table.Table, snapshotID int64, cols []string, fn func(arrow.RecordBatch, func(string) arrow.Array) error) error {
-	opts := []table.ScanOption{table.WithSelectedFields(cols...)}
-	if snapshotID != 0 {
-		opts = append(opts, table.WithSnapshotID(snapshotID))
-	}
-	_, it, err := tbl.Scan(opts...).ToArrowRecords(ctx)
-	if err != nil {
-		return fmt.Errorf("lake: scan %s: %w", lakecat.IdentString(tbl.Identifier()), err)
-	}
-	for rec, err := range it {
-		if err != nil {
-			return fmt.Errorf("lake: scan %s: %w", lakecat.IdentString(tbl.Identifier()), err)
-		}
-		sc := rec.Schema()
-		err := fn(rec, func(name string) arrow.Array {
-			if idx := sc.FieldIndices(name); len(idx) > 0 {
-				return rec.Column(idx[0])
-			}
-			return nil
-		})
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // MirrorAudit is what validation reads from a mirror table: the
@@ -317,7 +281,7 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 		a.Points = append(a.Points, validate.Point{BatchSeq: a.Checkpoint.BatchSeq,
 			Applied: tbl.Properties()[PropAppliedPosition], EndOffsets: a.Checkpoint.EndOffsets})
 	}
-	err = scanColumns(ctx, tbl, []string{lakecat.ColSeq, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+	err = tableread.ScanColumns(ctx, tbl, []string{lakecat.ColSeq, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		seqs, _ := col(lakecat.ColSeq).(*array.String)
 		tss, _ := col(lakecat.ColSourceTs).(*array.Timestamp)
 		if seqs == nil {

@@ -1,4 +1,4 @@
-package lake
+package tableread
 
 import (
 	"cmp"
@@ -34,9 +34,9 @@ type MirrorRow struct {
 // ScanMirrorRows reads every row of the mirror's current Iceberg
 // snapshot (position deletes applied) and calls fn with each, in no
 // particular order; rows of one record batch share their *cdc.Columns.
-// It returns the applied position (PropAppliedPosition, hex; "" when
-// none) of the table metadata it read, so what the rows reflect: no row
-// is above it. ("", nil) when the mirror does not exist. Memory: one
+// It returns the applied position (lakecat.PropAppliedPosition, hex; ""
+// when none) of the table metadata it read, so what the rows reflect: no
+// row is above it. ("", nil) when the mirror does not exist. Memory: one
 // record batch. Errors: catalog and file IO failures, a column type the
 // mirror does not write, an error from fn (returned as is).
 func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, fn func(MirrorRow) error) (string, error) {
@@ -44,11 +44,11 @@ func ScanMirrorRows(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 	if err != nil || tbl == nil {
 		return "", err
 	}
-	applied := tbl.Properties()[PropAppliedPosition]
+	applied := tbl.Properties()[lakecat.PropAppliedPosition]
 	if tbl.CurrentSnapshot() == nil {
 		return applied, nil
 	}
-	return applied, scanRows(ctx, tbl, 0, fn)
+	return applied, ScanRows(ctx, tbl, 0, fn)
 }
 
 // BronzeChanges is what the operation balance reads from bronze: the row
@@ -91,7 +91,7 @@ func ReadBronzeChanges(ctx context.Context, cat catalog.Catalog, name lakecat.Ta
 		d  time.Duration
 	}
 	var delays []delay
-	err = scanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset, lakecat.BronzeOp, lakecat.ColSeq, lakecat.ColKey, lakecat.ColSourceTs, lakecat.ColIngestedAt},
+	err = ScanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset, lakecat.BronzeOp, lakecat.ColSeq, lakecat.ColKey, lakecat.ColSourceTs, lakecat.ColIngestedAt},
 		func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 			topics, _ := col(lakecat.BronzeTopic).(*array.String)
 			parts, _ := col(lakecat.BronzePartition).(*array.Int32)
@@ -161,7 +161,7 @@ func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name lakec
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return out, err
 	}
-	err = scanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
+	err = ScanColumns(ctx, tbl, []string{lakecat.BronzeTopic, lakecat.BronzePartition, lakecat.BronzeOffset}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		topics, _ := col(lakecat.BronzeTopic).(*array.String)
 		parts, _ := col(lakecat.BronzePartition).(*array.Int32)
 		offs, _ := col(lakecat.BronzeOffset).(*array.Int64)
@@ -176,10 +176,10 @@ func quarantinedCoordinates(ctx context.Context, cat catalog.Catalog, name lakec
 	return out, err
 }
 
-// scanRows reads every row of a mirror-shaped table at Iceberg snapshot
+// ScanRows reads every row of a mirror-shaped table at Iceberg snapshot
 // snapshotID (0: the current one; position deletes applied) and calls fn
 // with each, as ScanMirrorRows.
-func scanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(MirrorRow) error) error {
+func ScanRows(ctx context.Context, tbl *table.Table, snapshotID int64, fn func(MirrorRow) error) error {
 	cols := []string{"*"} // an older snapshot: its own schema's columns
 	if snapshotID == 0 {
 		cols = cols[:0]
