@@ -89,6 +89,9 @@ func TestBreakKeyChangeAfterReinsert(t *testing.T) {
 // update's own, so the create is not listed in State.heirs, is filled
 // from the deleted row's last known values (A), and the re-insert that
 // arrives next never reaches it. The source's key 2 holds C.
+//
+// Fixed in 03e1ecc: complete needs the old key's delete at the create's
+// own position.
 func TestBreakKeyChangeCreateFirstAfterOldDelete(t *testing.T) {
 	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
 	d1 := pgw("d", `{"order_id":1}`, "null", 150)
@@ -111,6 +114,9 @@ func TestBreakKeyChangeCreateFirstAfterOldDelete(t *testing.T) {
 // at or below the create for the update's own and forgets the create, so
 // the re-insert (C) in the next batch reaches nothing. The source's key
 // 2 holds C.
+//
+// Fixed in 03e1ecc: a create is forgotten only at its own delete's
+// position.
 func TestBreakKeyChangeHeirForgottenOnOlderDelete(t *testing.T) {
 	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
 	d1 := pgw("d", `{"order_id":1}`, "null", 150)
@@ -135,6 +141,9 @@ func TestBreakKeyChangeHeirForgottenOnOlderDelete(t *testing.T) {
 // arrives; create 3 took A from create 2 and is not listed (key 2's
 // delete at its position makes it "complete"). The source's key 3 holds
 // B.
+//
+// Fixed in 03e1ecc: create 3 is listed under key 1 too
+// (State.chainHeirs).
 func TestBreakKeyChangeChainHeirNotPassedOn(t *testing.T) {
 	c1 := pgw("c", "null", kcRow(1, 100, "a", "A"), 100)
 	u1 := pgw("u", "null", kcRow(1, 150, "a", "B"), 150)
@@ -161,6 +170,8 @@ func TestBreakKeyChangeChainHeirNotPassedOn(t *testing.T) {
 // unknown (NULL, counted as an unknown placeholder, as for a key new to
 // the mirror). The writer fills it from key 2's own deleted row instead:
 // Z, a deleted row's value shown as the live row's.
+//
+// Fixed in 03e1ecc: such a placeholder is NULL and counted as unknown.
 func TestBreakKeyChangeUnknownTakesNewKeysDeletedRow(t *testing.T) {
 	c2 := pgw("c", "null", kcRow(2, 50, "z", "Z"), 50)
 	d2 := pgw("d", `{"order_id":2}`, "null", 60)

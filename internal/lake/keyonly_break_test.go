@@ -73,6 +73,10 @@ func pricedMirror(t *testing.T, p *lakePipeline) string {
 // body. The source holds row 2 with the long body (a live row, not a
 // soft-deleted one, loses its value), and row 1's soft delete should
 // keep its last known values (rule 4), not body "".
+//
+// Fixed in 03e1ecc: every JsonConverter default is decoded
+// (Decoder.decodeDefault), and a delete image's empty value fills no
+// placeholder.
 func TestBreakKeyChangeToastDecimalDefaultKeyOnlyDelete(t *testing.T) {
 	p := newDocsPipeline(t)
 	long := strings.Repeat("L", 40)
