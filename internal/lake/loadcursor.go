@@ -7,12 +7,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
-// PropLoadCursor records how far a direct initial load (or re-snapshot)
-// from the source database got: JSON LoadCursor, written with each
-// chunk's commit. A retried load resumes after it.
-const PropLoadCursor = "lakemirror.load-cursor"
+// PropLoadCursor is lakecat.PropLoadCursor: how far a direct initial
+// load (or re-snapshot) from the source database got.
+const PropLoadCursor = lakecat.PropLoadCursor
 
 // maxSnapshots bounds LoadCursor.Snapshots: the oldest are dropped (a
 // later re-snapshot's rows sort above every change an older one lifts).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // State is one table's local write-path state (docs/design.md, "Local
@@ -236,15 +237,8 @@ func (s *State) LogBytes() int64 {
 	return s.log.size()
 }
 
-func snapID(tbl *table.Table) int64 {
-	if tbl == nil {
-		return 0
-	}
-	if snap := tbl.CurrentSnapshot(); snap != nil {
-		return snap.SnapshotID
-	}
-	return 0
-}
+// snapID is lakecat.SnapID: tbl's current snapshot id, 0 for none.
+func snapID(tbl *table.Table) int64 { return lakecat.SnapID(tbl) }
 
 // ensureMirror makes the state reflect mirror (the mirror table as
 // loaded, or nil when it does not exist), rebuilding it otherwise. A

@@ -32,8 +32,10 @@
 //     evolving a table to it (Relaid), *LayoutError.
 //   - props.go: the exactly-once bookkeeping property names (PropBatchID,
 //     PropBatchSeq, PropEndOffsets, PropBatchResult, PropCovered,
-//     PropKeyColumns, PropTopic, PropBatchTally) and the mirror's applied
-//     position (PropAppliedPosition).
+//     PropKeyColumns, PropTopic, PropBatchTally), the mirror's applied
+//     position (PropAppliedPosition) and the direct load's cursor
+//     (PropLoadCursor).
+//   - snapshots.go: SnapID (a table's current snapshot id), Ancestors.
 //
 // It imports internal/cdc, internal/layout, internal/names and the
 // Iceberg libraries, never internal/lake or another package under it.

@@ -23,3 +23,8 @@ const (
 // own watermark (MirrorResult.Watermark, which is lower for a batch of
 // late events) it never moves back; validation checks that it does not.
 const PropAppliedPosition = "lakemirror.applied-position"
+
+// PropLoadCursor records how far a direct initial load (or re-snapshot)
+// from the source database got: JSON LoadCursor, written with each
+// chunk's commit. A retried load resumes after it.
+const PropLoadCursor = "lakemirror.load-cursor"

@@ -17,3 +17,15 @@ func Ancestors(tbl *table.Table, id int64) []table.Snapshot {
 	}
 	return out
 }
+
+// SnapID is tbl's current snapshot id: 0 when tbl is nil or has no
+// snapshot.
+func SnapID(tbl *table.Table) int64 {
+	if tbl == nil {
+		return 0
+	}
+	if snap := tbl.CurrentSnapshot(); snap != nil {
+		return snap.SnapshotID
+	}
+	return 0
+}
