@@ -215,6 +215,7 @@ var lakeLayers = [][]string{
 	{"internal/lake/parquetio", "internal/lake/keyindex"}, // the Parquet/Arrow codec; the key index
 	{"internal/lake/lakecat"},                             // catalog, table names and loading, schemas, properties
 	{"internal/lake/maintain", "internal/lake/tableread"}, // snapshot expiry, expired and orphan files, manifest merges; row readers
+	{"internal/lake/rowdelta"},                            // data and delete files per partition, the row-delta commit
 	{"internal/lake"},                                     // the write path and everything not yet carved
 }
 

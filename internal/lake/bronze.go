@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
@@ -150,7 +151,7 @@ func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
 	if st.done {
 		return st.res, nil
 	}
-	_, snap, err := commitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.files, deleteSet{}, st.props)
+	_, snap, err := rowdelta.CommitRowDelta(ctx, st.tbl, "bronze batch "+st.b.ID, st.files, rowdelta.DeleteSet{}, st.props)
 	if err != nil {
 		return st.res, err
 	}
@@ -270,6 +271,6 @@ func writeBronzeFile(ctx context.Context, tbl *table.Table, b Batch, recs []Bron
 	}
 	rec := array.NewRecordBatch(sc, cols, int64(len(recs)))
 	defer rec.Release()
-	files, _, err := writeRecord(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec)
-	return dataFiles(files), err
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, fmt.Sprintf("bronze-%06d", b.Seq), rec)
+	return rowdelta.DataFiles(files), err
 }

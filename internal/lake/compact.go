@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // CompactOptions tune a compaction.
@@ -40,7 +41,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 	if target <= 0 {
 		target = 128 << 20
 	}
-	if everPartitioned(tbl) || !tbl.SortOrder().IsUnsorted() {
+	if rowdelta.EverPartitioned(tbl) || !tbl.SortOrder().IsUnsorted() {
 		return compactLaid(ctx, tbl, target)
 	}
 	cfg := compaction.DefaultConfig()

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // compactRows is how many live rows a partitioned compaction writes at a
@@ -23,7 +24,7 @@ const compactRows = 1 << 20
 // per group, so the live rows of the files to rewrite (every file of an
 // older partition spec, every file with deletes, every file smaller than
 // three quarters of target) are read with their deletes applied, written
-// again through writeRecord (one file per partition of the current spec,
+// again through rowdelta.WriteRecord (one file per partition of the current spec,
 // sorted by the sort order) and swapped in by one `replace` commit, which
 // also drops the delete files that applied only to rewritten files. The
 // commit is conflict-checked like every other: a concurrent batch makes
@@ -86,11 +87,11 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 			return err
 		}
 		defer rec.Release()
-		files, _, err := writeRecord(ctx, tbl, "compacted", rec)
+		files, _, err := rowdelta.WriteRecord(ctx, tbl, "compacted", rec)
 		if err != nil {
 			return err
 		}
-		added = append(added, dataFiles(files)...)
+		added = append(added, rowdelta.DataFiles(files)...)
 		return nil
 	}
 	for rec, err := range recs {

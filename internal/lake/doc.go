@@ -30,6 +30,14 @@
 //     checks compare (ScanMirrorRows, ScanRows), bronze's row changes
 //     (ReadBronzeChanges), ScanColumns. The validation readers, which read
 //     the bookkeeping, and AppendValidation stay here.
+//   - internal/lake/rowdelta: the row-delta writes: data files per
+//     partition and sort order (WriteRecord, BindLayout), deletes in the
+//     table's delete format (WriteDeletes: position-delete files per
+//     partition or deletion vectors; FilePartitions), the delete format
+//     checks (CheckDeleteFormat, DeleteFormatError, DeleteFormatOf; the
+//     last two keep their lake names in errors.go and deleteformat.go),
+//     and CommitRowDelta. What rows to write, and the state they update,
+//     stay here.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as

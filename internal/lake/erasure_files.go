@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // The file work of an erasure (erasure.go): finding the rows of the
@@ -503,21 +504,21 @@ func (t *eraseTable) rewriteFile(ctx context.Context, tbl *table.Table, task tab
 		if err != nil {
 			return nil, err
 		}
-		files, _, err := writeRecord(ctx, tbl, "erased", rec)
+		files, _, err := rowdelta.WriteRecord(ctx, tbl, "erased", rec)
 		rec.Release()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, dataFiles(files)...)
+		out = append(out, rowdelta.DataFiles(files)...)
 	}
 	if replaced > 0 {
 		rec := repl.NewRecordBatch()
-		files, _, err := writeRecord(ctx, tbl, "erased", rec)
+		files, _, err := rowdelta.WriteRecord(ctx, tbl, "erased", rec)
 		rec.Release()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, dataFiles(files)...)
+		out = append(out, rowdelta.DataFiles(files)...)
 	}
 	return out, nil
 }

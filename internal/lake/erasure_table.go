@@ -24,6 +24,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
@@ -535,11 +536,11 @@ func appendErasureRows(ctx context.Context, tbl *table.Table, rows []erasureRow)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	files, _, err := writeRecord(ctx, tbl, "erasures", rec)
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, "erasures", rec)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := commitRowDelta(ctx, tbl, "erasures", dataFiles(files), deleteSet{}, iceberg.Properties{"lakemirror.maintenance": "erasure"})
+	out, _, err := rowdelta.CommitRowDelta(ctx, tbl, "erasures", rowdelta.DataFiles(files), rowdelta.DeleteSet{}, iceberg.Properties{"lakemirror.maintenance": "erasure"})
 	return out, err
 }
 

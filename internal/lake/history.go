@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -34,9 +35,9 @@ type HistoryWriter struct {
 	now     func() time.Time
 	// withoutBronze: see WriterOptions.WithoutBronze
 	withoutBronze bool
-	layout        layout.Spec         // the history's partition fields and sort order
-	deletes       layout.DeleteFormat // the delete format the history is created with and must have ("" = position)
-	parts         *filePartitions     // the partitions of the history's data files
+	layout        layout.Spec              // the history's partition fields and sort order
+	deletes       layout.DeleteFormat      // the delete format the history is created with and must have ("" = position)
+	parts         *rowdelta.FilePartitions // the partitions of the history's data files
 }
 
 // NewHistoryWriter returns a writer for name's history table, with a
@@ -44,7 +45,7 @@ type HistoryWriter struct {
 // changes it sees. See NewWriters for a mirror and history pair.
 func NewHistoryWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
 	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now,
-		state: newState(cat, name, keyCols, "", false, true), parts: newFilePartitions()}
+		state: newState(cat, name, keyCols, "", false, true), parts: rowdelta.NewFilePartitions()}
 }
 
 // State returns the writer's local state.
@@ -62,11 +63,11 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 		props[PropHistoryTracked] = string(t)
 	}
 	tbl, _, err := lakecat.LoadOrCreateLaid(ctx, w.cat, w.name.NamespaceIdent(), w.name.History(),
-		func() (*iceberg.Schema, error) { return lakecat.HistorySchema(mirror.Schema(), w.keyCols) }, withFormatVersion(lakecat.TableProperties(props), w.deletes), &w.layout)
+		func() (*iceberg.Schema, error) { return lakecat.HistorySchema(mirror.Schema(), w.keyCols) }, rowdelta.WithFormatVersion(lakecat.TableProperties(props), w.deletes), &w.layout)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkDeleteFormat(tbl, w.deletes); err != nil {
+	if err := rowdelta.CheckDeleteFormat(tbl, w.deletes); err != nil {
 		return nil, err
 	}
 	var missing, widened []iceberg.NestedField

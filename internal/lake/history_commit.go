@@ -16,6 +16,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -116,7 +117,7 @@ func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *h
 	defer hf.abort() // a no-op once finished
 	var hw historyWritten
 	var err error
-	if hw.deletes, err = writeDeletes(ctx, tbl, w.parts, removed, w.state.hfiles); err != nil {
+	if hw.deletes, err = rowdelta.WriteDeletes(ctx, tbl, w.parts, removed, w.state.hfiles); err != nil {
 		return hw, err
 	}
 	if hw.data, hw.locs, err = hf.finish(); err != nil {
@@ -129,27 +130,27 @@ func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *h
 // returns each written version's location in the local state's history
 // file table (nil: none written).
 func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw historyWritten, props iceberg.Properties, snapshotID *int64) ([]rowLoc, error) {
-	newTbl, snap, err := commitRowDelta(ctx, tbl, "history", dataFiles(hw.data), hw.deletes, props)
+	newTbl, snap, err := rowdelta.CommitRowDelta(ctx, tbl, "history", rowdelta.DataFiles(hw.data), hw.deletes, props)
 	if err != nil {
 		w.state.Invalidate()
 		return nil, err
 	}
 	w.state.historySnap = snapID(newTbl)
-	if len(hw.data) == 0 && len(hw.deletes.add) == 0 {
+	if len(hw.data) == 0 && len(hw.deletes.Add) == 0 {
 		return nil, nil
 	}
 	*snapshotID = snap
 	if len(hw.data) == 0 {
 		return nil, nil
 	}
-	w.parts.add(hw.data)
+	w.parts.Add(hw.data)
 	fids := make([]int32, len(hw.data))
 	for i, d := range hw.data {
-		fids[i] = w.state.hfileID(d.df.FilePath())
+		fids[i] = w.state.hfileID(d.DF.FilePath())
 	}
 	locs := make([]rowLoc, len(hw.locs))
 	for i, l := range hw.locs {
-		locs[i] = rowLoc{File: fids[l.file], Pos: l.pos}
+		locs[i] = rowLoc{File: fids[l.File], Pos: l.Pos}
 	}
 	return locs, nil
 }

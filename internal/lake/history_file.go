@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // historyChunkRows is how many decided versions HistoryStage.Write hands
@@ -34,8 +35,8 @@ type historyFile struct {
 }
 
 type historyFileResult struct {
-	files []fileOut
-	locs  []rowLocation // of each version queued, in queue order
+	files []rowdelta.FileOut
+	locs  []rowdelta.RowLocation // of each version queued, in queue order
 	err   error
 }
 
@@ -70,7 +71,7 @@ func (h *historyFile) run() {
 	var res historyFileResult
 	var streams []*historyStream
 	byKey := map[string]int{}
-	var l *recordLayout
+	var l *rowdelta.RecordLayout
 	bound := false
 	fail := func(err error) {
 		res.err = err
@@ -89,43 +90,43 @@ func (h *historyFile) run() {
 			continue
 		}
 		if !bound {
-			if l, err = bindLayout(h.tbl, rec.Schema()); err != nil {
+			if l, err = rowdelta.BindLayout(h.tbl, rec.Schema()); err != nil {
 				rec.Release()
 				fail(err)
 				continue
 			}
 			bound = true
 		}
-		groups := []*rowGroup{{rows: nil}}
+		groups := []*rowdelta.RowGroup{{Rows: nil}}
 		if l != nil {
-			if groups, err = l.group(rec); err != nil {
+			if groups, err = l.Group(rec); err != nil {
 				rec.Release()
 				fail(err)
 				continue
 			}
 		} else {
-			groups[0].rows = make([]int, len(vs))
-			for i := range groups[0].rows {
-				groups[0].rows[i] = i
+			groups[0].Rows = make([]int, len(vs))
+			for i := range groups[0].Rows {
+				groups[0].Rows[i] = i
 			}
 		}
 		base := len(res.locs)
-		res.locs = append(res.locs, make([]rowLocation, len(vs))...)
+		res.locs = append(res.locs, make([]rowdelta.RowLocation, len(vs))...)
 		for _, g := range groups {
-			part, release, err := takeRows(h.ctx, rec, g.rows)
+			part, release, err := rowdelta.TakeRows(h.ctx, rec, g.Rows)
 			if err != nil {
 				fail(err)
 				break
 			}
-			si, ok := byKey[g.key]
+			si, ok := byKey[g.Key]
 			if !ok {
 				si = len(streams)
-				s := &historyStream{values: g.values}
+				s := &historyStream{values: g.Values}
 				var path string
 				spec := parquetio.FileSpec{Schema: h.tbl.Schema(), Content: iceberg.EntryContentData, Unique: lakecat.UniqueColumns}
 				if l != nil {
-					path, err = l.newPath(h.tbl, "history", g.values)
-					spec.Spec, spec.Partition, spec.SortOrderID = &l.spec, g.values, h.tbl.SortOrder().OrderID()
+					path, err = l.NewPath(h.tbl, "history", g.Values)
+					spec.Spec, spec.Partition, spec.SortOrderID = &l.Spec, g.Values, h.tbl.SortOrder().OrderID()
 				} else {
 					path, err = parquetio.NewFilePath(h.tbl, "history")
 				}
@@ -137,12 +138,12 @@ func (h *historyFile) run() {
 					fail(err)
 					break
 				}
-				byKey[g.key] = si
+				byKey[g.Key] = si
 				streams = append(streams, s)
 			}
 			s := streams[si]
-			for p, row := range g.rows {
-				res.locs[base+row] = rowLocation{file: int32(si), pos: s.rows + int64(p)}
+			for p, row := range g.Rows {
+				res.locs[base+row] = rowdelta.RowLocation{File: int32(si), Pos: s.rows + int64(p)}
 			}
 			err = s.ps.Write(part) // abandons the file on error
 			release()
@@ -151,7 +152,7 @@ func (h *historyFile) run() {
 				fail(err)
 				break
 			}
-			s.rows += int64(len(g.rows))
+			s.rows += int64(len(g.Rows))
 		}
 		rec.Release()
 	}
@@ -159,7 +160,7 @@ func (h *historyFile) run() {
 		spec := h.tbl.Spec()
 		specID := spec.ID()
 		if l != nil {
-			specID = l.spec.ID()
+			specID = l.Spec.ID()
 		}
 		for _, s := range streams {
 			df, err := s.ps.Finish()
@@ -167,7 +168,7 @@ func (h *historyFile) run() {
 				res.err = err
 				break
 			}
-			res.files = append(res.files, fileOut{df: df, specID: specID, values: s.values})
+			res.files = append(res.files, rowdelta.FileOut{DF: df, SpecID: specID, Values: s.values})
 		}
 	}
 	h.done <- res
@@ -177,7 +178,7 @@ func (h *historyFile) run() {
 // data files (none when nothing was queued) and each version's location.
 // Errors: building the rows (a value that does not fit its column), the
 // partition transforms', the file IO's.
-func (h *historyFile) finish() ([]fileOut, []rowLocation, error) {
+func (h *historyFile) finish() ([]rowdelta.FileOut, []rowdelta.RowLocation, error) {
 	if h.chunks == nil {
 		return nil, nil, nil
 	}
@@ -194,7 +195,7 @@ func (h *historyFile) abort() { h.finish() }
 // historyWritten is a batch's history files, written and not yet
 // committed.
 type historyWritten struct {
-	data    []fileOut
-	locs    []rowLocation // of writes[i]
-	deletes deleteSet
+	data    []rowdelta.FileOut
+	locs    []rowdelta.RowLocation // of writes[i]
+	deletes rowdelta.DeleteSet
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // liveFiles plans tbl's current Iceberg snapshot and returns its file IO,
@@ -52,7 +53,7 @@ func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []
 		return nil, nil, nil, err
 	}
 	if len(dvs) > 0 {
-		byDV, err := readDVs(fs, dvs, seen)
+		byDV, err := rowdelta.ReadDVs(fs, dvs, seen)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
@@ -46,11 +47,11 @@ type MirrorWriter struct {
 	// creates whose old key's value was not known, written as NULL
 	// (counted in MirrorResult.UnknownPlaceholders)
 	unknownFromOldKeys int
-	purged             *purgedKeys         // the purged keys as of the last Prepare (purged.go)
-	erasure            erasureGuard        // the erased keys as of the last Prepare (erasure_table.go)
-	layout             layout.Spec         // the mirror's partition fields and sort order
-	deletes            layout.DeleteFormat // the delete format the mirror is created with and must have ("" = position)
-	parts              *filePartitions     // the partitions of the mirror's data files
+	purged             *purgedKeys              // the purged keys as of the last Prepare (purged.go)
+	erasure            erasureGuard             // the erased keys as of the last Prepare (erasure_table.go)
+	layout             layout.Spec              // the mirror's partition fields and sort order
+	deletes            layout.DeleteFormat      // the delete format the mirror is created with and must have ("" = position)
+	parts              *rowdelta.FilePartitions // the partitions of the mirror's data files
 	// withoutBronze: the table keeps no bronze (WriterOptions.WithoutBronze)
 	withoutBronze bool
 	// schemaOf builds the schema a new mirror is created with (nil:
@@ -64,7 +65,7 @@ type MirrorWriter struct {
 // mirror and history pair.
 func NewMirrorWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string) *MirrorWriter {
 	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now,
-		state: newState(cat, name, keyCols, "", true, false), parts: newFilePartitions()}
+		state: newState(cat, name, keyCols, "", true, false), parts: rowdelta.NewFilePartitions()}
 }
 
 // Index returns the writer's current key index (nil before the first
@@ -98,7 +99,7 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 				return nil, err
 			}
 		}
-		if err := checkDeleteFormat(tbl, w.deletes); err != nil {
+		if err := rowdelta.CheckDeleteFormat(tbl, w.deletes); err != nil {
 			return nil, err
 		}
 		return lakecat.Relaid(ctx, tbl, w.layout)
@@ -146,10 +147,10 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 			}
 			return lakecat.MirrorSchema(cols, w.keyCols)
 		},
-		withFormatVersion(lakecat.TableProperties(props), w.deletes), &w.layout)
+		rowdelta.WithFormatVersion(lakecat.TableProperties(props), w.deletes), &w.layout)
 	if err == nil {
 		// lost a creation race to a writer with another setting
-		err = checkDeleteFormat(tbl, w.deletes)
+		err = rowdelta.CheckDeleteFormat(tbl, w.deletes)
 	}
 	if err == nil && len(pending) > 0 {
 		// the mirror holds them now; left behind by a failure here, they

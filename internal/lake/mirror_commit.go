@@ -13,6 +13,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -29,17 +30,17 @@ func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *sha
 
 // mirrorFiles are a batch's mirror files, written and not yet committed.
 type mirrorFiles struct {
-	data     []fileOut     // one per partition (one for an unpartitioned table)
-	locs     []rowLocation // where outcome i's row landed in data
-	deletes  deleteSet     // one position-delete file per partition of the replaced rows' files, or their deletion vectors
-	resolved []*cdc.Row    // each outcome's values, placeholders filled
+	data     []rowdelta.FileOut     // one per partition (one for an unpartitioned table)
+	locs     []rowdelta.RowLocation // where outcome i's row landed in data
+	deletes  rowdelta.DeleteSet     // one position-delete file per partition of the replaced rows' files, or their deletion vectors
+	resolved []*cdc.Row             // each outcome's values, placeholders filled
 }
 
 // writeRows writes the outcomes' rows (values kept from stored where the
 // outcome says so) as one data file per partition of the table's spec
-// (writeRecord) and the rows they replace (found through entries[i],
+// (rowdelta.WriteRecord) and the rows they replace (found through entries[i],
 // outs[i]'s index entry) as one position-delete file per partition of
-// their files (writeDeletes), and fills the per-kind counts of res. It
+// their files (rowdelta.WriteDeletes), and fills the per-kind counts of res. It
 // only reads the index.
 func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	res *MirrorResult) (mirrorFiles, error) {
@@ -53,7 +54,7 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 		return f, err
 	}
 	f.resolved = vals
-	f.data, f.locs, err = writeRecord(ctx, tbl, "mirror", rec)
+	f.data, f.locs, err = rowdelta.WriteRecord(ctx, tbl, "mirror", rec)
 	rec.Release()
 	if err != nil {
 		return f, err
@@ -65,7 +66,7 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shap
 			dels = append(dels, rowLoc{File: fid, Pos: p})
 		}
 	}
-	if f.deletes, err = writeDeletes(ctx, tbl, w.parts, dels, ix.Files()); err != nil {
+	if f.deletes, err = rowdelta.WriteDeletes(ctx, tbl, w.parts, dels, ix.Files()); err != nil {
 		return f, err
 	}
 	res.RowsWritten, res.PositionDeletes = len(outs), len(dels)
@@ -81,21 +82,21 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 	if err != nil {
 		return err
 	}
-	newTbl, snap, err := commitRowDelta(ctx, tbl, "mirror", dataFiles(f.data), f.deletes, p)
+	newTbl, snap, err := rowdelta.CommitRowDelta(ctx, tbl, "mirror", rowdelta.DataFiles(f.data), f.deletes, p)
 	if err != nil {
 		w.state.Invalidate() // the table may or may not have moved: rebuild next time
 		return err
 	}
 	ix := w.state.ix
 	if len(f.data) > 0 {
-		w.parts.add(f.data)
+		w.parts.Add(f.data)
 		fids := make([]int32, len(f.data))
 		for i, d := range f.data {
-			fids[i] = ix.FileID(d.df.FilePath())
+			fids[i] = ix.FileID(d.DF.FilePath())
 		}
 		for i, o := range outs {
 			l := f.locs[i]
-			ix.SetAt(entries[i], o.Seq, o.Deleted, fids[l.file], l.pos)
+			ix.SetAt(entries[i], o.Seq, o.Deleted, fids[l.File], l.Pos)
 		}
 		res.SnapshotID = snap
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // PropPurgeHorizon is the highest `_seq` among the soft-deleted rows the
@@ -111,7 +112,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	if len(purge) == 0 {
 		return res, nil
 	}
-	del, err := writeDeletes(ctx, tbl, w.parts, purge, ix.Files())
+	del, err := rowdelta.WriteDeletes(ctx, tbl, w.parts, purge, ix.Files())
 	if err != nil {
 		return res, err
 	}
@@ -135,9 +136,9 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	}
 	props := iceberg.Properties{PropPurgeHorizon: horizon.Hex(), "lakemirror.maintenance": "purge"}
 	tx := tbl.NewTransaction()
-	rd := tx.NewRowDelta(props).AddDeletes(del.add...)
-	if len(del.replaced) > 0 {
-		rd.RemoveDeletes(del.replaced...)
+	rd := tx.NewRowDelta(props).AddDeletes(del.Add...)
+	if len(del.Replaced) > 0 {
+		rd.RemoveDeletes(del.Replaced...)
 	}
 	if err := rd.Commit(ctx); err != nil {
 		return res, fmt.Errorf("lake: stage purge: %w", err)

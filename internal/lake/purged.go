@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
@@ -201,11 +202,11 @@ func (w *MirrorWriter) recordPurged(ctx context.Context, keys []cdc.Key, seqs []
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	files, _, err := writeRecord(ctx, tbl, "purged", rec)
-	df := dataFiles(files)
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, "purged", rec)
+	df := rowdelta.DataFiles(files)
 	if err != nil {
 		return err
 	}
-	_, _, err = commitRowDelta(ctx, tbl, "purged keys", df, deleteSet{}, iceberg.Properties{"lakemirror.maintenance": "purge"})
+	_, _, err = rowdelta.CommitRowDelta(ctx, tbl, "purged keys", df, rowdelta.DeleteSet{}, iceberg.Properties{"lakemirror.maintenance": "purge"})
 	return err
 }

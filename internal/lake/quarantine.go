@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
 // Columns of the quarantine table specific to it.
@@ -91,8 +92,8 @@ func AppendQuarantine(ctx context.Context, cat catalog.Catalog, name lakecat.Tab
 		return 0, err
 	}
 	defer rec.Release()
-	files, _, err := writeRecord(ctx, tbl, "quarantine", rec)
-	df := dataFiles(files)
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, "quarantine", rec)
+	df := rowdelta.DataFiles(files)
 	if err != nil {
 		return 0, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -91,12 +92,12 @@ func AppendValidation(ctx context.Context, cat catalog.Catalog, name lakecat.Tab
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	files, _, err := writeRecord(ctx, tbl, "validation", rec)
-	df := dataFiles(files)
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, "validation", rec)
+	df := rowdelta.DataFiles(files)
 	if err != nil {
 		return 0, err
 	}
-	_, snap, err := commitRowDelta(ctx, tbl, "validation", df, deleteSet{}, iceberg.Properties{"lakemirror.validation-run": runID})
+	_, snap, err := rowdelta.CommitRowDelta(ctx, tbl, "validation", df, rowdelta.DeleteSet{}, iceberg.Properties{"lakemirror.validation-run": runID})
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package lake
+package rowdelta
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
-// deleteSet is what one commit does to a table's deletes: the delete
+// DeleteSet is what one commit does to a table's deletes: the delete
 // files it adds (position-delete Parquet files on a v2 table, deletion
 // vectors on a v3 one) and the live deletion vectors the added ones
 // replace (v3 only: a new deletion vector of a data file holds the old
 // one's positions too, and the old one is removed in the same commit,
 // Iceberg spec "Deletion Vectors").
-type deleteSet struct {
-	add, replaced []iceberg.DataFile
+type DeleteSet struct {
+	Add, Replaced []iceberg.DataFile
 }
 
 // usesDVs reports whether tbl takes deletion vectors: a format-version 3
@@ -38,17 +39,17 @@ func DeleteFormatOf(tbl *table.Table) layout.DeleteFormat {
 	return layout.DeletePosition
 }
 
-// checkDeleteFormat returns a *DeleteFormatError when tbl does not write
+// CheckDeleteFormat returns a *DeleteFormatError when tbl does not write
 // want (the zero want is DeletePosition).
-func checkDeleteFormat(tbl *table.Table, want layout.DeleteFormat) error {
+func CheckDeleteFormat(tbl *table.Table, want layout.DeleteFormat) error {
 	if has := DeleteFormatOf(tbl); has != want.Or() {
 		return &DeleteFormatError{Table: lakecat.IdentString(tbl.Identifier()), Has: has, Want: want.Or()}
 	}
 	return nil
 }
 
-// withFormatVersion is props with the format version of f.
-func withFormatVersion(props iceberg.Properties, f layout.DeleteFormat) iceberg.Properties {
+// WithFormatVersion is props with the format version of f.
+func WithFormatVersion(props iceberg.Properties, f layout.DeleteFormat) iceberg.Properties {
 	props[table.PropertyFormatVersion] = fmt.Sprint(f.FormatVersion())
 	return props
 }
@@ -98,8 +99,8 @@ func liveDVs(fs iceio.IO, tbl *table.Table, want map[string]bool) (map[string]ic
 // returned to be removed in the same commit. Each deletion vector carries
 // its data file's partition (spec id and values). Errors: file IO, the
 // partition lookup's, an unreadable live deletion vector.
-func writeDVs(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []rowLoc, paths []string) (deleteSet, error) {
-	var set deleteSet
+func writeDVs(ctx context.Context, tbl *table.Table, fp *FilePartitions, rows []parquetio.RowLoc, paths []string) (DeleteSet, error) {
+	var set DeleteSet
 	byFile := map[string][]int64{}
 	var used []string
 	for _, r := range rows {
@@ -111,7 +112,7 @@ func writeDVs(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []
 	}
 	slices.Sort(used)
 	parts := map[string]filePartition{}
-	if everPartitioned(tbl) {
+	if EverPartitioned(tbl) {
 		var err error
 		if parts, err = fp.lookup(ctx, tbl, used); err != nil {
 			return set, err
@@ -155,7 +156,7 @@ func writeDVs(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []
 				return set, fmt.Errorf("lake: read the deletion vector of %s: %w", p, err)
 			}
 			w.Load(p, bm, int32(part.specID), part.values)
-			set.replaced = append(set.replaced, prev)
+			set.Replaced = append(set.Replaced, prev)
 		}
 		if err := w.Add(p, byFile[p], int32(part.specID), part.values); err != nil {
 			return set, fmt.Errorf("lake: deletion vector of %s: %w", p, err)
@@ -166,16 +167,16 @@ func writeDVs(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []
 		return set, fmt.Errorf("lake: location provider: %w", err)
 	}
 	loc := lp.NewDataLocation(fmt.Sprintf("dv-%s.puffin", uuid.New()))
-	if set.add, err = w.Flush(ctx, loc); err != nil {
+	if set.Add, err = w.Flush(ctx, loc); err != nil {
 		return set, fmt.Errorf("lake: write deletion vectors of %s: %w", lakecat.IdentString(tbl.Identifier()), err)
 	}
 	return set, nil
 }
 
-// readDVs reads deletion vectors and returns, per referenced data file
+// ReadDVs reads deletion vectors and returns, per referenced data file
 // path in want, the sorted positions they remove. Errors: file IO, a
 // malformed blob (magic, length, CRC or cardinality wrong).
-func readDVs(fs iceio.IO, files []iceberg.DataFile, want map[string]bool) (map[string][]int64, error) {
+func ReadDVs(fs iceio.IO, files []iceberg.DataFile, want map[string]bool) (map[string][]int64, error) {
 	out := map[string][]int64{}
 	for _, f := range files {
 		ref := f.ReferencedDataFile()

@@ -1,4 +1,4 @@
-package lake
+package rowdelta
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
-// filePartitions knows the partition (spec id and values) of a table's
+// FilePartitions knows the partition (spec id and values) of a table's
 // data files, by path: a position delete must go to a delete file of the
 // partition of the data file it points at (Iceberg spec, "Scan
 // Planning"). Files this process wrote are added as they are committed;
 // others (written before the worker started, or by a compaction) are
 // read once from the table's manifests when a delete first needs them.
 // Safe for concurrent use.
-type filePartitions struct {
+type FilePartitions struct {
 	mu     sync.Mutex
 	byPath map[string]filePartition
 }
@@ -30,24 +30,25 @@ type filePartition struct {
 	values map[int]any
 }
 
-func newFilePartitions() *filePartitions {
-	return &filePartitions{byPath: map[string]filePartition{}}
+// NewFilePartitions knows no file yet.
+func NewFilePartitions() *FilePartitions {
+	return &FilePartitions{byPath: map[string]filePartition{}}
 }
 
-// add records written files' partitions.
-func (fp *filePartitions) add(files []fileOut) {
+// Add records written files' partitions.
+func (fp *FilePartitions) Add(files []FileOut) {
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	for _, f := range files {
-		if f.df != nil {
-			fp.byPath[f.df.FilePath()] = filePartition{specID: f.specID, values: f.values}
+		if f.DF != nil {
+			fp.byPath[f.DF.FilePath()] = filePartition{specID: f.SpecID, values: f.Values}
 		}
 	}
 }
 
-// everPartitioned reports whether any partition spec of tbl has fields
+// EverPartitioned reports whether any partition spec of tbl has fields
 // (a table that never was partitioned needs no lookups).
-func everPartitioned(tbl *table.Table) bool {
+func EverPartitioned(tbl *table.Table) bool {
 	for _, s := range tbl.Metadata().PartitionSpecs() {
 		if !s.IsUnpartitioned() {
 			return true
@@ -59,7 +60,7 @@ func everPartitioned(tbl *table.Table) bool {
 // lookup returns the partitions of paths, reading tbl's live data files
 // from its manifests when one is not known yet. Errors: planning the
 // table's files; a path that is not a live data file of tbl.
-func (fp *filePartitions) lookup(ctx context.Context, tbl *table.Table, paths []string) (map[string]filePartition, error) {
+func (fp *FilePartitions) lookup(ctx context.Context, tbl *table.Table, paths []string) (map[string]filePartition, error) {
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	out := make(map[string]filePartition, len(paths))
@@ -95,27 +96,27 @@ func (fp *filePartitions) lookup(ctx context.Context, tbl *table.Table, paths []
 	return out, nil
 }
 
-// writeDeletes writes the deletes of rows (file ids into paths) in the
+// WriteDeletes writes the deletes of rows (file ids into paths) in the
 // table's delete format: on a format-version 3 table as deletion vectors
 // (writeDVs: one per data file, replacing the file's live one), otherwise
 // as position deletes, one delete file per partition of the files they
 // point at (one file for a table that was never partitioned). Errors:
 // the partition lookup's and the writer's.
-func writeDeletes(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []rowLoc, paths []string) (deleteSet, error) {
+func WriteDeletes(ctx context.Context, tbl *table.Table, fp *FilePartitions, rows []parquetio.RowLoc, paths []string) (DeleteSet, error) {
 	if len(rows) == 0 {
-		return deleteSet{}, nil
+		return DeleteSet{}, nil
 	}
 	if usesDVs(tbl) {
 		return writeDVs(ctx, tbl, fp, rows, paths)
 	}
 	add, err := writePositionDeletes(ctx, tbl, fp, rows, paths)
-	return deleteSet{add: add}, err
+	return DeleteSet{Add: add}, err
 }
 
-// writePositionDeletes is writeDeletes for a v2 table: Parquet
+// writePositionDeletes is WriteDeletes for a v2 table: Parquet
 // position-delete files.
-func writePositionDeletes(ctx context.Context, tbl *table.Table, fp *filePartitions, rows []rowLoc, paths []string) ([]iceberg.DataFile, error) {
-	if !everPartitioned(tbl) {
+func writePositionDeletes(ctx context.Context, tbl *table.Table, fp *FilePartitions, rows []parquetio.RowLoc, paths []string) ([]iceberg.DataFile, error) {
+	if !EverPartitioned(tbl) {
 		df, err := parquetio.WritePositionDeletes(ctx, tbl, rows, paths)
 		if err != nil {
 			return nil, err
@@ -137,7 +138,7 @@ func writePositionDeletes(ctx context.Context, tbl *table.Table, fp *filePartiti
 	specs := tbl.Metadata().PartitionSpecs()
 	type group struct {
 		part filePartition
-		rows []rowLoc
+		rows []parquetio.RowLoc
 	}
 	// the group of each file is found once (its key built from the
 	// partition values), not once per row: a batch deletes tens of

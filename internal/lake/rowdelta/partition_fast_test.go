@@ -1,4 +1,4 @@
-package lake
+package rowdelta
 
 import (
 	"math"

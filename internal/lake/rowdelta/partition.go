@@ -1,4 +1,4 @@
-package lake
+package rowdelta
 
 import (
 	"cmp"
@@ -24,20 +24,20 @@ import (
 
 // Partitioned and sorted data files (docs/design.md, "Layout of the
 // tables"). A batch's rows are built as one Arrow record in the order the
-// write path decided them; writeRecord splits it into one data file per
+// write path decided them; WriteRecord splits it into one data file per
 // partition of the table's current spec (Iceberg spec, "Partitioning"),
 // each sorted by the table's sort order, and returns where every input
 // row landed (file and position), which is what the key index and the
 // local state record. An unpartitioned, unsorted table gets one file in
 // input order, exactly as before.
 
-// fileOut is one data file written from a record: the file, its
+// FileOut is one data file written from a record: the file, its
 // partition (spec id and values by partition field id) and its rows
 // (input row numbers, in file order).
-type fileOut struct {
-	df     iceberg.DataFile
-	specID int
-	values map[int]any
+type FileOut struct {
+	DF     iceberg.DataFile
+	SpecID int
+	Values map[int]any
 }
 
 // partCol is one partition field bound to a record's column.
@@ -59,23 +59,23 @@ type sortCol struct {
 	nullsFirst bool
 }
 
-// recordLayout binds tbl's current partition spec and sort order to the
+// RecordLayout binds tbl's current partition spec and sort order to the
 // columns of records of schema sc. It is nil for an unpartitioned and
 // unsorted table. Errors: a partition or sort source column the record
 // does not have.
-type recordLayout struct {
-	spec  iceberg.PartitionSpec
+type RecordLayout struct {
+	Spec  iceberg.PartitionSpec
 	parts []partCol
 	sorts []sortCol
 }
 
-func bindLayout(tbl *table.Table, sc *arrow.Schema) (*recordLayout, error) {
+func BindLayout(tbl *table.Table, sc *arrow.Schema) (*RecordLayout, error) {
 	spec := tbl.Spec()
 	order := tbl.SortOrder()
 	if spec.IsUnpartitioned() && order.IsUnsorted() {
 		return nil, nil
 	}
-	l := &recordLayout{spec: spec}
+	l := &RecordLayout{Spec: spec}
 	isc := tbl.Schema()
 	colOf := func(sourceID int) (int, iceberg.Type, error) {
 		f, ok := isc.FindFieldByID(sourceID)
@@ -108,18 +108,18 @@ func bindLayout(tbl *table.Table, sc *arrow.Schema) (*recordLayout, error) {
 	return l, nil
 }
 
-// rowLocation is where one input row of writeRecord landed.
-type rowLocation struct {
-	file int32 // index into the returned files
-	pos  int64
+// RowLocation is where one input row of WriteRecord landed.
+type RowLocation struct {
+	File int32 // index into the returned files
+	Pos  int64
 }
 
-// writeRecord writes rec as tbl's data files named <prefix>-<uuid>.parquet
+// WriteRecord writes rec as tbl's data files named <prefix>-<uuid>.parquet
 // (under the partition's directory when partitioned) and returns them
 // with each input row's location. The caller keeps rec. Errors: a value
 // the table's partition transform cannot take, the writers'.
-func writeRecord(ctx context.Context, tbl *table.Table, prefix string, rec arrow.RecordBatch) ([]fileOut, []rowLocation, error) {
-	l, err := bindLayout(tbl, rec.Schema())
+func WriteRecord(ctx context.Context, tbl *table.Table, prefix string, rec arrow.RecordBatch) ([]FileOut, []RowLocation, error) {
+	l, err := BindLayout(tbl, rec.Schema())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,46 +129,46 @@ func writeRecord(ctx context.Context, tbl *table.Table, prefix string, rec arrow
 		if err != nil {
 			return nil, nil, err
 		}
-		locs := make([]rowLocation, n)
+		locs := make([]RowLocation, n)
 		for i := range locs {
-			locs[i].pos = int64(i)
+			locs[i].Pos = int64(i)
 		}
 		spec := tbl.Spec()
-		return []fileOut{{df: df, specID: spec.ID()}}, locs, nil
+		return []FileOut{{DF: df, SpecID: spec.ID()}}, locs, nil
 	}
-	groups, err := l.group(rec)
+	groups, err := l.Group(rec)
 	if err != nil {
 		return nil, nil, err
 	}
-	locs := make([]rowLocation, n)
-	out := make([]fileOut, 0, len(groups))
+	locs := make([]RowLocation, n)
+	out := make([]FileOut, 0, len(groups))
 	for gi, g := range groups {
-		for p, row := range g.rows {
-			locs[row] = rowLocation{file: int32(gi), pos: int64(p)}
+		for p, row := range g.Rows {
+			locs[row] = RowLocation{File: int32(gi), Pos: int64(p)}
 		}
-		part, release, err := takeRows(ctx, rec, g.rows)
+		part, release, err := TakeRows(ctx, rec, g.Rows)
 		if err != nil {
 			return nil, nil, err
 		}
-		path, err := l.newPath(tbl, prefix, g.values)
+		path, err := l.NewPath(tbl, prefix, g.Values)
 		if err != nil {
 			release()
 			return nil, nil, err
 		}
 		df, err := parquetio.WriteFile(ctx, tbl, path, part, parquetio.FileSpec{Schema: tbl.Schema(), Content: iceberg.EntryContentData,
-			Unique: lakecat.UniqueColumns, Spec: &l.spec, Partition: g.values, SortOrderID: tbl.SortOrder().OrderID()})
+			Unique: lakecat.UniqueColumns, Spec: &l.Spec, Partition: g.Values, SortOrderID: tbl.SortOrder().OrderID()})
 		release()
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, fileOut{df: df, specID: l.spec.ID(), values: g.values})
+		out = append(out, FileOut{DF: df, SpecID: l.Spec.ID(), Values: g.Values})
 	}
 	return out, locs, nil
 }
 
-// takeRows returns rec's rows in the given order (rec itself when that is
+// TakeRows returns rec's rows in the given order (rec itself when that is
 // every row in order) and the function that releases it.
-func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, func(), error) {
+func TakeRows(ctx context.Context, rec arrow.RecordBatch, rows []int) (arrow.RecordBatch, func(), error) {
 	inOrder := len(rows) == int(rec.NumRows())
 	for i, r := range rows {
 		if r != i {
@@ -199,28 +199,28 @@ func takeRows(ctx context.Context, rec arrow.RecordBatch, rows []int) (arrow.Rec
 	return r, r.Release, nil
 }
 
-// rowGroup is the rows of one partition, in file order.
-type rowGroup struct {
-	key    string
-	values map[int]any
-	rows   []int
+// RowGroup is the rows of one partition, in file order.
+type RowGroup struct {
+	Key    string
+	Values map[int]any
+	Rows   []int
 }
 
-// group splits rec's rows by partition (in order of first appearance,
+// Group splits rec's rows by partition (in order of first appearance,
 // so a batch's files come out in a stable order) and orders each
 // partition's rows by the sort order (stable: equal rows keep their
 // order).
-func (l *recordLayout) group(rec arrow.RecordBatch) ([]*rowGroup, error) {
+func (l *RecordLayout) Group(rec arrow.RecordBatch) ([]*RowGroup, error) {
 	n := int(rec.NumRows())
-	var groups []*rowGroup
+	var groups []*RowGroup
 	if len(l.parts) == 0 {
-		g := &rowGroup{rows: make([]int, n)}
-		for i := range g.rows {
-			g.rows[i] = i
+		g := &RowGroup{Rows: make([]int, n)}
+		for i := range g.Rows {
+			g.Rows[i] = i
 		}
-		groups = []*rowGroup{g}
+		groups = []*RowGroup{g}
 	} else {
-		byKey := map[string]*rowGroup{}
+		byKey := map[string]*RowGroup{}
 		var key []byte
 		vals := make([]any, len(l.parts))
 		for i := 0; i < n; i++ {
@@ -242,26 +242,26 @@ func (l *recordLayout) group(rec arrow.RecordBatch) ([]*rowGroup, error) {
 			}
 			g := byKey[string(key)]
 			if g == nil {
-				g = &rowGroup{key: string(key), values: make(map[int]any, len(l.parts))}
+				g = &RowGroup{Key: string(key), Values: make(map[int]any, len(l.parts))}
 				for j, p := range l.parts {
-					g.values[p.fieldID] = vals[j]
+					g.Values[p.fieldID] = vals[j]
 				}
-				byKey[g.key] = g
+				byKey[g.Key] = g
 				groups = append(groups, g)
 			}
-			g.rows = append(g.rows, i)
+			g.Rows = append(g.Rows, i)
 		}
 	}
 	if len(l.sorts) > 0 {
 		for _, g := range groups {
-			slices.SortStableFunc(g.rows, func(a, b int) int { return l.compareRows(rec, a, b) })
+			slices.SortStableFunc(g.Rows, func(a, b int) int { return l.compareRows(rec, a, b) })
 		}
 	}
 	return groups, nil
 }
 
 // compareRows orders rows a and b of rec by the sort fields.
-func (l *recordLayout) compareRows(rec arrow.RecordBatch, a, b int) int {
+func (l *RecordLayout) compareRows(rec arrow.RecordBatch, a, b int) int {
 	for _, s := range l.sorts {
 		col := rec.Column(s.col)
 		an, bn := col.IsNull(a), col.IsNull(b)
@@ -494,14 +494,14 @@ func appendKeyValue(b []byte, v any) []byte {
 	return append(append(b, 'x'), fmt.Sprintf("%T:%v", v, v)+"\x00"...)
 }
 
-// newPath is a fresh data-file location in the partition's directory:
+// NewPath is a fresh data-file location in the partition's directory:
 // data/<field>=<value>/.../<prefix>-<uuid>.parquet (Iceberg's partition
 // path, PartitionSpec.PartitionToPath).
-func (l *recordLayout) newPath(tbl *table.Table, prefix string, values map[int]any) (string, error) {
+func (l *RecordLayout) NewPath(tbl *table.Table, prefix string, values map[int]any) (string, error) {
 	if len(l.parts) == 0 {
 		return parquetio.NewFilePath(tbl, prefix)
 	}
-	return parquetio.NewFilePath(tbl, partitionPath(&l.spec, tbl.Schema(), values)+"/"+prefix)
+	return parquetio.NewFilePath(tbl, partitionPath(&l.Spec, tbl.Schema(), values)+"/"+prefix)
 }
 
 // partitionPath is the directory of a partition's files relative to the

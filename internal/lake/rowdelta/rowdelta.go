@@ -1,4 +1,4 @@
-package lake
+package rowdelta
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 )
 
-// commitRowDelta publishes a batch in one Iceberg commit of tbl: a row
-// delta adding data and deletes.add and removing deletes.replaced (the
+// CommitRowDelta publishes a batch in one Iceberg commit of tbl: a row
+// delta adding data and deletes.Add and removing deletes.Replaced (the
 // deletion vectors the added ones replace; any may be empty; none is
 // staged when all are; nil files are left out) with the batch's bookkeeping keys of props in its snapshot
 // summary (summaryOf), and all of props set as table properties, together
@@ -25,8 +25,8 @@ import (
 //
 // Errors: staging failures, and commit failures including conflicts with
 // another writer (retryable: reload the table and try again).
-func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []iceberg.DataFile, dels deleteSet, props iceberg.Properties) (*table.Table, int64, error) {
-	data, deletes, replaced := nonNil(data), nonNil(dels.add), nonNil(dels.replaced)
+func CommitRowDelta(ctx context.Context, tbl *table.Table, what string, data []iceberg.DataFile, dels DeleteSet, props iceberg.Properties) (*table.Table, int64, error) {
+	data, deletes, replaced := nonNil(data), nonNil(dels.Add), nonNil(dels.Replaced)
 	for k, v := range lakecat.MetadataRetention {
 		if _, ok := tbl.Properties()[k]; !ok {
 			props[k] = v
@@ -58,7 +58,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 	}
 	var snap int64
 	if staged {
-		snap = snapID(newTbl)
+		snap = lakecat.SnapID(newTbl)
 	}
 	// The batch has landed; an expiry or a manifest merge that fails (a
 	// conflict with another writer) leaves its work for a later commit or
@@ -77,7 +77,7 @@ func commitRowDelta(ctx context.Context, tbl *table.Table, what string, data []i
 // kept in every later metadata.json until the snapshot expires, so a
 // large value there would make each commit's metadata grow with the
 // table's age.
-var summaryKeys = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, lakecat.PropTopic, PropLoadCursor, "lakemirror.rebuild-keys", PropAppliedPosition}
+var summaryKeys = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, lakecat.PropTopic, lakecat.PropLoadCursor, "lakemirror.rebuild-keys", lakecat.PropAppliedPosition}
 
 // summaryOf is the snapshot summary of a commit with properties props.
 func summaryOf(props iceberg.Properties) iceberg.Properties {
@@ -101,11 +101,11 @@ func nonNil(files []iceberg.DataFile) []iceberg.DataFile {
 	return out
 }
 
-// dataFiles returns the data files of written files.
-func dataFiles(files []fileOut) []iceberg.DataFile {
+// DataFiles returns the data files of written files.
+func DataFiles(files []FileOut) []iceberg.DataFile {
 	out := make([]iceberg.DataFile, 0, len(files))
 	for _, f := range files {
-		out = append(out, f.df)
+		out = append(out, f.DF)
 	}
 	return out
 }
