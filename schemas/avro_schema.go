@@ -374,14 +374,8 @@ func avroSimpleDefault(dec decKind, def any) *cdc.Value {
 	var v cdc.Value
 	switch x := def.(type) {
 	case string:
-		if dec != decString {
-			return nil
-		}
 		v = cdc.String(x)
 	case bool:
-		if dec != decBool {
-			return nil
-		}
 		v = cdc.Bool(x)
 	case int:
 		v = cdc.Int(int64(x))
@@ -389,15 +383,24 @@ func avroSimpleDefault(dec decKind, def any) *cdc.Value {
 		v = cdc.Int(int64(x))
 	case int64:
 		v = cdc.Int(x)
-	case float64:
-		if dec != decInt || x != float64(int64(x)) {
+	case float64: // JSON numbers
+		if x != float64(int64(x)) {
 			return nil
 		}
 		v = cdc.Int(int64(x))
 	default:
 		return nil
 	}
-	if v.Kind == cdc.KindInt && dec != decInt {
+	want := cdc.KindNull // another decoder: no default kept
+	switch dec {
+	case decString:
+		want = cdc.KindString
+	case decBool:
+		want = cdc.KindBool
+	case decInt:
+		want = cdc.KindInt
+	}
+	if v.Kind != want {
 		return nil
 	}
 	return &v

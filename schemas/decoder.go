@@ -593,7 +593,7 @@ func keyOnlyImage(r *cdc.Row, ss *structSpec, keyCols []string) bool {
 		if v.Kind == cdc.KindNull || slices.Contains(keyCols, f.name) {
 			continue
 		}
-		if f.optional || !(v.I == 0 && v.S == "" || f.def != nil && *f.def == v) {
+		if f.optional || !(v.IsEmpty() || f.def != nil && *f.def == v) {
 			return false
 		}
 		filler = true

@@ -108,6 +108,12 @@ func (v Value) UnscaledText() string {
 	return strconv.FormatInt(v.I, 10)
 }
 
+// IsEmpty reports whether v is NULL or its kind's zero value (empty text
+// or bytes, 0, false, the epoch): what Debezium puts in a required
+// column a key-only before image leaves out when the schema gives no
+// default (JdbcValueConverters.convertValue's fallback).
+func (v Value) IsEmpty() bool { return v.Kind == KindNull || v.I == 0 && v.S == "" }
+
 // Equal reports whether two values are identical (same kind, same payload).
 // NULL equals NULL here: this is identity of stored values, not SQL equality.
 func (v Value) Equal(w Value) bool { return v == w }

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -196,33 +197,22 @@ const maxStoredHeirs = 1000
 // heirsJSON is PropKeyChangeHeirs for heirs without the creates of done
 // ("[]" when none are left).
 func heirsJSON(heirs map[cdc.Key][]heir, done []heirDone) string {
-	type triple = [3]string
-	var out []triple
-	var ats []cdc.Seq
+	var kept []heirDone
 	for old, hs := range heirs {
 		for _, h := range hs {
-			if slices.Contains(done, heirDone{old: old, h: h}) {
-				continue
+			if d := (heirDone{old: old, h: h}); !slices.Contains(done, d) {
+				kept = append(kept, d)
 			}
-			out = append(out, triple{hex.EncodeToString([]byte(old)), hex.EncodeToString([]byte(h.key)), h.at.Hex()})
-			ats = append(ats, h.at)
 		}
 	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(i, j int) int {
-		if c := ats[i].Compare(ats[j]); c != 0 {
-			return c
-		}
-		return slices.Compare(out[i][:], out[j][:])
+	slices.SortFunc(kept, func(a, b heirDone) int {
+		return cmp.Or(a.h.at.Compare(b.h.at), cmp.Compare(a.old, b.old), cmp.Compare(a.h.key, b.h.key))
 	})
-	sorted := make([]triple, 0, min(len(idx), maxStoredHeirs))
-	for _, i := range idx[:min(len(idx), maxStoredHeirs)] {
-		sorted = append(sorted, out[i])
+	out := make([][3]string, 0, min(len(kept), maxStoredHeirs))
+	for _, d := range kept[:min(len(kept), maxStoredHeirs)] {
+		out = append(out, [3]string{hex.EncodeToString([]byte(d.old)), hex.EncodeToString([]byte(d.h.key)), d.h.at.Hex()})
 	}
-	b, _ := json.Marshal(sorted)
+	b, _ := json.Marshal(out)
 	return string(b)
 }
 
@@ -476,7 +466,7 @@ func (w *MirrorWriter) fillFromChanges(vals []cdc.Value, e *cdc.Event, changes [
 			if v.Kind != cdc.KindUnavailable || img.Vals[i].Kind == cdc.KindUnavailable {
 				continue
 			}
-			if img == o.Before && fillerLike(img.Vals[i]) {
+			if img == o.Before && img.Vals[i].IsEmpty() {
 				// a TOASTed value is never NULL nor empty (PostgreSQL
 				// moves out of line only values of about 2 KB and more):
 				// this is what a key-only image has in a column it leaves
@@ -518,10 +508,3 @@ func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]
 // keyChainDepth is how many primary-key changes back a TOAST placeholder
 // is followed through the local state log (fillLogged).
 const keyChainDepth = 16
-
-// fillerLike reports whether v is what Debezium puts in a column a
-// key-only before image leaves out: NULL, or a type's fallback (empty
-// text or bytes, zero, false, the epoch).
-func fillerLike(v cdc.Value) bool {
-	return v.Kind == cdc.KindNull || v.I == 0 && v.S == ""
-}

@@ -146,24 +146,23 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		refill[k] = true
 	}
 	plan.logRaw = w.rawAfter
-	for _, k := range w.unlogged {
+	// the log leaves such a create out (batchPlan.loggedEvents): the
+	// key's past is read from bronze again
+	leaveOut := func(k cdc.Key) {
 		if plan.noLog == nil {
 			plan.noLog = map[cdc.Key]bool{}
 		}
 		plan.noLog[k] = true
 		delete(w.state.keysLogged, k)
 	}
+	for _, k := range w.unlogged {
+		leaveOut(k)
+	}
 	if len(refill) > 0 && (!w.withoutBronze || w.state.eventsLogged()) {
 		plan.refill = refill // the pending sets take them after the keys' own changes (weave drops a key woven)
-		for k := range refill {
-			if !w.state.eventsLogged() {
-				// the log leaves the create out (batchPlan.loggedEvents):
-				// the key's past is read from bronze again
-				if plan.noLog == nil {
-					plan.noLog = map[cdc.Key]bool{}
-				}
-				plan.noLog[k] = true
-				delete(w.state.keysLogged, k)
+		if !w.state.eventsLogged() {
+			for k := range refill {
+				leaveOut(k)
 			}
 		}
 	}

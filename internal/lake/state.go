@@ -64,8 +64,9 @@ type State struct {
 	// heirs lists, by old key, the key-change creates applied with TOAST
 	// placeholders before every change of their old key below them had
 	// arrived (mirror_keychange.go): a later change of the old key there
-	// lists the new key for a rebuild. Kept in memory only: a state
-	// built again starts without (docs/design.md, "Known gaps").
+	// lists the new key for a rebuild. Committed with each batch as
+	// PropKeyChangeHeirs (at most maxStoredHeirs) and listed again when
+	// the state is built or loaded (loadHeirs).
 	heirs map[cdc.Key][]heir
 	// builtAtBatch is the last batch sequence the tables held when the
 	// state was built from them.
