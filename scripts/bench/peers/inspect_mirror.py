@@ -15,6 +15,19 @@ and is compared with the generator's expected.parquet (seq_hex: lakemirror's
 _seq is hex words; its last 16 hex digits are the source LSN). The result
 file gets a "check" object; "correct" is true only when every number
 matches. A mirror the checker cannot read is not correct (the error is kept).
+
+A result with a "history_table" (lakemirror with history, spark-full) also
+gets "history_check": the SCD2 history's open versions (is_current) against
+expected.parquet — every live key has exactly one open version with the
+expected values, no deleted key has one, no key has two — and the number of
+versions next to the number an in-order history of the workload has
+(computed here from initial.parquet and the batch files: per key in position
+order, every insert or update whose tracked values differ from the previous
+change's opens a version, a delete closes it). "complete" says whether the
+versions (key, opening position, closing position, values) are exactly
+those: informative (a history that drops late changes is incomplete but not
+wrong). The result is correct only when the mirror and the open versions are.
+{"kind": "iceberg", "metadata": ..., "seq": "_seq", "valid_to_seq": "_valid_to_seq", "is_current": "_is_current", "seq_hex": bool}
 """
 import argparse
 import json
@@ -55,6 +68,63 @@ def source(t, con):
     norm = (f"SELECT order_id, status, amount, {t.get('deleted', 'deleted')} AS deleted, {seq} AS seq FROM {rel}")
     scan = f"SELECT count(*), sum(amount) FROM {rel} WHERE NOT {t.get('deleted', 'deleted')}"
     return norm, scan
+
+
+def pos(col, hexed):
+    return f"CAST(('0x' || right({col}, 16)) AS BIGINT)" if hexed else col
+
+
+TRACKED = "customer_id, status, CAST(CAST(amount AS DECIMAL(12,2)) AS VARCHAR), note, updated_at"
+
+
+def expected_history(con, data, batch):
+    """the in-order SCD2 history of the workload: versions, open versions and a checksum of
+    (key, opening position, closing position, status, amount)"""
+    init = os.path.join(data, "initial.parquet")
+    d = os.path.join(data, f"changes-b{batch}")
+    if not os.path.isdir(d):  # --stream: no batch files
+        return None, None, None
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE ev AS
+      WITH c AS (SELECT 'r' AS op, seq, order_id, customer_id, status, amount, note, updated_at FROM read_parquet('{init}')
+                 UNION SELECT op, seq, order_id, customer_id, status, amount, note, updated_at FROM read_parquet('{d}/*.parquet')),
+      l AS (SELECT *, hash({TRACKED}) AS h, lag(op) OVER w AS p_op, lag(hash({TRACKED})) OVER w AS p_h
+            FROM c WINDOW w AS (PARTITION BY order_id ORDER BY seq))
+      SELECT *, op <> 'd' AND (p_op IS NULL OR p_op = 'd' OR h <> p_h) AS opens FROM l
+      WHERE (op <> 'd' AND (p_op IS NULL OR p_op = 'd' OR h <> p_h)) OR (op = 'd' AND p_op IS NOT NULL AND p_op <> 'd')""")
+    return con.execute("""SELECT count(*), count(*) FILTER (WHERE to_seq IS NULL),
+        sum(hash(order_id, seq, coalesce(to_seq, -1), status, CAST(CAST(amount AS DECIMAL(12,2)) AS VARCHAR))::HUGEINT)::VARCHAR
+      FROM (SELECT *, lead(seq) OVER (PARTITION BY order_id ORDER BY seq) AS to_seq FROM ev) WHERE opens""").fetchone()
+
+
+def check_history(con, h, data, batch):
+    rel = f"iceberg_scan('{h['metadata']}')"
+    hexed = h.get("seq_hex", False)
+    cur = h.get("is_current", "_is_current")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE hv AS SELECT order_id, status, amount, {cur} AS cur,
+        {pos(h.get('seq', '_seq'), hexed)} AS seq, {pos(h.get('valid_to_seq', '_valid_to_seq'), hexed)} AS to_seq FROM {rel}""")
+    exp = os.path.join(data, "expected.parquet")
+    versions, open_, multi = con.execute("""SELECT count(*), count(*) FILTER (WHERE cur),
+        (SELECT count(*) FROM (SELECT order_id FROM hv WHERE cur GROUP BY order_id HAVING count(*) > 1)) FROM hv""").fetchone()
+    # live keys whose open version is missing or differs, deleted keys with an open version
+    live_wrong, deleted_open, extra_open = con.execute(f"""WITH e AS (SELECT * FROM read_parquet('{exp}')),
+        o AS (SELECT * FROM hv WHERE cur)
+      SELECT (SELECT count(*) FROM e WHERE NOT deleted AND NOT EXISTS (SELECT 1 FROM o WHERE o.order_id = e.order_id
+                AND o.status = e.status AND CAST(o.amount AS DECIMAL(12,2)) = e.amount)),
+             (SELECT count(*) FROM e WHERE deleted AND EXISTS (SELECT 1 FROM o WHERE o.order_id = e.order_id)),
+             (SELECT count(*) FROM o WHERE NOT EXISTS (SELECT 1 FROM e WHERE e.order_id = o.order_id))""").fetchone()
+    got_sum = con.execute("""SELECT sum(hash(order_id, seq, coalesce(to_seq, -1), status,
+        CAST(CAST(amount AS DECIMAL(12,2)) AS VARCHAR))::HUGEINT)::VARCHAR FROM hv""").fetchone()[0]
+    ev, eo, esum = expected_history(con, data, batch)
+    live = con.execute(f"SELECT count(*) FROM read_parquet('{exp}') WHERE NOT deleted").fetchone()[0]
+    out = {"versions": versions, "open": open_, "keys_with_two_open": multi, "live_keys_without_expected_open": live_wrong,
+           "deleted_keys_with_open": deleted_open, "open_for_unknown_keys": extra_open,
+           "expected_versions": ev, "expected_open": eo, "complete": None if ev is None else (got_sum == esum and versions == ev)}
+    out["correct"] = multi == 0 and live_wrong == 0 and deleted_open == 0 and extra_open == 0 and open_ == live
+    try:
+        out.update(file_counts(h))
+    except Exception as e:  # noqa: BLE001
+        out["files_error"] = f"{type(e).__name__}: {e}"
+    return out
 
 
 def file_counts(t):
@@ -111,9 +181,21 @@ def main():
         except Exception as e:  # noqa: BLE001
             traceback.print_exc()
             res["check"] = {"correct": False, "expected": exp, "got": None, "error": f"{type(e).__name__}: {e}"}
+    h = res.get("history_table")
+    if h:
+        try:
+            res["history_check"] = check_history(con, h, a.data, res["batch"])
+        except Exception as e:  # noqa: BLE001
+            traceback.print_exc()
+            res["history_check"] = {"correct": False, "error": f"{type(e).__name__}: {e}"}
+        if not res["history_check"]["correct"]:
+            res["check"]["correct"] = False
+            res["check"]["error"] = "the history's open versions do not match the expected final rows"
     with open(a.result, "w") as f:
         json.dump(res, f, indent=1, default=str)
     print(json.dumps(res["check"], default=str))
+    if h:
+        print("history: " + json.dumps(res["history_check"], default=str))
 
 
 if __name__ == "__main__":
