@@ -56,7 +56,8 @@ type lmOpts struct {
 func lakemirrorCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("lakemirror", flag.ExitOnError)
 	var o lmOpts
-	var startArgs string
+	var startArgs, system string
+	fs.StringVar(&system, "system", "lakemirror", "the system's name in the RESULT JSON (run.sh: lakemirror, or lakemirror-mirror with --start-args \"--history=false --bronze=false\")")
 	fs.StringVar(&o.data, "data", "", "workload directory (benchctl gen)")
 	fs.IntVar(&o.batch, "batch", 50_000, "--batch-size of the table")
 	fs.StringVar(&o.work, "work", "", "scratch directory (wiped first)")
@@ -104,7 +105,7 @@ func lakemirrorCmd(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	res := map[string]any{"system": "lakemirror", "batch": o.batch, "data": o.data, "loadavg_start": loadavg(), "streamed": o.stream,
+	res := map[string]any{"system": system, "batch": o.batch, "data": o.data, "loadavg_start": loadavg(), "streamed": o.stream,
 		"start_args": o.startArgs, "kafka": map[bool]string{true: "kfake (in the worker)", false: "apache (" + o.kafkaBrokers + ")"}[o.kafkaBrokers == ""]}
 	if o.cpuProfile != "" {
 		res["cpuprofile"] = o.cpuProfile // profiled: a few percent of CPU went to the profiler
@@ -467,7 +468,7 @@ func runLakemirror(ctx context.Context, o lmOpts, res map[string]any) (err error
 	res["phase2_s"] = round(p2, 2)
 	res["phase2_wait_s"] = round(tWait.Sub(t2).Seconds(), 2)
 	res["phase2_end_from"] = how
-	res["phase2_cpu_s"] = round(c3-c2, 1)
+	res["phase2_cpu_s"] = round(c3-c2, 2)
 	res["events_delivered"] = meta.Delivered
 	res["phase2_events_per_s"] = round(float64(meta.Delivered)/max(p2, 1e-9), 0)
 	nb := msum(m3, "lakemirror_batch_duration_seconds_count") - msum(m2, "lakemirror_batch_duration_seconds_count")
@@ -638,6 +639,10 @@ func (r *lmRun) collectTables(ctx context.Context, lmDir string, res map[string]
 	res["table_files"] = files
 	res["table"] = map[string]any{"kind": "iceberg", "metadata": strings.TrimPrefix(loc, "file://"),
 		"deleted": "_is_deleted", "seq": "_seq", "seq_hex": true}
+	if h, ok := locs[mirror+"_history"]; ok { // the checker's pointer to the SCD2 history (absent with --history=false)
+		res["history_table"] = map[string]any{"kind": "iceberg", "metadata": strings.TrimPrefix(h, "file://"),
+			"seq": "_seq", "valid_to_seq": "_valid_to_seq", "is_current": "_is_current", "seq_hex": true}
+	}
 	disk := map[string]float64{}
 	wh := filepath.Join(lmDir, "warehouse")
 	ents, _ := os.ReadDir(wh)

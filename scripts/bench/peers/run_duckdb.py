@@ -136,11 +136,11 @@ def main():
         write_result(a.out, res)
         return
     res["phase2_s"] = round(time.time() - t_all, 2)
-    res["phase2_cpu_s"] = round(cpu_s() - c0, 1)
+    res["phase2_cpu_s"] = round(cpu_s() - c0, 2)
     if a.rest_pid:
         res["phase2_client_cpu_s"] = res["phase2_cpu_s"]
-        res["phase2_rest_server_cpu_s"] = round(cpu_s(a.rest_pid) - r0, 1)
-        res["phase2_cpu_s"] = round(res["phase2_cpu_s"] + res["phase2_rest_server_cpu_s"], 1)
+        res["phase2_rest_server_cpu_s"] = round(cpu_s(a.rest_pid) - r0, 2)
+        res["phase2_cpu_s"] = round(res["phase2_cpu_s"] + res["phase2_rest_server_cpu_s"], 2)
         res["rest_server_rss_peak_phase2_mib"] = rest_rss.peak_mib()
         rest_rss.stop()
     events = sum(pq.ParquetFile(f).metadata.num_rows for f in files)

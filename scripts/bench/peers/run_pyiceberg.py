@@ -132,7 +132,7 @@ def main():
         parts["upsert"] += t3 - t2
         times.append(t3 - t0)
     res["phase2_s"] = round(time.time() - t_all, 2)
-    res["phase2_cpu_s"] = round(cpu_s() - c0, 1)
+    res["phase2_cpu_s"] = round(cpu_s() - c0, 2)
     res["events_delivered"] = events
     res["phase2_events_per_s"] = round(events / res["phase2_s"])
     res["phase2_batches"] = len(times)

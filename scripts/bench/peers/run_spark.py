@@ -205,7 +205,7 @@ def main():
         parts["mirror"] += time.time() - t3
         times.append(time.time() - t0)
     res["phase2_s"] = round(time.time() - t_all, 2)
-    res["phase2_cpu_s"] = round(cpu_s() - c0, 1)
+    res["phase2_cpu_s"] = round(cpu_s() - c0, 2)
     import pyarrow.parquet as pq
     events = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
     res["events_delivered"] = events
