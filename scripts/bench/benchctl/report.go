@@ -1,9 +1,12 @@
 package main
 
 // The report: one markdown row per system (median [min–max] over the runs
-// whose mirror the checker found correct), a per-run table, and the ratios
-// lakemirror vs each peer. A run whose mirror is wrong, unchecked or that
-// failed contributes no performance numbers: it is reported as such.
+// whose mirror (and history, where there is one) the checker found correct),
+// a per-run table, and the ratios of each lakemirror system against the
+// peers doing the same work (likeForLike), then lakemirror with its three
+// tables against the mirror-only peers. A run whose result is wrong,
+// unchecked or that failed contributes no performance numbers: it is
+// reported as such.
 
 import (
 	"encoding/json"
@@ -20,7 +23,24 @@ import (
 	"strings"
 )
 
-var systemOrder = []string{"lakemirror", "spark-mor", "spark-cow", "duckdb-native", "pyiceberg"}
+var systemOrder = []string{"lakemirror", "spark-full", "lakemirror-mirror", "duckdb-iceberg", "duckdb-native", "spark-mor", "spark-cow", "pyiceberg"}
+
+// systemTables is what each system writes per batch.
+var systemTables = map[string]string{
+	"lakemirror": "bronze, mirror, history", "spark-full": "bronze, mirror, history",
+	"lakemirror-mirror": "mirror", "duckdb-iceberg": "mirror", "duckdb-native": "mirror (DuckDB file)",
+	"spark-mor": "mirror", "spark-cow": "mirror", "pyiceberg": "mirror",
+}
+
+// likeForLike pairs each lakemirror system with the peers that do the same
+// work: the three tables, or the mirror alone.
+var likeForLike = []struct {
+	lm, what string
+	peers    []string
+}{
+	{"lakemirror", "bronze + mirror + SCD2 history", []string{"spark-full"}},
+	{"lakemirror-mirror", "the mirror only", []string{"duckdb-iceberg", "duckdb-native", "spark-mor", "spark-cow", "pyiceberg"}},
+}
 
 type run struct {
 	file, round string
@@ -133,7 +153,7 @@ func peakRSS(x run) (float64, bool) {
 var columns = []metric{
 	{"phase-2 events/s", 0, field("phase2_events_per_s")},
 	{"phase-2 wall s", 1, field("phase2_s")},
-	{"phase-2 CPU-s", 1, field("phase2_cpu_s")},
+	{"phase-2 CPU-s", 2, field("phase2_cpu_s")},
 	{"events/CPU-s", 0, ratio("events_delivered", "phase2_cpu_s")},
 	{"per-batch CPU s", 2, ratio("phase2_cpu_s", "phase2_batches")},
 	{"per-batch wall s", 2, perBatchWall},
@@ -205,6 +225,9 @@ func times(x float64) string {
 	}
 }
 
+// agg is a system's medians over its correct runs.
+type agg struct{ wall, cpu, events float64 }
+
 var roundRe = regexp.MustCompile(`-r(\d+)\.json$`)
 
 func reportCmd(args []string, w io.Writer) error {
@@ -267,14 +290,13 @@ func reportCmd(args []string, w io.Writer) error {
 		}
 	}
 
-	hdr := []string{"system", "runs"}
+	hdr := []string{"system", "tables", "runs"}
 	for _, c := range columns {
 		hdr = append(hdr, c.name)
 	}
 	hdr = append(hdr, "correct")
 	fmt.Fprintln(w, "| "+strings.Join(hdr, " | ")+" |")
 	fmt.Fprintln(w, "|"+strings.Repeat("---|", len(hdr)))
-	type agg struct{ wall, cpu float64 }
 	meds := map[string]agg{}
 	var notes []string
 	said := map[string]bool{}
@@ -289,7 +311,11 @@ func reportCmd(args []string, w io.Writer) error {
 				ok = append(ok, x)
 			}
 		}
-		row := []string{s, strconv.Itoa(len(runs))}
+		tabs := systemTables[s]
+		if tabs == "" {
+			tabs = "?"
+		}
+		row := []string{s, tabs, strconv.Itoa(len(runs))}
 		for i, c := range columns {
 			if len(ok) == 0 { // no performance numbers for a wrong, failed or unchecked mirror
 				if i == 0 {
@@ -319,8 +345,11 @@ func reportCmd(args []string, w io.Writer) error {
 		row = append(row, strings.Join(verdict, ", "))
 		fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
 		if len(ok) > 0 {
-			var wall, cpu []float64
+			var wall, cpu, events []float64
 			for _, x := range ok {
+				if v, f := x.num("events_delivered"); f {
+					events = append(events, v)
+				}
 				if v, f := x.num("phase2_s"); f {
 					wall = append(wall, v)
 				}
@@ -328,8 +357,8 @@ func reportCmd(args []string, w io.Writer) error {
 					cpu = append(cpu, v)
 				}
 			}
-			if len(wall) > 0 && len(cpu) > 0 {
-				meds[s] = agg{median(wall), median(cpu)}
+			if len(wall) > 0 && len(cpu) > 0 && len(events) > 0 {
+				meds[s] = agg{median(wall), median(cpu), median(events)}
 			}
 		}
 		for _, x := range runs {
@@ -359,6 +388,20 @@ func reportCmd(args []string, w io.Writer) error {
 						s, x.round, p2, apply, int(get("execution_latency_seconds_count.ApplyBatch")), plan, int(get("execution_latency_seconds_count.PlanBatch")),
 						rebuild, int(get("execution_latency_seconds_count.RebuildKeys")), p2-apply-plan-rebuild))
 				}
+			}
+			if h, okH := x.r["history_check"].(map[string]any); okH {
+				g := func(k string) string { return strAt(h, k) }
+				state := "open versions as expected"
+				if h["correct"] != true {
+					state = "**open versions WRONG**: " + strAt(x.r, "history_check")
+				}
+				notes = append(notes, fmt.Sprintf("- %s round %s: history %s versions (%s open; an in-order history of the workload has %s), %s; complete (every version of the in-order history, late changes woven in): %s",
+					s, x.round, g("versions"), g("open"), g("expected_versions"), state, g("complete")))
+			}
+			if v, f := x.num("phase2_rest_server_cpu_s"); f {
+				rss, _ := x.num("rest_server_rss_peak_phase2_mib")
+				notes = append(notes, fmt.Sprintf("- %s round %s: the Iceberg REST catalog server (a JVM) used %.1f of its %s phase-2 CPU-s (counted in the row above), peak RSS %.0f MiB",
+					s, x.round, v, strAt(x.r, "phase2_cpu_s"), rss))
 			}
 			if v, f := x.num("broker_phase2_cpu_s"); f {
 				rss, _ := x.num("broker_rss_peak_phase2_mib")
@@ -401,39 +444,74 @@ func reportCmd(args []string, w io.Writer) error {
 			fmt.Fprintln(w, n)
 		}
 	}
-	lm, ok := meds["lakemirror"]
 	if len(systems) == 1 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	if !ok {
-		fmt.Fprintln(w, "No ratios: lakemirror has no correct run.")
-		return nil
+	fmt.Fprintln(w, "Ratios (medians of phase 2, correct runs only; events per CPU-second counts every process of a system, wall time is phase 2's):")
+	for _, g := range likeForLike {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Like for like, %s: %s vs\n\n", g.what, g.lm)
+		writeRatios(w, meds, bySys, g.lm, g.peers)
 	}
-	fmt.Fprintln(w, "Ratios (medians of phase 2, correct runs only):")
-	fmt.Fprintln(w)
+	var mirrorPeers []string
 	for _, s := range systems {
-		p, ok := meds[s]
-		if s == "lakemirror" || !ok {
-			if s != "lakemirror" {
-				fmt.Fprintf(w, "- %s: no correct run, no ratio\n", s)
-			}
+		if systemTables[s] != "" && !strings.Contains(systemTables[s], "history") && !strings.HasPrefix(s, "lakemirror") {
+			mirrorPeers = append(mirrorPeers, s)
+		}
+	}
+	if _, ok := bySys["lakemirror"]; ok && len(mirrorPeers) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Not like for like, lakemirror (bronze + mirror + history) vs the mirror-only peers (the single-table comparison):")
+		fmt.Fprintln(w)
+		writeRatios(w, meds, bySys, "lakemirror", mirrorPeers)
+	}
+	return nil
+}
+
+// writeRatios writes one line per peer of lm's ratios: events per CPU-second
+// and phase-2 wall time.
+func writeRatios(w io.Writer, meds map[string]agg, bySys map[string][]run, lm string, peers []string) {
+	l, ok := meds[lm]
+	if _, ran := bySys[lm]; !ran {
+		fmt.Fprintf(w, "- (%s did not run)\n", lm)
+		return
+	}
+	if !ok {
+		fmt.Fprintf(w, "- no ratios: %s has no correct run\n", lm)
+		return
+	}
+	any := false
+	for _, s := range peers {
+		if _, ran := bySys[s]; !ran {
 			continue
 		}
-		var cpu, wall string
-		switch {
-		case lm.cpu > 0 && p.cpu >= lm.cpu:
-			cpu = fmt.Sprintf("lakemirror is %s less CPU than %s (%.1f vs %.1f CPU-s)", times(p.cpu/lm.cpu), s, lm.cpu, p.cpu)
-		case p.cpu > 0:
-			cpu = fmt.Sprintf("lakemirror uses %s more CPU than %s (%.1f vs %.1f CPU-s)", times(lm.cpu/p.cpu), s, lm.cpu, p.cpu)
+		any = true
+		p, ok := meds[s]
+		if !ok {
+			fmt.Fprintf(w, "- %s: no correct run, no ratio\n", s)
+			continue
 		}
+		cpu := s + ": no CPU figure"
+		if l.cpu > 0 && p.cpu > 0 {
+			le, pe := l.events/l.cpu, p.events/p.cpu
+			x := times(le / pe)
+			if le < pe {
+				x = fmt.Sprintf("%.2fx", le/pe)
+			}
+			cpu = fmt.Sprintf("%s: %s gets %s the events per CPU-second (%s vs %s; %.1f vs %.1f CPU-s)", s, lm, x,
+				fmtNum(le, 0), fmtNum(pe, 0), l.cpu, p.cpu)
+		}
+		var wall string
 		switch {
-		case lm.wall > 0 && p.wall >= lm.wall:
-			wall = fmt.Sprintf("%s faster (%.1f vs %.1f s)", times(p.wall/lm.wall), lm.wall, p.wall)
+		case l.wall > 0 && p.wall >= l.wall:
+			wall = fmt.Sprintf("%s faster (%.1f vs %.1f s)", times(p.wall/l.wall), l.wall, p.wall)
 		case p.wall > 0:
-			wall = fmt.Sprintf("%s slower (%.1f vs %.1f s)", times(lm.wall/p.wall), lm.wall, p.wall)
+			wall = fmt.Sprintf("%s slower (%.1f vs %.1f s)", times(l.wall/p.wall), l.wall, p.wall)
 		}
 		fmt.Fprintf(w, "- %s; wall time: %s\n", cpu, wall)
 	}
-	return nil
+	if !any {
+		fmt.Fprintln(w, "- (no peer of this kind ran)")
+	}
 }
