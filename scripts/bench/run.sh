@@ -119,7 +119,9 @@ fi
 BIN=${LAKEMIRROR_BIN:-$CACHE/bin-$rev}
 # the dev worker (embedded Temporal and Kafka) is ./worker/dev since the
 # production worker lost -dev; older commits have `worker -dev` instead
-if [ ! -x "$BIN/worker" ] || [ ! -x "$BIN/starter" ] || { [ -d "$src/worker/dev" ] && [ ! -x "$BIN/worker-dev" ]; }; then
+# (only when a lakemirror system runs: the peers need just benchctl)
+if { has lakemirror || has lakemirror-mirror; } &&
+  { [ ! -x "$BIN/worker" ] || [ ! -x "$BIN/starter" ] || { [ -d "$src/worker/dev" ] && [ ! -x "$BIN/worker-dev" ]; }; }; then
   log "go: building starter, worker and the dev worker ($rev) into $BIN (the first build compiles the Temporal server: minutes)"
   (cd "$src" && go build -o "$BIN/" ./starter ./worker && if [ -d worker/dev ]; then go build -o "$BIN/worker-dev" ./worker/dev; fi)
 fi
