@@ -434,7 +434,7 @@ func reportCmd(args []string, w io.Writer) error {
 			if len(la) == 0 {
 				la = []string{"?"}
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s, x.round, la[0], g("phase2_s", 2), g("phase2_cpu_s", 1),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s, x.round, la[0], g("phase2_s", 2), g("phase2_cpu_s", 2),
 				g("phase2_events_per_s", 0), g("phase2_batches", 0), g("initial_load_s", 2), rss, map[bool]string{true: "OK", false: "**" + x.verdict() + "**"}[okRun])
 		}
 	}
@@ -444,12 +444,17 @@ func reportCmd(args []string, w io.Writer) error {
 			fmt.Fprintln(w, n)
 		}
 	}
-	if len(systems) == 1 {
+	_, lm1 := bySys["lakemirror"]
+	_, lm2 := bySys["lakemirror-mirror"]
+	if len(systems) == 1 || (!lm1 && !lm2) {
 		return nil
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ratios (medians of phase 2, correct runs only; events per CPU-second counts every process of a system, wall time is phase 2's):")
 	for _, g := range likeForLike {
+		if _, ran := bySys[g.lm]; !ran {
+			continue
+		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "Like for like, %s: %s vs\n\n", g.what, g.lm)
 		writeRatios(w, meds, bySys, g.lm, g.peers)
