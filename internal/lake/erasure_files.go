@@ -500,7 +500,7 @@ func (t *eraseTable) rewriteFile(ctx context.Context, tbl *table.Table, task tab
 	}
 	var out []iceberg.DataFile
 	if len(kept) > 0 {
-		rec, err := concatRecords(sc, kept)
+		rec, err := parquetio.ConcatRecords(sc, kept)
 		if err != nil {
 			return nil, err
 		}
