@@ -11,11 +11,12 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
 // Erase erases keys from the table's bronze, mirror, history, quarantine
-// and purged tables (lake.Erase), on the worker holding the table's
+// and purged tables (erasure.Erase), on the worker holding the table's
 // state and under its lock, so between two of its batches; then it drops
 // that state (which holds the keys' values: its key index, its chain
 // log, its sidecar) and builds it again from the erased tables. Records
@@ -45,14 +46,14 @@ func (a *Activities) Erase(ctx context.Context, req EraseRequest) (lake.EraseRes
 	if err != nil {
 		return lake.EraseResult{}, err
 	}
-	var matcher lake.RawMatcher
+	var matcher erasure.RawMatcher
 	if mirror != nil {
 		opts := a.decoderOptions(spec)
 		opts.KeyColumns = req.Keys.KeyColumns
 		opts.TableColumns = tableTypes(spec, mirror)
 		matcher = &eraseMatcher{dec: schemas.NewDecoder(opts), mirror: mirror, keyCols: req.Keys.KeyColumns}
 	}
-	res, err := lake.Erase(ctx, a.Catalog, name, lake.EraseRequest{ID: req.ID, Keys: req.Keys, RequestedBy: req.RequestedBy,
+	res, err := erasure.Erase(ctx, a.Catalog, name, erasure.EraseRequest{ID: req.ID, Keys: req.Keys, RequestedBy: req.RequestedBy,
 		RequestedAt: req.RequestedAt, Force: req.Force, Matcher: matcher})
 	if st.mirror != nil {
 		// the local state holds the keys' values: dropped, and (once the
@@ -65,8 +66,8 @@ func (a *Activities) Erase(ctx context.Context, req EraseRequest) (lake.EraseRes
 			}
 		}
 	}
-	var ke *lake.EraseKeyError
-	var re *lake.ErasureRefusedError
+	var ke *erasure.EraseKeyError
+	var re *erasure.ErasureRefusedError
 	switch {
 	case errors.As(err, &ke):
 		return res, badSpec(err)
@@ -76,7 +77,7 @@ func (a *Activities) Erase(ctx context.Context, req EraseRequest) (lake.EraseRes
 	return res, err
 }
 
-// eraseMatcher reads raw Kafka records for an erasure (lake.RawMatcher)
+// eraseMatcher reads raw Kafka records for an erasure (erasure.RawMatcher)
 // with a decoder of the table: keys typed as the mirror stores them.
 type eraseMatcher struct {
 	dec     *schemas.Decoder
@@ -98,7 +99,7 @@ func (m *eraseMatcher) RecordKeys(key, value []byte) []cdc.Key {
 		return nil
 	}
 	if img := d.Event.Image(); img != nil {
-		if k, err := lake.TypedKey(m.mirror, m.keyCols, img); err == nil {
+		if k, err := erasure.TypedKey(m.mirror, m.keyCols, img); err == nil {
 			return []cdc.Key{k}
 		}
 	}
@@ -113,7 +114,7 @@ func (m *eraseMatcher) SerializedKey(b []byte) (cdc.Key, bool) {
 	if err != nil {
 		return "", false
 	}
-	k, err := lake.TypedKey(m.mirror, m.keyCols, row)
+	k, err := erasure.TypedKey(m.mirror, m.keyCols, row)
 	return k, err == nil
 }
 

@@ -74,7 +74,7 @@ func (d *Decoder) DecodeKey(key []byte) (k cdc.Key, err error) {
 // DecodeKeyRow decodes a serialized Kafka key as DecodeKey does and
 // returns it as a row image of the decoder's key columns (values as
 // decoded, before any table typing), to be typed by the caller (the
-// erasure's matching: lake.TypedKey). The row is valid until the
+// erasure's matching: erasure.TypedKey). The row is valid until the
 // decoder's next call. Errors: DecodeKey's.
 func (d *Decoder) DecodeKeyRow(key []byte) (row *cdc.Row, err error) {
 	defer func() {

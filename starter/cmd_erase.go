@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -88,8 +89,8 @@ table name on a terminal unless --yes.`,
 			if cl, ok := cat.(interface{ Close() error }); ok {
 				defer cl.Close()
 			}
-			hashed, err := lake.HashEraseKeys(ctx, cat, name, keys)
-			var ke *lake.EraseKeyError
+			hashed, err := erasure.HashEraseKeys(ctx, cat, name, keys)
+			var ke *erasure.EraseKeyError
 			if errors.As(err, &ke) {
 				return usage("%v", err)
 			}

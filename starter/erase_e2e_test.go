@@ -31,6 +31,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/devstack"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/worker/runner"
@@ -567,17 +568,17 @@ func TestEraseCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, _, err := lake.ReadRows(ctx, etbl, []string{lake.ColErasureEvent})
+	audit, _, err := lake.ReadRows(ctx, etbl, []string{erasure.ColErasureEvent})
 	if err != nil || len(audit) != 2 {
 		t.Fatalf("audit rows %v %v", audit, err)
 	}
 	done, asked := audit[0], audit[1]
-	if asked[lake.ColErasureEvent] != lake.ErasureRequested || asked[lake.ColErasureID] != res.ID || asked[lake.ColRequestedBy] != "dpo@example.com" ||
-		asked[lake.ColErasurePosition] != applied || asked[lake.ColKeyColumns] != `["id"]` || len(fmt.Sprint(asked[lake.ColKeyHash])) != 64 {
+	if asked[erasure.ColErasureEvent] != erasure.ErasureRequested || asked[erasure.ColErasureID] != res.ID || asked[erasure.ColRequestedBy] != "dpo@example.com" ||
+		asked[erasure.ColErasurePosition] != applied || asked[erasure.ColKeyColumns] != `["id"]` || len(fmt.Sprint(asked[erasure.ColKeyHash])) != 64 {
 		t.Errorf("requested row %v", asked)
 	}
-	if done[lake.ColErasureEvent] != lake.ErasureCompleted || done["bronze_rows"] != int64(9) || done["mirror_rows"] != int64(6) ||
-		done["history_rows"] != int64(8) || done["quarantine_rows"] != int64(1) || done["purged_rows"] != int64(1) || done[lake.ColKeyHash] != nil {
+	if done[erasure.ColErasureEvent] != erasure.ErasureCompleted || done["bronze_rows"] != int64(9) || done["mirror_rows"] != int64(6) ||
+		done["history_rows"] != int64(8) || done["quarantine_rows"] != int64(1) || done["purged_rows"] != int64(1) || done[erasure.ColKeyHash] != nil {
 		t.Errorf("completed row %v", done)
 	}
 

@@ -216,6 +216,7 @@ var lakeLayers = [][]string{
 	{"internal/lake/lakecat"},                             // catalog, table names and loading, schemas, properties
 	{"internal/lake/maintain", "internal/lake/tableread"}, // snapshot expiry, expired and orphan files, manifest merges; row readers
 	{"internal/lake/rowdelta"},                            // data and delete files per partition, the row-delta commit
+	{"internal/lake/erasure"},                             // erasure on request: the erasures table, the guard, Erase
 	{"internal/lake"},                                     // the write path and everything not yet carved
 }
 

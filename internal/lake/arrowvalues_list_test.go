@@ -34,9 +34,9 @@ func TestListIcebergType(t *testing.T) {
 			t.Errorf("IcebergType(%v) = %v, %v; want %s", c.t, it, err, c.want)
 			continue
 		}
-		back, err := cdcType(it)
+		back, err := lakecat.CDCType(it)
 		if err != nil || back != c.t {
-			t.Errorf("cdcType(%v) = %v, %v; want %v", it, back, err, c.t)
+			t.Errorf("CDCType(%v) = %v, %v; want %v", it, back, err, c.t)
 		}
 	}
 	if _, err := lakecat.IcebergType(cdc.ListType(cdc.DecimalType(65, 1))); err == nil {

@@ -7,11 +7,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
@@ -78,7 +78,7 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 		if rows == 0 {
 			return nil
 		}
-		rec, err := concatRecords(sc, pending)
+		rec, err := parquetio.ConcatRecords(sc, pending)
 		for _, p := range pending {
 			p.Release()
 		}
@@ -156,36 +156,4 @@ func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactRe
 		res.SnapshotID = out.CurrentSnapshot().SnapshotID
 	}
 	return res, nil
-}
-
-// concatRecords is recs as one record of schema sc.
-func concatRecords(sc *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	cols := make([]arrow.Array, len(sc.Fields()))
-	n := int64(0)
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(recs))
-		for j, r := range recs {
-			parts[j] = r.Column(i)
-		}
-		c, err := array.Concatenate(parts, memory.DefaultAllocator)
-		if err != nil {
-			for _, d := range cols[:i] {
-				d.Release()
-			}
-			return nil, fmt.Errorf("lake: concatenate rows for compaction: %w", err)
-		}
-		cols[i] = c
-	}
-	rec := array.NewRecordBatch(sc, cols, n)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec, nil
 }

@@ -38,61 +38,14 @@ func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
 	for _, f := range sc.Fields() {
 		s.ids[f.Name] = f.ID
 	}
-	for _, f := range sc.Fields() {
-		if sys.Has(f.Name) {
-			continue
-		}
-		t, err := cdcType(f.Type)
-		if err != nil {
-			return nil, fmt.Errorf("lake: column %q: %w", f.Name, err)
-		}
-		s.cols = append(s.cols, cdc.Column{Name: f.Name, Type: t, Optional: !f.Required})
-		names = append(names, f.Name)
+	if s.cols, err = lakecat.SourceColumns(sc, sys); err != nil {
+		return nil, err
+	}
+	for _, c := range s.cols {
+		names = append(names, c.Name)
 	}
 	s.names = cdc.NewColumns(names)
 	return s, nil
-}
-
-// cdcType is the inverse of lakecat.IcebergType.
-func cdcType(t iceberg.Type) (cdc.Type, error) {
-	switch t := t.(type) {
-	case iceberg.BooleanType:
-		return cdc.TypeBool, nil
-	case iceberg.Int32Type:
-		return cdc.TypeInt, nil
-	case iceberg.Int64Type:
-		return cdc.TypeLong, nil
-	case iceberg.Float32Type:
-		return cdc.TypeFloat, nil
-	case iceberg.Float64Type:
-		return cdc.TypeDouble, nil
-	case iceberg.StringType:
-		return cdc.TypeString, nil
-	case iceberg.BinaryType:
-		return cdc.TypeBinary, nil
-	case iceberg.DecimalType:
-		return cdc.DecimalType(int16(t.Precision()), int16(t.Scale())), nil
-	case iceberg.DateType:
-		return cdc.TypeDate, nil
-	case iceberg.TimeType:
-		return cdc.TypeTime, nil
-	case iceberg.TimestampType:
-		return cdc.TypeTimestamp, nil
-	case iceberg.TimestampTzType:
-		return cdc.TypeTimestampTZ, nil
-	case iceberg.UUIDType:
-		return cdc.TypeUUID, nil
-	case *iceberg.ListType:
-		elem, err := cdcType(t.Element)
-		if err != nil {
-			return cdc.Type{}, err
-		}
-		if elem.Kind == cdc.KindList {
-			return cdc.Type{}, fmt.Errorf("the Iceberg type %s (a list of lists) is not supported in a mirror table", t)
-		}
-		return cdc.ListType(elem), nil
-	}
-	return cdc.Type{}, fmt.Errorf("the Iceberg type %s is not supported in a mirror table", t)
 }
 
 // conform returns img aligned to the table's columns (missing columns are

@@ -38,6 +38,13 @@
 //     last two keep their lake names in errors.go and deleteformat.go),
 //     and CommitRowDelta. What rows to write, and the state they update,
 //     stay here.
+//   - internal/lake/erasure: erasure on request: Erase (rewrite, expire
+//     and clean up across bronze, mirror, history, quarantine and
+//     purged), the erasures table (HashEraseKeys, the audit rows,
+//     Horizon), Guard (the erased keys a Prepare checks changes against)
+//     and TypedKey. The mirror writer's side (StageErased, the refusal in
+//     Prepare, the redaction of bronze and quarantine records, the purge
+//     fence) stays here, in erased.go.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as

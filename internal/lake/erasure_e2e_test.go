@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -166,9 +167,9 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 	// the row moves to key k-new (Debezium: a delete naming the new key, a
 	// tombstone, a create naming the old key)
 	p.batch([]kafkaRec{
-		rec(erasedID, personValue("d", 70, person(erasedID, secret(4), 400), ""), BronzeHeader{Key: headerNewKey, Value: personKey(otherID)}),
+		rec(erasedID, personValue("d", 70, person(erasedID, secret(4), 400), ""), BronzeHeader{Key: schemas.HeaderNewKey, Value: personKey(otherID)}),
 		{key: personKey(erasedID)},
-		rec(otherID, personValue("c", 71, "", person(otherID, "Frank", 7)), BronzeHeader{Key: headerOldKey, Value: personKey(erasedID)}),
+		rec(otherID, personValue("c", 71, "", person(otherID, "Frank", 7)), BronzeHeader{Key: schemas.HeaderOldKey, Value: personKey(erasedID)}),
 	})
 	if err := p.tw.Mirror.State().WriteSidecar(ctx); err != nil {
 		t.Fatal(err)
@@ -193,22 +194,22 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 	// k-new's create names the erased key in a header: it stays, without it
 	for _, l := range tableLines(t, p.cat, testTable.Bronze(), lakecat.ColIngestedAt, "*all") {
 		if strings.Contains(l, "kafka_offset=17 ") {
-			others["bronze"] = append(others["bronze"], strings.Replace(l, fmt.Sprintf("kafka_headers=[map[key:%s value:%s]]", headerOldKey, personKey(erasedID)), "kafka_headers=[]", 1))
+			others["bronze"] = append(others["bronze"], strings.Replace(l, fmt.Sprintf("kafka_headers=[map[key:%s value:%s]]", schemas.HeaderOldKey, personKey(erasedID)), "kafka_headers=[]", 1))
 			slices.Sort(others["bronze"])
 		}
 	}
 	mirror, _ = p.cat.LoadTable(ctx, testTable.Mirror())
 	applied := mirror.Properties()[PropAppliedPosition]
 
-	keys, err := HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
+	keys, err := erasure.HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
-	req := EraseRequest{ID: "erase-1", Keys: keys, RequestedBy: "dpo@example.com", RequestedAt: at,
+	req := erasure.EraseRequest{ID: "erase-1", Keys: keys, RequestedBy: "dpo@example.com", RequestedAt: at,
 		Matcher: decoderMatcher{schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: []string{"id"}})},
 		Now:     func() time.Time { return at.Add(time.Minute) }}
-	res, err := Erase(ctx, p.cat, testTable, req)
+	res, err := erasure.Erase(ctx, p.cat, testTable, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 	}
 	// the audit: a requested row with the key's hash, a completed row; no value
 	etbl, _ := p.cat.LoadTable(ctx, testTable.Erasures())
-	audit, _, err := ReadRows(ctx, etbl, []string{ColErasureEvent})
+	audit, _, err := ReadRows(ctx, etbl, []string{erasure.ColErasureEvent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,12 +281,12 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 		t.Fatalf("audit rows %v", audit)
 	}
 	done, asked := audit[0], audit[1]
-	if asked[ColErasureEvent] != ErasureRequested || asked[ColKeyHash] != keys.Hashes[0] || asked[ColErasurePosition] != res.Position ||
-		asked[ColRequestedBy] != "dpo@example.com" || asked[ColKeyColumns] != `["id"]` || asked[ColErasureID] != "erase-1" {
+	if asked[erasure.ColErasureEvent] != erasure.ErasureRequested || asked[erasure.ColKeyHash] != keys.Hashes[0] || asked[erasure.ColErasurePosition] != res.Position ||
+		asked[erasure.ColRequestedBy] != "dpo@example.com" || asked[erasure.ColKeyColumns] != `["id"]` || asked[erasure.ColErasureID] != "erase-1" {
 		t.Errorf("requested row %v", asked)
 	}
-	if done[ColErasureEvent] != ErasureCompleted || done["bronze_rows"] != int64(9) || done["mirror_rows"] != int64(6) || done["history_rows"] != int64(8) ||
-		done["quarantine_rows"] != int64(1) || done["purged_rows"] != int64(1) || done[ColKeyHash] != nil || done[ColErasureAt] != "2026-12-05T09:01:00.000000Z" {
+	if done[erasure.ColErasureEvent] != erasure.ErasureCompleted || done["bronze_rows"] != int64(9) || done["mirror_rows"] != int64(6) || done["history_rows"] != int64(8) ||
+		done["quarantine_rows"] != int64(1) || done["purged_rows"] != int64(1) || done[erasure.ColKeyHash] != nil || done[erasure.ColErasureAt] != "2026-12-05T09:01:00.000000Z" {
 		t.Errorf("completed row %v", done)
 	}
 	deleted := 0
@@ -295,11 +296,11 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 			t.Errorf("a table deleted no file or expired no snapshot: %+v", res.Tables)
 		}
 	}
-	if got, _ := done[ColFilesDeleted].([]any); len(got) != deleted {
+	if got, _ := done[erasure.ColFilesDeleted].([]any); len(got) != deleted {
 		t.Errorf("completed row lists %d deleted files, the result %d", len(got), deleted)
 	}
 	// the same erasure again (a retried activity): what it recorded
-	again, err := Erase(ctx, p.cat, testTable, req)
+	again, err := erasure.Erase(ctx, p.cat, testTable, req)
 	if err != nil || !again.AlreadyCompleted || again.Tables["mirror"].Rows != 6 {
 		t.Fatalf("erasure again: %+v %v", again, err)
 	}
@@ -310,7 +311,7 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 		rec(erasedID, personValue("c", 20, "", person(erasedID, secret(1), 100))),
 		rec(erasedID, personValue("u", 60, "", person(erasedID, secret(4), 400))),
 		{key: personKey(erasedID)},
-		rec(otherID, personValue("c", 71, "", person(otherID, "Frank", 7)), BronzeHeader{Key: headerOldKey, Value: personKey(erasedID)}),
+		rec(otherID, personValue("c", 71, "", person(otherID, "Frank", 7)), BronzeHeader{Key: schemas.HeaderOldKey, Value: personKey(erasedID)}),
 	}
 	out := p.batch(replay)
 	if len(out.Quarantined) != 2 || out.Quarantined[0].Stage != StageErased || out.Quarantined[0].Value != nil || out.Quarantined[0].Key != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
@@ -355,28 +357,28 @@ func TestEraseRefusesWhereATagKeepsTheKey(t *testing.T) {
 	})
 	kept := tag(t, p.cat, testTable.Mirror(), "audit-2026")
 	p.batch([]kafkaRec{rec(erasedID, personValue("u", 20, "", person(erasedID, eraseMarker+" Alice", 3)))})
-	keys, err := HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
+	keys, err := erasure.HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := EraseRequest{ID: "erase-tag", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}
-	_, err = Erase(ctx, p.cat, testTable, req)
-	var refused *ErasureRefusedError
+	req := erasure.EraseRequest{ID: "erase-tag", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}
+	_, err = erasure.Erase(ctx, p.cat, testTable, req)
+	var refused *erasure.ErasureRefusedError
 	if !errors.As(err, &refused) || len(refused.Reasons) != 1 ||
 		refused.Reasons[0] != fmt.Sprintf(`tag "audit-2026" of shop.orders (snapshot %d) keeps a data file holding a key (drop it, or give --force to keep it and erase everywhere else)`, kept) {
 		t.Fatalf("erasure with a tag: %v", err)
 	}
 	etbl, _ := p.cat.LoadTable(ctx, testTable.Erasures())
 	mirror, _ := p.cat.LoadTable(ctx, testTable.Mirror())
-	if etbl.CurrentSnapshot() != nil || mirror.Properties()[PropErasureHorizon] != "" {
-		t.Fatalf("a refused erasure changed the tables: erasures at %v, horizon %q", etbl.CurrentSnapshot(), mirror.Properties()[PropErasureHorizon])
+	if etbl.CurrentSnapshot() != nil || mirror.Properties()[erasure.PropErasureHorizon] != "" {
+		t.Fatalf("a refused erasure changed the tables: erasures at %v, horizon %q", etbl.CurrentSnapshot(), mirror.Properties()[erasure.PropErasureHorizon])
 	}
 	if inBytes, _ := findErased(t, p.cat, testTable.Mirror()); len(inBytes) == 0 {
 		t.Fatal("a refused erasure removed the key")
 	}
 
 	req.Force = true
-	res, err := Erase(ctx, p.cat, testTable, req)
+	res, err := erasure.Erase(ctx, p.cat, testTable, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +395,7 @@ func TestEraseRefusesWhereATagKeepsTheKey(t *testing.T) {
 	}
 	tagged, err := liveDataFiles(fs, *snap)
 	if err != nil || len(tagged) != 1 {
-		t.Fatalf("the tagged snapshot reaches %v %v", erasureSorted(tagged), err)
+		t.Fatalf("the tagged snapshot reaches %v %v", slices.Sorted(maps.Keys(tagged)), err)
 	}
 	for path := range tagged {
 		if b := readAll(t, fs, path); !holdsNeedle(b) {
@@ -454,7 +456,7 @@ func TestParseEraseKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyCols := []string{"tenant", "id", "code"}
-	keys, err := ParseEraseKeys(mirror, keyCols, []string{"tenant=7,id=a,b=c,code=12.5"})
+	keys, err := erasure.ParseEraseKeys(mirror, keyCols, []string{"tenant=7,id=a,b=c,code=12.5"})
 	if err != nil || len(keys) != 1 || keys[0] != e.Key {
 		t.Fatalf("a comma in a value, a decimal given at another scale: %q %v, want %q", keys, err, e.Key)
 	}
@@ -466,13 +468,13 @@ func TestParseEraseKeys(t *testing.T) {
 		{"name=secret,tenant=1", `lake: erase: --key names "name", which is not a key column (the key columns are [tenant id code]); write col=value[,col=value]`},
 		{"tenant=1,id=x,code=1234567", `lake: erase: key column "code": the value does not fit the column's type decimal(6,2)`},
 	} {
-		_, err := ParseEraseKeys(mirror, keyCols, []string{c.arg})
-		var ke *EraseKeyError
+		_, err := erasure.ParseEraseKeys(mirror, keyCols, []string{c.arg})
+		var ke *erasure.EraseKeyError
 		if !errors.As(err, &ke) || err.Error() != c.want {
 			t.Errorf("%s: %v, want %s", c.arg, err, c.want)
 		}
 	}
-	if _, err := ParseEraseKeys(mirror, keyCols, nil); err == nil || err.Error() != "lake: erase: no key given" {
+	if _, err := erasure.ParseEraseKeys(mirror, keyCols, nil); err == nil || err.Error() != "lake: erase: no key given" {
 		t.Errorf("no key: %v", err)
 	}
 }
@@ -496,11 +498,11 @@ func TestEraseFencesPreparedBatch(t *testing.T) {
 	if err != nil || len(prep.Events) != 1 {
 		t.Fatalf("prepared before the erasure: %+v %v", prep, err)
 	}
-	keys, err := HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
+	keys, err := erasure.HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Erase(ctx, p.cat, testTable, EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
+	if _, err := erasure.Erase(ctx, p.cat, testTable, erasure.EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	b := Batch{ID: "b9", Seq: 9, Topic: "t", Ranges: []Range{{From: 7, To: 8}}, EndOffsets: Offsets{0: 8}}
@@ -528,11 +530,11 @@ func TestErasureOutlivesDroppedTables(t *testing.T) {
 		{key: personKey("k-1"), value: personValue("c", 12, "", person("k-1", "Bob", 1))},
 	}
 	p.batch(recs)
-	keys, err := HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
+	keys, err := erasure.HashEraseKeys(ctx, p.cat, testTable, []string{"id=" + erasedID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Erase(ctx, p.cat, testTable, EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
+	if _, err := erasure.Erase(ctx, p.cat, testTable, erasure.EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ident := range fiveTables {
@@ -556,4 +558,28 @@ func TestErasureOutlivesDroppedTables(t *testing.T) {
 	if got := tableLines(t, p.cat, testTable.Mirror(), lakecat.ColIngestedAt); len(got) != 1 || !strings.Contains(got[0], "id=k-1 ") {
 		t.Errorf("new mirror: %v", got)
 	}
+}
+
+// liveDataFiles are the data files snapshot s reaches (its data
+// manifests' live entries), by path.
+func liveDataFiles(fs iceio.IO, s table.Snapshot) (map[string]iceberg.DataFile, error) {
+	mans, err := s.Manifests(fs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]iceberg.DataFile{}
+	for _, m := range mans {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, err
+			}
+			if df := e.DataFile(); df.ContentType() == iceberg.EntryContentData {
+				out[df.FilePath()] = df
+			}
+		}
+	}
+	return out, nil
 }

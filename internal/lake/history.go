@@ -19,7 +19,7 @@ import (
 
 // Properties of the history table.
 const (
-	PropPendingRebuild  = "lakemirror.pending-rebuild" // JSON array of hex keys whose history awaits a rebuild from bronze
+	PropPendingRebuild  = lakecat.PropPendingRebuild   // JSON array of hex keys whose history awaits a rebuild from bronze
 	PropHistoryTracked  = "lakemirror.history.tracked" // JSON array of tracked columns; absent = all
 	PropHistoryCollapse = "lakemirror.history.collapse-tx"
 )

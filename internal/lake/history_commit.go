@@ -2,10 +2,7 @@ package lake
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -47,36 +44,11 @@ func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table,
 	return last.version(vals), rowLoc{File: last.file, Pos: last.pos}, nil
 }
 
-// readPending returns the table's pending-rebuild keys.
-func readPending(tbl *table.Table) (map[cdc.Key]bool, error) {
-	out := map[cdc.Key]bool{}
-	t := tbl.Properties()[PropPendingRebuild]
-	if t == "" {
-		return out, nil
-	}
-	var hexKeys []string
-	if err := json.Unmarshal([]byte(t), &hexKeys); err != nil {
-		return nil, fmt.Errorf("lake: bad %s: %w", PropPendingRebuild, err)
-	}
-	for _, h := range hexKeys {
-		b, err := hex.DecodeString(h)
-		if err != nil {
-			return nil, fmt.Errorf("lake: bad key %q in %s: %w", h, PropPendingRebuild, err)
-		}
-		out[cdc.Key(b)] = true
-	}
-	return out, nil
-}
+// readPending returns the table's pending-rebuild keys (lakecat.ReadPending).
+func readPending(tbl *table.Table) (map[cdc.Key]bool, error) { return lakecat.ReadPending(tbl) }
 
-func pendingJSON(p map[cdc.Key]bool) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, hex.EncodeToString([]byte(k)))
-	}
-	sort.Strings(keys)
-	b, _ := json.Marshal(keys)
-	return string(b)
-}
+// pendingJSON is lakecat.PendingJSON.
+func pendingJSON(p map[cdc.Key]bool) string { return lakecat.PendingJSON(p) }
 
 // commit writes versions and removes stored rows in one row delta, with
 // props (plus the pending set, and the result JSON under lakecat.PropBatchResult

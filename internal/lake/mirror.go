@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
@@ -48,7 +49,7 @@ type MirrorWriter struct {
 	// (counted in MirrorResult.UnknownPlaceholders)
 	unknownFromOldKeys int
 	purged             *purgedKeys              // the purged keys as of the last Prepare (purged.go)
-	erasure            erasureGuard             // the erased keys as of the last Prepare (erasure_table.go)
+	erasure            erasure.Guard            // the erased keys as of the last Prepare (erased.go)
 	layout             layout.Spec              // the mirror's partition fields and sort order
 	deletes            layout.DeleteFormat      // the delete format the mirror is created with and must have ("" = position)
 	parts              *rowdelta.FilePartitions // the partitions of the mirror's data files
@@ -135,10 +136,10 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		}
 	}
 	// keys erased from the tables' earlier life stay erased
-	if h, err := erasuresHorizon(ctx, w.cat, w.name); err != nil {
+	if h, err := erasure.Horizon(ctx, w.cat, w.name); err != nil {
 		return nil, err
 	} else if h != "" {
-		props[PropErasureHorizon] = h
+		props[erasure.PropErasureHorizon] = h
 	}
 	tbl, _, err = lakecat.LoadOrCreateLaid(ctx, w.cat, w.name.NamespaceIdent(), w.name.Mirror(),
 		func() (*iceberg.Schema, error) {
@@ -280,7 +281,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	kept := make([]*cdc.Event, 0, len(events))
 	for _, e := range events {
-		if rej := w.erasedReject(sh, e); rej != nil {
+		if rej := w.erasedReject(e); rej != nil {
 			p.Rejected = append(p.Rejected, rej)
 			continue
 		}

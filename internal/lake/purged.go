@@ -163,18 +163,9 @@ func readPurgedRows(ctx context.Context, tbl *table.Table, fn func(cdc.Key, cdc.
 	return nil
 }
 
-// seqProp reads a hex `_seq` table property ("" when absent).
-func seqProp(tbl *table.Table, prop string) (cdc.Seq, error) {
-	h := tbl.Properties()[prop]
-	if h == "" {
-		return "", nil
-	}
-	s, err := cdc.ParseSeqHex(h)
-	if err != nil {
-		return "", fmt.Errorf("lake: bad %s: %w", prop, err)
-	}
-	return s, nil
-}
+// seqProp reads a hex `_seq` table property ("" when absent):
+// lakecat.SeqProp.
+func seqProp(tbl *table.Table, prop string) (cdc.Seq, error) { return lakecat.SeqProp(tbl, prop) }
 
 // recordPurged appends the keys a purge is about to remove, with their
 // rows' positions, to the purged-keys table (created on first use) in

@@ -127,7 +127,7 @@ func diffSchema(tbl *table.Table, cols []cdc.Column, maxSeq cdc.Seq, ignored map
 			out = append(out, SchemaChange{Column: c.Name, Kind: "added", To: c.Type.String(), Allowed: true})
 			continue
 		}
-		have, err := cdcType(f.Type)
+		have, err := lakecat.CDCType(f.Type)
 		if err != nil {
 			return nil, err
 		}

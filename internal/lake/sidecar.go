@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // The state sidecar (docs/design.md, "State sidecar") is a table's local
@@ -49,10 +50,9 @@ import (
 const sidecarMagic = "LMSIDE02"
 
 // SidecarPath is where the sidecar of the table whose mirror lives at
-// location is written: "<location>/lakemirror/state.lms".
-func SidecarPath(location string) string {
-	return strings.TrimSuffix(location, "/") + "/lakemirror/state.lms"
-}
+// location is written: "<location>/lakemirror/state.lms"
+// (lakecat.SidecarPath).
+func SidecarPath(location string) string { return lakecat.SidecarPath(location) }
 
 // errNoSidecar: the table has no sidecar (never written, or removed).
 var errNoSidecar = errors.New("lake: no state sidecar")

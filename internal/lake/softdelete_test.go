@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -171,11 +172,11 @@ func TestMirrorWithDeletedV1(t *testing.T) {
 		t.Fatalf("after purge:\n%s\nwant the %d live rows only:\n%s", got, len(exp)-10, strings.Join(kept, "\n"))
 	}
 	// an erasure rewrites the files that hold the key; the rest stays
-	keys, err := HashEraseKeys(ctx, p.cat, p.name, []string{"order_id=1002"})
+	keys, err := erasure.HashEraseKeys(ctx, p.cat, p.name, []string{"order_id=1002"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Erase(ctx, p.cat, p.name, EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
+	if _, err := erasure.Erase(ctx, p.cat, p.name, erasure.EraseRequest{ID: "e", Keys: keys, RequestedBy: "dpo", RequestedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	var rest []string

@@ -135,7 +135,7 @@ const ErrTypeErasureRefused = "ErasureRefused"
 
 // EraseRequest asks for the erasure of keys from a table's Iceberg tables
 // (docs/design.md, "Erasure"). It carries the keys' salted hashes
-// (lake.HashEraseKeys, computed by the starter against the table's
+// (erasure.HashEraseKeys, computed by the starter against the table's
 // erasures table), never their values, so Temporal's history holds none.
 type EraseRequest struct {
 	Spec        TableSpec   `json:"spec"`

@@ -133,15 +133,15 @@ type TrimResult struct {
 }
 
 // ErasureKeys is what an erasure request carries instead of the keys
-// themselves (lake.HashEraseKeys): the values never reach Temporal. No
+// themselves (erasure.HashEraseKeys): the values never reach Temporal. No
 // JSON tags: its JSON keys are the field names.
 type ErasureKeys struct {
 	Hashes     []string // hex HMAC-SHA256 of each encoded key under the table's salt, in the order given
 	KeyColumns []string // the mirror's key columns
-	SaltID     string   // lake.SaltFingerprint of the salt
+	SaltID     string   // the salt's fingerprint (the first 16 hex digits of its SHA-256)
 }
 
-// EraseResult is what an erasure did (lake.Erase), recorded in the
+// EraseResult is what an erasure did (erasure.Erase), recorded in the
 // table's erasures table.
 type EraseResult struct {
 	ID          string                      `json:"id"`

@@ -20,21 +20,25 @@
 //     LoadTable ((nil, nil) when absent), LoadOrCreate and
 //     LoadOrCreateLaid (create with a layout, or evolve to it),
 //     TableProperties (format v2, merge-on-read, zstd, MetadataRetention),
-//     KeyColumnsOf, TopicOf, MirrorKeyColumns.
+//     KeyColumnsOf, TopicOf, MirrorKeyColumns, SidecarPath (where the
+//     state sidecar lives).
 //   - cache.go: WithTableCache (one batch loads each table once),
 //     CommitTx (every commit of the lake goes through it: the cache
 //     follows the committed table), CacheTable, HasCache.
 //   - schema.go, historyschema.go: system column names (ColSeq,
 //     ColDeleted, Bronze*, ColValid*, ...), MirrorSchema, BronzeSchema,
-//     HistorySchema, IcebergType (cdc type → Iceberg type), the reserved
-//     names (SystemColumnsOf, SystemSet, ReservedColumnError).
+//     HistorySchema, IcebergType (cdc type → Iceberg type) and CDCType
+//     (back), SourceColumns (a mirror's columns but the system ones, typed),
+//     the reserved names (SystemColumnsOf, SystemSet, ReservedColumnError).
 //   - layout.go: layout.Spec → Iceberg partition spec and sort order,
 //     evolving a table to it (Relaid), *LayoutError.
 //   - props.go: the exactly-once bookkeeping property names (PropBatchID,
 //     PropBatchSeq, PropEndOffsets, PropBatchResult, PropCovered,
 //     PropKeyColumns, PropTopic, PropBatchTally), the mirror's applied
-//     position (PropAppliedPosition) and the direct load's cursor
-//     (PropLoadCursor).
+//     position (PropAppliedPosition), the direct load's cursor
+//     (PropLoadCursor) and the pending-rebuild set (PropPendingRebuild).
+//   - propvalues.go: property values: SeqProp (a hex `_seq`), ReadPending
+//     and PendingJSON (the pending-rebuild set).
 //   - snapshots.go: SnapID (a table's current snapshot id), Ancestors.
 //
 // It imports internal/cdc, internal/layout, internal/names and the

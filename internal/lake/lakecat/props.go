@@ -24,6 +24,11 @@ const (
 // late events) it never moves back; validation checks that it does not.
 const PropAppliedPosition = "lakemirror.applied-position"
 
+// PropPendingRebuild is, on the mirror and the history table, the keys
+// whose history awaits a rebuild from bronze: a JSON array of hex keys
+// (ReadPending, PendingJSON).
+const PropPendingRebuild = "lakemirror.pending-rebuild"
+
 // PropLoadCursor records how far a direct initial load (or re-snapshot)
 // from the source database got: JSON LoadCursor, written with each
 // chunk's commit. A retried load resumes after it.

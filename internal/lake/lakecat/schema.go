@@ -118,6 +118,67 @@ const (
 	ColKey          = "_key" // bronze: the row change's primary key, cdc.Key in hex; the late-key rebuild reads by it
 )
 
+// CDCType is the inverse of IcebergType.
+func CDCType(t iceberg.Type) (cdc.Type, error) {
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		return cdc.TypeBool, nil
+	case iceberg.Int32Type:
+		return cdc.TypeInt, nil
+	case iceberg.Int64Type:
+		return cdc.TypeLong, nil
+	case iceberg.Float32Type:
+		return cdc.TypeFloat, nil
+	case iceberg.Float64Type:
+		return cdc.TypeDouble, nil
+	case iceberg.StringType:
+		return cdc.TypeString, nil
+	case iceberg.BinaryType:
+		return cdc.TypeBinary, nil
+	case iceberg.DecimalType:
+		return cdc.DecimalType(int16(t.Precision()), int16(t.Scale())), nil
+	case iceberg.DateType:
+		return cdc.TypeDate, nil
+	case iceberg.TimeType:
+		return cdc.TypeTime, nil
+	case iceberg.TimestampType:
+		return cdc.TypeTimestamp, nil
+	case iceberg.TimestampTzType:
+		return cdc.TypeTimestampTZ, nil
+	case iceberg.UUIDType:
+		return cdc.TypeUUID, nil
+	case *iceberg.ListType:
+		elem, err := CDCType(t.Element)
+		if err != nil {
+			return cdc.Type{}, err
+		}
+		if elem.Kind == cdc.KindList {
+			return cdc.Type{}, fmt.Errorf("the Iceberg type %s (a list of lists) is not supported in a mirror table", t)
+		}
+		return cdc.ListType(elem), nil
+	}
+	return cdc.Type{}, fmt.Errorf("the Iceberg type %s is not supported in a mirror table", t)
+}
+
+// SourceColumns are the source columns of the mirror or history table
+// schema sc, in schema order with their types: every column but the
+// system columns sys (SystemColumnsOf). Errors: a column of a type a
+// mirror does not support.
+func SourceColumns(sc *iceberg.Schema, sys SystemSet) ([]cdc.Column, error) {
+	var cols []cdc.Column
+	for _, f := range sc.Fields() {
+		if sys.Has(f.Name) {
+			continue
+		}
+		t, err := CDCType(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("lake: column %q: %w", f.Name, err)
+		}
+		cols = append(cols, cdc.Column{Name: f.Name, Type: t, Optional: !f.Required})
+	}
+	return cols, nil
+}
+
 // IcebergType maps a column type to Iceberg (Iceberg spec, "Primitive
 // Types"). Decimals wider than 38 digits have no Iceberg type and are an
 // error; the decoder maps them before they reach here.

@@ -253,3 +253,10 @@ func (t TableName) Scratch(runID string, attempt int) TableName {
 
 // ScratchInfix separates a table's name from its scratch tables' suffix.
 const ScratchInfix = "_reapply_"
+
+// SidecarPath is where the state sidecar (internal/lake's sidecar.go) of
+// the table whose mirror lives at location is written:
+// "<location>/lakemirror/state.lms".
+func SidecarPath(location string) string {
+	return strings.TrimSuffix(location, "/") + "/lakemirror/state.lms"
+}

@@ -13,6 +13,7 @@
 //     (HexScratch).
 //   - hexcodec.go: lowercase hex four bytes at a time (EncodeHex,
 //     DecodeLowerHex), the text of every `_seq` and `_key`.
+//   - concat.go: ConcatRecords (record batches as one).
 //   - binarycolumn.go: an Arrow binary column over a reused buffer
 //     (BinaryColumn), for bronze's raw values.
 //   - parquetdict.go: dictionary encoding per text column, decided from a

@@ -1,4 +1,4 @@
-package lake
+package erasure
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
-// The file work of an erasure (erasure.go): finding the rows of the
+// The file work of an erasure (erase.go): finding the rows of the
 // erased keys in data files, rewriting the current snapshot's files
 // without them, and expiring the snapshots that still reach them.
 
@@ -181,7 +181,7 @@ func (m *rowMatcher) headerNamesKey(hd arrow.Array, r int) bool {
 	keys, vals := st.Field(0), st.Field(1)
 	from, to := l.ValueOffsets(r)
 	for i := int(from); i < int(to); i++ {
-		if h := strAt(keys, i); h == headerOldKey || h == headerNewKey {
+		if h := strAt(keys, i); h == HeaderOldKey || h == headerNewKey {
 			if k, ok := m.raw.SerializedKey(binAt(vals, i)); ok && m.ks.has(k) {
 				return true
 			}
@@ -190,9 +190,14 @@ func (m *rowMatcher) headerNamesKey(hd arrow.Array, r int) bool {
 	return false
 }
 
-// headerNewKey is the Kafka header Debezium puts on the delete of a key
-// change, holding the new key (schemas.HeaderNewKey).
-const headerNewKey = "__debezium.newkey"
+// The Kafka headers Debezium puts on the two records of a key change
+// (schemas.HeaderOldKey, schemas.HeaderNewKey).
+const (
+	// HeaderOldKey is on the create of a key change, holding the old key.
+	HeaderOldKey = "__debezium.oldkey"
+	// headerNewKey is on the delete of a key change, holding the new key.
+	headerNewKey = "__debezium.newkey"
+)
 
 func notNull(a arrow.Array, r int) bool { return a != nil && !a.IsNull(r) }
 
@@ -399,7 +404,7 @@ func (t *eraseTable) rewriteCurrent(ctx context.Context, cat catalog.Catalog, id
 	p.DeleteFilesRemoved += len(removedDeletes)
 	props := iceberg.Properties{PropErasure: p.json()}
 	if pendingChanged {
-		props[PropPendingRebuild] = pending
+		props[lakecat.PropPendingRebuild] = pending
 	}
 	tx := tbl.NewTransaction()
 	if len(chosen) > 0 {
@@ -423,7 +428,7 @@ func (t *eraseTable) pendingWithoutKeys(tbl *table.Table) (string, bool, error) 
 	if t.kind != "mirror" && t.kind != "history" {
 		return "", false, nil
 	}
-	pending, err := readPending(tbl)
+	pending, err := lakecat.ReadPending(tbl)
 	if err != nil {
 		return "", false, err
 	}
@@ -434,7 +439,7 @@ func (t *eraseTable) pendingWithoutKeys(tbl *table.Table) (string, bool, error) 
 			changed = true
 		}
 	}
-	return pendingJSON(pending), changed, nil
+	return lakecat.PendingJSON(pending), changed, nil
 }
 
 // rewriteFile writes the live rows of one data file again without the
@@ -500,7 +505,7 @@ func (t *eraseTable) rewriteFile(ctx context.Context, tbl *table.Table, task tab
 	}
 	var out []iceberg.DataFile
 	if len(kept) > 0 {
-		rec, err := concatRecords(sc, kept)
+		rec, err := parquetio.ConcatRecords(sc, kept)
 		if err != nil {
 			return nil, err
 		}
@@ -578,7 +583,7 @@ func appendValue(b array.Builder, a arrow.Array, r int) error {
 		b.Append(true)
 		from, to := l.ValueOffsets(r)
 		for i := int(from); i < int(to); i++ {
-			if h := strAt(st.Field(0), i); h == headerOldKey || h == headerNewKey {
+			if h := strAt(st.Field(0), i); h == HeaderOldKey || h == headerNewKey {
 				continue
 			}
 			sb.Append(true)
@@ -614,7 +619,7 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 	keyFiles := t.keyFiles()
 	names := map[string]bool{} // manifest path → names a key file (any entry status)
 	holds := func(s table.Snapshot) (bool, error) {
-		if s.Summary != nil && t.pendingHolds(s.Summary.Properties[PropPendingRebuild]) {
+		if s.Summary != nil && t.pendingHolds(s.Summary.Properties[lakecat.PropPendingRebuild]) {
 			return true, nil
 		}
 		mans, err := s.Manifests(fs)
@@ -782,9 +787,9 @@ func (t *eraseTable) removeOldMetadata(ctx context.Context, cat catalog.Catalog)
 		if err != nil {
 			continue // not ours to judge
 		}
-		holds := t.pendingHolds(md.Properties()[PropPendingRebuild])
+		holds := t.pendingHolds(md.Properties()[lakecat.PropPendingRebuild])
 		for _, s := range md.Snapshots() {
-			holds = holds || (s.Summary != nil && t.pendingHolds(s.Summary.Properties[PropPendingRebuild]))
+			holds = holds || (s.Summary != nil && t.pendingHolds(s.Summary.Properties[lakecat.PropPendingRebuild]))
 		}
 		if holds {
 			if err := fs.Remove(e.MetadataFile); err != nil && !errors.Is(err, stdfs.ErrNotExist) {
@@ -795,7 +800,7 @@ func (t *eraseTable) removeOldMetadata(ctx context.Context, cat catalog.Catalog)
 	return nil
 }
 
-// removeSidecar deletes the table's state sidecar (SidecarPath), which
+// removeSidecar deletes the table's state sidecar (lakecat.SidecarPath), which
 // holds keys: the next worker builds its state from the tables.
 func removeSidecar(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) error {
 	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
@@ -806,7 +811,7 @@ func removeSidecar(ctx context.Context, cat catalog.Catalog, name lakecat.TableN
 	if err != nil {
 		return fmt.Errorf("lake: file IO: %w", err)
 	}
-	if err := fs.Remove(SidecarPath(mirror.Location())); err != nil && !errors.Is(err, stdfs.ErrNotExist) {
+	if err := fs.Remove(lakecat.SidecarPath(mirror.Location())); err != nil && !errors.Is(err, stdfs.ErrNotExist) {
 		return fmt.Errorf("lake: erase: delete the state sidecar of %s: %w", name, err)
 	}
 	return nil

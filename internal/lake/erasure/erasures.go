@@ -1,4 +1,4 @@
-package lake
+package erasure
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // The erasures table <ns>.<table>_erasures is the audit log of erasures
@@ -58,18 +59,14 @@ const (
 	// that must stay erased, so only those are hashed and checked.
 	PropErasureHorizon = "lakemirror.erasure-horizon"
 	// PropLastErasure is the id of the last erasure whose guard the mirror
-	// took; batches fence on it like on a purge (ErrHorizonMoved).
+	// took; batches fence on it like on a purge (internal/lake's
+	// ErrHorizonMoved).
 	PropLastErasure = "lakemirror.last-erasure"
 	// PropErasure is, on each table an erasure rewrote or expired, the
 	// JSON progress of the last erasure (eraseProgress): what a retried
 	// erasure adds to instead of starting over.
 	PropErasure = "lakemirror.erasure"
 )
-
-// StageErased is the quarantine stage of a change of an erased key at or
-// below its erasure position: the change is refused, and neither the
-// quarantine nor bronze keeps its raw key, value or headers.
-const StageErased = "erased"
 
 // Erasure events (column ColErasureEvent).
 const (
@@ -96,8 +93,8 @@ const (
 // rewrites them; their row-count columns are "<kind>_rows".
 var erasureKinds = []string{"bronze", "mirror", "history", "quarantine", "purged"}
 
-// ErasuresSchema is the erasures table's schema.
-func ErasuresSchema() *iceberg.Schema {
+// erasuresSchema is the erasures table's schema.
+func erasuresSchema() *iceberg.Schema {
 	str, long, ts := iceberg.PrimitiveTypes.String, iceberg.PrimitiveTypes.Int64, iceberg.PrimitiveTypes.TimestampTz
 	fields := []iceberg.NestedField{
 		{ID: 1, Name: ColErasureID, Type: str, Required: true, Doc: "the erasure (the Temporal workflow id of the request)"},
@@ -128,10 +125,10 @@ func ErasuresSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0, fields...)
 }
 
-// SaltFingerprint names a salt without revealing it: the first 16 hex
+// saltFingerprint names a salt without revealing it: the first 16 hex
 // digits of its SHA-256. An erasure request carries the fingerprint of
 // the salt its hashes were made with.
-func SaltFingerprint(salt []byte) string {
+func saltFingerprint(salt []byte) string {
 	sum := sha256.Sum256(salt)
 	return hex.EncodeToString(sum[:8])
 }
@@ -171,7 +168,7 @@ func ensureErasures(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 		return nil, nil, fmt.Errorf("lake: draw the erasure salt: %w", err)
 	}
 	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), name.Erasures(),
-		func() (*iceberg.Schema, error) { return ErasuresSchema(), nil },
+		func() (*iceberg.Schema, error) { return erasuresSchema(), nil },
 		lakecat.TableProperties(map[string]string{PropErasureSalt: hex.EncodeToString(salt)}))
 	if err != nil {
 		return nil, nil, err
@@ -191,8 +188,8 @@ func ensureErasures(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 // the table has none. Errors: *EraseKeyError for a key that does not fit
 // the mirror (no such column, a key column missing, a value of the wrong
 // type); no mirror table; catalog failures.
-func HashEraseKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keys []string) (ErasureKeys, error) {
-	var out ErasureKeys
+func HashEraseKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, keys []string) (payload.ErasureKeys, error) {
+	var out payload.ErasureKeys
 	mirror, err := lakecat.LoadTable(ctx, cat, name.Mirror())
 	if err != nil {
 		return out, err
@@ -216,7 +213,7 @@ func HashEraseKeys(ctx context.Context, cat catalog.Catalog, name lakecat.TableN
 	for _, k := range encoded {
 		out.Hashes = append(out.Hashes, h.hash(k))
 	}
-	out.KeyColumns, out.SaltID = keyCols, SaltFingerprint(salt)
+	out.KeyColumns, out.SaltID = keyCols, saltFingerprint(salt)
 	return out, nil
 }
 
@@ -227,14 +224,11 @@ func ParseEraseKeys(mirror *table.Table, keyCols []string, keys []string) ([]cdc
 	if len(keys) == 0 {
 		return nil, &EraseKeyError{Msg: "no key given"}
 	}
-	sh, err := shapeOf(mirror.Schema(), keyCols)
+	kt, err := newKeyTypes(mirror.Schema(), keyCols)
 	if err != nil {
 		return nil, err
 	}
-	types := map[string]cdc.Type{}
-	for _, c := range sh.cols {
-		types[c.Name] = c.Type
-	}
+	types := kt.types
 	var out []cdc.Key
 	for _, arg := range keys {
 		vals, err := splitKeyArg(arg, keyCols)
@@ -418,7 +412,7 @@ func loadErasedKeys(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	snap := snapID(tbl)
+	snap := lakecat.SnapID(tbl)
 	if cur != nil && cur.snap == snap {
 		return cur, nil
 	}
@@ -544,12 +538,12 @@ func appendErasureRows(ctx context.Context, tbl *table.Table, rows []erasureRow)
 	return out, err
 }
 
-// erasuresHorizon is the highest erasure position the erasures table of
+// Horizon is the highest erasure position the erasures table of
 // name records ("" when it has none): the erasure horizon of a mirror
 // created again (dropped with the other tables, the erasures table
 // kept), so that the keys erased before stay erased. Errors: catalog and
 // file IO.
-func erasuresHorizon(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (string, error) {
+func Horizon(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (string, error) {
 	tbl, err := lakecat.LoadTable(ctx, cat, name.Erasures())
 	if err != nil || tbl == nil {
 		return "", err
@@ -565,162 +559,4 @@ func erasuresHorizon(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 		}
 	}
 	return h.Hex(), nil
-}
-
-// erasureGuard is what a mirror writer's last Prepare read of the erased
-// keys: the keys, the mirror's erasure horizon ("" when no key was ever
-// erased: nothing is checked) and the table's shape, to type keys.
-type erasureGuard struct {
-	keys    *erasedKeys
-	horizon cdc.Seq
-	sh      *shape
-}
-
-// prepareErasure loads the erased keys for a Prepare of the mirror tbl
-// (past: changes read back for a rebuild, which are not checked).
-// Errors: catalog and file IO, a malformed horizon or erasures table.
-func (w *MirrorWriter) prepareErasure(ctx context.Context, tbl *table.Table, past bool) error {
-	g := &w.erasure
-	g.horizon, g.sh = "", nil
-	if past {
-		return nil
-	}
-	h, err := seqProp(tbl, PropErasureHorizon)
-	if err != nil || h == "" {
-		return err
-	}
-	if g.keys, err = loadErasedKeys(ctx, w.cat, w.name, g.keys); err != nil {
-		return err
-	}
-	if g.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
-		return err
-	}
-	g.horizon = h
-	return nil
-}
-
-// erasedReject is the quarantine entry of a change of an erased key at or
-// below its erasure position, or nil. Only changes at or below the
-// mirror's erasure horizon are hashed. The key is typed like Prepare
-// types it (the key columns alone, so a change whose other values do not
-// fit is still recognised); a key that does not type is taken as decoded.
-func (w *MirrorWriter) erasedReject(sh *shape, e *cdc.Event) *ConformError {
-	g := &w.erasure
-	if g.horizon == "" || e.Seq > g.horizon || !(e.Op.IsUpsert() || e.Op == cdc.OpDelete) {
-		return nil
-	}
-	k := e.Key
-	if img := e.Image(); img != nil {
-		if tk, err := sh.typedKey(img); err == nil {
-			k = tk
-		}
-	}
-	refuse, why := g.keys.refuses(k, e.Seq)
-	if !refuse {
-		return nil
-	}
-	return &ConformError{Origin: e.Origin, Stage: StageErased, Err: errors.New(why)}
-}
-
-// typedKey is the key of img with only its key columns typed to the
-// table's columns. Errors: a key value that does not fit.
-func (s *shape) typedKey(img *cdc.Row) (cdc.Key, error) {
-	vals := make([]cdc.Value, len(s.keyCols))
-	for i, c := range s.keyCols {
-		v, ok := img.Get(c)
-		if !ok {
-			return "", fmt.Errorf("key column %q is missing", c)
-		}
-		j := s.names.Index(c)
-		if j < 0 {
-			return "", fmt.Errorf("key column %q is not in the table", c)
-		}
-		tv, err := typing.Coerce(v, s.cols[j].Type)
-		if err != nil {
-			return "", err
-		}
-		vals[i] = tv
-	}
-	b, err := cdc.EncodeKey(nil, vals...)
-	return cdc.Key(b), err
-}
-
-// TypedKey is the key of a row image (as decoded from a Kafka record key
-// or value) typed to mirror's key columns, as the pipeline stores it.
-// Errors: a key column missing, a value that does not fit, an
-// unsupported column type.
-func TypedKey(mirror *table.Table, keyCols []string, img *cdc.Row) (cdc.Key, error) {
-	sh, err := shapeOf(mirror.Schema(), keyCols)
-	if err != nil {
-		return "", err
-	}
-	return sh.typedKey(img)
-}
-
-// purgeFence is what a batch's Prepare checks the mirror against and its
-// Stage compares (ErrHorizonMoved): the purge horizon, the last purge and
-// the last erasure.
-func purgeFence(tbl *table.Table) string {
-	p := tbl.Properties()
-	return p[PropPurgeHorizon] + "/" + p[PropLastPurge] + "/" + p[PropLastErasure]
-}
-
-// headerOldKey is the Kafka header Debezium puts on the create of a key
-// change, holding the old key (schemas.HeaderOldKey).
-const headerOldKey = "__debezium.oldkey"
-
-// redactErased applies the refusals of erased keys (the last Prepare's,
-// whose events are given) to a batch's bronze records and quarantine
-// entries: a record refused as erased keeps only its Kafka coordinates,
-// timestamp and ingestion time in bronze (a row that tells the offset was
-// read) and its quarantine entry has no raw key or value; the create of a
-// key change whose old key is erased, at or below its erasure position,
-// applies, forgets the old key, and its bronze record loses the
-// __debezium.oldkey header. A
-// record that is no row change (a tombstone, an undecodable record) has
-// no position: with keyOf, one whose Kafka key is an erased key's is
-// redacted the same way, in bronze and in the quarantine.
-func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []QuarantineRecord, events []*cdc.Event, keyOf func([]byte) (*cdc.Row, bool)) {
-	g := &w.erasure
-	if g.horizon == "" {
-		return
-	}
-	type at = [2]int64
-	erased, strip := map[at]bool{}, map[at]bool{}
-	erasedKey := func(b []byte) bool {
-		if keyOf == nil || b == nil {
-			return false
-		}
-		row, ok := keyOf(b)
-		if !ok {
-			return false
-		}
-		k, err := g.sh.typedKey(row)
-		return err == nil && g.keys.holds(k)
-	}
-	for i := range quarantine {
-		q := &quarantine[i]
-		if q.Stage == StageErased || (q.Stage == StageDecode && erasedKey(q.Key)) {
-			q.Key, q.Value = nil, nil
-			erased[at{int64(q.Partition), q.Offset}] = true
-		}
-	}
-	for _, e := range events {
-		if e.OldKey != "" && e.Seq <= g.horizon {
-			if refuse, _ := g.keys.refuses(e.OldKey, e.Seq); refuse {
-				strip[at{int64(e.Origin.Partition), e.Origin.Offset}] = true
-				e.OldKey = "" // nor does the local state log keep it (the erased key has no row to take values from)
-			}
-		}
-	}
-	for i := range bronze {
-		r := &bronze[i]
-		o := at{int64(r.Partition), r.Offset}
-		switch {
-		case erased[o] || (r.Op == "" && r.PK == "" && erasedKey(r.Key)):
-			r.Key, r.Value, r.Headers, r.Op, r.Seq, r.SourceTs, r.PK = nil, nil, nil, "", "", 0, ""
-		case strip[o]:
-			r.Headers = slices.DeleteFunc(slices.Clone(r.Headers), func(h BronzeHeader) bool { return h.Key == headerOldKey })
-		}
-	}
 }

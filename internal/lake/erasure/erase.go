@@ -1,4 +1,4 @@
-package lake
+package erasure
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Erasure on request (docs/design.md, "Erasure"): Erase removes the rows
@@ -32,8 +33,8 @@ import (
 //     position, and the mirror raises its erasure horizon in the same
 //     step, so that from then on a change of the key at or below the
 //     position (a backfill, a redelivery, a connector replay) is refused
-//     and stored nowhere (StageErased), and a batch prepared before
-//     prepares again (purgeFence);
+//     and stored nowhere (Guard; internal/lake's StageErased), and a
+//     batch prepared before prepares again (internal/lake's purgeFence);
 //  3. rewrite: each data file of the current snapshot holding a key's
 //     row is written again without it (copy-on-write of those files
 //     only; their position deletes applied), in one `overwrite` commit
@@ -76,7 +77,7 @@ type EraseRequest struct {
 	// request): a retried Erase with the same ID continues it, one whose
 	// completed row exists returns what it recorded.
 	ID          string
-	Keys        ErasureKeys // HashEraseKeys' output: hashes, never values
+	Keys        payload.ErasureKeys // HashEraseKeys' output: hashes, never values
 	RequestedBy string
 	RequestedAt time.Time
 	// Force goes on where a branch or tag keeps a snapshot that reaches
@@ -94,7 +95,7 @@ type EraseRequest struct {
 // eraseProgress is PropErasure: an erasure's result for one table so far.
 type eraseProgress struct {
 	ID string `json:"id"`
-	EraseTableResult
+	payload.EraseTableResult
 }
 
 func progressOf(tbl *table.Table, id string) eraseProgress {
@@ -134,12 +135,12 @@ func (h fileHits) holds() bool { return h.rows+h.stripped > 0 }
 // above). Errors: *EraseKeyError (the request does not fit the table),
 // *ErasureRefusedError (nothing changed), catalog, storage and commit
 // failures (retry: the erasure continues where it stopped).
-func Erase(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, req EraseRequest) (EraseResult, error) {
+func Erase(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, req EraseRequest) (payload.EraseResult, error) {
 	now := req.Now
 	if now == nil {
 		now = time.Now
 	}
-	res := EraseResult{ID: req.ID, RequestedBy: req.RequestedBy, RequestedAt: req.RequestedAt, Keys: len(req.Keys.Hashes), Tables: map[string]EraseTableResult{}}
+	res := payload.EraseResult{ID: req.ID, RequestedBy: req.RequestedBy, RequestedAt: req.RequestedAt, Keys: len(req.Keys.Hashes), Tables: map[string]payload.EraseTableResult{}}
 	if req.ID == "" || len(req.Keys.Hashes) == 0 {
 		return res, &EraseKeyError{Msg: "an erasure needs an id and at least one key"}
 	}
@@ -168,8 +169,8 @@ func Erase(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, req
 	if err != nil {
 		return res, err
 	}
-	if SaltFingerprint(salt) != req.Keys.SaltID {
-		return res, &EraseKeyError{Msg: fmt.Sprintf("the keys were hashed with salt %s, %s has salt %s: hash them again", req.Keys.SaltID, lakecat.IdentString(name.Erasures()), SaltFingerprint(salt))}
+	if saltFingerprint(salt) != req.Keys.SaltID {
+		return res, &EraseKeyError{Msg: fmt.Sprintf("the keys were hashed with salt %s, %s has salt %s: hash them again", req.Keys.SaltID, lakecat.IdentString(name.Erasures()), saltFingerprint(salt))}
 	}
 	recorded, err := readErasureRows(ctx, etbl)
 	if err != nil {
@@ -216,7 +217,7 @@ func Erase(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, req
 	}
 
 	// 2. the guard: from here on the keys' changes at or below the position are refused
-	pos, err := seqProp(mirror, PropAppliedPosition)
+	pos, err := lakecat.SeqProp(mirror, lakecat.PropAppliedPosition)
 	if err != nil {
 		return res, err
 	}
@@ -313,8 +314,8 @@ func Erase(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, req
 }
 
 // completedResult is the result an erasure's completed row records.
-func completedResult(res EraseResult, r erasureRow) EraseResult {
-	var rec EraseResult
+func completedResult(res payload.EraseResult, r erasureRow) payload.EraseResult {
+	var rec payload.EraseResult
 	if json.Unmarshal([]byte(r.details), &rec) == nil {
 		res = rec
 	}
@@ -345,7 +346,7 @@ func raiseErasureHorizon(ctx context.Context, cat catalog.Catalog, name lakecat.
 	if err != nil || mirror == nil {
 		return err
 	}
-	cur, err := seqProp(mirror, PropErasureHorizon)
+	cur, err := lakecat.SeqProp(mirror, PropErasureHorizon)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,57 @@
+package lakecat
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// SeqProp reads a hex `_seq` table property ("" when absent).
+func SeqProp(tbl *table.Table, prop string) (cdc.Seq, error) {
+	h := tbl.Properties()[prop]
+	if h == "" {
+		return "", nil
+	}
+	s, err := cdc.ParseSeqHex(h)
+	if err != nil {
+		return "", fmt.Errorf("lake: bad %s: %w", prop, err)
+	}
+	return s, nil
+}
+
+// ReadPending returns the table's pending-rebuild keys (PropPendingRebuild).
+func ReadPending(tbl *table.Table) (map[cdc.Key]bool, error) {
+	out := map[cdc.Key]bool{}
+	t := tbl.Properties()[PropPendingRebuild]
+	if t == "" {
+		return out, nil
+	}
+	var hexKeys []string
+	if err := json.Unmarshal([]byte(t), &hexKeys); err != nil {
+		return nil, fmt.Errorf("lake: bad %s: %w", PropPendingRebuild, err)
+	}
+	for _, h := range hexKeys {
+		b, err := hex.DecodeString(h)
+		if err != nil {
+			return nil, fmt.Errorf("lake: bad key %q in %s: %w", h, PropPendingRebuild, err)
+		}
+		out[cdc.Key(b)] = true
+	}
+	return out, nil
+}
+
+// PendingJSON is the value of PropPendingRebuild for the keys of p.
+func PendingJSON(p map[cdc.Key]bool) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, hex.EncodeToString([]byte(k)))
+	}
+	sort.Strings(keys)
+	b, _ := json.Marshal(keys)
+	return string(b)
+}
