@@ -7,7 +7,6 @@ package activities
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -242,20 +241,24 @@ func TestBreakKeyChangeHeirThenNewKeyUpdate(t *testing.T) {
 	}
 }
 
-// TestWeaveRandom variant 11 fails at seed 34 (WEAVE_VARIANT=11
-// WEAVE_SEED=34): the history's version of a key-change create keeps a
+// TestWeaveRandom variant 11 failed at seed 34 (WEAVE_VARIANT=11
+// WEAVE_SEED=34): the history's version of a key-change create kept a
 // note older than the source's. Reduced: key 4 (n150) is updated to
 // n262 at 262, then changed to key 1 at 292 (delete and create at 292,
 // the note a TOAST placeholder). The update at 262 is delivered late,
 // after the key change (a redelivered or reordered record, as the
 // random test's late records). The create came with its old key's
-// delete, so it is "complete" and not listed in State.heirs; the late
-// update is woven into key 4's history but never reaches key 1. The
-// source's key 1 holds n262 from 292 on; a clean run (in order) has it.
+// delete, so it was "complete" and not listed in State.heirs; the late
+// update was woven into key 4's history but never reached key 1, whose
+// note stayed n150. The source's key 1 holds n262 from 292 on; a clean
+// run (in order) has it.
 //
-// Known gap (docs/design.md, "Known gaps"): the late change of the old
-// key does not reach the new key, whose note stays n150. This asserts
-// today's result, so that a fix shows here.
+// Fixed on 2026-12-06: the key-change delete keeps its new key
+// (cdc.Event.NewKey, in the local state log too), the log keeps the
+// create as it came beside its filled values, and a late change of the
+// old key below the delete lists the new key for RebuildKeys, which
+// fills the create again from the old key's changes (with bronze also
+// after a restart: KeyChangeHeirs).
 func TestBreakKeyChangeLateOldKeyUpdate(t *testing.T) {
 	c4 := pgw("c", "null", `{"order_id":4,"status":"s150","note":"n150"}`, 150)
 	u4 := pgw("u", "null", `{"order_id":4,"status":"s262","note":"n262"}`, 262)
@@ -266,17 +269,28 @@ func TestBreakKeyChangeLateOldKeyUpdate(t *testing.T) {
 	if want := "1 s262 n262 " + pgs(292, 292) + " false\n4 s262 n262 " + pgs(292, 292) + " true"; wm != want {
 		t.Fatalf("clean mirror:\n%s\nwant:\n%s", wm, want)
 	}
-	for name, batches := range map[string][][]wev{
-		"late update alone":     {{c4}, {kd, kc}, {u4}},
-		"late update, one more": {{c4, kd, kc}, {u4}},
+	wantH := "1 s262 n262 " + pgs(292, 292) + " <nil> true\n" +
+		"4 s150 n150 " + pgs(150, 150) + " " + pgs(262, 262) + " false\n" +
+		"4 s262 n262 " + pgs(262, 262) + " " + pgs(292, 292) + " false"
+	if wh != wantH {
+		t.Fatalf("clean history:\n%s\nwant:\n%s", wh, wantH)
+	}
+	for name, c := range map[string]struct {
+		batches [][]wev
+		restart map[int]bool
+	}{
+		"late update alone":              {[][]wev{{c4}, {kd, kc}, {u4}}, nil},
+		"late update, one more":          {[][]wev{{c4, kd, kc}, {u4}}, nil},
+		"late update alone, restart":     {[][]wev{{c4}, {kd, kc}, {u4}}, map[int]bool{1: true, 2: true}},
+		"late update, one more, restart": {[][]wev{{c4, kd, kc}, {u4}}, map[int]bool{1: true}},
 	} {
-		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
-			w := runBatches(t, opts, batches, nil, "")
+		for _, opts := range []TableSpec{{}, {WithoutBronze: true}, {WithoutHistory: true}} {
+			if c.restart != nil && opts.WithoutBronze {
+				continue // no past to read after a restart (docs/design.md, Known gaps)
+			}
+			w := runBatches(t, opts, c.batches, c.restart, "")
 			gm, gh := w.tables()
-			gapM := strings.Replace(wm, "1 s262 n262", "1 s262 n150", 1)
-			gapH := strings.Replace(wh, "1 s262 n262", "1 s262 n150", 1)
-			if gm != gapM || gh != gapH {
-				wm, wh := gapM, gapH // the gap
+			if gm != wm || !opts.WithoutHistory && gh != wh {
 				t.Errorf("%s %v: rebuilds %d woven %d\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", name, opts.Tables(), w.rebuil, w.woven, gm, wm, gh, wh)
 			}
 		}
