@@ -273,15 +273,20 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 // completeEvent finishes a decoded row change the same way wherever
 // records are decoded (a batch's, or bronze's read back for a rebuild or a
 // re-apply): a ghost delete becomes the per-key truncate it stands for
-// (asGhostDelete), and the create of a primary-key change gets its old key
-// from Debezium's __debezium.oldkey header (left empty when that does not
-// decode).
+// (asGhostDelete), the create of a primary-key change gets its old key
+// from Debezium's __debezium.oldkey header and its delete its new key
+// from __debezium.newkey (each left empty when it does not decode).
 func completeEvent(d *schemas.Decoder, topic string, dec schemas.Decoded) {
 	e := dec.Event
 	asGhostDelete(topic, e)
 	if dec.OldKey != nil && e.Op.IsUpsert() {
 		if k, err := d.DecodeKey(dec.OldKey); err == nil {
 			e.OldKey = k
+		}
+	}
+	if dec.NewKey != nil && e.Op == cdc.OpDelete {
+		if k, err := d.DecodeKey(dec.NewKey); err == nil {
+			e.NewKey = k
 		}
 	}
 }

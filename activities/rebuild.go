@@ -64,6 +64,11 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 	}
 	res.Keys = len(keys)
 	byKey, err := a.pastEvents(ctx, st, name, keys)
+	if err == nil {
+		var unwoven int
+		unwoven, err = a.withHeirs(ctx, st, name, byKey)
+		res.Unwoven += unwoven
+	}
 	if errors.Is(err, errNoPast) {
 		// no bronze and a local state built after the keys' earlier changes:
 		// their history keeps its in-order versions and their mirror row its
@@ -87,6 +92,38 @@ func (a *Activities) rebuildPending(ctx context.Context, st *tableState, name la
 	}
 	res.Mirror, res.History, err = w.Rebuild(ctx, byKey)
 	return res, classify(err)
+}
+
+// withHeirs adds to byKey (every change of the keys a rebuild folds)
+// every change of the new keys of their key changes that the mirror
+// holds past them (lake.MirrorWriter.KeyChangeHeirs), and of those keys'
+// own key changes, up to maxKeyChain steps: a change of the old key
+// below its key-change delete that came after it (late, or a partition
+// behind) changes what the new key's create took for its TOAST
+// placeholders, so the new key is rebuilt with it (its create filled
+// again from the old key's changes: lake.TableWriter.Rebuild). It
+// returns how many such keys have no past to read (no bronze, a local
+// state built after their changes: they keep their values, counted as
+// unwoven). Errors: pastEvents'.
+func (a *Activities) withHeirs(ctx context.Context, st *tableState, name lake.TableName, byKey map[cdc.Key][]*cdc.Event) (int, error) {
+	mirror, _ := st.writers(a, name)
+	for range maxKeyChain {
+		heirs := mirror.KeyChangeHeirs(byKey)
+		if len(heirs) == 0 {
+			return 0, nil
+		}
+		more, err := a.pastEvents(ctx, st, name, heirs)
+		if errors.Is(err, errNoPast) {
+			return len(heirs), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		for _, k := range heirs {
+			byKey[k] = more[k]
+		}
+	}
+	return 0, nil
 }
 
 // pastEvents returns every row change ever applied for each key, from

@@ -47,6 +47,12 @@ type Event struct {
 	// otherwise. Values the create leaves unavailable (TOAST) are the old
 	// row's.
 	OldKey Key
+	// NewKey is, for the old key's delete that a primary-key update
+	// produces, the key the row has after it (Debezium's
+	// __debezium.newkey header); "" otherwise. A change of the old key
+	// below that delete that arrives after it (late, or redelivered)
+	// changes what the new key's create took (its TOAST placeholders).
+	NewKey Key
 }
 
 // Image returns the image that holds the row's columns: After for

@@ -54,7 +54,8 @@ func purgeFence(tbl *table.Table) string {
 // read) and its quarantine entry has no raw key or value; the create of a
 // key change whose old key is erased, at or below its erasure position,
 // applies, forgets the old key, and its bronze record loses the
-// __debezium.oldkey header. A
+// __debezium.oldkey header (so does the delete of a key change whose new
+// key is erased: it forgets the new key and loses __debezium.newkey). A
 // record that is no row change (a tombstone, an undecodable record) has
 // no position: with keyOf, one whose Kafka key is an erased key's is
 // redacted the same way, in bronze and in the quarantine.
@@ -87,6 +88,10 @@ func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []Quaranti
 			strip[at{int64(e.Origin.Partition), e.Origin.Offset}] = true
 			e.OldKey = "" // nor does the local state log keep it (the erased key has no row to take values from)
 		}
+		if g.RefusesNewKey(e) {
+			strip[at{int64(e.Origin.Partition), e.Origin.Offset}] = true
+			e.NewKey = "" // the erased key is not refilled from this one's changes
+		}
 	}
 	for i := range bronze {
 		r := &bronze[i]
@@ -95,7 +100,7 @@ func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []Quaranti
 		case erased[o] || (r.Op == "" && r.PK == "" && erasedKey(r.Key)):
 			r.Key, r.Value, r.Headers, r.Op, r.Seq, r.SourceTs, r.PK = nil, nil, nil, "", "", 0, ""
 		case strip[o]:
-			r.Headers = slices.DeleteFunc(slices.Clone(r.Headers), func(h BronzeHeader) bool { return h.Key == erasure.HeaderOldKey })
+			r.Headers = slices.DeleteFunc(slices.Clone(r.Headers), func(h BronzeHeader) bool { return h.Key == erasure.HeaderOldKey || h.Key == erasure.HeaderNewKey })
 		}
 	}
 }

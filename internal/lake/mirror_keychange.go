@@ -146,7 +146,12 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 				}
 			}
 		}
-		e.After = &cdc.Row{Cols: e.After.Cols, Vals: vals}
+		// the create's before image (none: Debezium's creates carry
+		// none, and the merge rules read an upsert's never) keeps the
+		// after image as it came, placeholders and all: the local state
+		// log keeps it, so that a change of the old key below the create
+		// that arrives later fills it again when read back (fillLogged)
+		e.Before, e.After = e.After, &cdc.Row{Cols: e.After.Cols, Vals: vals}
 	}
 	return refill, nil
 }
@@ -327,16 +332,27 @@ func (s *State) forgetHeirs(done []heirDone) {
 	}
 }
 
-// fillLogged fills the TOAST placeholders left in key-change creates
-// among events (read back from the local state log, which keeps such a
-// create as it came while its old key's changes were still to come)
-// from the old key's logged changes, when the log holds all of them,
-// following chains of key changes up to depth back. Events get a new
-// after image; the others are left alone. Errors: local state log
-// failures.
+// fillLogged fills the TOAST placeholders of key-change creates among
+// events (read back from the local state log) from the old key's logged
+// changes, when the log holds all of them, following chains of key
+// changes up to depth back. The log keeps such a create as it came:
+// in its after image while its old key's changes were still to come
+// (State.heirs), else in its before image beside the after image it
+// was filled to (fillFromOldKeys), so that a change of the old key
+// below it that arrived after it (late, or redelivered) reaches it
+// here; a column the old key's logged changes do not know keeps that
+// filled value. Events get a new after image; the others are left
+// alone. Errors: local state log failures.
 func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) error {
 	for _, e := range events {
-		if e.OldKey == "" || !e.Op.IsUpsert() || !hasUnavailable(e.After) || depth <= 0 || !w.state.keyLogged(e.OldKey) {
+		if e.OldKey == "" || !e.Op.IsUpsert() || depth <= 0 {
+			continue
+		}
+		raw := e.After
+		if hasUnavailable(e.Before) {
+			raw = e.Before
+		}
+		if !hasUnavailable(raw) || !w.state.keyLogged(e.OldKey) {
 			continue
 		}
 		changes, err := w.loggedChanges(e.OldKey, sh, depth-1)
@@ -344,10 +360,15 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) err
 			return err
 		}
 		slices.SortStableFunc(changes, func(a, b *cdc.Event) int { return b.Seq.Compare(a.Seq) })
-		after := alignRow(e.After, sh.names)
-		vals := slices.Clone(after.Vals)
+		vals := slices.Clone(alignRow(raw, sh.names).Vals)
 		w.fillFromChanges(vals, e, changes, "", nil)
-		e.After = &cdc.Row{Cols: after.Cols, Vals: vals}
+		filled := alignRow(e.After, sh.names)
+		for i, v := range vals {
+			if v.Kind == cdc.KindUnavailable {
+				vals[i] = filled.Vals[i]
+			}
+		}
+		e.After = &cdc.Row{Cols: sh.names, Vals: vals}
 	}
 	return nil
 }
@@ -508,3 +529,64 @@ func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]
 // keyChainDepth is how many primary-key changes back a TOAST placeholder
 // is followed through the local state log (fillLogged).
 const keyChainDepth = 16
+
+// lateHeirs returns the new keys whose key-change creates took values
+// from a key whose batch changes (batch) reach below that key's
+// key-change delete: all holds every change of the key (logged and the
+// batch's), stored is its position before the batch. A delete with a
+// new key (cdc.Event.NewKey) at or below stored was applied before the
+// batch, so the new key's create may have been filled (TOAST
+// placeholders) without a change of the batch below it that carries
+// values (an upsert, a delete with a full before image): a late change
+// or a redelivery (a needless refill). Only new keys the mirror holds at
+// or past the delete's position (the create applied) are returned.
+func (w *MirrorWriter) lateHeirs(all, batch []*cdc.Event, stored cdc.Seq) []cdc.Key {
+	var out []cdc.Key
+	for _, d := range all {
+		if d.Op != cdc.OpDelete || d.NewKey == "" || d.Seq > stored || slices.Contains(out, d.NewKey) {
+			continue
+		}
+		below := slices.ContainsFunc(batch, func(e *cdc.Event) bool {
+			return e.Seq < d.Seq && (e.Op.IsUpsert() || e.Op == cdc.OpDelete && e.Before.HasValuesBeyond(w.keyCols))
+		})
+		if !below {
+			continue
+		}
+		if ent, ok := w.state.ix.Lookup(d.NewKey); ok && ent.Seq >= d.Seq {
+			out = append(out, d.NewKey)
+		}
+	}
+	return out
+}
+
+// KeyChangeHeirs returns the new keys, not among byKey's, of the
+// key-change deletes (cdc.Event.NewKey) among byKey's changes (every
+// change of each key, as a rebuild gets them) that the mirror holds at
+// or past the delete's position, in key order. Their creates may have
+// taken values (TOAST placeholders) from the old key's changes below
+// the delete, which the rebuild may change (a change that came after
+// the delete: late, or a partition behind): RebuildKeys rebuilds them
+// with the old keys. The index must be ready (a rebuild's past read
+// ensures it); none when the state is not built.
+func (w *MirrorWriter) KeyChangeHeirs(byKey map[cdc.Key][]*cdc.Event) []cdc.Key {
+	w.state.settle()
+	if !w.state.built || w.state.ix == nil {
+		return nil
+	}
+	var out []cdc.Key
+	for _, es := range byKey {
+		for _, d := range es {
+			if d.Op != cdc.OpDelete || d.NewKey == "" || slices.Contains(out, d.NewKey) {
+				continue
+			}
+			if _, ok := byKey[d.NewKey]; ok {
+				continue
+			}
+			if ent, ok := w.state.ix.Lookup(d.NewKey); ok && ent.Seq >= d.Seq {
+				out = append(out, d.NewKey)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -169,6 +169,9 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	w.refill, w.rawAfter, w.unlogged = nil, nil, nil
 	res.UnknownPlaceholders += w.unknownFromOldKeys
 	w.unknownFromOldKeys = 0
+	// new keys of key changes whose old keys' changes below them came
+	// late in this batch (lateHeirs), refilled like plan.refill's
+	var lateHeirs map[cdc.Key]bool
 	for i, g := range plan.groups {
 		res.Events += len(g.Events) + g.Duplicates
 		st := ix.StoredAt(plan.entries[i])
@@ -223,6 +226,12 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 				}
 				plan.woven[i], o = full, wo
 				res.Woven++
+				for _, k := range w.lateHeirs(full.Events, g.Events, st.Seq) {
+					if lateHeirs == nil {
+						lateHeirs = map[cdc.Key]bool{}
+					}
+					lateHeirs[k] = true
+				}
 				if s.pending != nil {
 					delete(s.pending, g.Key)
 				}
@@ -240,6 +249,12 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			s.outs = append(s.outs, o)
 			s.outGroup = append(s.outGroup, i)
 		}
+	}
+	for k := range lateHeirs { // woven: the log holds every change (weave.go)
+		if plan.refill == nil {
+			plan.refill = map[cdc.Key]bool{}
+		}
+		plan.refill[k] = true
 	}
 	if s.pending != nil {
 		for k := range plan.refill {

@@ -204,11 +204,18 @@ func (w *recWriter) event(e *cdc.Event, mirror *cdc.Row) {
 	w.uvarint(uint64(w.topic(e.Origin.Topic)))
 	w.varint(int64(e.Origin.Partition))
 	w.varint(e.Origin.Offset)
-	w.str(string(e.OldKey))
+	// one key slot: a create's old key, or a delete's new key (a
+	// primary-key update's two events; a log written before deletes
+	// kept their new key holds "" there, as for any other delete)
+	if e.Op == cdc.OpDelete {
+		w.str(string(e.NewKey))
+	} else {
+		w.str(string(e.OldKey))
+	}
 	var imgs byte
 	before := e.Before
-	if e.Op.IsUpsert() {
-		before = nil // read only for deletes
+	if e.Op.IsUpsert() && (e.OldKey == "" || !hasUnavailable(before)) {
+		before = nil // read only for deletes, and a key-change create's as it came (MirrorWriter.fillLogged)
 	}
 	if before != nil {
 		imgs |= imgBefore
@@ -467,7 +474,11 @@ func (r *recReader) event(k cdc.Key, mirror func() *cdc.Row) *cdc.Event {
 	}
 	e.Origin.Partition = int32(r.varint())
 	e.Origin.Offset = r.varint()
-	e.OldKey = cdc.Key(r.str())
+	if k := cdc.Key(r.str()); e.Op == cdc.OpDelete {
+		e.NewKey = k
+	} else {
+		e.OldKey = k
+	}
 	imgs := r.byte1()
 	if imgs&imgBefore != 0 {
 		e.Before = r.row()

@@ -80,8 +80,12 @@ func TestChainRecordRoundTrip(t *testing.T) {
 				if r.IntN(2) == 0 {
 					e.After = randRow(r, cols)
 				}
-				if r.IntN(4) == 0 {
-					e.OldKey = "old"
+				if r.IntN(4) == 0 { // a key change's create (its old key) or delete (its new key)
+					if e.Op == cdc.OpDelete {
+						e.NewKey = "new"
+					} else {
+						e.OldKey = "old"
+					}
 				}
 				rec.events = append(rec.events, e)
 			}
@@ -130,8 +134,8 @@ func TestChainRecordRoundTrip(t *testing.T) {
 		w.begin(rec.prev, rec.batch, rec.flags)
 		if rec.flags&recEvents != 0 {
 			w.events(rec.events, rec.mirror)
-			for _, e := range rec.events { // an upsert's before image is not kept
-				if e.Op.IsUpsert() {
+			for _, e := range rec.events { // an upsert's before image is not kept, but a key-change create's as it came
+				if e.Op.IsUpsert() && (e.OldKey == "" || !hasUnavailable(e.Before)) {
 					e.Before = nil
 				}
 			}
@@ -193,5 +197,41 @@ func TestChainRecordRoundTrip(t *testing.T) {
 	}
 	if _, err := c.decodeRec([]byte{1, 2, 3}, "key", wantEvents); err == nil {
 		t.Fatal("a truncated record decoded")
+	}
+}
+
+// A log written before deletes kept their new key holds "" in the key
+// slot of every delete: it loads with no new key, and a create's old
+// key loads as before.
+func TestChainRecordKeySlot(t *testing.T) {
+	c := newCodec()
+	w := recWriter{c: c}
+	cols := cdc.NewColumns([]string{"id", "a"})
+	row := &cdc.Row{Cols: cols, Vals: []cdc.Value{cdc.Int(1), cdc.String("x")}}
+	raw := &cdc.Row{Cols: cols, Vals: []cdc.Value{cdc.Int(1), cdc.Unavailable()}}
+	events := []*cdc.Event{
+		{Op: cdc.OpDelete, Seq: cdc.SeqOf(1, 1), Key: "k", Before: row, NewKey: "n"},
+		{Op: cdc.OpDelete, Seq: cdc.SeqOf(2, 2), Key: "k", Before: row}, // as an older log has it
+		{Op: cdc.OpCreate, Seq: cdc.SeqOf(3, 3), Key: "k", Before: raw, After: row, OldKey: "o"},
+		{Op: cdc.OpCreate, Seq: cdc.SeqOf(4, 4), Key: "k", Before: row, After: row},
+	}
+	w.begin(0, 1, recEvents)
+	w.events(events, nil)
+	got, err := c.decodeRec(w.buf, "k", wantEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.events) != 4 {
+		t.Fatalf("%d events", len(got.events))
+	}
+	g := got.events
+	if g[0].NewKey != "n" || g[0].OldKey != "" || g[1].NewKey != "" || g[1].OldKey != "" {
+		t.Errorf("deletes: new keys %q %q, old keys %q %q", g[0].NewKey, g[1].NewKey, g[0].OldKey, g[1].OldKey)
+	}
+	if g[2].OldKey != "o" || g[2].NewKey != "" || !reflect.DeepEqual(g[2].Before, raw) || !reflect.DeepEqual(g[2].After, row) {
+		t.Errorf("key-change create: %+v", g[2])
+	}
+	if g[3].Before != nil {
+		t.Errorf("a create's before image without placeholders was kept: %+v", g[3].Before)
 	}
 }

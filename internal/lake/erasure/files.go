@@ -181,7 +181,7 @@ func (m *rowMatcher) headerNamesKey(hd arrow.Array, r int) bool {
 	keys, vals := st.Field(0), st.Field(1)
 	from, to := l.ValueOffsets(r)
 	for i := int(from); i < int(to); i++ {
-		if h := strAt(keys, i); h == HeaderOldKey || h == headerNewKey {
+		if h := strAt(keys, i); h == HeaderOldKey || h == HeaderNewKey {
 			if k, ok := m.raw.SerializedKey(binAt(vals, i)); ok && m.ks.has(k) {
 				return true
 			}
@@ -195,8 +195,8 @@ func (m *rowMatcher) headerNamesKey(hd arrow.Array, r int) bool {
 const (
 	// HeaderOldKey is on the create of a key change, holding the old key.
 	HeaderOldKey = "__debezium.oldkey"
-	// headerNewKey is on the delete of a key change, holding the new key.
-	headerNewKey = "__debezium.newkey"
+	// HeaderNewKey is on the delete of a key change, holding the new key.
+	HeaderNewKey = "__debezium.newkey"
 )
 
 func notNull(a arrow.Array, r int) bool { return a != nil && !a.IsNull(r) }
@@ -583,7 +583,7 @@ func appendValue(b array.Builder, a arrow.Array, r int) error {
 		b.Append(true)
 		from, to := l.ValueOffsets(r)
 		for i := int(from); i < int(to); i++ {
-			if h := strAt(st.Field(0), i); h == HeaderOldKey || h == headerNewKey {
+			if h := strAt(st.Field(0), i); h == HeaderOldKey || h == HeaderNewKey {
 				continue
 			}
 			sb.Append(true)

@@ -79,6 +79,16 @@ func (g *Guard) RefusesOldKey(e *cdc.Event) bool {
 	return refuse
 }
 
+// RefusesNewKey reports whether e (the delete of a key change) names an
+// erased new key, at or below the key's erasure position.
+func (g *Guard) RefusesNewKey(e *cdc.Event) bool {
+	if g.horizon == "" || e.NewKey == "" || e.Seq > g.horizon {
+		return false
+	}
+	refuse, _ := g.keys.refuses(e.NewKey, e.Seq)
+	return refuse
+}
+
 // Erased reports whether the key of row (a row image of the key columns),
 // typed like Prepare types keys, was ever erased; false when it does not
 // type or the last Prepare found no erasure horizon.
