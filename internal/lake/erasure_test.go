@@ -393,7 +393,7 @@ func TestEraseRefusesWhereATagKeepsTheKey(t *testing.T) {
 	if snap == nil {
 		t.Fatal("the tagged snapshot was expired")
 	}
-	tagged, err := liveDataFiles(fs, *snap)
+	tagged, err := lakecat.LiveDataFiles(fs, *snap)
 	if err != nil || len(tagged) != 1 {
 		t.Fatalf("the tagged snapshot reaches %v %v", slices.Sorted(maps.Keys(tagged)), err)
 	}
@@ -402,7 +402,7 @@ func TestEraseRefusesWhereATagKeepsTheKey(t *testing.T) {
 			t.Fatal("the tagged snapshot's file lost the key")
 		}
 	}
-	current, err := liveDataFiles(fs, *mirror.CurrentSnapshot())
+	current, err := lakecat.LiveDataFiles(fs, *mirror.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,28 +558,4 @@ func TestErasureOutlivesDroppedTables(t *testing.T) {
 	if got := tableLines(t, p.cat, testTable.Mirror(), lakecat.ColIngestedAt); len(got) != 1 || !strings.Contains(got[0], "id=k-1 ") {
 		t.Errorf("new mirror: %v", got)
 	}
-}
-
-// liveDataFiles are the data files snapshot s reaches (its data
-// manifests' live entries), by path.
-func liveDataFiles(fs iceio.IO, s table.Snapshot) (map[string]iceberg.DataFile, error) {
-	mans, err := s.Manifests(fs)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]iceberg.DataFile{}
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentData {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, err
-			}
-			if df := e.DataFile(); df.ContentType() == iceberg.EntryContentData {
-				out[df.FilePath()] = df
-			}
-		}
-	}
-	return out, nil
 }

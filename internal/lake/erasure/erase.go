@@ -379,7 +379,7 @@ func (t *eraseTable) refsHolding(ctx context.Context) []string {
 		if s == nil {
 			continue
 		}
-		live, err := liveDataFiles(fs, *s)
+		live, err := lakecat.LiveDataFiles(fs, *s)
 		if err != nil {
 			return []string{fmt.Sprintf("%s: %v", lakecat.IdentString(t.ident), err)}
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -222,30 +221,6 @@ func binAt(a arrow.Array, r int) []byte {
 		return b.Value(r)
 	}
 	return nil
-}
-
-// liveDataFiles are the data files snapshot s reaches (its data
-// manifests' live entries), by path.
-func liveDataFiles(fs iceio.IO, s table.Snapshot) (map[string]iceberg.DataFile, error) {
-	mans, err := s.Manifests(fs)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]iceberg.DataFile{}
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentData {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return nil, err
-			}
-			if df := e.DataFile(); df.ContentType() == iceberg.EntryContentData {
-				out[df.FilePath()] = df
-			}
-		}
-	}
-	return out, nil
 }
 
 // scanSnapshots reads every data file the table's retained snapshots
@@ -710,7 +685,7 @@ func (t *eraseTable) expire(ctx context.Context, cat catalog.Catalog, id string)
 	// every file that held a key and no retained snapshot reaches goes
 	live := map[string]bool{}
 	for _, s := range tbl.Metadata().Snapshots() {
-		files, err := liveDataFiles(fs, s)
+		files, err := lakecat.LiveDataFiles(fs, s)
 		if err != nil {
 			return nil, err
 		}
