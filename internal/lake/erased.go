@@ -84,11 +84,11 @@ func (w *MirrorWriter) redactErased(bronze []BronzeRecord, quarantine []Quaranti
 		}
 	}
 	for _, e := range events {
-		if g.RefusesOldKey(e) {
+		if g.RefusesKeyAt(e.OldKey, e.Seq) {
 			strip[at{int64(e.Origin.Partition), e.Origin.Offset}] = true
 			e.OldKey = "" // nor does the local state log keep it (the erased key has no row to take values from)
 		}
-		if g.RefusesNewKey(e) {
+		if g.RefusesKeyAt(e.NewKey, e.Seq) {
 			strip[at{int64(e.Origin.Partition), e.Origin.Offset}] = true
 			e.NewKey = "" // the erased key is not refilled from this one's changes
 		}

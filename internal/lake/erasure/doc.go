@@ -20,7 +20,7 @@
 //     ParseEraseKeys (keys given as text), the requested and completed
 //     rows, Horizon (the erasure horizon of a mirror created again).
 //   - guard.go: Guard, what a mirror writer's Prepare reads of the erased
-//     keys and checks each change against (Refuses, RefusesOldKey,
+//     keys and checks each change against (Refuses, RefusesKeyAt,
 //     Erased), and TypedKey (a row image's key typed as the mirror stores
 //     it).
 //   - errors.go: EraseKeyError (bad input), ErasureRefusedError (nothing

@@ -69,23 +69,14 @@ func (g *Guard) Refuses(e *cdc.Event) (bool, string) {
 	return g.keys.refuses(k, e.Seq)
 }
 
-// RefusesOldKey reports whether e (the create of a key change) names an
-// erased old key, at or below the key's erasure position.
-func (g *Guard) RefusesOldKey(e *cdc.Event) bool {
-	if g.horizon == "" || e.OldKey == "" || e.Seq > g.horizon {
+// RefusesKeyAt reports whether key k, named by a change at position at
+// (the other key of a key change: a create's old key, a delete's new
+// key), is erased at or below its erasure position; false for "".
+func (g *Guard) RefusesKeyAt(k cdc.Key, at cdc.Seq) bool {
+	if g.horizon == "" || k == "" || at > g.horizon {
 		return false
 	}
-	refuse, _ := g.keys.refuses(e.OldKey, e.Seq)
-	return refuse
-}
-
-// RefusesNewKey reports whether e (the delete of a key change) names an
-// erased new key, at or below the key's erasure position.
-func (g *Guard) RefusesNewKey(e *cdc.Event) bool {
-	if g.horizon == "" || e.NewKey == "" || e.Seq > g.horizon {
-		return false
-	}
-	refuse, _ := g.keys.refuses(e.NewKey, e.Seq)
+	refuse, _ := g.keys.refuses(k, at)
 	return refuse
 }
 
