@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -132,7 +133,11 @@ func execInterruptible(ctx workflow.Context, st *TableState, opts workflow.Activ
 		st.publish(ctx)
 		workflow.GetLogger(ctx).Warn("activity keeps failing; retrying", "error", st.LastError, "executions", n+1)
 		st.retryRequested = false
-		_, _ = workflow.AwaitWithTimeout(ctx, retryBackoff(n), func() bool { return st.retryRequested || st.Stopping })
+		// the backoff's timer is the same command as AwaitWithTimeout's
+		// (whose summary was "AwaitWithTimeout"): no version marker
+		note := st.waitNote(PhaseRetrying, fmt.Sprintf("%s again in %s, or now with `starter retry %s`", activity, retryBackoff(n), st.Spec.Table))
+		_, _ = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: retryBackoff(n), TimerOptions: workflow.TimerOptions{Summary: note}},
+			func() bool { return st.retryRequested || st.Stopping })
 		st.retryRequested = false
 		if st.Stopping {
 			st.Phase = prev

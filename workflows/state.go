@@ -71,6 +71,7 @@ type TableState struct {
 	probing         bool              // the next routed activity is the rerun after a heartbeat timeout: probeWait
 	idle            bool              // the last plan found nothing: the next one waits idleWait (planWait)
 	leave           workflow.Version  // leaveVersion of this run
+	notedWaits      workflow.Version  // waitNoteVersion of this run
 	prevWhy         string            // why prevOwner let the table go ("stopped", "gone", "released"), for status
 }
 

@@ -68,6 +68,7 @@ func startRun(ctx workflow.Context, st *TableState) (*tableRun, error) {
 	st.fast = workflow.GetVersion(ctx, fastRecoveryVersion, workflow.DefaultVersion, 1)
 	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
 	st.leave = workflow.GetVersion(ctx, leaveVersion, workflow.DefaultVersion, 1)
+	st.notedWaits = workflow.GetVersion(ctx, waitNoteVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return nil, err
 	}
@@ -150,7 +151,8 @@ func (r *tableRun) stop(ctx workflow.Context) {
 func (r *tableRun) pause(ctx workflow.Context) {
 	r.st.Phase = PhasePaused
 	r.sa.upsert(ctx, r.st)
-	_ = workflow.Await(ctx, func() bool { return !r.st.Paused || r.st.Stopping })
+	r.st.awaitNoted(ctx, r.st.waitNote(PhasePaused, "`starter resume "+r.st.Spec.Table+"`"),
+		func() bool { return !r.st.Paused || r.st.Stopping })
 }
 
 // continueAsNew ends the run once every update handler has finished: it

@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -171,7 +170,7 @@ func applyBatch(ctx workflow.Context, st *TableState, b payload.Batch) (payload.
 	decision, rerun := "", false
 	for {
 		var res payload.ApplyResult
-		err := execVisible(ctx, st, applyOptions(b, st.heartbeatTimeout()), payload.ActivityApplyBatch, func(failed bool) any {
+		err := execVisible(ctx, st, applyOptions(st, b, st.heartbeatTimeout()), payload.ActivityApplyBatch, func(failed bool) any {
 			return payload.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed}
 		}, &res)
 		if err == nil {
@@ -206,7 +205,9 @@ func awaitSchemaDecision(ctx workflow.Context, st *TableState, err error) (strin
 	st.publish(ctx)
 	workflow.GetLogger(ctx).Error("schema change blocks the table", "error", st.LastError)
 	st.schemaDecision = ""
-	_ = workflow.Await(ctx, func() bool { return st.schemaDecision != "" || st.Stopping })
+	t := st.Spec.Table
+	st.awaitNoted(ctx, st.waitNote(PhaseSchemaBlocked, "`starter schema "+t+" --evolve` or `--skip`"),
+		func() bool { return st.schemaDecision != "" || st.Stopping })
 	d := st.schemaDecision
 	st.schemaDecision, st.Phase = "", prev
 	st.publish(ctx)
@@ -255,7 +256,7 @@ func block(ctx workflow.Context, st *TableState, err error) bool {
 	st.publish(ctx)
 	workflow.GetLogger(ctx).Error("table blocked", "error", st.LastError)
 	st.retryRequested = false
-	_ = workflow.Await(ctx, func() bool { return st.retryRequested || st.Stopping })
+	st.awaitNoted(ctx, st.waitNote(PhaseBlocked, st.goOnBlocked()), func() bool { return st.retryRequested || st.Stopping })
 	st.retryRequested = false
 	st.Phase = prev
 	st.publish(ctx)
@@ -301,18 +302,15 @@ func planOptions(spec payload.TableSpec, heartbeat time.Duration) workflow.Activ
 	}
 }
 
-// applyOptions are ApplyBatch's options for batch b; heartbeat is the
-// heartbeat timeout (TableState.heartbeatTimeout).
-func applyOptions(b payload.Batch, heartbeat time.Duration) workflow.ActivityOptions {
-	var rs []string
-	for _, r := range b.Ranges {
-		rs = append(rs, fmt.Sprintf("p%d [%d,%d)", r.Partition, r.From, r.To))
-	}
+// applyOptions are ApplyBatch's options for batch b of st's table (its
+// summary: batchNote); heartbeat is the heartbeat timeout
+// (TableState.heartbeatTimeout).
+func applyOptions(st *TableState, b payload.Batch, heartbeat time.Duration) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("apply-%d", b.Seq),
 		StartToCloseTimeout: 15 * time.Minute,
 		HeartbeatTimeout:    heartbeat, // the activity heartbeats every second; a dead worker's attempt fails after this
-		Summary:             fmt.Sprintf("batch %s: %s", b.ID, strings.Join(rs, " ")),
+		Summary:             batchNote(streamPhase(st), b, st.Offsets, st.HighWatermarks),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, BackoffCoefficient: 2,
 			NonRetryableErrorTypes: []string{payload.ErrTypeUndecodable, payload.ErrTypeUnfit, payload.ErrTypeRetentionGap, payload.ErrTypeLogReset, payload.ErrTypeBadSpec}},
 	}

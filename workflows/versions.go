@@ -33,7 +33,7 @@ import "time"
 //     TemporalChangeVersion="<change id>-1"` added. A marker asked only
 //     when first needed (idle-long-poll, publish-phase-mid-batch,
 //     load-visible-retries) is checked with the marker every run asks at
-//     its start that shipped with or after it (hand-over-on-stop covers
+//     its start that shipped with or after it (noted-waits covers
 //     all of today's): a run that took it runs code with the others. A
 //     table that falls short (paused or blocked since before the marker)
 //     moves onto the current code with `starter stop` and `starter start`
@@ -130,6 +130,15 @@ const (
 	// heartbeat timeout, the probe and a claim (about 63 s). Asked at the
 	// run's start (startRun).
 	leaveVersion = "hand-over-on-stop"
+
+	// waitNoteVersion (issue 35 item 1): a paused, blocked or
+	// schema-blocked table waits on a timer (noteTimer, renewed) whose
+	// summary says why, where the table stands and the command that goes
+	// on (TableState.awaitNoted, waits.go), so the Web UI's main page of
+	// the workflow shows it in the Event History. Before, it waited on a
+	// condition alone, which records nothing. Asked at the run's start
+	// (startRun).
+	waitNoteVersion = "noted-waits"
 )
 
 // supportWindow is how long a marker's old branch stays at least after
@@ -167,32 +176,35 @@ func (m versionMarker) removableFrom() (time.Time, error) {
 var versionMarkers = []versionMarker{
 	{id: publishMidBatchVersion, added: "2026-12-02", commit: "6f37d72", workflow: TableWorkflowName,
 		old: []string{"v1-blocked.json"},
-		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json"}},
+		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json"}},
 	{id: idleWaitVersion, added: "2026-12-02", commit: "58269d1", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*"},
-		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*"}},
+		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*"}},
 	{id: memoSpecVersion, added: "2026-12-02", commit: "1d5865b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*"},
-		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"}},
+		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"}},
 	{id: canVersion, added: "2026-12-02", commit: "59d0fca", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*"}},
+		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*"}},
 	{id: routeVersion, added: "2026-12-02", commit: "584b681", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*"}},
+		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"}},
 	{id: planInApplyVersion, added: "2026-12-03", commit: "f1e9077", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*"},
-		new: []string{"v6-*", "v8-*", "v9-*", "v10-*"}},
+		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*"}},
 	{id: ownerJobsVersion, added: "2026-12-03", commit: "865484d", workflow: MaintenanceWorkflowName,
 		old: []string{"v6-maintenance.json"},
 		new: []string{"v7-maintenance.json"}},
 	{id: fastRecoveryVersion, added: "2026-12-05", commit: "7327bf8", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*"},
-		new: []string{"v9-*", "v10-*"}},
+		new: []string{"v9-*", "v10-*", "v11-*"}},
 	{id: loadVisibleVersion, added: "2026-12-05", commit: "f49a8c0", workflow: TableWorkflowName,
 		noOld: "no history with a load was recorded before the marker",
 		new:   []string{"v8-*"}},
 	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
-		new: []string{"v10-*"}},
+		new: []string{"v10-*", "v11-*"}},
+	{id: waitNoteVersion, added: "2026-12-06", commit: "", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
+		new: []string{"v11-*"}},
 }

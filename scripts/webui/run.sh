@@ -76,9 +76,12 @@ done
 S list
 
 # NAME TABLE MAIN DETAILS: the workflow's main page (Event History: Temporal
-# UI 2.55 shows the input and the events there, with each activity's
-# summary) and its "User Metadata" tab (the summary, details and current
-# details the workflow keeps), each with the strings it must show
+# UI 2.55 shows the input and the events there, with each activity's and
+# timer's summary: ApplyBatch names the phase, batch, ranges and the lag
+# it leaves; a paused or blocked table's timer says why, the lag, the
+# offsets, the last error and the command that goes on, its row opened
+# by "click:") and its "User Metadata" tab (the summary, details and
+# current details the workflow keeps), each with the strings it must show
 page() {
   local id run
   id="lakemirror-table-$2" # workflows.WorkflowID
@@ -89,13 +92,13 @@ page() {
   echo "$1-details=$UI/namespaces/default/workflows/$id/$run/user-metadata=$4"
 }
 mapfile -t PAGES < <(
-  page webui-streaming shop.orders "lakemirror-table-shop.orders|batch shop.orders#|plan next batch of shop.public.orders" \
+  page webui-streaming shop.orders "lakemirror-table-shop.orders|stream · batch shop.orders#|lag after it|plan next batch of shop.public.orders" \
     "Phase: stream|Lag:|offset (next to read)|Last batches|Iceberg snapshots|Settings"
-  page webui-paused shop.payments "lakemirror-table-shop.payments|batch shop.payments#" \
+  page webui-paused shop.payments "click:Timer Started|lakemirror-table-shop.payments|stream · batch shop.payments#|paused · lag|p0 at|starter resume shop.payments" \
     "Phase: paused|Lag:|offset (next to read)|starter resume shop.payments"
-  page webui-blocked shop.refunds "lakemirror-table-shop.refunds|batch shop.refunds#1" \
+  page webui-blocked shop.refunds "click:Timer Started|lakemirror-table-shop.refunds|batch shop.refunds#1|blocked · QuarantineLimit|lag 120 records|p0 at 0 of 120|starter retry shop.refunds" \
     "Phase: blocked|Lag:|offset (next to read)|Last error:|QuarantineLimit|starter retry shop.refunds"
 )
 printf '  %s\n' "${PAGES[@]}"
 echo "== screenshots (headless Chromium) into $OUT"
-"$BIN/shots" -out "$OUT" -chrome "$(command -v chromium)" "${PAGES[@]}"
+"$BIN/shots" -out "$OUT" -width 1920 -chrome "$(command -v chromium)" "${PAGES[@]}"

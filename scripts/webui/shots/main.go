@@ -6,6 +6,11 @@
 //
 //	shots -out DIR -chrome /usr/bin/chromium NAME=URL=WANT1|WANT2 ...
 //
+// A WANT of the form "click:TEXT" is no string to find but an action
+// taken first, in order: click the first element whose own text holds
+// TEXT (the newest "Timer Started" row of a descending Event History, to
+// open its details with the whole summary).
+//
 // Exit code 1 when a page misses a string (each missing one is printed),
 // 2 on bad arguments; the screenshots are saved either way.
 package main
@@ -80,7 +85,7 @@ func main() {
 			failed++
 			continue
 		}
-		fmt.Printf("ok   %s: %d strings on the page (%s)\n", name, len(wants), filepath.Join(*out, name+".png"))
+		fmt.Printf("ok   %s: %d strings on the page (%s)\n", name, len(wants)-strings.Count(parts[2], "click:"), filepath.Join(*out, name+".png"))
 	}
 	if failed > 0 {
 		os.Exit(1)
@@ -96,6 +101,19 @@ func shoot(ctx context.Context, dir, name, url string, wants []string, wait time
 	if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.WaitReady("body")); err != nil {
 		return nil, err
 	}
+	var finds []string
+	for _, w := range wants {
+		text, ok := strings.CutPrefix(w, "click:")
+		if !ok {
+			finds = append(finds, w)
+			continue
+		}
+		sel := fmt.Sprintf("//*[contains(text(), %q)]", text)
+		if err := chromedp.Do(tctx, chromedp.WaitVisible(sel), chromedp.Click(sel)); err != nil {
+			return nil, fmt.Errorf("click on %q: %w", text, err)
+		}
+	}
+	wants = finds
 	var text string
 	var missing []string
 	for deadline := time.Now().Add(wait); ; {
