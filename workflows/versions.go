@@ -204,7 +204,7 @@ var versionMarkers = []versionMarker{
 	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
 		new: []string{"v10-*", "v11-*"}},
-	{id: waitNoteVersion, added: "2026-12-06", commit: "", workflow: TableWorkflowName,
+	{id: waitNoteVersion, added: "2026-12-06", commit: "037f63b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
 		new: []string{"v11-*"}},
 }
