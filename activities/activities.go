@@ -113,12 +113,12 @@ type tableState struct {
 	history  *lake.HistoryWriter // writer.History; nil without history
 	keyCols  []string
 	// keysChecked: keyCols were settled against the mirror's recorded
-	// key columns (ensureKeyColumns).
+	// key columns (settleKeys).
 	keysChecked bool
 	// sinceSidecar counts batches applied since the sidecar was written.
 	sinceSidecar int
 	// typesChecked: the decoders were given the mirror's column types
-	// (ensureTableTypes).
+	// (settleTypes).
 	typesChecked bool
 	// local is the table's local state once the writers exist, for
 	// status and metrics read on other goroutines (StateSamples).
@@ -138,6 +138,54 @@ type tableState struct {
 // changed.
 func (st *tableState) typesFrom(tbl *table.Table) bool {
 	return st.decoders.typed(tableTypes(st.spec, tbl), lake.BitsLeastSignificantFirst(tbl))
+}
+
+// settleKeys settles the table's key columns once per worker table
+// state: the mirror's recorded lakemirror.key-columns when the mirror
+// exists, else the spec's, else those of the Kafka record keys. Errors
+// (non-retryable, the table blocks): the spec (or the source table's
+// primary key for a direct load) names other columns than the existing
+// mirror is keyed by, since merging under another key would fold
+// different rows together; no key columns at all.
+func (st *tableState) settleKeys(ctx context.Context, a *Activities, name lake.TableName) error {
+	if st.keysChecked {
+		return nil
+	}
+	recorded, err := lake.MirrorKeyColumns(ctx, a.Catalog, name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(recorded) > 0 && len(st.keyCols) > 0 && !slices.Equal(recorded, st.keyCols):
+		return keyMismatch(name, recorded, st.keyCols)
+	case len(recorded) > 0:
+		st.keyCols = recorded
+	case len(st.keyCols) > 0:
+	default:
+		if st.keyCols = st.decoders.KeyColumns(); len(st.keyCols) == 0 {
+			return badSpec(fmt.Errorf("table %s: no key columns given and none could be taken from the Kafka record keys", name))
+		}
+	}
+	st.keysChecked = true
+	return nil
+}
+
+// settleTypes gives the table's decoders the mirror's column types
+// (see tableState.typesFrom) once per worker state, before its first
+// batch decodes. Errors: catalog failures.
+func (st *tableState) settleTypes(ctx context.Context, a *Activities, name lake.TableName) error {
+	if st.typesChecked {
+		return nil
+	}
+	tbl, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
+	if err != nil {
+		return err
+	}
+	if tbl != nil {
+		st.typesFrom(tbl)
+	}
+	st.typesChecked = true
+	return nil
 }
 
 // tableTypes returns the mirror's columns that type schemaless values

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -59,32 +58,35 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			a.observeFailure(spec.Table, stage, err)
 		}
 	}()
-	if req.Rerun || retried(ctx) { // a batch committed before its attempt was lost needs no records (they may be gone)
-		if c, ok, err := lake.FindCommitted(ctx, a.Catalog, name, b, spec.Tables()); err != nil {
-			return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, classify(err)
-		} else if ok {
-			res := committedResult(b, c)
-			a.observeBatch(spec.Table, &res, time.Since(started))
-			a.logBatch(ctx, spec, &res, time.Since(started))
-			a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
-			leaving(ctx, &res)
-			return res, nil
+	var next *Plan
+	prefetched := false
+	// fetch (or take the prefetched records) and decode, unless a rerun
+	// finds the batch committed in every table (then its records are not
+	// needed: they may be gone)
+	res, _, committed, err := a.writeBatch(ctx, st, name, spec, b, req.Rerun || retried(ctx), func(ctx context.Context) ([]schemas.Record, *decoded, error) {
+		recs, pre, ok := st.prefetch.take(ctx, b)
+		prefetched = ok
+		if !ok {
+			fetched, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
+			if err != nil {
+				return nil, nil, classify(err)
+			}
+			recs = toRecords(fetched)
 		}
-	}
-	recs, dec, prefetched := st.prefetch.take(ctx, b)
-	if !prefetched {
-		fetched, err := a.Kafka.Fetch(ctx, spec.Topic, kafkaRanges(b.Ranges))
-		if err != nil {
-			return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, classify(err)
+		next = a.startPrefetch(st, spec, b) // the next batch, while this one applies
+		if ok {
+			return recs, &pre, nil
 		}
-		recs = toRecords(fetched)
+		return recs, nil, nil
+	}, req.SchemaDecision, &stage)
+	if committed != nil {
+		res := committedResult(b, *committed)
+		a.observeBatch(spec.Table, &res, time.Since(started))
+		a.logBatch(ctx, spec, &res, time.Since(started))
+		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
+		leaving(ctx, &res)
+		return res, nil
 	}
-	next := a.startPrefetch(st, spec, b) // the next batch, while this one applies
-	var pre *decoded
-	if prefetched {
-		pre = &dec
-	}
-	res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, pre, req.SchemaDecision, &stage)
 	res.Prefetched = prefetched
 	if err != nil {
 		return res, err
@@ -170,40 +172,88 @@ func committedResult(b lake.Batch, c lake.Committed) ApplyResult {
 	return res
 }
 
-// applyRecords applies one batch of records (from Kafka, or rendered by a
-// direct load) to bronze, mirror and history through the table's writer
-// (lake.TableWriter.Write: prepare, quarantine, stage, write, the three
-// commits), after decoding them. pre is the records' decoding when it was
-// done ahead (a prefetch), nil to decode them here. It returns the result
+// applyRecords applies one batch of records (rendered by a direct load,
+// or a repair's) to bronze, mirror and history (writeBatch, no rerun
+// check), after decoding them (pre: their decoding done ahead, or nil;
+// decision: an operator's schema decision, or ""). It returns the result
 // and the keys of the row changes applied. stage tracks where it is (for
-// failure metrics). Each table is loaded once for the batch
-// (lake.WithTableCache). The caller holds st.mu.
+// failure metrics). The caller holds st.mu.
 func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
 	recs []schemas.Record, pre *decoded, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
-	ctx = lake.WithTableCache(ctx)
-	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Records: len(recs), StageSeconds: map[string]float64{}}
+	res, keys, _, err := a.writeBatch(ctx, st, name, spec, b, false, func(context.Context) ([]schemas.Record, *decoded, error) {
+		return recs, pre, nil
+	}, decision, stage)
+	return res, keys, err
+}
+
+// writeBatch writes batch b through the table's write protocol, the one
+// call lake.WriteBatch: with rerun, the batch found committed in every
+// table is returned (committed: nothing read or written); otherwise read
+// gives its records (and their decoding done ahead, or nil), which are
+// decoded and written (batchInput, then batchResult). It returns the
+// result, the keys of the row changes applied and, for a batch found
+// committed, what its tables recorded. Errors: read's as they are,
+// batchResult's. The caller holds st.mu.
+func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch, rerun bool,
+	read func(context.Context) ([]schemas.Record, *decoded, error), decision string, stage *string) (ApplyResult, []cdc.Key, *lake.Committed, error) {
+	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, StageSeconds: map[string]float64{}}
+	var dec *decoded
+	var readErr error // final as it is
+	out, err := lake.WriteBatch(ctx, a.Catalog, name, lake.BatchInput{Batch: b, Tables: spec.Tables(), Rerun: rerun,
+		Read: func(ctx context.Context) (*lake.TableWriter, lake.WriteInput, error) {
+			recs, pre, err := read(ctx)
+			if err != nil {
+				readErr = err
+				return nil, lake.WriteInput{}, err
+			}
+			var w *lake.TableWriter
+			var in lake.WriteInput
+			w, in, dec, readErr = a.batchInput(ctx, st, name, spec, recs, pre, decision, stage, &res)
+			return w, in, readErr
+		}})
+	switch {
+	case readErr != nil:
+		return res, nil, nil, readErr
+	case out.Committed != nil:
+		return res, nil, out.Committed, nil
+	}
+	keys, err := a.batchResult(spec, b, &res, dec, out.WriteOutput, err)
+	return res, keys, nil, err
+}
+
+// batchInput is the input of one batch of records for the table's writer:
+// it settles the table's types (st.settleTypes), decodes recs (or takes
+// pre, their decoding done ahead by a prefetch, when the decoders have
+// not changed since), settles the key columns (st.settleKeys) and returns
+// the writer and its input, and the decoding (which the input's Retype
+// replaces when the batch changes the mirror's types). It sets res's
+// Records, decode seconds and key columns, and tracks the stage. ctx is
+// the batch's (lake.WriteBatch's, with its table cache).
+func (a *Activities) batchInput(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, recs []schemas.Record, pre *decoded,
+	decision string, stage *string, res *ApplyResult) (*lake.TableWriter, lake.WriteInput, *decoded, error) {
+	res.Records = len(recs)
 	*stage = "decode"
 	t0 := time.Now()
-	if err := a.ensureTableTypes(ctx, st, name); err != nil {
-		return res, nil, err
+	if err := st.settleTypes(ctx, a, name); err != nil {
+		return nil, lake.WriteInput{}, nil, err
 	}
-	var dec decoded
+	dec := new(decoded)
 	if pre != nil && pre.gen == st.decoders.generation() {
-		dec = *pre
+		*dec = *pre
 	} else {
 		var err error
-		if dec, err = decodeAll(st.decoders, recs); err != nil {
-			return res, nil, err
+		if *dec, err = decodeAll(st.decoders, recs); err != nil {
+			return nil, lake.WriteInput{}, nil, err
 		}
 	}
 	res.StageSeconds["decode"] = time.Since(t0).Seconds()
-	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
-		return res, nil, err
+	if err := st.settleKeys(ctx, a, name); err != nil {
+		return nil, lake.WriteInput{}, nil, err
 	}
 	w := st.tableWriter(a, name)
 	res.KeyColumns = st.keyCols
-	out, err := w.Write(ctx, lake.WriteInput{
-		Batch: b, Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine,
+	return w, lake.WriteInput{
+		Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine,
 		SchemaDecision: decision, MaxQuarantine: spec.MaxQuarantine,
 		Retype: func(mirror *table.Table) (lake.WriteInput, bool, error) {
 			if !st.typesFrom(mirror) {
@@ -212,20 +262,30 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 			// the batch created the mirror or changed its types: values the
 			// table's types read otherwise (rejected, or exact decimals read
 			// as JSON numbers through float64) are decoded again with them
-			var err error
-			if dec, err = decodeAll(st.decoders, recs); err != nil {
+			again, err := decodeAll(st.decoders, recs)
+			if err != nil {
 				return lake.WriteInput{}, false, err
 			}
+			*dec = again
 			return lake.WriteInput{Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine, Tally: dec.counts.tally(len(recs))}, true, nil
 		},
 		OnStage: func(s string) { *stage = s },
 		KeyOf:   st.decoders.keyOf,
 		Tally:   dec.counts.tally(len(recs)),
-	})
+	}, dec, nil
+}
+
+// batchResult fills res from what the writer did with batch b (out, err),
+// adding dec's counts, and returns the keys of the row changes applied.
+// Errors: a quarantine limit as quarantineLimit's non-retryable error,
+// others classified.
+func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult, dec *decoded, out lake.WriteOutput, err error) ([]cdc.Key, error) {
 	for k, v := range out.Stages {
 		res.StageSeconds[k] += v
 	}
-	dec.counts.add(&res)
+	if dec != nil {
+		dec.counts.add(res)
+	}
 	res.AddedColumns = out.Added
 	res.CarriedDeleteValues = out.CarriedDeleteValues
 	res.Quarantined = len(out.Quarantined)
@@ -237,12 +297,12 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	}
 	var ql *lake.QuarantineLimitError
 	if errors.As(err, &ql) {
-		return res, nil, quarantineLimit(spec, b, ql)
+		return nil, quarantineLimit(spec, b, ql)
 	}
 	if err != nil {
-		return res, nil, classify(err)
+		return nil, classify(err)
 	}
-	return res, out.Keys, nil
+	return out.Keys, nil
 }
 
 // toRecords converts fetched Kafka records.
@@ -255,54 +315,6 @@ func toRecords(recs []*kgo.Record) []schemas.Record {
 		}
 	}
 	return out
-}
-
-// ensureKeyColumns settles the table's key columns once per worker table
-// state: the mirror's recorded lakemirror.key-columns when the mirror
-// exists, else the spec's, else those of the Kafka record keys. Errors
-// (non-retryable, the table blocks): the spec (or the source table's
-// primary key for a direct load) names other columns than the existing
-// mirror is keyed by, since merging under another key would fold
-// different rows together; no key columns at all.
-func (a *Activities) ensureKeyColumns(ctx context.Context, st *tableState, name lake.TableName) error {
-	if st.keysChecked {
-		return nil
-	}
-	recorded, err := lake.MirrorKeyColumns(ctx, a.Catalog, name)
-	if err != nil {
-		return err
-	}
-	switch {
-	case len(recorded) > 0 && len(st.keyCols) > 0 && !slices.Equal(recorded, st.keyCols):
-		return keyMismatch(name, recorded, st.keyCols)
-	case len(recorded) > 0:
-		st.keyCols = recorded
-	case len(st.keyCols) > 0:
-	default:
-		if st.keyCols = st.decoders.KeyColumns(); len(st.keyCols) == 0 {
-			return badSpec(fmt.Errorf("table %s: no key columns given and none could be taken from the Kafka record keys", name))
-		}
-	}
-	st.keysChecked = true
-	return nil
-}
-
-// ensureTableTypes gives the table's decoders the mirror's column types
-// (see tableState.typesFrom) once per worker state, before its first
-// batch decodes. Errors: catalog failures.
-func (a *Activities) ensureTableTypes(ctx context.Context, st *tableState, name lake.TableName) error {
-	if st.typesChecked {
-		return nil
-	}
-	tbl, err := lake.LoadTable(ctx, a.Catalog, name.Mirror())
-	if err != nil {
-		return err
-	}
-	if tbl != nil {
-		st.typesFrom(tbl)
-	}
-	st.typesChecked = true
-	return nil
 }
 
 // keyMismatch is the non-retryable error for a table whose spec names

@@ -80,7 +80,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if len(st.keyCols) == 0 {
 		st.keyCols = info.Key
 	}
-	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+	if err := st.settleKeys(ctx, a, name); err != nil {
 		return res, err
 	}
 	serverName, _, _ := strings.Cut(spec.Topic, ".")

@@ -45,7 +45,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 	case JobPurge:
 		st.mu.Lock()
 		defer st.mu.Unlock()
-		if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+		if err := st.settleKeys(ctx, a, name); err != nil {
 			return res, err
 		}
 		mirror, _ := st.writers(a, name)
@@ -105,7 +105,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 	case JobKeepApplied:
 		st.mu.Lock()
 		defer st.mu.Unlock()
-		if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+		if err := st.settleKeys(ctx, a, name); err != nil {
 			return res, err
 		}
 		w := st.tableWriter(a, name)

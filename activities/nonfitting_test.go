@@ -168,7 +168,7 @@ func TestPrefetchedBeforeTableTypes(t *testing.T) {
 	st, name, _ := w.a.state(w.spec)
 	recs := []schemas.Record{{Topic: w.spec.Topic, Offset: 1, Value: next.m.Value}}
 	st.mu.Lock()
-	if err := w.a.ensureTableTypes(ctx, st, name); err != nil {
+	if err := st.settleTypes(ctx, w.a, name); err != nil {
 		t.Fatal(err)
 	}
 	pre, err := decodeAll(st.decoders, recs)

@@ -39,7 +39,7 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 		return RebuildResult{}, err
 	}
 	defer st.mu.Unlock()
-	if err := a.ensureKeyColumns(ctx, st, name); err != nil {
+	if err := st.settleKeys(ctx, a, name); err != nil {
 		return RebuildResult{}, err
 	}
 	res, err := a.rebuildPending(ctx, st, name)
@@ -148,7 +148,7 @@ func (a *Activities) pastEvents(ctx context.Context, st *tableState, name lake.T
 		return nil, errNoPast
 	}
 	if missing := state.EventsMissing(keys); len(missing) > 0 {
-		if err := a.ensureTableTypes(ctx, st, name); err != nil {
+		if err := st.settleTypes(ctx, a, name); err != nil {
 			return nil, err
 		}
 		pays := state.KeySetReadPays(len(missing))

@@ -43,6 +43,60 @@ func NewTableWriter(cat catalog.Catalog, name TableName, keyCols []string, o Wri
 	return &TableWriter{Mirror: m, History: h, cat: cat, name: name, withoutBronze: o.WithoutBronze, layout: o.Layout, afterCommit: o.AfterCommit}
 }
 
+// BatchInput is one batch for WriteBatch.
+type BatchInput struct {
+	Batch Batch
+	// Tables are the kinds of tables the batch commits to ("bronze",
+	// "mirror", "history": payload.TableSpec.Tables), for the rerun check.
+	Tables []string
+	// Rerun: an earlier attempt of the batch may have committed (the
+	// activity was retried, or run again after its worker was lost).
+	// WriteBatch then first looks for the batch's commits (FindCommitted)
+	// and, when every table in Tables holds it, returns what they recorded
+	// without calling Read: the batch's records are not needed, and may
+	// be gone from Kafka.
+	Rerun bool
+	// Read fetches and decodes the batch (with the context WriteBatch
+	// gives it, which carries the batch's table cache): the table's writer
+	// and the batch's input for TableWriter.Write (its Batch is set to
+	// Batch). Called at most once; its error is returned as it is.
+	Read func(ctx context.Context) (*TableWriter, WriteInput, error)
+}
+
+// BatchOutput is what WriteBatch did: Committed, when the rerun check
+// found the batch committed in every table (nothing was read or written),
+// else the write's output.
+type BatchOutput struct {
+	WriteOutput
+	Committed *Committed
+}
+
+// WriteBatch is the write protocol of one batch behind one call
+// (docs/design.md, "Write path" and "Exactly-once batch bookkeeping"): in
+// a table cache of its own (WithTableCache, also given to Read), the
+// rerun check (BatchInput.Rerun, FindCommitted), then Read, then
+// TableWriter.Write. Errors: FindCommitted's and Write's (see Write), and
+// Read's unchanged.
+func WriteBatch(ctx context.Context, cat catalog.Catalog, name TableName, in BatchInput) (BatchOutput, error) {
+	ctx = WithTableCache(ctx)
+	if in.Rerun {
+		c, ok, err := FindCommitted(ctx, cat, name, in.Batch, in.Tables)
+		if err != nil {
+			return BatchOutput{}, err
+		}
+		if ok {
+			return BatchOutput{Committed: &c}, nil
+		}
+	}
+	w, wi, err := in.Read(ctx)
+	if err != nil {
+		return BatchOutput{}, err
+	}
+	wi.Batch = in.Batch
+	out, err := w.Write(ctx, wi)
+	return BatchOutput{WriteOutput: out}, err
+}
+
 // WriteInput is one decoded batch for TableWriter.Write.
 type WriteInput struct {
 	Batch  Batch
