@@ -20,7 +20,8 @@
 //     see "Flattened records").
 //
 // A nil, empty or null value is a tombstone (KindTombstone); a transaction
-// metadata event (status BEGIN/END, id) is KindTxMetadata; op "t" is
+// metadata event (status BEGIN/END, id) is KindTxMetadata (a record of the
+// transaction metadata topic itself is read by DecodeTransaction); op "t" is
 // KindTruncate. Everything else must be a row change with op c, u, d or
 // r. Keys may be JSON (bare or enveloped) or Avro too. Decoded.OldKey and
 // NewKey carry the __debezium.oldkey / __debezium.newkey headers of a
