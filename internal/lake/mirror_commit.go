@@ -157,18 +157,6 @@ func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *sha
 	return out, nil
 }
 
-func hasUnavailable(r *cdc.Row) bool {
-	if r == nil {
-		return false
-	}
-	for _, v := range r.Vals {
-		if v.Kind == cdc.KindUnavailable {
-			return true
-		}
-	}
-	return false
-}
-
 // buildRows turns the outcomes into one Arrow record in the table's
 // schema, in outcome (key) order, and fills the per-kind counts.
 func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrow.RecordBatch, []*cdc.Row, error) {

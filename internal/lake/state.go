@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -928,7 +927,3 @@ func alignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
 	}
 	return alignRow(r, to).Vals
 }
-
-// sameNames reports whether a and b name the same columns in the same
-// order.
-func sameNames(a, b *cdc.Columns) bool { return a == b || slices.Equal(a.Names, b.Names) }

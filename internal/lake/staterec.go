@@ -655,3 +655,19 @@ func rowAt(c *codec, body []byte, i uint64) (histRow, bool) {
 	}
 	return h, r.err == nil
 }
+
+func hasUnavailable(r *cdc.Row) bool {
+	if r == nil {
+		return false
+	}
+	for _, v := range r.Vals {
+		if v.Kind == cdc.KindUnavailable {
+			return true
+		}
+	}
+	return false
+}
+
+// sameNames reports whether a and b name the same columns in the same
+// order.
+func sameNames(a, b *cdc.Columns) bool { return a == b || slices.Equal(a.Names, b.Names) }
