@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -114,7 +115,7 @@ func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh
 		if !o.Replaces {
 			continue
 		}
-		if o.ValuesFromStored || hasUnavailable(o.Values) {
+		if o.ValuesFromStored || localstate.HasUnavailable(o.Values) {
 			keys = append(keys, o.Key)
 		}
 	}

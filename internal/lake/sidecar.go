@@ -16,6 +16,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // The state sidecar (docs/design.md, "State sidecar") is a table's local
@@ -25,7 +26,8 @@ import (
 // so that a worker without the state loads it instead of reading the
 // tables. A sidecar for other snapshots than the tables' current ones (or
 // one that does not verify) is not used: the state is built from the
-// tables (reason BuildStaleSidecar). Its format is in sidecarfile.go.
+// tables (reason BuildStaleSidecar). Its format is in
+// internal/lake/localstate (sidecar.go).
 
 // SidecarPath is where the sidecar of the table whose mirror lives at
 // location is written: "<location>/lakemirror/state.lms"
@@ -44,7 +46,7 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	if !s.built || s.pending != nil || s.log == nil {
 		return fmt.Errorf("lake: state of %s not settled: no sidecar written", s.name)
 	}
-	if err := s.log.flush(); err != nil {
+	if err := s.log.Flush(); err != nil {
 		s.invalidate()
 		return err
 	}
@@ -106,27 +108,27 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 func (s *State) SidecarSnapshot() int64 { return s.sidecarSnap }
 
 // image is the state as a sidecar, its log read from the log file.
-func (s *State) image(metadataLocations []string) *sidecarImage {
-	img := &sidecarImage{mirrorSnap: s.mirrorSnap, historySnap: s.historySnap, builtAt: s.builtAtBatch, locs: metadataLocations,
-		keyCols: s.keyCols, ix: s.ix, hfiles: s.hfiles, topics: s.c.topics, logLen: s.log.flushed,
-		log: io.NewSectionReader(s.log.f, 0, s.log.flushed)}
+func (s *State) image(metadataLocations []string) *localstate.SidecarImage {
+	img := &localstate.SidecarImage{MirrorSnap: s.mirrorSnap, HistorySnap: s.historySnap, BuiltAt: s.builtAtBatch, Locs: metadataLocations,
+		KeyCols: s.keyCols, Ix: s.ix, HFiles: s.hfiles, Topics: s.c.Topics()}
+	img.LogLen, img.Log = s.log.Flushed()
 	if s.eventsComplete {
-		img.flags |= 1
+		img.Flags |= 1
 	}
-	for _, l := range s.c.layouts {
-		img.layouts = append(img.layouts, l.Names)
+	for _, l := range s.c.Layouts() {
+		img.Layouts = append(img.Layouts, l.Names)
 	}
 	return img
 }
 
 func (s *State) encodeSidecar(e *keyindex.Enc, metadataLocations []string) {
-	encodeSidecar(e, s.image(metadataLocations))
+	localstate.EncodeSidecar(e, s.image(metadataLocations))
 }
 
 // loadSidecar replaces the state with the table's sidecar when it is for
 // the snapshots of mirror and history (either nil when the state does not
 // own it or it does not exist). Errors: errNoSidecar when there is none;
-// errStaleSidecar when it is for other snapshots or does not verify;
+// localstate.ErrStaleSidecar when it is for other snapshots or does not verify;
 // local IO.
 func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) error {
 	if mirror == nil {
@@ -143,28 +145,27 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 	b, err := io.ReadAll(f)
 	f.Close()
 	if err != nil {
-		return errStaleSidecar
+		return localstate.ErrStaleSidecar
 	}
-	img, err := parseSidecar(b)
+	img, err := localstate.ParseSidecar(b)
 	if err != nil {
 		return err
 	}
-	if img.mirrorSnap != snapID(mirror) || (s.ownsHistory && img.historySnap != snapID(history)) ||
-		img.locs[0] != mirror.MetadataLocation() || (s.ownsHistory && history != nil && img.locs[1] != history.MetadataLocation()) ||
-		strings.Join(img.keyCols, "\x00") != strings.Join(s.keyCols, "\x00") {
-		return errStaleSidecar
+	if img.MirrorSnap != snapID(mirror) || (s.ownsHistory && img.HistorySnap != snapID(history)) ||
+		img.Locs[0] != mirror.MetadataLocation() || (s.ownsHistory && history != nil && img.Locs[1] != history.MetadataLocation()) ||
+		strings.Join(img.KeyCols, "\x00") != strings.Join(s.keyCols, "\x00") {
+		return localstate.ErrStaleSidecar
 	}
 
 	if err := s.reset(); err != nil {
 		return err
 	}
-	if _, err := s.log.f.WriteAt(img.logBytes, 0); err != nil {
+	if err := s.log.Load(img.LogBytes); err != nil {
 		s.invalidate()
-		return fmt.Errorf("lake: write local state log %s: %w", s.log.path, err)
+		return err
 	}
-	s.log.buf, s.log.flushed = s.log.buf[:0], int64(len(img.logBytes))
 	s.ix.Close()
-	s.ix = s.newIndex(img.ix)
+	s.ix = s.newIndex(img.Ix)
 	if err := s.flush(); err != nil {
 		return err
 	}
@@ -172,17 +173,17 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 		s.invalidate()
 		return err
 	}
-	for _, l := range img.layouts {
-		s.c.layout(cdc.NewColumns(l))
+	for _, l := range img.Layouts {
+		s.c.Layout(cdc.NewColumns(l))
 	}
-	for _, t := range img.topics {
-		s.c.topic(t)
+	for _, t := range img.Topics {
+		s.c.Topic(t)
 	}
-	for _, p := range img.hfiles {
+	for _, p := range img.HFiles {
 		s.hfileID(p)
 	}
-	s.builtAtBatch = img.builtAt
-	s.eventsComplete = img.flags&1 != 0
+	s.builtAtBatch = img.BuiltAt
+	s.eventsComplete = img.Flags&1 != 0
 	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
 	s.sidecarSnap = s.mirrorSnap
 	return nil

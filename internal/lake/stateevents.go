@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // LoadAllEvents is LoadEvents for every bronze record, then
@@ -33,17 +34,17 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	}
 	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
 	defer bs.close()
-	w := recWriter{c: s.c}
+	w := localstate.RecWriter{C: s.c}
 	err := each(func(byKey map[cdc.Key][]*cdc.Event) error {
 		for k, es := range byKey {
 			if len(es) == 0 {
 				continue
 			}
-			w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(es)))
+			w.Buf = binary.AppendUvarint(w.Buf[:0], uint64(len(es)))
 			for _, e := range es {
-				w.event(e, nil)
+				w.Event(e, nil)
 			}
-			if err := bs.add(k, buildEvents, w.buf); err != nil {
+			if err := bs.add(k, buildEvents, w.Buf); err != nil {
 				return err
 			}
 		}
@@ -57,13 +58,13 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	err = bs.each(func(g *buildGroup) error {
 		add = add[:0]
 		for _, p := range g.events {
-			r := recReader{c: s.c, b: p}
-			n := r.uvarint()
-			for i := uint64(0); i < n && r.err == nil; i++ {
-				add = append(add, r.event(g.key, func() *cdc.Row { return nil }))
+			r := localstate.RecReader{C: s.c, B: p}
+			n := r.Uvarint()
+			for i := uint64(0); i < n && r.Err == nil; i++ {
+				add = append(add, r.Event(g.key, func() *cdc.Row { return nil }))
 			}
-			if r.err != nil {
-				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.key), r.err)
+			if r.Err != nil {
+				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.key), r.Err)
 			}
 		}
 		if err := s.addEvents(g.key, add); err != nil {
