@@ -22,7 +22,8 @@
 //     names of its most used declarations for callers outside.
 //   - internal/lake/localstate: the local state's storage: the chain log
 //     (Log), the chain record codec (ChainRec, RecWriter, RecReader,
-//     Codec), stored history rows (HistRow) and the sidecar file's format
+//     Codec), stored history rows (HistRow), the build's key sort
+//     (BuildSorter) and the sidecar file's format
 //     (SidecarImage, EncodeSidecar, ParseSidecar). The State itself
 //     (building, recording batches from the writers' plans, the late
 //     path's reads, writing and loading the sidecar) stays here, in

@@ -378,8 +378,8 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		return err
 	}
 	rows := 0
-	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
-	defer bs.close()
+	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.budget)}
+	defer bs.Close()
 	if mirror != nil && mirror.CurrentSnapshot() != nil {
 		n, err := s.loadMirror(ctx, mirror, bs)
 		if err != nil {

@@ -22,7 +22,7 @@ import (
 // loadMirror adds every live row of the mirror's current snapshot to the
 // build's sorter (its key, `_seq`, soft-delete flag, place and values).
 // It returns the rows read.
-func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorter) (int, error) {
+func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate.BuildSorter) (int, error) {
 	sh, err := shapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
@@ -54,7 +54,7 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorte
 			}
 			n++
 			buf = mirrorItem(&s.w, buf[:0], seq, delArr.Value(r), fid, pos, vals)
-			if err := bs.add(k, buildMirrorRow, buf); err != nil {
+			if err := bs.Add(k, localstate.BuildMirrorRow, buf); err != nil {
 				return err
 			}
 			return s.buildTick(ctx, n, 0)
@@ -69,7 +69,7 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorte
 // loadHistory adds every live row of the history table's current
 // snapshot to the build's sorter (the row, and for the current version
 // its values). It returns the rows read.
-func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *buildSorter, before int) (int, error) {
+func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *localstate.BuildSorter, before int) (int, error) {
 	sh, err := shapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
@@ -92,7 +92,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *buildSort
 			h.File, h.Pos = fid, pos
 			n++
 			buf = historyItem(&s.w, buf[:0], &h, vals)
-			if err := bs.add(k, buildHistoryRow, buf); err != nil {
+			if err := bs.Add(k, localstate.BuildHistoryRow, buf); err != nil {
 				return err
 			}
 			return s.buildTick(ctx, before+n, 0)
@@ -141,13 +141,13 @@ func (s *State) buildTick(ctx context.Context, rows, keys int) error {
 // the one of the highest `_seq` (the first read among equals), counted in
 // Index.Duplicates. Every 65,536 keys is a safe point of the index.
 // Errors: local IO, malformed items, ctx's.
-func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error {
+func (s *State) writeBuilt(ctx context.Context, bs *localstate.BuildSorter, rows int) error {
 	keys := 0
 	var rowsBuf [][]byte // the key's history rows as a record holds them
-	return bs.each(func(g *buildGroup) error {
+	return bs.Each(func(g *localstate.BuildGroup) error {
 		var mirror *keyindex.Entry
 		var mrow []byte
-		for i, p := range g.mirrors {
+		for i, p := range g.Mirrors {
 			seq, del, fid, pos, row, err := parseMirrorItem(p)
 			if err != nil {
 				return err
@@ -164,7 +164,7 @@ func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error
 		open := -1
 		var openVals []byte
 		rowsBuf = rowsBuf[:0]
-		for i, p := range g.history {
+		for i, p := range g.History {
 			isOpen, hrow, vals, err := parseHistoryItem(p)
 			if err != nil {
 				return err
@@ -216,7 +216,7 @@ func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error
 		if err != nil {
 			return err
 		}
-		s.ix.AddNew(g.key, ref, mirror)
+		s.ix.AddNew(g.Key, ref, mirror)
 		keys++
 		if keys%(1<<16) == 0 {
 			if err := s.buildSafePoint(keys); err != nil {
@@ -261,7 +261,7 @@ func parseMirrorItem(p []byte) (seq cdc.Seq, deleted bool, fid int32, pos int64,
 	fid = int32(uint32(r.Uvarint()))
 	pos = int64(r.Uvarint())
 	if r.Err != nil {
-		return "", false, 0, 0, nil, errBadRun
+		return "", false, 0, 0, nil, localstate.ErrBadRun
 	}
 	return seq, deleted, fid, pos, r.B, nil
 }
@@ -297,7 +297,7 @@ func parseHistoryItem(p []byte) (open bool, row, vals []byte, err error) {
 	open = r.Byte1() == 1
 	row = r.Raw(int(r.Uvarint()))
 	if r.Err != nil {
-		return false, nil, nil, errBadRun
+		return false, nil, nil, localstate.ErrBadRun
 	}
 	return open, row, r.B, nil
 }
@@ -474,3 +474,20 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 func sortHistRows(rows []localstate.HistRow) {
 	slices.SortFunc(rows, func(a, b localstate.HistRow) int { return a.Seq.Compare(b.Seq) })
 }
+
+// buildChunkBytes is the most a build holds in its sort chunk: a quarter
+// of the table's index budget, within 4 to 256 MiB (64 MiB without a
+// budget).
+func buildChunkBytes(b *keyindex.Budget) int {
+	if testBuildChunk > 0 {
+		return testBuildChunk
+	}
+	if b == nil {
+		return 64 << 20
+	}
+	return int(min(max(b.Table()/4, 4<<20), 256<<20))
+}
+
+// testBuildChunk, when positive, is every build's chunk size (tests: many
+// small runs).
+var testBuildChunk int

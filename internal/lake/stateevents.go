@@ -14,7 +14,7 @@ import (
 // are not added as they come: a file's keys are spread over the whole
 // table, and once the key index lives on disk each would be a random
 // read of the index and of the key's chain. They go through the build's
-// key sort instead (buildSorter: a chunk of a quarter of the table
+// key sort instead (localstate.BuildSorter: a chunk of a quarter of the table
 // budget, sorted runs beside the log, merged), and each key's events are
 // then added in key order, the index's RAM part emptied every 65,536 keys
 // (the table stays within its budget). Records the log already holds
@@ -32,8 +32,8 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
-	defer bs.close()
+	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.budget)}
+	defer bs.Close()
 	w := localstate.RecWriter{C: s.c}
 	err := each(func(byKey map[cdc.Key][]*cdc.Event) error {
 		for k, es := range byKey {
@@ -44,7 +44,7 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 			for _, e := range es {
 				w.Event(e, nil)
 			}
-			if err := bs.add(k, buildEvents, w.Buf); err != nil {
+			if err := bs.Add(k, localstate.BuildEvents, w.Buf); err != nil {
 				return err
 			}
 		}
@@ -55,19 +55,19 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	}
 	keys := 0
 	var add []*cdc.Event
-	err = bs.each(func(g *buildGroup) error {
+	err = bs.Each(func(g *localstate.BuildGroup) error {
 		add = add[:0]
-		for _, p := range g.events {
+		for _, p := range g.Events {
 			r := localstate.RecReader{C: s.c, B: p}
 			n := r.Uvarint()
 			for i := uint64(0); i < n && r.Err == nil; i++ {
-				add = append(add, r.Event(g.key, func() *cdc.Row { return nil }))
+				add = append(add, r.Event(g.Key, func() *cdc.Row { return nil }))
 			}
 			if r.Err != nil {
-				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.key), r.Err)
+				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.Key), r.Err)
 			}
 		}
-		if err := s.addEvents(g.key, add); err != nil {
+		if err := s.addEvents(g.Key, add); err != nil {
 			return err
 		}
 		keys++
