@@ -213,7 +213,7 @@ func TestInternalImportsNothingAbove(t *testing.T) {
 // under internal/lake must be given its layer here.
 var lakeLayers = [][]string{
 	{"internal/lake/parquetio", "internal/lake/keyindex"}, // the Parquet/Arrow codec; the key index
-	{"internal/lake/lakecat"},                             // catalog, table names and loading, schemas, properties
+	{"internal/lake/lakecat", "internal/lake/localstate"}, // catalog, table names and loading, schemas, properties; the local state's log, records and sidecar file
 	{"internal/lake/maintain", "internal/lake/tableread"}, // snapshot expiry, expired and orphan files, manifest merges; row readers
 	{"internal/lake/rowdelta"},                            // data and delete files per partition, the row-delta commit
 	{"internal/lake/erasure"},                             // erasure on request: the erasures table, the guard, Erase

@@ -20,6 +20,14 @@
 //     batch's table cache and CommitTx, schemas and system columns,
 //     layouts, bookkeeping property names. lakecat.go keeps the lake
 //     names of its most used declarations for callers outside.
+//   - internal/lake/localstate: the local state's storage: the chain log
+//     (Log), the chain record codec (ChainRec, RecWriter, RecReader,
+//     Codec), stored history rows (HistRow), the build's key sort
+//     (BuildSorter) and the sidecar file's format
+//     (SidecarImage, EncodeSidecar, ParseSidecar). The State itself
+//     (building, recording batches from the writers' plans, the late
+//     path's reads, writing and loading the sidecar) stays here, in
+//     state*.go and sidecar.go.
 //   - internal/lake/maintain: snapshot expiry (AutoExpire after each
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
 //     files, manifest merges. Compaction, purge and bronze retention

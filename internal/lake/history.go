@@ -12,6 +12,8 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -137,9 +139,9 @@ func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event,
 
 // knows reports whether position s opened or closed one of the rows: a
 // re-delivered change that needs no rebuild.
-func knows(rows []histRow, s cdc.Seq) bool {
+func knows(rows []localstate.HistRow, s cdc.Seq) bool {
 	for _, v := range rows {
-		if v.seq == s || v.toSeq == s {
+		if v.Seq == s || v.ToSeq == s {
 			return true
 		}
 	}
@@ -150,9 +152,13 @@ func knows(rows []histRow, s cdc.Seq) bool {
 // placeholder (whose value is the previous version's).
 func needsPrevValues(events []*cdc.Event) bool {
 	for _, e := range events {
-		if e.Op.IsUpsert() && hasUnavailable(e.After) {
+		if e.Op.IsUpsert() && localstate.HasUnavailable(e.After) {
 			return true
 		}
 	}
 	return false
 }
+
+// rowLoc is a row of a data file: file id (in the table's file table) and
+// row position.
+type rowLoc = parquetio.RowLoc

@@ -38,10 +38,10 @@ func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table,
 		return nil, rowLoc{}, fmt.Errorf("lake: file IO: %w", err)
 	}
 	var vals *cdc.Row
-	if err := readRowsAt(ctx, fs, w.state.hfiles[last.file], sh, []int64{last.pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
+	if err := readRowsAt(ctx, fs, w.state.hfiles[last.File], sh, []int64{last.Pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
 		return nil, rowLoc{}, err
 	}
-	return last.version(vals), rowLoc{File: last.file, Pos: last.pos}, nil
+	return last.Version(vals), rowLoc{File: last.File, Pos: last.Pos}, nil
 }
 
 // readPending returns the table's pending-rebuild keys (lakecat.ReadPending).

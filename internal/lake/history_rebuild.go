@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -65,7 +66,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		}
 		res.Changed++
 		for _, r := range stored {
-			removed = append(removed, rowLoc{File: r.file, Pos: r.pos})
+			removed = append(removed, rowLoc{File: r.File, Pos: r.Pos})
 		}
 		changes = append(changes, keyChange{group: gi, first: len(writes), n: len(vs), openChanged: true, reset: true})
 		for _, v := range vs {
@@ -90,13 +91,13 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 // inside a version. The stored rows' values are not in the local state,
 // so such versions are never taken as the same (the key's versions are
 // rewritten, identical ones included).
-func sameVersions(stored []histRow, vs []merge.Version, o merge.HistoryOptions) bool {
+func sameVersions(stored []localstate.HistRow, vs []merge.Version, o merge.HistoryOptions) bool {
 	if len(stored) != len(vs) || o.Tracked != nil {
 		return false
 	}
 	for i, v := range vs {
 		s := stored[i]
-		if s.seq != v.Seq || s.toSeq != v.ToSeq || s.hash != v.Hash || s.from != v.From || s.to != v.To || s.tx != v.OpenTx {
+		if s.Seq != v.Seq || s.ToSeq != v.ToSeq || s.Hash != v.Hash || s.From != v.From || s.To != v.To || s.Tx != v.OpenTx {
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -167,7 +168,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		pre, late := plan.pre[i], false
 		var lateBinlog *cdc.Event // a late Kafka-delivered MySQL change
 		var fresh []*cdc.Event
-		var live []histRow
+		var live []localstate.HistRow
 		liveRead := false
 		for _, e := range g.Events {
 			if pre == "" || e.Seq > pre {
@@ -212,7 +213,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if open != nil && rebuildable && merge.NeedsReplayFromStart(open.seq, fresh) {
+		if open != nil && rebuildable && merge.NeedsReplayFromStart(open.Seq, fresh) {
 			// the open version may be a source snapshot re-read's
 			// (merge/reread.go): replayed from all changes, like a late key
 			s.pending[g.Key] = true
@@ -223,7 +224,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		var prevLoc rowLoc
 		switch {
 		case open != nil:
-			prev, prevLoc = open.version(alignRow(openVals, s.sh.names)), rowLoc{File: open.file, Pos: open.pos}
+			prev, prevLoc = open.Version(alignRow(openVals, s.sh.names)), rowLoc{File: open.File, Pos: open.Pos}
 		case needsPrevValues(fresh):
 			// a TOAST placeholder after the key's last version closed: its
 			// value is that version's, read from the table (rare)
@@ -271,7 +272,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 // re-read opens no version, so only the log tells a redelivered one, and
 // replaying the key would change nothing. batch is the key's changes in
 // the batch. Errors: local state log failures.
-func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []histRow, batch []*cdc.Event) (bool, error) {
+func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []localstate.HistRow, batch []*cdc.Event) (bool, error) {
 	if knows(live, e.Seq) {
 		return true, nil
 	}
@@ -304,7 +305,7 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 		return nil
 	}
 	for _, r := range stored {
-		s.removed = append(s.removed, rowLoc{File: r.file, Pos: r.pos})
+		s.removed = append(s.removed, rowLoc{File: r.File, Pos: r.Pos})
 	}
 	res.Rewritten += len(stored)
 	s.changes = append(s.changes, keyChange{group: i, first: len(s.writes), n: len(vs), openChanged: true, reset: true})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -114,7 +115,7 @@ func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh
 		if !o.Replaces {
 			continue
 		}
-		if o.ValuesFromStored || hasUnavailable(o.Values) {
+		if o.ValuesFromStored || localstate.HasUnavailable(o.Values) {
 			keys = append(keys, o.Key)
 		}
 	}
@@ -155,18 +156,6 @@ func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *sha
 		}
 	}
 	return out, nil
-}
-
-func hasUnavailable(r *cdc.Row) bool {
-	if r == nil {
-		return false
-	}
-	for _, v := range r.Vals {
-		if v.Kind == cdc.KindUnavailable {
-			return true
-		}
-	}
-	return false
 }
 
 // buildRows turns the outcomes into one Arrow record in the table's

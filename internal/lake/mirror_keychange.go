@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -44,7 +45,7 @@ import (
 func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh *shape, events []*cdc.Event, past bool) (map[cdc.Key]bool, error) {
 	var need []*cdc.Event
 	for _, e := range events {
-		if e.OldKey != "" && e.Op.IsUpsert() && hasUnavailable(e.After) {
+		if e.OldKey != "" && e.Op.IsUpsert() && localstate.HasUnavailable(e.After) {
 			need = append(need, e)
 		}
 	}
@@ -349,10 +350,10 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) err
 			continue
 		}
 		raw := e.After
-		if hasUnavailable(e.Before) {
+		if localstate.HasUnavailable(e.Before) {
 			raw = e.Before
 		}
-		if !hasUnavailable(raw) || !w.state.keyLogged(e.OldKey) {
+		if !localstate.HasUnavailable(raw) || !w.state.keyLogged(e.OldKey) {
 			continue
 		}
 		changes, err := w.loggedChanges(e.OldKey, sh, depth-1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // A table without a history table keeps its late keys on the mirror: a
@@ -20,7 +21,7 @@ import (
 
 // ownsPending reports whether this writer keeps the pending-rebuild set
 // on the mirror: it has no history writer beside it.
-func (w *MirrorWriter) ownsPending() bool { return w.state.eventsBy == recMirror }
+func (w *MirrorWriter) ownsPending() bool { return w.state.eventsBy == localstate.RecMirror }
 
 // Pending returns the keys the mirror lists as awaiting a rebuild: always
 // none when the table has a history writer (the history table lists

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -336,7 +337,7 @@ func (s *MirrorStage) Commit(ctx context.Context) (MirrorResult, Offsets, error)
 		plan.mirror[gi] = s.files.resolved[j]
 	}
 	s.done, s.offsets = true, s.b.EndOffsets
-	if w.state.eventsBy == recMirror { // no history writer: the mirror records the batch
+	if w.state.eventsBy == localstate.RecMirror { // no history writer: the mirror records the batch
 		w.state.recordAsync(plan, nil, true)
 		return s.res, s.offsets, nil
 	}

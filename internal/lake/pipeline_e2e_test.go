@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -48,9 +49,9 @@ func TestStateLogFailureRebuildsFromTables(t *testing.T) {
 			sizes = append(sizes, n)
 			left -= n
 		}
-		run := func(breakAfter map[int]bool) (*lakePipeline, []*stateLog) {
+		run := func(breakAfter map[int]bool) (*lakePipeline, []*localstate.Log) {
 			p := newLakePipeline(t, merge.HistoryOptions{})
-			var broken []*stateLog
+			var broken []*localstate.Log
 			d := s.Delivered
 			for i, n := range sizes {
 				p.retryingBatch(d[:n]) // a batch that meets the broken log fails and is retried, as by the activity
@@ -58,7 +59,7 @@ func TestStateLogFailureRebuildsFromTables(t *testing.T) {
 				if breakAfter[i] {
 					for _, st := range []*State{p.mirror.state, p.history.state} {
 						if st.log != nil {
-							st.log.f.Close()
+							st.log.CloseFile()
 							broken = append(broken, st.log)
 						}
 					}

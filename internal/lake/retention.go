@@ -276,12 +276,12 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 				return nil, before, err
 			}
 			for _, r := range rows {
-				if !seqs[r.seq] {
-					miss = r.seq
+				if !seqs[r.Seq] {
+					miss = r.Seq
 					break
 				}
-				if r.toSeq != "" && !seqs[r.toSeq] {
-					miss = r.toSeq
+				if r.ToSeq != "" && !seqs[r.ToSeq] {
+					miss = r.ToSeq
 					break
 				}
 			}

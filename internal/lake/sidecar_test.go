@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // sidecarWriter is a mirror writer with its own state under dir, loading
@@ -241,26 +242,26 @@ func TestSidecarFormatGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := parseSidecar(b)
+		img, err := localstate.ParseSidecar(b)
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
 		var got []string
-		img.ix.Each(func(k cdc.Key, e keyindex.Entry) {
-			got = append(got, fmt.Sprintf("%x: %s %d %d %v %d", string(k), e.Seq.Hex(), e.File, e.Pos, e.Deleted, img.ix.Head(k)))
+		img.Ix.Each(func(k cdc.Key, e keyindex.Entry) {
+			got = append(got, fmt.Sprintf("%x: %s %d %d %v %d", string(k), e.Seq.Hex(), e.File, e.Pos, e.Deleted, img.Ix.Head(k)))
 		})
 		sort.Strings(got)
 		if g := strings.Join(got, "\n"); g != c.entries {
 			t.Errorf("%s: entries\n%s\nwant\n%s", c.file, g, c.entries)
 		}
-		if g := fmt.Sprint(img.keyCols); g != c.keyCols || fmt.Sprint(img.layouts) != c.layouts || len(img.ix.Files()) != c.files || len(img.hfiles) != c.hfiles {
-			t.Errorf("%s: key columns %s, layouts %v, %d mirror and %d history files; want %s, %s, %d, %d", c.file, g, img.layouts,
-				len(img.ix.Files()), len(img.hfiles), c.keyCols, c.layouts, c.files, c.hfiles)
+		if g := fmt.Sprint(img.KeyCols); g != c.keyCols || fmt.Sprint(img.Layouts) != c.layouts || len(img.Ix.Files()) != c.files || len(img.HFiles) != c.hfiles {
+			t.Errorf("%s: key columns %s, layouts %v, %d mirror and %d history files; want %s, %s, %d, %d", c.file, g, img.Layouts,
+				len(img.Ix.Files()), len(img.HFiles), c.keyCols, c.layouts, c.files, c.hfiles)
 		}
-		img.log = bytes.NewReader(img.logBytes)
+		img.Log = bytes.NewReader(img.LogBytes)
 		var out bytes.Buffer
 		e := &keyindex.Enc{W: &out}
-		encodeSidecar(e, img)
+		localstate.EncodeSidecar(e, img)
 		if e.Err != nil {
 			t.Fatal(e.Err)
 		}

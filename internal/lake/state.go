@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // State is one table's local write-path state (docs/design.md, "Local
@@ -42,7 +42,7 @@ type State struct {
 
 	ownsMirror, ownsHistory bool
 	// eventsBy is the part whose writer logs each batch's row changes:
-	// recMirror or recRows (history).
+	// localstate.RecMirror or RecRows (history).
 	eventsBy uint8
 
 	built       bool
@@ -73,14 +73,14 @@ type State struct {
 	builtAtBatch int64
 
 	ix  *keyindex.Index
-	log *stateLog
+	log *localstate.Log
 	// budget bounds the index's memory (nil: all in RAM, unbounded);
 	// meter publishes its usage and logBytes the log's size, for status
 	// and metrics on other goroutines (Memory).
 	budget   *keyindex.Budget
 	meter    keyindex.Meter
 	logBytes atomic.Int64
-	c        *codec
+	c        *localstate.Codec
 	hfiles   []string
 	hfid     map[string]int32
 
@@ -88,7 +88,7 @@ type State struct {
 	// the history writer to record it with its own changes.
 	pending *batchPlan
 
-	w        recWriter
+	w        localstate.RecWriter
 	rbuf     []byte
 	encoders [2]recEncoder // recordPlan's, one per goroutine
 
@@ -156,9 +156,9 @@ var testBudget *keyindex.Budget
 // the system temp directory).
 func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string, mirror, history bool) *State {
 	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, ownsHistory: history, budget: testBudget}
-	s.eventsBy = recMirror
+	s.eventsBy = localstate.RecMirror
 	if history {
-		s.eventsBy = recRows
+		s.eventsBy = localstate.RecRows
 	}
 	return s
 }
@@ -179,7 +179,7 @@ func (s *State) Close() error {
 	if s.log == nil {
 		return nil
 	}
-	err := s.log.close()
+	err := s.log.Close()
 	s.log, s.built = nil, false
 	s.logBytes.Store(0)
 	return err
@@ -199,7 +199,7 @@ func (s *State) lost() bool {
 	if s.log == nil || s.ix == nil {
 		return false
 	}
-	if _, err := os.Stat(s.log.path); err != nil {
+	if _, err := os.Stat(s.log.Path()); err != nil {
 		return true
 	}
 	return s.ix.Lost()
@@ -235,7 +235,7 @@ func (s *State) LogBytes() int64 {
 	if s.log == nil {
 		return 0
 	}
-	return s.log.size()
+	return s.log.Size()
 }
 
 // snapID is lakecat.SnapID: tbl's current snapshot id, 0 for none.
@@ -378,8 +378,8 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		return err
 	}
 	rows := 0
-	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
-	defer bs.close()
+	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.budget)}
+	defer bs.Close()
 	if mirror != nil && mirror.CurrentSnapshot() != nil {
 		n, err := s.loadMirror(ctx, mirror, bs)
 		if err != nil {
@@ -428,7 +428,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 // reset empties the state: a new index, a new log file.
 func (s *State) reset() error {
 	if s.log != nil {
-		s.log.close()
+		s.log.Close()
 		s.log = nil
 	}
 	if s.ix != nil {
@@ -440,16 +440,16 @@ func (s *State) reset() error {
 		return fmt.Errorf("lake: local state directory: %w", err)
 	}
 	base := strings.NewReplacer("/", "_", "\\", "_", " ", "_").Replace(s.name.String())
-	l, err := openStateLog(filepath.Join(dir, fmt.Sprintf("%s.%d.%d.state", base, os.Getpid(), stateSeq.Add(1))))
+	l, err := localstate.OpenLog(filepath.Join(dir, fmt.Sprintf("%s.%d.%d.state", base, os.Getpid(), stateSeq.Add(1))))
 	if err != nil {
 		return err
 	}
 	s.log = l
 	s.ix = s.newIndex(keyindex.New(0, 0))
-	s.c = newCodec()
-	s.w.c = s.c
+	s.c = localstate.NewCodec()
+	s.w.C = s.c
 	for i := range s.encoders {
-		s.encoders[i].w.c = s.c
+		s.encoders[i].w.C = s.c
 	}
 	s.hfiles, s.hfid = nil, map[string]int32{}
 	s.builtAtBatch = 0
@@ -472,14 +472,14 @@ func (s *State) hfileID(path string) int32 {
 
 // begin starts key k's next chain record for batch with the given
 // sections; write the sections in flag order, then call commitRec.
-func (s *State) begin(k cdc.Key, batch int64, flags uint8) *recWriter {
-	s.w.begin(s.ix.Head(k), batch, flags)
+func (s *State) begin(k cdc.Key, batch int64, flags uint8) *localstate.RecWriter {
+	s.w.Begin(s.ix.Head(k), batch, flags)
 	return &s.w
 }
 
 // commitRec appends the record begun for k and makes it k's head.
 func (s *State) commitRec(k cdc.Key) error {
-	ref, err := s.log.append(s.w.buf)
+	ref, err := s.log.Append(s.w.Buf)
 	if err != nil {
 		s.invalidate()
 		return err
@@ -556,11 +556,11 @@ func (s *State) newIndex(ix *keyindex.Index) *keyindex.Index {
 // flush writes appended records through, and the index's changed
 // entries when it is spilled, in one pebble batch (end of a batch).
 func (s *State) flush() error {
-	if err := s.log.flush(); err != nil {
+	if err := s.log.Flush(); err != nil {
 		s.invalidate()
 		return err
 	}
-	s.logBytes.Store(s.log.size())
+	s.logBytes.Store(s.log.Size())
 	if err := s.ix.Flush(); err != nil {
 		s.invalidate()
 		return err
@@ -570,22 +570,22 @@ func (s *State) flush() error {
 
 // walk calls fn for each of k's chain records, newest first, decoding the
 // sections in want, until fn returns false.
-func (s *State) walk(k cdc.Key, want uint8, fn func(*chainRec) bool) error {
+func (s *State) walk(k cdc.Key, want uint8, fn func(*localstate.ChainRec) bool) error {
 	return s.walkFrom(s.ix.Head(k), k, want, fn)
 }
 
 // walkFrom is walk from the record at ref. A log that cannot be read, or
 // a record that does not decode, invalidates the state (the caller's
 // retry rebuilds it from the tables).
-func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) bool) error {
+func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*localstate.ChainRec) bool) error {
 	for ref != 0 {
-		b, next, err := s.log.read(ref, s.rbuf)
+		b, next, err := s.log.Read(ref, s.rbuf)
 		s.rbuf = next
 		if err != nil {
 			s.invalidate()
 			return err
 		}
-		rec, err := s.c.decodeRec(b, k, want)
+		rec, err := s.c.DecodeRec(b, k, want)
 		if err != nil {
 			s.invalidate()
 			return fmt.Errorf("%w (key %x, record %d)", err, string(k), ref)
@@ -593,7 +593,7 @@ func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) b
 		if !fn(&rec) {
 			return nil
 		}
-		ref = rec.prev
+		ref = rec.Prev
 	}
 	return nil
 }
@@ -602,11 +602,11 @@ func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*chainRec) b
 // sh (columns the record predates are NULL); nil when none is recorded.
 func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
 	var out *cdc.Row
-	err := s.walk(k, wantMirror, func(r *chainRec) bool {
-		if r.flags&recMirror == 0 {
+	err := s.walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
+		if r.Flags&localstate.RecMirror == 0 {
 			return true
 		}
-		out = r.mirror
+		out = r.Mirror
 		return false
 	})
 	if err != nil || out == nil {
@@ -617,14 +617,14 @@ func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
 
 // openVersion returns the open history version of the key of index
 // entry e and its values (nil when the key has none).
-func (s *State) openVersion(e uint32, k cdc.Key) (*histRow, *cdc.Row, error) {
-	var h *histRow
+func (s *State) openVersion(e uint32, k cdc.Key) (*localstate.HistRow, *cdc.Row, error) {
+	var h *localstate.HistRow
 	var vals *cdc.Row
-	err := s.walkFrom(s.ix.HeadAt(e), k, wantOpen, func(r *chainRec) bool {
-		if r.flags&recOpen == 0 {
+	err := s.walkFrom(s.ix.HeadAt(e), k, localstate.WantOpen, func(r *localstate.ChainRec) bool {
+		if r.Flags&localstate.RecOpen == 0 {
 			return true
 		}
-		h, vals = r.open, r.openVal
+		h, vals = r.Open, r.OpenVal
 		return false
 	})
 	return h, vals, err
@@ -642,7 +642,7 @@ func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 	}
 	for _, h := range rows {
 		for i, p := range at {
-			if truncates(p, h.seq) && (h.toSeq == "" || h.toSeq > p || cdc.PostgresReadAfterTruncate(h.toSeq, p)) {
+			if truncates(p, h.Seq) && (h.ToSeq == "" || h.ToSeq > p || cdc.PostgresReadAfterTruncate(h.ToSeq, p)) {
 				spans[i] = true
 			}
 		}
@@ -651,24 +651,24 @@ func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 }
 
 // liveRows returns key k's live history rows, ascending by version id.
-func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
-	var rows []histRow
+func (s *State) liveRows(k cdc.Key) ([]localstate.HistRow, error) {
+	var rows []localstate.HistRow
 	dead := map[rowLoc]bool{}
-	err := s.walkFrom(s.ix.Head(k), k, wantRows, func(r *chainRec) bool {
-		if r.flags&recRows == 0 {
+	err := s.walkFrom(s.ix.Head(k), k, localstate.WantRows, func(r *localstate.ChainRec) bool {
+		if r.Flags&localstate.RecRows == 0 {
 			return true
 		}
-		for i := len(r.rows) - 1; i >= 0; i-- {
-			h := r.rows[i]
-			if l := (rowLoc{File: h.file, Pos: h.pos}); !dead[l] {
+		for i := len(r.Rows) - 1; i >= 0; i-- {
+			h := r.Rows[i]
+			if l := (rowLoc{File: h.File, Pos: h.Pos}); !dead[l] {
 				rows = append(rows, h)
 				dead[l] = true // an older record never holds the same row
 			}
 		}
-		for _, l := range r.removed {
+		for _, l := range r.Removed {
 			dead[l] = true
 		}
-		return r.flags&recReset == 0
+		return r.Flags&localstate.RecReset == 0
 	})
 	if err != nil {
 		return nil, err
@@ -682,8 +682,8 @@ func (s *State) liveRows(k cdc.Key) ([]histRow, error) {
 // state log failures.
 func (s *State) keyEvents(k cdc.Key) ([]*cdc.Event, error) {
 	var events []*cdc.Event
-	err := s.walk(k, wantEvents, func(r *chainRec) bool {
-		events = append(events, r.events...)
+	err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
+		events = append(events, r.Events...)
 		return true
 	})
 	return events, err
@@ -705,8 +705,8 @@ func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, e
 	out = make(map[cdc.Key][]*cdc.Event, len(keys))
 	for _, k := range keys {
 		var es []*cdc.Event
-		if err := s.walk(k, wantEvents, func(r *chainRec) bool {
-			es = append(es, r.events...)
+		if err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
+			es = append(es, r.Events...)
 			return true
 		}); err != nil {
 			return nil, false, err
@@ -763,8 +763,8 @@ func (s *State) addEvents(k cdc.Key, es []*cdc.Event) error {
 		return record{e.Seq, e.Origin.Topic, e.Origin.Partition, e.Origin.Offset}
 	}
 	have := map[record]bool{}
-	if err := s.walk(k, wantEvents, func(r *chainRec) bool {
-		for _, e := range r.events {
+	if err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
+		for _, e := range r.Events {
 			have[at(e)] = true
 		}
 		return true
@@ -781,8 +781,8 @@ func (s *State) addEvents(k cdc.Key, es []*cdc.Event) error {
 	if len(add) == 0 {
 		return nil
 	}
-	w := s.begin(k, s.builtAtBatch, recEvents)
-	w.events(add, nil)
+	w := s.begin(k, s.builtAtBatch, localstate.RecEvents)
+	w.Events(add, nil)
 	return s.commitRec(k)
 }
 
@@ -905,7 +905,7 @@ func alignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 	if r == nil || r.Cols == to {
 		return r
 	}
-	if sameNames(r.Cols, to) {
+	if localstate.SameNames(r.Cols, to) {
 		return &cdc.Row{Cols: to, Vals: r.Vals}
 	}
 	out := &cdc.Row{Cols: to, Vals: make([]cdc.Value, len(to.Names))}
@@ -923,12 +923,8 @@ func alignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
 	if r == nil {
 		return nil
 	}
-	if sameNames(r.Cols, to) {
+	if localstate.SameNames(r.Cols, to) {
 		return r.Vals
 	}
 	return alignRow(r, to).Vals
 }
-
-// sameNames reports whether a and b name the same columns in the same
-// order.
-func sameNames(a, b *cdc.Columns) bool { return a == b || slices.Equal(a.Names, b.Names) }

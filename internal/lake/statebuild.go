@@ -15,13 +15,14 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
 // loadMirror adds every live row of the mirror's current snapshot to the
 // build's sorter (its key, `_seq`, soft-delete flag, place and values).
 // It returns the rows read.
-func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorter) (int, error) {
+func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate.BuildSorter) (int, error) {
 	sh, err := shapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
@@ -52,8 +53,8 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorte
 				return fmt.Errorf("lake: %s row %d: %w", path, pos, err)
 			}
 			n++
-			buf = s.w.mirrorItem(buf[:0], seq, delArr.Value(r), fid, pos, vals)
-			if err := bs.add(k, buildMirrorRow, buf); err != nil {
+			buf = mirrorItem(&s.w, buf[:0], seq, delArr.Value(r), fid, pos, vals)
+			if err := bs.Add(k, localstate.BuildMirrorRow, buf); err != nil {
 				return err
 			}
 			return s.buildTick(ctx, n, 0)
@@ -68,7 +69,7 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *buildSorte
 // loadHistory adds every live row of the history table's current
 // snapshot to the build's sorter (the row, and for the current version
 // its values). It returns the rows read.
-func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *buildSorter, before int) (int, error) {
+func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *localstate.BuildSorter, before int) (int, error) {
 	sh, err := shapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
@@ -88,10 +89,10 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *buildSort
 			if err != nil {
 				return err
 			}
-			h.file, h.pos = fid, pos
+			h.File, h.Pos = fid, pos
 			n++
-			buf = s.w.historyItem(buf[:0], &h, vals)
-			if err := bs.add(k, buildHistoryRow, buf); err != nil {
+			buf = historyItem(&s.w, buf[:0], &h, vals)
+			if err := bs.Add(k, localstate.BuildHistoryRow, buf); err != nil {
 				return err
 			}
 			return s.buildTick(ctx, before+n, 0)
@@ -140,13 +141,13 @@ func (s *State) buildTick(ctx context.Context, rows, keys int) error {
 // the one of the highest `_seq` (the first read among equals), counted in
 // Index.Duplicates. Every 65,536 keys is a safe point of the index.
 // Errors: local IO, malformed items, ctx's.
-func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error {
+func (s *State) writeBuilt(ctx context.Context, bs *localstate.BuildSorter, rows int) error {
 	keys := 0
 	var rowsBuf [][]byte // the key's history rows as a record holds them
-	return bs.each(func(g *buildGroup) error {
+	return bs.Each(func(g *localstate.BuildGroup) error {
 		var mirror *keyindex.Entry
 		var mrow []byte
-		for i, p := range g.mirrors {
+		for i, p := range g.Mirrors {
 			seq, del, fid, pos, row, err := parseMirrorItem(p)
 			if err != nil {
 				return err
@@ -163,7 +164,7 @@ func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error
 		open := -1
 		var openVals []byte
 		rowsBuf = rowsBuf[:0]
-		for i, p := range g.history {
+		for i, p := range g.History {
 			isOpen, hrow, vals, err := parseHistoryItem(p)
 			if err != nil {
 				return err
@@ -175,47 +176,47 @@ func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error
 		}
 		var flags uint8
 		if mirror != nil {
-			flags |= recMirror
+			flags |= localstate.RecMirror
 		}
 		if len(rowsBuf) > 0 {
-			flags |= recRows
+			flags |= localstate.RecRows
 		}
 		if open >= 0 {
-			flags |= recOpen
+			flags |= localstate.RecOpen
 		}
 		w := &s.w
-		w.begin(0, 0, flags)
+		w.Begin(0, 0, flags)
 		if mirror != nil {
-			w.section()
-			w.buf = append(w.buf, mrow...)
-			w.end()
+			w.Section()
+			w.Buf = append(w.Buf, mrow...)
+			w.End()
 		}
 		if len(rowsBuf) > 0 {
-			w.section()
-			w.uvarint(uint64(len(rowsBuf)))
+			w.Section()
+			w.Uvarint(uint64(len(rowsBuf)))
 			for _, r := range rowsBuf {
-				w.buf = append(w.buf, r...)
+				w.Buf = append(w.Buf, r...)
 			}
-			w.uvarint(0) // none removed
-			w.end()
+			w.Uvarint(0) // none removed
+			w.End()
 		}
 		if open >= 0 {
-			w.section()
+			w.Section()
 			if mirror != nil && bytes.Equal(openVals, mrow) {
-				w.buf = append(w.buf, openAtRow)
-				w.uvarint(uint64(open))
+				w.Buf = append(w.Buf, localstate.OpenAtRow)
+				w.Uvarint(uint64(open))
 			} else {
-				w.buf = append(w.buf, openRow)
-				w.buf = append(w.buf, rowsBuf[open]...)
-				w.buf = append(w.buf, openVals...)
+				w.Buf = append(w.Buf, localstate.OpenRow)
+				w.Buf = append(w.Buf, rowsBuf[open]...)
+				w.Buf = append(w.Buf, openVals...)
 			}
-			w.end()
+			w.End()
 		}
-		ref, err := s.log.append(w.buf)
+		ref, err := s.log.Append(w.Buf)
 		if err != nil {
 			return err
 		}
-		s.ix.AddNew(g.key, ref, mirror)
+		s.ix.AddNew(g.Key, ref, mirror)
 		keys++
 		if keys%(1<<16) == 0 {
 			if err := s.buildSafePoint(keys); err != nil {
@@ -232,59 +233,59 @@ func (s *State) writeBuilt(ctx context.Context, bs *buildSorter, rows int) error
 	})
 }
 
-// mirrorItem appends to b a build item's payload for a mirror row: its
+// mirrorItem appends to b (with w) a build item's payload for a mirror row: its
 // `_seq` (as a string), soft-delete flag, file id, position, and values
 // (as a chain record's row).
-func (w *recWriter) mirrorItem(b []byte, seq cdc.Seq, deleted bool, fid int32, pos int64, vals *cdc.Row) []byte {
-	save := w.buf
-	w.buf = b
-	w.str(string(seq))
+func mirrorItem(w *localstate.RecWriter, b []byte, seq cdc.Seq, deleted bool, fid int32, pos int64, vals *cdc.Row) []byte {
+	save := w.Buf
+	w.Buf = b
+	w.Str(string(seq))
 	if deleted {
-		w.buf = append(w.buf, 1)
+		w.Buf = append(w.Buf, 1)
 	} else {
-		w.buf = append(w.buf, 0)
+		w.Buf = append(w.Buf, 0)
 	}
-	w.uvarint(uint64(uint32(fid)))
-	w.uvarint(uint64(pos))
-	w.row(vals)
-	b, w.buf = w.buf, save
+	w.Uvarint(uint64(uint32(fid)))
+	w.Uvarint(uint64(pos))
+	w.Row(vals)
+	b, w.Buf = w.Buf, save
 	return b
 }
 
 // parseMirrorItem reads mirrorItem's payload; row is the values as a
 // chain record's row (p's storage).
 func parseMirrorItem(p []byte) (seq cdc.Seq, deleted bool, fid int32, pos int64, row []byte, err error) {
-	r := recReader{b: p}
-	seq = cdc.Seq(r.str())
-	deleted = r.byte1() != 0
-	fid = int32(uint32(r.uvarint()))
-	pos = int64(r.uvarint())
-	if r.err != nil {
-		return "", false, 0, 0, nil, errBadRun
+	r := localstate.RecReader{B: p}
+	seq = cdc.Seq(r.Str())
+	deleted = r.Byte1() != 0
+	fid = int32(uint32(r.Uvarint()))
+	pos = int64(r.Uvarint())
+	if r.Err != nil {
+		return "", false, 0, 0, nil, localstate.ErrBadRun
 	}
-	return seq, deleted, fid, pos, r.b, nil
+	return seq, deleted, fid, pos, r.B, nil
 }
 
-// historyItem appends to b a build item's payload for a history row:
+// historyItem appends to b (with w) a build item's payload for a history row:
 // whether it is the open version, the length of the row as a chain
 // record holds it, the row, and for the open version its values. It uses
 // w's record buffer as scratch (no record is being written during a
 // build's reads).
-func (w *recWriter) historyItem(b []byte, h *histRow, vals *cdc.Row) []byte {
-	open := h.toSeq == ""
-	w.buf = w.buf[:0]
-	w.histRow(h)
+func historyItem(w *localstate.RecWriter, b []byte, h *localstate.HistRow, vals *cdc.Row) []byte {
+	open := h.ToSeq == ""
+	w.Buf = w.Buf[:0]
+	w.HistRow(h)
 	if open {
 		b = append(b, 1)
 	} else {
 		b = append(b, 0)
 	}
-	b = binary.AppendUvarint(b, uint64(len(w.buf)))
-	b = append(b, w.buf...)
+	b = binary.AppendUvarint(b, uint64(len(w.Buf)))
+	b = append(b, w.Buf...)
 	if open {
-		w.buf = w.buf[:0]
-		w.row(vals)
-		b = append(b, w.buf...)
+		w.Buf = w.Buf[:0]
+		w.Row(vals)
+		b = append(b, w.Buf...)
 	}
 	return b
 }
@@ -292,13 +293,13 @@ func (w *recWriter) historyItem(b []byte, h *histRow, vals *cdc.Row) []byte {
 // parseHistoryItem reads historyItem's payload: row and vals are in p's
 // storage (vals empty unless open).
 func parseHistoryItem(p []byte) (open bool, row, vals []byte, err error) {
-	r := recReader{b: p}
-	open = r.byte1() == 1
-	row = r.raw(int(r.uvarint()))
-	if r.err != nil {
-		return false, nil, nil, errBadRun
+	r := localstate.RecReader{B: p}
+	open = r.Byte1() == 1
+	row = r.Raw(int(r.Uvarint()))
+	if r.Err != nil {
+		return false, nil, nil, localstate.ErrBadRun
 	}
-	return open, row, r.b, nil
+	return open, row, r.B, nil
 }
 
 // buildSafePoint lets the index move to disk, or empty its RAM part,
@@ -316,8 +317,8 @@ func (s *State) buildSafePoint(keys int) error {
 
 // histRowAt reads the version columns (_seq, _valid_to_seq, _valid_from,
 // _valid_to, _row_hash, _source_tx, in that order in sys) of row r.
-func histRowAt(path string, sys []arrow.Array, r int) (histRow, error) {
-	var h histRow
+func histRowAt(path string, sys []arrow.Array, r int) (localstate.HistRow, error) {
+	var h localstate.HistRow
 	str := func(i int) (*array.String, error) {
 		a, ok := sys[i].(*array.String)
 		if !ok {
@@ -356,23 +357,23 @@ func histRowAt(path string, sys []arrow.Array, r int) (histRow, error) {
 	if err != nil {
 		return h, err
 	}
-	if h.seq, err = cdc.ParseSeqHex(seqA.Value(r)); err != nil {
+	if h.Seq, err = cdc.ParseSeqHex(seqA.Value(r)); err != nil {
 		return h, err
 	}
 	if !toA.IsNull(r) {
-		if h.toSeq, err = cdc.ParseSeqHex(toA.Value(r)); err != nil {
+		if h.ToSeq, err = cdc.ParseSeqHex(toA.Value(r)); err != nil {
 			return h, err
 		}
 	}
 	if !fromA.IsNull(r) {
-		h.from = int64(fromA.Value(r))
+		h.From = int64(fromA.Value(r))
 	}
 	if !tA.IsNull(r) {
-		h.to = int64(tA.Value(r))
+		h.To = int64(tA.Value(r))
 	}
-	h.hash = hashA.Value(r)
+	h.Hash = hashA.Value(r)
 	if !txA.IsNull(r) {
-		h.tx = txA.Value(r)
+		h.Tx = txA.Value(r)
 	}
 	return h, nil
 }
@@ -470,6 +471,23 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 	})
 }
 
-func sortHistRows(rows []histRow) {
-	slices.SortFunc(rows, func(a, b histRow) int { return a.seq.Compare(b.seq) })
+func sortHistRows(rows []localstate.HistRow) {
+	slices.SortFunc(rows, func(a, b localstate.HistRow) int { return a.Seq.Compare(b.Seq) })
 }
+
+// buildChunkBytes is the most a build holds in its sort chunk: a quarter
+// of the table's index budget, within 4 to 256 MiB (64 MiB without a
+// budget).
+func buildChunkBytes(b *keyindex.Budget) int {
+	if testBuildChunk > 0 {
+		return testBuildChunk
+	}
+	if b == nil {
+		return 64 << 20
+	}
+	return int(min(max(b.Table()/4, 4<<20), 256<<20))
+}
+
+// testBuildChunk, when positive, is every build's chunk size (tests: many
+// small runs).
+var testBuildChunk int

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // stateDump renders what a state holds per key, independent of how its
@@ -22,8 +23,8 @@ func stateDump(t *testing.T, s *State) string {
 	var keys []cdc.Key
 	s.Index().EachHead(func(k cdc.Key, _ uint64) { keys = append(keys, k) })
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	hrow := func(h *histRow) string {
-		return fmt.Sprintf("%s..%s %d..%d %s %q %s@%d", h.seq.Hex(), h.toSeq.Hex(), h.from, h.to, h.hash, h.tx, s.hfiles[h.file], h.pos)
+	hrow := func(h *localstate.HistRow) string {
+		return fmt.Sprintf("%s..%s %d..%d %s %q %s@%d", h.Seq.Hex(), h.ToSeq.Hex(), h.From, h.To, h.Hash, h.Tx, s.hfiles[h.File], h.Pos)
 	}
 	vals := func(r *cdc.Row) string {
 		if r == nil {
@@ -38,11 +39,11 @@ func stateDump(t *testing.T, s *State) string {
 			line += fmt.Sprintf(" mirror %s %v %s@%d", e.Seq.Hex(), e.Deleted, s.Index().FilePath(e.File), e.Pos)
 		}
 		var mirror *cdc.Row
-		if err := s.walk(k, wantMirror, func(r *chainRec) bool {
-			if r.flags&recMirror == 0 {
+		if err := s.walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
+			if r.Flags&localstate.RecMirror == 0 {
 				return true
 			}
-			mirror = r.mirror
+			mirror = r.Mirror
 			return false
 		}); err != nil {
 			t.Fatal(err)

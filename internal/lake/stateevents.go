@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // LoadAllEvents is LoadEvents for every bronze record, then
@@ -13,7 +14,7 @@ import (
 // are not added as they come: a file's keys are spread over the whole
 // table, and once the key index lives on disk each would be a random
 // read of the index and of the key's chain. They go through the build's
-// key sort instead (buildSorter: a chunk of a quarter of the table
+// key sort instead (localstate.BuildSorter: a chunk of a quarter of the table
 // budget, sorted runs beside the log, merged), and each key's events are
 // then added in key order, the index's RAM part emptied every 65,536 keys
 // (the table stays within its budget). Records the log already holds
@@ -31,19 +32,19 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	bs := &buildSorter{dir: s.stateDir(), limit: buildChunkBytes(s.budget)}
-	defer bs.close()
-	w := recWriter{c: s.c}
+	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.budget)}
+	defer bs.Close()
+	w := localstate.RecWriter{C: s.c}
 	err := each(func(byKey map[cdc.Key][]*cdc.Event) error {
 		for k, es := range byKey {
 			if len(es) == 0 {
 				continue
 			}
-			w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(es)))
+			w.Buf = binary.AppendUvarint(w.Buf[:0], uint64(len(es)))
 			for _, e := range es {
-				w.event(e, nil)
+				w.Event(e, nil)
 			}
-			if err := bs.add(k, buildEvents, w.buf); err != nil {
+			if err := bs.Add(k, localstate.BuildEvents, w.Buf); err != nil {
 				return err
 			}
 		}
@@ -54,19 +55,19 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	}
 	keys := 0
 	var add []*cdc.Event
-	err = bs.each(func(g *buildGroup) error {
+	err = bs.Each(func(g *localstate.BuildGroup) error {
 		add = add[:0]
-		for _, p := range g.events {
-			r := recReader{c: s.c, b: p}
-			n := r.uvarint()
-			for i := uint64(0); i < n && r.err == nil; i++ {
-				add = append(add, r.event(g.key, func() *cdc.Row { return nil }))
+		for _, p := range g.Events {
+			r := localstate.RecReader{C: s.c, B: p}
+			n := r.Uvarint()
+			for i := uint64(0); i < n && r.Err == nil; i++ {
+				add = append(add, r.Event(g.Key, func() *cdc.Row { return nil }))
 			}
-			if r.err != nil {
-				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.key), r.err)
+			if r.Err != nil {
+				return fmt.Errorf("lake: local state: past changes of key %x: %w", string(g.Key), r.Err)
 			}
 		}
-		if err := s.addEvents(g.key, add); err != nil {
+		if err := s.addEvents(g.Key, add); err != nil {
 			return err
 		}
 		keys++

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
 // histChanges is what one batch (or rebuild) did to the history table,
@@ -69,8 +70,8 @@ var parallelRecordKeys = 4096 // a variable for tests
 
 // recEncoder encodes the chain records of a range of a batch plan's keys.
 type recEncoder struct {
-	w       recWriter
-	rowsBuf []histRow
+	w       localstate.RecWriter
+	rowsBuf []localstate.HistRow
 	out     []byte // the records, one after another
 	ends    []int  // end of each record in out
 }
@@ -98,11 +99,11 @@ func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMi
 		ent := plan.entries[i]
 		e.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, plan.loggedEvents(i), mirror, hist, c)
 		if !direct {
-			e.out = append(e.out, e.w.buf...)
+			e.out = append(e.out, e.w.Buf...)
 			e.ends = append(e.ends, len(e.out))
 			continue
 		}
-		if err := s.appendRec(ent, e.w.buf); err != nil {
+		if err := s.appendRec(ent, e.w.Buf); err != nil {
 			return err
 		}
 	}
@@ -125,7 +126,7 @@ func (e *recEncoder) appendTo(s *State, plan *batchPlan, lo int) error {
 // appendRec appends one encoded record and makes it index entry ent's
 // head. Errors: log writes (the state is then invalid).
 func (s *State) appendRec(ent uint32, rec []byte) error {
-	ref, err := s.log.append(rec)
+	ref, err := s.log.Append(rec)
 	if err != nil {
 		s.invalidate()
 		return err
@@ -170,38 +171,38 @@ func (s *State) settle() {
 func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event, mirror *cdc.Row, hist *histChanges, c *keyChange) {
 	var flags uint8
 	if events != nil {
-		flags |= recEvents
+		flags |= localstate.RecEvents
 	}
 	if mirror != nil {
-		flags |= recMirror
+		flags |= localstate.RecMirror
 	}
 	if c != nil {
 		if c.n > 0 || c.removed != nil || c.reset {
-			flags |= recRows
+			flags |= localstate.RecRows
 		}
 		if c.openChanged {
-			flags |= recOpen
+			flags |= localstate.RecOpen
 		}
 		if c.reset {
-			flags |= recReset
+			flags |= localstate.RecReset
 		}
 	}
 	w := &e.w
-	w.begin(prev, batch, flags)
+	w.Begin(prev, batch, flags)
 	if events != nil {
-		w.events(events, mirror)
+		w.Events(events, mirror)
 	}
 	if mirror != nil {
-		w.mirrorRow(mirror)
+		w.MirrorRow(mirror)
 	}
-	var open *histRow
+	var open *localstate.HistRow
 	var openVals *cdc.Row
 	openAt := -1 // open's index in the rows section
-	if flags&recRows != 0 {
+	if flags&localstate.RecRows != 0 {
 		rows := e.rowsBuf[:0]
 		for i := range c.n {
 			v := &hist.writes[c.first+i].v
-			rows = append(rows, histRowOf(v, hist.locs[c.first+i].File, hist.locs[c.first+i].Pos))
+			rows = append(rows, localstate.HistRowOf(v, hist.locs[c.first+i].File, hist.locs[c.first+i].Pos))
 		}
 		for i := range c.n {
 			if v := &hist.writes[c.first+i].v; v.Current() {
@@ -212,11 +213,11 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		if c.removed != nil {
 			rm = []rowLoc{*c.removed}
 		}
-		w.rows(rows, rm)
+		w.Rows(rows, rm)
 		e.rowsBuf = rows
 	}
-	if flags&recOpen != 0 {
-		w.openVersion(open, openAt, openVals, mirror)
+	if flags&localstate.RecOpen != 0 {
+		w.OpenVersion(open, openAt, openVals, mirror)
 	}
 }
 
@@ -226,7 +227,7 @@ func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) err
 	enc := &s.encoders[0]
 	for i, e := range entries {
 		enc.encodeKeyRec(s.ix.HeadAt(e), batch, nil, rows[i], nil, nil)
-		if err := s.appendRec(e, enc.w.buf); err != nil {
+		if err := s.appendRec(e, enc.w.Buf); err != nil {
 			return err
 		}
 	}
@@ -257,7 +258,7 @@ func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
 		c := &hist.changes[i]
 		ent := plan.entries[c.group]
 		enc.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, nil, nil, hist, c)
-		if err := s.appendRec(ent, enc.w.buf); err != nil {
+		if err := s.appendRec(ent, enc.w.Buf); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -42,10 +43,10 @@ func (s *State) keyLogged(k cdc.Key) bool {
 func (s *State) pastChanges(k cdc.Key, sh *shape) ([]*cdc.Event, *cdc.Row, error) {
 	var events []*cdc.Event
 	var mirror *cdc.Row
-	err := s.walk(k, wantEvents|wantMirror, func(r *chainRec) bool {
-		events = append(events, r.events...)
-		if mirror == nil && r.flags&recMirror != 0 {
-			mirror = r.mirror
+	err := s.walk(k, localstate.WantEvents|localstate.WantMirror, func(r *localstate.ChainRec) bool {
+		events = append(events, r.Events...)
+		if mirror == nil && r.Flags&localstate.RecMirror != 0 {
+			mirror = r.Mirror
 		}
 		return true
 	})

@@ -1,4 +1,4 @@
-package lake
+package localstate
 
 import (
 	"encoding/binary"
@@ -7,28 +7,28 @@ import (
 	"os"
 )
 
-// stateLog is an append-only file of length-prefixed records on the
+// Log is an append-only file of length-prefixed records on the
 // worker's local disk, read back by reference with positioned reads (the
 // page cache serves them; nothing is mapped into the process). A record's
 // reference is its byte offset; offset 0 holds a magic header, so 0 means
 // "no record". Appends are buffered and reach the file on flush; reads of
 // records still in the buffer are served from it. Not safe for concurrent
 // use.
-type stateLog struct {
+type Log struct {
 	f       *os.File
 	path    string
 	flushed int64  // bytes in the file
 	buf     []byte // appended, not yet written
 }
 
-// stateLogMagic starts every log this code writes. Its records may use
-// every form staterec.go decodes; a log starting with stateLogMagicV1
+// logMagic starts every log this code writes. Its records may use
+// every form record.go decodes; a log starting with logMagicV1
 // (written before the build wrote one record per key, openAtRow) has no
 // openAtRow records and reads the same. Both have the same length, so
 // record references are the same.
 const (
-	stateLogMagic   = "LMSTATE2"
-	stateLogMagicV1 = "LMSTATE1"
+	logMagic   = "LMSTATE2"
+	logMagicV1 = "LMSTATE1"
 )
 
 // flushAt is the buffered size at which appends are written through.
@@ -43,39 +43,39 @@ const keepBuf = 8 << 10
 
 // readAhead is how many bytes a read of one record asks for at first: a
 // chain record of a row with its history is usually 0.2 to 0.6 KiB (each
-// row stored once, see staterec.go), and a second positioned read costs a
+// row stored once, see record.go), and a second positioned read costs a
 // system call.
 const readAhead = 1 << 10
 
-// openStateLog creates (or truncates) the log file path.
-func openStateLog(path string) (*stateLog, error) {
+// OpenLog creates (or truncates) the log file path.
+func OpenLog(path string) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lake: local state log: %w", err)
 	}
-	l := &stateLog{f: f, path: path, buf: append(make([]byte, 0, keepBuf), stateLogMagic...)}
+	l := &Log{f: f, path: path, buf: append(make([]byte, 0, keepBuf), logMagic...)}
 	return l, nil
 }
 
-// size is the log's length in bytes, buffered appends included.
-func (l *stateLog) size() int64 { return l.flushed + int64(len(l.buf)) }
+// Size is the log's length in bytes, buffered appends included.
+func (l *Log) Size() int64 { return l.flushed + int64(len(l.buf)) }
 
-// append adds one record and returns its reference. The payload is
+// Append adds one record and returns its reference. The payload is
 // copied.
-func (l *stateLog) append(payload []byte) (uint64, error) {
-	ref := uint64(l.size())
+func (l *Log) Append(payload []byte) (uint64, error) {
+	ref := uint64(l.Size())
 	l.buf = binary.AppendUvarint(l.buf, uint64(len(payload)))
 	l.buf = append(l.buf, payload...)
 	if len(l.buf) >= flushAt {
-		if err := l.flush(); err != nil {
+		if err := l.Flush(); err != nil {
 			return 0, err
 		}
 	}
 	return ref, nil
 }
 
-// flush writes buffered appends to the file.
-func (l *stateLog) flush() error {
+// Flush writes buffered appends to the file.
+func (l *Log) Flush() error {
 	if len(l.buf) == 0 {
 		return nil
 	}
@@ -93,13 +93,13 @@ func (l *stateLog) flush() error {
 	return nil
 }
 
-// read returns the payload of the record at ref, read into buf's storage
+// Read returns the payload of the record at ref, read into buf's storage
 // when it fits, and the buffer to pass to the next read (buf, or a larger
 // one). The payload is valid until the next read into that buffer.
-func (l *stateLog) read(ref uint64, buf []byte) (payload, next []byte, err error) {
+func (l *Log) Read(ref uint64, buf []byte) (payload, next []byte, err error) {
 	dst := buf
 	off := int64(ref)
-	if off < int64(len(stateLogMagic)) || off >= l.size() {
+	if off < int64(len(logMagic)) || off >= l.Size() {
 		return nil, buf, fmt.Errorf("lake: local state log %s: bad record reference %d", l.path, ref)
 	}
 	if off >= l.flushed { // still buffered
@@ -141,7 +141,7 @@ func (l *stateLog) read(ref uint64, buf []byte) (payload, next []byte, err error
 
 // readAt reads into b from off, spanning the file and the buffer; it
 // returns how many bytes it read (fewer than len(b) only at the end).
-func (l *stateLog) readAt(b []byte, off int64) (int, error) {
+func (l *Log) readAt(b []byte, off int64) (int, error) {
 	n := 0
 	if off < l.flushed {
 		want := min(int64(len(b)), l.flushed-off)
@@ -161,8 +161,31 @@ func (l *stateLog) readAt(b []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// close closes and removes the file.
-func (l *stateLog) close() error {
+// Path is the log file's path.
+func (l *Log) Path() string { return l.path }
+
+// Flushed returns how many bytes of the log are in the file, and a reader
+// of those bytes.
+func (l *Log) Flushed() (int64, *io.SectionReader) {
+	return l.flushed, io.NewSectionReader(l.f, 0, l.flushed)
+}
+
+// Load replaces the log's content with b, a whole log (its magic first,
+// as a sidecar holds it): records keep their references.
+func (l *Log) Load(b []byte) error {
+	if _, err := l.f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("lake: write local state log %s: %w", l.path, err)
+	}
+	l.buf, l.flushed = l.buf[:0], int64(len(b))
+	return nil
+}
+
+// CloseFile closes the log's file and keeps the log, whose next read or
+// write of the file then fails: tests break a log so.
+func (l *Log) CloseFile() error { return l.f.Close() }
+
+// Close closes and removes the file.
+func (l *Log) Close() error {
 	if l == nil || l.f == nil {
 		return nil
 	}

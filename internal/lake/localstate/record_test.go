@@ -1,4 +1,4 @@
-package lake
+package localstate
 
 import (
 	"bytes"
@@ -52,25 +52,25 @@ func randRow(r *rand.Rand, cols *cdc.Columns) *cdc.Row {
 // sections skipped when not asked for.
 func TestChainRecordRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	c := newCodec()
+	c := NewCodec()
 	layouts := []*cdc.Columns{cdc.NewColumns([]string{"id", "a", "b"}), cdc.NewColumns([]string{"id", "a", "b", "c"})}
-	l, err := openStateLog(filepath.Join(t.TempDir(), "log"))
+	l, err := OpenLog(filepath.Join(t.TempDir(), "log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.close()
+	defer l.Close()
 	type want struct {
 		ref uint64
-		rec chainRec
+		rec ChainRec
 	}
 	var all []want
 	atRow := 0 // records whose open version refers to a row (openAtRow)
-	w := recWriter{c: c}
+	w := RecWriter{C: c}
 	for i := 0; i < 1000; i++ {
 		cols := layouts[r.IntN(2)]
-		rec := chainRec{prev: uint64(r.IntN(1000)), batch: int64(r.IntN(1 << 30)), flags: uint8(r.IntN(32))}
+		rec := ChainRec{Prev: uint64(r.IntN(1000)), Batch: int64(r.IntN(1 << 30)), Flags: uint8(r.IntN(32))}
 		k := cdc.Key("key")
-		if rec.flags&recEvents != 0 {
+		if rec.Flags&RecEvents != 0 {
 			for j := 0; j < r.IntN(4); j++ {
 				e := &cdc.Event{Op: cdc.Op(r.IntN(5)), Seq: cdc.SeqOf(r.Uint64(), r.Uint64()), Key: k, SourceTs: r.Int64N(1 << 50),
 					TxID: "tx", Snapshot: cdc.SnapshotMark(r.IntN(4)), Origin: cdc.Origin{Topic: "t" + string(rune('a'+r.IntN(3))), Partition: int32(r.IntN(8)), Offset: r.Int64N(1 << 40)}}
@@ -87,77 +87,77 @@ func TestChainRecordRoundTrip(t *testing.T) {
 						e.OldKey = "old"
 					}
 				}
-				rec.events = append(rec.events, e)
+				rec.Events = append(rec.Events, e)
 			}
-			if rec.events == nil {
-				rec.events = []*cdc.Event{}
+			if rec.Events == nil {
+				rec.Events = []*cdc.Event{}
 			}
 		}
-		if rec.flags&recMirror != 0 {
-			rec.mirror = randRow(r, cols)
-			for _, e := range rec.events { // after images equal to the mirror row are stored as references to it
+		if rec.Flags&RecMirror != 0 {
+			rec.Mirror = randRow(r, cols)
+			for _, e := range rec.Events { // after images equal to the mirror row are stored as references to it
 				if e.After != nil && r.IntN(2) == 0 {
-					e.After = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.mirror.Vals)}
+					e.After = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.Mirror.Vals)}
 				}
 			}
 		}
-		hr := func() histRow {
-			h := histRow{seq: cdc.SeqOf(r.Uint64(), 1), from: r.Int64N(1 << 50), hash: "0123456789abcdef0123456789abcdef", file: int32(r.IntN(9)), pos: r.Int64N(1 << 30)}
+		hr := func() HistRow {
+			h := HistRow{Seq: cdc.SeqOf(r.Uint64(), 1), From: r.Int64N(1 << 50), Hash: "0123456789abcdef0123456789abcdef", File: int32(r.IntN(9)), Pos: r.Int64N(1 << 30)}
 			if r.IntN(2) == 0 {
-				h.toSeq, h.to, h.tx = cdc.SeqOf(r.Uint64(), 2), r.Int64N(1<<50), "77"
+				h.ToSeq, h.To, h.Tx = cdc.SeqOf(r.Uint64(), 2), r.Int64N(1<<50), "77"
 			}
 			if r.IntN(5) == 0 {
-				h.hash = "NOT-HEX"
+				h.Hash = "NOT-HEX"
 			}
 			return h
 		}
-		if rec.flags&recRows != 0 {
+		if rec.Flags&RecRows != 0 {
 			for j := 0; j < r.IntN(3); j++ {
-				rec.rows = append(rec.rows, hr())
+				rec.Rows = append(rec.Rows, hr())
 			}
 			for j := 0; j < r.IntN(2); j++ {
-				rec.removed = append(rec.removed, rowLoc{File: int32(r.IntN(9)), Pos: r.Int64N(1 << 30)})
+				rec.Removed = append(rec.Removed, rowLoc{File: int32(r.IntN(9)), Pos: r.Int64N(1 << 30)})
 			}
 		}
 		openAt := -1 // the open version is rows[openAt] (stored as a reference to it when its values are the mirror's)
-		if rec.flags&recOpen != 0 && r.IntN(3) > 0 {
+		if rec.Flags&RecOpen != 0 && r.IntN(3) > 0 {
 			h := hr()
-			if len(rec.rows) > 0 && r.IntN(2) == 0 {
-				openAt = r.IntN(len(rec.rows))
-				h = rec.rows[openAt]
+			if len(rec.Rows) > 0 && r.IntN(2) == 0 {
+				openAt = r.IntN(len(rec.Rows))
+				h = rec.Rows[openAt]
 			}
-			rec.open, rec.openVal = &h, randRow(r, cols)
-			if rec.mirror != nil && r.IntN(2) == 0 {
-				rec.openVal = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.mirror.Vals)}
+			rec.Open, rec.OpenVal = &h, randRow(r, cols)
+			if rec.Mirror != nil && r.IntN(2) == 0 {
+				rec.OpenVal = &cdc.Row{Cols: cols, Vals: slices.Clone(rec.Mirror.Vals)}
 			}
 		}
-		w.begin(rec.prev, rec.batch, rec.flags)
-		if rec.flags&recEvents != 0 {
-			w.events(rec.events, rec.mirror)
-			for _, e := range rec.events { // an upsert's before image is not kept, but a key-change create's as it came
-				if e.Op.IsUpsert() && (e.OldKey == "" || !hasUnavailable(e.Before)) {
+		w.Begin(rec.Prev, rec.Batch, rec.Flags)
+		if rec.Flags&RecEvents != 0 {
+			w.Events(rec.Events, rec.Mirror)
+			for _, e := range rec.Events { // an upsert's before image is not kept, but a key-change create's as it came
+				if e.Op.IsUpsert() && (e.OldKey == "" || !HasUnavailable(e.Before)) {
 					e.Before = nil
 				}
 			}
 		}
-		if rec.flags&recMirror != 0 {
-			w.mirrorRow(rec.mirror)
+		if rec.Flags&RecMirror != 0 {
+			w.MirrorRow(rec.Mirror)
 		}
-		if rec.flags&recRows != 0 {
-			w.rows(rec.rows, rec.removed)
+		if rec.Flags&RecRows != 0 {
+			w.Rows(rec.Rows, rec.Removed)
 		}
-		if rec.flags&recOpen != 0 {
-			w.openVersion(rec.open, openAt, rec.openVal, rec.mirror)
+		if rec.Flags&RecOpen != 0 {
+			w.OpenVersion(rec.Open, openAt, rec.OpenVal, rec.Mirror)
 		}
-		if rec.flags&recOpen != 0 && openAt >= 0 && rec.mirror != nil && sameRow(rec.openVal, rec.mirror) {
+		if rec.Flags&RecOpen != 0 && openAt >= 0 && rec.Mirror != nil && sameRow(rec.OpenVal, rec.Mirror) {
 			atRow++
 		}
-		ref, err := l.append(w.buf)
+		ref, err := l.Append(w.Buf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i%50 == 0 {
-			if err := l.flush(); err != nil {
+			if err := l.Flush(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -165,37 +165,37 @@ func TestChainRecordRoundTrip(t *testing.T) {
 	}
 	var buf []byte
 	for i, x := range all {
-		b, next, err := l.read(x.ref, buf)
+		b, next, err := l.Read(x.ref, buf)
 		buf = next
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.decodeRec(b, "key", wantEvents|wantMirror|wantRows|wantOpen)
+		got, err := c.DecodeRec(b, "key", WantEvents|WantMirror|WantRows|WantOpen)
 		if err != nil {
 			t.Fatalf("record %d: %v", i, err)
 		}
 		if !reflect.DeepEqual(got, x.rec) {
 			t.Fatalf("record %d differs:\ngot  %+v\nwant %+v", i, got, x.rec)
 		}
-		only, err := c.decodeRec(b, "key", wantOpen)
-		if err != nil || only.events != nil || only.mirror != nil || only.rows != nil || !reflect.DeepEqual(only.open, x.rec.open) ||
-			!reflect.DeepEqual(only.openVal, x.rec.openVal) {
+		only, err := c.DecodeRec(b, "key", WantOpen)
+		if err != nil || only.Events != nil || only.Mirror != nil || only.Rows != nil || !reflect.DeepEqual(only.Open, x.rec.Open) ||
+			!reflect.DeepEqual(only.OpenVal, x.rec.OpenVal) {
 			t.Fatalf("record %d: open-only decode %+v, %v", i, only, err)
 		}
 		// rows referred to from several sections are never shared
-		for _, e := range got.events {
-			if got.mirror != nil && e.After == got.mirror || got.openVal != nil && e.After == got.openVal {
+		for _, e := range got.Events {
+			if got.Mirror != nil && e.After == got.Mirror || got.OpenVal != nil && e.After == got.OpenVal {
 				t.Fatalf("record %d: an after image shares its row with another section", i)
 			}
 		}
-		if got.mirror != nil && got.openVal == got.mirror {
+		if got.Mirror != nil && got.OpenVal == got.Mirror {
 			t.Fatalf("record %d: the open version shares its row with the mirror section", i)
 		}
 	}
 	if atRow < 5 {
 		t.Fatalf("only %d records refer to a row for their open version", atRow)
 	}
-	if _, err := c.decodeRec([]byte{1, 2, 3}, "key", wantEvents); err == nil {
+	if _, err := c.DecodeRec([]byte{1, 2, 3}, "key", WantEvents); err == nil {
 		t.Fatal("a truncated record decoded")
 	}
 }
@@ -204,8 +204,8 @@ func TestChainRecordRoundTrip(t *testing.T) {
 // slot of every delete: it loads with no new key, and a create's old
 // key loads as before.
 func TestChainRecordKeySlot(t *testing.T) {
-	c := newCodec()
-	w := recWriter{c: c}
+	c := NewCodec()
+	w := RecWriter{C: c}
 	cols := cdc.NewColumns([]string{"id", "a"})
 	row := &cdc.Row{Cols: cols, Vals: []cdc.Value{cdc.Int(1), cdc.String("x")}}
 	raw := &cdc.Row{Cols: cols, Vals: []cdc.Value{cdc.Int(1), cdc.Unavailable()}}
@@ -215,16 +215,16 @@ func TestChainRecordKeySlot(t *testing.T) {
 		{Op: cdc.OpCreate, Seq: cdc.SeqOf(3, 3), Key: "k", Before: raw, After: row, OldKey: "o"},
 		{Op: cdc.OpCreate, Seq: cdc.SeqOf(4, 4), Key: "k", Before: row, After: row},
 	}
-	w.begin(0, 1, recEvents)
-	w.events(events, nil)
-	got, err := c.decodeRec(w.buf, "k", wantEvents)
+	w.Begin(0, 1, RecEvents)
+	w.Events(events, nil)
+	got, err := c.DecodeRec(w.Buf, "k", WantEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.events) != 4 {
-		t.Fatalf("%d events", len(got.events))
+	if len(got.Events) != 4 {
+		t.Fatalf("%d events", len(got.Events))
 	}
-	g := got.events
+	g := got.Events
 	if g[0].NewKey != "n" || g[0].OldKey != "" || g[1].NewKey != "" || g[1].OldKey != "" {
 		t.Errorf("deletes: new keys %q %q, old keys %q %q", g[0].NewKey, g[1].NewKey, g[0].OldKey, g[1].OldKey)
 	}

@@ -1,4 +1,4 @@
-package lake
+package localstate
 
 import (
 	"bufio"
@@ -12,15 +12,14 @@ import (
 	"slices"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 )
 
-// A build from the tables (State.build) does not look keys up while it
+// A build from the tables (the lake package's State.build) does not look keys up while it
 // reads them: a key's mirror row and its history rows come from different
 // files, in no key order, and once the key index outgrows its budget and
 // lives on disk every such lookup is a random read (at 30 M keys they
 // made the build about eight times slower per key than at 1 M). Instead
-// the rows read go to a buildSorter as (key, kind, payload) items: kept
+// the rows read go to a BuildSorter as (key, kind, payload) items: kept
 // in a chunk of bounded size, sorted by key when full and written to a
 // run file beside the log; the runs are then merged in key order, and
 // each key gets one chain record (its mirror row, its history rows, its
@@ -29,34 +28,17 @@ import (
 
 // Kinds of a build item, in the order a key's items are merged.
 const (
-	buildMirrorRow  = 0 // payload: seq, deleted, file id, position, row
-	buildHistoryRow = 1 // payload: history row, open flag, row (when open)
-	buildEvents     = 2 // payload: count, then each event as a chain record holds it (State.LoadAllEvents)
+	BuildMirrorRow  = 0 // payload: seq, deleted, file id, position, row
+	BuildHistoryRow = 1 // payload: history row, open flag, row (when open)
+	BuildEvents     = 2 // payload: count, then each event as a chain record holds it (lake.State.LoadAllEvents)
 )
 
-// buildChunkBytes is the most a build holds in its sort chunk: a quarter
-// of the table's index budget, within 4 to 256 MiB (64 MiB without a
-// budget).
-func buildChunkBytes(b *keyindex.Budget) int {
-	if testBuildChunk > 0 {
-		return testBuildChunk
-	}
-	if b == nil {
-		return 64 << 20
-	}
-	return int(min(max(b.Table()/4, 4<<20), 256<<20))
-}
-
-// testBuildChunk, when positive, is every build's chunk size (tests: many
-// small runs).
-var testBuildChunk int
-
-// buildSorter collects a build's items and gives them back grouped by
+// BuildSorter collects a build's items and gives them back grouped by
 // key, in key order, each key's items mirror first, then in the order
 // they were added. Not safe for concurrent use.
-type buildSorter struct {
-	dir   string // where run files go
-	limit int    // chunk bytes before a run is written
+type BuildSorter struct {
+	Dir   string // where run files go
+	Limit int    // chunk bytes before a run is written
 	arena []byte // the chunk's items: key, kind, payload
 	items []sortItem
 	runs  []*os.File
@@ -69,10 +51,10 @@ type buildSorter struct {
 // arena[off+klen] its kind, arena[off+klen+1:end] its payload.
 type sortItem struct{ off, klen, end uint32 }
 
-// add appends one item (key and payload are copied). Errors: writing a
+// Add appends one item (key and payload are copied). Errors: writing a
 // run file.
-func (b *buildSorter) add(k cdc.Key, kind byte, payload []byte) error {
-	if len(b.items) > 0 && len(b.arena)+len(k)+len(payload)+1 > b.limit {
+func (b *BuildSorter) Add(k cdc.Key, kind byte, payload []byte) error {
+	if len(b.items) > 0 && len(b.arena)+len(k)+len(payload)+1 > b.Limit {
 		if err := b.writeRun(); err != nil {
 			return err
 		}
@@ -89,7 +71,7 @@ func (b *buildSorter) add(k cdc.Key, kind byte, payload []byte) error {
 }
 
 // sortChunk orders the chunk's items by key, then kind, stably.
-func (b *buildSorter) sortChunk() {
+func (b *BuildSorter) sortChunk() {
 	a := b.arena
 	slices.SortStableFunc(b.items, func(x, y sortItem) int {
 		if c := bytes.Compare(a[x.off:x.off+x.klen], a[y.off:y.off+y.klen]); c != 0 {
@@ -102,9 +84,9 @@ func (b *buildSorter) sortChunk() {
 // writeRun sorts the chunk and writes it to a new run file, then empties
 // it (keeping its memory). Run file item: uvarint key length, key, kind,
 // uvarint payload length, payload.
-func (b *buildSorter) writeRun() error {
+func (b *BuildSorter) writeRun() error {
 	b.sortChunk()
-	f, err := os.CreateTemp(b.dir, "state-build-*.run")
+	f, err := os.CreateTemp(b.Dir, "state-build-*.run")
 	if err != nil {
 		return fmt.Errorf("lake: local state build: %w", err)
 	}
@@ -128,8 +110,8 @@ func (b *buildSorter) writeRun() error {
 	return nil
 }
 
-// close releases the run files.
-func (b *buildSorter) close() {
+// Close releases the run files.
+func (b *BuildSorter) Close() {
 	for _, f := range b.runs {
 		f.Close()
 	}
@@ -137,18 +119,18 @@ func (b *buildSorter) close() {
 	b.arena, b.items = nil, nil
 }
 
-// buildGroup is one key's items: its mirror rows', history rows' and
+// BuildGroup is one key's items: its mirror rows', history rows' and
 // events' payloads (valid until the next group).
-type buildGroup struct {
-	key     cdc.Key
-	mirrors [][]byte
-	history [][]byte
-	events  [][]byte
+type BuildGroup struct {
+	Key     cdc.Key
+	Mirrors [][]byte
+	History [][]byte
+	Events  [][]byte
 }
 
-// each calls fn for every key's group, in key order: the runs written and
+// Each calls fn for every key's group, in key order: the runs written and
 // the chunk in memory, merged. Errors: reading a run file, fn's.
-func (b *buildSorter) each(fn func(g *buildGroup) error) error {
+func (b *BuildSorter) Each(fn func(g *BuildGroup) error) error {
 	b.sortChunk()
 	srcs := make(mergeHeap, 0, len(b.runs)+1)
 	for i, f := range b.runs {
@@ -171,7 +153,7 @@ func (b *buildSorter) each(fn func(g *buildGroup) error) error {
 		srcs = append(srcs, mem)
 	}
 	heap.Init(&srcs)
-	var g buildGroup
+	var g BuildGroup
 	var keyBuf []byte
 	var store []byte // the group's payloads
 	type span struct {
@@ -196,16 +178,16 @@ func (b *buildSorter) each(fn func(g *buildGroup) error) error {
 				heap.Fix(&srcs, 0)
 			}
 		}
-		g.key, g.mirrors, g.history, g.events = cdc.Key(keyBuf), g.mirrors[:0], g.history[:0], g.events[:0]
+		g.Key, g.Mirrors, g.History, g.Events = cdc.Key(keyBuf), g.Mirrors[:0], g.History[:0], g.Events[:0]
 		for _, sp := range spans {
 			p := store[sp.start:sp.end:sp.end]
 			switch sp.kind {
-			case buildMirrorRow:
-				g.mirrors = append(g.mirrors, p)
-			case buildHistoryRow:
-				g.history = append(g.history, p)
-			case buildEvents:
-				g.events = append(g.events, p)
+			case BuildMirrorRow:
+				g.Mirrors = append(g.Mirrors, p)
+			case BuildHistoryRow:
+				g.History = append(g.History, p)
+			case BuildEvents:
+				g.Events = append(g.Events, p)
 			default:
 				return fmt.Errorf("lake: local state build: item of unknown kind %d", sp.kind)
 			}
@@ -233,7 +215,7 @@ type mergeSrc struct {
 	done    bool
 }
 
-var errBadRun = errors.New("lake: local state build: malformed run file")
+var ErrBadRun = errors.New("lake: local state build: malformed run file")
 
 // next moves to the source's next item (done after its last).
 func (s *mergeSrc) next() error {
@@ -261,7 +243,7 @@ func (s *mergeSrc) next() error {
 	s.kind, s.key = s.key[kl], s.key[:kl]
 	pl, err := binary.ReadUvarint(s.r)
 	if err != nil {
-		return errBadRun
+		return ErrBadRun
 	}
 	if s.payload, err = readN(s.r, s.payload, int(pl)); err != nil {
 		return err
@@ -272,14 +254,14 @@ func (s *mergeSrc) next() error {
 // readN reads n bytes into buf's storage (grown when needed).
 func readN(r io.Reader, buf []byte, n int) ([]byte, error) {
 	if n < 0 || n > 1<<31 {
-		return nil, errBadRun
+		return nil, ErrBadRun
 	}
 	if cap(buf) < n {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
 	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, errBadRun
+		return nil, ErrBadRun
 	}
 	return buf, nil
 }
