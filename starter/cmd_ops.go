@@ -259,7 +259,8 @@ func (a *app) settingsCmd() *cobra.Command {
 		Long: `settings changes a running table's batch bounds, quarantine limit or layout
 through a workflow update; the change takes effect at the table's next batch. It
 prints the table's effective settings, or with --output json the table's spec as
-the workflow holds it after the change (the fields of "spec" in status --output json).`,
+the workflow holds it after the change (the fields of "spec" in status --output json).
+Without a setting to change, it prints them as they are.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			asJSON, err := out.json()
@@ -282,10 +283,8 @@ the workflow holds it after the change (the fields of "spec" in status --output 
 				}
 				req.DeleteFormat = &f // the workflow refuses a change (SettingsRequest.CheckDeleteFormat)
 			}
-			if req == (workflows.SettingsRequest{}) {
-				return usage("give %s and/or a table's --*-partition-by/--*-sort-by", liveFlags())
-			}
-			if err := req.Validate(); err != nil {
+			change := req != (workflows.SettingsRequest{})
+			if err := req.Validate(); change && err != nil {
 				return settingError(err)
 			}
 			c, err := a.dialWorker(cmd.Context(), args[0])
@@ -294,7 +293,13 @@ the workflow holds it after the change (the fields of "spec" in status --output 
 			}
 			defer c.Close()
 			var spec activities.TableSpec
-			if err := sendUpdate(cmd.Context(), c, args[0], workflows.UpdateSettings, req, &spec); err != nil {
+			if !change { // no flag: print the settings in effect
+				st, err := queryStatus(cmd.Context(), c, args[0])
+				if err != nil {
+					return err
+				}
+				spec = st.Spec
+			} else if err := sendUpdate(cmd.Context(), c, args[0], workflows.UpdateSettings, req, &spec); err != nil {
 				return err
 			}
 			if asJSON {
@@ -302,7 +307,12 @@ the workflow holds it after the change (the fields of "spec" in status --output 
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, waiting at most %s; at most %d quarantined records per batch\n",
 				args[0], batchBounds(spec), spec.MaxWait, spec.Defaults().MaxQuarantine)
-			if req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil {
+			switch {
+			case !change:
+				if l := layoutText(spec.Layout); l != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: layout %s\n", args[0], l)
+				}
+			case req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: layout %s (files written from the next batch on; compaction rewrites the older ones)\n", args[0], layoutText(spec.Layout))
 			}
 			return nil

@@ -147,6 +147,12 @@ func TestStatusAndListJSON(t *testing.T) {
 		!reflect.DeepEqual(spec.Spec.KeyColumns, []string{"order_id"}) || spec.Spec.Catalog != s.Catalog.Identity() {
 		t.Errorf("settings --output json: %+v\n%s", spec.Spec, stdout)
 	}
+	// settings without a setting to change: the settings in effect
+	code, stdout, stderr = cli(t, append([]string{"settings", "cli.json"}, args...)...)
+	if want := "cli.json: batches of at most 100 records, waiting at most 200ms; at most 100 quarantined records per batch\n" +
+		"cli.json: layout bronze partitioned by day(_ingested_at)\n"; code != exitOK || stdout != want {
+		t.Errorf("settings without a change: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
 	code, stdout, _ = cli(t, append([]string{"list"}, args...)...)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if code != exitOK || len(lines) != 2 || !strings.HasPrefix(lines[1], "cli.json  cli.public.json  stream  0    2        ") || !strings.HasSuffix(lines[1], " ago") {

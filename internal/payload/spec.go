@@ -160,7 +160,7 @@ var Settings = []Setting{
 			return ""
 		}},
 	{Name: "max_quarantine", JSON: "max_quarantine", Default: 100, Live: true,
-		Doc: "records of one batch that may go to the quarantine table before the table blocks instead (raise it, then `retry`, to lift a quarantine-limit block)",
+		Doc: "records of one batch that may go to the quarantine table before the table blocks instead (raise it, then run starter retry, to lift a quarantine-limit block)",
 		check: func(s TableSpec) string {
 			return recordsIn(s.MaxQuarantine, 1, "")
 		}},
