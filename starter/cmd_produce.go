@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/names"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/worker/runner"
 )
@@ -43,6 +44,9 @@ redelivery of the same history (duplicates, which the pipeline drops).`,
 			asJSON, err := out.json()
 			if err != nil {
 				return err
+			}
+			if err := names.CheckTopic(args[0]); err != nil {
+				return usage("%v", err)
 			}
 			var recs []demoRecord
 			kc, err := runner.NewKafka(a.settings)

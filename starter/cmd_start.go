@@ -146,6 +146,9 @@ func settingError(err error) error {
 }
 
 func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
+	if err := names.CheckTopic(topic); err != nil {
+		return activities.TableSpec{}, usage("%v", err)
+	}
 	table := f.table
 	if table == "" {
 		parts := strings.Split(topic, ".")

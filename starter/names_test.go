@@ -53,3 +53,25 @@ func TestTableNameRuleEveryCommand(t *testing.T) {
 		t.Errorf("start srv.Shop.Orders: exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
 	}
 }
+
+// A topic Kafka would refuse (a space, a slash, a non-ASCII letter) is a
+// usage error naming the byte and Kafka's rule in start and produce,
+// before anything is dialled: a new user's `start "shop.public.orders "`
+// started a table that waited for a topic that cannot exist.
+func TestTopicRuleStartAndProduce(t *testing.T) {
+	nowhere := []string{"--temporal-address", closedAddr(t), "--kafka-brokers", closedAddr(t), "--data-dir", t.TempDir()}
+	for _, c := range []struct {
+		args []string
+		why  string
+	}{
+		{[]string{"start", "shop.public.orders ", "--table", "shop.x1"}, `topic "shop.public.orders " has " " at byte 18`},
+		{[]string{"start", "shop/orders", "--table", "shop.x1"}, `topic "shop/orders" has "/" at byte 4`},
+		{[]string{"produce", "bad topic"}, `topic "bad topic" has " " at byte 3`},
+		{[]string{"produce", "shop.tëst"}, `topic "shop.tëst" has "ë" at byte 6`},
+	} {
+		code, _, stderr := cli(t, append(c.args, nowhere...)...)
+		if want := "starter: " + c.why + "; " + names.TopicRule + "\n"; code != exitUsage || stderr != want {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant exit 2:\n%s", c.args, code, stderr, want)
+		}
+	}
+}

@@ -176,3 +176,47 @@ func show(s string) string {
 	}
 	return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
 }
+
+// TopicRule is Kafka's rule for a topic name, as error messages state it
+// (Apache Kafka, org.apache.kafka.common.internals.Topic.validate).
+const TopicRule = "a Kafka topic name is 1 to 249 characters of a-z, A-Z, 0-9, '.', '_' and '-', other than \".\" and \"..\""
+
+// MaxTopic is the longest Kafka topic name, in bytes.
+const MaxTopic = 249
+
+// CheckTopic returns nil when topic follows TopicRule (a topic Kafka
+// accepts), else an error that names the first thing wrong with it and
+// states the rule.
+func CheckTopic(topic string) error {
+	why := ""
+	switch {
+	case topic == "":
+		why = "is empty"
+	case topic == "." || topic == "..":
+		why = "is a dot name"
+	case len(topic) > MaxTopic:
+		why = fmt.Sprintf("is %d bytes long, more than %d", len(topic), MaxTopic)
+	default:
+		for i := 0; i < len(topic); {
+			c := topic[i]
+			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+				i++
+				continue
+			}
+			_, size := utf8.DecodeRuneInString(topic[i:])
+			why = fmt.Sprintf("has %q at byte %d", topic[i:i+size], i)
+			break
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return &topicError{Name: topic, Why: why}
+}
+
+// topicError is a topic name that breaks TopicRule.
+type topicError struct{ Name, Why string }
+
+func (e *topicError) Error() string {
+	return fmt.Sprintf("topic %s %s; %s", show(e.Name), e.Why, TopicRule)
+}

@@ -59,3 +59,28 @@ func TestCheckTable(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// CheckTopic: Kafka's topic rule, with the first thing wrong named.
+func TestCheckTopic(t *testing.T) {
+	for _, ok := range []string{"shop.public.orders", "dbserver1.inventory.customers", "A_b-c.9", strings.Repeat("t", 249)} {
+		if err := CheckTopic(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	rule := "; " + TopicRule
+	for topic, want := range map[string]string{
+		"":                       `topic "" is empty`,
+		"..":                     `topic ".." is a dot name`,
+		"bad topic":              `topic "bad topic" has " " at byte 3`,
+		"shop.public.orders ":    `topic "shop.public.orders " has " " at byte 18`,
+		"shop/orders":            `topic "shop/orders" has "/" at byte 4`,
+		"shop.tëst":              `topic "shop.tëst" has "ë" at byte 6`,
+		strings.Repeat("t", 250): `topic "tttttttttttttttttttttttttttttttttttttttt"… (250 bytes) is 250 bytes long, more than 249`,
+		"shop.orders\x01":        `topic "shop.orders\x01" has "\x01" at byte 11`,
+	} {
+		err := CheckTopic(topic)
+		if err == nil || err.Error() != want+rule {
+			t.Errorf("%q: %v, want %s", topic, err, want+rule)
+		}
+	}
+}

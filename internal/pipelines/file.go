@@ -535,8 +535,8 @@ func (f *File) checkEntry(ps *Problems, e *entry, hurt bool) {
 	}
 	switch {
 	case r.Topic != nil:
-		if strings.TrimSpace(*r.Topic) == "" || strings.ContainsAny(*r.Topic, " \t/") {
-			add("topic", "%q is not a Kafka topic name", *r.Topic)
+		if err := names.CheckTopic(*r.Topic); err != nil {
+			add("topic", "%v", err)
 		}
 		if r.Exclude != nil {
 			add("exclude", "only a topic_regex or topic_glob pipeline excludes topics")

@@ -110,6 +110,8 @@ pipelines:
   - just a string
   - topic: w.x
     layout: {mirror: {partition_by: ["week(ts)"]}}
+  - topic: "shop.public.orders "
+    table: shop.y
 `
 
 func TestParseReportsEveryProblem(t *testing.T) {
@@ -146,7 +148,8 @@ p.yaml:40: pipelines[8].maintenance.target_file_size: 1024 bytes is below 1 MiB 
 p.yaml:41: pipelines[8].maintenance.retain_last: 0: keep at least 1 snapshot
 p.yaml:42: pipelines[8].key: key column 2 is empty
 p.yaml:43: pipelines[9]: "just a string" is not a mapping
-p.yaml:45: pipelines[10].layout: mirror layout: layout: invalid field "week(ts)": want one of identity, bucket, truncate, year, month, day, hour`
+p.yaml:45: pipelines[10].layout: mirror layout: layout: invalid field "week(ts)": want one of identity, bucket, truncate, year, month, day, hour
+p.yaml:46: pipelines[11].topic: topic "shop.public.orders " has " " at byte 18; ` + names.TopicRule
 	if err == nil || err.Error() != want {
 		t.Fatalf("problems:\n%v\n\nwant:\n%s", err, want)
 	}
