@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -42,6 +43,9 @@ func addHandOverReason(ctx context.Context, c client.Client, st *workflows.Statu
 		return
 	}
 	r := handOverReason(st.Owner, desc.GetPendingActivities(), time.Now())
+	if r == "" && st.LagSource == lagFromKafka {
+		r = stalledPlanReason(st.Owner, st.TotalLag, st.Spec.Defaults().MaxWait, desc.GetPendingActivities(), time.Now())
+	}
 	if st.Owner == "" {
 		r = claimReason(st.Unowned, desc.GetPendingActivities(), time.Now())
 	}
@@ -120,6 +124,53 @@ func handOverReason(owner string, pending []*workflowpb.PendingActivityInfo, now
 		left := scheduled.Add(opts.GetScheduleToStartTimeout().AsDuration()).Sub(now)
 		secs := max(int64(math.Ceil(left.Seconds())), 0)
 		return fmt.Sprintf("waiting for hand-over from worker %s (%d s left)", worker, secs)
+	}
+	return ""
+}
+
+// planSettle is how long past its MaxWait a worker's plan may run while
+// records wait before status calls its worker silent: a live worker's
+// plan sees new records within a second (it polls the high watermarks)
+// and returns them at MaxWait at the latest.
+const planSettle = 5 * time.Second
+
+// stalledPlanReason is the phase reason for a table owned by the worker
+// queue owner while lag records wait (lag read from Kafka just now), with
+// these pending activities at now: when its PlanBatch has run on owner's
+// queue for more than maxWait + planSettle (a live worker would have
+// returned the waiting records), "waiting for hand-over from worker <id>
+// (up to <N> s left): <lag> records wait, but its plan has not returned; its last
+// heartbeat was <S> s ago, and a worker silent for <T> s is taken as
+// gone". The worker may be dead (killed, its machine lost): Temporal
+// notices at the plan's heartbeat timeout T, and the table then moves
+// (docs/design.md, "Recovery after a worker dies"). N is T minus the
+// silence (rounded up; 0 when due). "" otherwise.
+func stalledPlanReason(owner string, lag int64, maxWait time.Duration, pending []*workflowpb.PendingActivityInfo, now time.Time) string {
+	if lag <= 0 || owner == "" {
+		return ""
+	}
+	worker := strings.TrimPrefix(owner, activities.TaskQueue+"@")
+	for _, p := range pending {
+		opts := p.GetActivityOptions()
+		if p.GetActivityType().GetName() != "PlanBatch" || p.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED ||
+			opts.GetTaskQueue().GetName() != owner || opts.GetHeartbeatTimeout() == nil || p.GetLastStartedTime() == nil {
+			continue
+		}
+		started := p.GetLastStartedTime().AsTime()
+		if now.Sub(started) < maxWait+planSettle {
+			continue
+		}
+		last := started
+		if hb := p.GetLastHeartbeatTime(); hb != nil && hb.AsTime().After(last) {
+			last = hb.AsTime()
+		}
+		timeout := opts.GetHeartbeatTimeout().AsDuration()
+		silent := max(now.Sub(last), 0)
+		left := max(int64(math.Ceil((timeout - silent).Seconds())), 0)
+		waits := human.Count(lag, "record waits", "records wait")
+		return fmt.Sprintf("waiting for hand-over from worker %s (up to %d s left): %s, but its plan has not returned; "+
+			"its last heartbeat was %d s ago, and a worker silent for %d s is taken as gone",
+			worker, left, waits, int64(silent.Seconds()), int64(timeout.Seconds()))
 	}
 	return ""
 }

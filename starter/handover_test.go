@@ -128,3 +128,46 @@ func TestBuildReason(t *testing.T) {
 		}
 	}
 }
+
+// TestStalledPlanReason: records wait (lag read from Kafka) while the
+// owner's PlanBatch has run past MaxWait + planSettle: a live worker
+// would have returned them, so status says the table waits for its
+// worker to be taken as gone, with the heartbeat's silence and the time
+// left; nothing while the plan may still be filling its batch, without
+// lag, for another queue or activity, or a plan not started.
+func TestStalledPlanReason(t *testing.T) {
+	now := time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
+	const owner = "lakemirror@wb2"
+	plan := func(name string, state enumspb.PendingActivityState, queue string, started, heartbeat time.Duration) *workflowpb.PendingActivityInfo {
+		p := &workflowpb.PendingActivityInfo{ActivityType: &commonpb.ActivityType{Name: name}, State: state,
+			LastStartedTime: timestamppb.New(now.Add(-started)),
+			ActivityOptions: &activitypb.ActivityOptions{TaskQueue: &taskqueuepb.TaskQueue{Name: queue}, HeartbeatTimeout: durationpb.New(60 * time.Second)}}
+		if heartbeat > 0 {
+			p.LastHeartbeatTime = timestamppb.New(now.Add(-heartbeat))
+		}
+		return p
+	}
+	started := enumspb.PENDING_ACTIVITY_STATE_STARTED
+	for _, c := range []struct {
+		what string
+		lag  int64
+		p    *workflowpb.PendingActivityInfo
+		want string
+	}{
+		{"an idle plan's worker killed 35 s after its last heartbeat", 134, plan("PlanBatch", started, owner, 5*time.Minute, 35*time.Second),
+			"waiting for hand-over from worker wb2 (up to 25 s left): 134 records wait, but its plan has not returned; its last heartbeat was 35 s ago, and a worker silent for 60 s is taken as gone"},
+		{"no heartbeat yet", 1, plan("PlanBatch", started, owner, 20*time.Second, 0),
+			"waiting for hand-over from worker wb2 (up to 40 s left): 1 record waits, but its plan has not returned; its last heartbeat was 20 s ago, and a worker silent for 60 s is taken as gone"},
+		{"due", 5, plan("PlanBatch", started, owner, 5*time.Minute, 61*time.Second),
+			"waiting for hand-over from worker wb2 (up to 0 s left): 5 records wait, but its plan has not returned; its last heartbeat was 61 s ago, and a worker silent for 60 s is taken as gone"},
+		{"the plan may still be filling its batch", 134, plan("PlanBatch", started, owner, 5*time.Second, 0), ""},
+		{"no lag", 0, plan("PlanBatch", started, owner, 5*time.Minute, 35*time.Second), ""},
+		{"another queue", 134, plan("PlanBatch", started, "lakemirror@other", 5*time.Minute, 35*time.Second), ""},
+		{"a batch applying", 134, plan("ApplyBatch", started, owner, 5*time.Minute, 35*time.Second), ""},
+		{"scheduled, not started", 134, plan("PlanBatch", enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, owner, 5*time.Minute, 0), ""},
+	} {
+		if got := stalledPlanReason(owner, c.lag, time.Second, []*workflowpb.PendingActivityInfo{c.p}, now); got != c.want {
+			t.Errorf("%s:\n%q\nwant\n%q", c.what, got, c.want)
+		}
+	}
+}
