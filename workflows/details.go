@@ -38,6 +38,21 @@ type BatchLine struct {
 	History    int64     `json:"history_snapshot,omitempty"`
 }
 
+// TableSnapshots are the Iceberg snapshots of the table's newest commits
+// by this pipeline, per table (none: zero).
+type TableSnapshots struct {
+	Bronze  SnapshotAt `json:"bronze,omitempty"`
+	Mirror  SnapshotAt `json:"mirror,omitempty"`
+	History SnapshotAt `json:"history,omitempty"`
+}
+
+// SnapshotAt is one table's newest commit: its Iceberg snapshot id and
+// the batch that made it.
+type SnapshotAt struct {
+	ID    int64 `json:"id,omitempty"`
+	Batch int64 `json:"batch,omitempty"`
+}
+
 // activityNote is the activity the table waits for, for the current
 // details: its summary, the worker queue it is scheduled on and since
 // when (workflow time).
@@ -55,6 +70,14 @@ func (st *TableState) noteBatch(ctx workflow.Context, res *payload.ApplyResult, 
 		Bronze: res.Bronze.SnapshotID, Mirror: res.Mirror.SnapshotID, History: res.History.SnapshotID}
 	if line.Seq == 0 {
 		line.Seq = st.BatchSeq
+	}
+	for _, c := range []struct {
+		at *SnapshotAt
+		id int64
+	}{{&st.Snapshots.Bronze, line.Bronze}, {&st.Snapshots.Mirror, line.Mirror}, {&st.Snapshots.History, line.History}} {
+		if c.id != 0 {
+			*c.at = SnapshotAt{ID: c.id, Batch: line.Seq}
+		}
 	}
 	st.RecentBatches = append(st.RecentBatches, line)
 	if n := len(st.RecentBatches); n > recentBatches {
@@ -132,7 +155,7 @@ func (st *TableState) details(now time.Time) string {
 				batchDuration(l.Millis), l.Done.Format("2006-01-02 15:04:05")))
 		}
 		l := st.RecentBatches[len(st.RecentBatches)-1]
-		b.WriteString(fmt.Sprintf("\n**Iceberg snapshots** after batch %d: %s\n\n", l.Seq, snapshotIDs(st.Spec, l)))
+		b.WriteString(fmt.Sprintf("\n**Iceberg snapshots** after batch %d: %s\n\n", l.Seq, st.snapshotIDs(l.Seq)))
 	}
 
 	// effective settings
@@ -224,17 +247,22 @@ func (st *TableState) activityLine(now time.Time) string {
 	return line
 }
 
-// snapshotIDs lists the Iceberg snapshot ids of a batch's commits, for
-// the tables the spec keeps.
-func snapshotIDs(spec payload.TableSpec, l BatchLine) string {
+// snapshotIDs lists, for the tables the spec keeps, the Iceberg snapshot
+// id of the table's newest commit by this pipeline (st.Snapshots), with
+// its batch when that is not last (a batch that changed nothing in a
+// table commits nothing there).
+func (st *TableState) snapshotIDs(last int64) string {
 	var out []string
-	for _, t := range spec.Tables() {
-		id := map[string]int64{"bronze": l.Bronze, "mirror": l.Mirror, "history": l.History}[t]
-		if id == 0 {
-			out = append(out, t+" (no commit)")
-			continue
+	for _, t := range st.Spec.Tables() {
+		s := map[string]SnapshotAt{"bronze": st.Snapshots.Bronze, "mirror": st.Snapshots.Mirror, "history": st.Snapshots.History}[t]
+		switch {
+		case s.ID == 0:
+			out = append(out, t+" (none committed by this pipeline yet)")
+		case s.Batch != last:
+			out = append(out, fmt.Sprintf("%s `%d` (batch %d)", t, s.ID, s.Batch))
+		default:
+			out = append(out, fmt.Sprintf("%s `%d`", t, s.ID))
 		}
-		out = append(out, fmt.Sprintf("%s `%d`", t, id))
 	}
 	return strings.Join(out, ", ")
 }

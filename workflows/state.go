@@ -49,6 +49,9 @@ type TableState struct {
 	// RecentBatches are the last applied batches (at most recentBatches,
 	// oldest first), for the current details (details.go).
 	RecentBatches []BatchLine `json:"recent_batches,omitempty"`
+	// Snapshots are the Iceberg snapshots of the tables' newest commits
+	// (noteBatch), for the current details.
+	Snapshots TableSnapshots `json:"snapshots,omitzero"`
 	// HeartbeatsLost counts the activities whose heartbeats stopped
 	// (fast-recovery runs): each was rerun on its owner with probeWait,
 	// and handed over when the owner did not take it.
@@ -154,6 +157,7 @@ type Status struct {
 	StopHandOvers  int                    `json:"stop_hand_overs,omitempty"`  // owners that stopped gracefully and handed the table over at once
 	Unowned        string                 `json:"unowned,omitempty"`          // while the table has no worker after having one (a claim pending): which worker let it go and why, e.g. "worker 3f2a9c0d1e7b stopped and handed the table over"; "" otherwise
 	Totals         Totals                 `json:"totals"`
+	Snapshots      TableSnapshots         `json:"snapshots,omitzero"` // the Iceberg snapshots of the tables' newest commits by this pipeline, with their batches
 	Spec           payload.TableSpec      `json:"spec"`
 }
 
@@ -165,7 +169,7 @@ func (s *TableState) status() Status {
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]payload.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
 		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
-		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned()}
+		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned(), Snapshots: s.Snapshots}
 	// the order of the partitions does not change the result (sums and
 	// per-partition values), and this runs only in the status query
 	//workflowcheck:ignore

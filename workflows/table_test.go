@@ -59,7 +59,7 @@ func TestTableWorkflowBatches(t *testing.T) {
 	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
 		applied = append(applied, req.Batch)
 		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, Changes: 9, Tombstones: 1,
-			Mirror: lake.MirrorResult{Applied: 8, Stale: 1, RowsWritten: 7}, Bronze: lake.BronzeResult{Appended: 10}, EndOffsets: lake.Offsets{0: 50}}, nil
+			Mirror: lake.MirrorResult{Applied: 8, Stale: 1, RowsWritten: 7, SnapshotID: 32}, Bronze: lake.BronzeResult{Appended: 10, SnapshotID: 31}, EndOffsets: lake.Offsets{0: 50}}, nil
 	})
 	env.RegisterDelayedCallback(func() {
 		st := status(t, env)
@@ -69,6 +69,8 @@ func TestTableWorkflowBatches(t *testing.T) {
 		require.Equal(t, lake.Offsets{0: 3}, st.Lag)
 		require.Equal(t, int64(3), st.TotalLag)
 		require.Equal(t, Totals{Batches: 1, Records: 10, Changes: 9, Applied: 8, Stale: 1, Tombstones: 1, RowsWritten: 7, BronzeRows: 10}, st.Totals)
+		// the newest commit per table; history committed nothing
+		require.Equal(t, TableSnapshots{Bronze: SnapshotAt{ID: 31, Batch: 7}, Mirror: SnapshotAt{ID: 32, Batch: 7}}, st.Snapshots)
 		env.SignalWorkflow(SignalStop, nil)
 	}, 5*time.Second)
 	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
