@@ -44,8 +44,8 @@ echo "== building the dev worker, the starter and shots"
 
 export LAKEMIRROR_DATA_DIR=$RUN/data TEMPORAL_ADDRESS=127.0.0.1:$TPORT KAFKA_BROKERS=127.0.0.1:$KPORT
 echo "== dev worker (Temporal on :$TPORT, Web UI $UI, Kafka on :$KPORT)"
-# the dev worker embeds Kafka and Temporal only when KAFKA_BROKERS and
-# TEMPORAL_ADDRESS name none: they are for the starter
+# the dev worker always embeds Temporal, and embeds Kafka unless
+# KAFKA_BROKERS names one: both variables here are for the starter
 env -u KAFKA_BROKERS -u TEMPORAL_ADDRESS "$BIN/worker-dev" -dev-temporal-port "$TPORT" -dev-kafka-port "$KPORT" -worker-id webui >"$RUN/worker.log" 2>&1 &
 WORKER_PID=$!
 for _ in $(seq 1 120); do
