@@ -47,7 +47,10 @@ func (a *app) demoCmd() *cobra.Command {
 		Long: `demo starts an embedded Temporal dev server (with the Web UI), an embedded Kafka
 broker and a local SQLite Iceberg catalog, produces Debezium change events to a
 topic in file order, runs the table workflow with --batch-size, waits until it
-has caught up, and prints the mirror table as JSON lines sorted by key.
+has caught up, and prints the mirror table as JSON lines sorted by key. Before
+them its log counts the live and soft-deleted rows, names the soft-deleted
+rows that hold only their key (deletes of keys the stream never created) and
+shows the first three live rows.
 
 Without --events it uses the bundled generator of a realistic Debezium
 PostgreSQL stream for an orders table, with duplicates, late and out-of-order
@@ -181,13 +184,21 @@ func (a *app) demo(ctx context.Context, out, log io.Writer, f demoFlags) error {
 	if err != nil {
 		return err
 	}
-	deleted := 0
-	for _, row := range rows {
-		if row[delCol] == true {
-			deleted++
-		}
+	sys, err := lakecat.SystemColumnsOf(tbl.Schema())
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(log, "demo: mirror %s: %d rows (%d soft-deleted)\n", spec.Table, len(rows), deleted)
+	src, err := lakecat.SourceColumns(tbl.Schema(), sys)
+	if err != nil {
+		return err
+	}
+	srcNames := make([]string, len(src))
+	for i, c := range src {
+		srcNames[i] = c.Name
+	}
+	if err := writeDemoSummary(log, spec.Table, rows, cols, keys, srcNames, delCol); err != nil {
+		return err
+	}
 	if err := lake.WriteJSONLines(out, rows, cols); err != nil {
 		return err
 	}

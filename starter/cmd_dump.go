@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/schemas"
 )
 
 func (a *app) dumpCmd() *cobra.Command {
@@ -20,7 +23,9 @@ func (a *app) dumpCmd() *cobra.Command {
 (--quarantine: records kept aside with their stage and reason, sorted by
 partition and offset) table straight from the catalog and prints one JSON
 object per row. Decimals are strings with their scale, timestamps RFC 3339 in
-UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
+UTC, binary values (Kafka keys and values) text when they are UTF-8. A
+quarantined record whose Kafka key decodes to the mirror's key columns also
+has key_text, the key as people read it ("order_id=2001"), after kafka_key.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := lake.ParseTableName(args[0])
@@ -74,6 +79,13 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 			if err != nil {
 				return err
 			}
+			if quarantine {
+				// The key as "col=value" where the mirror names the key
+				// columns; without them (no mirror yet) the raw key only.
+				if keyCols, err := lake.MirrorKeyColumns(cmd.Context(), cat, name); err == nil && len(keyCols) > 0 {
+					cols = nameQuarantineKeys(rows, cols, keyCols)
+				}
+			}
 			if err := lake.WriteJSONLines(cmd.OutOrStdout(), rows, cols); err != nil {
 				return fmt.Errorf("write: %w", err)
 			}
@@ -84,6 +96,42 @@ UTC, binary values (Kafka keys and values) text when they are UTF-8.`,
 	cmd.Flags().BoolVar(&bronze, "bronze", false, "dump the bronze table (every Kafka record)")
 	cmd.Flags().BoolVar(&quarantine, "quarantine", false, "dump the quarantine table (records not applied, with the reason)")
 	return cmd
+}
+
+// colKeyText is the column dump --quarantine adds after kafka_key: the
+// record's key as people read it, "order_id=2001" (cdc.KeyText, the shape
+// validate and reconcile print), where the key decodes.
+const colKeyText = "key_text"
+
+// nameQuarantineKeys sets colKeyText on every quarantine row whose Kafka
+// key decodes (JSON, with or without the schema envelope) to the key
+// columns keyCols, and returns cols with colKeyText after kafka_key. Rows
+// whose key does not decode (none stored, as for an erased key's
+// tombstone; not JSON; lacking a key column; Avro, whose schemas dump
+// does not fetch) keep only their raw key. The key is the row's kafka_key
+// text, which is its bytes for every key that is UTF-8 (JSON always is).
+func nameQuarantineKeys(rows []lake.Row, cols []string, keyCols []string) []string {
+	dec := schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: keyCols})
+	named := false
+	for _, r := range rows {
+		raw, ok := r[lakecat.BronzeKey].(string)
+		if !ok || raw == "" {
+			continue
+		}
+		k, err := dec.DecodeKey([]byte(raw))
+		if err != nil {
+			continue
+		}
+		if text, err := cdc.KeyText(k, keyCols); err == nil {
+			r[colKeyText] = text
+			named = true
+		}
+	}
+	if !named || slices.Contains(cols, colKeyText) {
+		return cols
+	}
+	at := slices.Index(cols, lakecat.BronzeKey) + 1 // 0 (first) if absent
+	return slices.Insert(slices.Clone(cols), at, colKeyText)
 }
 
 func btoi(b bool) int {
