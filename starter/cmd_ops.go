@@ -236,18 +236,6 @@ func follow(ctx context.Context, get func(context.Context) (workflows.Status, er
 	}
 }
 
-// liveFlags lists the flags of the live settings of payload.Settings:
-// "--batch-size, --max-batch-size, ... or --max-quarantine".
-func liveFlags() string {
-	var out []string
-	for i := range payload.Settings {
-		if s := &payload.Settings[i]; s.Live {
-			out = append(out, "--"+s.Flag())
-		}
-	}
-	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
-}
-
 func (a *app) settingsCmd() *cobra.Command {
 	var values activities.TableSpec // the flags of payload.Settings' live settings
 	var lay layoutFlags

@@ -13,6 +13,14 @@ import (
 // Each real capture, streamed through Kafka, the workflow and Iceberg in
 // small batches, ends with the exact mirror in testdata/golden, including
 // the soft-deleted row that keeps its last values.
+// runDemo runs `starter demo` in-process and returns the mirror it prints
+// (runDemoLog).
+func runDemo(t *testing.T, args ...string) string {
+	t.Helper()
+	out, _ := runDemoLog(t, args...)
+	return out
+}
+
 func TestDemoOnRealCaptures(t *testing.T) {
 	if _, err := os.Stat(fixtures); err != nil {
 		t.Fatal("the captures under testdata/debezium are missing:", err)

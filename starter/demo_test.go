@@ -15,15 +15,9 @@ import (
 
 var ingestedAt = regexp.MustCompile(`,"_ingested_at":"[^"]*"`)
 
-// runDemo runs `starter demo` in-process and returns the mirror it prints,
-// without the _ingested_at column (wall-clock time of the run).
-func runDemo(t *testing.T, args ...string) string {
-	t.Helper()
-	out, _ := runDemoLog(t, args...)
-	return out
-}
-
-// runDemoLog is runDemo that also returns the demo's log (its stderr).
+// runDemoLog runs `starter demo` in-process and returns the mirror it
+// prints, without the _ingested_at column (wall-clock time of the run),
+// and the demo's log (its stderr).
 func runDemoLog(t *testing.T, args ...string) (string, string) {
 	t.Helper()
 	a := &app{}
