@@ -41,6 +41,7 @@ type demoFlags struct {
 
 func (a *app) demoCmd() *cobra.Command {
 	var f demoFlags
+	var out jsonLinesFlag
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole pipeline in one process on a sample or your own Debezium events",
@@ -63,9 +64,13 @@ RisingWave's KEY^VALUE lines.`,
 		Example: "  starter demo\n  starter demo --events testdata/debezium/flink/debezium-data-schema-include.txt --key id --batch-size 4\n  starter demo --keep   # then open the Web UI",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check("demo"); err != nil {
+				return err
+			}
 			return a.demo(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
 		},
 	}
+	out.bind(cmd)
 	f.spec.bind(cmd, payload.TableSpec{MaxEvents: 100, MaxWait: 300 * time.Millisecond}.Defaults())
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.events, "events", nil, "files of Debezium change-event values to produce, in order (default: the generated sample stream)")

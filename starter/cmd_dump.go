@@ -15,6 +15,7 @@ import (
 
 func (a *app) dumpCmd() *cobra.Command {
 	var history, bronze, quarantine bool
+	var out jsonLinesFlag
 	cmd := &cobra.Command{
 		Use:   "dump TABLE",
 		Short: "Print a table's Iceberg rows as JSON lines sorted by key",
@@ -28,6 +29,9 @@ quarantined record whose Kafka key decodes to the mirror's key columns also
 has key_text, the key as people read it ("order_id=2001"), after kafka_key.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check("dump"); err != nil {
+				return err
+			}
 			name, err := lake.ParseTableName(args[0])
 			if err != nil {
 				return usage("%v", err)
@@ -95,6 +99,7 @@ has key_text, the key as people read it ("order_id=2001"), after kafka_key.`,
 	cmd.Flags().BoolVar(&history, "history", false, "dump the SCD type 2 history table")
 	cmd.Flags().BoolVar(&bronze, "bronze", false, "dump the bronze table (every Kafka record)")
 	cmd.Flags().BoolVar(&quarantine, "quarantine", false, "dump the quarantine table (records not applied, with the reason)")
+	out.bind(cmd)
 	return cmd
 }
 

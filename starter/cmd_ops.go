@@ -421,6 +421,27 @@ func (o *outputFlag) json() (bool, error) {
 	return false, usage("--output %q: give text or json", o.format)
 }
 
+// jsonLinesFlag is --output of a command whose only format is JSON lines
+// (dump, demo): it takes json, the default, so that every command that
+// prints results takes --output json; any other value is a usage error.
+type jsonLinesFlag struct {
+	format string
+	asJSON bool
+}
+
+func (o *jsonLinesFlag) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.format, "output", "o", "json", "output format: json (JSON lines, one object per row: the only format of "+cmd.Name()+")")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "same as --output json")
+}
+
+// check returns a usage error (exit code 2) for a format other than json.
+func (o *jsonLinesFlag) check(command string) error {
+	if o.format != "json" {
+		return usage("--output %q: %s prints JSON lines only: give json or leave --output out", o.format, command)
+	}
+	return nil
+}
+
 // parseRange reads "P:FROM-TO".
 func parseRange(s string) (lake.Range, error) {
 	p, rest, ok := strings.Cut(s, ":")
