@@ -179,13 +179,14 @@ func exitKind(code int) string {
 	return "failure"
 }
 
-// wantsJSON reports whether cmd was run with --output json (-o json).
+// wantsJSON reports whether cmd was run with --output json (-o json):
+// given, for dump and demo, whose only format (the default) is JSON lines.
 func wantsJSON(cmd *cobra.Command) bool {
 	if cmd == nil {
 		return false
 	}
 	f := cmd.Flags().Lookup("output")
-	return f != nil && f.Value.String() == "json"
+	return f != nil && f.Value.String() == "json" && (f.Changed || f.DefValue != "json")
 }
 
 // countingWriter counts the bytes written through it.
