@@ -69,18 +69,27 @@ func (s *e2eStack) cli(args ...string) (string, string, int) {
 func interventions(t *testing.T, c client.Client, table string) int {
 	t.Helper()
 	n := 0
-	it := c.GetWorkflowHistory(context.Background(), workflows.WorkflowID(table), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
+	// every run of the table's workflow: a settings update ends its run,
+	// which continues as new (the update is counted in the run it ended)
+	for runID := ""; ; {
+		it := c.GetWorkflowHistory(context.Background(), workflows.WorkflowID(table), runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		runID = ""
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+				runID = e.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+				n++
+			}
 		}
-		switch e.GetEventType() {
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-			n++
+		if runID == "" {
+			return n
 		}
 	}
-	return n
 }
 
 // waitFor polls cond every 200 ms until it holds, failing after limit.

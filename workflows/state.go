@@ -75,6 +75,7 @@ type TableState struct {
 	idle            bool              // the last plan found nothing: the next one waits idleWait (planWait)
 	leave           workflow.Version  // leaveVersion of this run
 	notedWaits      workflow.Version  // waitNoteVersion of this run
+	settingsRun     workflow.Version  // settingsRunVersion of this run
 	prevWhy         string            // why prevOwner let the table go ("stopped", "gone", "released"), for status
 }
 

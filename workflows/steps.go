@@ -69,6 +69,7 @@ func startRun(ctx workflow.Context, st *TableState) (*tableRun, error) {
 	planInApply := workflow.GetVersion(ctx, planInApplyVersion, workflow.DefaultVersion, 1) == 1
 	st.leave = workflow.GetVersion(ctx, leaveVersion, workflow.DefaultVersion, 1)
 	st.notedWaits = workflow.GetVersion(ctx, waitNoteVersion, workflow.DefaultVersion, 1)
+	st.settingsRun = workflow.GetVersion(ctx, settingsRunVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func (r *tableRun) pause(ctx workflow.Context) {
 	r.st.Phase = PhasePaused
 	r.sa.upsert(ctx, r.st)
 	r.st.awaitNoted(ctx, r.st.waitNote(PhasePaused, "`starter resume "+r.st.Spec.Table+"`"),
-		func() bool { return !r.st.Paused || r.st.Stopping })
+		func() bool { return !r.st.Paused || r.st.Stopping || r.st.settingsChanged() })
 }
 
 // continueAsNew ends the run once every update handler has finished: it

@@ -42,12 +42,14 @@ const idleWait = 15 * time.Minute
 // status until a retry (or stop) signal. It never completes on its own;
 // a stop signal completes it after the in-flight batch (nil error). It
 // returns a continue-as-new error, carrying the state, when the run's
-// history is large (runIsLong); a non-retryable ErrTypeBadSpec error when
+// history is large (runIsLong) or a settings update was taken (so the new
+// run's input shows the settings in effect); a non-retryable ErrTypeBadSpec error when
 // the spec names no table or no topic; the SDK's error when a query or
 // update handler cannot be registered.
 //
 // Each round of the loop is a sequence of steps (steps.go): take the
-// signals, then stop, pause, continue as new, or serve an operator's
+// signals, then stop, continue as new after a settings update, pause,
+// continue as new for the history's size, or serve an operator's
 // request (re-snapshot, backfill); else plan a batch, take in the plan,
 // and apply it.
 func TableWorkflow(ctx workflow.Context, in TableInput) error {
@@ -73,6 +75,8 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		case st.Stopping:
 			r.stop(ctx)
 			return nil
+		case st.settingsChanged():
+			return r.continueAsNew(ctx) // the new run's input shows the settings in effect
 		case st.Paused:
 			r.pause(ctx)
 			continue
@@ -109,6 +113,12 @@ func runIsLong(ctx workflow.Context, i int, bySize bool) bool {
 		return i >= iterationsPerRun
 	}
 	return info.GetCurrentHistoryLength() >= historyEventsPerRun || info.GetCurrentHistorySize() >= historyBytesPerRun
+}
+
+// settingsChanged reports whether a settings update was taken in this run
+// of settingsRunVersion, which then continues as new at its next round.
+func (st *TableState) settingsChanged() bool {
+	return st.settingsRun == 1 && st.settingsChanges > 0
 }
 
 // recordCatalog records the catalog an activity's worker reported (id)

@@ -38,6 +38,19 @@ func status(t *testing.T, env *testsuite.TestWorkflowEnvironment) Status {
 	return st
 }
 
+// continued returns the input the run continued as new with; the test
+// fails when it ended otherwise.
+func continued(t *testing.T, env *testsuite.TestWorkflowEnvironment) TableInput {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	err := env.GetWorkflowError()
+	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
+	var next TableInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State)
+	return next
+}
+
 // A fresh start recovers offsets, plans exact ranges from them, applies the
 // batch with a derived id and sequence, and advances to the committed end
 // offsets; stop completes the workflow.
@@ -129,45 +142,63 @@ func TestTableWorkflowAppliesNextPlan(t *testing.T) {
 	require.Equal(t, []lake.Offsets{{0: 0}, {0: 20}, {0: 30}, {0: 40}}, planned[:4])
 }
 
-// A settings update taken while a batch runs drops the plan that batch
-// returned for the next one (made with the old batch size): the next
-// batch is planned by PlanBatch under the new settings.
+// A settings update taken while a batch runs ends the run once that
+// batch is applied: it continues as new with the new settings in its
+// input (what the Web UI shows), dropping the plan the batch returned for
+// the next one (made with the old batch size); the new run plans the next
+// batch under the new settings.
 func TestTableWorkflowPlansAnewAfterSettingsChange(t *testing.T) {
-	env, acts := newEnv(t)
-	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
 	var planned []lake.Offsets
 	var sizes []int
-	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
-		planned = append(planned, req.Offsets)
-		sizes = append(sizes, req.Spec.MaxEvents)
-		from := req.Offsets[0]
-		if from >= 20 {
-			return activities.Plan{Offsets: lake.Offsets{0: from}, HighWatermarks: lake.Offsets{0: 20}}, nil
+	run := func(in TableInput, update bool) *testsuite.TestWorkflowEnvironment {
+		env, acts := newEnv(t)
+		env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
+		env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+			planned = append(planned, req.Offsets)
+			sizes = append(sizes, req.Spec.MaxEvents)
+			from := req.Offsets[0]
+			if from >= 20 {
+				return activities.Plan{Offsets: lake.Offsets{0: from}, HighWatermarks: lake.Offsets{0: 20}}, nil
+			}
+			n := int64(req.Spec.MaxEvents)
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: from + n}}, Records: n,
+				Offsets: lake.Offsets{0: from + n}, HighWatermarks: lake.Offsets{0: 20}}, nil
+		})
+		env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).After(10 * time.Second).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+			end := req.Batch.EndOffsets[0]
+			res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, EndOffsets: lake.Offsets{0: end}}
+			if n := int64(req.Spec.MaxEvents); end < 20 {
+				res.Next = &activities.Plan{Ranges: []lake.Range{{Partition: 0, From: end, To: end + n}}, Records: n, Offsets: lake.Offsets{0: end + n}, HighWatermarks: lake.Offsets{0: 20}}
+			}
+			return res, nil
+		})
+		five := 5
+		if update {
+			env.RegisterDelayedCallback(func() { // while the first batch applies
+				env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &five}})
+			}, spec.MaxWait+5*time.Second)
+		} else {
+			env.RegisterDelayedCallback(func() {
+				require.Equal(t, lake.Offsets{0: 20}, status(t, env).Offsets)
+				env.SignalWorkflow(SignalStop, nil)
+			}, 2*time.Minute)
 		}
-		return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: from + 10}}, Records: 10,
-			Offsets: lake.Offsets{0: from + 10}, HighWatermarks: lake.Offsets{0: 20}}, nil
-	})
-	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).After(10 * time.Second).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
-		end := req.Batch.EndOffsets[0]
-		res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, EndOffsets: lake.Offsets{0: end}}
-		if end < 20 {
-			res.Next = &activities.Plan{Ranges: []lake.Range{{Partition: 0, From: end, To: end + 10}}, Records: 10, Offsets: lake.Offsets{0: end + 10}, HighWatermarks: lake.Offsets{0: 20}}
-		}
-		return res, nil
-	})
-	five := 5
-	env.RegisterDelayedCallback(func() { // while the first batch applies
-		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &five}})
-	}, spec.MaxWait+5*time.Second)
-	env.RegisterDelayedCallback(func() {
-		require.Equal(t, lake.Offsets{0: 20}, status(t, env).Offsets)
-		env.SignalWorkflow(SignalStop, nil)
-	}, 2*time.Minute)
-	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
-	require.True(t, env.IsWorkflowCompleted())
+		env.ExecuteWorkflow(TableWorkflow, in)
+		require.True(t, env.IsWorkflowCompleted())
+		return env
+	}
+	next := continued(t, run(TableInput{Spec: spec}, true))
+	require.Equal(t, 5, next.Spec.MaxEvents)
+	require.Equal(t, lake.Offsets{0: 10}, next.State.Offsets)
+	require.Equal(t, int64(1), next.State.Totals.Batches)
+	require.Equal(t, 1, next.State.Runs)
+	require.Equal(t, []lake.Offsets{{0: 0}}, planned)
+	env := run(next, false)
 	require.NoError(t, env.GetWorkflowError())
-	require.Equal(t, []lake.Offsets{{0: 0}, {0: 10}}, planned[:2])
-	require.Equal(t, []int{spec.MaxEvents, 5}, sizes[:2])
+	// the new run plans at 10; its batch [10,15) returns the plan of
+	// [15,20), and the next plan finds nothing past 20
+	require.Equal(t, []lake.Offsets{{0: 0}, {0: 10}, {0: 20}}, planned[:3])
+	require.Equal(t, []int{spec.MaxEvents, 5, 5}, sizes[:3])
 }
 
 // A non-retryable apply failure blocks the table with the error in status;
@@ -304,17 +335,16 @@ func TestQuarantineLimitLiftedBySettings(t *testing.T) {
 		env.UpdateWorkflow(UpdateSettings, "raise", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxQuarantine: &ten}})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalRetry, nil) }, 90*time.Second)
-	env.RegisterDelayedCallback(func() {
-		st := status(t, env)
-		require.Equal(t, PhaseStream, st.Phase)
-		require.Equal(t, lake.Offsets{0: 3}, st.Offsets)
-		require.Equal(t, int64(3), st.Totals.Quarantined)
-		env.SignalWorkflow(SignalStop, nil)
-	}, 2*time.Minute)
 	spec2 := spec
 	spec2.MaxQuarantine = 2
 	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec2})
-	require.NoError(t, env.GetWorkflowError())
+	// the blocked batch is applied with the new limit; then the run
+	// continues as new with it in its input
+	next := continued(t, env)
+	require.Equal(t, 10, next.Spec.MaxQuarantine)
+	require.Equal(t, lake.Offsets{0: 3}, next.State.Offsets)
+	require.Equal(t, int64(3), next.State.Totals.Quarantined)
+	require.Equal(t, PhaseStream, next.State.Phase)
 	require.Equal(t, []int{2, 10}, limits)
 }
 
@@ -395,14 +425,10 @@ func TestTableRecordsItsCatalog(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateSettings, "smaller", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &five}})
 	}, 5*time.Second)
-	env.RegisterDelayedCallback(func() {
-		st := status(t, env)
-		require.Equal(t, "rest http://iceberg-rest:8181 s3://warehouse/", st.Spec.Catalog)
-		require.Equal(t, 5, st.Spec.MaxEvents)
-		env.SignalWorkflow(SignalStop, nil)
-	}, 10*time.Second)
 	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
-	require.NoError(t, env.GetWorkflowError())
+	next := continued(t, env) // the settings update ends the run
+	require.Equal(t, "rest http://iceberg-rest:8181 s3://warehouse/", next.Spec.Catalog)
+	require.Equal(t, 5, next.Spec.MaxEvents)
 	require.NotEmpty(t, planned)
 	for _, c := range planned {
 		require.Equal(t, "rest http://iceberg-rest:8181 s3://warehouse/", c)
@@ -455,4 +481,25 @@ func TestTableWorkflowControlSignalsApplyInOrder(t *testing.T) {
 			require.NoError(t, env.GetWorkflowError())
 		})
 	}
+}
+
+// A settings update taken while the table is paused ends the paused wait
+// and the run: it continues as new, still paused, with the new settings in
+// its input.
+func TestSettingsWhilePausedContinueAsNew(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 4}}, nil).Once()
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(activities.Plan{Offsets: lake.Offsets{0: 4}, HighWatermarks: lake.Offsets{0: 4}}, nil)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalPause, nil) }, 5*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, PhasePaused, status(t, env).Phase)
+		two := 2
+		env.UpdateWorkflow(UpdateSettings, "fewer", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &two}})
+	}, time.Hour)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	next := continued(t, env)
+	require.Equal(t, 2, next.Spec.MaxEvents)
+	require.True(t, next.State.Paused)
+	require.Equal(t, PhasePaused, next.State.Phase)
+	require.Equal(t, lake.Offsets{0: 4}, next.State.Offsets)
 }

@@ -97,13 +97,22 @@ func TestRecordReplayHistories(t *testing.T) {
 	produce(t, r, ps.Topic, 1, stream.Delivered[:half])
 	start(ps)
 	waitFor(t, "some batches", func() bool { return status(t, r.Client, ps.Table).Totals.Batches > 2 })
-	for _, sig := range []string{workflows.SignalPause, workflows.SignalResume} {
+	signal := func(sig string) {
 		if err := r.Client.SignalWorkflow(ctx, workflows.WorkflowID(ps.Table), "", sig, nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
 	}
-	ten := 10 // a settings update (the memo follows it from v4 on)
+	runID := func() string {
+		d, err := r.Client.DescribeWorkflowExecution(ctx, workflows.WorkflowID(ps.Table), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.WorkflowExecutionInfo.Execution.RunId
+	}
+	signal(workflows.SignalPause)
+	pausedRun := runID()
+	ten := 10 // a settings update while paused (the memo follows it from v4 on; from v12 the run continues as new)
 	h, err := r.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflows.WorkflowID(ps.Table), UpdateName: workflows.UpdateSettings,
 		Args: []any{workflows.SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &ten}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
@@ -113,8 +122,12 @@ func TestRecordReplayHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
+	signal(workflows.SignalResume)
 	stopWorkflow(t, r.Client, ps.Table)
 	save(ps.Table, "paused")
+	if runID() != pausedRun { // the run the update ended (v12 on): paused, the update, continued as new
+		saveRunHistory(t, r.Client, workflows.WorkflowID(ps.Table), pausedRun, filepath.Join(dir, prefix+"settings.json"))
+	}
 
 	// routed (from v5): claimed by one of two workers, which stops; the
 	// table is handed over to the other (schedule-to-start timeout, a new
@@ -200,7 +213,14 @@ func TestRecordReplayMaintenance(t *testing.T) {
 // path as JSON, the form client.HistoryFromJSON reads.
 func saveHistory(t *testing.T, c client.Client, id, path string) {
 	t.Helper()
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	saveRunHistory(t, c, id, "", path)
+}
+
+// saveRunHistory writes the history of workflow id's run runID (the
+// latest when "") to path, as saveHistory does.
+func saveRunHistory(t *testing.T, c client.Client, id, runID, path string) {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var h historypb.History
 	for it.HasNext() {
 		e, err := it.Next()

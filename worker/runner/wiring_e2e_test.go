@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -74,7 +76,31 @@ func TestMemoFollowsSettingsAndCatalog(t *testing.T) {
 	if m := memoSpec(t, r.Client, spec.Table); m.MaxEvents != 7 || m.MaxWait != 3*time.Second || m.Catalog != id || m.Table != spec.Table {
 		t.Fatalf("memo spec after settings: %+v; want max events 7, max wait 3s, catalog %q", m, id)
 	}
+	// the run continues as new: the input the Web UI shows holds the
+	// settings in effect, and the memo stays
+	waitFor(t, "a run whose input has the new settings", func() bool {
+		in := runInput(t, r.Client, spec.Table)
+		return in.Spec.MaxEvents == 7 && in.Spec.MaxWait == 3*time.Second && in.State != nil && in.State.Runs == 1
+	})
+	if m := memoSpec(t, r.Client, spec.Table); m.MaxEvents != 7 || m.Catalog != id {
+		t.Fatalf("memo spec in the new run: %+v", m)
+	}
 	stopWorkflow(t, r.Client, spec.Table)
+}
+
+// runInput returns the input of table's latest run (its first event's).
+func runInput(t *testing.T, c client.Client, table string) workflows.TableInput {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), workflows.WorkflowID(table), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	e, err := it.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in workflows.TableInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(e.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
 
 // closedAddr is a 127.0.0.1 address nothing listens on.
