@@ -215,7 +215,7 @@ var versionMarkers = []versionMarker{
 	{id: waitNoteVersion, added: "2026-12-06", commit: "037f63b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
 		new: []string{"v11-*", "v12-*"}},
-	{id: settingsRunVersion, added: "2026-12-06", commit: "(this commit)", workflow: TableWorkflowName,
+	{id: settingsRunVersion, added: "2026-12-06", commit: "adbb122", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"},
 		new: []string{"v12-*"}},
 }
