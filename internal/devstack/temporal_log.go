@@ -115,10 +115,40 @@ func tagsToAttrs(tags []tag.Tag) []slog.Attr {
 	return attrs
 }
 
-func (l *serverLogger) Debug(msg string, tags ...tag.Tag)  { l.emit(slog.LevelDebug, msg, tags) }
-func (l *serverLogger) Info(msg string, tags ...tag.Tag)   { l.emit(slog.LevelInfo, msg, tags) }
-func (l *serverLogger) Warn(msg string, tags ...tag.Tag)   { l.emit(slog.LevelWarn, msg, tags) }
-func (l *serverLogger) Error(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError, msg, tags) }
+func (l *serverLogger) Debug(msg string, tags ...tag.Tag) { l.emit(slog.LevelDebug, msg, tags) }
+func (l *serverLogger) Info(msg string, tags ...tag.Tag)  { l.emit(slog.LevelInfo, msg, tags) }
+func (l *serverLogger) Warn(msg string, tags ...tag.Tag)  { l.emit(slog.LevelWarn, msg, tags) }
+func (l *serverLogger) Error(msg string, tags ...tag.Tag) {
+	if queueClosed(msg, tags) {
+		l.emit(slog.LevelInfo, msg, tags)
+		return
+	}
+	l.emit(slog.LevelError, msg, tags)
+}
+
+// queueClosed reports whether an error record is the server's report that
+// a workflow task could not be added to a task queue that its worker
+// closed ("service failures" with the error "task queue closed"): the
+// sticky queue of a worker that stopped; the server then schedules the
+// task on the workflow's normal queue. A worker's graceful stop makes one
+// per table it held, which is expected, so it is logged at info.
+func queueClosed(msg string, tags []tag.Tag) bool {
+	if msg != "service failures" {
+		return false
+	}
+	for _, t := range tags {
+		if t.Key() != "error" {
+			continue
+		}
+		switch v := t.Value().(type) {
+		case error:
+			return v.Error() == "task queue closed"
+		case string:
+			return v == "task queue closed"
+		}
+	}
+	return false
+}
 func (l *serverLogger) DPanic(msg string, tags ...tag.Tag) { l.emit(slog.LevelError, msg, tags) }
 func (l *serverLogger) Panic(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError, msg, tags) }
 func (l *serverLogger) Fatal(msg string, tags ...tag.Tag) {

@@ -145,6 +145,10 @@ func TestGracefulStopHandsOverIdleTables(t *testing.T) {
 	for _, spec := range specs {
 		waitFor(t, spec.Table+" waiting in an idle plan", func() bool { return idlePlanning(t, first.Client, spec.Table, WorkerQueue(first.WorkerID)) })
 	}
+	// two idle heartbeats (idleHeartbeat, 5 s): the SDK sends the first and
+	// buffers the second in its throttle window, which the stop flushes
+	// with a cancelled context (logged at DEBUG, not WARN)
+	time.Sleep(11 * time.Second)
 	stopAt := time.Now()
 	before := len(logs.String())
 	first.Stop()
@@ -170,8 +174,8 @@ func TestGracefulStopHandsOverIdleTables(t *testing.T) {
 		n, stopped.Seconds(), firstApplied.Seconds(), allApplied.Seconds())
 	t.Logf("history of %s from the stop on:\n%s", specs[0].Table, historySince(t, second.Client, specs[0].Table, stopAt))
 
-	if strings.Contains(stopLog, "level=ERROR") {
-		t.Errorf("the stop logged an ERROR:\n%s", stopLog)
+	if strings.Contains(stopLog, "level=ERROR") || strings.Contains(stopLog, "level=WARN") {
+		t.Errorf("the stop logged an ERROR or a WARN:\n%s", stopLog)
 	}
 	handing := regexp.MustCompile(`(?m)^.* level=INFO msg="stopping: handing this worker's tables over to the other workers" tables=(\d+) .*$`).FindAllStringSubmatch(stopLog, -1)
 	if len(handing) != 1 || handing[0][1] != strconv.Itoa(n) {

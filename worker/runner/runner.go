@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -45,6 +46,7 @@ type Runner struct {
 	Metrics    *telemetry.Metrics // pipeline and Temporal SDK metrics; serve with Metrics.Handler()
 	closers    []io.Closer
 	logger     *slog.Logger
+	stopping   *atomic.Bool // set by Stop: the SDK's heartbeat flushes then log quietly (quietOnStop)
 }
 
 // Register registers the table, maintenance and validation workflows and
@@ -141,7 +143,8 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 	if workerID == "" {
 		workerID = newWorkerID()
 	}
-	c, err := dial(ctx, s, logger, mh, Identity(buildinfo.Get().Short(), s.Catalog.Identity())+" worker/"+workerID)
+	stopping := new(atomic.Bool)
+	c, err := dial(ctx, s, quietOnStop(logger, stopping), mh, Identity(buildinfo.Get().Short(), s.Catalog.Identity())+" worker/"+workerID)
 	if err != nil {
 		kc.Close()
 		closer.Close()
@@ -212,7 +215,7 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 	}
 	stopRelease := releaseIdle(acts, s.ReleaseIdleState, logger)
 	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
-		closers: []io.Closer{closeFunc(stopRelease), closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger}, nil
+		closers: []io.Closer{closeFunc(stopRelease), closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger, stopping: stopping}, nil
 }
 
 // releaseIdle frees the local state of the tables idle for after or more
@@ -280,6 +283,9 @@ const stopWait = 20 * time.Second
 // (activities.WriteSidecars), so the worker that takes the table loads
 // its state instead of reading the tables; a failure is logged.
 func (r *Runner) Stop() {
+	if r.stopping != nil {
+		r.stopping.Store(true)
+	}
 	if r.logger != nil {
 		r.logger.Info("stopping: handing this worker's tables over to the other workers", "tables", activities.Held(r.Activities), "worker_queue", r.Activities.WorkerQueue)
 	}
