@@ -145,8 +145,8 @@ func printErasure(w io.Writer, table string, res lake.EraseResult) {
 	if res.AlreadyCompleted {
 		state = "already erased"
 	}
-	fmt.Fprintf(w, "%s %s of %s (erasure %s, requested by %s): changes of them at or below position %s are refused from now on\n",
-		state, human.Count(res.Keys, "key", "keys"), table, res.ID, res.RequestedBy, res.Position)
+	fmt.Fprintf(w, "%s %s of %s (erasure %s, requested by %s): changes of them at or below %s are refused from now on\n",
+		state, human.Count(res.Keys, "key", "keys"), table, res.ID, res.RequestedBy, positionText(res.Position))
 	for _, kind := range []string{"bronze", "mirror", "history", "quarantine", "purged"} {
 		t, ok := res.Tables[kind]
 		if !ok {

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
@@ -165,7 +166,7 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 		fmt.Fprintf(tw, "freshness\t%s (newest applied source commit %s)\n", human.Duration(now.Sub(src)), src.UTC().Format(time.RFC3339))
 	}
 	if st.Watermark != "" {
-		fmt.Fprintf(tw, "watermark\t%s\n", st.Watermark)
+		fmt.Fprintf(tw, "watermark\t%s\n", positionText(st.Watermark))
 	}
 	if len(st.Backfill) > 0 {
 		fmt.Fprintf(tw, "backfill\t%s queued, %d of %s done\n", human.Count(len(st.Backfill), "range", "ranges"), st.Totals.BackfillDone, human.Count(st.Totals.BackfillRequested, "record", "records"))
@@ -313,4 +314,20 @@ func mib(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// positionText renders a source position held in the `_seq` column form
+// (hex) for people: in the source's own terms (cdc.DescribeHex: "lsn
+// 0/16B3748", "binlog file .000003 position 1234 row 0", ...) followed by
+// the `_seq` value a query of the tables compares with; "position H" when
+// the width names no connector; "none" for "".
+func positionText(h string) string {
+	if h == "" {
+		return "none"
+	}
+	d := cdc.DescribeHex(h)
+	if s, err := cdc.ParseSeqHex(h); err != nil || d == s.String() {
+		return "position " + h
+	}
+	return d + " (_seq " + h + ")"
 }

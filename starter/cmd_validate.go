@@ -87,10 +87,7 @@ func printValidation(w io.Writer, res activities.ValidationResult) {
 		}
 		fmt.Fprintf(w, "SKIP %-12s %s\n", s, why)
 	}
-	wm, et := res.SourceWatermark, "none"
-	if wm == "" {
-		wm = "none"
-	}
+	wm, et := positionText(res.SourceWatermark), "none"
 	if !res.EventTimeWatermark.IsZero() {
 		et = res.EventTimeWatermark.Format(time.RFC3339Nano)
 	}

@@ -427,7 +427,7 @@ func Watermarks(points []Point, maxSeq, applied string) Result {
 	for _, p := range points {
 		if p.Applied != "" {
 			if p.Applied < high {
-				found = append(found, Finding{What: fmt.Sprintf("%s records applied position %s, below %s of %s", p, p.Applied, high, highAt)})
+				found = append(found, Finding{What: fmt.Sprintf("%s records applied position %s, below %s of %s", p, cdc.DescribeHex(p.Applied), cdc.DescribeHex(high), highAt)})
 			} else {
 				high, highAt = p.Applied, p
 			}
@@ -442,20 +442,22 @@ func Watermarks(points []Point, maxSeq, applied string) Result {
 		}
 	}
 	if maxSeq != "" && maxSeq > applied {
-		found = append(found, Finding{What: fmt.Sprintf("a mirror row has _seq %s, above the recorded applied position %q", maxSeq, applied)})
+		found = append(found, Finding{What: fmt.Sprintf("a mirror row has _seq %s, above the recorded applied position %s", withPosition(maxSeq), cdc.DescribeHex(applied))})
 	}
 	r := Result{Check: CheckWatermark, Scope: fmt.Sprintf("%d mirror snapshots", len(points)),
 		Expected: "applied position and end offsets never move back; mirror _seq ≤ applied position",
-		Observed: fmt.Sprintf("applied position %s, mirror max _seq %s", orNone(applied), orNone(maxSeq))}
+		Observed: fmt.Sprintf("applied position %s, mirror max _seq %s", cdc.DescribeHex(applied), cdc.DescribeHex(maxSeq))}
 	r.finish(found)
 	return r
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
+// withPosition is a `_seq` value (hex) followed by the source position it
+// holds (cdc.DescribeHex) in parentheses, when it holds one.
+func withPosition(h string) string {
+	if d := cdc.DescribeHex(h); d != h {
+		return h + " (" + d + ")"
 	}
-	return s
+	return h
 }
 
 // EventTimeWatermark is the newest source commit time up to which every
