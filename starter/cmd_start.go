@@ -199,6 +199,12 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 		return activities.TableSpec{}, usage("--source needs --source-table schema.table")
 	}
 	spec.KeyColumns = splitKey(f.key)
+	if err := names.CheckColumns("--key: key column", spec.KeyColumns); err != nil {
+		return activities.TableSpec{}, usage("%v", err)
+	}
+	if err := names.CheckColumns("--history-columns: history column", spec.HistoryColumns); err != nil {
+		return activities.TableSpec{}, usage("%v", err)
+	}
 	return spec, nil
 }
 
@@ -297,6 +303,12 @@ type startedJSON struct {
 // search attributes name the table and topic.
 func startTable(ctx context.Context, c client.Client, spec activities.TableSpec) (client.WorkflowRun, error) {
 	if err := names.CheckTable(spec.Table); err != nil {
+		return nil, usage("%v", err)
+	}
+	if err := names.CheckColumns("key column", spec.KeyColumns); err != nil {
+		return nil, usage("%v", err)
+	}
+	if err := names.CheckColumns("history column", spec.HistoryColumns); err != nil {
 		return nil, usage("%v", err)
 	}
 	opts := client.StartWorkflowOptions{

@@ -48,6 +48,21 @@ func TestTableNameRuleEveryCommand(t *testing.T) {
 			t.Errorf("start --table %q: exit %d, stderr:\n%s\nwant:\n%s", name, code, stderr, want)
 		}
 	}
+	// key and history columns: the source's names, refused only for what
+	// no column holds (a control character, a comma, white space at an end)
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--key", "order\tid"}, `--key: key column "order\tid" has '\t' at byte 5 (a control character); ` + names.ColumnRule},
+		{[]string{"--key", "order_id", "--history-columns", "a,a"}, `--history-columns: history column "a" is listed twice`},
+	} {
+		args := append(append([]string{"start", "shop.public.orders", "--table", "shop.orders"}, c.flags...), nowhere...)
+		code, _, stderr := cli(t, args...)
+		if want := "starter: " + c.want + "\n"; code != exitUsage || stderr != want {
+			t.Errorf("start %q: exit %d, stderr:\n%s\nwant:\n%s", c.flags, code, stderr, want)
+		}
+	}
 	code, _, stderr := cli(t, append([]string{"start", "srv.Shop.Orders"}, nowhere...)...)
 	if want := `starter: topic srv.Shop.Orders makes the table name "Shop.Orders", which has "S" at byte 0 (upper case): give --table` + r + "\n"; code != exitUsage || stderr != want {
 		t.Errorf("start srv.Shop.Orders: exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)

@@ -11,11 +11,16 @@
 // case, Temporal compares ids byte for byte, the workflow id has always
 // been the lower-cased name), nothing an engine must quote, no path
 // characters, a bounded length.
+//
+// It also holds Kafka's rule for topic names (CheckTopic) and the rule
+// for the source columns a table's settings name (CheckColumn: key and
+// history columns).
 package names
 
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -219,4 +224,91 @@ type topicError struct{ Name, Why string }
 
 func (e *topicError) Error() string {
 	return fmt.Sprintf("topic %s %s; %s", show(e.Name), e.Why, TopicRule)
+}
+
+// ColumnRule is the rule for a source column named in a table's settings
+// (key columns, history columns), as error messages state it. Columns
+// are the source's: case and inner spaces are kept as Debezium writes
+// them, so the rule refuses only what no column a connector captures
+// holds and what a typing slip adds.
+const ColumnRule = "a column name is the source's, as Debezium writes it (case kept): 1 to 128 bytes of UTF-8, " +
+	"no control character, no comma, no white space at either end"
+
+// MaxColumn is the longest column name, in bytes (SQL Server's and
+// Oracle's limit; PostgreSQL's is 63, MySQL's 64).
+const MaxColumn = 128
+
+// ColumnError is a column name that breaks ColumnRule.
+type ColumnError struct {
+	What  string // "key column", "history column"
+	Name  string // the name as given
+	Why   string // the first thing wrong with it
+	Index int    // its place in a list (CheckColumns), from 1; 0 alone
+}
+
+// Error renders `key column "order_id " has white space at its end; a
+// column name is …`; an empty name of a list `key column 2 is empty`,
+// and one listed twice `key column "id" is listed twice` (no rule:
+// neither is about the name's text).
+func (e *ColumnError) Error() string {
+	switch {
+	case e.Name == "" && e.Index > 0:
+		return fmt.Sprintf("%s %d %s", e.What, e.Index, e.Why)
+	case e.Why == whyTwice:
+		return fmt.Sprintf("%s %s %s", e.What, show(e.Name), e.Why)
+	}
+	return fmt.Sprintf("%s %s %s; %s", e.What, show(e.Name), e.Why, ColumnRule)
+}
+
+const whyTwice = "is listed twice"
+
+// CheckColumn returns nil when name follows ColumnRule, else a
+// *ColumnError (What is what) naming the first thing wrong with it.
+func CheckColumn(what, name string) error {
+	if why := columnWhy(name); why != "" {
+		return &ColumnError{What: what, Name: name, Why: why}
+	}
+	return nil
+}
+
+// CheckColumns is CheckColumn for each of names; a name listed twice is
+// an error too.
+func CheckColumns(what string, names []string) error {
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		if why := columnWhy(n); why != "" {
+			return &ColumnError{What: what, Name: n, Why: why, Index: i + 1}
+		}
+		if seen[n] {
+			return &ColumnError{What: what, Name: n, Why: whyTwice, Index: i + 1}
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func columnWhy(s string) string {
+	switch {
+	case s == "":
+		return "is empty"
+	case len(s) > MaxColumn:
+		return fmt.Sprintf("is %d bytes long, more than %d", len(s), MaxColumn)
+	case !utf8.ValidString(s):
+		return "is not UTF-8"
+	}
+	if r, _ := utf8.DecodeRuneInString(s); unicode.IsSpace(r) {
+		return "has white space at its start"
+	}
+	if r, _ := utf8.DecodeLastRuneInString(s); unicode.IsSpace(r) {
+		return "has white space at its end"
+	}
+	for i, r := range s {
+		switch {
+		case r == ',':
+			return fmt.Sprintf("has a comma at byte %d", i)
+		case unicode.IsControl(r):
+			return fmt.Sprintf("has %q at byte %d (a control character)", r, i)
+		}
+	}
+	return ""
 }

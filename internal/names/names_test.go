@@ -1,6 +1,7 @@
 package names
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -82,5 +83,45 @@ func TestCheckTopic(t *testing.T) {
 		if err == nil || err.Error() != want+rule {
 			t.Errorf("%q: %v, want %s", topic, err, want+rule)
 		}
+	}
+}
+
+func TestCheckColumn(t *testing.T) {
+	for _, ok := range []string{"order_id", "OrderID", "order id", "straße", "a"} {
+		if err := CheckColumn("key column", ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for name, why := range map[string]string{
+		"":                       "is empty",
+		"order_id ":              "has white space at its end",
+		" order_id":              "has white space at its start",
+		"order_id\u00a0":         "has white space at its end",
+		"a,b":                    "has a comma at byte 1",
+		"a\x00b":                 `has '\x00' at byte 1 (a control character)`,
+		"a\xffb":                 "is not UTF-8",
+		strings.Repeat("c", 129): "is 129 bytes long, more than 128",
+	} {
+		err := CheckColumn("key column", name)
+		var ce *ColumnError
+		if !errors.As(err, &ce) || ce.Why != why {
+			t.Errorf("%q: %v, want %q", name, err, why)
+		}
+	}
+	want := `key column "order_id " has white space at its end; ` + ColumnRule
+	if err := CheckColumn("key column", "order_id "); err == nil || err.Error() != want {
+		t.Errorf("message: %v", err)
+	}
+	if err := CheckColumns("history column", []string{"a", "b", "a"}); err == nil || err.Error() != `history column "a" is listed twice` {
+		t.Errorf("twice: %v", err)
+	}
+	if err := CheckColumns("key column", []string{"a", ""}); err == nil || err.Error() != "key column 2 is empty" {
+		t.Errorf("empty: %v", err)
+	}
+	if err := CheckColumns("key column", []string{"a", "b "}); err == nil || err.Error() != `key column "b " has white space at its end; `+ColumnRule {
+		t.Errorf("white space: %v", err)
+	}
+	if err := CheckColumns("key column", nil); err != nil {
+		t.Errorf("none: %v", err)
 	}
 }

@@ -701,17 +701,11 @@ func splitTable(s string) ([2]string, string) {
 	return [2]string{s[:i], s[i+1:]}, ""
 }
 
-// checkNames returns why a list of column names is not one ("" when it is).
+// checkNames returns why a list of column names is not one ("" when it
+// is): names.CheckColumns, what naming the list ("key column").
 func checkNames(l nameList, what string) string {
-	seen := map[string]bool{}
-	for i, n := range l {
-		if n == "" {
-			return fmt.Sprintf("%s %d is empty", what, i+1)
-		}
-		if seen[n] {
-			return fmt.Sprintf("%s %q is listed twice", what, n)
-		}
-		seen[n] = true
+	if err := names.CheckColumns(what, l); err != nil {
+		return err.Error()
 	}
 	return ""
 }

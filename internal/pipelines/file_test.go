@@ -112,6 +112,7 @@ pipelines:
     layout: {mirror: {partition_by: ["week(ts)"]}}
   - topic: "shop.public.orders "
     table: shop.y
+    key: ["order\tid"]
 `
 
 func TestParseReportsEveryProblem(t *testing.T) {
@@ -149,7 +150,8 @@ p.yaml:41: pipelines[8].maintenance.retain_last: 0: keep at least 1 snapshot
 p.yaml:42: pipelines[8].key: key column 2 is empty
 p.yaml:43: pipelines[9]: "just a string" is not a mapping
 p.yaml:45: pipelines[10].layout: mirror layout: layout: invalid field "week(ts)": want one of identity, bucket, truncate, year, month, day, hour
-p.yaml:46: pipelines[11].topic: topic "shop.public.orders " has " " at byte 18; ` + names.TopicRule
+p.yaml:46: pipelines[11].topic: topic "shop.public.orders " has " " at byte 18; ` + names.TopicRule + `
+p.yaml:48: pipelines[11].key: key column "order\tid" has '\t' at byte 5 (a control character); ` + names.ColumnRule
 	if err == nil || err.Error() != want {
 		t.Fatalf("problems:\n%v\n\nwant:\n%s", err, want)
 	}
