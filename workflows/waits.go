@@ -128,10 +128,11 @@ func (st *TableState) goOnBlocked() string {
 }
 
 // batchNote is ApplyBatch's summary for batch b in phase: the batch,
-// its ranges (at most maxNotedPartitions) and the records beyond it when
-// it was scheduled (high watermarks of the last plan minus the batch's
-// end offsets): the lag it leaves if it is applied, said so that a failed
-// batch's summary does not read as the table's lag.
+// its ranges (at most maxNotedPartitions) and the records queued behind
+// it when it was scheduled (high watermarks of the last plan minus the
+// batch's end offsets): the lag it leaves if it is applied, said so that
+// a failed batch's summary does not read as the table's lag, and short
+// enough to show within the Web UI's 80-character cut.
 func batchNote(phase string, b payload.Batch, offsets, highWatermarks payload.Offsets) string {
 	var rs []string
 	end := payload.Offsets{}
@@ -153,7 +154,7 @@ func batchNote(phase string, b payload.Batch, offsets, highWatermarks payload.Of
 		for p, h := range highWatermarks {
 			lag += max(h-end[p], 0)
 		}
-		note += " · " + human.Count(lag, "record", "records") + " beyond it when scheduled"
+		note += " · " + human.Count(lag, "record", "records") + " queued behind it"
 	}
 	return clip(note, maxSummary)
 }

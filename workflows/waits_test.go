@@ -20,7 +20,7 @@ import (
 func TestBatchNote(t *testing.T) {
 	b := payload.Batch{ID: "shop.orders#8", Seq: 8, Ranges: []payload.Range{{Partition: 0, From: 120, To: 140}}}
 	got := batchNote(PhaseStream, b, lake.Offsets{0: 120, 1: 80}, lake.Offsets{0: 150, 1: 85})
-	if want := "stream · batch shop.orders#8: p0 [120,140) · 15 records beyond it when scheduled"; got != want {
+	if want := "stream · batch shop.orders#8: p0 [120,140) · 15 records queued behind it"; got != want {
 		t.Fatalf("batchNote = %q, want %q", got, want)
 	}
 	// no plan seen yet (a batch recovered before its first plan): no lag
@@ -37,7 +37,7 @@ func TestBatchNote(t *testing.T) {
 	}
 	got = batchNote(PhaseStream, many, nil, hw)
 	want := "stream · batch shop.orders#9: p0 [1000000,1000010) p1 [1000000,1000010) p2 [1000000,1000010) p3 [1000000,1000010) " +
-		"p4 [1000000,1000010) p5 [1000000,1000010) and 34 more ranges · 40 records beyond it when scheduled"
+		"p4 [1000000,1000010) p5 [1000000,1000010) and 34 more ranges · 40 records queued behind it"
 	if got != want {
 		t.Fatalf("batchNote = %q, want %q", got, want)
 	}
@@ -139,22 +139,22 @@ func TestRecordedNotes(t *testing.T) {
 	}
 	has("v12-stream.json",
 		"ActivityTaskScheduled: plan next batch of replay.public.stream",
-		"ActivityTaskScheduled: stream · batch replay.stream#1: p0 [0,20) · 225 records beyond it when scheduled",
-		"ActivityTaskScheduled: stream · batch replay.stream#13: p0 [240,245) · 0 records beyond it when scheduled")
+		"ActivityTaskScheduled: stream · batch replay.stream#1: p0 [0,20) · 225 records queued behind it",
+		"ActivityTaskScheduled: stream · batch replay.stream#13: p0 [240,245) · 0 records queued behind it")
 	// paused, then a settings update (max events 20 → 10) ends the paused
 	// run; the next starts paused, is resumed and applies batches of 10
 	has("v12-settings.json",
-		"ActivityTaskScheduled: stream · batch replay.paused#4: p0 [60,80) · 42 records beyond it when scheduled",
-		"TimerStarted: paused · lag 42 records · p0 at 80 of 122 · go on: `starter resume replay.paused`",
+		"ActivityTaskScheduled: stream · batch replay.paused#5: p0 [80,100) · 22 records queued behind it",
+		"TimerStarted: paused · lag 22 records · p0 at 100 of 122 · go on: `starter resume replay.paused`",
 		"TimerCanceled")
 	has("v12-paused.json",
-		"TimerStarted: paused · lag 42 records · p0 at 80 of 122 · go on: `starter resume replay.paused`",
+		"TimerStarted: paused · lag 22 records · p0 at 100 of 122 · go on: `starter resume replay.paused`",
 		"TimerCanceled",
-		"ActivityTaskScheduled: stream · batch replay.paused#5: p0 [80,90) · 32 records beyond it when scheduled",
-		"ActivityTaskScheduled: stream · batch replay.paused#9: p0 [120,122) · 0 records beyond it when scheduled")
+		"ActivityTaskScheduled: stream · batch replay.paused#6: p0 [100,110) · 12 records queued behind it",
+		"ActivityTaskScheduled: stream · batch replay.paused#8: p0 [120,122) · 0 records queued behind it")
 	blocked := "TimerStarted: blocked · QuarantineLimit: 2 records of batch replay.blocked#1 cannot be applied (limit 1 per batch); " +
 		"first: replay.public.bl… · lag 2 records · p0 at 0 of 2 · go on: `starter dump replay.blocked --quarantine`, " +
 		"then `starter settings replay.blocked --max-quarantine N` or a fix, then `starter retry replay.blocked`"
-	has("v12-blocked.json", "ActivityTaskScheduled: stream · batch replay.blocked#1: p0 [0,2) · 0 records beyond it when scheduled",
+	has("v12-blocked.json", "ActivityTaskScheduled: stream · batch replay.blocked#1: p0 [0,2) · 0 records queued behind it",
 		blocked, "TimerCanceled", blocked, "TimerCanceled")
 }

@@ -92,7 +92,7 @@ page() {
   echo "$1-details=$UI/namespaces/default/workflows/$id/$run/user-metadata=$4"
 }
 mapfile -t PAGES < <(
-  page webui-streaming shop.orders "lakemirror-table-shop.orders|stream · batch shop.orders#|beyond it when scheduled|plan next batch of shop.public.orders" \
+  page webui-streaming shop.orders "lakemirror-table-shop.orders|stream · batch shop.orders#|queued behind it|plan next batch of shop.public.orders" \
     "Phase: stream|Lag:|offset (next to read)|Last batches|Iceberg snapshots|Settings"
   page webui-paused shop.payments "click:Timer Started|lakemirror-table-shop.payments|stream · batch shop.payments#|paused · lag|p0 at|starter resume shop.payments" \
     "Phase: paused|Lag:|offset (next to read)|starter resume shop.payments"
