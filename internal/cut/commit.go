@@ -9,6 +9,27 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
+// TxKey is the part of a transaction id that is the same on the BEGIN,
+// the END and every change event of one transaction, by which the Tracker
+// matches them: for PostgreSQL the txId of "txId:LSN", since Debezium
+// appends to the txId the LSN last seen when it writes each of those
+// records (io.debezium.connector.postgresql.pipeline.txmetadata.
+// PostgresTransactionMonitor.adjustTxId: lastSeenLsn), so the BEGIN, each
+// change and the END of one transaction carry different ids (Debezium's
+// docs show BEGIN "571:53195829" and END "571:53195832"). A txId repeats
+// only after 2^32 transactions (wraparound), far beyond the transactions
+// open at once. For other connectors, and a PostgreSQL id without a
+// colon, the id as it is (SQL Server: the commit LSN; MySQL: the GTID;
+// Oracle: the XID).
+func TxKey(connector, id string) string {
+	if connector == Postgres {
+		if tx, _, ok := strings.Cut(id, ":"); ok {
+			return tx
+		}
+	}
+	return id
+}
+
 // Connector names as Debezium writes them in source.connector.
 const (
 	Postgres  = "postgresql"
@@ -26,9 +47,12 @@ const (
 // connector is source.connector ("postgresql", "sqlserver", ...).
 //
 //   - PostgreSQL: id is "txId:LSN" (decimal transaction id, colon,
-//     decimal LSN; Debezium PostgreSQL docs, "Transaction metadata"). The
-//     LSN L is taken as the transaction's commit LSN (docs/design.md,
-//     issue 37) and the position is cdc.PostgresSeq(L, 0). Why (L, 0):
+//     decimal LSN; Debezium PostgreSQL docs, "Transaction metadata"). On
+//     the END, LSN is the last LSN Debezium saw when it wrote the END
+//     (PostgresTransactionMonitor.adjustTxId), that of the transaction's
+//     COMMIT message, which Debezium also records as the commit position
+//     the next transaction's events carry as lastCommitLsn (first element
+//     of source.sequence). The position is cdc.PostgresSeq(L, 0). Why (L, 0):
 //     a change event sits at (max(lastCommitLsn, lsn), lsn)
 //     (cdc.PostgresEventWords); every change of the transaction has
 //     both words below its commit LSN, so it sorts below (L, 0); every
@@ -37,11 +61,11 @@ const (
 //     same convention as a source snapshot at WAL position X, (X, 0):
 //     "above every change committed before X". Only END ids are meant:
 //     Debezium's BEGIN of the same transaction may carry another LSN
-//     (its docs show BEGIN "571:53195829", END "571:53195832"). That
-//     the END's LSN equals the lastCommitLsn of the next transaction's
-//     events is an assumption of the design to be checked on the real
-//     stack; a Tracker refuses ENDs whose positions do not grow
-//     (ErrOutOfOrder), which shows an id LSN that is not commit-ordered.
+//     (its docs show BEGIN "571:53195829", END "571:53195832"; TxKey).
+//     That the END's LSN equals the next transaction's lastCommitLsn is
+//     read from Debezium's code, not yet seen on the real stack; a
+//     Tracker refuses ENDs whose positions do not grow (ErrOutOfOrder),
+//     which shows an id LSN that is not commit-ordered.
 //   - SQL Server: id is the commit LSN in its text form
 //     "vvvvvvvv:bbbbbbbb:ssss" (cdc.ParseSQLServerLSN). Events sit at
 //     (commit LSN, change LSN, event_serial_no) (cdc.SQLServerSeq); the

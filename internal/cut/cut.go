@@ -20,9 +20,9 @@ import (
 // provide.transaction.metadata=true, topic <topic.prefix>.transaction;
 // Debezium docs, "Transaction metadata").
 type End struct {
-	// ID is the transaction id as the connector gives it (`id`); the
-	// tables' change events of the transaction carry it in
-	// `transaction.id`.
+	// ID is the END's `id`, the transaction id as the connector gives it.
+	// The Tracker matches it with the tables' `transaction.id` by TxKey
+	// (for PostgreSQL the txId before the colon).
 	ID string
 	// Commit is the transaction's commit position in the tables' `_seq`
 	// layout (CommitPosition).
@@ -87,13 +87,20 @@ type Cut struct {
 	Holds []Hold
 }
 
+// openEnd is one END above W, with its TxKey.
+type openEnd struct {
+	End
+	key string
+}
+
 // Tracker computes the consistent cut of one group from the END events of
 // its transaction topic and the tables' progress reports. Inputs may
 // arrive in any interleaving: an END before or after the tables' events,
 // progress reports late, repeated or out of order (counts and positions
 // only ever grow: a lower report than one already seen is ignored). ENDs
 // must arrive in commit order; an END already seen (same id, or at or
-// below W) is ignored.
+// below W) is ignored. Transactions are matched by TxKey of the ENDs'
+// ids and of the applied reports' ids, with the group's connector.
 //
 // Memory: the ENDs above W and, per table, the applied counts of the
 // transactions above W and of those whose END has not arrived. An applied
@@ -103,12 +110,13 @@ type Cut struct {
 //
 // A Tracker is not safe for concurrent use.
 type Tracker struct {
+	conn    string                      // source.connector, for TxKey
 	tables  []string                    // the group, sorted
 	inGroup map[string]bool             // table → member
-	applied map[string]map[string]int64 // table → transaction id → events applied
+	applied map[string]map[string]int64 // table → TxKey → events applied
 	fetched map[string]cdc.Seq          // table → every record at or below it fetched
-	open    []End                       // ENDs above W, in commit order
-	byID    map[string]int              // id → index in open
+	open    []openEnd                   // ENDs above W, in commit order
+	byID    map[string]int              // TxKey → index in open
 	width   int                         // byte width of the group's positions; 0 until the first
 	last    cdc.Seq                     // the newest END's commit position
 	cut     Cut                         // the transaction-mode cut so far (Holds not kept)
@@ -116,9 +124,11 @@ type Tracker struct {
 
 // NewTracker returns a Tracker for the group's tables (names as the ENDs'
 // data_collections give them, e.g. "public.orders"; duplicates are
-// ignored).
-func NewTracker(tables []string) *Tracker {
+// ignored), whose connector (source.connector, "postgresql", ...; it
+// decides TxKey) is connector.
+func NewTracker(connector string, tables []string) *Tracker {
 	t := &Tracker{
+		conn:    connector,
 		inGroup: map[string]bool{},
 		applied: map[string]map[string]int64{},
 		fetched: map[string]cdc.Seq{},
@@ -150,11 +160,11 @@ func (t *Tracker) checkWidth(s cdc.Seq) error {
 	return nil
 }
 
-// End records one END event. An END at or below W, or one whose id is
+// End records one END event. An END at or below W, or one whose TxKey is
 // already held with the same content, is a redelivery and is ignored.
-// Errors (the END is not recorded): ErrWidth, ErrConflict (same id, other
-// position or counts), ErrOutOfOrder (a new id at or below the newest
-// END's position), and an empty id or a negative count.
+// Errors (the END is not recorded): ErrWidth, ErrConflict (same TxKey,
+// other position or counts), ErrOutOfOrder (a new TxKey at or below the
+// newest END's position), and an empty id or a negative count.
 func (t *Tracker) End(e End) error {
 	if e.ID == "" {
 		return errors.New("cut: END with an empty transaction id")
@@ -165,7 +175,8 @@ func (t *Tracker) End(e End) error {
 	if e.Commit <= t.cut.W {
 		return nil
 	}
-	if i, ok := t.byID[e.ID]; ok {
+	key := TxKey(t.conn, e.ID)
+	if i, ok := t.byID[key]; ok {
 		if t.open[i].Commit != e.Commit || !sameCounts(t.open[i].Counts, e.Counts, t.inGroup) {
 			return fmt.Errorf("%w: %q", ErrConflict, e.ID)
 		}
@@ -184,8 +195,8 @@ func (t *Tracker) End(e End) error {
 		}
 	}
 	e.Counts = counts
-	t.byID[e.ID] = len(t.open)
-	t.open = append(t.open, e)
+	t.byID[key] = len(t.open)
+	t.open = append(t.open, openEnd{End: e, key: key})
 	t.last = e.Commit
 	t.advance()
 	return nil
@@ -209,10 +220,13 @@ func sameCounts(held, got map[string]int64, inGroup map[string]bool) bool {
 
 // Applied records that table has applied n events of transaction txID in
 // all (a running total, not an increment: the sum of its batches' counts
-// for txID). A report below an earlier one for the same transaction is
-// stale and ignored; a count above the END's (a record delivered twice)
-// completes the transaction all the same. Errors: ErrUnknownTable, an
-// empty txID, a negative n.
+// for the transaction). txID is a change event's `transaction.id` as the
+// connector wrote it; reports are matched by TxKey, so that PostgreSQL
+// ids of one transaction with different LSNs count together. A report
+// below an earlier one for the same transaction is stale and ignored; a
+// count above the END's (a record delivered twice) completes the
+// transaction all the same. Errors: ErrUnknownTable, an empty txID, a
+// negative n.
 func (t *Tracker) Applied(table, txID string, n int64) error {
 	if !t.inGroup[table] {
 		return fmt.Errorf("%w: %q", ErrUnknownTable, table)
@@ -220,8 +234,9 @@ func (t *Tracker) Applied(table, txID string, n int64) error {
 	if txID == "" || n < 0 {
 		return fmt.Errorf("cut: applied report of %q: transaction %q, count %d", table, txID, n)
 	}
-	if n > t.applied[table][txID] {
-		t.applied[table][txID] = n
+	key := TxKey(t.conn, txID)
+	if n > t.applied[table][key] {
+		t.applied[table][key] = n
 		t.advance()
 	}
 	return nil
@@ -249,16 +264,16 @@ func (t *Tracker) FetchedPast(table string, pos cdc.Seq) error {
 
 // missing returns the events of x that table has not completed: 0 when
 // the table has applied the END's count or fetched past its commit.
-func (t *Tracker) missing(x *End, table string) int64 {
+func (t *Tracker) missing(x *openEnd, table string) int64 {
 	want := x.Counts[table]
 	if want == 0 || t.fetched[table] >= x.Commit {
 		return 0
 	}
-	return max(want-t.applied[table][x.ID], 0)
+	return max(want-t.applied[table][x.key], 0)
 }
 
 // complete reports whether x is complete in every table it touched.
-func (t *Tracker) complete(x *End) bool {
+func (t *Tracker) complete(x *openEnd) bool {
 	for tb := range x.Counts {
 		if t.missing(x, tb) > 0 {
 			return false
@@ -280,14 +295,14 @@ func (t *Tracker) advance() {
 	head := t.open[n-1]
 	t.cut.W, t.cut.TxID, t.cut.TsMs = head.Commit, head.ID, head.TsMs
 	for _, x := range t.open[:n] {
-		delete(t.byID, x.ID)
+		delete(t.byID, x.key)
 		for _, tb := range t.tables {
-			delete(t.applied[tb], x.ID)
+			delete(t.applied[tb], x.key)
 		}
 	}
 	t.open = slices.Delete(t.open, 0, n)
 	for i, x := range t.open {
-		t.byID[x.ID] = i
+		t.byID[x.key] = i
 	}
 }
 

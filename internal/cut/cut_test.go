@@ -67,6 +67,21 @@ func TestCommitPositionOrdersPostgresEvents(t *testing.T) {
 	}
 }
 
+func TestTxKey(t *testing.T) {
+	for _, c := range []struct{ connector, id, want string }{
+		{"postgresql", "571:53195829", "571"},
+		{"postgresql", "571:53195832", "571"},
+		{"postgresql", "571", "571"},
+		{"sqlserver", "0000002b:00000588:0003", "0000002b:00000588:0003"},
+		{"mysql", "3e11fa47-71ca-11e1-9e33-c80aa9429562:23", "3e11fa47-71ca-11e1-9e33-c80aa9429562:23"},
+		{"", "1:2", "1:2"},
+	} {
+		if got := TxKey(c.connector, c.id); got != c.want {
+			t.Errorf("TxKey(%q, %q) = %q, want %q", c.connector, c.id, got, c.want)
+		}
+	}
+}
+
 func pg(l uint64) cdc.Seq { return cdc.PostgresSeq(l, 0) }
 
 func mustNil(t *testing.T, what string, err error) {
@@ -88,7 +103,9 @@ func wantCut(t *testing.T, step string, got, want Cut) {
 // transaction of one table, a table caught up by its fetched position,
 // redeliveries and refusals.
 func TestTrackerGolden(t *testing.T) {
-	tr := NewTracker([]string{"public.orders", "public.items", "public.accounts", "public.items"})
+	// PostgreSQL ids: the changes' transaction.id carry their own LSN
+	// after the txId (TxKey), the END's its commit's.
+	tr := NewTracker("postgresql", []string{"public.orders", "public.items", "public.accounts", "public.items"})
 	t1 := End{ID: "1:100", Commit: pg(100), TsMs: 1001, Counts: map[string]int64{"public.orders": 1, "public.items": 2}}
 	t2 := End{ID: "2:200", Commit: pg(200), TsMs: 1002, Counts: map[string]int64{"public.accounts": 2, "public.items": 0}}
 	t3 := End{ID: "3:300", Commit: pg(300), TsMs: 1003, Counts: map[string]int64{"public.orders": 1, "public.other": 4}}
@@ -102,21 +119,21 @@ func TestTrackerGolden(t *testing.T) {
 		{Table: "public.items", TxID: "1:100", Commit: pg(100), Missing: 2},
 		{Table: "public.orders", TxID: "1:100", Commit: pg(100), Missing: 1},
 	}})
-	mustNil(t, "orders T1", tr.Applied("public.orders", "1:100", 1))
-	mustNil(t, "items T1 1", tr.Applied("public.items", "1:100", 1))
+	mustNil(t, "orders T1", tr.Applied("public.orders", "1:95", 1))
+	mustNil(t, "items T1 1", tr.Applied("public.items", "1:96", 1))
 	wantCut(t, "items lags", tr.Cut(), Cut{Holds: []Hold{{Table: "public.items", TxID: "1:100", Commit: pg(100), Missing: 1}}})
 
 	// T2 touches accounts only; its events arrive before its END.
-	mustNil(t, "accounts T2", tr.Applied("public.accounts", "2:200", 2))
+	mustNil(t, "accounts T2", tr.Applied("public.accounts", "2:150", 2))
 	mustNil(t, "END T2", tr.End(t2))
 	wantCut(t, "T2 complete behind T1", tr.Cut(), Cut{Holds: []Hold{{Table: "public.items", TxID: "1:100", Commit: pg(100), Missing: 1}}})
 
 	// items completes T1: the cut moves over T1 and T2 at once (orders
 	// and items did not touch T2 and do not hold it).
-	mustNil(t, "items T1 2", tr.Applied("public.items", "1:100", 2))
+	mustNil(t, "items T1 2", tr.Applied("public.items", "1:97", 2))
 	wantCut(t, "T1 and T2", tr.Cut(), Cut{W: pg(200), TxID: "2:200", TsMs: 1002})
 	// A stale report (out of order) changes nothing.
-	mustNil(t, "items T1 stale", tr.Applied("public.items", "1:100", 1))
+	mustNil(t, "items T1 stale", tr.Applied("public.items", "1:96", 1))
 	wantCut(t, "stale report", tr.Cut(), Cut{W: pg(200), TxID: "2:200", TsMs: 1002})
 
 	// T3: orders lags; public.other is not in the group.
@@ -162,7 +179,7 @@ func TestTrackerGolden(t *testing.T) {
 	// ENDs cut past are forgotten with their counts; the stale report of
 	// items for T1, sent after T1 was cut past, stays (documented).
 	if len(tr.open) != 0 || len(tr.byID) != 0 || len(tr.applied["public.orders"]) != 0 || len(tr.applied["public.accounts"]) != 0 ||
-		!reflect.DeepEqual(tr.applied["public.items"], map[string]int64{"1:100": 1}) {
+		!reflect.DeepEqual(tr.applied["public.items"], map[string]int64{"1": 1}) {
 		t.Errorf("state after the cut: open %d, ids %d, counts %v", len(tr.open), len(tr.byID), tr.applied)
 	}
 }
@@ -170,7 +187,7 @@ func TestTrackerGolden(t *testing.T) {
 // Without transaction metadata: the lowest position every table has
 // fetched past, per position.
 func TestTrackerPositionCut(t *testing.T) {
-	tr := NewTracker([]string{"b", "a"})
+	tr := NewTracker("mysql", []string{"b", "a"})
 	wantCut(t, "nothing", tr.PositionCut(), Cut{PerPosition: true, Holds: []Hold{{Table: "a"}, {Table: "b"}}})
 	mustNil(t, "a", tr.FetchedPast("a", cdc.PostgresSeq(500, 490)))
 	wantCut(t, "b silent", tr.PositionCut(), Cut{PerPosition: true, Holds: []Hold{{Table: "b"}}})
@@ -183,7 +200,7 @@ func TestTrackerPositionCut(t *testing.T) {
 	wantCut(t, "even", tr.PositionCut(), Cut{W: cdc.PostgresSeq(600, 0), PerPosition: true, Holds: []Hold{{Table: "a"}, {Table: "b"}}})
 	// The transaction-mode cut has seen no END.
 	wantCut(t, "no END", tr.Cut(), Cut{})
-	wantCut(t, "empty group", NewTracker(nil).PositionCut(), Cut{PerPosition: true})
+	wantCut(t, "empty group", NewTracker("mysql", nil).PositionCut(), Cut{PerPosition: true})
 }
 
 // How a table reports its progress in the property test.
@@ -249,7 +266,7 @@ func randomHistory(t *testing.T, seed uint64) {
 		}
 	}
 
-	tr := NewTracker(tables)
+	tr := NewTracker("postgresql", tables)
 	got := make([][]int64, k) // table → transaction → events delivered
 	for i := range got {
 		got[i] = make([]int64, n)
@@ -261,6 +278,9 @@ func randomHistory(t *testing.T, seed uint64) {
 		t.Helper()
 		t.Fatalf("seed tables %v modes %v counts %v\nsteps %v\n"+format, append([]any{tables, mode, count, log}, args...)...)
 	}
+	// eventID is a change's transaction.id: the txId and an LSN below
+	// the commit's (TxKey).
+	eventID := func(x int) string { return fmt.Sprintf("%d:%d", 500+x, 100*x+1+r.IntN(99)) }
 	// frontier is the newest transaction all of whose events table tb
 	// has received, and all before it; -1 if none.
 	frontier := func(tb int) int {
@@ -302,7 +322,7 @@ func randomHistory(t *testing.T, seed uint64) {
 			} else if cursor[tb] > 0 && mode[tb] != reportFetched {
 				x := stream[tb][cursor[tb]-1]
 				log = append(log, fmt.Sprintf("stale applied %d", tb))
-				if err := tr.Applied(tables[tb], ends[x].ID, r.Int64N(got[tb][x]+1)); err != nil {
+				if err := tr.Applied(tables[tb], eventID(x), r.Int64N(got[tb][x]+1)); err != nil {
 					fail("stale applied: %v", err)
 				}
 			}
@@ -316,7 +336,7 @@ func randomHistory(t *testing.T, seed uint64) {
 			got[tb][x]++
 			log = append(log, fmt.Sprintf("t%d event of %s", tb, ends[x].ID))
 			if mode[tb] != reportFetched {
-				if err := tr.Applied(tables[tb], ends[x].ID, got[tb][x]); err != nil {
+				if err := tr.Applied(tables[tb], eventID(x), got[tb][x]); err != nil {
 					fail("applied: %v", err)
 				}
 			}
