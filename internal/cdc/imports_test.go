@@ -21,7 +21,7 @@ import (
 // build tags:
 //
 //   - the pure core (internal/cdc and every package below it such as
-//     internal/cdc/typing, internal/merge, internal/validate) imports only
+//     internal/cdc/typing, internal/merge, internal/validate, internal/cut) imports only
 //     the standard library and the core's event model, internal/cdc[/...];
 //   - internal/payload, what the workflows persist and pass around,
 //     imports only the standard library, the core (internal/cdc[/...],
@@ -124,13 +124,14 @@ func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
 	imports = append(imports, importsUnder(t, root, "internal/cdc", true)...) // cdc, cdc/typing, ...
 	imports = append(imports, importsUnder(t, root, "internal/merge", false)...)
 	imports = append(imports, importsUnder(t, root, "internal/validate", false)...)
+	imports = append(imports, importsUnder(t, root, "internal/cut", false)...)
 	dirs := map[string]bool{}
 	for _, imp := range imports {
 		dirs[path.Dir(imp.file)] = true
 		if isStandard(imp.path) || imp.path == core || strings.HasPrefix(imp.path, core+"/") {
 			continue
 		}
-		t.Errorf("%s imports %q: the core (internal/cdc[/...], internal/merge, internal/validate) imports only the standard library and internal/cdc[/...]", imp.file, imp.path)
+		t.Errorf("%s imports %q: the core (internal/cdc[/...], internal/merge, internal/validate, internal/cut) imports only the standard library and internal/cdc[/...]", imp.file, imp.path)
 	}
 	// internal/layout: the standard library only
 	for _, imp := range importsUnder(t, root, "internal/layout", false) {
@@ -149,7 +150,7 @@ func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
 		t.Errorf("%s imports %q: internal/payload imports only the standard library, internal/cdc[/...], internal/validate and internal/layout", imp.file, imp.path)
 	}
 	// The walk read the packages it is meant to guard.
-	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate", "internal/layout", "internal/payload"} {
+	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate", "internal/cut", "internal/layout", "internal/payload"} {
 		if !dirs[want] {
 			t.Errorf("no import seen in %s: the test no longer reads that package", want)
 		}

@@ -1,6 +1,8 @@
 // Package kafka is the pipeline's thin adapter over franz-go (kgo + kadm):
 // topic creation, offset listings, ordered synchronous produce, and exact
-// consumption of half-open offset ranges per partition.
+// consumption of half-open offset ranges per partition (Fetch; and
+// ReadTransactionTopic, which decodes a transaction metadata topic's
+// records with the caller's decoder and keeps those it refuses).
 //
 // Exactness is the point of Fetch: a micro-batch is recorded as an offset
 // range per partition before it is applied, and a retried or replayed batch
