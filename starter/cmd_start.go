@@ -191,16 +191,21 @@ func (f *specFlags) spec(topic string) (activities.TableSpec, error) {
 			return activities.TableSpec{}, usage("--definition: %v", err)
 		}
 		spec.Columns = def.Columns
-		if f.key == "" {
-			f.key = strings.Join(def.KeyColumns, ",")
+		if f.key == "" { // the definition's key as it is: not split at commas or trimmed
+			spec.KeyColumns = def.KeyColumns
+			if err := names.CheckColumns("--definition: key column", spec.KeyColumns); err != nil {
+				return activities.TableSpec{}, usage("%v", err)
+			}
 		}
 	}
 	if f.source != "" && f.sourceTable == "" {
 		return activities.TableSpec{}, usage("--source needs --source-table schema.table")
 	}
-	spec.KeyColumns = splitKey(f.key)
-	if err := names.CheckColumns("--key: key column", spec.KeyColumns); err != nil {
-		return activities.TableSpec{}, usage("%v", err)
+	if f.key != "" || f.definition == "" {
+		spec.KeyColumns = splitKey(f.key)
+		if err := names.CheckColumns("--key: key column", spec.KeyColumns); err != nil {
+			return activities.TableSpec{}, usage("%v", err)
+		}
 	}
 	if err := names.CheckColumns("--history-columns: history column", spec.HistoryColumns); err != nil {
 		return activities.TableSpec{}, usage("%v", err)

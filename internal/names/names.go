@@ -231,11 +231,12 @@ func (e *topicError) Error() string {
 // are the source's: case and inner spaces are kept as Debezium writes
 // them, so the rule refuses only what no column a connector captures
 // holds and what a typing slip adds.
-const ColumnRule = "a column name is the source's, as Debezium writes it (case kept): 1 to 128 bytes of UTF-8, " +
+const ColumnRule = "a column name is the source's, as Debezium writes it (case kept): 1 to 128 characters of UTF-8, " +
 	"no control character, no comma, no white space at either end"
 
-// MaxColumn is the longest column name, in bytes (SQL Server's and
-// Oracle's limit; PostgreSQL's is 63, MySQL's 64).
+// MaxColumn is the longest column name, in characters (SQL Server's
+// limit, 128 characters of sysname; Oracle's is 128 bytes, MySQL's 64
+// characters, PostgreSQL's 63 bytes: all within it).
 const MaxColumn = 128
 
 // ColumnError is a column name that breaks ColumnRule.
@@ -291,10 +292,10 @@ func columnWhy(s string) string {
 	switch {
 	case s == "":
 		return "is empty"
-	case len(s) > MaxColumn:
-		return fmt.Sprintf("is %d bytes long, more than %d", len(s), MaxColumn)
 	case !utf8.ValidString(s):
 		return "is not UTF-8"
+	case utf8.RuneCountInString(s) > MaxColumn:
+		return fmt.Sprintf("is %d characters long, more than %d", utf8.RuneCountInString(s), MaxColumn)
 	}
 	if r, _ := utf8.DecodeRuneInString(s); unicode.IsSpace(r) {
 		return "has white space at its start"

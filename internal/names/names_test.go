@@ -100,7 +100,7 @@ func TestCheckColumn(t *testing.T) {
 		"a,b":                    "has a comma at byte 1",
 		"a\x00b":                 `has '\x00' at byte 1 (a control character)`,
 		"a\xffb":                 "is not UTF-8",
-		strings.Repeat("c", 129): "is 129 bytes long, more than 128",
+		strings.Repeat("c", 129): "is 129 characters long, more than 128",
 	} {
 		err := CheckColumn("key column", name)
 		var ce *ColumnError
