@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync/atomic"
+
+	"go.temporal.io/api/serviceerror"
 )
 
 // heartbeatFlushMsg is the Temporal Go SDK's warning when a heartbeat it
@@ -15,9 +18,16 @@ import (
 // a heartbeat that no longer matters.
 const heartbeatFlushMsg = "RecordActivityHeartbeat with error"
 
-// stopQuietHandler logs, once stopping is set (Runner.Stop), the SDK's
-// heartbeatFlushMsg warnings whose error is a cancelled context at DEBUG
-// instead of WARN; every other record passes unchanged.
+// stopQuietHandler adjusts two of the SDK's heartbeatFlushMsg warnings
+// that are expected outcomes, not faults; every other record passes
+// unchanged:
+//   - once stopping is set (Runner.Stop), one whose error is a cancelled
+//     context is logged at DEBUG;
+//   - one whose error is the server's NotFound "workflow execution already
+//     completed" is logged at INFO with a note: the activity's run ended
+//     while it ran (a stop, a drop, or a new run after a settings update,
+//     whose cancellation of an idle plan the server no longer delivers);
+//     the SDK cancels the activity, whose result no run waits for.
 type stopQuietHandler struct {
 	h        slog.Handler
 	stopping *atomic.Bool
@@ -37,14 +47,42 @@ func (s *stopQuietHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (s *stopQuietHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if rec.Level == slog.LevelWarn && rec.Message == heartbeatFlushMsg && s.stopping.Load() && cancelled(rec) {
+	if rec.Level != slog.LevelWarn || rec.Message != heartbeatFlushMsg {
+		return s.h.Handle(ctx, rec)
+	}
+	switch {
+	case s.stopping.Load() && cancelled(rec):
 		if !s.h.Enabled(ctx, slog.LevelDebug) {
 			return nil
 		}
 		rec = rec.Clone()
 		rec.Level = slog.LevelDebug
+	case runEnded(rec):
+		if !s.h.Enabled(ctx, slog.LevelInfo) {
+			return nil
+		}
+		rec = rec.Clone()
+		rec.Level = slog.LevelInfo
+		rec.AddAttrs(slog.String("note", "the activity's workflow run ended while it ran (a stop, a drop or a new run): it is cancelled and its result is not used"))
 	}
 	return s.h.Handle(ctx, rec)
+}
+
+// runEnded reports whether rec's "Error" attribute is the server's
+// NotFound for an activity whose workflow run has completed.
+func runEnded(rec slog.Record) bool {
+	found := false
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key != "Error" {
+			return true
+		}
+		var nf *serviceerror.NotFound
+		if err, ok := a.Value.Any().(error); ok && errors.As(err, &nf) {
+			found = strings.Contains(nf.Error(), "workflow execution already completed")
+		}
+		return false
+	})
+	return found
 }
 
 func (s *stopQuietHandler) WithAttrs(as []slog.Attr) slog.Handler {
