@@ -31,3 +31,18 @@ func TestBreakStartDefinitionKeyNotReshaped(t *testing.T) {
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+// Break 35: the pipelines file refuses an empty key column ("order_id,"
+// → "key column 2 is empty", exit 2), but start --key drops it (splitKey)
+// and starts the table with the key [order_id]: one rule, two answers.
+// Fails today: start goes on to dial.
+func TestBreakStartKeyEmptyEntryRefused(t *testing.T) {
+	nowhere := []string{"--temporal-address", closedAddr(t), "--kafka-brokers", closedAddr(t), "--data-dir", t.TempDir()}
+	for _, key := range []string{"order_id,", "order_id,,status", ",order_id"} {
+		args := append([]string{"start", "shop.public.orders", "--table", "shop.orders", "--key", key}, nowhere...)
+		code, _, stderr := cli(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, "is empty") {
+			t.Errorf("start --key %q: exit %d, stderr:\n%s\nwant exit 2: key column … is empty", key, code, stderr)
+		}
+	}
+}
