@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/lakemirror/lakemirror/internal/names"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -24,6 +25,9 @@ type demoRecord struct {
 // tombstone takes the key of the record before it, as Debezium emits it
 // right after its delete.
 func loadEventFiles(paths []string, keyCols []string) ([]demoRecord, error) {
+	if err := names.CheckColumns("--key: key column", keyCols); err != nil {
+		return nil, usage("%v", err)
+	}
 	var out []demoRecord
 	for _, p := range paths {
 		data, err := os.ReadFile(p)

@@ -8,13 +8,16 @@ import (
 	"github.com/lakemirror/lakemirror/internal/names"
 )
 
-// splitKey splits a comma-separated column list, dropping blanks.
+// splitKey splits a comma-separated column list, trimming the blanks
+// around each name as the pipelines file does; an empty entry stays (""),
+// for names.CheckColumns to refuse. A blank s is no list (nil).
 func splitKey(s string) []string {
-	var out []string
-	for _, k := range strings.Split(s, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			out = append(out, k)
-		}
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	out := strings.Split(s, ",")
+	for i, k := range out {
+		out[i] = strings.TrimSpace(k)
 	}
 	return out
 }
