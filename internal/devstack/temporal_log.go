@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -119,11 +120,39 @@ func (l *serverLogger) Debug(msg string, tags ...tag.Tag) { l.emit(slog.LevelDeb
 func (l *serverLogger) Info(msg string, tags ...tag.Tag)  { l.emit(slog.LevelInfo, msg, tags) }
 func (l *serverLogger) Warn(msg string, tags ...tag.Tag)  { l.emit(slog.LevelWarn, msg, tags) }
 func (l *serverLogger) Error(msg string, tags ...tag.Tag) {
-	if queueClosed(msg, tags) {
+	if queueClosed(msg, tags) || requestCanceled(tags) {
 		l.emit(slog.LevelInfo, msg, tags)
 		return
 	}
 	l.emit(slog.LevelError, msg, tags)
+}
+
+// requestCanceled reports whether an error record's error is a cancelled
+// context: the client cancelled its request (a worker stopping cancels
+// its polls and its in-flight responses), so the server's operation for
+// it stopped ("Update workflow execution operation failed", "Persistent
+// store operation failure" with error "context canceled"). Nothing is
+// lost: the request is the client's to retry. It is logged at info.
+func requestCanceled(tags []tag.Tag) bool {
+	for _, t := range tags {
+		if t.Key() != "error" {
+			continue
+		}
+		switch v := t.Value().(type) {
+		case error:
+			return errors.Is(v, context.Canceled) || canceledText(v.Error())
+		case string:
+			return canceledText(v)
+		}
+	}
+	return false
+}
+
+// canceledText reports whether an error's text is, or ends with, a
+// cancelled context's.
+func canceledText(s string) bool {
+	c := context.Canceled.Error()
+	return s == c || strings.HasSuffix(s, ": "+c)
 }
 
 // queueClosed reports whether an error record is the server's report that
