@@ -503,3 +503,24 @@ func TestSettingsWhilePausedContinueAsNew(t *testing.T) {
 	require.Equal(t, PhasePaused, next.State.Phase)
 	require.Equal(t, lake.Offsets{0: 4}, next.State.Offsets)
 }
+
+// A settings update that changes nothing (the value the table has) starts
+// no new run: the workflow goes on and completes on stop.
+func TestSettingsUnchangedKeepsTheRun(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 4}}, nil).Once()
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(activities.Plan{Offsets: lake.Offsets{0: 4}, HighWatermarks: lake.Offsets{0: 4}}, nil)
+	same := spec.MaxEvents
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateSettings, "same", &updateCallbacks{t: t}, SettingsRequest{SettingsChange: payload.SettingsChange{MaxEvents: &same}})
+	}, 5*time.Second)
+	env.RegisterDelayedCallback(func() {
+		st := status(t, env)
+		require.Equal(t, spec.MaxEvents, st.Spec.MaxEvents)
+		require.Equal(t, PhaseStream, st.Phase)
+		env.SignalWorkflow(SignalStop, nil)
+	}, time.Minute)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+}
