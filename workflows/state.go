@@ -160,6 +160,7 @@ type Status struct {
 	Totals         Totals                 `json:"totals"`
 	Snapshots      TableSnapshots         `json:"snapshots,omitzero"` // the Iceberg snapshots of the tables' newest commits by this pipeline, with their batches
 	Spec           payload.TableSpec      `json:"spec"`
+	Runs           int                    `json:"runs"` // the workflow's runs before this one (it continues as new for its history's size and after a settings update)
 }
 
 func (s *TableState) status() Status {
@@ -170,7 +171,7 @@ func (s *TableState) status() Status {
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]payload.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
 		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
-		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned(), Snapshots: s.Snapshots}
+		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned(), Snapshots: s.Snapshots, Runs: s.Runs}
 	// the order of the partitions does not change the result (sums and
 	// per-partition values), and this runs only in the status query
 	//workflowcheck:ignore

@@ -518,6 +518,7 @@ func TestSettingsUnchangedKeepsTheRun(t *testing.T) {
 		st := status(t, env)
 		require.Equal(t, spec.MaxEvents, st.Spec.MaxEvents)
 		require.Equal(t, PhaseStream, st.Phase)
+		require.Equal(t, 0, st.Runs)
 		env.SignalWorkflow(SignalStop, nil)
 	}, time.Minute)
 	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec})
