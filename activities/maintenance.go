@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/retention"
 )
@@ -74,7 +75,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 		defer st.mu.Unlock()
 		res.Compact = map[string]lake.CompactResult{}
 		for kind, ident := range tables {
-			c, err := lake.Compact(ctx, a.Catalog, ident, lake.CompactOptions{TargetFileBytes: req.TargetFileSize})
+			c, err := compact.Compact(ctx, a.Catalog, ident, compact.Options{TargetFileBytes: req.TargetFileSize})
 			if err != nil {
 				return res, err
 			}

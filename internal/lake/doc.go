@@ -30,8 +30,8 @@
 //     state*.go and sidecar.go.
 //   - internal/lake/maintain: snapshot expiry (AutoExpire after each
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
-//     files, manifest merges. Compaction, purge and bronze retention
-//     rewrite rows and stay here.
+//     files, manifest merges. Purge and bronze retention use the writers
+//     and stay here.
 //   - internal/lake/tableread: the row readers: ReadRows and
 //     WriteJSONLines (the dump; tableread.go keeps their lake names for
 //     callers outside), the mirror row scans reconciliation and replay
@@ -53,6 +53,9 @@
 //     and TypedKey. The mirror writer's side (StageErased, the refusal in
 //     Prepare, the redaction of bronze and quarantine records, the purge
 //     fence) stays here, in erased.go.
+//   - internal/lake/compact: compaction (Compact, Options): data files
+//     rewritten with their deletes applied, through rowdelta.WriteRecord
+//     for a partitioned or sorted table.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as

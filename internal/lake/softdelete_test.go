@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
@@ -150,7 +151,7 @@ func TestMirrorWithDeletedV1(t *testing.T) {
 	if len(rs.Rows) != len(exp) || deleted != 10 {
 		t.Fatalf("replay state: %d rows, %d soft-deleted; want %d and 10", len(rs.Rows), deleted, len(exp))
 	}
-	res, err := Compact(ctx, p.cat, p.name.Mirror(), CompactOptions{})
+	res, err := compact.Compact(ctx, p.cat, p.name.Mirror(), compact.Options{})
 	if err != nil || res.Added != 1 {
 		t.Fatalf("compaction %+v %v", res, err)
 	}

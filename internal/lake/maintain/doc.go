@@ -2,9 +2,8 @@
 // expires snapshots (on every batch commit past a bound, and on the
 // maintenance schedule), deletes the files only expired snapshots
 // referenced, deletes orphan files, and merges small data manifests. It
-// rewrites no data: compaction, purge and bronze retention rewrite or
-// delete rows through the write path and stay in internal/lake, which
-// imports this package.
+// rewrites no data: compaction (internal/lake/compact), purge and bronze
+// retention (internal/lake) rewrite or delete rows and live above it.
 //
 // Map:
 //   - autoexpire.go: AutoExpire, run after each batch commit: past
