@@ -88,7 +88,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 			}
 			// serialized with the batches: each commits to bronze
 			st.mu.Lock()
-			trim, err := lake.TrimBronze(ctx, a.Catalog, name, req.BronzeRetention, time.Now())
+			trim, err := maintain.TrimBronze(ctx, a.Catalog, name, req.BronzeRetention, time.Now())
 			st.mu.Unlock()
 			if err != nil {
 				return res, err

@@ -30,8 +30,10 @@
 //     state*.go and sidecar.go.
 //   - internal/lake/maintain: snapshot expiry (AutoExpire after each
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
-//     files, manifest merges. Purge and bronze retention use the writers
-//     and stay here.
+//     files, manifest merges, bronze retention's file drops (TrimBronze,
+//     TrimmedBefore, LastTrim). Purge and what a rebuild does about a
+//     trimmed past (TrimmedPast, KeepApplied) use the writers and stay
+//     here.
 //   - internal/lake/tableread: the row readers: ReadRows and
 //     WriteJSONLines (the dump; tableread.go keeps their lake names for
 //     callers outside), the mirror row scans reconciliation and replay

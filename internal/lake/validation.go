@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
@@ -132,7 +133,7 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 	if a.Checkpoint, err = ReadCheckpoint(tbl); err != nil {
 		return nil, err
 	}
-	if a.TrimmedBefore, err = TrimmedBefore(tbl); err != nil {
+	if a.TrimmedBefore, err = maintain.TrimmedBefore(tbl); err != nil {
 		return nil, err
 	}
 	cov, err := readCoverage(tbl)
