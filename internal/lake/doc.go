@@ -55,6 +55,12 @@
 //     and TypedKey. The mirror writer's side (StageErased, the refusal in
 //     Prepare, the redaction of bronze and quarantine records, the purge
 //     fence) stays here, in erased.go.
+//   - internal/lake/evolve: schema evolution: Evolve (the schema step of
+//     Prepare: diff, decide, commit), SchemaChange and SchemaBlockedError
+//     (errors.go keeps their lake names), the settling of reserved source
+//     column names (SettleReserved, PropIgnoredColumns), PropColumnSince.
+//     Prepare's options (WithSchemaDecision, ForPastChanges) stay here,
+//     in mirror.go.
 //   - internal/lake/compact: compaction (Compact, Options): data files
 //     rewritten with their deletes applied, through rowdelta.WriteRecord
 //     for a partitioned or sorted table.
