@@ -38,7 +38,10 @@
 //     WriteJSONLines (the dump; tableread.go keeps their lake names for
 //     callers outside), the mirror row scans reconciliation and replay
 //     checks compare (ScanMirrorRows, ScanRows), bronze's row changes
-//     (ReadBronzeChanges), ScanColumns. The validation readers, which read
+//     (ReadBronzeChanges), ScanColumns, bronze's records (BronzeRow, which
+//     bronze.go keeps as lake.BronzeRecord and lake.BronzeRow;
+//     ReadBronzeKeys, ReadBronzeKeysCounted, ScanBronze, ReadBronzeTopic,
+//     BronzeKeysOfTopic, EachBronzeFile). The validation readers, which read
 //     the bookkeeping, and AppendValidation stay here.
 //   - internal/lake/rowdelta: the row-delta writes: data files per
 //     partition and sort order (WriteRecord, BindLayout), deletes in the
@@ -70,8 +73,9 @@
 // MirrorResult, EraseResult, and the schema decisions) are defined in
 // internal/payload; payload.go keeps their lake names as type aliases
 // (lake.RebuildResult is payload.TableRebuildResult). A bronze record is
-// the Kafka record as fetched and decoded (BronzeRecord embeds
-// payload.Record; BronzeRow and BronzeHeader are aliases). What needs Iceberg
+// the Kafka record as fetched and decoded (tableread.BronzeRow, which
+// embeds payload.Record; BronzeRecord and BronzeRow are aliases of it,
+// BronzeHeader of payload.Header). What needs Iceberg
 // (reading a checkpoint or a load cursor from a table, writing the
 // properties) stays here.
 package lake

@@ -327,7 +327,7 @@ func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 		}
 		return false
 	}
-	return eachBronzeFile(ctx, cat, name, filter, fmt.Sprintf("of offsets [%d, %d)", lo, hi), keep, func(rows []BronzeRow) error {
+	return tableread.EachBronzeFile(ctx, cat, name, filter, fmt.Sprintf("of offsets [%d, %d)", lo, hi), keep, func(rows []BronzeRow) error {
 		if len(rows) == 0 {
 			return nil
 		}

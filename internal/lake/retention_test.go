@@ -11,6 +11,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -138,7 +139,7 @@ func pastFromBronze(t *testing.T, p *layoutPipeline, tw *TableWriter) map[cdc.Ke
 	t.Helper()
 	ctx := context.Background()
 	var events []*cdc.Event
-	err := ScanBronze(ctx, p.cat, testTable, func(rows []BronzeRow) error {
+	err := tableread.ScanBronze(ctx, p.cat, testTable, func(rows []BronzeRow) error {
 		for _, r := range rows {
 			d, err := p.dec.Decode(schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value})
 			if err != nil {
