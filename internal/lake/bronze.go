@@ -74,13 +74,13 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 		return st, err
 	}
 	st.tbl = tbl
-	covAll, err := readCoverage(tbl)
+	covAll, err := lakecat.ReadCoverage(tbl)
 	if err != nil {
 		return st, err
 	}
 	cov := covAll[b.Topic].Clone()
 	if cov == nil {
-		cov = Coverage{}
+		cov = lakecat.Coverage{}
 	}
 	fresh := make([]BronzeRecord, 0, len(recs))
 	for _, r := range recs {
@@ -156,7 +156,7 @@ func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
 	return st.res, nil
 }
 
-func coversRange(cov Coverage, rg Range) bool {
+func coversRange(cov lakecat.Coverage, rg Range) bool {
 	if rg.From >= rg.To {
 		return true
 	}

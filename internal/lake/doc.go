@@ -41,8 +41,7 @@
 //     (ReadBronzeChanges), ScanColumns, bronze's records (BronzeRow, which
 //     bronze.go keeps as lake.BronzeRecord and lake.BronzeRow;
 //     ReadBronzeKeys, ReadBronzeKeysCounted, ScanBronze, ReadBronzeTopic,
-//     BronzeKeysOfTopic, EachBronzeFile). The validation readers, which read
-//     the bookkeeping, and AppendValidation stay here.
+//     BronzeKeysOfTopic, EachBronzeFile).
 //   - internal/lake/rowdelta: the row-delta writes: data files per
 //     partition and sort order (WriteRecord, BindLayout), deletes in the
 //     table's delete format (WriteDeletes: position-delete files per
@@ -64,6 +63,10 @@
 //     column names (SettleReserved, PropIgnoredColumns), PropColumnSince.
 //     Prepare's options (WithSchemaDecision, ForPastChanges) stay here,
 //     in mirror.go.
+//   - internal/lake/validation: the validation table (Schema, Val*
+//     columns, Append) and the validation readers (ReadBronzeAudit,
+//     ReadMirrorAudit), which read the bookkeeping (lakecat.ReadCheckpoint,
+//     lakecat.ReadCoverage).
 //   - internal/lake/compact: compaction (Compact, Options): data files
 //     rewritten with their deletes applied, through rowdelta.WriteRecord
 //     for a partitioned or sorted table.
@@ -77,5 +80,7 @@
 // embeds payload.Record; BronzeRecord and BronzeRow are aliases of it,
 // BronzeHeader of payload.Header). What needs Iceberg
 // (reading a checkpoint or a load cursor from a table, writing the
-// properties) stays here.
+// properties) stays here; the checkpoint and bronze's coverage are read by
+// lakecat (ReadCheckpoint, which bookkeeping.go keeps under its lake
+// name, with the Checkpoint alias; ReadCoverage).
 package lake

@@ -78,7 +78,7 @@ func PlanReapply(tbl *table.Table, topic string, maxBatches int) (*ReapplyPlan, 
 		if s.Summary != nil {
 			props = s.Summary.Properties
 		}
-		cp, ok, err := checkpointFrom(props)
+		cp, ok, err := lakecat.CheckpointFrom(props)
 		if err != nil {
 			return nil, "", err
 		}

@@ -40,7 +40,11 @@
 //   - propvalues.go: property values: SeqProp (a hex `_seq`), ReadPending
 //     and PendingJSON (the pending-rebuild set).
 //   - snapshots.go: SnapID (a table's current snapshot id), Ancestors.
+//   - checkpoint.go: the bookkeeping read back: Checkpoint (the last
+//     batch a table committed: ReadCheckpoint, CheckpointFrom) and
+//     bronze's covered offsets (Coverage, ReadCoverage).
 //
-// It imports internal/cdc, internal/layout, internal/names and the
+// It imports internal/cdc, internal/layout, internal/names,
+// internal/payload (Offsets, BatchTally) and the
 // Iceberg libraries, never internal/lake or another package under it.
 package lakecat
