@@ -82,7 +82,7 @@ func purgedKeyKeepsHistory(t *testing.T, all bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := lake.ReadMirrorReplayState(ctx, cat, name)
+	rs, err := validation.ReadMirrorReplayState(ctx, cat, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,12 +86,12 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	}
 	res.Checks = append(res.Checks, validate.Watermarks(mirror.Points, mirror.MaxSeq, mirror.Applied))
 	if bronze != nil {
-		rs, err := lake.ReadMirrorReplayState(ctx, a.Catalog, name)
+		rs, err := validation.ReadMirrorReplayState(ctx, a.Catalog, name)
 		if err != nil {
 			return res, err
 		}
 		if rs == nil {
-			rs = &lake.MirrorReplayState{}
+			rs = &validation.MirrorReplayState{}
 		}
 		if bronze.TrimmedBefore.IsZero() {
 			res.Checks = append(res.Checks, validate.Replay(appliedRecords(bronze.Records, mirror.Checkpoint), rs.Rows, rs.Purges, rs.Pending))

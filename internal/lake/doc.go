@@ -41,7 +41,8 @@
 //     (ReadBronzeChanges), ScanColumns, bronze's records (BronzeRow, which
 //     bronze.go keeps as lake.BronzeRecord and lake.BronzeRow;
 //     ReadBronzeKeys, ReadBronzeKeysCounted, ScanBronze, ReadBronzeTopic,
-//     BronzeKeysOfTopic, EachBronzeFile).
+//     BronzeKeysOfTopic, EachBronzeFile), the purged-keys table's rows
+//     (ReadPurgedRows).
 //   - internal/lake/rowdelta: the row-delta writes: data files per
 //     partition and sort order (WriteRecord, BindLayout), deletes in the
 //     table's delete format (WriteDeletes: position-delete files per
@@ -66,7 +67,8 @@
 //   - internal/lake/validation: the validation table (Schema, Val*
 //     columns, Append) and the validation readers (ReadBronzeAudit,
 //     ReadMirrorAudit), which read the bookkeeping (lakecat.ReadCheckpoint,
-//     lakecat.ReadCoverage).
+//     lakecat.ReadCoverage), and the replay check's read of the mirror
+//     (ReadMirrorReplayState).
 //   - internal/lake/compact: compaction (Compact, Options): data files
 //     rewritten with their deletes applied, through rowdelta.WriteRecord
 //     for a partitioned or sorted table.

@@ -16,6 +16,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -138,7 +139,7 @@ func TestMirrorWithDeletedV1(t *testing.T) {
 		t.Fatalf("a replay from a fresh writer changed the mirror:\n%s\nwant\n%s", got, before)
 	}
 	// validation's read of the mirror: every row, the soft deletes exact
-	rs, err := ReadMirrorReplayState(ctx, p.cat, p.name)
+	rs, err := validation.ReadMirrorReplayState(ctx, p.cat, p.name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@
 //     BronzeKeyScan counts what was read), ScanBronze (every row change),
 //     ReadBronzeTopic, BronzeKeysOfTopic, and EachBronzeFile (a file at a
 //     time, rows chosen by a BronzeKeep; internal/lake's reapply).
+//   - purged.go: ReadPurgedRows (the purged-keys table's keys and
+//     positions; internal/lake's mirror writer and the replay check).
 //   - scan.go: ScanColumns, a scan of named columns record batch by
 //     record batch, also used by internal/lake's validation readers.
 //

@@ -10,13 +10,17 @@
 //     covered offsets, retention cutoff and row changes) and
 //     ReadMirrorAudit (MirrorAudit: the mirror's checkpoint, applied
 //     position points and its rows' positions).
+//   - replay.go: ReadMirrorReplayState (MirrorReplayState: the mirror's
+//     rows, purged keys and pending-rebuild set, which the replay check
+//     compares with bronze's changes).
 //
 // Callers: activities (the Validate and reconciliation activities) and
 // the starter (validation status). The mirror's applied position is
 // lakecat.PropAppliedPosition (lake.PropAppliedPosition).
 //
 // It imports internal/lake/lakecat (loading, bookkeeping reads,
-// ReadCheckpoint and ReadCoverage), maintain (TrimmedBefore), tableread
-// (ScanColumns), parquetio and rowdelta, never internal/lake
+// ReadCheckpoint and ReadCoverage, ReadPending, PurgeLegacy), maintain
+// (TrimmedBefore), tableread (ScanColumns, ScanMirrorRows,
+// ReadPurgedRows), parquetio and rowdelta, never internal/lake
 // (internal/cdc's TestLakeImportsPointDown).
 package validation
