@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -117,7 +118,7 @@ func (a *Activities) storedGhosts(ctx context.Context, name lake.TableName, topi
 	if cp, err := lake.ReadCheckpoint(tbl); err != nil || !strings.HasPrefix(cp.BatchID, batchPrefix) {
 		return nil, keys, err
 	}
-	err = lake.ReadBronzeTopic(ctx, a.Catalog, name, topic, func(rows []lake.BronzeRow) error {
+	err = tableread.ReadBronzeTopic(ctx, a.Catalog, name, topic, func(rows []lake.BronzeRow) error {
 		for _, r := range rows {
 			out = append(out, r.Record) // of topic (ReadBronzeTopic's filter); ghost records have no headers
 			keys[r.PK] = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -95,7 +96,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	loadTopic := spec.Topic + "#" + req.LoadID
 	var seen map[cdc.Key]bool
 	if req.Resnapshot && !spec.WithoutBronze {
-		if seen, err = lake.BronzeKeysOfTopic(ctx, a.Catalog, name, loadTopic); err != nil {
+		if seen, err = tableread.BronzeKeysOfTopic(ctx, a.Catalog, name, loadTopic); err != nil {
 			return res, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/retention"
 )
@@ -74,7 +75,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 		defer st.mu.Unlock()
 		res.Compact = map[string]lake.CompactResult{}
 		for kind, ident := range tables {
-			c, err := lake.Compact(ctx, a.Catalog, ident, lake.CompactOptions{TargetFileBytes: req.TargetFileSize})
+			c, err := compact.Compact(ctx, a.Catalog, ident, compact.Options{TargetFileBytes: req.TargetFileSize})
 			if err != nil {
 				return res, err
 			}
@@ -87,7 +88,7 @@ func (a *Activities) Maintain(ctx context.Context, req MaintenanceRequest) (Main
 			}
 			// serialized with the batches: each commits to bronze
 			st.mu.Lock()
-			trim, err := lake.TrimBronze(ctx, a.Catalog, name, req.BronzeRetention, time.Now())
+			trim, err := maintain.TrimBronze(ctx, a.Catalog, name, req.BronzeRetention, time.Now())
 			st.mu.Unlock()
 			if err != nil {
 				return res, err

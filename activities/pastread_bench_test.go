@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
 // BenchmarkPastRead: what a worker that built its local state from the
@@ -45,7 +45,7 @@ func BenchmarkPastRead(b *testing.B) {
 	for _, late := range []int{1, 100, 2_500} {
 		for _, mode := range []string{"keys", "all"} {
 			b.Run(fmt.Sprintf("late=%d/%s", late, mode), func(b *testing.B) {
-				var scan lake.BronzeKeyScan
+				var scan tableread.BronzeKeyScan
 				for b.Loop() {
 					b.StopTimer()
 					w.restart()
@@ -70,7 +70,7 @@ func BenchmarkPastRead(b *testing.B) {
 						b.Fatalf("%d keys: %v", len(byKey), err)
 					}
 					if mode == "keys" {
-						_, scan, _ = lake.ReadBronzeKeysCounted(ctx, w.cat, name, keys)
+						_, scan, _ = tableread.ReadBronzeKeysCounted(ctx, w.cat, name, keys)
 					}
 					b.StartTimer()
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/validate"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -77,11 +78,11 @@ func purgedKeyKeepsHistory(t *testing.T, all bool) {
 	// the validation's replay check passes on the purged mirror: key 1 has
 	// no row, and its purge covers its last change
 	name, _ := lake.ParseTableName(spec.Table)
-	bronze, err := lake.ReadBronzeAudit(ctx, cat, name, spec.Topic)
+	bronze, err := validation.ReadBronzeAudit(ctx, cat, name, spec.Topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := lake.ReadMirrorReplayState(ctx, cat, name)
+	rs, err := validation.ReadMirrorReplayState(ctx, cat, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -161,7 +162,7 @@ func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, nam
 	if len(keys) == 0 {
 		return nil
 	}
-	rows, err := lake.ReadBronzeKeys(ctx, a.Catalog, name, keys)
+	rows, err := tableread.ReadBronzeKeys(ctx, a.Catalog, name, keys)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -199,7 +200,7 @@ var testPastRead string
 func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName) error {
 	return mirror.State().LoadAllEvents(func(add func(map[cdc.Key][]*cdc.Event) error) error {
 		var held []*cdc.Event
-		err := lake.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
+		err := tableread.ScanBronze(ctx, a.Catalog, name, func(rows []lake.BronzeRow) error {
 			events, err := st.decoders.decodeBronze(rows, false)
 			if err != nil {
 				return err
@@ -231,7 +232,7 @@ func (a *Activities) allPastEvents(ctx context.Context, st *tableState, mirror *
 // keyChangeCreates prepares creates (needsOldKey) with every bronze
 // record of their old keys and returns the creates alone, by key, and
 // the read's counts. Errors: catalog, storage and decoding failures.
-func (a *Activities) keyChangeCreates(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName, creates []*cdc.Event) (map[cdc.Key][]*cdc.Event, lake.BronzeKeyScan, error) {
+func (a *Activities) keyChangeCreates(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName, creates []*cdc.Event) (map[cdc.Key][]*cdc.Event, tableread.BronzeKeyScan, error) {
 	mine := make(map[*cdc.Event]bool, len(creates))
 	for _, e := range creates {
 		mine[e] = true
@@ -263,13 +264,13 @@ func needsOldKey(e *cdc.Event) bool {
 }
 
 // pastKeyEvents loads the bronze records of keys alone into the local
-// state log (lake.ReadBronzeKeysCounted, then State.LoadKeyEvents). A
+// state log (tableread.ReadBronzeKeysCounted, then State.LoadKeyEvents). A
 // create that a primary-key update made and that carries TOAST
 // placeholders takes their values from its old key's changes
 // (MirrorWriter.Prepare): those are read too and prepared with it, but
 // not loaded.
 func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *lake.MirrorWriter, name lake.TableName, keys []cdc.Key) error {
-	rows, scan, err := lake.ReadBronzeKeysCounted(ctx, a.Catalog, name, keys)
+	rows, scan, err := tableread.ReadBronzeKeysCounted(ctx, a.Catalog, name, keys)
 	if err != nil {
 		return err
 	}
@@ -295,8 +296,8 @@ func (a *Activities) pastKeyEvents(ctx context.Context, st *tableState, mirror *
 // not among have, and of those keys' own such creates' old keys, up to
 // maxKeyChain key changes back, and the reads' counts. Errors: catalog,
 // storage and decoding failures.
-func (a *Activities) withOldKeys(ctx context.Context, st *tableState, name lake.TableName, events []*cdc.Event, have []cdc.Key) ([]*cdc.Event, lake.BronzeKeyScan, error) {
-	var scan lake.BronzeKeyScan
+func (a *Activities) withOldKeys(ctx context.Context, st *tableState, name lake.TableName, events []*cdc.Event, have []cdc.Key) ([]*cdc.Event, tableread.BronzeKeyScan, error) {
+	var scan tableread.BronzeKeyScan
 	seen := slices.Clone(have)
 	next := events
 	for range maxKeyChain {
@@ -305,7 +306,7 @@ func (a *Activities) withOldKeys(ctx context.Context, st *tableState, name lake.
 			break
 		}
 		seen = append(seen, old...)
-		rows, more, err := lake.ReadBronzeKeysCounted(ctx, a.Catalog, name, old)
+		rows, more, err := tableread.ReadBronzeKeysCounted(ctx, a.Catalog, name, old)
 		if err != nil {
 			return nil, scan, err
 		}

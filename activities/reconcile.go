@@ -14,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -275,7 +276,7 @@ func (a *Activities) Reconcile(ctx context.Context, req ReconcileRequest) (Recon
 	}
 	validate.NameKeys(res.Checks, r.info.Key) // "order_id=1001", not the key's hex
 	validate.NameDiffKeys(res.Diffs, r.info.Key)
-	if res.Snapshot, err = lake.AppendValidation(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
+	if res.Snapshot, err = validation.Append(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
 		return res, err
 	}
 	if a.Metrics != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
@@ -118,7 +119,7 @@ func reconcileFaults(t *testing.T, setup func(*testing.T) *recFixture) {
 		if err != nil || tbl == nil {
 			t.Fatalf("validation table: %v %v", tbl, err)
 		}
-		rows, _, err := lake.ReadRows(f.ctx, tbl, []string{lake.ValCheck})
+		rows, _, err := lake.ReadRows(f.ctx, tbl, []string{validation.ValCheck})
 		if err != nil || len(rows) != 4 {
 			t.Fatalf("validation rows: %d, %v", len(rows), err)
 		}

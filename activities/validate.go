@@ -14,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/validate"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -38,17 +39,17 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	}
 	stop := keepAlive(ctx, 5*time.Second, func() any { return "validate" })
 	defer stop()
-	mirror, err := lake.ReadMirrorAudit(ctx, a.Catalog, name)
+	mirror, err := validation.ReadMirrorAudit(ctx, a.Catalog, name)
 	if err != nil {
 		return res, err
 	}
 	if mirror == nil {
-		mirror = &lake.MirrorAudit{}
+		mirror = &validation.MirrorAudit{}
 	}
-	var bronze *lake.BronzeAudit
+	var bronze *validation.BronzeAudit
 	var parts []validate.PartitionOffsets
 	if !spec.WithoutBronze {
-		if bronze, err = lake.ReadBronzeAudit(ctx, a.Catalog, name, spec.Topic); err != nil {
+		if bronze, err = validation.ReadBronzeAudit(ctx, a.Catalog, name, spec.Topic); err != nil {
 			return res, err
 		}
 	}
@@ -85,12 +86,12 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	}
 	res.Checks = append(res.Checks, validate.Watermarks(mirror.Points, mirror.MaxSeq, mirror.Applied))
 	if bronze != nil {
-		rs, err := lake.ReadMirrorReplayState(ctx, a.Catalog, name)
+		rs, err := validation.ReadMirrorReplayState(ctx, a.Catalog, name)
 		if err != nil {
 			return res, err
 		}
 		if rs == nil {
-			rs = &lake.MirrorReplayState{}
+			rs = &validation.MirrorReplayState{}
 		}
 		if bronze.TrimmedBefore.IsZero() {
 			res.Checks = append(res.Checks, validate.Replay(appliedRecords(bronze.Records, mirror.Checkpoint), rs.Rows, rs.Purges, rs.Pending))
@@ -127,7 +128,7 @@ func (a *Activities) Validate(ctx context.Context, req ValidationRequest) (Valid
 	if eventTs > 0 {
 		res.EventTimeWatermark = time.UnixMicro(eventTs).UTC()
 	}
-	if res.Snapshot, err = lake.AppendValidation(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
+	if res.Snapshot, err = validation.Append(ctx, a.Catalog, name, req.RunID, res.CheckedAt, res.Checks); err != nil {
 		return res, err
 	}
 	if a.Metrics != nil {
@@ -206,7 +207,7 @@ var holeWindow int64 = 50_000
 // their retained part, each named by keyOf (the key of its row change,
 // "" for none). A topic that no longer exists leaves every hole
 // unverified and the log start at 0.
-func (a *Activities) offsetsOf(ctx context.Context, topic string, b *lake.BronzeAudit, position lake.Offsets, keyOf func(*kgo.Record) string) ([]validate.PartitionOffsets, error) {
+func (a *Activities) offsetsOf(ctx context.Context, topic string, b *validation.BronzeAudit, position lake.Offsets, keyOf func(*kgo.Record) string) ([]validate.PartitionOffsets, error) {
 	if a.Kafka == nil {
 		return nil, errors.New("validate: no Kafka client")
 	}

@@ -11,18 +11,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"time"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/validate"
 	"github.com/lakemirror/lakemirror/schemas"
-	"time"
 )
 
 // valFixture is a two-partition topic on kfake and a worker applying
@@ -236,13 +239,13 @@ func TestValidateClean(t *testing.T) {
 	if err != nil || tbl == nil {
 		t.Fatalf("validation table: %v %v", tbl, err)
 	}
-	rows, _, err := lake.ReadRows(f.ctx, tbl, []string{lake.ValCheck})
+	rows, _, err := lake.ReadRows(f.ctx, tbl, []string{validation.ValCheck})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, r := range rows {
-		got = append(got, fmt.Sprintf("%s %s %s", r[lake.ValCheck], r[lake.ValVerdict], r[lake.ValRunID]))
+		got = append(got, fmt.Sprintf("%s %s %s", r[validation.ValCheck], r[validation.ValVerdict], r[validation.ValRunID]))
 	}
 	wantRows := []string{"continuity pass run-TestValidateClean", "partitioning pass run-TestValidateClean", "reapply pass run-TestValidateClean",
 		"replay pass run-TestValidateClean", "transitions pass run-TestValidateClean", "watermark pass run-TestValidateClean"}

@@ -20,6 +20,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -277,7 +278,7 @@ func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.
 // nothing ever was): the cutoff before which records are gone and the
 // last run that dropped files.
 func trimLine(tbl *table.Table) string {
-	before, err := lake.TrimmedBefore(tbl)
+	before, err := maintain.TrimmedBefore(tbl)
 	if err != nil {
 		return err.Error()
 	}
@@ -285,7 +286,7 @@ func trimLine(tbl *table.Table) string {
 		return ""
 	}
 	s := fmt.Sprintf("records ingested before %s are dropped (late-key rebuilds and validation reach back only to then)", before.UTC().Format(time.RFC3339))
-	if last, ok := lake.LastTrim(tbl); ok {
+	if last, ok := maintain.LastTrim(tbl); ok {
 		s += fmt.Sprintf("; last run %s (retention %s) dropped %s, %s, kept %s, %s",
 			last.At, pipelines.FormatDuration(last.Retention), human.Count(last.FilesDropped, "file", "files"), human.Count(last.RowsDropped, "row", "rows"),
 			human.Count(last.FilesKept, "file", "files"), human.Count(last.RowsKept, "row", "rows"))

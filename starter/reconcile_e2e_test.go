@@ -25,6 +25,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
@@ -244,8 +245,8 @@ func testReconcileSchedule(t *testing.T, s *e2eStack, dsn string) {
 	}
 	byRun := map[string][]string{}
 	for _, r := range rows {
-		if rid, _ := r[lake.ValRunID].(string); strings.HasPrefix(rid, id+"-run-") {
-			byRun[rid] = append(byRun[rid], fmt.Sprint(r[lake.ValCheck], " ", r[lake.ValVerdict]))
+		if rid, _ := r[validation.ValRunID].(string); strings.HasPrefix(rid, id+"-run-") {
+			byRun[rid] = append(byRun[rid], fmt.Sprint(r[validation.ValCheck], " ", r[validation.ValVerdict]))
 		}
 	}
 	for _, rid := range runIDs {

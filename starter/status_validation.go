@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -37,8 +38,8 @@ func printValidationStatus(ctx context.Context, w io.Writer, cat catalog.Catalog
 	last := map[string]*run{} // "validation" or "reconciliation" → its latest run
 	runs := map[string]*run{}
 	for _, r := range rows {
-		id, _ := r[lake.ValRunID].(string)
-		at, _ := r[lake.ValCheckedAt].(string)
+		id, _ := r[validation.ValRunID].(string)
+		at, _ := r[validation.ValCheckedAt].(string)
 		kind := "last validation"
 		if strings.HasPrefix(id, "lakemirror-reconcile-") {
 			kind = "last reconciliation"
@@ -49,9 +50,9 @@ func printValidationStatus(ctx context.Context, w io.Writer, cat catalog.Catalog
 			runs[id] = ru
 		}
 		ru.checks++
-		if v, _ := r[lake.ValVerdict].(string); v == validate.Fail {
-			check, _ := r[lake.ValCheck].(string)
-			obs, _ := r[lake.ValObserved].(string)
+		if v, _ := r[validation.ValVerdict].(string); v == validate.Fail {
+			check, _ := r[validation.ValCheck].(string)
+			obs, _ := r[validation.ValObserved].(string)
 			ru.failed = append(ru.failed, check+" ("+obs+")")
 		}
 		if l := last[kind]; l == nil || at > l.at {

@@ -19,6 +19,7 @@ import (
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -99,14 +100,14 @@ func TestValidateCommand(t *testing.T) {
 		!strings.Contains(out, "PASS reapply") || !strings.Contains(errw, "1 of 6 checks failed") {
 		t.Fatalf("validate after a duplicate create: exit %d\n%s%s", code, out, errw)
 	}
-	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), []string{lake.ValRunID, lake.ValCheck}); err != nil || len(rows) != 12 {
+	if rows, _, err = lake.ReadRows(ctx, mustLoad(t, s, name), []string{validation.ValRunID, validation.ValCheck}); err != nil || len(rows) != 12 {
 		t.Fatalf("validation rows after two runs: %d, %v", len(rows), err)
 	}
 	fails := 0
 	for _, r := range rows {
-		if r[lake.ValVerdict] == validate.Fail {
+		if r[validation.ValVerdict] == validate.Fail {
 			fails++
-			if r[lake.ValCheck] != validate.CheckTransitions || r[lake.ValDetails] != finding {
+			if r[validation.ValCheck] != validate.CheckTransitions || r[validation.ValDetails] != finding {
 				t.Fatalf("failing row %v", r)
 			}
 		}

@@ -213,12 +213,12 @@ func TestInternalImportsNothingAbove(t *testing.T) {
 // own layer but itself); internal/lake itself is the top. A new package
 // under internal/lake must be given its layer here.
 var lakeLayers = [][]string{
-	{"internal/lake/parquetio", "internal/lake/keyindex"}, // the Parquet/Arrow codec; the key index
-	{"internal/lake/lakecat", "internal/lake/localstate"}, // catalog, table names and loading, schemas, properties; the local state's log, records and sidecar file
-	{"internal/lake/maintain", "internal/lake/tableread"}, // snapshot expiry, expired and orphan files, manifest merges; row readers
-	{"internal/lake/rowdelta"},                            // data and delete files per partition, the row-delta commit
-	{"internal/lake/erasure"},                             // erasure on request: the erasures table, the guard, Erase
-	{"internal/lake"},                                     // the write path and everything not yet carved
+	{"internal/lake/parquetio", "internal/lake/keyindex"},                          // the Parquet/Arrow codec; the key index
+	{"internal/lake/lakecat", "internal/lake/localstate"},                          // catalog, table names and loading, schemas, properties; the local state's log, records and sidecar file
+	{"internal/lake/maintain", "internal/lake/tableread", "internal/lake/evolve"},  // snapshot expiry, expired and orphan files, manifest merges, bronze retention; row readers; schema evolution
+	{"internal/lake/rowdelta"},                                                     // data and delete files per partition, the row-delta commit
+	{"internal/lake/erasure", "internal/lake/compact", "internal/lake/validation"}, // erasure on request: the erasures table, the guard, Erase; compaction; the validation table and readers
+	{"internal/lake"}, // the write path and everything not yet carved
 }
 
 // Inside internal/lake the arrows point down (lakeLayers): no package

@@ -16,6 +16,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -51,7 +52,7 @@ func testExpiryDeletesExactly(t *testing.T, merges bool) {
 	}
 	before := mirrorDump(t, p)
 	mirrorFiles := onDisk(t, p, p.name.Mirror(), "data", ".parquet")
-	res, err := Compact(ctx, p.cat, p.name.Mirror(), CompactOptions{})
+	res, err := compact.Compact(ctx, p.cat, p.name.Mirror(), compact.Options{})
 	if err != nil || res.Rewritten < 2 || res.RemovedDeleteFiles == 0 {
 		t.Fatalf("compaction %+v, %v", res, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -66,7 +67,7 @@ func BenchmarkScanAfterSmallBatches(b *testing.B) {
 		}
 		b.ReportMetric(float64(rows), "rows")
 	})
-	if _, err := Compact(context.Background(), p.cat, p.name.Mirror(), CompactOptions{}); err != nil {
+	if _, err := compact.Compact(context.Background(), p.cat, p.name.Mirror(), compact.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("after", func(b *testing.B) {

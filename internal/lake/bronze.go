@@ -12,27 +12,21 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// BronzeRecord is one Kafka record as the bronze table stores it: the
-// record as received (payload.Record: partition, offset, key — nil when
-// the record had none —, value — nil for a tombstone —, Kafka timestamp
-// in µs since the epoch, headers) and what decoding found. Writing takes
-// the topic from the batch (Batch.Topic), not from Record.Topic; read
-// back (BronzeRow) Record.Topic is the stored topic.
-type BronzeRecord struct {
-	payload.Record
-	Op       string  // Debezium op as received; "" when not a row change
-	Seq      cdc.Seq // source position; "" when not a row change
-	SourceTs int64   // source commit time, µs since the epoch; meaningful when Seq != ""
-	PK       cdc.Key // the row change's primary key; "" when not a row change
-}
+// BronzeRecord is one Kafka record as the bronze table stores it
+// (tableread.BronzeRow: the record as received and what decoding found);
+// BronzeRow is the same record read back.
+type (
+	BronzeRecord = tableread.BronzeRow
+	BronzeRow    = tableread.BronzeRow
+)
 
 // BronzeHeader is one Kafka record header (payload.Header).
 type BronzeHeader = payload.Header
@@ -80,13 +74,13 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 		return st, err
 	}
 	st.tbl = tbl
-	covAll, err := readCoverage(tbl)
+	covAll, err := lakecat.ReadCoverage(tbl)
 	if err != nil {
 		return st, err
 	}
 	cov := covAll[b.Topic].Clone()
 	if cov == nil {
-		cov = Coverage{}
+		cov = lakecat.Coverage{}
 	}
 	fresh := make([]BronzeRecord, 0, len(recs))
 	for _, r := range recs {
@@ -162,7 +156,7 @@ func (st *BronzeStage) Commit(ctx context.Context) (BronzeResult, error) {
 	return st.res, nil
 }
 
-func coversRange(cov Coverage, rg Range) bool {
+func coversRange(cov lakecat.Coverage, rg Range) bool {
 	if rg.From >= rg.To {
 		return true
 	}

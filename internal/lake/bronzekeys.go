@@ -2,53 +2,12 @@ package lake
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
-
-// BronzeKeysOfTopic returns the distinct primary keys of the bronze rows
-// of one topic (e.g. the rows a direct load stored under its own topic
-// name), for a resumed re-snapshot's ghost check. It reads the topic and
-// key columns of the matching files.
-func BronzeKeysOfTopic(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string) (map[cdc.Key]bool, error) {
-	out := map[cdc.Key]bool{}
-	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
-	if err != nil || tbl == nil {
-		return out, err
-	}
-	sc, it, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference(lakecat.BronzeTopic), topic))).ToArrowRecords(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: scan bronze topic %s: %w", topic, err)
-	}
-	ki := sc.FieldIndices(lakecat.ColKey)[0]
-	for rec, err := range it {
-		if err != nil {
-			return nil, fmt.Errorf("lake: scan bronze topic %s: %w", topic, err)
-		}
-		keys := rec.Column(ki).(*array.String)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			if keys.IsNull(r) {
-				continue
-			}
-			b, err := hex.DecodeString(keys.Value(r))
-			if err != nil {
-				return nil, err
-			}
-			out[cdc.Key(b)] = true
-		}
-		rec.Release()
-	}
-	return out, nil
-}
 
 // LiveKeysBelow returns the mirror's live keys whose `_seq` is below seq:
 // the candidates of a re-snapshot's ghost check.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
@@ -33,7 +34,7 @@ func TestReadBronzeKeys(t *testing.T) {
 	if _, err := AppendBronze(ctx, cat, testTable, b, recs); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := ReadBronzeKeys(ctx, cat, testTable, []cdc.Key{key(1), key(7)})
+	rows, err := tableread.ReadBronzeKeys(ctx, cat, testTable, []cdc.Key{key(1), key(7)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestBronzeValuesAcrossFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := ReadBronzeKeys(ctx, cat, testTable, keys)
+	rows, err := tableread.ReadBronzeKeys(ctx, cat, testTable, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestReadBronzeKeysCounted(t *testing.T) {
 		// only C's bounds (5 to 1050) admit it, and C holds no 500
 		{500, "rows [] files 1 pruned 2 keys scanned 3 rows read 0 total 203"},
 	} {
-		rows, scan, err := ReadBronzeKeysCounted(ctx, cat, testTable, []cdc.Key{orderKeyOf(c.key)})
+		rows, scan, err := tableread.ReadBronzeKeysCounted(ctx, cat, testTable, []cdc.Key{orderKeyOf(c.key)})
 		if err != nil {
 			t.Fatal(err)
 		}

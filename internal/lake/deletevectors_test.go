@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
@@ -254,7 +255,7 @@ func TestDeletionVectors(t *testing.T) {
 			}
 
 			// compaction applies and drops every deletion vector
-			cres, err := Compact(ctx, dvp.cat, testTable.Mirror(), CompactOptions{})
+			cres, err := compact.Compact(ctx, dvp.cat, testTable.Mirror(), compact.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +276,7 @@ func TestDeletionVectors(t *testing.T) {
 			if got := len(fileIDsAll(t, mirror)); got != wantFiles {
 				t.Errorf("after compaction: %d data files, want %d", got, wantFiles)
 			}
-			hc, err := Compact(ctx, dvp.cat, testTable.History(), CompactOptions{})
+			hc, err := compact.Compact(ctx, dvp.cat, testTable.History(), compact.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,14 +30,19 @@
 //     state*.go and sidecar.go.
 //   - internal/lake/maintain: snapshot expiry (AutoExpire after each
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
-//     files, manifest merges. Compaction, purge and bronze retention
-//     rewrite rows and stay here.
+//     files, manifest merges, bronze retention's file drops (TrimBronze,
+//     TrimmedBefore, LastTrim). Purge and what a rebuild does about a
+//     trimmed past (TrimmedPast, KeepApplied) use the writers and stay
+//     here.
 //   - internal/lake/tableread: the row readers: ReadRows and
 //     WriteJSONLines (the dump; tableread.go keeps their lake names for
 //     callers outside), the mirror row scans reconciliation and replay
 //     checks compare (ScanMirrorRows, ScanRows), bronze's row changes
-//     (ReadBronzeChanges), ScanColumns. The validation readers, which read
-//     the bookkeeping, and AppendValidation stay here.
+//     (ReadBronzeChanges), ScanColumns, bronze's records (BronzeRow, which
+//     bronze.go keeps as lake.BronzeRecord and lake.BronzeRow;
+//     ReadBronzeKeys, ReadBronzeKeysCounted, ScanBronze, ReadBronzeTopic,
+//     BronzeKeysOfTopic, EachBronzeFile), the purged-keys table's rows
+//     (ReadPurgedRows).
 //   - internal/lake/rowdelta: the row-delta writes: data files per
 //     partition and sort order (WriteRecord, BindLayout), deletes in the
 //     table's delete format (WriteDeletes: position-delete files per
@@ -53,14 +58,31 @@
 //     and TypedKey. The mirror writer's side (StageErased, the refusal in
 //     Prepare, the redaction of bronze and quarantine records, the purge
 //     fence) stays here, in erased.go.
+//   - internal/lake/evolve: schema evolution: Evolve (the schema step of
+//     Prepare: diff, decide, commit), SchemaChange and SchemaBlockedError
+//     (errors.go keeps their lake names), the settling of reserved source
+//     column names (SettleReserved, PropIgnoredColumns), PropColumnSince.
+//     Prepare's options (WithSchemaDecision, ForPastChanges) stay here,
+//     in mirror.go.
+//   - internal/lake/validation: the validation table (Schema, Val*
+//     columns, Append) and the validation readers (ReadBronzeAudit,
+//     ReadMirrorAudit), which read the bookkeeping (lakecat.ReadCheckpoint,
+//     lakecat.ReadCoverage), and the replay check's read of the mirror
+//     (ReadMirrorReplayState).
+//   - internal/lake/compact: compaction (Compact, Options): data files
+//     rewritten with their deletes applied, through rowdelta.WriteRecord
+//     for a partitioned or sorted table.
 //
 // The bookkeeping and result types the workflows also see (Offsets, Range,
 // Batch, BatchTally, LoadCursor, KeyPart, the per-table results such as
 // MirrorResult, EraseResult, and the schema decisions) are defined in
 // internal/payload; payload.go keeps their lake names as type aliases
 // (lake.RebuildResult is payload.TableRebuildResult). A bronze record is
-// the Kafka record as fetched and decoded (BronzeRecord embeds
-// payload.Record; BronzeRow and BronzeHeader are aliases). What needs Iceberg
+// the Kafka record as fetched and decoded (tableread.BronzeRow, which
+// embeds payload.Record; BronzeRecord and BronzeRow are aliases of it,
+// BronzeHeader of payload.Header). What needs Iceberg
 // (reading a checkpoint or a load cursor from a table, writing the
-// properties) stays here.
+// properties) stays here; the checkpoint and bronze's coverage are read by
+// lakecat (ReadCheckpoint, which bookkeeping.go keeps under its lake
+// name, with the Checkpoint alias; ReadCoverage).
 package lake

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/evolve"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
@@ -64,29 +65,12 @@ func (e *PastTrimmedError) Error() string {
 		e.Table, e.Keys, strings.Join(e.Sample, ", "), e.Before.UTC().Format(time.RFC3339), e.Missing.Hex(), e.Table, e.Table)
 }
 
-// SchemaBlockedError stops a batch whose events carry a schema change the
-// pipeline may not apply on its own (an incompatible type change, a dropped column that still has values, a rename, which looks
-// like both). Nothing of the batch is written; an operator decides.
-type SchemaBlockedError struct {
-	Fingerprint string
-	Changes     []SchemaChange
-	// EvolveRefused: why DecisionEvolve cannot take this change ("" when
-	// it can); DecisionSkip still can.
-	EvolveRefused string
-}
-
-func (e *SchemaBlockedError) Error() string {
-	var parts []string
-	for _, c := range e.Changes {
-		if !c.Allowed {
-			parts = append(parts, c.String())
-		}
-	}
-	if e.EvolveRefused != "" {
-		return fmt.Sprintf("schema change needs a decision (skip; evolve is refused: %s): %s", e.EvolveRefused, strings.Join(parts, "; "))
-	}
-	return fmt.Sprintf("schema change needs a decision (evolve or skip): %s", strings.Join(parts, "; "))
-}
+// SchemaBlockedError is evolve.SchemaBlockedError, and SchemaChange
+// evolve.SchemaChange, for callers outside internal/lake.
+type (
+	SchemaBlockedError = evolve.SchemaBlockedError
+	SchemaChange       = evolve.SchemaChange
+)
 
 // SourceServerChangedError: a batch holds a change of a MySQL or MariaDB
 // server the table has not seen (Server) at a position below what the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -32,7 +33,7 @@ func TestCompactionUnderConcurrentApply(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for attempt := 0; attempt < 20; attempt++ {
-				if _, cerr = Compact(ctx, p.cat, p.name.Mirror(), CompactOptions{}); cerr == nil {
+				if _, cerr = compact.Compact(ctx, p.cat, p.name.Mirror(), compact.Options{}); cerr == nil {
 					return
 				}
 				conflicts++

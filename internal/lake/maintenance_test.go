@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -118,7 +121,7 @@ func TestCompaction(t *testing.T) {
 		p.batch(s.Delivered[i:min(i+7, len(s.Delivered))])
 	}
 	before := mirrorDump(t, p)
-	res, err := Compact(ctx, p.cat, p.name.Mirror(), CompactOptions{})
+	res, err := compact.Compact(ctx, p.cat, p.name.Mirror(), compact.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,4 +140,23 @@ func TestCompaction(t *testing.T) {
 	if got := mirrorDump(t, p); got != before {
 		t.Fatal("a replay after compaction changed the mirror")
 	}
+}
+
+// deleteFileCount counts the distinct position-delete files and the
+// deletion vectors the current snapshot's scan applies (as
+// internal/lake/compact counts them for CompactResult.DeleteFilesBefore).
+func deleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return 0, err
+	}
+	seen := map[string]bool{}
+	dvs := 0
+	for _, t := range tasks {
+		for _, d := range t.DeleteFiles {
+			seen[d.FilePath()] = true
+		}
+		dvs += len(t.DeletionVectorFiles)
+	}
+	return len(seen) + dvs, nil
 }

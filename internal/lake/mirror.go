@@ -15,6 +15,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
 	"github.com/lakemirror/lakemirror/internal/lake/erasure"
+	"github.com/lakemirror/lakemirror/internal/lake/evolve"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
@@ -86,17 +87,17 @@ func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.
 	if err != nil {
 		return nil, err
 	}
-	return w.ensure(ctx, tbl, events, reservedPlan{})
+	return w.ensure(ctx, tbl, events, evolve.ReservedPlan{})
 }
 
 // ensure is Ensure for the mirror as loaded (tbl, nil when it does not
 // exist), leaving out the source columns rp leaves out, recorded on the
-// table (PropIgnoredColumns) when it creates it or rp decided them now.
-func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*cdc.Event, rp reservedPlan) (*table.Table, error) {
+// table (evolve.PropIgnoredColumns) when it creates it or rp decided them now.
+func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*cdc.Event, rp evolve.ReservedPlan) (*table.Table, error) {
 	if tbl != nil {
-		if len(rp.record) > 0 {
+		if len(rp.Record) > 0 {
 			var err error
-			if tbl, err = recordIgnored(ctx, tbl, rp.record); err != nil {
+			if tbl, err = evolve.RecordIgnored(ctx, tbl, rp.Record); err != nil {
 				return nil, err
 			}
 		}
@@ -105,19 +106,19 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 		}
 		return lakecat.Relaid(ctx, tbl, w.layout)
 	}
-	cols := slices.DeleteFunc(columnsFromEvents(events), func(c cdc.Column) bool { return rp.ignored[c.Name] })
+	cols := slices.DeleteFunc(columnsFromEvents(events), func(c cdc.Column) bool { return rp.Ignored[c.Name] })
 	if len(cols) == 0 {
 		return nil, nil
 	}
 	keys, _ := json.Marshal(w.keyCols)
 	props := map[string]string{lakecat.PropKeyColumns: string(keys), PropBitsOrder: BitsMostSignificantFirst}
-	if len(rp.ignored) > 0 {
-		names := slices.Sorted(maps.Keys(rp.ignored))
+	if len(rp.Ignored) > 0 {
+		names := slices.Sorted(maps.Keys(rp.Ignored))
 		b, _ := json.Marshal(names)
-		props[PropIgnoredColumns] = string(b)
+		props[evolve.PropIgnoredColumns] = string(b)
 	}
-	if since := creationSince(events, cols); since != "" {
-		props[PropColumnSince] = since
+	if since := evolve.CreationSince(events, cols); since != "" {
+		props[evolve.PropColumnSince] = since
 	}
 	// truncates bronze took before the mirror existed (batches with no
 	// row change), or the namespace kept for a table without bronze,
@@ -161,27 +162,6 @@ func (w *MirrorWriter) ensure(ctx context.Context, tbl *table.Table, events []*c
 	return tbl, err
 }
 
-// creationSince is PropColumnSince for a table created with cols from
-// events: per column, the lowest position of an event whose Connect
-// schema has it (JSON, "" without schemas). An event of an older schema
-// delivered later (another partition, read after the one that created the
-// table) lacks a column that appeared at the source after it; below that
-// position it predates the column, which is not a drop.
-func creationSince(events []*cdc.Event, cols []cdc.Column) string {
-	since := schemaSince(events)
-	out := map[string]string{}
-	for _, c := range cols {
-		if s, ok := since[c.Name]; ok && s != "" {
-			out[c.Name] = s.Hex()
-		}
-	}
-	if len(out) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(out)
-	return string(b)
-}
-
 // columnsFromEvents takes the column list of the first event carrying a
 // schema, else infers one from all events' values.
 func columnsFromEvents(events []*cdc.Event) []cdc.Column {
@@ -192,6 +172,24 @@ func columnsFromEvents(events []*cdc.Event) []cdc.Column {
 	}
 	return typing.InferColumns(events)
 }
+
+// PrepareOption adjusts Prepare.
+type PrepareOption func(*prepareConfig)
+
+type prepareConfig struct {
+	decision string
+	past     bool
+}
+
+// WithSchemaDecision applies an operator's decision (DecisionEvolve or
+// DecisionSkip) to the schema change that blocked this batch.
+func WithSchemaDecision(d string) PrepareOption { return func(c *prepareConfig) { c.decision = d } }
+
+// ForPastChanges prepares changes already applied once (read back from
+// bronze for the late path), not a batch: they are the keys' history, so
+// no purge refuses any of them (a purged key's pre-purge changes are what
+// its history versions came from), and no batch is fenced on them.
+func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = true } }
 
 // Prepared is a batch readied by Prepare.
 type Prepared struct {
@@ -226,13 +224,13 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err != nil {
 		return p, err
 	}
-	rp, err := settleReserved(cur, events, w.keyCols, cfg.decision)
+	rp, err := evolve.SettleReserved(cur, events, w.keyCols, cfg.decision)
 	if err != nil {
 		return p, err
 	}
 	live := events
-	if len(rp.skipped) > 0 {
-		live = slices.DeleteFunc(slices.Clone(events), func(e *cdc.Event) bool { return rp.skipped[e] })
+	if len(rp.Skipped) > 0 {
+		live = slices.DeleteFunc(slices.Clone(events), func(e *cdc.Event) bool { return rp.Skipped[e] })
 	}
 	tbl, err := w.ensure(ctx, cur, live, rp)
 	if err != nil {
@@ -240,7 +238,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	}
 	if tbl == nil { // no row image to create the table from
 		for _, e := range events {
-			if rp.skipped[e] {
+			if rp.Skipped[e] {
 				p.Rejected = append(p.Rejected, skippedBySchema(e, whyReserved))
 			}
 		}
@@ -248,10 +246,10 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		return p, nil
 	}
 	var skipped map[*cdc.Event]bool
-	if tbl, p.Added, skipped, err = w.evolve(ctx, tbl, live, cfg.decision, rp.ignored); err != nil {
+	if tbl, p.Added, skipped, err = evolve.Evolve(ctx, tbl, live, w.keyCols, cfg.decision, rp.Ignored); err != nil {
 		return p, err
 	}
-	for e := range rp.skipped {
+	for e := range rp.Skipped {
 		skipped[e] = true
 	}
 	p.Table = tbl
@@ -287,7 +285,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 		}
 		if skipped[e] {
 			why := whySchema
-			if rp.skipped[e] {
+			if rp.Skipped[e] {
 				why = whyReserved
 			}
 			p.Rejected = append(p.Rejected, skippedBySchema(e, why))

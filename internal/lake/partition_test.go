@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/layout"
@@ -329,7 +330,7 @@ func TestPartitionEvolutionAndCompaction(t *testing.T) {
 	if spec := mtbl.Spec(); spec.ID() != 1 || spec.NumFields() != 1 {
 		t.Errorf("current spec %v", spec)
 	}
-	res, err := Compact(ctx, p.cat, testTable.Mirror(), CompactOptions{})
+	res, err := compact.Compact(ctx, p.cat, testTable.Mirror(), compact.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -109,7 +110,7 @@ func (p *lakePipeline) rebuild() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := ReadBronzeKeys(ctx, p.cat, p.name, keys)
+	rows, err := tableread.ReadBronzeKeys(ctx, p.cat, p.name, keys)
 	if err != nil {
 		t.Fatal(err)
 	}

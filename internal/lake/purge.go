@@ -18,11 +18,9 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 )
 
-// PropPurgeHorizon is the highest `_seq` among the soft-deleted rows the
-// tombstone purges removed (hex): only a change at or below it for a key
-// absent from the mirror can resurrect a purged row, and whether it does
-// is decided per key by the purged-keys table (purged.go).
-const PropPurgeHorizon = "lakemirror.purge-horizon"
+// PropPurgeHorizon is lakecat.PropPurgeHorizon: the highest `_seq`
+// among the soft-deleted rows the tombstone purges removed (hex).
+const PropPurgeHorizon = lakecat.PropPurgeHorizon
 
 // DefaultRetentionFloor is the shortest purge retention accepted unless
 // configured otherwise: it must exceed Kafka retention and any replay an

@@ -40,9 +40,9 @@ import (
 // horizon.
 const PropLastPurge = "lakemirror.last-purge"
 
-// PropPurgeLegacy is the purge horizon (hex `_seq`) reached by purges made
-// before purged keys were recorded per key (mirror table property).
-const PropPurgeLegacy = "lakemirror.purge-horizon-legacy"
+// PropPurgeLegacy is lakecat.PropPurgeLegacy: the purge horizon
+// reached by purges made before purged keys were recorded per key.
+const PropPurgeLegacy = lakecat.PropPurgeLegacy
 
 // Columns of the purged-keys table.
 const (
@@ -91,7 +91,7 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 	if err != nil {
 		return nil, err
 	}
-	legacy, err := purgeLegacy(mirror, tbl != nil)
+	legacy, err := lakecat.PurgeLegacy(mirror, tbl != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 	if snap == 0 {
 		return p, nil
 	}
-	err = readPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
+	err = tableread.ReadPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
 		if e, ok := p.ix.Lookup(k); !ok || seq > e.Seq {
 			p.ix.Set(k, seq, true, -1, 0)
 		}
@@ -118,54 +118,6 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 	}
 	return p, nil
 }
-
-// purgeLegacy is the horizon of the purges made before purged keys were
-// recorded, below which a change of a key absent from the mirror counts
-// as purged: the mirror's PropPurgeLegacy, and while the mirror has no
-// purged-keys table (withPurgedTable false) the higher of it and
-// PropPurgeHorizon. "" when none. Errors: a malformed property.
-func purgeLegacy(mirror *table.Table, withPurgedTable bool) (cdc.Seq, error) {
-	legacy, err := seqProp(mirror, PropPurgeLegacy)
-	if err != nil || withPurgedTable {
-		return legacy, err
-	}
-	horizon, err := seqProp(mirror, PropPurgeHorizon)
-	if err != nil {
-		return "", err
-	}
-	return max(legacy, horizon), nil
-}
-
-// readPurgedRows calls fn with each row of the purged-keys table tbl: the
-// purged key and the `_seq` of the row the purge removed. Errors: file
-// IO, a key or position that is not hex, fn's.
-func readPurgedRows(ctx context.Context, tbl *table.Table, fn func(cdc.Key, cdc.Seq) error) error {
-	rows, _, err := tableread.ReadRows(ctx, tbl, nil)
-	if err != nil {
-		return err
-	}
-	ident := lakecat.IdentString(tbl.Identifier())
-	for _, r := range rows {
-		kh, _ := r[lakecat.ColKey].(string)
-		sh, _ := r[lakecat.ColSeq].(string)
-		kb, err := hex.DecodeString(kh)
-		if err != nil {
-			return fmt.Errorf("lake: bad %s %q in %s", lakecat.ColKey, kh, ident)
-		}
-		seq, err := cdc.ParseSeqHex(sh)
-		if err != nil {
-			return fmt.Errorf("lake: bad %s %q in %s: %w", lakecat.ColSeq, sh, ident, err)
-		}
-		if err := fn(cdc.Key(kb), seq); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// seqProp reads a hex `_seq` table property ("" when absent):
-// lakecat.SeqProp.
-func seqProp(tbl *table.Table, prop string) (cdc.Seq, error) { return lakecat.SeqProp(tbl, prop) }
 
 // recordPurged appends the keys a purge is about to remove, with their
 // rows' positions, to the purged-keys table (created on first use) in

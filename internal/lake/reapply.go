@@ -78,7 +78,7 @@ func PlanReapply(tbl *table.Table, topic string, maxBatches int) (*ReapplyPlan, 
 		if s.Summary != nil {
 			props = s.Summary.Properties
 		}
-		cp, ok, err := checkpointFrom(props)
+		cp, ok, err := lakecat.CheckpointFrom(props)
 		if err != nil {
 			return nil, "", err
 		}
@@ -327,7 +327,7 @@ func ReadBronzeRange(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 		}
 		return false
 	}
-	return eachBronzeFile(ctx, cat, name, filter, fmt.Sprintf("of offsets [%d, %d)", lo, hi), keep, func(rows []BronzeRow) error {
+	return tableread.EachBronzeFile(ctx, cat, name, filter, fmt.Sprintf("of offsets [%d, %d)", lo, hi), keep, func(rows []BronzeRow) error {
 		if len(rows) == 0 {
 			return nil
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -43,10 +45,10 @@ func TestBronzeRetention(t *testing.T) {
 	p.batch(orderValue("u", 30, 2, orderRow(3, "us", 30), orderRow(3, "us", 35))) // 4
 
 	now := time.Date(2026, 2, 20, 12, 0, 0, 0, time.UTC) // cutoff 2026-01-21T12:00Z: January 1 is past, January 25 is not
-	if _, err := TrimBronze(ctx, p.cat, testTable, 12*time.Hour, now); err == nil {
+	if _, err := maintain.TrimBronze(ctx, p.cat, testTable, 12*time.Hour, now); err == nil {
 		t.Fatal("a retention below a day was taken")
 	}
-	res, err := TrimBronze(ctx, p.cat, testTable, 30*24*time.Hour, now)
+	res, err := maintain.TrimBronze(ctx, p.cat, testTable, 30*24*time.Hour, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +66,15 @@ func TestBronzeRetention(t *testing.T) {
 	if got := liveRows(t, load(testTable.Quarantine()), lakecat.BronzeOffset); !slices.Equal(got, []string{"101"}) {
 		t.Fatalf("quarantine offsets kept %v, want 101", got)
 	}
-	if tb, err := TrimmedBefore(bronze); err != nil || !tb.Equal(time.Date(2026, 1, 21, 12, 0, 0, 0, time.UTC)) {
+	if tb, err := maintain.TrimmedBefore(bronze); err != nil || !tb.Equal(time.Date(2026, 1, 21, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("trimmed before %s %v", tb, err)
 	}
-	if last, ok := LastTrim(bronze); !ok || last.FilesDropped != 1 || last.RowsDropped != 2 {
+	if last, ok := maintain.LastTrim(bronze); !ok || last.FilesDropped != 1 || last.RowsDropped != 2 {
 		t.Fatalf("last trim %+v %v", last, ok)
 	}
 	// a second run the same day finds nothing more to drop and commits nothing
 	snap := bronze.CurrentSnapshot().SnapshotID
-	if res, err = TrimBronze(ctx, p.cat, testTable, 30*24*time.Hour, now); err != nil || res["bronze"].FilesDropped != 0 || res["bronze"].FilesKept != 2 {
+	if res, err = maintain.TrimBronze(ctx, p.cat, testTable, 30*24*time.Hour, now); err != nil || res["bronze"].FilesDropped != 0 || res["bronze"].FilesKept != 2 {
 		t.Fatalf("second run: %+v %v", res, err)
 	}
 	if load(testTable.Bronze()).CurrentSnapshot().SnapshotID != snap {
@@ -137,7 +139,7 @@ func pastFromBronze(t *testing.T, p *layoutPipeline, tw *TableWriter) map[cdc.Ke
 	t.Helper()
 	ctx := context.Background()
 	var events []*cdc.Event
-	err := ScanBronze(ctx, p.cat, testTable, func(rows []BronzeRow) error {
+	err := tableread.ScanBronze(ctx, p.cat, testTable, func(rows []BronzeRow) error {
 		for _, r := range rows {
 			d, err := p.dec.Decode(schemas.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value})
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/evolve"
 )
 
 // withTier is ev with the orders schema plus a "tier" column.
@@ -19,7 +20,7 @@ func withTier(op cdc.Op, lsn uint64, id int64, status, tier string, schema []cdc
 }
 
 // Events replayed or delivered late from before a column was added lack
-// the column; they predate it (PropColumnSince) and do not block the
+// the column; they predate it (evolve.PropColumnSince) and do not block the
 // table as a "dropped" column. An event after the column's first position
 // that lacks it still blocks.
 func TestStaleSchemaDoesNotBlock(t *testing.T) {
@@ -41,8 +42,8 @@ func TestStaleSchemaDoesNotBlock(t *testing.T) {
 	// the columns the table was created with: from the first batch's lowest
 	// position (10); tier: from the lowest that carried it
 	s10 := cdc.PostgresSeq(0, 10).Hex()
-	if got := tbl.Properties()[PropColumnSince]; got != `{"amount":"`+s10+`","order_id":"`+s10+`","status":"`+s10+`","tier":"`+cdc.PostgresSeq(0, 30).Hex()+`"}` {
-		t.Fatalf("%s = %s", PropColumnSince, got)
+	if got := tbl.Properties()[evolve.PropColumnSince]; got != `{"amount":"`+s10+`","order_id":"`+s10+`","status":"`+s10+`","tier":"`+cdc.PostgresSeq(0, 30).Hex()+`"}` {
+		t.Fatalf("%s = %s", evolve.PropColumnSince, got)
 	}
 	// a replay of batch 1 (old schema, positions below 30) plus a late
 	// create of a new key from before tier existed: no block

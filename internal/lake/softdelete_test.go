@@ -13,8 +13,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -137,7 +139,7 @@ func TestMirrorWithDeletedV1(t *testing.T) {
 		t.Fatalf("a replay from a fresh writer changed the mirror:\n%s\nwant\n%s", got, before)
 	}
 	// validation's read of the mirror: every row, the soft deletes exact
-	rs, err := ReadMirrorReplayState(ctx, p.cat, p.name)
+	rs, err := validation.ReadMirrorReplayState(ctx, p.cat, p.name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func TestMirrorWithDeletedV1(t *testing.T) {
 	if len(rs.Rows) != len(exp) || deleted != 10 {
 		t.Fatalf("replay state: %d rows, %d soft-deleted; want %d and 10", len(rs.Rows), deleted, len(exp))
 	}
-	res, err := Compact(ctx, p.cat, p.name.Mirror(), CompactOptions{})
+	res, err := compact.Compact(ctx, p.cat, p.name.Mirror(), compact.Options{})
 	if err != nil || res.Added != 1 {
 		t.Fatalf("compaction %+v %v", res, err)
 	}

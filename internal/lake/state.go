@@ -17,6 +17,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
 // State is one table's local write-path state (docs/design.md, "Local
@@ -825,9 +826,9 @@ func (s *State) eventsMissing(keys []cdc.Key) []cdc.Key {
 // every bronze record of each of them (decoded and prepared like a batch;
 // a key without any has none; other keys' are left out), and Events
 // serves them from the log from then on, until the state is built again.
-// scan is the bronze read that found them (ReadBronzeKeysCounted), its
+// scan is the bronze read that found them (tableread.ReadBronzeKeysCounted), its
 // cost summed for KeySetReadPays. Errors: LoadEvents'.
-func (s *State) LoadKeyEvents(keys []cdc.Key, byKey map[cdc.Key][]*cdc.Event, scan BronzeKeyScan) error {
+func (s *State) LoadKeyEvents(keys []cdc.Key, byKey map[cdc.Key][]*cdc.Event, scan tableread.BronzeKeyScan) error {
 	s.settle()
 	if !s.built {
 		return fmt.Errorf("lake: local state not built")
@@ -872,7 +873,7 @@ const (
 
 // KeySetReadPays reports whether the past changes of n more keys missing
 // from the log (EventsMissing) should be read from bronze for those keys
-// alone (ReadBronzeKeysCounted, then LoadKeyEvents) rather than every
+// alone (tableread.ReadBronzeKeysCounted, then LoadKeyEvents) rather than every
 // bronze record loaded once (LoadEvents, then SetEventsComplete). A load
 // of everything reads and decodes every bronze row once and makes every
 // later rebuild bronze-free; a key-set read reads every candidate file's

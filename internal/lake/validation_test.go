@@ -7,6 +7,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/validation"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
 
@@ -32,7 +33,7 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 	if _, _, err := apply(w, batch(3), []*cdc.Event{ev(cdc.OpCreate, 30, 2, "placed", 100)}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := ReadMirrorAudit(ctx, cat, testTable)
+	a, err := validation.ReadMirrorAudit(ctx, cat, testTable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 		t.Fatalf("applied position after an upgrade and a late batch: %q, %v", tbl.Properties()[PropAppliedPosition], err)
 	}
 	// no bronze table: nil
-	if b, err := ReadBronzeAudit(ctx, cat, testTable, "shop.public.orders"); b != nil || err != nil {
+	if b, err := validation.ReadBronzeAudit(ctx, cat, testTable, "shop.public.orders"); b != nil || err != nil {
 		t.Fatalf("bronze audit without bronze: %+v %v", b, err)
 	}
 	at := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
@@ -88,25 +89,25 @@ func TestAppliedPositionAndAudits(t *testing.T) {
 		{Check: validate.CheckTransitions, Scope: "s", Expected: "e", Observed: "o", Verdict: validate.Fail, Total: 1,
 			Findings: []validate.Finding{{Key: "0a", What: "create after a create without a delete between"}}},
 	}
-	snap, err := AppendValidation(ctx, cat, testTable, "run-1", at, results)
+	snap, err := validation.Append(ctx, cat, testTable, "run-1", at, results)
 	if err != nil || snap == 0 {
 		t.Fatalf("append: %d %v", snap, err)
 	}
 	if tbl, err = lakecat.LoadTable(ctx, cat, testTable.Validation()); err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := ReadRows(ctx, tbl, []string{ValCheck})
+	rows, _, err := ReadRows(ctx, tbl, []string{validation.ValCheck})
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("rows %v %v", rows, err)
 	}
-	want := Row{ValCheck: "transitions", ValScope: "s", ValExpected: "e", ValObserved: "o", ValVerdict: "fail",
-		ValDetails: "key 0a: create after a create without a delete between", ValCheckedAt: "2026-12-02T03:00:00.000000Z", ValRunID: "run-1"}
+	want := Row{validation.ValCheck: "transitions", validation.ValScope: "s", validation.ValExpected: "e", validation.ValObserved: "o", validation.ValVerdict: "fail",
+		validation.ValDetails: "key 0a: create after a create without a delete between", validation.ValCheckedAt: "2026-12-02T03:00:00.000000Z", validation.ValRunID: "run-1"}
 	for k, v := range want {
 		if rows[0][k] != v {
 			t.Fatalf("row %v: %s = %v, want %v", rows[0], k, rows[0][k], v)
 		}
 	}
-	if rows[1][ValCheck] != "watermark" || rows[1][ValDetails] != "" {
+	if rows[1][validation.ValCheck] != "watermark" || rows[1][validation.ValDetails] != "" {
 		t.Fatalf("second row %v", rows[1])
 	}
 }

@@ -107,7 +107,7 @@ type MaintenanceRequest struct {
 	DryRun         bool          `json:"dry_run,omitempty"`          // purge: count what it would remove, write nothing
 	// BronzeRetention, expire: first drop the bronze and quarantine data
 	// files whose records were all ingested more than this long ago
-	// (whole day partitions, lake.TrimBronze; docs/design.md "Bronze
+	// (whole day partitions, maintain.TrimBronze; docs/design.md "Bronze
 	// retention"); 0 keeps them for ever (the default). At least a day
 	// (internal/retention.Check).
 	BronzeRetention time.Duration `json:"bronze_retention,omitempty"`

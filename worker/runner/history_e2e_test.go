@@ -14,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -110,7 +111,7 @@ func debugBronze(t *testing.T, r *Runner, table string) {
 	}
 	for k, n := range byKey {
 		kb, _ := hex.DecodeString(k)
-		got, err := lake.ReadBronzeKeys(context.Background(), r.Catalog, name, []cdc.Key{cdc.Key(kb)})
+		got, err := tableread.ReadBronzeKeys(context.Background(), r.Catalog, name, []cdc.Key{cdc.Key(kb)})
 		if err != nil || len(got) != n {
 			t.Errorf("key %s: full scan %d rows, ReadBronzeKeys %d (%v)", k, n, len(got), err)
 		}

@@ -36,11 +36,18 @@
 //     PropBatchSeq, PropEndOffsets, PropBatchResult, PropCovered,
 //     PropKeyColumns, PropTopic, PropBatchTally), the mirror's applied
 //     position (PropAppliedPosition), the direct load's cursor
-//     (PropLoadCursor) and the pending-rebuild set (PropPendingRebuild).
+//     (PropLoadCursor), the pending-rebuild set (PropPendingRebuild) and
+//     the purge horizons (PropPurgeHorizon, PropPurgeLegacy; the root
+//     keeps their lake names).
 //   - propvalues.go: property values: SeqProp (a hex `_seq`), ReadPending
-//     and PendingJSON (the pending-rebuild set).
+//     and PendingJSON (the pending-rebuild set), PurgeLegacy (the horizon
+//     of purges made before purged keys were recorded).
 //   - snapshots.go: SnapID (a table's current snapshot id), Ancestors.
+//   - checkpoint.go: the bookkeeping read back: Checkpoint (the last
+//     batch a table committed: ReadCheckpoint, CheckpointFrom) and
+//     bronze's covered offsets (Coverage, ReadCoverage).
 //
-// It imports internal/cdc, internal/layout, internal/names and the
+// It imports internal/cdc, internal/layout, internal/names,
+// internal/payload (Offsets, BatchTally) and the
 // Iceberg libraries, never internal/lake or another package under it.
 package lakecat

@@ -23,7 +23,7 @@ func (e *LayoutError) Unwrap() error { return e.Err }
 // adds to mirror and history (compared case-insensitively, in ASCII:
 // Spark and Trino resolve names so) that is a key column, or that reached
 // table creation (Prepare settles other such names first, see
-// settleReserved). Retrying does not help.
+// evolve.SettleReserved). Retrying does not help.
 type ReservedColumnError struct {
 	Column   string // the source column
 	Reserved string // the system column it collides with

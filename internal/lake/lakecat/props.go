@@ -33,3 +33,13 @@ const PropPendingRebuild = "lakemirror.pending-rebuild"
 // from the source database got: JSON LoadCursor, written with each
 // chunk's commit. A retried load resumes after it.
 const PropLoadCursor = "lakemirror.load-cursor"
+
+// PropPurgeHorizon is the highest `_seq` among the soft-deleted rows the
+// tombstone purges removed (hex): only a change at or below it for a key
+// absent from the mirror can resurrect a purged row, and whether it does
+// is decided per key by the purged-keys table (internal/lake's purged.go).
+const PropPurgeHorizon = "lakemirror.purge-horizon"
+
+// PropPurgeLegacy is the purge horizon (hex `_seq`) reached by purges made
+// before purged keys were recorded per key (mirror table property).
+const PropPurgeLegacy = "lakemirror.purge-horizon-legacy"

@@ -55,3 +55,20 @@ func PendingJSON(p map[cdc.Key]bool) string {
 	b, _ := json.Marshal(keys)
 	return string(b)
 }
+
+// PurgeLegacy is the horizon of the purges made before purged keys were
+// recorded, below which a change of a key absent from the mirror counts
+// as purged: the mirror's PropPurgeLegacy, and while the mirror has no
+// purged-keys table (withPurgedTable false) the higher of it and
+// PropPurgeHorizon. "" when none. Errors: a malformed property.
+func PurgeLegacy(mirror *table.Table, withPurgedTable bool) (cdc.Seq, error) {
+	legacy, err := SeqProp(mirror, PropPurgeLegacy)
+	if err != nil || withPurgedTable {
+		return legacy, err
+	}
+	horizon, err := SeqProp(mirror, PropPurgeHorizon)
+	if err != nil {
+		return "", err
+	}
+	return max(legacy, horizon), nil
+}

@@ -1,10 +1,10 @@
 // Package maintain keeps Iceberg tables' metadata and files bounded: it
 // expires snapshots (on every batch commit past a bound, and on the
 // maintenance schedule), deletes the files only expired snapshots
-// referenced, deletes orphan files, and merges small data manifests. It
-// rewrites no data: compaction, purge and bronze retention rewrite or
-// delete rows through the write path and stay in internal/lake, which
-// imports this package.
+// referenced, deletes orphan files, merges small data manifests, and
+// drops bronze's and the quarantine's old files (bronze retention). It
+// rewrites no data: compaction (internal/lake/compact) and purge
+// (internal/lake) rewrite or delete rows and live above it.
 //
 // Map:
 //   - autoexpire.go: AutoExpire, run after each batch commit: past
@@ -18,6 +18,13 @@
 //     names), without reading every kept manifest.
 //   - manifestmerge.go: AutoMergeManifests, every ManifestMergeEvery
 //     commits, a metadata-only merge of small data manifests.
+//   - retention.go: bronze retention (docs/design.md, "Bronze
+//     retention"): TrimBronze drops the bronze and quarantine data files
+//     whose records were all ingested before the cutoff, in one delete
+//     commit per table, and records it (PropTrimmedBefore, PropLastTrim;
+//     read back by TrimmedBefore and LastTrim). What a rebuild does about
+//     a trimmed past (TrimmedPast, KeepApplied) needs the writers and
+//     stays in internal/lake.
 //
 // It imports internal/lake/lakecat (loading and committing tables),
 // internal/payload (the result types) and the Iceberg library, never

@@ -1,4 +1,4 @@
-package lake
+package compact
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// CompactOptions tune a compaction.
-type CompactOptions struct {
+// Options tune a compaction.
+type Options struct {
 	TargetFileBytes int64 // desired data file size; default 128 MiB
 }
 
@@ -31,8 +32,8 @@ type CompactOptions struct {
 // snapshot and rebuild. A partitioned or sorted table (or one that was
 // partitioned) is compacted by compactLaid, which also rewrites the files
 // of older partition specs into the current one.
-func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o CompactOptions) (CompactResult, error) {
-	var res CompactResult
+func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o Options) (payload.CompactResult, error) {
+	var res payload.CompactResult
 	tbl, err := lakecat.LoadTable(ctx, cat, ident)
 	if err != nil || tbl == nil || tbl.CurrentSnapshot() == nil {
 		return res, err

@@ -1,4 +1,4 @@
-package lake
+package evolve
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // PropIgnoredColumns lists the source columns an operator chose to leave
@@ -61,15 +62,15 @@ func reservedIn(events []*cdc.Event, reserve func(string) string) map[string][]*
 	return out
 }
 
-// reservedPlan is what Prepare does with a batch's reserved source column
+// ReservedPlan is what Prepare does with a batch's reserved source column
 // names.
-type reservedPlan struct {
-	ignored map[string]bool     // left out of the tables (recorded, or decided now)
-	record  []string            // decided now (evolve): to add to PropIgnoredColumns
-	skipped map[*cdc.Event]bool // decided now (skip): for the quarantine
+type ReservedPlan struct {
+	Ignored map[string]bool     // left out of the tables (recorded, or decided now)
+	Record  []string            // decided now (evolve): to add to PropIgnoredColumns
+	Skipped map[*cdc.Event]bool // decided now (skip): for the quarantine
 }
 
-// settleReserved decides the batch's source columns named like a system
+// SettleReserved decides the batch's source columns named like a system
 // column before the table is created or changed. A name the table
 // already leaves out (PropIgnoredColumns) is left out again. For a new
 // one, decision evolve leaves it out from now on (recorded with the
@@ -79,8 +80,8 @@ type reservedPlan struct {
 // cannot leave it out. tbl is the mirror, nil before it exists; the
 // reserved names follow its schema (sysSet.reserved). Errors also:
 // lakecat.SoftDeleteColumn's.
-func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, decision string) (reservedPlan, error) {
-	var p reservedPlan
+func SettleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, decision string) (ReservedPlan, error) {
+	var p ReservedPlan
 	var sc *iceberg.Schema
 	if tbl != nil {
 		sc = tbl.Schema()
@@ -99,13 +100,13 @@ func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, dec
 			return p, &lakecat.ReservedColumnError{Column: n, Reserved: reservedAs(n), Key: true}
 		}
 	}
-	p.ignored = map[string]bool{}
+	p.Ignored = map[string]bool{}
 	for _, n := range ignoredColumns(tbl) {
-		p.ignored[n] = true
+		p.Ignored[n] = true
 	}
 	var fresh []string
 	for n := range found {
-		if !p.ignored[n] {
+		if !p.Ignored[n] {
 			fresh = append(fresh, n)
 		}
 	}
@@ -114,16 +115,16 @@ func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, dec
 		return p, nil
 	}
 	switch decision {
-	case DecisionEvolve:
+	case payload.DecisionEvolve:
 		for _, n := range fresh {
-			p.ignored[n] = true
+			p.Ignored[n] = true
 		}
-		p.record = fresh
-	case DecisionSkip:
-		p.skipped = map[*cdc.Event]bool{}
+		p.Record = fresh
+	case payload.DecisionSkip:
+		p.Skipped = map[*cdc.Event]bool{}
 		for _, n := range fresh {
 			for _, e := range found[n] {
-				p.skipped[e] = true
+				p.Skipped[e] = true
 			}
 		}
 	default:
@@ -136,9 +137,9 @@ func settleReserved(tbl *table.Table, events []*cdc.Event, keyCols []string, dec
 	return p, nil
 }
 
-// recordIgnored adds names to the mirror's PropIgnoredColumns. Errors:
+// RecordIgnored adds names to the mirror's PropIgnoredColumns. Errors:
 // commit failures.
-func recordIgnored(ctx context.Context, tbl *table.Table, names []string) (*table.Table, error) {
+func RecordIgnored(ctx context.Context, tbl *table.Table, names []string) (*table.Table, error) {
 	all := ignoredColumns(tbl)
 	for _, n := range names {
 		if !slices.Contains(all, n) {

@@ -1,4 +1,4 @@
-package lake
+package validation
 
 import (
 	"context"
@@ -51,11 +51,11 @@ func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name lakeca
 	}); err != nil {
 		return nil, err
 	}
-	pending, err := PendingKeys(mirror)
+	pending, err := lakecat.ReadPending(mirror)
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range pending {
+	for k := range pending {
 		out.Pending[hex.EncodeToString([]byte(k))] = true
 	}
 	if out.Purges, err = readPurges(ctx, cat, name, mirror); err != nil {
@@ -65,15 +65,15 @@ func ReadMirrorReplayState(ctx context.Context, cat catalog.Catalog, name lakeca
 }
 
 // readPurges reads the keys the purged-keys table holds, each with its
-// highest purged `_seq` (hex), and the legacy horizon (purgeLegacy), as
-// the mirror writer takes them (loadPurged).
+// highest purged `_seq` (hex), and the legacy horizon (lakecat.PurgeLegacy), as
+// internal/lake's mirror writer takes them (loadPurged).
 func readPurges(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, mirror *table.Table) (validate.Purges, error) {
 	p := validate.Purges{Keys: map[string]string{}}
 	tbl, err := lakecat.LoadTable(ctx, cat, name.Purged())
 	if err != nil {
 		return p, err
 	}
-	legacy, err := purgeLegacy(mirror, tbl != nil)
+	legacy, err := lakecat.PurgeLegacy(mirror, tbl != nil)
 	if err != nil {
 		return p, err
 	}
@@ -82,7 +82,7 @@ func readPurges(ctx context.Context, cat catalog.Catalog, name lakecat.TableName
 		return p, nil
 	}
 	highest := map[cdc.Key]cdc.Seq{}
-	err = readPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
+	err = tableread.ReadPurgedRows(ctx, tbl, func(k cdc.Key, seq cdc.Seq) error {
 		if k == "" {
 			return fmt.Errorf("lake: an empty %s in %s", lakecat.ColKey, lakecat.IdentString(name.Purged()))
 		}

@@ -1,34 +1,18 @@
-package lake
+package evolve
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cdc/typing"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// PrepareOption adjusts Prepare.
-type PrepareOption func(*prepareConfig)
-
-type prepareConfig struct {
-	decision string
-	past     bool
-}
-
-// WithSchemaDecision applies an operator's decision (DecisionEvolve or
-// DecisionSkip) to the schema change that blocked this batch.
-func WithSchemaDecision(d string) PrepareOption { return func(c *prepareConfig) { c.decision = d } }
-
-// ForPastChanges prepares changes already applied once (read back from
-// bronze for the late path), not a batch: they are the keys' history, so
-// no purge refuses any of them (a purged key's pre-purge changes are what
-// its history versions came from), and no batch is fenced on them.
-func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = true } }
-
-// evolve brings the mirror's schema up to the batch's events (design:
+// Evolve brings the mirror's schema up to the batch's events (design:
 // issue 3, schema evolution). With a Connect schema on the events, a new
 // column is added as optional and an Iceberg-allowed widening (int → long,
 // float → double, decimal precision up) is applied; a narrowing of a
@@ -44,11 +28,11 @@ func ForPastChanges() PrepareOption { return func(c *prepareConfig) { c.past = t
 // (typing.InferColumns). A late or replayed event whose schema lacks a
 // column the pipeline added later (its position is below the column's
 // PropColumnSince) is not a drop and does not block. Source columns in
-// ignored (reserved names an operator left out, see settleReserved) are
+// ignored (reserved names an operator left out, see SettleReserved) are
 // passed over. Changes are committed
 // on their own, before the batch's data; it returns the reloaded table and
 // the added columns.
-func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, decision string, ignored map[string]bool) (*table.Table, []string, map[*cdc.Event]bool, error) {
+func Evolve(ctx context.Context, tbl *table.Table, events []*cdc.Event, keyCols []string, decision string, ignored map[string]bool) (*table.Table, []string, map[*cdc.Event]bool, error) {
 	sc := tbl.Schema()
 	accepted := acceptedSchemas(tbl)
 	var changes []SchemaChange
@@ -114,13 +98,13 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 		}
 		fp := schemaFingerprint(e.Schema)
 		if blocking && !slices.Contains(accepted, fp) {
-			refused := evolveRefused(tbl, diff, w.keyCols)
+			refused := evolveRefused(tbl, diff, keyCols)
 			switch {
-			case decision == DecisionEvolve && refused != "":
+			case decision == payload.DecisionEvolve && refused != "":
 				return nil, nil, nil, &SchemaBlockedError{Fingerprint: fp, Changes: diff, EvolveRefused: refused}
-			case decision == DecisionEvolve:
+			case decision == payload.DecisionEvolve:
 				accept = append(accept, fp)
-			case decision == DecisionSkip:
+			case decision == payload.DecisionSkip:
 				skipSchema[id] = true
 				skipped[e] = true
 				continue
@@ -172,6 +156,27 @@ func (w *MirrorWriter) evolve(ctx context.Context, tbl *table.Table, events []*c
 		return nil, nil, nil, err
 	}
 	return tbl, added, skipped, nil
+}
+
+// CreationSince is PropColumnSince for a table created with cols from
+// events: per column, the lowest position of an event whose Connect
+// schema has it (JSON, "" without schemas). An event of an older schema
+// delivered later (another partition, read after the one that created the
+// table) lacks a column that appeared at the source after it; below that
+// position it predates the column, which is not a drop.
+func CreationSince(events []*cdc.Event, cols []cdc.Column) string {
+	since := schemaSince(events)
+	out := map[string]string{}
+	for _, c := range cols {
+		if s, ok := since[c.Name]; ok && s != "" {
+			out[c.Name] = s.Hex()
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }
 
 // schemaSince returns, per column of the events' Connect schemas, the

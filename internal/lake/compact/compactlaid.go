@@ -1,4 +1,4 @@
-package lake
+package compact
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // compactRows is how many live rows a partitioned compaction writes at a
@@ -29,8 +30,8 @@ const compactRows = 1 << 20
 // also drops the delete files that applied only to rewritten files. The
 // commit is conflict-checked like every other: a concurrent batch makes
 // it fail, and nothing is lost.
-func compactLaid(ctx context.Context, tbl *table.Table, target int64) (CompactResult, error) {
-	var res CompactResult
+func compactLaid(ctx context.Context, tbl *table.Table, target int64) (payload.CompactResult, error) {
+	var res payload.CompactResult
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return res, fmt.Errorf("lake: plan compaction of %s: %w", lakecat.IdentString(tbl.Identifier()), err)

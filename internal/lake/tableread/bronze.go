@@ -1,4 +1,4 @@
-package lake
+package tableread
 
 import (
 	"context"
@@ -16,12 +16,24 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// BronzeRow is a bronze record read back: the Kafka record as received
-// (its Topic the stored topic) and the op, position and key recorded with
-// it.
-type BronzeRow = BronzeRecord
+// BronzeRow is one Kafka record as the bronze table stores it: the
+// record as received (payload.Record: partition, offset, key — nil when
+// the record had none —, value — nil for a tombstone —, Kafka timestamp
+// in µs since the epoch, headers) and what decoding found. Writing takes
+// the topic from the batch (Batch.Topic), not from Record.Topic; read
+// back, Record.Topic is the stored topic. internal/lake calls it
+// BronzeRecord (what its writers store) and BronzeRow (what they read
+// back).
+type BronzeRow struct {
+	payload.Record
+	Op       string  // Debezium op as received; "" when not a row change
+	Seq      cdc.Seq // source position; "" when not a row change
+	SourceTs int64   // source commit time, µs since the epoch; meaningful when Seq != ""
+	PK       cdc.Key // the row change's primary key; "" when not a row change
+}
 
 // ReadBronzeKeys returns every bronze record of the given primary keys
 // (the `_key` column), in no particular order: ReadBronzeKeysCounted's
@@ -177,26 +189,26 @@ func bronzeTasks(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 // State.LoadEvents). Errors: catalog and file IO failures, a bronze file
 // with delete files, a `_key` that is not hex, and fn's.
 func ScanBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, fn func([]BronzeRow) error) error {
-	return eachBronzeFile(ctx, cat, name, nil, "", keyedRows, fn)
+	return EachBronzeFile(ctx, cat, name, nil, "", keyedRows, fn)
 }
 
-// bronzeKeep tells which rows of a bronze file to read, from the row's
+// BronzeKeep tells which rows of a bronze file to read, from the row's
 // topic, partition, offset and `_key` (hex; hasKey false for a keyless
 // record: a tombstone, a truncate, a schema change).
-type bronzeKeep func(topic string, partition int32, offset int64, pk string, hasKey bool) bool
+type BronzeKeep func(topic string, partition int32, offset int64, pk string, hasKey bool) bool
 
 // keyedRows keeps the row changes (rows with a `_key`).
 func keyedRows(_ string, _ int32, _ int64, _ string, hasKey bool) bool { return hasKey }
 
-// eachBronzeFile calls fn with the rows keep accepts of each data file of
+// EachBronzeFile calls fn with the rows keep accepts of each data file of
 // bronze's current snapshot that filter (nil: every file) may match by
 // its manifest bounds, a file at a time (fn is called for every file,
 // with no rows when none is kept). what names the scan in errors. A
 // missing or empty bronze calls fn never. Errors: catalog and file IO
 // failures, a bronze file with delete files (this pipeline never writes
 // them), a `_key` that is not hex, fn's.
-func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, filter iceberg.BooleanExpression, what string,
-	keep bronzeKeep, fn func([]BronzeRow) error) error {
+func EachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, filter iceberg.BooleanExpression, what string,
+	keep BronzeKeep, fn func([]BronzeRow) error) error {
 	if what != "" {
 		what = " " + what
 	}
@@ -218,7 +230,7 @@ func eachBronzeFile(ctx context.Context, cat catalog.Catalog, name lakecat.Table
 
 // readBronzeFile appends to out the rows of one bronze data file that
 // keep accepts. A kept keyless row has an empty PK.
-func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, error) {
+func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep BronzeKeep, out []BronzeRow) ([]BronzeRow, error) {
 	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return nil, err
@@ -230,7 +242,7 @@ func readBronzeFile(ctx context.Context, fs iceio.IO, path string, keep bronzeKe
 
 // readBronzeGroups is readBronzeFile for the open file p (at path) and
 // the given row groups (nil: all); read counts the rows it decoded.
-func readBronzeGroups(ctx context.Context, p *parquetio.File, path string, groups []int, keep bronzeKeep, out []BronzeRow) ([]BronzeRow, int64, error) {
+func readBronzeGroups(ctx context.Context, p *parquetio.File, path string, groups []int, keep BronzeKeep, out []BronzeRow) ([]BronzeRow, int64, error) {
 	var read int64
 	err := p.Scan(ctx, nil, groups, func(rec arrow.RecordBatch, _ int64) error {
 		read += rec.NumRows()
@@ -288,7 +300,7 @@ func readBronzeGroups(ctx context.Context, p *parquetio.File, path string, group
 }
 
 // readHeaders reads row r of the kafka_headers list<struct<key, value>>.
-func readHeaders(l *array.List, r int) []BronzeHeader {
+func readHeaders(l *array.List, r int) []payload.Header {
 	if l.IsNull(r) {
 		return nil
 	}
@@ -302,9 +314,9 @@ func readHeaders(l *array.List, r int) []BronzeHeader {
 		return nil
 	}
 	start, end := l.ValueOffsets(r)
-	out := make([]BronzeHeader, 0, end-start)
+	out := make([]payload.Header, 0, end-start)
 	for i := int(start); i < int(end); i++ {
-		h := BronzeHeader{Key: keys.Value(i)}
+		h := payload.Header{Key: keys.Value(i)}
 		if !vals.IsNull(i) {
 			h.Value = append([]byte(nil), vals.Value(i)...)
 		}
@@ -320,10 +332,45 @@ func readHeaders(l *array.List, r int) []BronzeHeader {
 // ScanBronze's.
 func ReadBronzeTopic(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string, fn func([]BronzeRow) error) error {
 	keep := func(t string, _ int32, _ int64, _ string, _ bool) bool { return t == topic }
-	return eachBronzeFile(ctx, cat, name, iceberg.EqualTo(iceberg.Reference(lakecat.BronzeTopic), topic), "of topic "+topic, keep, func(rows []BronzeRow) error {
+	return EachBronzeFile(ctx, cat, name, iceberg.EqualTo(iceberg.Reference(lakecat.BronzeTopic), topic), "of topic "+topic, keep, func(rows []BronzeRow) error {
 		if len(rows) == 0 {
 			return nil
 		}
 		return fn(rows)
 	})
+}
+
+// BronzeKeysOfTopic returns the distinct primary keys of the bronze rows
+// of one topic (e.g. the rows a direct load stored under its own topic
+// name), for a resumed re-snapshot's ghost check. It reads the topic and
+// key columns of the matching files.
+func BronzeKeysOfTopic(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, topic string) (map[cdc.Key]bool, error) {
+	out := map[cdc.Key]bool{}
+	tbl, err := lakecat.LoadTable(ctx, cat, name.Bronze())
+	if err != nil || tbl == nil {
+		return out, err
+	}
+	sc, it, err := tbl.Scan(table.WithRowFilter(iceberg.EqualTo(iceberg.Reference(lakecat.BronzeTopic), topic))).ToArrowRecords(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: scan bronze topic %s: %w", topic, err)
+	}
+	ki := sc.FieldIndices(lakecat.ColKey)[0]
+	for rec, err := range it {
+		if err != nil {
+			return nil, fmt.Errorf("lake: scan bronze topic %s: %w", topic, err)
+		}
+		keys := rec.Column(ki).(*array.String)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			if keys.IsNull(r) {
+				continue
+			}
+			b, err := hex.DecodeString(keys.Value(r))
+			if err != nil {
+				return nil, err
+			}
+			out[cdc.Key(b)] = true
+		}
+		rec.Release()
+	}
+	return out, nil
 }

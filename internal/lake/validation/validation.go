@@ -1,4 +1,4 @@
-package lake
+package validation
 
 import (
 	"cmp"
@@ -17,15 +17,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/validate"
 )
-
-// PropAppliedPosition is lakecat.PropAppliedPosition: the mirror's
-// applied position (hex), which never moves back.
-const PropAppliedPosition = lakecat.PropAppliedPosition
 
 // Columns of the validation table.
 const (
@@ -39,9 +36,9 @@ const (
 	ValRunID     = "run_id"     // the run that wrote the row (one per check)
 )
 
-// ValidationSchema is the validation table's schema: one row per check
+// Schema is the validation table's schema: one row per check
 // run (all strings but checked_at, a timestamptz).
-func ValidationSchema() *iceberg.Schema {
+func Schema() *iceberg.Schema {
 	str := iceberg.PrimitiveTypes.String
 	return iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: ValCheck, Type: str, Required: true},
@@ -58,13 +55,13 @@ func ValidationSchema() *iceberg.Schema {
 // maxDetails caps the details column, in bytes.
 const maxDetails = 8 << 10
 
-// AppendValidation writes one row per result to <ns>.<table>_validation
+// Append writes one row per result to <ns>.<table>_validation
 // (created on first use) in one commit, and returns the snapshot id.
 // Errors: catalog, file IO and commit failures (retryable: a retry writes
 // the run again, under the same run id).
-func AppendValidation(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, runID string, at time.Time, results []validate.Result) (int64, error) {
+func Append(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, runID string, at time.Time, results []validate.Result) (int64, error) {
 	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), name.Validation(),
-		func() (*iceberg.Schema, error) { return ValidationSchema(), nil }, lakecat.TableProperties(nil))
+		func() (*iceberg.Schema, error) { return Schema(), nil }, lakecat.TableProperties(nil))
 	if err != nil {
 		return 0, err
 	}
@@ -113,7 +110,7 @@ type BronzeAudit struct {
 	Truncates  []string
 	Offsets    map[int32][]int64
 	Covered    map[int32][]validate.Span
-	Checkpoint Checkpoint
+	Checkpoint lakecat.Checkpoint
 	// TrimmedBefore: bronze retention dropped the records ingested
 	// before it (zero: bronze holds every record it took).
 	TrimmedBefore time.Time
@@ -129,13 +126,13 @@ func ReadBronzeAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 		return nil, err
 	}
 	a := &BronzeAudit{Offsets: map[int32][]int64{}, Covered: map[int32][]validate.Span{}}
-	if a.Checkpoint, err = ReadCheckpoint(tbl); err != nil {
+	if a.Checkpoint, err = lakecat.ReadCheckpoint(tbl); err != nil {
 		return nil, err
 	}
-	if a.TrimmedBefore, err = TrimmedBefore(tbl); err != nil {
+	if a.TrimmedBefore, err = maintain.TrimmedBefore(tbl); err != nil {
 		return nil, err
 	}
-	cov, err := readCoverage(tbl)
+	cov, err := lakecat.ReadCoverage(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +214,7 @@ func resultWatermark(js string) string {
 // bookkeeping of each snapshot in its current ancestry (oldest first, then
 // the table properties when a later batch changed no row and so committed
 // no snapshot),
-// the applied position recorded now (PropAppliedPosition; for a table
+// the applied position recorded now (lakecat.PropAppliedPosition; for a table
 // written before it, the highest batch watermark its retained snapshots
 // and checkpoint recorded; "" when none), the highest `_seq` and `_source_ts` (µs since the
 // epoch) of its rows, its row count and checkpoint.
@@ -227,7 +224,7 @@ type MirrorAudit struct {
 	MaxSeq      string
 	MaxSourceTs int64
 	Rows        int
-	Checkpoint  Checkpoint
+	Checkpoint  lakecat.Checkpoint
 }
 
 // ReadMirrorAudit reads the mirror's snapshot summaries and its rows'
@@ -239,15 +236,15 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	a := &MirrorAudit{Applied: tbl.Properties()[PropAppliedPosition]}
-	if a.Checkpoint, err = ReadCheckpoint(tbl); err != nil {
+	a := &MirrorAudit{Applied: tbl.Properties()[lakecat.PropAppliedPosition]}
+	if a.Checkpoint, err = lakecat.ReadCheckpoint(tbl); err != nil {
 		return nil, err
 	}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		return a, nil
 	}
-	// a table written before PropAppliedPosition: the highest batch
+	// a table written before lakecat.PropAppliedPosition: the highest batch
 	// watermark its retained snapshots and checkpoint recorded
 	legacy := a.Applied == ""
 	if legacy {
@@ -259,7 +256,7 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 		pt := validate.Point{Snapshot: s.SnapshotID}
 		if s.Summary != nil {
 			p := s.Summary.Properties
-			pt.Applied = p[PropAppliedPosition]
+			pt.Applied = p[lakecat.PropAppliedPosition]
 			if t := p[lakecat.PropBatchSeq]; t != "" {
 				if pt.BatchSeq, err = strconv.ParseInt(t, 10, 64); err != nil {
 					return nil, fmt.Errorf("lake: snapshot %d: bad %s %q", s.SnapshotID, lakecat.PropBatchSeq, t)
@@ -280,7 +277,7 @@ func ReadMirrorAudit(ctx context.Context, cat catalog.Catalog, name lakecat.Tabl
 	// properties only
 	if last := lastBatchSeq(a.Points); a.Checkpoint.BatchSeq > last {
 		a.Points = append(a.Points, validate.Point{BatchSeq: a.Checkpoint.BatchSeq,
-			Applied: tbl.Properties()[PropAppliedPosition], EndOffsets: a.Checkpoint.EndOffsets})
+			Applied: tbl.Properties()[lakecat.PropAppliedPosition], EndOffsets: a.Checkpoint.EndOffsets})
 	}
 	err = tableread.ScanColumns(ctx, tbl, []string{lakecat.ColSeq, lakecat.ColSourceTs}, func(rec arrow.RecordBatch, col func(string) arrow.Array) error {
 		seqs, _ := col(lakecat.ColSeq).(*array.String)
