@@ -91,7 +91,7 @@ const suiteHistory = `101 "scooter" "Small 2-wheel scooter" 3.14 | 0000000000000
 const suiteValidation = `pass partitioning: 0 keys in more than one partition | 16 events of 11 keys
 pass transitions: 0 keys with an illegal transition | 16 events of 11 keys, 0 truncates
 pass continuity: 0 violations; 0 holes (0 below the log start, unverified; 0 records missing) | 1 partitions
-pass watermark: applied position 000000000208d728000000000208d728, mirror max _seq 000000000208d728000000000208d728 | 5 mirror snapshots
+pass watermark: applied position lsn 0/208D728, mirror max _seq lsn 0/208D728 | 5 mirror snapshots
 pass replay: 0 keys a replay would change | 16 events of 11 keys, 11 mirror rows, 0 purged keys, 0 pending keys left out
 pass reapply: re-applied: 11 rows, checksum b411cb34ccd45eea72660022796fc921 | batches 2 to 4 (3, 11 bronze records) re-applied to <ns>.products_reapply_<run>, a copy of <ns>.products at Iceberg snapshot <id>; compared with snapshot <id>; 0 purged keys left out`
 
