@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
@@ -132,7 +130,7 @@ func TestCompaction(t *testing.T) {
 		t.Fatalf("rows changed by compaction:\n%s\nwant\n%s", got, before)
 	}
 	tbl, _ := p.cat.LoadTable(ctx, p.name.Mirror())
-	if n, _ := deleteFileCount(ctx, tbl); n != 0 {
+	if n, _ := compact.DeleteFileCount(ctx, tbl); n != 0 {
 		t.Fatalf("%d delete files after compaction", n)
 	}
 	// the writer's index moves to the compacted files on the next batch
@@ -140,23 +138,4 @@ func TestCompaction(t *testing.T) {
 	if got := mirrorDump(t, p); got != before {
 		t.Fatal("a replay after compaction changed the mirror")
 	}
-}
-
-// deleteFileCount counts the distinct position-delete files and the
-// deletion vectors the current snapshot's scan applies (as
-// internal/lake/compact counts them for CompactResult.DeleteFilesBefore).
-func deleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return 0, err
-	}
-	seen := map[string]bool{}
-	dvs := 0
-	for _, t := range tasks {
-		for _, d := range t.DeleteFiles {
-			seen[d.FilePath()] = true
-		}
-		dvs += len(t.DeletionVectorFiles)
-	}
-	return len(seen) + dvs, nil
 }

@@ -53,7 +53,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident table.Identifier, o
 		return res, fmt.Errorf("lake: plan compaction of %s: %w", lakecat.IdentString(ident), err)
 	}
 	res.FilesBefore = plan.TotalInputFiles
-	if n, err := deleteFileCount(ctx, tbl); err == nil {
+	if n, err := DeleteFileCount(ctx, tbl); err == nil {
 		res.DeleteFilesBefore = n
 	}
 	groups := make([]table.CompactionTaskGroup, 0, len(plan.Groups))
@@ -85,10 +85,11 @@ func hasDeletes(t table.FileScanTask) bool {
 	return len(t.DeleteFiles) > 0 || len(t.EqualityDeleteFiles) > 0 || len(t.DeletionVectorFiles) > 0
 }
 
-// deleteFileCount counts the distinct position-delete files and the
+// DeleteFileCount counts the distinct position-delete files and the
 // deletion vectors (each blob once: several share a Puffin file) the
-// current snapshot's scan applies.
-func deleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
+// current snapshot's scan applies (CompactResult.DeleteFilesBefore). Errors are
+// the scan planning's.
+func DeleteFileCount(ctx context.Context, tbl *table.Table) (int, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return 0, err
