@@ -38,13 +38,13 @@ func (s Seq) Describe() string {
 		first, lsn := w[0], w[1]
 		switch {
 		case first == 0:
-			return "source snapshot read at lsn " + formatLSN(lsn)
+			return "source snapshot read at lsn " + FormatLSN(lsn)
 		case lsn == 0:
-			return "source snapshot at lsn " + formatLSN(first)
+			return "source snapshot at lsn " + FormatLSN(first)
 		case first > lsn:
-			return "lsn " + formatLSN(lsn) + " after commit " + formatLSN(first)
+			return "lsn " + FormatLSN(lsn) + " after commit " + FormatLSN(first)
 		}
-		return "lsn " + formatLSN(lsn)
+		return "lsn " + FormatLSN(lsn)
 	case len(w) == 3:
 		return fmt.Sprintf("binlog file .%06d position %d row %d", w[0], w[1], w[2])
 	case len(w) == 5:
@@ -89,9 +89,9 @@ func DescribeHex(h string) string {
 	return s.Describe()
 }
 
-// formatLSN is PostgreSQL's pg_lsn text form: the high and low 32 bits in
-// upper-case hex, "16/B374D848".
-func formatLSN(lsn uint64) string {
+// FormatLSN is PostgreSQL's pg_lsn text form: the high and low 32 bits
+// in upper-case hex, "16/B374D848".
+func FormatLSN(lsn uint64) string {
 	return strings.ToUpper(strconv.FormatUint(lsn>>32, 16)) + "/" + strings.ToUpper(strconv.FormatUint(lsn&0xffffffff, 16))
 }
 

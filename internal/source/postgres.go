@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
 )
 
 // Postgres reads tables of one PostgreSQL database for a direct load. It
@@ -85,7 +87,6 @@ func ParseLSN(s string) (uint64, error) {
 	return h<<32 | l, nil
 }
 
-// FormatLSN writes lsn in PostgreSQL's pg_lsn text form "X/Y".
-func FormatLSN(lsn uint64) string {
-	return strings.ToUpper(strconv.FormatUint(lsn>>32, 16)) + "/" + strings.ToUpper(strconv.FormatUint(lsn&0xffffffff, 16))
-}
+// FormatLSN writes lsn in PostgreSQL's pg_lsn text form "X/Y"
+// (cdc.FormatLSN).
+func FormatLSN(lsn uint64) string { return cdc.FormatLSN(lsn) }
