@@ -134,18 +134,25 @@ func (l *serverLogger) Error(msg string, tags ...tag.Tag) {
 // store operation failure" with error "context canceled"). Nothing is
 // lost: the request is the client's to retry. It is logged at info.
 func requestCanceled(tags []tag.Tag) bool {
+	err, text, ok := errorTag(tags)
+	return ok && (errors.Is(err, context.Canceled) || canceledText(text))
+}
+
+// errorTag returns a record's "error" tag: the error (nil when the tag
+// holds text) and its text; ok is false when there is none.
+func errorTag(tags []tag.Tag) (err error, text string, ok bool) {
 	for _, t := range tags {
 		if t.Key() != "error" {
 			continue
 		}
 		switch v := t.Value().(type) {
 		case error:
-			return errors.Is(v, context.Canceled) || canceledText(v.Error())
+			return v, v.Error(), true
 		case string:
-			return canceledText(v)
+			return nil, v, true
 		}
 	}
-	return false
+	return nil, "", false
 }
 
 // canceledText reports whether an error's text is, or ends with, a
@@ -162,22 +169,10 @@ func canceledText(s string) bool {
 // task on the workflow's normal queue. A worker's graceful stop makes one
 // per table it held, which is expected, so it is logged at info.
 func queueClosed(msg string, tags []tag.Tag) bool {
-	if msg != "service failures" {
-		return false
-	}
-	for _, t := range tags {
-		if t.Key() != "error" {
-			continue
-		}
-		switch v := t.Value().(type) {
-		case error:
-			return v.Error() == "task queue closed"
-		case string:
-			return v == "task queue closed"
-		}
-	}
-	return false
+	_, text, ok := errorTag(tags)
+	return ok && msg == "service failures" && text == "task queue closed"
 }
+
 func (l *serverLogger) DPanic(msg string, tags ...tag.Tag) { l.emit(slog.LevelError, msg, tags) }
 func (l *serverLogger) Panic(msg string, tags ...tag.Tag)  { l.emit(slog.LevelError, msg, tags) }
 func (l *serverLogger) Fatal(msg string, tags ...tag.Tag) {
