@@ -71,18 +71,9 @@ func (s *stopQuietHandler) Handle(ctx context.Context, rec slog.Record) error {
 // runEnded reports whether rec's "Error" attribute is the server's
 // NotFound for an activity whose workflow run has completed.
 func runEnded(rec slog.Record) bool {
-	found := false
-	rec.Attrs(func(a slog.Attr) bool {
-		if a.Key != "Error" {
-			return true
-		}
-		var nf *serviceerror.NotFound
-		if err, ok := a.Value.Any().(error); ok && errors.As(err, &nf) {
-			found = strings.Contains(nf.Error(), "workflow execution already completed")
-		}
-		return false
-	})
-	return found
+	var nf *serviceerror.NotFound
+	err, ok := errorAttr(rec).(error)
+	return ok && errors.As(err, &nf) && strings.Contains(nf.Error(), "workflow execution already completed")
 }
 
 func (s *stopQuietHandler) WithAttrs(as []slog.Attr) slog.Handler {
@@ -96,18 +87,25 @@ func (s *stopQuietHandler) WithGroup(name string) slog.Handler {
 // cancelled reports whether rec's "Error" attribute (the SDK's error tag)
 // is a cancelled context.
 func cancelled(rec slog.Record) bool {
-	found := false
+	switch v := errorAttr(rec).(type) {
+	case error:
+		return errors.Is(v, context.Canceled) || v.Error() == context.Canceled.Error()
+	case string:
+		return v == context.Canceled.Error()
+	}
+	return false
+}
+
+// errorAttr is the value of rec's "Error" attribute (the SDK's error tag),
+// nil when it has none.
+func errorAttr(rec slog.Record) any {
+	var v any
 	rec.Attrs(func(a slog.Attr) bool {
 		if a.Key != "Error" {
 			return true
 		}
-		switch v := a.Value.Any().(type) {
-		case error:
-			found = errors.Is(v, context.Canceled) || v.Error() == context.Canceled.Error()
-		case string:
-			found = v == context.Canceled.Error()
-		}
+		v = a.Value.Any()
 		return false
 	})
-	return found
+	return v
 }
