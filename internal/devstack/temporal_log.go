@@ -134,25 +134,25 @@ func (l *serverLogger) Error(msg string, tags ...tag.Tag) {
 // store operation failure" with error "context canceled"). Nothing is
 // lost: the request is the client's to retry. It is logged at info.
 func requestCanceled(tags []tag.Tag) bool {
-	err, text, ok := errorTag(tags)
+	text, err, ok := errorTag(tags)
 	return ok && (errors.Is(err, context.Canceled) || canceledText(text))
 }
 
-// errorTag returns a record's "error" tag: the error (nil when the tag
-// holds text) and its text; ok is false when there is none.
-func errorTag(tags []tag.Tag) (err error, text string, ok bool) {
+// errorTag returns a record's "error" tag: its text and the error (nil
+// when the tag holds text); ok is false when there is none.
+func errorTag(tags []tag.Tag) (text string, err error, ok bool) {
 	for _, t := range tags {
 		if t.Key() != "error" {
 			continue
 		}
 		switch v := t.Value().(type) {
 		case error:
-			return v, v.Error(), true
+			return v.Error(), v, true
 		case string:
-			return nil, v, true
+			return v, nil, true
 		}
 	}
-	return nil, "", false
+	return "", nil, false
 }
 
 // canceledText reports whether an error's text is, or ends with, a
@@ -169,7 +169,7 @@ func canceledText(s string) bool {
 // task on the workflow's normal queue. A worker's graceful stop makes one
 // per table it held, which is expected, so it is logged at info.
 func queueClosed(msg string, tags []tag.Tag) bool {
-	_, text, ok := errorTag(tags)
+	text, _, ok := errorTag(tags)
 	return ok && msg == "service failures" && text == "task queue closed"
 }
 
