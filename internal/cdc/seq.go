@@ -111,6 +111,15 @@ func PostgresReadAfterTruncate(read, t Seq) bool {
 	return ok && l > w
 }
 
+// TruncateCovers reports whether the table truncate (Debezium op t) at
+// t applies to a row change at s: s is below t, and s is not a PostgreSQL
+// source snapshot read taken after t (PostgresReadAfterTruncate:
+// Debezium's blocking source snapshot reads sit at (0, LSN), below every
+// streamed change).
+func TruncateCovers(t, s Seq) bool {
+	return s < t && !PostgresReadAfterTruncate(s, t)
+}
+
 // PostgresReadLSN returns L for the position (0, L) of a PostgreSQL
 // source snapshot read (Debezium's initial and blocking snapshot reads,
 // PostgresEventWords, and lakemirror's own initial load): the WAL

@@ -12,7 +12,7 @@ import (
 // LiveKeysBelow returns the mirror's live keys whose `_seq` is below seq:
 // the candidates of a re-snapshot's ghost check.
 func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Key, error) {
-	w.state.settle()
+	w.state.Settle()
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return nil, err
@@ -21,7 +21,7 @@ func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Ke
 		return nil, err
 	}
 	var out []cdc.Key
-	w.state.ix.Each(func(k cdc.Key, e keyindex.Entry) {
+	w.state.Ix.Each(func(k cdc.Key, e keyindex.Entry) {
 		if !e.Deleted && e.Seq < seq {
 			out = append(out, k)
 		}
@@ -34,7 +34,7 @@ func (w *MirrorWriter) LiveKeysBelow(ctx context.Context, seq cdc.Seq) ([]cdc.Ke
 // from the local state log (the table for keys the log lacks). Errors:
 // catalog and file IO failures, a key without a stored row.
 func (w *MirrorWriter) StoredRows(ctx context.Context, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
-	w.state.settle()
+	w.state.Settle()
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func (w *MirrorWriter) StoredRows(ctx context.Context, keys []cdc.Key) (map[cdc.
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return nil, err
 	}
-	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return nil, err
 	}

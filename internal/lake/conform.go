@@ -15,36 +15,36 @@ import (
 // shape is a mirror table's source-column layout: the columns in schema
 // order with their types, used to align and type every row image before
 // the merge rules see it.
-type shape struct {
-	cols    []cdc.Column
-	names   *cdc.Columns
+type Shape struct {
+	Cols    []cdc.Column
+	Names   *cdc.Columns
 	keyCols []string
 	// softDelete is the mirror's soft-delete column (lakecat.SoftDeleteColumn).
-	softDelete string
+	SoftDelete string
 	// ids is the Iceberg field id of every column of the schema, by name.
 	ids map[string]int
 }
 
 // shapeOf derives the layout from the mirror's Iceberg schema.
-func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
-	s := &shape{keyCols: keyCols}
+func ShapeOf(sc *iceberg.Schema, keyCols []string) (*Shape, error) {
+	s := &Shape{keyCols: keyCols}
 	var names []string
 	sys, err := lakecat.SystemColumnsOf(sc)
 	if err != nil {
 		return nil, err
 	}
-	s.softDelete = sys.SoftDelete
+	s.SoftDelete = sys.SoftDelete
 	s.ids = map[string]int{}
 	for _, f := range sc.Fields() {
 		s.ids[f.Name] = f.ID
 	}
-	if s.cols, err = lakecat.SourceColumns(sc, sys); err != nil {
+	if s.Cols, err = lakecat.SourceColumns(sc, sys); err != nil {
 		return nil, err
 	}
-	for _, c := range s.cols {
+	for _, c := range s.Cols {
 		names = append(names, c.Name)
 	}
-	s.names = cdc.NewColumns(names)
+	s.Names = cdc.NewColumns(names)
 	return s, nil
 }
 
@@ -56,21 +56,21 @@ func shapeOf(sc *iceberg.Schema, keyCols []string) (*shape, error) {
 // non-key value that does not fit becomes an unavailable-value
 // placeholder, which the merge rules fill with the key's last known value
 // (design.md rule 4), and carried counts it.
-func (s *shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []string, error) {
+func (s *Shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []string, error) {
 	if img == nil {
 		return nil, nil, nil
 	}
-	out := &cdc.Row{Cols: s.names, Vals: make([]cdc.Value, len(s.cols))}
+	out := &cdc.Row{Cols: s.Names, Vals: make([]cdc.Value, len(s.Cols))}
 	var unknown []string
 	for i, name := range img.Cols.Names {
-		j := s.names.Index(name)
+		j := s.Names.Index(name)
 		if j < 0 {
 			if !img.Vals[i].IsNull() {
 				unknown = append(unknown, name)
 			}
 			continue
 		}
-		v, err := typing.Coerce(img.Vals[i], s.cols[j].Type)
+		v, err := typing.Coerce(img.Vals[i], s.Cols[j].Type)
 		if err != nil && carry && !slices.Contains(s.keyCols, name) {
 			v, err = cdc.Unavailable(), nil
 			*carried++
@@ -96,7 +96,7 @@ func (s *shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []str
 // the row's delete carrying the same value, must still delete the row).
 // Errors: a value of an upsert's image, or a key value, that does not fit
 // its column.
-func (s *shape) conformEvent(e *cdc.Event) ([]string, int, error) {
+func (s *Shape) ConformEvent(e *cdc.Event) ([]string, int, error) {
 	carried := 0
 	before, u1, err := s.conform(e.Before, e.Op == cdc.OpDelete, &carried)
 	if err != nil {
@@ -121,9 +121,9 @@ func (s *shape) conformEvent(e *cdc.Event) ([]string, int, error) {
 // columns left out) in schema order, typed from its Iceberg schema.
 // Errors: a column type with no cdc equivalent.
 func MirrorColumns(tbl *table.Table) ([]cdc.Column, error) {
-	sh, err := shapeOf(tbl.Schema(), nil)
+	sh, err := ShapeOf(tbl.Schema(), nil)
 	if err != nil {
 		return nil, err
 	}
-	return sh.cols, nil
+	return sh.Cols, nil
 }

@@ -47,7 +47,7 @@ type HistoryWriter struct {
 // changes it sees. See NewWriters for a mirror and history pair.
 func NewHistoryWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
 	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now,
-		state: newState(cat, name, keyCols, "", false, true), parts: rowdelta.NewFilePartitions()}
+		state: NewState(cat, name, keyCols, "", false, true), parts: rowdelta.NewFilePartitions()}
 }
 
 // State returns the writer's local state.
@@ -57,7 +57,7 @@ func (w *HistoryWriter) State() *State { return w.state }
 // not exist, and adds to it any column the mirror gained since. The
 // tracking options are recorded in its properties.
 func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table.Table, error) {
-	w.state.settle()
+	w.state.Settle()
 	keys, _ := json.Marshal(w.keyCols)
 	props := map[string]string{lakecat.PropKeyColumns: string(keys), PropHistoryCollapse: fmt.Sprint(w.opts.CollapseTx)}
 	if w.opts.Tracked != nil {
@@ -127,12 +127,12 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // the batch is recorded in the local state log for later rebuilds.
 // Errors: catalog, file IO and commit conflicts (retryable).
 func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event, preSeq map[cdc.Key]cdc.Seq, known bool) (HistoryResult, error) {
-	w.state.settle()
-	plan := newPlan(b.Seq, events)
-	plan.known = known
-	plan.pre = make([]cdc.Seq, len(plan.groups))
-	for i, g := range plan.groups {
-		plan.pre[i] = preSeq[g.Key]
+	w.state.Settle()
+	plan := NewPlan(b.Seq, events)
+	plan.Known = known
+	plan.Pre = make([]cdc.Seq, len(plan.Groups))
+	for i, g := range plan.Groups {
+		plan.Pre[i] = preSeq[g.Key]
 	}
 	return w.run(ctx, b, plan)
 }

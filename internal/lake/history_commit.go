@@ -17,18 +17,12 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// keyedVersion is a version to write for a key.
-type keyedVersion struct {
-	key cdc.Key
-	v   merge.Version
-}
-
 // lastClosedVersion reads key k's latest stored version (closed: the key
 // has no open version) with its values from the history table, for a
 // TOAST placeholder that takes its value. It returns nil when the key has
 // no history.
-func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table, sh *shape, k cdc.Key) (*merge.Version, rowLoc, error) {
-	rows, err := w.state.liveRows(k)
+func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table, sh *Shape, k cdc.Key) (*merge.Version, rowLoc, error) {
+	rows, err := w.state.LiveRows(k)
 	if err != nil || len(rows) == 0 {
 		return nil, rowLoc{}, err
 	}
@@ -38,7 +32,7 @@ func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table,
 		return nil, rowLoc{}, fmt.Errorf("lake: file IO: %w", err)
 	}
 	var vals *cdc.Row
-	if err := readRowsAt(ctx, fs, w.state.hfiles[last.File], sh, []int64{last.Pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
+	if err := ReadRowsAt(ctx, fs, w.state.HFiles[last.File], sh, []int64{last.Pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
 		return nil, rowLoc{}, err
 	}
 	return last.Version(vals), rowLoc{File: last.File, Pos: last.Pos}, nil
@@ -54,7 +48,7 @@ func pendingJSON(p map[cdc.Key]bool) string { return lakecat.PendingJSON(p) }
 // props (plus the pending set, and the result JSON under lakecat.PropBatchResult
 // when result is set) in the same commit. It returns where each of
 // writes landed (commitFiles).
-func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc,
+func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *Shape, writes []KeyedVersion, removed []rowLoc,
 	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) ([]rowLoc, error) {
 	*rowsWritten, *posDeletes = len(writes), len(removed)
 	hw, err := w.writeFiles(ctx, tbl, sh, writes, removed)
@@ -76,7 +70,7 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *shape,
 // at hw.locs[i]) and the stored rows removed as one position-delete file
 // per partition; none when there is nothing to write. It only reads the
 // local state.
-func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *shape, writes []keyedVersion, removed []rowLoc) (historyWritten, error) {
+func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *Shape, writes []KeyedVersion, removed []rowLoc) (historyWritten, error) {
 	hf := newHistoryFile(ctx, tbl, sh)
 	hf.queue(writes)
 	return w.finishFiles(ctx, tbl, hf, removed)
@@ -89,7 +83,7 @@ func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *h
 	defer hf.abort() // a no-op once finished
 	var hw historyWritten
 	var err error
-	if hw.deletes, err = rowdelta.WriteDeletes(ctx, tbl, w.parts, removed, w.state.hfiles); err != nil {
+	if hw.deletes, err = rowdelta.WriteDeletes(ctx, tbl, w.parts, removed, w.state.HFiles); err != nil {
 		return hw, err
 	}
 	if hw.data, hw.locs, err = hf.finish(); err != nil {
@@ -107,7 +101,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw hi
 		w.state.Invalidate()
 		return nil, err
 	}
-	w.state.historySnap = snapID(newTbl)
+	w.state.HistorySnap = SnapID(newTbl)
 	if len(hw.data) == 0 && len(hw.deletes.Add) == 0 {
 		return nil, nil
 	}
@@ -118,7 +112,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw hi
 	w.parts.Add(hw.data)
 	fids := make([]int32, len(hw.data))
 	for i, d := range hw.data {
-		fids[i] = w.state.hfileID(d.DF.FilePath())
+		fids[i] = w.state.HFileID(d.DF.FilePath())
 	}
 	locs := make([]rowLoc, len(hw.locs))
 	for i, l := range hw.locs {
@@ -129,7 +123,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw hi
 
 // buildHistoryRows turns versions into one Arrow record in the history
 // table's schema, in the given order.
-func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow.RecordBatch, error) {
+func buildHistoryRows(tbl *table.Table, sh *Shape, writes []KeyedVersion) (arrow.RecordBatch, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("lake: arrow schema: %w", err)
@@ -138,8 +132,8 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	defer b.Release()
 	b.Reserve(len(writes))
 	field := func(name string) array.Builder { return b.Field(sc.FieldIndices(name)[0]) }
-	src := make([]array.Builder, len(sh.cols))
-	for c, col := range sh.cols {
+	src := make([]array.Builder, len(sh.Cols))
+	for c, col := range sh.Cols {
 		src[c] = field(col.Name)
 	}
 	seqB := field(lakecat.ColSeq).(*array.StringBuilder)
@@ -149,21 +143,21 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 	curB := field(lakecat.ColIsCurrent).(*array.BooleanBuilder)
 	hashB := field(lakecat.ColRowHash).(*array.StringBuilder)
 	txB := field(lakecat.ColSourceTx).(*array.StringBuilder)
-	parquetio.ReserveValueData(src, len(writes), func(i int) []cdc.Value { return alignedVals(writes[i].v.Values, sh.names) })
+	parquetio.ReserveValueData(src, len(writes), func(i int) []cdc.Value { return AlignedVals(writes[i].V.Values, sh.Names) })
 	var seqBytes, toSeqBytes, hashBytes int
 	for _, kv := range writes {
-		seqBytes += 2 * len(kv.v.Seq)
-		toSeqBytes += 2 * len(kv.v.ToSeq)
-		hashBytes += len(kv.v.Hash)
+		seqBytes += 2 * len(kv.V.Seq)
+		toSeqBytes += 2 * len(kv.V.ToSeq)
+		hashBytes += len(kv.V.Hash)
 	}
 	seqB.ReserveData(seqBytes)
 	toSeqB.ReserveData(toSeqBytes)
 	hashB.ReserveData(hashBytes)
 	var hx parquetio.HexScratch
 	for _, kv := range writes {
-		v := kv.v
-		vals := alignedVals(v.Values, sh.names)
-		for c := range sh.cols {
+		v := kv.V
+		vals := AlignedVals(v.Values, sh.Names)
+		for c := range sh.Cols {
 			val := cdc.Null()
 			if vals != nil {
 				if x := vals[c]; x.Kind != cdc.KindUnavailable {
@@ -171,7 +165,7 @@ func buildHistoryRows(tbl *table.Table, sh *shape, writes []keyedVersion) (arrow
 				}
 			}
 			if err := parquetio.AppendValue(src[c], val); err != nil {
-				return nil, fmt.Errorf("lake: history key %x column %q: %w", string(kv.key), sh.cols[c].Name, err)
+				return nil, fmt.Errorf("lake: history key %x column %q: %w", string(kv.Key), sh.Cols[c].Name, err)
 			}
 		}
 		hx.Append(seqB, string(v.Seq))

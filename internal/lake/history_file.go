@@ -28,9 +28,9 @@ var historyChunkRows = 16 * 1024 // a variable for tests
 type historyFile struct {
 	ctx    context.Context
 	tbl    *table.Table
-	sh     *shape
+	sh     *Shape
 	queued int                 // versions queued so far
-	chunks chan []keyedVersion // nil until the first queue
+	chunks chan []KeyedVersion // nil until the first queue
 	done   chan historyFileResult
 }
 
@@ -40,18 +40,18 @@ type historyFileResult struct {
 	err   error
 }
 
-func newHistoryFile(ctx context.Context, tbl *table.Table, sh *shape) *historyFile {
+func newHistoryFile(ctx context.Context, tbl *table.Table, sh *Shape) *historyFile {
 	return &historyFile{ctx: ctx, tbl: tbl, sh: sh}
 }
 
 // queue hands versions vs (not modified afterwards) to the writer; an
 // empty vs is ignored.
-func (h *historyFile) queue(vs []keyedVersion) {
+func (h *historyFile) queue(vs []KeyedVersion) {
 	if len(vs) == 0 {
 		return
 	}
 	if h.chunks == nil {
-		h.chunks = make(chan []keyedVersion, 64)
+		h.chunks = make(chan []KeyedVersion, 64)
 		h.done = make(chan historyFileResult, 1)
 		go h.run()
 	}

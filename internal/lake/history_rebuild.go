@@ -15,7 +15,7 @@ import (
 // Pending returns the keys awaiting a rebuild (nil when the history
 // table does not exist).
 func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
-	w.state.settle()
+	w.state.Settle()
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return nil, err
@@ -31,16 +31,16 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 // equal the rebuilt ones is left alone. The stored versions come from the
 // local state: only the keys' rows are touched.
 func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
-	w.state.settle()
+	w.state.Settle()
 	var res RebuildResult
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return res, err
 	}
-	if err := w.state.ensureHistory(ctx, tbl); err != nil {
+	if err := w.state.EnsureHistory(ctx, tbl); err != nil {
 		return res, err
 	}
-	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return res, err
 	}
@@ -48,15 +48,15 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 	if err != nil {
 		return res, err
 	}
-	var writes []keyedVersion
+	var writes []KeyedVersion
 	var removed []rowLoc
-	var changes []keyChange
-	plan := &batchPlan{batch: w.state.builtAtBatch, groups: merge.GroupByKey(flatten(byKey))}
-	for gi, g := range plan.groups {
+	var changes []KeyChange
+	plan := &Plan{Batch: w.state.BuiltAtBatch, Groups: merge.GroupByKey(flatten(byKey))}
+	for gi, g := range plan.Groups {
 		res.Keys++
 		delete(pending, g.Key)
 		vs, _ := merge.Replay(nil, g.Events, w.opts)
-		stored, err := w.state.liveRows(g.Key)
+		stored, err := w.state.LiveRows(g.Key)
 		if err != nil {
 			return res, err
 		}
@@ -68,9 +68,9 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		for _, r := range stored {
 			removed = append(removed, rowLoc{File: r.File, Pos: r.Pos})
 		}
-		changes = append(changes, keyChange{group: gi, first: len(writes), n: len(vs), openChanged: true, reset: true})
+		changes = append(changes, KeyChange{Group: gi, First: len(writes), N: len(vs), OpenChanged: true, Reset: true})
 		for _, v := range vs {
-			writes = append(writes, keyedVersion{key: g.Key, v: v})
+			writes = append(writes, KeyedVersion{Key: g.Key, V: v})
 		}
 	}
 	for k := range byKey { // keys with no change events at all
@@ -81,7 +81,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 	if err != nil {
 		return res, err
 	}
-	return res, w.state.recordChanges(plan, &histChanges{locs: locs, writes: writes, changes: changes})
+	return res, w.state.RecordChanges(plan, &HistChanges{Locs: locs, Writes: writes, Changes: changes})
 }
 
 // sameVersions compares stored rows with rebuilt versions by identity,

@@ -21,16 +21,16 @@ import (
 // did not exist, or the call failed), the keys' positions are unknown and
 // every key is late, as with Apply and known false.
 func (w *HistoryWriter) ApplyAfter(ctx context.Context, b Batch, events []*cdc.Event, m *MirrorWriter) (HistoryResult, error) {
-	w.state.settle()
+	w.state.Settle()
 	plan := m.plan
-	if plan == nil || plan.batch != b.Seq || !plan.sameEvents(events) || m.state != w.state {
-		plan = newPlan(b.Seq, events)
+	if plan == nil || plan.Batch != b.Seq || !plan.SameEvents(events) || m.state != w.state {
+		plan = NewPlan(b.Seq, events)
 	}
 	return w.run(ctx, b, plan)
 }
 
 // run stages, writes and commits one batch.
-func (w *HistoryWriter) run(ctx context.Context, b Batch, plan *batchPlan) (HistoryResult, error) {
+func (w *HistoryWriter) run(ctx context.Context, b Batch, plan *Plan) (HistoryResult, error) {
 	s, err := w.stage(ctx, b, plan)
 	if err != nil {
 		return s.res, err
@@ -52,12 +52,12 @@ type HistoryStage struct {
 	res     HistoryResult
 	done    bool // nothing to write or commit: res is final
 	tbl     *table.Table
-	sh      *shape
-	plan    *batchPlan
+	sh      *Shape
+	plan    *Plan
 	pending map[cdc.Key]bool
-	writes  []keyedVersion
+	writes  []KeyedVersion
 	removed []rowLoc
-	changes []keyChange
+	changes []KeyChange
 	files   historyWritten
 	written bool
 }
@@ -69,17 +69,17 @@ type HistoryStage struct {
 // ErrStateMoved when checking the history table rebuilt the state ms was
 // decided on.
 func (w *HistoryWriter) StageAfter(ctx context.Context, b Batch, events []*cdc.Event, ms *MirrorStage) (*HistoryStage, error) {
-	w.state.settle()
-	var plan *batchPlan
-	if ms != nil && ms.plan != nil && ms.w.state == w.state && ms.b.Seq == b.Seq && ms.plan.sameEvents(events) {
+	w.state.Settle()
+	var plan *Plan
+	if ms != nil && ms.plan != nil && ms.w.state == w.state && ms.b.Seq == b.Seq && ms.plan.SameEvents(events) {
 		plan = ms.plan
 	} else {
-		plan = newPlan(b.Seq, events)
+		plan = NewPlan(b.Seq, events)
 	}
 	return w.stage(ctx, b, plan)
 }
 
-func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *batchPlan) (*HistoryStage, error) {
+func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *Plan) (*HistoryStage, error) {
 	s := &HistoryStage{w: w, b: b, plan: plan, res: HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}}
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil {
@@ -98,18 +98,18 @@ func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *batchPlan) (*H
 		return s, nil
 	}
 	st := w.state
-	resolved := plan.ix != nil
-	if err := st.ensureHistory(ctx, tbl); err != nil {
+	resolved := plan.Ix != nil
+	if err := st.EnsureHistory(ctx, tbl); err != nil {
 		return s, err
 	}
-	if resolved && plan.ix != st.ix {
+	if resolved && plan.Ix != st.Ix {
 		return s, ErrStateMoved
 	}
-	if err := plan.resolve(st.ix); err != nil {
+	if err := plan.Resolve(st.Ix); err != nil {
 		st.Invalidate()
 		return s, err
 	}
-	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
+	if s.sh, err = ShapeOf(tbl.Schema(), w.keyCols); err != nil {
 		return s, err
 	}
 	if s.pending, err = readPending(tbl); err != nil {
@@ -130,7 +130,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		return nil
 	}
 	w, st, plan, res := s.w, s.w.state, s.plan, &s.res
-	res.Keys = len(plan.groups)
+	res.Keys = len(plan.Groups)
 	// the versions go to the file in chunks, encoded while the next keys
 	// are decided (history_file.go)
 	hf := newHistoryFile(ctx, s.tbl, s.sh)
@@ -138,34 +138,34 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	// sized for the usual case, no growing by copying: a key writes at
 	// most one version per event plus its rewritten open version (a woven
 	// late key may write more), changes and removes one each
-	rows := len(plan.groups)
-	for _, g := range plan.groups {
+	rows := len(plan.Groups)
+	for _, g := range plan.Groups {
 		rows += len(g.Events)
 	}
 	s.writes = slices.Grow(s.writes, rows)
-	s.changes = slices.Grow(s.changes, len(plan.groups))
-	s.removed = slices.Grow(s.removed, len(plan.groups))
+	s.changes = slices.Grow(s.changes, len(plan.Groups))
+	s.removed = slices.Grow(s.removed, len(plan.Groups))
 	// a key's whole past can be replayed: from bronze, or from the log
 	// when the table has no bronze
 	rebuildable := !w.withoutBronze || st.EventsComplete()
-	for i, g := range plan.groups {
+	for i, g := range plan.Groups {
 		if n := len(s.writes); n-hf.queued >= historyChunkRows {
 			hf.queue(s.writes[hf.queued:n:n])
 		}
-		if plan.known && plan.woven != nil && plan.woven[i] != nil { // late, woven inline (weave.go)
-			if err := s.weave(i, g.Key, plan.woven[i]); err != nil {
+		if plan.Known && plan.Woven != nil && plan.Woven[i] != nil { // late, woven inline (weave.go)
+			if err := s.weave(i, g.Key, plan.Woven[i]); err != nil {
 				return err
 			}
 			continue
 		}
-		if s.pending[g.Key] || !plan.known || plan.binlogSuspect[g.Key] || plan.refill[g.Key] {
+		if s.pending[g.Key] || !plan.Known || plan.BinlogSuspect[g.Key] || plan.Refill[g.Key] {
 			if !s.pending[g.Key] {
 				res.Late++
 			}
 			s.pending[g.Key] = true
 			continue
 		}
-		pre, late := plan.pre[i], false
+		pre, late := plan.Pre[i], false
 		var lateBinlog *cdc.Event // a late Kafka-delivered MySQL change
 		var fresh []*cdc.Event
 		var live []localstate.HistRow
@@ -177,7 +177,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 			if !liveRead {
 				var err error
-				if live, err = st.liveRows(g.Key); err != nil {
+				if live, err = st.LiveRows(g.Key); err != nil {
 					return err
 				}
 				liveRead = true
@@ -209,7 +209,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		if len(fresh) == 0 {
 			continue
 		}
-		open, openVals, err := st.openVersion(plan.entries[i], g.Key)
+		open, openVals, err := st.OpenVersion(plan.Entries[i], g.Key)
 		if err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 		var prevLoc rowLoc
 		switch {
 		case open != nil:
-			prev, prevLoc = open.Version(alignRow(openVals, s.sh.names)), rowLoc{File: open.File, Pos: open.Pos}
+			prev, prevLoc = open.Version(AlignRow(openVals, s.sh.Names)), rowLoc{File: open.File, Pos: open.Pos}
 		case needsPrevValues(fresh):
 			// a TOAST placeholder after the key's last version closed: its
 			// value is that version's, read from the table (rare)
@@ -233,23 +233,23 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 		}
 		out, replaces := merge.Replay(prev, fresh, w.opts)
-		c := keyChange{group: i, first: len(s.writes), n: len(out), openChanged: replaces || len(out) > 0}
+		c := KeyChange{Group: i, First: len(s.writes), N: len(out), OpenChanged: replaces || len(out) > 0}
 		if replaces {
 			s.removed = append(s.removed, prevLoc)
 			loc := prevLoc
-			c.removed = &loc
+			c.Removed = &loc
 			res.Rewritten++
 		}
 		for _, v := range out {
 			if prev == nil || v.Seq != prev.Seq {
 				res.Opened++
 			}
-			s.writes = append(s.writes, keyedVersion{key: g.Key, v: v})
+			s.writes = append(s.writes, KeyedVersion{Key: g.Key, V: v})
 		}
 		s.changes = append(s.changes, c)
 	}
-	for k := range plan.refill { // key-change creates to fill again (mirror_keychange.go)
-		if rebuildable && plan.known {
+	for k := range plan.Refill { // key-change creates to fill again (mirror_keychange.go)
+		if rebuildable && plan.Known {
 			s.pending[k] = true
 		}
 	}
@@ -279,7 +279,7 @@ func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []localstate.HistRow, b
 	if _, read := cdc.PostgresReadLSN(e.Seq); !read || e.Op != cdc.OpRead || !st.EventsComplete() {
 		return false, nil
 	}
-	past, err := st.keyEvents(k)
+	past, err := st.KeyEvents(k)
 	if err != nil {
 		return false, err
 	}
@@ -297,7 +297,7 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 	res.Woven++
 	delete(s.pending, k)
 	vs, _ := merge.Replay(nil, full.Events, s.w.opts)
-	stored, err := s.w.state.liveRows(k)
+	stored, err := s.w.state.LiveRows(k)
 	if err != nil {
 		return err
 	}
@@ -308,9 +308,9 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 		s.removed = append(s.removed, rowLoc{File: r.File, Pos: r.Pos})
 	}
 	res.Rewritten += len(stored)
-	s.changes = append(s.changes, keyChange{group: i, first: len(s.writes), n: len(vs), openChanged: true, reset: true})
+	s.changes = append(s.changes, KeyChange{Group: i, First: len(s.writes), N: len(vs), OpenChanged: true, Reset: true})
 	for _, v := range vs {
-		s.writes = append(s.writes, keyedVersion{key: k, v: v})
+		s.writes = append(s.writes, KeyedVersion{Key: k, V: v})
 	}
 	res.Opened += max(0, len(vs)-len(stored))
 	return nil
@@ -347,13 +347,13 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 		return s.res, err
 	}
 	s.done = true
-	withMirror := st.pending == s.plan && s.plan.mirror != nil && s.plan.ix == st.ix
-	if st.pending == s.plan {
-		st.pending = nil
+	withMirror := st.Pending == s.plan && s.plan.Mirror != nil && s.plan.Ix == st.Ix
+	if st.Pending == s.plan {
+		st.Pending = nil
 	}
 	if !withMirror {
-		s.plan.mirror = nil
+		s.plan.Mirror = nil
 	}
-	st.recordAsync(s.plan, &histChanges{locs: locs, writes: s.writes, changes: s.changes}, withMirror)
+	st.RecordAsync(s.plan, &HistChanges{Locs: locs, Writes: s.writes, Changes: s.changes}, withMirror)
 	return s.res, nil
 }

@@ -201,12 +201,12 @@ func TestKeyChangeToastKeyOnlyDeleteSamePosition(t *testing.T) {
 // position, read back as they were; at most maxStoredHeirs, the oldest
 // positions kept; malformed values are errors.
 func TestKeyChangeHeirsProperty(t *testing.T) {
-	heirs := map[cdc.Key][]heir{
-		"\x01": {{key: "\x02", at: cdc.PostgresSeq(200, 200)}, {key: "\x05", at: cdc.PostgresSeq(100, 100)}},
-		"\x03": {{key: "\x04", at: cdc.PostgresSeq(300, 300)}},
+	heirs := map[cdc.Key][]Heir{
+		"\x01": {{Key: "\x02", At: cdc.PostgresSeq(200, 200)}, {Key: "\x05", At: cdc.PostgresSeq(100, 100)}},
+		"\x03": {{Key: "\x04", At: cdc.PostgresSeq(300, 300)}},
 	}
-	done := []heirDone{{old: "\x03", h: heir{key: "\x04", at: cdc.PostgresSeq(300, 300)}}}
-	got := heirsJSON(heirs, done)
+	done := []heirDone{{old: "\x03", h: Heir{Key: "\x04", At: cdc.PostgresSeq(300, 300)}}}
+	got := HeirsJSON(heirs, done)
 	want := `[["01","05","` + cdc.PostgresSeq(100, 100).Hex() + `"],["01","02","` + cdc.PostgresSeq(200, 200).Hex() + `"]]`
 	if got != want {
 		t.Fatalf("heirsJSON\n got %s\nwant %s", got, want)
@@ -218,14 +218,14 @@ func TestKeyChangeHeirsProperty(t *testing.T) {
 	if fmt.Sprint(back) != fmt.Sprint([]heirDone{{old: "\x01", h: heirs["\x01"][1]}, {old: "\x01", h: heirs["\x01"][0]}}) {
 		t.Errorf("parseHeirs: %v", back)
 	}
-	if got := heirsJSON(heirs, append(done, heirDone{old: "\x01", h: heirs["\x01"][0]}, heirDone{old: "\x01", h: heirs["\x01"][1]})); got != "[]" {
+	if got := HeirsJSON(heirs, append(done, heirDone{old: "\x01", h: heirs["\x01"][0]}, heirDone{old: "\x01", h: heirs["\x01"][1]})); got != "[]" {
 		t.Errorf("all done: %s", got)
 	}
-	many := map[cdc.Key][]heir{}
+	many := map[cdc.Key][]Heir{}
 	for i := range maxStoredHeirs + 5 {
-		many[cdc.Key(fmt.Sprintf("o%05d", i))] = []heir{{key: cdc.Key(fmt.Sprintf("n%05d", i)), at: cdc.PostgresSeq(uint64(1000+i), uint64(1000+i))}}
+		many[cdc.Key(fmt.Sprintf("o%05d", i))] = []Heir{{Key: cdc.Key(fmt.Sprintf("n%05d", i)), At: cdc.PostgresSeq(uint64(1000+i), uint64(1000+i))}}
 	}
-	stored, err := parseHeirs(heirsJSON(many, nil))
+	stored, err := parseHeirs(HeirsJSON(many, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

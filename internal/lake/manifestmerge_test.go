@@ -39,8 +39,8 @@ func TestManifestMergeKeepsRowsAndState(t *testing.T) {
 	setTableProps(t, merged, iceberg.Properties{table.ManifestMinMergeCountKey: "6"})
 	setTableProps(t, plain, iceberg.Properties{table.ManifestMergeEnabledKey: "false"})
 	builds := map[string]int{}
-	merged.mirror.state.onBuild = func(r string) { builds["mirror "+r]++ }
-	merged.history.state.onBuild = func(r string) { builds["history "+r]++ }
+	merged.mirror.state.OnBuild = func(r string) { builds["mirror "+r]++ }
+	merged.history.state.OnBuild = func(r string) { builds["history "+r]++ }
 	batches := 1
 	for len(msgs) > 0 {
 		n := min(len(msgs), 6)

@@ -31,7 +31,7 @@ type MirrorWriter struct {
 	keyCols []string
 	state   *State
 	now     func() time.Time
-	plan    *batchPlan // the last Apply's batch, for the history writer
+	plan    *Plan // the last Apply's batch, for the history writer
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
@@ -67,7 +67,7 @@ type MirrorWriter struct {
 // mirror and history pair.
 func NewMirrorWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string) *MirrorWriter {
 	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now,
-		state: newState(cat, name, keyCols, "", true, false), parts: rowdelta.NewFilePartitions()}
+		state: NewState(cat, name, keyCols, "", true, false), parts: rowdelta.NewFilePartitions()}
 }
 
 // Index returns the writer's current key index (nil before the first
@@ -82,7 +82,7 @@ func (w *MirrorWriter) State() *State { return w.state }
 // values; see typing.InferColumns). It returns nil, nil when the table
 // does not exist and events hold no row image to take columns from.
 func (w *MirrorWriter) Ensure(ctx context.Context, events []*cdc.Event) (*table.Table, error) {
-	w.state.settle()
+	w.state.Settle()
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ type Prepared struct {
 // *SchemaBlockedError when the events' schema changed in a way that needs
 // an operator's decision (see WithSchemaDecision).
 func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ...PrepareOption) (Prepared, error) {
-	w.state.settle()
+	w.state.Settle()
 	var cfg prepareConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -257,7 +257,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err := liftSnapshots(tbl, events); err != nil {
 		return p, err
 	}
-	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return p, err
 	}
@@ -292,14 +292,14 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 			continue
 		}
 		if e.Op.IsUpsert() || e.Op == cdc.OpDelete {
-			_, carried, err := sh.conformEvent(e)
+			_, carried, err := sh.ConformEvent(e)
 			if err != nil {
 				p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StageConform, Err: err})
 				continue
 			}
 			p.CarriedDeleteValues += carried
 			if horizon != "" && e.Seq <= horizon {
-				if _, found := w.state.ix.Lookup(e.Key); !found {
+				if _, found := w.state.Ix.Lookup(e.Key); !found {
 					if refuse, why := w.purged.refuses(e.Key, e.Seq); refuse {
 						p.Rejected = append(p.Rejected, &ConformError{Origin: e.Origin, Stage: StagePurged,
 							Err: fmt.Errorf("%s: applying it could resurrect a purged row", why)})
@@ -354,29 +354,17 @@ func (w *MirrorWriter) purgeHorizon(ctx context.Context, tbl *table.Table) (cdc.
 // when the last Apply wrote nothing new (the batch was already committed,
 // or it failed) so those positions are unknown.
 func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) {
-	w.state.settle()
-	if w.plan == nil || !w.plan.known {
+	w.state.Settle()
+	if w.plan == nil || !w.plan.Known {
 		return nil, false
 	}
-	out := make(map[cdc.Key]cdc.Seq, len(w.plan.groups))
-	for i, g := range w.plan.groups {
-		if w.plan.pre[i] != "" {
-			out[g.Key] = w.plan.pre[i]
+	out := make(map[cdc.Key]cdc.Seq, len(w.plan.Groups))
+	for i, g := range w.plan.Groups {
+		if w.plan.Pre[i] != "" {
+			out[g.Key] = w.plan.Pre[i]
 		}
 	}
 	return out, true
-}
-
-// rowChanges keeps the events that change a row: c, u, d, r and per-key
-// truncates (see ExpandTruncates).
-func rowChanges(events []*cdc.Event) []*cdc.Event {
-	rows := make([]*cdc.Event, 0, len(events))
-	for _, e := range events {
-		if e.Op.IsUpsert() || e.Op == cdc.OpDelete || (e.Op == cdc.OpTruncate && e.Key != "") {
-			rows = append(rows, e)
-		}
-	}
-	return rows
 }
 
 // recordedMirrorResult is the result of a batch found already committed.
@@ -391,20 +379,20 @@ func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
 // snapshot (building it from the tables when needed). Errors: catalog and
 // file IO failures.
 func (w *MirrorWriter) EnsureState(ctx context.Context) error {
-	if err := w.state.awaitBuild(ctx); err != nil {
+	if err := w.state.AwaitBuild(ctx); err != nil {
 		return err
 	}
-	w.state.settle()
+	w.state.Settle()
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil {
 		return err
 	}
-	return w.state.ensureMirror(ctx, tbl)
+	return w.state.EnsureMirror(ctx, tbl)
 }
 
 // ensureIndex makes the local state (key index and log) reflect tbl's
 // current snapshot, rebuilding it from the tables when the worker has
 // none or finds the table at another snapshot.
 func (w *MirrorWriter) ensureIndex(ctx context.Context, tbl *table.Table) error {
-	return w.state.ensureMirror(ctx, tbl)
+	return w.state.EnsureMirror(ctx, tbl)
 }

@@ -20,7 +20,7 @@ import (
 
 // commitRows writes the outcomes' files (see writeRows) and commits them
 // (see commitFiles). It returns each outcome's resolved values.
-func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *Shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	props func() (iceberg.Properties, error), res *MirrorResult) ([]*cdc.Row, error) {
 	f, err := w.writeRows(ctx, tbl, sh, entries, outs, stored, res)
 	if err != nil {
@@ -43,13 +43,13 @@ type mirrorFiles struct {
 // outs[i]'s index entry) as one position-delete file per partition of
 // their files (rowdelta.WriteDeletes), and fills the per-kind counts of res. It
 // only reads the index.
-func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *Shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	res *MirrorResult) (mirrorFiles, error) {
 	var f mirrorFiles
 	if len(outs) == 0 {
 		return f, nil
 	}
-	ix := w.state.ix
+	ix := w.state.Ix
 	rec, vals, err := w.buildRows(tbl, sh, outs, stored, res)
 	if err != nil {
 		return f, err
@@ -88,7 +88,7 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 		w.state.Invalidate() // the table may or may not have moved: rebuild next time
 		return err
 	}
-	ix := w.state.ix
+	ix := w.state.Ix
 	if len(f.data) > 0 {
 		w.parts.Add(f.data)
 		fids := make([]int32, len(f.data))
@@ -101,15 +101,15 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 		}
 		res.SnapshotID = snap
 	}
-	ix.SnapshotID = snapID(newTbl) // after a manifest merge the commit made due: the state follows the table
-	w.state.mirrorSnap = ix.SnapshotID
+	ix.SnapshotID = SnapID(newTbl) // after a manifest merge the commit made due: the state follows the table
+	w.state.MirrorSnap = ix.SnapshotID
 	return nil
 }
 
 // storedValuesFor reads the stored rows whose values a new version keeps:
 // deletes without values, and TOAST placeholders. They come from the
 // local state log (see State), never from the table.
-func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh *shape, outs []merge.Outcome) (map[cdc.Key]*cdc.Row, error) {
+func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh *Shape, outs []merge.Outcome) (map[cdc.Key]*cdc.Row, error) {
 	var keys []cdc.Key
 	for _, o := range outs {
 		if !o.Replaces {
@@ -125,14 +125,14 @@ func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh
 // storedRows returns the stored mirror values of keys (each must have a
 // mirror row), from the local state log; keys the log has no values for
 // (never expected) are read from the table.
-func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
+func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *Shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
 	out := make(map[cdc.Key]*cdc.Row, len(keys))
 	var missing []cdc.Key
 	for _, k := range keys {
-		r, err := w.state.mirrorValues(k, sh)
+		r, err := w.state.MirrorValues(k, sh)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +147,7 @@ func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *sha
 		if err != nil {
 			return nil, fmt.Errorf("lake: file IO: %w", err)
 		}
-		rows, err := readStoredRows(ctx, fs, w.state.ix, sh, missing)
+		rows, err := ReadStoredRows(ctx, fs, w.state.Ix, sh, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +160,7 @@ func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *sha
 
 // buildRows turns the outcomes into one Arrow record in the table's
 // schema, in outcome (key) order, and fills the per-kind counts.
-func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrow.RecordBatch, []*cdc.Row, error) {
+func (w *MirrorWriter) buildRows(tbl *table.Table, sh *Shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrow.RecordBatch, []*cdc.Row, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lake: arrow schema: %w", err)
@@ -169,14 +169,14 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(outs))
-	n := len(sh.cols)
+	n := len(sh.Cols)
 	field := func(name string) array.Builder { return b.Field(sc.FieldIndices(name)[0]) }
 	srcB := make([]array.Builder, n)
-	for c, col := range sh.cols {
+	for c, col := range sh.Cols {
 		srcB[c] = field(col.Name)
 	}
 	seqB := field(lakecat.ColSeq).(*array.StringBuilder)
-	delB := field(sh.softDelete).(*array.BooleanBuilder)
+	delB := field(sh.SoftDelete).(*array.BooleanBuilder)
 	tsB := field(lakecat.ColSourceTs).(*array.TimestampBuilder)
 	ingB := field(lakecat.ColIngestedAt).(*array.TimestampBuilder)
 	now := w.now().UnixMicro()
@@ -205,7 +205,7 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 		}
 		row := vals
 		if vals == nil || vals.Cols.Len() != n {
-			row = &cdc.Row{Cols: sh.names, Vals: make([]cdc.Value, n)}
+			row = &cdc.Row{Cols: sh.Names, Vals: make([]cdc.Value, n)}
 		}
 		for c := 0; c < n; c++ {
 			var v cdc.Value
@@ -227,7 +227,7 @@ func (w *MirrorWriter) buildRows(tbl *table.Table, sh *shape, outs []merge.Outco
 				row.Vals[c] = v
 			}
 			if err := parquetio.AppendValue(srcB[c], v); err != nil {
-				return nil, nil, fmt.Errorf("lake: key %x column %q: %w", string(o.Key), sh.cols[c].Name, err)
+				return nil, nil, fmt.Errorf("lake: key %x column %q: %w", string(o.Key), sh.Cols[c].Name, err)
 			}
 		}
 		resolved[i] = row

@@ -1,12 +1,7 @@
 package lake
 
 import (
-	"cmp"
 	"context"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/apache/iceberg-go/table"
@@ -14,7 +9,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
-	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // fillFromOldKeys resolves the TOAST placeholders of creates made by a
@@ -42,7 +36,7 @@ import (
 // value came from a create listed so (a chain). A batch of past changes
 // (past: read back from bronze with every change of the old keys, ahead
 // of a rebuild) is exact and returns none.
-func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh *shape, events []*cdc.Event, past bool) (map[cdc.Key]bool, error) {
+func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh *Shape, events []*cdc.Event, past bool) (map[cdc.Key]bool, error) {
 	var need []*cdc.Event
 	for _, e := range events {
 		if e.OldKey != "" && e.Op.IsUpsert() && localstate.HasUnavailable(e.After) {
@@ -59,8 +53,8 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 	olds := map[cdc.Key]*oldKeyPast{}
 	for _, e := range need {
 		if olds[e.OldKey] == nil {
-			o := &oldKeyPast{logged: past || w.state.keyLogged(e.OldKey)}
-			if ent, ok := w.state.ix.Lookup(e.OldKey); ok {
+			o := &oldKeyPast{logged: past || w.state.KeyLogged(e.OldKey)}
+			if ent, ok := w.state.Ix.Lookup(e.OldKey); ok {
 				o.stored, o.at, o.deleted = true, ent.Seq, ent.Deleted
 			}
 			olds[e.OldKey] = o
@@ -119,8 +113,8 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 			refill[e.Key] = true
 			listed[e] = true
 		}
-		listedHeir := !past && !o.complete(e) && w.state.addHeir(e.OldKey, heir{key: e.Key, at: e.Seq})
-		if !past && w.state.chainHeirs(e) {
+		listedHeir := !past && !o.complete(e) && w.state.AddHeir(e.OldKey, Heir{Key: e.Key, At: e.Seq})
+		if !past && w.state.ChainHeirs(e) {
 			listedHeir = true
 		}
 		if listedHeir {
@@ -157,182 +151,6 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 	return refill, nil
 }
 
-// heir is a key-change create applied before every change of its old
-// key below it had arrived (State.heirs): its new key and position.
-type heir struct {
-	key cdc.Key
-	at  cdc.Seq
-}
-
-// maxHeirs bounds State.heirs: past it a create is not listed (its
-// value stays as filled when it was applied).
-const maxHeirs = 100_000
-
-// addHeir lists h under old key k and reports whether it did (not when
-// maxHeirs are listed).
-func (s *State) addHeir(k cdc.Key, h heir) bool {
-	n := 0
-	for _, hs := range s.heirs {
-		n += len(hs)
-		if n >= maxHeirs {
-			return false
-		}
-	}
-	if s.heirs == nil {
-		s.heirs = map[cdc.Key][]heir{}
-	}
-	if !slices.Contains(s.heirs[k], h) {
-		s.heirs[k] = append(s.heirs[k], h)
-	}
-	return true
-}
-
-// PropKeyChangeHeirs keeps State.heirs on the mirror: a JSON array of
-// [old key, new key, position] triples (hex; sorted), committed with each
-// batch while any create is listed, so that a worker that restarts, or
-// builds its state from the tables again, still lists the new key for
-// RebuildKeys when its old key's changes below the create arrive. At most
-// maxStoredHeirs are kept (the oldest positions first); past that a
-// restart forgets the rest (docs/design.md, Known gaps).
-const PropKeyChangeHeirs = "lakemirror.key-change-heirs"
-
-// maxStoredHeirs bounds PropKeyChangeHeirs (about 100 bytes each: well
-// under a catalog's property size limits, such as Glue's 512 KB).
-const maxStoredHeirs = 1000
-
-// heirsJSON is PropKeyChangeHeirs for heirs without the creates of done
-// ("[]" when none are left).
-func heirsJSON(heirs map[cdc.Key][]heir, done []heirDone) string {
-	var kept []heirDone
-	for old, hs := range heirs {
-		for _, h := range hs {
-			if d := (heirDone{old: old, h: h}); !slices.Contains(done, d) {
-				kept = append(kept, d)
-			}
-		}
-	}
-	slices.SortFunc(kept, func(a, b heirDone) int {
-		return cmp.Or(a.h.at.Compare(b.h.at), cmp.Compare(a.old, b.old), cmp.Compare(a.h.key, b.h.key))
-	})
-	out := make([][3]string, 0, min(len(kept), maxStoredHeirs))
-	for _, d := range kept[:min(len(kept), maxStoredHeirs)] {
-		out = append(out, [3]string{hex.EncodeToString([]byte(d.old)), hex.EncodeToString([]byte(d.h.key)), d.h.at.Hex()})
-	}
-	b, _ := json.Marshal(out)
-	return string(b)
-}
-
-// loadHeirs lists the creates mirror's PropKeyChangeHeirs keeps in
-// State.heirs (a state built from the tables or a sidecar). Errors: a
-// malformed property.
-func (s *State) loadHeirs(mirror *table.Table) error {
-	if mirror == nil {
-		return nil
-	}
-	hs, err := parseHeirs(mirror.Properties()[PropKeyChangeHeirs])
-	for _, h := range hs {
-		s.addHeir(h.old, h.h)
-	}
-	return err
-}
-
-// parseHeirs reads a PropKeyChangeHeirs value ("": none) as the old key
-// and the create of each entry. Errors: malformed JSON, hex or position.
-func parseHeirs(t string) ([]heirDone, error) {
-	if t == "" {
-		return nil, nil
-	}
-	var triples [][3]string
-	if err := json.Unmarshal([]byte(t), &triples); err != nil {
-		return nil, fmt.Errorf("lake: bad %s: %w", PropKeyChangeHeirs, err)
-	}
-	out := make([]heirDone, 0, len(triples))
-	for _, tr := range triples {
-		old, err1 := hex.DecodeString(tr[0])
-		key, err2 := hex.DecodeString(tr[1])
-		at, err3 := cdc.ParseSeqHex(tr[2])
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("lake: bad entry %q in %s: %w", tr, PropKeyChangeHeirs, err)
-		}
-		out = append(out, heirDone{old: cdc.Key(old), h: heir{key: cdc.Key(key), at: at}})
-	}
-	return out, nil
-}
-
-// chainHeirs lists key-change create e also under the old keys of the
-// listed creates that made e's old key (a chain 1 → 2 → 3 whose first
-// create still waits for key 1's changes): the value e took from its old
-// key may come from such a create, so a change of key 1 below it fills
-// e again too. It reports whether it listed e.
-func (s *State) chainHeirs(e *cdc.Event) bool {
-	var up []heirDone
-	for old, hs := range s.heirs {
-		for _, h := range hs {
-			if h.key == e.OldKey && h.at <= e.Seq && old != e.Key {
-				up = append(up, heirDone{old: old, h: heir{key: e.Key, at: h.at}})
-			}
-		}
-	}
-	listed := false
-	for _, u := range up {
-		listed = s.addHeir(u.old, u.h) || listed
-	}
-	return listed
-}
-
-// heirDone is a create of State.heirs (h, under old key) to forget.
-type heirDone struct {
-	old cdc.Key
-	h   heir
-}
-
-// heirsToRefill returns the new keys of the creates listed under the
-// keys of groups whose changes reach below them with values (an upsert,
-// a delete with a full before image: what a placeholder could take),
-// and the creates whose old key's delete at or below them arrived (the
-// old key's partition delivered every change before it), which
-// forgetHeirs drops once the batch is recorded.
-func (s *State) heirsToRefill(groups []merge.Group, keyCols []string) (refill []cdc.Key, done []heirDone) {
-	if len(s.heirs) == 0 {
-		return nil, nil
-	}
-	for _, g := range groups {
-		for _, h := range s.heirs[g.Key] {
-			fill, deleted := false, false
-			for _, e := range g.Events {
-				if e.Seq > h.at {
-					continue
-				}
-				if e.Op.IsUpsert() || e.Op == cdc.OpDelete && e.Before.HasValuesBeyond(keyCols) {
-					fill = true
-				}
-				if e.Op == cdc.OpDelete && e.Seq == h.at {
-					deleted = true // the key change's own delete: every earlier change came before it
-				}
-			}
-			if fill {
-				refill = append(refill, h.key)
-			}
-			if deleted {
-				done = append(done, heirDone{old: g.Key, h: h})
-			}
-		}
-	}
-	return refill, done
-}
-
-// forgetHeirs drops the creates of done from State.heirs.
-func (s *State) forgetHeirs(done []heirDone) {
-	for _, d := range done {
-		hs := slices.DeleteFunc(s.heirs[d.old], func(h heir) bool { return h == d.h })
-		if len(hs) == 0 {
-			delete(s.heirs, d.old)
-		} else {
-			s.heirs[d.old] = hs
-		}
-	}
-}
-
 // fillLogged fills the TOAST placeholders of key-change creates among
 // events (read back from the local state log) from the old key's logged
 // changes, when the log holds all of them, following chains of key
@@ -344,7 +162,7 @@ func (s *State) forgetHeirs(done []heirDone) {
 // here; a column the old key's logged changes do not know keeps that
 // filled value. Events get a new after image; the others are left
 // alone. Errors: local state log failures.
-func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) error {
+func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *Shape, depth int) error {
 	for _, e := range events {
 		if e.OldKey == "" || !e.Op.IsUpsert() || depth <= 0 {
 			continue
@@ -353,7 +171,7 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) err
 		if localstate.HasUnavailable(e.Before) {
 			raw = e.Before
 		}
-		if !localstate.HasUnavailable(raw) || !w.state.keyLogged(e.OldKey) {
+		if !localstate.HasUnavailable(raw) || !w.state.KeyLogged(e.OldKey) {
 			continue
 		}
 		changes, err := w.loggedChanges(e.OldKey, sh, depth-1)
@@ -361,15 +179,15 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) err
 			return err
 		}
 		slices.SortStableFunc(changes, func(a, b *cdc.Event) int { return b.Seq.Compare(a.Seq) })
-		vals := slices.Clone(alignRow(raw, sh.names).Vals)
+		vals := slices.Clone(AlignRow(raw, sh.Names).Vals)
 		w.fillFromChanges(vals, e, changes, "", nil)
-		filled := alignRow(e.After, sh.names)
+		filled := AlignRow(e.After, sh.Names)
 		for i, v := range vals {
 			if v.Kind == cdc.KindUnavailable {
 				vals[i] = filled.Vals[i]
 			}
 		}
-		e.After = &cdc.Row{Cols: sh.names, Vals: vals}
+		e.After = &cdc.Row{Cols: sh.Names, Vals: vals}
 	}
 	return nil
 }
@@ -377,15 +195,15 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *shape, depth int) err
 // loggedChanges returns copies of key k's logged changes aligned to sh,
 // its key-change creates filled (fillLogged, depth back). Errors: local
 // state log failures.
-func (w *MirrorWriter) loggedChanges(k cdc.Key, sh *shape, depth int) ([]*cdc.Event, error) {
-	logged, _, err := w.state.pastChanges(k, sh)
+func (w *MirrorWriter) loggedChanges(k cdc.Key, sh *Shape, depth int) ([]*cdc.Event, error) {
+	logged, _, err := w.state.PastChanges(k, sh)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*cdc.Event, 0, len(logged))
 	for _, o := range logged {
 		c := *o
-		c.Before, c.After = alignRow(o.Before, sh.names), alignRow(o.After, sh.names)
+		c.Before, c.After = AlignRow(o.Before, sh.Names), AlignRow(o.After, sh.Names)
 		out = append(out, &c)
 	}
 	return out, w.fillLogged(out, sh, depth)
@@ -507,7 +325,7 @@ func (w *MirrorWriter) fillFromChanges(vals []cdc.Value, e *cdc.Event, changes [
 // TableWriter.Rebuild gets them), in the mirror's columns. Errors:
 // catalog and local state log failures.
 func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) error {
-	w.state.settle()
+	w.state.Settle()
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return err
@@ -515,7 +333,7 @@ func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return err
 	}
-	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return err
 	}
@@ -553,7 +371,7 @@ func (w *MirrorWriter) lateHeirs(all, batch []*cdc.Event, stored cdc.Seq) []cdc.
 		if !below {
 			continue
 		}
-		if ent, ok := w.state.ix.Lookup(d.NewKey); ok && ent.Seq >= d.Seq {
+		if ent, ok := w.state.Ix.Lookup(d.NewKey); ok && ent.Seq >= d.Seq {
 			out = append(out, d.NewKey)
 		}
 	}
@@ -570,8 +388,8 @@ func (w *MirrorWriter) lateHeirs(all, batch []*cdc.Event, stored cdc.Seq) []cdc.
 // with the old keys. The index must be ready (a rebuild's past read
 // ensures it); none when the state is not built.
 func (w *MirrorWriter) KeyChangeHeirs(byKey map[cdc.Key][]*cdc.Event) []cdc.Key {
-	w.state.settle()
-	if !w.state.built || w.state.ix == nil {
+	w.state.Settle()
+	if !w.state.Built || w.state.Ix == nil {
 		return nil
 	}
 	var out []cdc.Key
@@ -583,7 +401,7 @@ func (w *MirrorWriter) KeyChangeHeirs(byKey map[cdc.Key][]*cdc.Event) []cdc.Key 
 			if _, ok := byKey[d.NewKey]; ok {
 				continue
 			}
-			if ent, ok := w.state.ix.Lookup(d.NewKey); ok && ent.Seq >= d.Seq {
+			if ent, ok := w.state.Ix.Lookup(d.NewKey); ok && ent.Seq >= d.Seq {
 				out = append(out, d.NewKey)
 			}
 		}

@@ -21,13 +21,13 @@ import (
 
 // ownsPending reports whether this writer keeps the pending-rebuild set
 // on the mirror: it has no history writer beside it.
-func (w *MirrorWriter) ownsPending() bool { return w.state.eventsBy == localstate.RecMirror }
+func (w *MirrorWriter) ownsPending() bool { return w.state.EventsBy == localstate.RecMirror }
 
 // Pending returns the keys the mirror lists as awaiting a rebuild: always
 // none when the table has a history writer (the history table lists
 // them). Errors: catalog failures and a malformed property.
 func (w *MirrorWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
-	w.state.settle()
+	w.state.Settle()
 	if !w.ownsPending() {
 		return nil, nil
 	}

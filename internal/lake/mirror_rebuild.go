@@ -20,7 +20,7 @@ import (
 // keeps such a row's position right but cannot know which values a late
 // older change should have contributed. Only the keys' rows are read.
 func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
-	w.state.settle()
+	w.state.Settle()
 	var res RebuildResult
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
@@ -29,7 +29,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return res, err
 	}
-	sh, err := shapeOf(tbl.Schema(), w.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return res, err
 	}
@@ -40,9 +40,9 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 		if !o.Changed {
 			continue
 		}
-		o.Values = alignRow(o.Values, sh.names) // past changes may predate a column
+		o.Values = AlignRow(o.Values, sh.Names) // past changes may predate a column
 		res.Keys++
-		if _, ok := w.state.ix.Lookup(g.Key); ok {
+		if _, ok := w.state.Ix.Lookup(g.Key); ok {
 			o.Replaces = true
 			found = append(found, g.Key)
 		}
@@ -54,7 +54,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	}
 	changed := outs[:0]
 	for _, o := range outs {
-		e, ok := w.state.ix.Lookup(o.Key)
+		e, ok := w.state.Ix.Lookup(o.Key)
 		if ok && e.Seq == o.Seq && e.Deleted == o.Deleted && rowsEqualFilled(stored[o.Key], o.Values) {
 			res.Unchanged++
 			continue
@@ -90,14 +90,14 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	var mres MirrorResult
 	entries := make([]uint32, len(changed))
 	for i, o := range changed {
-		entries[i] = w.state.ix.EntryOf(o.Key)
+		entries[i] = w.state.Ix.EntryOf(o.Key)
 	}
 	resolved, err := w.commitRows(ctx, tbl, sh, entries, changed, stored, props, &mres)
 	if err != nil {
 		return res, err
 	}
 	res.RowsWritten, res.PositionDeletes, res.SnapshotID = mres.RowsWritten, mres.PositionDeletes, mres.SnapshotID
-	return res, w.state.recordMirror(w.state.builtAtBatch, entries, resolved)
+	return res, w.state.RecordMirror(w.state.BuiltAtBatch, entries, resolved)
 }
 
 // rowsEqualFilled compares a stored row with a folded one; a folded

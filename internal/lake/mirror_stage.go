@@ -25,7 +25,7 @@ import (
 // when another writer changed the table (retryable: the index is rebuilt
 // on the next call).
 func (w *MirrorWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event) (MirrorResult, Offsets, error) {
-	w.state.settle()
+	w.state.Settle()
 	s, err := w.Stage(ctx, b, events)
 	if err != nil {
 		return s.res, nil, err
@@ -47,8 +47,8 @@ type MirrorStage struct {
 	done     bool    // nothing to write: res and offsets are final
 	offsets  Offsets // when done
 	tbl      *table.Table
-	sh       *shape
-	plan     *batchPlan
+	sh       *Shape
+	plan     *Plan
 	outs     []merge.Outcome
 	outGroup []int    // the plan group of each outcome
 	entries  []uint32 // the index entry of each outcome
@@ -64,7 +64,7 @@ type MirrorStage struct {
 // table, groups the events by key and folds each key's changes onto its
 // stored guard state. Errors: catalog and local state failures.
 func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) (*MirrorStage, error) {
-	w.state.settle()
+	w.state.Settle()
 	s := &MirrorStage{w: w, b: b, res: MirrorResult{BatchID: b.ID, BatchSeq: b.Seq}}
 	w.plan = nil
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
@@ -78,7 +78,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if cp, err := ReadCheckpoint(tbl); err != nil {
 		return s, err
 	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
-		w.plan = newPlan(b.Seq, events) // positions before the batch unknown
+		w.plan = NewPlan(b.Seq, events) // positions before the batch unknown
 		s.done, s.res, s.offsets = true, recordedMirrorResult(cp, b), cp.EndOffsets
 		return s, nil
 	}
@@ -87,14 +87,14 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if checked != nil && *checked != purgeFence(tbl) {
 		return s, ErrHorizonMoved // a purge committed after Prepare checked the batch against the horizon
 	}
-	if s.sh, err = shapeOf(tbl.Schema(), w.keyCols); err != nil {
+	if s.sh, err = ShapeOf(tbl.Schema(), w.keyCols); err != nil {
 		return s, err
 	}
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return s, err
 	}
 	s.tbl = tbl
-	ix := w.state.ix
+	ix := w.state.Ix
 	// a table whose commits predate PropAppliedPosition: start it at the
 	// highest position its mirror rows hold (one pass over the index)
 	applied := tbl.Properties()[PropAppliedPosition]
@@ -113,19 +113,19 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// (merge/binlog.go): a restart, or a redelivery of a change from
 	// before the batch, which only the key's past changes tell
 	suspects := binlogSuspects(events)
-	plan := newPlan(b.Seq, events)
-	if err := plan.resolve(ix); err != nil {
+	plan := NewPlan(b.Seq, events)
+	if err := plan.Resolve(ix); err != nil {
 		w.state.Invalidate()
 		return s, err
 	}
-	plan.pre = make([]cdc.Seq, len(plan.groups))
-	plan.known = true
-	plan.wovenChecked = w.state.eventsLogged()
+	plan.Pre = make([]cdc.Seq, len(plan.Groups))
+	plan.Known = true
+	plan.WovenChecked = w.state.EventsLogged()
 	s.plan = plan
 	res := &s.res
-	res.Keys = len(plan.groups)
-	s.outs = make([]merge.Outcome, 0, len(plan.groups))
-	s.outGroup = make([]int, 0, len(plan.groups))
+	res.Keys = len(plan.Groups)
+	s.outs = make([]merge.Outcome, 0, len(plan.Groups))
+	s.outGroup = make([]int, 0, len(plan.Groups))
 	if w.ownsPending() {
 		if s.pending, err = readPending(tbl); err != nil {
 			return s, err
@@ -138,30 +138,30 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// log that holds every change (else they keep the values they got:
 	// docs/design.md, Known gaps)
 	refill := w.refill
-	heirs, done := w.state.heirsToRefill(plan.groups, w.keyCols)
-	plan.heirsDone = done
+	heirs, done := w.state.HeirsToRefill(plan.Groups, w.keyCols)
+	plan.HeirsDone = done
 	for _, k := range heirs {
 		if refill == nil {
 			refill = map[cdc.Key]bool{}
 		}
 		refill[k] = true
 	}
-	plan.logRaw = w.rawAfter
+	plan.LogRaw = w.rawAfter
 	// the log leaves such a create out (batchPlan.loggedEvents): the
 	// key's past is read from bronze again
 	leaveOut := func(k cdc.Key) {
-		if plan.noLog == nil {
-			plan.noLog = map[cdc.Key]bool{}
+		if plan.NoLog == nil {
+			plan.NoLog = map[cdc.Key]bool{}
 		}
-		plan.noLog[k] = true
-		delete(w.state.keysLogged, k)
+		plan.NoLog[k] = true
+		delete(w.state.KeysLogged, k)
 	}
 	for _, k := range w.unlogged {
 		leaveOut(k)
 	}
-	if len(refill) > 0 && (!w.withoutBronze || w.state.eventsLogged()) {
-		plan.refill = refill // the pending sets take them after the keys' own changes (weave drops a key woven)
-		if !w.state.eventsLogged() {
+	if len(refill) > 0 && (!w.withoutBronze || w.state.EventsLogged()) {
+		plan.Refill = refill // the pending sets take them after the keys' own changes (weave drops a key woven)
+		if !w.state.EventsLogged() {
 			for k := range refill {
 				leaveOut(k)
 			}
@@ -173,11 +173,11 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// new keys of key changes whose old keys' changes below them came
 	// late in this batch (lateHeirs), refilled like plan.refill's
 	var lateHeirs map[cdc.Key]bool
-	for i, g := range plan.groups {
+	for i, g := range plan.Groups {
 		res.Events += len(g.Events) + g.Duplicates
-		st := ix.StoredAt(plan.entries[i])
+		st := ix.StoredAt(plan.Entries[i])
 		if st.Found {
-			plan.pre[i] = st.Seq
+			plan.Pre[i] = st.Seq
 		}
 		for _, e := range g.Events { // the events Fold applies: those above the stored position
 			if !st.Found || e.Seq > st.Seq {
@@ -193,7 +193,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		res.Duplicates += o.Duplicates
 		if r, ok := suspects[g.Key]; ok {
 			switch {
-			case plan.wovenChecked:
+			case plan.WovenChecked:
 				if err := w.checkBinlogPast(g.Key, r.raw, s.sh); err != nil {
 					return s, err
 				}
@@ -202,13 +202,13 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			case s.pending != nil: // rebuilt from bronze (not checked there: docs/design.md, Known gaps)
 				s.pending[g.Key] = true
 			default: // the history stage puts the key in its pending set
-				if plan.binlogSuspect == nil {
-					plan.binlogSuspect = map[cdc.Key]bool{}
+				if plan.BinlogSuspect == nil {
+					plan.BinlogSuspect = map[cdc.Key]bool{}
 				}
-				plan.binlogSuspect[g.Key] = true
+				plan.BinlogSuspect[g.Key] = true
 			}
 		}
-		if o.Stale == 0 && o.Duplicates > g.Duplicates && plan.wovenChecked && binlogAt(g, st.Seq) {
+		if o.Stale == 0 && o.Duplicates > g.Duplicates && plan.WovenChecked && binlogAt(g, st.Seq) {
 			// a MySQL change at the stored position: a redelivery, or a
 			// restarted binlog reusing it (merge/binlog.go)
 			if err := w.checkBinlogPast(g.Key, g.Events, s.sh); err != nil {
@@ -216,16 +216,16 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			}
 		}
 		switch {
-		case o.Stale > 0 && plan.wovenChecked: // late or replayed: woven inline when late (weave.go)
+		case o.Stale > 0 && plan.WovenChecked: // late or replayed: woven inline when late (weave.go)
 			full, wo, err := w.weave(g, st, o, s.sh)
 			if err != nil {
 				return s, err
 			}
 			if full != nil {
-				if plan.woven == nil {
-					plan.woven = make([]*merge.Group, len(plan.groups))
+				if plan.Woven == nil {
+					plan.Woven = make([]*merge.Group, len(plan.Groups))
 				}
-				plan.woven[i], o = full, wo
+				plan.Woven[i], o = full, wo
 				res.Woven++
 				for _, k := range w.lateHeirs(full.Events, g.Events, st.Seq) {
 					if lateHeirs == nil {
@@ -252,19 +252,19 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 	}
 	for k := range lateHeirs { // woven: the log holds every change (weave.go)
-		if plan.refill == nil {
-			plan.refill = map[cdc.Key]bool{}
+		if plan.Refill == nil {
+			plan.Refill = map[cdc.Key]bool{}
 		}
-		plan.refill[k] = true
+		plan.Refill[k] = true
 	}
 	if s.pending != nil {
-		for k := range plan.refill {
+		for k := range plan.Refill {
 			s.pending[k] = true
 		}
 	}
 	s.entries = make([]uint32, len(s.outs))
 	for j, gi := range s.outGroup {
-		s.entries[j] = plan.entries[gi]
+		s.entries[j] = plan.Entries[gi]
 	}
 	truncs, hasTruncs, err := truncatesJSON(tbl, events)
 	if err != nil {
@@ -292,8 +292,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		if err == nil && (len(s.pending) > 0 || hadPending) {
 			p[PropPendingRebuild] = pendingJSON(s.pending)
 		}
-		if err == nil && (len(w.state.heirs) > 0 || hadHeirs) {
-			p[PropKeyChangeHeirs] = heirsJSON(w.state.heirs, plan.heirsDone)
+		if err == nil && (len(w.state.Heirs) > 0 || hadHeirs) {
+			p[PropKeyChangeHeirs] = HeirsJSON(w.state.Heirs, plan.HeirsDone)
 		}
 		return p, err
 	}
@@ -332,15 +332,15 @@ func (s *MirrorStage) Commit(ctx context.Context) (MirrorResult, Offsets, error)
 	}
 	plan := s.plan
 	w.plan = plan
-	plan.mirror = make([]*cdc.Row, len(plan.groups))
+	plan.Mirror = make([]*cdc.Row, len(plan.Groups))
 	for j, gi := range s.outGroup {
-		plan.mirror[gi] = s.files.resolved[j]
+		plan.Mirror[gi] = s.files.resolved[j]
 	}
 	s.done, s.offsets = true, s.b.EndOffsets
-	if w.state.eventsBy == localstate.RecMirror { // no history writer: the mirror records the batch
-		w.state.recordAsync(plan, nil, true)
+	if w.state.EventsBy == localstate.RecMirror { // no history writer: the mirror records the batch
+		w.state.RecordAsync(plan, nil, true)
 		return s.res, s.offsets, nil
 	}
-	w.state.pending = plan // the history writer records it with its own changes
+	w.state.Pending = plan // the history writer records it with its own changes
 	return s.res, s.offsets, nil
 }

@@ -50,7 +50,7 @@ func readTruncates(tbl *table.Table) ([]truncateMark, error) {
 // per-key events; the keyless truncates stay (Apply records them).
 // Errors: catalog and file IO failures (reading the key index).
 func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event) ([]*cdc.Event, error) {
-	w.state.settle()
+	w.state.Settle()
 	var marks []truncateMark
 	var batchMarks []*cdc.Event
 	for _, e := range events {
@@ -128,15 +128,15 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 		for _, t := range batchMarks {
 			m := truncateMark{Seq: t.Seq.Hex(), Ts: t.SourceTs}
 			var err error
-			w.state.ix.Each(func(k cdc.Key, e keyindex.Entry) {
-				if err == nil && !e.Deleted && truncates(t.Seq, e.Seq) {
+			w.state.Ix.Each(func(k cdc.Key, e keyindex.Entry) {
+				if err == nil && !e.Deleted && cdc.TruncateCovers(t.Seq, e.Seq) {
 					err = add(k, m, t.Origin)
 				}
 			})
 			if err != nil {
 				return nil, err
 			}
-			if w.state.ownsHistory {
+			if w.state.OwnsHistory {
 				late = append(late, t)
 			}
 		}
@@ -150,17 +150,9 @@ func (w *MirrorWriter) ExpandTruncates(ctx context.Context, events []*cdc.Event)
 	return out, nil
 }
 
-// truncates reports whether the table truncate at t applies to a row
-// change at s: s is below t, and s is not a PostgreSQL source snapshot
-// read taken after t (cdc.PostgresReadAfterTruncate: Debezium's blocking
-// snapshot reads sit at (0, LSN), below every streamed change).
-func truncates(t, s cdc.Seq) bool {
-	return s < t && !cdc.PostgresReadAfterTruncate(s, t)
-}
-
 // lowest is the lowest position of a key's changes in a batch, kept apart
 // for PostgreSQL source snapshot reads at (0, LSN), which a truncate
-// below them by position may not cover (truncates).
+// below them by position may not cover (cdc.TruncateCovers).
 type lowest struct {
 	change, read cdc.Seq // "" when none
 	lastRead     cdc.Seq // the highest read, "" when none
@@ -190,7 +182,7 @@ func (w *MirrorWriter) readAfterStored(ctx context.Context, tbl *table.Table, k 
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return false, err
 	}
-	e, ok := w.state.ix.Lookup(k)
+	e, ok := w.state.Ix.Lookup(k)
 	if !ok || e.Seq > t {
 		return false, nil
 	}
@@ -200,7 +192,7 @@ func (w *MirrorWriter) readAfterStored(ctx context.Context, tbl *table.Table, k 
 
 // below reports whether the truncate at t applies to one of the changes.
 func (l lowest) below(t cdc.Seq) bool {
-	return l.change != "" && truncates(t, l.change) || l.read != "" && truncates(t, l.read)
+	return l.change != "" && cdc.TruncateCovers(t, l.change) || l.read != "" && cdc.TruncateCovers(t, l.read)
 }
 
 // notYetApplied returns the truncates of late that an earlier batch did
@@ -257,14 +249,14 @@ func (w *MirrorWriter) expandLate(late []*cdc.Event, add func(cdc.Key, truncateM
 		at[i], lo = t.Seq, min(lo, t.Seq)
 	}
 	var past []cdc.Key
-	w.state.ix.Each(func(k cdc.Key, e keyindex.Entry) {
+	w.state.Ix.Each(func(k cdc.Key, e keyindex.Entry) {
 		if e.Seq > lo || readAfterAny(e.Seq, at) {
 			past = append(past, k)
 		}
 	})
 	spans := make([]bool, len(late))
 	for _, k := range past {
-		if err := w.state.versionsSpanning(k, at, spans); err != nil {
+		if err := w.state.VersionsSpanning(k, at, spans); err != nil {
 			return err
 		}
 		for i, sp := range spans {

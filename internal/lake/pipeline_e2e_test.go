@@ -73,7 +73,7 @@ func TestStateLogFailureRebuildsFromTables(t *testing.T) {
 			t.Fatalf("seed %d: no log was broken", seed)
 		}
 		for _, st := range []*State{failing.mirror.state, failing.history.state} {
-			st.settle()
+			st.Settle()
 			for _, b := range broken {
 				if st.log == b {
 					t.Fatalf("seed %d: the state still uses a broken log", seed)

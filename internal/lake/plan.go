@@ -12,50 +12,50 @@ import (
 // mirror's `_seq` of the key before the batch, and after the mirror commit
 // the key's new mirror values, which the history writer records in the
 // key's one chain record of the batch.
-type batchPlan struct {
-	batch   int64
+type Plan struct {
+	Batch   int64
 	events  []*cdc.Event // the batch's events as given (identity check)
-	groups  []merge.Group
-	ix      *keyindex.Index // the index entries belong to
+	Groups  []merge.Group
+	Ix      *keyindex.Index // the index entries belong to
 	gen     uint64          // ix.Gen() when they were looked up (a spilled index voids them at its safe points)
-	entries []uint32
-	pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
-	known   bool      // pre is known (false: the mirror had committed the batch already)
+	Entries []uint32
+	Pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
+	Known   bool      // pre is known (false: the mirror had committed the batch already)
 	// binlogSuspect: keys whose MySQL changes go back in position within
 	// the batch while the log lacks their past (merge/binlog.go): the
 	// history stage puts them in its pending set (RebuildKeys replays them
 	// from bronze)
-	binlogSuspect map[cdc.Key]bool
+	BinlogSuspect map[cdc.Key]bool
 	// refill: new keys of key-change creates whose TOAST placeholders the
 	// local state could not fill exactly (MirrorWriter.fillFromOldKeys):
 	// the history stage puts them in its pending set too
-	refill map[cdc.Key]bool
+	Refill map[cdc.Key]bool
 	// noLog: keys whose key-change creates the local state log leaves
 	// out (their bronze copies are loaded instead); logRaw: creates the
 	// log keeps with these after images, as they came (loggedEvents)
-	noLog  map[cdc.Key]bool
-	logRaw map[*cdc.Event]*cdc.Row
+	NoLog  map[cdc.Key]bool
+	LogRaw map[*cdc.Event]*cdc.Row
 	// heirsDone: key-change creates State.heirs forgets once the batch
 	// is recorded (their old keys' changes below them all arrived)
-	heirsDone []heirDone
+	HeirsDone []heirDone
 	// wovenChecked: the mirror stage checked every key with changes below
 	// pre against the past changes in the local state log (weave.go); woven
 	// then holds, for each late key, all its changes (nil entries: keys
 	// that are not late; a nil slice: none is). A change the log holds may
 	// still be missing from the history (a load chunk retried after its
 	// mirror commit): the history checks its own rows for those.
-	wovenChecked bool
-	woven        []*merge.Group
+	WovenChecked bool
+	Woven        []*merge.Group
 	// mirror holds each group's new mirror values (nil: unchanged) once
 	// the mirror committed; recorded says the history writer (or a later
 	// flush) wrote them to the log.
-	mirror   []*cdc.Row
+	Mirror   []*cdc.Row
 	recorded bool
 }
 
 // newPlan groups the row changes of events.
-func newPlan(batch int64, events []*cdc.Event) *batchPlan {
-	return &batchPlan{batch: batch, events: events, groups: merge.GroupByKey(rowChanges(events))}
+func NewPlan(batch int64, events []*cdc.Event) *Plan {
+	return &Plan{Batch: batch, events: events, Groups: merge.GroupByKey(rowChanges(events))}
 }
 
 // resolve looks up (adding when absent) each group's index entry in ix,
@@ -64,26 +64,26 @@ func newPlan(batch int64, events []*cdc.Event) *batchPlan {
 // spilled index may empty its RAM part then, which voids only earlier
 // plans' entries). Errors: the spilled index's disk (the state is then
 // invalid).
-func (p *batchPlan) resolve(ix *keyindex.Index) error {
-	if p.ix == ix && p.gen == ix.Gen() && len(p.entries) == len(p.groups) {
+func (p *Plan) Resolve(ix *keyindex.Index) error {
+	if p.Ix == ix && p.gen == ix.Gen() && len(p.Entries) == len(p.Groups) {
 		return nil
 	}
-	if p.ix == nil {
+	if p.Ix == nil {
 		if err := ix.Release(); err != nil {
 			return err
 		}
 	}
-	p.ix, p.gen = ix, ix.Gen()
-	keys := make([]cdc.Key, len(p.groups))
-	for i, g := range p.groups {
+	p.Ix, p.gen = ix, ix.Gen()
+	keys := make([]cdc.Key, len(p.Groups))
+	for i, g := range p.Groups {
 		keys[i] = g.Key
 	}
-	p.entries = make([]uint32, len(p.groups))
-	return ix.Resolve(keys, p.entries)
+	p.Entries = make([]uint32, len(p.Groups))
+	return ix.Resolve(keys, p.Entries)
 }
 
 // sameEvents reports whether events is the slice the plan was made from.
-func (p *batchPlan) sameEvents(events []*cdc.Event) bool {
+func (p *Plan) SameEvents(events []*cdc.Event) bool {
 	if len(events) != len(p.events) {
 		return false
 	}
@@ -96,17 +96,17 @@ func (p *batchPlan) sameEvents(events []*cdc.Event) bool {
 // follows loads its exact copy (State.addEvents keeps the first copy of
 // a record), or kept as it came (logRaw), to be filled from its old
 // key's logged changes when read back (MirrorWriter.fillLogged).
-func (p *batchPlan) loggedEvents(i int) []*cdc.Event {
-	g := &p.groups[i]
-	if !p.noLog[g.Key] && len(p.logRaw) == 0 {
+func (p *Plan) loggedEvents(i int) []*cdc.Event {
+	g := &p.Groups[i]
+	if !p.NoLog[g.Key] && len(p.LogRaw) == 0 {
 		return g.Events
 	}
 	out := make([]*cdc.Event, 0, len(g.Events))
 	for _, e := range g.Events {
-		if p.noLog[g.Key] && e.OldKey != "" && e.Op.IsUpsert() {
+		if p.NoLog[g.Key] && e.OldKey != "" && e.Op.IsUpsert() {
 			continue
 		}
-		if raw, ok := p.logRaw[e]; ok {
+		if raw, ok := p.LogRaw[e]; ok {
 			c := *e
 			c.After = raw
 			e = &c
@@ -114,4 +114,16 @@ func (p *batchPlan) loggedEvents(i int) []*cdc.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// rowChanges keeps the events that change a row: c, u, d, r and per-key
+// truncates (see ExpandTruncates).
+func rowChanges(events []*cdc.Event) []*cdc.Event {
+	rows := make([]*cdc.Event, 0, len(events))
+	for _, e := range events {
+		if e.Op.IsUpsert() || e.Op == cdc.OpDelete || (e.Op == cdc.OpTruncate && e.Key != "") {
+			rows = append(rows, e)
+		}
+	}
+	return rows
 }

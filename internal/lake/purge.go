@@ -49,7 +49,7 @@ func (w *MirrorWriter) PurgeDryRun(ctx context.Context, retention, floor time.Du
 }
 
 func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration, dryRun bool) (PurgeResult, error) {
-	w.state.settle()
+	w.state.Settle()
 	res := PurgeResult{DryRun: dryRun}
 	if floor <= 0 {
 		floor = DefaultRetentionFloor
@@ -66,7 +66,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	}
 	cutoff := w.now().Add(-retention)
 	res.Cutoff = cutoff.UTC().Format(time.RFC3339)
-	ix := w.state.ix
+	ix := w.state.Ix
 	byFile := map[int32][]int64{}
 	keyAt := map[rowLoc]cdc.Key{}
 	ix.Each(func(k cdc.Key, e keyindex.Entry) {
@@ -155,7 +155,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 		ix.DropMirror(keyAt[fp])
 	}
 	ix.SnapshotID = newTbl.CurrentSnapshot().SnapshotID
-	w.state.mirrorSnap = ix.SnapshotID
+	w.state.MirrorSnap = ix.SnapshotID
 	res.Purged, res.SnapshotID = len(purge), ix.SnapshotID
 	return res, nil
 }

@@ -98,7 +98,7 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 	if tbl == nil {
 		return &purgedKeys{snap: -1, legacy: legacy}, nil
 	}
-	snap := snapID(tbl)
+	snap := SnapID(tbl)
 	if cur != nil && cur.snap == snap {
 		cur.legacy = legacy
 		return cur, nil

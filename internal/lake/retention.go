@@ -39,7 +39,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 	if before, err = maintain.TrimmedBefore(btbl); err != nil || before.IsZero() {
 		return nil, before, err
 	}
-	w.Mirror.state.settle()
+	w.Mirror.state.Settle()
 	mtbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || mtbl == nil {
 		return nil, before, err
@@ -53,7 +53,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 			return nil, before, err
 		}
 		if htbl != nil {
-			if err := w.History.state.ensureHistory(ctx, htbl); err != nil {
+			if err := w.History.state.EnsureHistory(ctx, htbl); err != nil {
 				return nil, before, err
 			}
 		}
@@ -64,11 +64,11 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 			seqs[e.Seq] = true
 		}
 		var miss cdc.Seq
-		if e, ok := w.Mirror.state.ix.Lookup(k); ok && !seqs[e.Seq] {
+		if e, ok := w.Mirror.state.Ix.Lookup(k); ok && !seqs[e.Seq] {
 			miss = e.Seq
 		}
 		if miss == "" && w.History != nil {
-			rows, err := w.History.state.liveRows(k)
+			rows, err := w.History.state.LiveRows(k)
 			if err != nil {
 				return nil, before, err
 			}

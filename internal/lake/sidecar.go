@@ -42,8 +42,8 @@ var errNoSidecar = errors.New("lake: no state sidecar")
 // state is not built, or holds a batch its history writer has not
 // recorded; the mirror has no location or its FileIO cannot write; IO.
 func (s *State) WriteSidecar(ctx context.Context) error {
-	s.settle()
-	if !s.built || s.pending != nil || s.log == nil {
+	s.Settle()
+	if !s.Built || s.Pending != nil || s.log == nil {
 		return fmt.Errorf("lake: state of %s not settled: no sidecar written", s.name)
 	}
 	if err := s.log.Flush(); err != nil {
@@ -66,7 +66,7 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	// Iceberg snapshot): the sidecar is keyed to the tables' metadata
 	// files too, which every commit replaces
 	locs := []string{mirror.MetadataLocation(), ""}
-	if s.ownsHistory {
+	if s.OwnsHistory {
 		history, err := LoadTable(ctx, s.cat, s.name.History())
 		if err != nil {
 			return fmt.Errorf("lake: sidecar of %s: history table: %w", s.name, err)
@@ -75,8 +75,8 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 			locs[1] = history.MetadataLocation()
 		}
 	}
-	if snapID(mirror) != s.mirrorSnap {
-		return fmt.Errorf("lake: sidecar of %s: the mirror is at Iceberg snapshot %d, the state at %d: no sidecar written", s.name, snapID(mirror), s.mirrorSnap)
+	if SnapID(mirror) != s.MirrorSnap {
+		return fmt.Errorf("lake: sidecar of %s: the mirror is at Iceberg snapshot %d, the state at %d: no sidecar written", s.name, SnapID(mirror), s.MirrorSnap)
 	}
 	path := SidecarPath(mirror.Location())
 	f, err := wfs.Create(path)
@@ -99,7 +99,7 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	if e.Err != nil {
 		return fmt.Errorf("lake: write %s: %w", path, e.Err)
 	}
-	s.sidecarSnap = s.mirrorSnap
+	s.sidecarSnap = s.MirrorSnap
 	return nil
 }
 
@@ -109,8 +109,8 @@ func (s *State) SidecarSnapshot() int64 { return s.sidecarSnap }
 
 // image is the state as a sidecar, its log read from the log file.
 func (s *State) image(metadataLocations []string) *localstate.SidecarImage {
-	img := &localstate.SidecarImage{MirrorSnap: s.mirrorSnap, HistorySnap: s.historySnap, BuiltAt: s.builtAtBatch, Locs: metadataLocations,
-		KeyCols: s.keyCols, Ix: s.ix, HFiles: s.hfiles, Topics: s.c.Topics()}
+	img := &localstate.SidecarImage{MirrorSnap: s.MirrorSnap, HistorySnap: s.HistorySnap, BuiltAt: s.BuiltAtBatch, Locs: metadataLocations,
+		KeyCols: s.keyCols, Ix: s.Ix, HFiles: s.HFiles, Topics: s.c.Topics()}
 	img.LogLen, img.Log = s.log.Flushed()
 	if s.eventsComplete {
 		img.Flags |= 1
@@ -151,8 +151,8 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 	if err != nil {
 		return err
 	}
-	if img.MirrorSnap != snapID(mirror) || (s.ownsHistory && img.HistorySnap != snapID(history)) ||
-		img.Locs[0] != mirror.MetadataLocation() || (s.ownsHistory && history != nil && img.Locs[1] != history.MetadataLocation()) ||
+	if img.MirrorSnap != SnapID(mirror) || (s.OwnsHistory && img.HistorySnap != SnapID(history)) ||
+		img.Locs[0] != mirror.MetadataLocation() || (s.OwnsHistory && history != nil && img.Locs[1] != history.MetadataLocation()) ||
 		strings.Join(img.KeyCols, "\x00") != strings.Join(s.keyCols, "\x00") {
 		return localstate.ErrStaleSidecar
 	}
@@ -164,12 +164,12 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 		s.invalidate()
 		return err
 	}
-	s.ix.Close()
-	s.ix = s.newIndex(img.Ix)
+	s.Ix.Close()
+	s.Ix = s.newIndex(img.Ix)
 	if err := s.flush(); err != nil {
 		return err
 	}
-	if err := s.ix.Release(); err != nil { // over its budget: to disk
+	if err := s.Ix.Release(); err != nil { // over its budget: to disk
 		s.invalidate()
 		return err
 	}
@@ -180,11 +180,11 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 		s.c.Topic(t)
 	}
 	for _, p := range img.HFiles {
-		s.hfileID(p)
+		s.HFileID(p)
 	}
-	s.builtAtBatch = img.BuiltAt
+	s.BuiltAtBatch = img.BuiltAt
 	s.eventsComplete = img.Flags&1 != 0
-	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
-	s.sidecarSnap = s.mirrorSnap
+	s.MirrorSnap, s.HistorySnap = SnapID(mirror), SnapID(history)
+	s.sidecarSnap = s.MirrorSnap
 	return nil
 }

@@ -65,8 +65,8 @@ func TestStateSidecar(t *testing.T) {
 		t.Fatalf("mirror after a batch on the loaded state:\n%s\nwant:\n%s", got, want)
 	}
 	ix := w2.Index()
-	if ix.Len() != 3 || ix.SnapshotID != w2.State().mirrorSnap {
-		t.Fatalf("loaded index: %d keys at snapshot %d, want 3 at %d", ix.Len(), ix.SnapshotID, w2.State().mirrorSnap)
+	if ix.Len() != 3 || ix.SnapshotID != w2.State().MirrorSnap {
+		t.Fatalf("loaded index: %d keys at snapshot %d, want 3 at %d", ix.Len(), ix.SnapshotID, w2.State().MirrorSnap)
 	}
 
 	// the sidecar is for batch 1's snapshot; the table is at batch 2's
@@ -181,7 +181,7 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	if err := w1.State().WriteSidecar(ctx); err != nil {
 		t.Fatal(err)
 	}
-	snap1 := w1.State().mirrorSnap
+	snap1 := w1.State().MirrorSnap
 	if _, _, err := apply(w1, batch(2), []*cdc.Event{ev(cdc.OpUpdate, 5, 1001, "late", 999)}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,8 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snapID(tbl) != snap1 {
-		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", snapID(tbl), snap1)
+	if SnapID(tbl) != snap1 {
+		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", SnapID(tbl), snap1)
 	}
 	k, _ := cdc.EncodeKey(nil, cdc.Int(1001))
 	want, _, err := w1.State().Events([]cdc.Key{cdc.Key(k)})

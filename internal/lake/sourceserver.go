@@ -90,8 +90,8 @@ func binlogAt(g merge.Group, stored cdc.Seq) bool {
 // the batch (batch) and its past changes from the local state log (which must hold every
 // past change: State.eventsLogged). Errors: a *BinlogRestartedError, local
 // state log failures.
-func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *shape) error {
-	past, _, err := w.state.pastChanges(k, sh)
+func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *Shape) error {
+	past, _, err := w.state.PastChanges(k, sh)
 	if err != nil {
 		return err
 	}

@@ -41,14 +41,14 @@ type State struct {
 	keyCols []string
 	dir     string
 
-	ownsMirror, ownsHistory bool
+	ownsMirror, OwnsHistory bool
 	// eventsBy is the part whose writer logs each batch's row changes:
 	// localstate.RecMirror or RecRows (history).
-	eventsBy uint8
+	EventsBy uint8
 
-	built       bool
-	mirrorSnap  int64 // mirror snapshot the state reflects (0: none)
-	historySnap int64
+	Built       bool
+	MirrorSnap  int64 // mirror snapshot the state reflects (0: none)
+	HistorySnap int64
 	// eventsComplete: the log holds every row change of every key (the
 	// state was built from empty tables, or past events were loaded with
 	// LoadEvents). False after a build from tables with rows: their past
@@ -59,7 +59,7 @@ type State struct {
 	// a key set at a time (LoadKeyEvents) since the state was built;
 	// keyReadCost is what those reads cost, in bronze rows read whole
 	// (KeySetReadPays), and bronzeRows bronze's rows at the last one.
-	keysLogged  map[cdc.Key]struct{}
+	KeysLogged  map[cdc.Key]struct{}
 	keyReadCost int64
 	bronzeRows  int64
 	// heirs lists, by old key, the key-change creates applied with TOAST
@@ -68,26 +68,26 @@ type State struct {
 	// lists the new key for a rebuild. Committed with each batch as
 	// PropKeyChangeHeirs (at most maxStoredHeirs) and listed again when
 	// the state is built or loaded (loadHeirs).
-	heirs map[cdc.Key][]heir
+	Heirs map[cdc.Key][]Heir
 	// builtAtBatch is the last batch sequence the tables held when the
 	// state was built from them.
-	builtAtBatch int64
+	BuiltAtBatch int64
 
-	ix  *keyindex.Index
+	Ix  *keyindex.Index
 	log *localstate.Log
 	// budget bounds the index's memory (nil: all in RAM, unbounded);
 	// meter publishes its usage and logBytes the log's size, for status
 	// and metrics on other goroutines (Memory).
-	budget   *keyindex.Budget
+	Budget   *keyindex.Budget
 	meter    keyindex.Meter
 	logBytes atomic.Int64
 	c        *localstate.Codec
-	hfiles   []string
+	HFiles   []string
 	hfid     map[string]int32
 
 	// pending is the batch the mirror writer committed last, waiting for
 	// the history writer to record it with its own changes.
-	pending *batchPlan
+	Pending *Plan
 
 	w        localstate.RecWriter
 	rbuf     []byte
@@ -102,12 +102,12 @@ type State struct {
 	everBuilt bool
 	// onBuild, when set, is told of every build from the tables, with its
 	// reason (WriterOptions.OnBuild).
-	onBuild func(reason string)
+	OnBuild func(reason string)
 	// sidecar: a state built for lack of one (BuildNew) is first loaded
 	// from the table's sidecar when it is for the current snapshots
 	// (WriterOptions.Sidecar); onLoad is told of each load.
-	sidecar bool
-	onLoad  func()
+	Sidecar bool
+	OnLoad  func()
 	// sidecarSnap is the mirror snapshot of the sidecar last written or
 	// loaded (0: none).
 	sidecarSnap int64
@@ -140,7 +140,7 @@ func (s *State) buildReason() string {
 	switch {
 	case !s.everBuilt:
 		return BuildNew
-	case !s.built:
+	case !s.Built:
 		return BuildInvalidated
 	default:
 		return BuildSnapshotMoved
@@ -155,11 +155,11 @@ var testBudget *keyindex.Budget
 
 // newState returns an unbuilt state for a table, its log under dir ("" =
 // the system temp directory).
-func newState(cat catalog.Catalog, name TableName, keyCols []string, dir string, mirror, history bool) *State {
-	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, ownsHistory: history, budget: testBudget}
-	s.eventsBy = localstate.RecMirror
+func NewState(cat catalog.Catalog, name TableName, keyCols []string, dir string, mirror, history bool) *State {
+	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, OwnsHistory: history, Budget: testBudget}
+	s.EventsBy = localstate.RecMirror
 	if history {
-		s.eventsBy = localstate.RecRows
+		s.EventsBy = localstate.RecRows
 	}
 	return s
 }
@@ -173,15 +173,15 @@ func (s *State) Close() error {
 	if s.building != nil {
 		s.building.cancel() // a build left running stops at its next check
 	}
-	s.settle()
-	if s.ix != nil {
-		s.ix.Close() // emptied, no longer counted in the budget; kept for Index's callers
+	s.Settle()
+	if s.Ix != nil {
+		s.Ix.Close() // emptied, no longer counted in the budget; kept for Index's callers
 	}
 	if s.log == nil {
 		return nil
 	}
 	err := s.log.Close()
-	s.log, s.built = nil, false
+	s.log, s.Built = nil, false
 	s.logBytes.Store(0)
 	return err
 }
@@ -197,42 +197,42 @@ func (s *State) Memory() (index keyindex.Usage, logBytes int64) {
 // log file was removed (the local disk wiped) or the spilled index's
 // store lost its directory or failed. The state is then built again.
 func (s *State) lost() bool {
-	if s.log == nil || s.ix == nil {
+	if s.log == nil || s.Ix == nil {
 		return false
 	}
 	if _, err := os.Stat(s.log.Path()); err != nil {
 		return true
 	}
-	return s.ix.Lost()
+	return s.Ix.Lost()
 }
 
 // Invalidate drops the state; the next use rebuilds it from the tables.
 // Writers call it when a commit failed (the table may or may not have
 // moved) or the log could not be written.
 func (s *State) Invalidate() {
-	s.settle()
+	s.Settle()
 	s.invalidate()
 }
 
 // invalidate is Invalidate without waiting for a background recording
 // (which calls it itself when the log cannot be written).
 func (s *State) invalidate() {
-	s.built = false
-	s.pending = nil
-	if s.ix != nil {
-		s.ix.SnapshotID = -1
+	s.Built = false
+	s.Pending = nil
+	if s.Ix != nil {
+		s.Ix.SnapshotID = -1
 	}
 }
 
 // Index returns the key index (nil before the state is built).
 func (s *State) Index() *keyindex.Index {
-	s.settle()
-	return s.ix
+	s.Settle()
+	return s.Ix
 }
 
 // LogBytes is the size of the chain log on local disk.
 func (s *State) LogBytes() int64 {
-	s.settle()
+	s.Settle()
 	if s.log == nil {
 		return 0
 	}
@@ -240,43 +240,43 @@ func (s *State) LogBytes() int64 {
 }
 
 // snapID is lakecat.SnapID: tbl's current snapshot id, 0 for none.
-func snapID(tbl *table.Table) int64 { return lakecat.SnapID(tbl) }
+func SnapID(tbl *table.Table) int64 { return lakecat.SnapID(tbl) }
 
 // ensureMirror makes the state reflect mirror (the mirror table as
 // loaded, or nil when it does not exist), rebuilding it otherwise. A
 // build from the tables outlives ctx (buildDetached): when ctx ends
 // first it returns ctx's error and the build goes on, and the next call
 // waits for it instead of starting over.
-func (s *State) ensureMirror(ctx context.Context, mirror *table.Table) error {
-	if err := s.awaitBuild(ctx); err != nil {
+func (s *State) EnsureMirror(ctx context.Context, mirror *table.Table) error {
+	if err := s.AwaitBuild(ctx); err != nil {
 		return err
 	}
-	s.settle()
-	if s.built && s.lost() {
+	s.Settle()
+	if s.Built && s.lost() {
 		s.invalidate()
 	}
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	if s.built && s.mirrorSnap == snapID(mirror) {
+	if s.Built && s.MirrorSnap == SnapID(mirror) {
 		return nil
 	}
 	return s.buildDetached(ctx, mirror, nil, s.buildReason())
 }
 
 // ensureHistory is ensureMirror for the history table.
-func (s *State) ensureHistory(ctx context.Context, history *table.Table) error {
-	if err := s.awaitBuild(ctx); err != nil {
+func (s *State) EnsureHistory(ctx context.Context, history *table.Table) error {
+	if err := s.AwaitBuild(ctx); err != nil {
 		return err
 	}
-	s.settle()
-	if s.built && s.lost() {
+	s.Settle()
+	if s.Built && s.lost() {
 		s.invalidate()
 	}
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	if s.built && s.historySnap == snapID(history) {
+	if s.Built && s.HistorySnap == SnapID(history) {
 		return nil
 	}
 	return s.buildDetached(ctx, nil, history, s.buildReason())
@@ -321,7 +321,7 @@ func (s *State) buildDetached(ctx context.Context, mirror, history *table.Table,
 // awaitBuild waits for a build an earlier call left running (its caller's
 // context ended first) or until ctx ends. The build's outcome is in the
 // state (built, or not: the caller then builds again). Errors: ctx's.
-func (s *State) awaitBuild(ctx context.Context) error {
+func (s *State) AwaitBuild(ctx context.Context) error {
 	run := s.building
 	if run == nil {
 		return nil
@@ -348,7 +348,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 			return err
 		}
 	}
-	if s.ownsHistory && history == nil {
+	if s.OwnsHistory && history == nil {
 		if history, err = LoadTable(ctx, s.cat, s.name.History()); err != nil {
 			return err
 		}
@@ -356,18 +356,18 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	if !s.ownsMirror {
 		mirror = nil
 	}
-	if !s.ownsHistory {
+	if !s.OwnsHistory {
 		history = nil
 	}
-	if reason == BuildNew && s.sidecar {
+	if reason == BuildNew && s.Sidecar {
 		err := s.loadSidecar(ctx, mirror, history)
 		if err == nil {
 			if err := s.loadHeirs(mirror); err != nil {
 				return err
 			}
-			s.built, s.everBuilt = true, true
-			if s.onLoad != nil {
-				s.onLoad()
+			s.Built, s.everBuilt = true, true
+			if s.OnLoad != nil {
+				s.OnLoad()
 			}
 			return nil
 		}
@@ -379,7 +379,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		return err
 	}
 	rows := 0
-	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.budget)}
+	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.Budget)}
 	defer bs.Close()
 	if mirror != nil && mirror.CurrentSnapshot() != nil {
 		n, err := s.loadMirror(ctx, mirror, bs)
@@ -388,9 +388,9 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 			return err
 		}
 		rows += n
-		s.ix.SnapshotID = mirror.CurrentSnapshot().SnapshotID
+		s.Ix.SnapshotID = mirror.CurrentSnapshot().SnapshotID
 		if cp, err := ReadCheckpoint(mirror); err == nil {
-			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
+			s.BuiltAtBatch = max(s.BuiltAtBatch, cp.BatchSeq)
 		}
 	}
 	if history != nil && history.CurrentSnapshot() != nil {
@@ -401,7 +401,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		}
 		rows += n
 		if cp, err := ReadCheckpoint(history); err == nil {
-			s.builtAtBatch = max(s.builtAtBatch, cp.BatchSeq)
+			s.BuiltAtBatch = max(s.BuiltAtBatch, cp.BatchSeq)
 		}
 	}
 	if err := s.writeBuilt(ctx, bs, rows); err != nil {
@@ -412,16 +412,16 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	if err := s.flush(); err != nil {
 		return err
 	}
-	s.mirrorSnap, s.historySnap = snapID(mirror), snapID(history)
+	s.MirrorSnap, s.HistorySnap = SnapID(mirror), SnapID(history)
 	// empty tables that never committed a batch: the log starts with every
 	// change; tables emptied by purges still have their past in bronze
-	s.eventsComplete = rows == 0 && s.builtAtBatch == 0
+	s.eventsComplete = rows == 0 && s.BuiltAtBatch == 0
 	if err := s.loadHeirs(mirror); err != nil {
 		return err
 	}
-	s.built, s.everBuilt = true, true
-	if s.onBuild != nil {
-		s.onBuild(reason)
+	s.Built, s.everBuilt = true, true
+	if s.OnBuild != nil {
+		s.OnBuild(reason)
 	}
 	return nil
 }
@@ -432,9 +432,9 @@ func (s *State) reset() error {
 		s.log.Close()
 		s.log = nil
 	}
-	if s.ix != nil {
-		s.ix.Close()
-		s.ix = nil
+	if s.Ix != nil {
+		s.Ix.Close()
+		s.Ix = nil
 	}
 	dir := s.stateDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -446,27 +446,27 @@ func (s *State) reset() error {
 		return err
 	}
 	s.log = l
-	s.ix = s.newIndex(keyindex.New(0, 0))
+	s.Ix = s.newIndex(keyindex.New(0, 0))
 	s.c = localstate.NewCodec()
 	s.w.C = s.c
 	for i := range s.encoders {
 		s.encoders[i].w.C = s.c
 	}
-	s.hfiles, s.hfid = nil, map[string]int32{}
-	s.builtAtBatch = 0
-	s.keysLogged, s.keyReadCost, s.bronzeRows = nil, 0, 0
-	s.heirs = nil
-	s.pending = nil
+	s.HFiles, s.hfid = nil, map[string]int32{}
+	s.BuiltAtBatch = 0
+	s.KeysLogged, s.keyReadCost, s.bronzeRows = nil, 0, 0
+	s.Heirs = nil
+	s.Pending = nil
 	return nil
 }
 
 // hfileID returns the id of a history data file path.
-func (s *State) hfileID(path string) int32 {
+func (s *State) HFileID(path string) int32 {
 	if id, ok := s.hfid[path]; ok {
 		return id
 	}
-	id := int32(len(s.hfiles))
-	s.hfiles = append(s.hfiles, path)
+	id := int32(len(s.HFiles))
+	s.HFiles = append(s.HFiles, path)
 	s.hfid[path] = id
 	return id
 }
@@ -474,7 +474,7 @@ func (s *State) hfileID(path string) int32 {
 // begin starts key k's next chain record for batch with the given
 // sections; write the sections in flag order, then call commitRec.
 func (s *State) begin(k cdc.Key, batch int64, flags uint8) *localstate.RecWriter {
-	s.w.Begin(s.ix.Head(k), batch, flags)
+	s.w.Begin(s.Ix.Head(k), batch, flags)
 	return &s.w
 }
 
@@ -485,7 +485,7 @@ func (s *State) commitRec(k cdc.Key) error {
 		s.invalidate()
 		return err
 	}
-	s.ix.SetHead(k, ref)
+	s.Ix.SetHead(k, ref)
 	return nil
 }
 
@@ -539,7 +539,7 @@ func (s *State) Building() (p BuildProgress, ok bool) {
 // row was read). fn runs on the building goroutine and must not block;
 // nil stops it. A build checks its context as often.
 func (s *State) SetBuildProgress(fn func(rows, keys int)) {
-	s.settle()
+	s.Settle()
 	s.onProgress = fn
 }
 
@@ -550,7 +550,7 @@ func (s *State) newIndex(ix *keyindex.Index) *keyindex.Index {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	ix.SetBudget(s.budget, dir, &s.meter)
+	ix.SetBudget(s.Budget, dir, &s.meter)
 	return ix
 }
 
@@ -562,7 +562,7 @@ func (s *State) flush() error {
 		return err
 	}
 	s.logBytes.Store(s.log.Size())
-	if err := s.ix.Flush(); err != nil {
+	if err := s.Ix.Flush(); err != nil {
 		s.invalidate()
 		return err
 	}
@@ -572,7 +572,7 @@ func (s *State) flush() error {
 // walk calls fn for each of k's chain records, newest first, decoding the
 // sections in want, until fn returns false.
 func (s *State) walk(k cdc.Key, want uint8, fn func(*localstate.ChainRec) bool) error {
-	return s.walkFrom(s.ix.Head(k), k, want, fn)
+	return s.walkFrom(s.Ix.Head(k), k, want, fn)
 }
 
 // walkFrom is walk from the record at ref. A log that cannot be read, or
@@ -601,7 +601,7 @@ func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*localstate.
 
 // mirrorValues returns key k's mirror row values as recorded, aligned to
 // sh (columns the record predates are NULL); nil when none is recorded.
-func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
+func (s *State) MirrorValues(k cdc.Key, sh *Shape) (*cdc.Row, error) {
 	var out *cdc.Row
 	err := s.walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
 		if r.Flags&localstate.RecMirror == 0 {
@@ -613,15 +613,15 @@ func (s *State) mirrorValues(k cdc.Key, sh *shape) (*cdc.Row, error) {
 	if err != nil || out == nil {
 		return nil, err
 	}
-	return alignRow(out, sh.names), nil
+	return AlignRow(out, sh.Names), nil
 }
 
 // openVersion returns the open history version of the key of index
 // entry e and its values (nil when the key has none).
-func (s *State) openVersion(e uint32, k cdc.Key) (*localstate.HistRow, *cdc.Row, error) {
+func (s *State) OpenVersion(e uint32, k cdc.Key) (*localstate.HistRow, *cdc.Row, error) {
 	var h *localstate.HistRow
 	var vals *cdc.Row
-	err := s.walkFrom(s.ix.HeadAt(e), k, localstate.WantOpen, func(r *localstate.ChainRec) bool {
+	err := s.walkFrom(s.Ix.HeadAt(e), k, localstate.WantOpen, func(r *localstate.ChainRec) bool {
 		if r.Flags&localstate.RecOpen == 0 {
 			return true
 		}
@@ -633,17 +633,17 @@ func (s *State) openVersion(e uint32, k cdc.Key) (*localstate.HistRow, *cdc.Row,
 
 // versionsSpanning sets spans[i] when key k has a live history version
 // open at table truncate at[i]: opened below it (and not by a
-// PostgreSQL source snapshot read taken after it, see truncates) and
+// PostgreSQL source snapshot read taken after it, see cdc.TruncateCovers) and
 // closed above it, or still open. spans has at's length.
-func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
+func (s *State) VersionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 	clear(spans)
-	rows, err := s.liveRows(k)
+	rows, err := s.LiveRows(k)
 	if err != nil {
 		return err
 	}
 	for _, h := range rows {
 		for i, p := range at {
-			if truncates(p, h.Seq) && (h.ToSeq == "" || h.ToSeq > p || cdc.PostgresReadAfterTruncate(h.ToSeq, p)) {
+			if cdc.TruncateCovers(p, h.Seq) && (h.ToSeq == "" || h.ToSeq > p || cdc.PostgresReadAfterTruncate(h.ToSeq, p)) {
 				spans[i] = true
 			}
 		}
@@ -652,10 +652,10 @@ func (s *State) versionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 }
 
 // liveRows returns key k's live history rows, ascending by version id.
-func (s *State) liveRows(k cdc.Key) ([]localstate.HistRow, error) {
+func (s *State) LiveRows(k cdc.Key) ([]localstate.HistRow, error) {
 	var rows []localstate.HistRow
 	dead := map[rowLoc]bool{}
-	err := s.walkFrom(s.ix.Head(k), k, localstate.WantRows, func(r *localstate.ChainRec) bool {
+	err := s.walkFrom(s.Ix.Head(k), k, localstate.WantRows, func(r *localstate.ChainRec) bool {
 		if r.Flags&localstate.RecRows == 0 {
 			return true
 		}
@@ -681,7 +681,7 @@ func (s *State) liveRows(k cdc.Key) ([]localstate.HistRow, error) {
 // keyEvents returns the row changes the log records for key k (all
 // batches, in no order, with duplicates as delivered). Errors: local
 // state log failures.
-func (s *State) keyEvents(k cdc.Key) ([]*cdc.Event, error) {
+func (s *State) KeyEvents(k cdc.Key) ([]*cdc.Event, error) {
 	var events []*cdc.Event
 	err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
 		events = append(events, r.Events...)
@@ -696,11 +696,11 @@ func (s *State) keyEvents(k cdc.Key) ([]*cdc.Event, error) {
 // neither LoadEvents nor LoadKeyEvents loaded them): the caller then
 // reads bronze.
 func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, err error) {
-	s.settle()
+	s.Settle()
 	if err := s.flushPending(); err != nil {
 		return nil, false, err
 	}
-	if !s.built || len(s.eventsMissing(keys)) > 0 {
+	if !s.Built || len(s.eventsMissing(keys)) > 0 {
 		return nil, false, nil
 	}
 	out = make(map[cdc.Key][]*cdc.Event, len(keys))
@@ -719,8 +719,8 @@ func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, e
 
 // EventsComplete reports whether the log holds every past row change.
 func (s *State) EventsComplete() bool {
-	s.settle()
-	return s.built && s.eventsComplete
+	s.Settle()
+	return s.Built && s.eventsComplete
 }
 
 // LoadEvents records past row changes (bronze records of the table,
@@ -730,8 +730,8 @@ func (s *State) EventsComplete() bool {
 // record was loaded, SetEventsComplete lets Events serve the late-key
 // rebuild without bronze from then on.
 func (s *State) LoadEvents(byKey map[cdc.Key][]*cdc.Event) error {
-	s.settle()
-	if !s.built {
+	s.Settle()
+	if !s.Built {
 		return fmt.Errorf("lake: local state not built")
 	}
 	if err := s.flushPending(); err != nil {
@@ -782,7 +782,7 @@ func (s *State) addEvents(k cdc.Key, es []*cdc.Event) error {
 	if len(add) == 0 {
 		return nil
 	}
-	w := s.begin(k, s.builtAtBatch, localstate.RecEvents)
+	w := s.begin(k, s.BuiltAtBatch, localstate.RecEvents)
 	w.Events(add, nil)
 	return s.commitRec(k)
 }
@@ -790,10 +790,10 @@ func (s *State) addEvents(k cdc.Key, es []*cdc.Event) error {
 // SetEventsComplete records that the log now holds every past row change
 // (LoadEvents was given every bronze record).
 func (s *State) SetEventsComplete() {
-	s.settle()
-	if s.built {
+	s.Settle()
+	if s.Built {
 		s.eventsComplete = true
-		s.keysLogged = nil
+		s.KeysLogged = nil
 	}
 }
 
@@ -802,8 +802,8 @@ func (s *State) SetEventsComplete() {
 // else those LoadKeyEvents did not load since the state was built (all
 // of keys when the state is not built).
 func (s *State) EventsMissing(keys []cdc.Key) []cdc.Key {
-	s.settle()
-	if !s.built {
+	s.Settle()
+	if !s.Built {
 		return keys
 	}
 	return s.eventsMissing(keys)
@@ -815,7 +815,7 @@ func (s *State) eventsMissing(keys []cdc.Key) []cdc.Key {
 	}
 	var out []cdc.Key
 	for _, k := range keys {
-		if _, ok := s.keysLogged[k]; !ok {
+		if _, ok := s.KeysLogged[k]; !ok {
 			out = append(out, k)
 		}
 	}
@@ -829,8 +829,8 @@ func (s *State) eventsMissing(keys []cdc.Key) []cdc.Key {
 // scan is the bronze read that found them (tableread.ReadBronzeKeysCounted), its
 // cost summed for KeySetReadPays. Errors: LoadEvents'.
 func (s *State) LoadKeyEvents(keys []cdc.Key, byKey map[cdc.Key][]*cdc.Event, scan tableread.BronzeKeyScan) error {
-	s.settle()
-	if !s.built {
+	s.Settle()
+	if !s.Built {
 		return fmt.Errorf("lake: local state not built")
 	}
 	if s.eventsComplete {
@@ -843,11 +843,11 @@ func (s *State) LoadKeyEvents(keys []cdc.Key, byKey map[cdc.Key][]*cdc.Event, sc
 	if err := s.LoadEvents(mine); err != nil {
 		return err
 	}
-	if s.keysLogged == nil {
-		s.keysLogged = make(map[cdc.Key]struct{}, len(keys))
+	if s.KeysLogged == nil {
+		s.KeysLogged = make(map[cdc.Key]struct{}, len(keys))
 	}
 	for _, k := range keys {
-		s.keysLogged[k] = struct{}{}
+		s.KeysLogged[k] = struct{}{}
 	}
 	s.keyReadCost += scan.RowsRead + scan.KeysScanned/keyScanPerRow
 	s.bronzeRows = scan.TotalRows
@@ -886,8 +886,8 @@ const (
 // maxKeysLogged in all: then everything is loaded, for at most about
 // 1.6 times what loading it at first would have cost.
 func (s *State) KeySetReadPays(n int) bool {
-	s.settle()
-	if s.eventsComplete || n > maxKeySetRead || len(s.keysLogged)+n > maxKeysLogged {
+	s.Settle()
+	if s.eventsComplete || n > maxKeySetRead || len(s.KeysLogged)+n > maxKeysLogged {
 		return false
 	}
 	return s.bronzeRows == 0 || s.keyReadCost < keyReadsPerLoad*s.bronzeRows
@@ -896,13 +896,13 @@ func (s *State) KeySetReadPays(n int) bool {
 // KeyLoads returns how many keys LoadKeyEvents loaded since the state was
 // built, and what their reads cost in bronze rows read whole.
 func (s *State) KeyLoads() (keys int, cost int64) {
-	s.settle()
-	return len(s.keysLogged), s.keyReadCost
+	s.Settle()
+	return len(s.KeysLogged), s.keyReadCost
 }
 
 // alignRow returns r with its values in the column order of to: the same
 // row when the layouts match, else a copy where columns r lacks are NULL.
-func alignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
+func AlignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 	if r == nil || r.Cols == to {
 		return r
 	}
@@ -920,12 +920,12 @@ func alignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 
 // alignedVals is alignRow's values, without a new row when r already has
 // to's column names: then r.Vals itself (nil for a nil r).
-func alignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
+func AlignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
 	if r == nil {
 		return nil
 	}
 	if localstate.SameNames(r.Cols, to) {
 		return r.Vals
 	}
-	return alignRow(r, to).Vals
+	return AlignRow(r, to).Vals
 }

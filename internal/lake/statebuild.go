@@ -23,7 +23,7 @@ import (
 // build's sorter (its key, `_seq`, soft-delete flag, place and values).
 // It returns the rows read.
 func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate.BuildSorter) (int, error) {
-	sh, err := shapeOf(tbl.Schema(), s.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
 	}
@@ -35,18 +35,18 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate
 	for _, df := range dataFiles {
 		total += df.Count()
 	}
-	s.ix.Reserve(int(min(total, s.buildReserveKeys())))
+	s.Ix.Reserve(int(min(total, s.buildReserveKeys())))
 	n := 0
 	var buf []byte
 	for _, df := range dataFiles {
 		path := df.FilePath()
-		fid := s.ix.FileID(path)
-		extra := []string{ColSeq, sh.softDelete}
+		fid := s.Ix.FileID(path)
+		extra := []string{ColSeq, sh.SoftDelete}
 		err := scanLiveRows(ctx, fs, path, "mirror", s.keyCols, extra, sh, deleted[path], func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error {
 			seqArr, ok1 := sys[0].(*array.String)
 			delArr, ok2 := sys[1].(*array.Boolean)
 			if !ok1 || !ok2 {
-				return fmt.Errorf("lake: %s: unexpected %s/%s types", path, ColSeq, sh.softDelete)
+				return fmt.Errorf("lake: %s: unexpected %s/%s types", path, ColSeq, sh.SoftDelete)
 			}
 			seq, err := cdc.ParseSeqHex(seqArr.Value(r))
 			if err != nil {
@@ -70,7 +70,7 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate
 // snapshot to the build's sorter (the row, and for the current version
 // its values). It returns the rows read.
 func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *localstate.BuildSorter, before int) (int, error) {
-	sh, err := shapeOf(tbl.Schema(), s.keyCols)
+	sh, err := ShapeOf(tbl.Schema(), s.keyCols)
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +83,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *localstat
 	extra := []string{lakecat.ColSeq, lakecat.ColValidToSeq, lakecat.ColValidFrom, lakecat.ColValidTo, lakecat.ColRowHash, lakecat.ColSourceTx}
 	for _, df := range files {
 		path := df.FilePath()
-		fid := s.hfileID(path)
+		fid := s.HFileID(path)
 		err := scanLiveRows(ctx, fs, path, "history", s.keyCols, extra, sh, deleted[path], func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error {
 			h, err := histRowAt(path, sys, r)
 			if err != nil {
@@ -109,10 +109,10 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *localstat
 // budget holds at about 64 bytes a key (the index grows past it, and
 // spills, as keys come).
 func (s *State) buildReserveKeys() int64 {
-	if s.budget == nil {
+	if s.Budget == nil {
 		return 1 << 62
 	}
-	return s.budget.Table() / 4 / 64
+	return s.Budget.Table() / 4 / 64
 }
 
 // buildTickRows is how many rows a build reads between two buildTicks
@@ -153,7 +153,7 @@ func (s *State) writeBuilt(ctx context.Context, bs *localstate.BuildSorter, rows
 				return err
 			}
 			if i > 0 {
-				s.ix.Duplicates++
+				s.Ix.Duplicates++
 				if mirror.Seq >= seq {
 					continue
 				}
@@ -216,7 +216,7 @@ func (s *State) writeBuilt(ctx context.Context, bs *localstate.BuildSorter, rows
 		if err != nil {
 			return err
 		}
-		s.ix.AddNew(g.Key, ref, mirror)
+		s.Ix.AddNew(g.Key, ref, mirror)
 		keys++
 		if keys%(1<<16) == 0 {
 			if err := s.buildSafePoint(keys); err != nil {
@@ -306,13 +306,13 @@ func parseHistoryItem(p []byte) (open bool, row, vals []byte, err error) {
 // every 65,536 keys of a build (which holds no entry numbers): a table
 // larger than its budget is built within it. Errors: the index's disk.
 func (s *State) buildSafePoint(keys int) error {
-	if keys%(1<<16) != 0 || s.budget == nil {
+	if keys%(1<<16) != 0 || s.Budget == nil {
 		return nil
 	}
 	if err := s.flush(); err != nil {
 		return err
 	}
-	return s.ix.Release()
+	return s.Ix.Release()
 }
 
 // histRowAt reads the version columns (_seq, _valid_to_seq, _valid_from,
@@ -384,7 +384,7 @@ func histRowAt(path string, sys []arrow.Array, r int) (localstate.HistRow, error
 // its source-column values aligned to sh (columns the file predates are
 // NULL; vals is reused between calls). Errors: file IO, a missing key or
 // extra column, unreadable values, and fn's.
-func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, extra []string, sh *shape, dels []int64,
+func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, extra []string, sh *Shape, dels []int64,
 	fn func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error) error {
 	p, err := parquetio.Open(fs, path)
 	if err != nil {
@@ -423,14 +423,14 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 	}
 	nk, ne := len(keyCols), len(extra)
 	var src, dst []int // record column and shape column of each source column read
-	for j, c := range sh.cols {
+	for j, c := range sh.Cols {
 		if i := leaf(c.Name); i >= 0 {
 			src = append(src, colOf(i))
 			dst = append(dst, j)
 		}
 	}
 	keyVals := make([]cdc.Value, nk)
-	vals := &cdc.Row{Cols: sh.names, Vals: make([]cdc.Value, len(sh.cols))}
+	vals := &cdc.Row{Cols: sh.Names, Vals: make([]cdc.Value, len(sh.Cols))}
 	sys := make([]arrow.Array, ne)
 	var buf []byte
 	di := 0
@@ -459,7 +459,7 @@ func scanLiveRows(ctx context.Context, fs iceio.IO, path, kind string, keyCols, 
 			for c, j := range dst {
 				v, err := parquetio.ValueAt(rec.Column(src[c]), r)
 				if err != nil {
-					return fmt.Errorf("lake: %s column %q: %w", path, sh.cols[j].Name, err)
+					return fmt.Errorf("lake: %s column %q: %w", path, sh.Cols[j].Name, err)
 				}
 				vals.Vals[j] = v
 			}

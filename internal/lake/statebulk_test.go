@@ -24,7 +24,7 @@ func stateDump(t *testing.T, s *State) string {
 	s.Index().EachHead(func(k cdc.Key, _ uint64) { keys = append(keys, k) })
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	hrow := func(h *localstate.HistRow) string {
-		return fmt.Sprintf("%s..%s %d..%d %s %q %s@%d", h.Seq.Hex(), h.ToSeq.Hex(), h.From, h.To, h.Hash, h.Tx, s.hfiles[h.File], h.Pos)
+		return fmt.Sprintf("%s..%s %d..%d %s %q %s@%d", h.Seq.Hex(), h.ToSeq.Hex(), h.From, h.To, h.Hash, h.Tx, s.HFiles[h.File], h.Pos)
 	}
 	vals := func(r *cdc.Row) string {
 		if r == nil {
@@ -49,14 +49,14 @@ func stateDump(t *testing.T, s *State) string {
 			t.Fatal(err)
 		}
 		line += " values " + vals(mirror)
-		h, ov, err := s.openVersion(s.Index().EntryOf(k), k)
+		h, ov, err := s.OpenVersion(s.Index().EntryOf(k), k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if h != nil {
 			line += " open " + hrow(h) + " " + vals(ov)
 		}
-		rows, err := s.liveRows(k)
+		rows, err := s.LiveRows(k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,8 +22,8 @@ import (
 // LoadEvents. Errors: each's and add's callers', the run files', the
 // log's (the state is then invalid).
 func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event) error) error) error {
-	s.settle()
-	if !s.built {
+	s.Settle()
+	if !s.Built {
 		return fmt.Errorf("lake: local state not built")
 	}
 	if s.eventsComplete {
@@ -32,7 +32,7 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.budget)}
+	bs := &localstate.BuildSorter{Dir: s.stateDir(), Limit: buildChunkBytes(s.Budget)}
 	defer bs.Close()
 	w := localstate.RecWriter{C: s.c}
 	err := each(func(byKey map[cdc.Key][]*cdc.Event) error {
@@ -80,6 +80,6 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	if err := s.flush(); err != nil {
 		return err
 	}
-	s.eventsComplete, s.keysLogged = true, nil
+	s.eventsComplete, s.KeysLogged = true, nil
 	return nil
 }

@@ -5,26 +5,27 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // histChanges is what one batch (or rebuild) did to the history table,
 // for the chain records: the data file its versions went to (a file id,
 // -1 for none), the versions in file order, and per key what changed.
-type histChanges struct {
-	locs    []rowLoc // where writes[i] landed (HistoryWriter.commitFiles)
-	writes  []keyedVersion
-	changes []keyChange // ascending by group
+type HistChanges struct {
+	Locs    []rowLoc // where writes[i] landed (HistoryWriter.commitFiles)
+	Writes  []KeyedVersion
+	Changes []KeyChange // ascending by group
 }
 
 // keyChange is what one batch did to one key's history: its versions
 // writes[first:first+n], the stored row it removed, and whether its open
 // version may have changed.
-type keyChange struct {
-	group       int // index of the key's group in the batch plan
-	first, n    int
-	removed     *rowLoc
-	openChanged bool
-	reset       bool // a rebuild: every older row of the key was removed
+type KeyChange struct {
+	Group       int // index of the key's group in the batch plan
+	First, N    int
+	Removed     *rowLoc
+	OpenChanged bool
+	Reset       bool // a rebuild: every older row of the key was removed
 }
 
 // recordPlan appends one chain record per key of the batch plan: its row
@@ -34,12 +35,12 @@ type keyChange struct {
 // (each key's record depends only on the key and its previous head) and
 // appended in key order. Errors: the log could not be written (the state
 // is then invalid and is rebuilt from the tables next time).
-func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) error {
-	if err := plan.resolve(s.ix); err != nil {
+func (s *State) recordPlan(plan *Plan, hist *HistChanges, withMirror bool) error {
+	if err := plan.Resolve(s.Ix); err != nil {
 		s.invalidate()
 		return err
 	}
-	n := len(plan.groups)
+	n := len(plan.Groups)
 	if n < parallelRecordKeys {
 		if err := s.encoders[0].encode(s, plan, hist, withMirror, 0, n, true); err != nil {
 			return err
@@ -60,7 +61,7 @@ func (s *State) recordPlan(plan *batchPlan, hist *histChanges, withMirror bool) 
 		}
 	}
 	plan.recorded = true
-	s.forgetHeirs(plan.heirsDone)
+	s.forgetHeirs(plan.HeirsDone)
 	return s.flush()
 }
 
@@ -80,24 +81,24 @@ type recEncoder struct {
 // appends each to the log as it goes and moves the key's head (the
 // sequential path); else it keeps them in e.out for appendTo. Errors:
 // log writes (direct only).
-func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMirror bool, lo, hi int, direct bool) error {
+func (e *recEncoder) encode(s *State, plan *Plan, hist *HistChanges, withMirror bool, lo, hi int, direct bool) error {
 	e.out, e.ends = e.out[:0], e.ends[:0]
 	ci := 0
 	if hist != nil {
-		ci = sort.Search(len(hist.changes), func(j int) bool { return hist.changes[j].group >= lo })
+		ci = sort.Search(len(hist.Changes), func(j int) bool { return hist.Changes[j].Group >= lo })
 	}
 	for i := lo; i < hi; i++ {
-		var c *keyChange
-		if hist != nil && ci < len(hist.changes) && hist.changes[ci].group == i {
-			c = &hist.changes[ci]
+		var c *KeyChange
+		if hist != nil && ci < len(hist.Changes) && hist.Changes[ci].Group == i {
+			c = &hist.Changes[ci]
 			ci++
 		}
 		var mirror *cdc.Row
-		if withMirror && plan.mirror != nil {
-			mirror = plan.mirror[i]
+		if withMirror && plan.Mirror != nil {
+			mirror = plan.Mirror[i]
 		}
-		ent := plan.entries[i]
-		e.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, plan.loggedEvents(i), mirror, hist, c)
+		ent := plan.Entries[i]
+		e.encodeKeyRec(s.Ix.HeadAt(ent), plan.Batch, plan.loggedEvents(i), mirror, hist, c)
 		if !direct {
 			e.out = append(e.out, e.w.Buf...)
 			e.ends = append(e.ends, len(e.out))
@@ -112,10 +113,10 @@ func (e *recEncoder) encode(s *State, plan *batchPlan, hist *histChanges, withMi
 
 // appendTo appends the records encode kept, for the groups from lo on,
 // to the log and moves their keys' heads. Errors: log writes.
-func (e *recEncoder) appendTo(s *State, plan *batchPlan, lo int) error {
+func (e *recEncoder) appendTo(s *State, plan *Plan, lo int) error {
 	start := 0
 	for j, end := range e.ends {
-		if err := s.appendRec(plan.entries[lo+j], e.out[start:end]); err != nil {
+		if err := s.appendRec(plan.Entries[lo+j], e.out[start:end]); err != nil {
 			return err
 		}
 		start = end
@@ -131,7 +132,7 @@ func (s *State) appendRec(ent uint32, rec []byte) error {
 		s.invalidate()
 		return err
 	}
-	s.ix.SetHeadAt(ent, ref)
+	s.Ix.SetHeadAt(ent, ref)
 	return nil
 }
 
@@ -141,17 +142,17 @@ func (s *State) appendRec(ent uint32, rec []byte) error {
 // the log: the recording overlaps the workflow's next step and the next
 // batch's fetch and prepare. A failed recording invalidates the state (it
 // is rebuilt from the tables, as after any log failure).
-func (s *State) recordAsync(plan *batchPlan, hist *histChanges, withMirror bool) {
-	s.settle()
+func (s *State) RecordAsync(plan *Plan, hist *HistChanges, withMirror bool) {
+	s.Settle()
 	done := make(chan error, 1)
 	s.recording = done
 	go func() { done <- s.recordPlan(plan, hist, withMirror) }()
 }
 
-// settle waits for a build left running (buildDetached) and for a
+// Settle waits for a build left running (buildDetached) and for a
 // background recording (recordAsync), and invalidates the state when the
 // recording failed. Every use of the state settles first.
-func (s *State) settle() {
+func (s *State) Settle() {
 	if s.building != nil {
 		<-s.building.done
 		s.building = nil
@@ -168,7 +169,7 @@ func (s *State) settle() {
 
 // encodeKeyRec encodes into e.w.buf one chain record whose previous
 // record is prev.
-func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event, mirror *cdc.Row, hist *histChanges, c *keyChange) {
+func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event, mirror *cdc.Row, hist *HistChanges, c *KeyChange) {
 	var flags uint8
 	if events != nil {
 		flags |= localstate.RecEvents
@@ -177,13 +178,13 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 		flags |= localstate.RecMirror
 	}
 	if c != nil {
-		if c.n > 0 || c.removed != nil || c.reset {
+		if c.N > 0 || c.Removed != nil || c.Reset {
 			flags |= localstate.RecRows
 		}
-		if c.openChanged {
+		if c.OpenChanged {
 			flags |= localstate.RecOpen
 		}
-		if c.reset {
+		if c.Reset {
 			flags |= localstate.RecReset
 		}
 	}
@@ -200,18 +201,18 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 	openAt := -1 // open's index in the rows section
 	if flags&localstate.RecRows != 0 {
 		rows := e.rowsBuf[:0]
-		for i := range c.n {
-			v := &hist.writes[c.first+i].v
-			rows = append(rows, localstate.HistRowOf(v, hist.locs[c.first+i].File, hist.locs[c.first+i].Pos))
+		for i := range c.N {
+			v := &hist.Writes[c.First+i].V
+			rows = append(rows, localstate.HistRowOf(v, hist.Locs[c.First+i].File, hist.Locs[c.First+i].Pos))
 		}
-		for i := range c.n {
-			if v := &hist.writes[c.first+i].v; v.Current() {
+		for i := range c.N {
+			if v := &hist.Writes[c.First+i].V; v.Current() {
 				open, openVals, openAt = &rows[i], v.Values, i
 			}
 		}
 		var rm []rowLoc
-		if c.removed != nil {
-			rm = []rowLoc{*c.removed}
+		if c.Removed != nil {
+			rm = []rowLoc{*c.Removed}
 		}
 		w.Rows(rows, rm)
 		e.rowsBuf = rows
@@ -223,10 +224,10 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 
 // recordMirror appends, per index entry, a record of its new mirror
 // values (a rebuild's), then flushes the log.
-func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
+func (s *State) RecordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
 	enc := &s.encoders[0]
 	for i, e := range entries {
-		enc.encodeKeyRec(s.ix.HeadAt(e), batch, nil, rows[i], nil, nil)
+		enc.encodeKeyRec(s.Ix.HeadAt(e), batch, nil, rows[i], nil, nil)
 		if err := s.appendRec(e, enc.w.Buf); err != nil {
 			return err
 		}
@@ -238,9 +239,9 @@ func (s *State) recordMirror(batch int64, entries []uint32, rows []*cdc.Row) err
 // never recorded it (it failed before, or found nothing to write), so the
 // log never misses a key's new mirror values or row changes.
 func (s *State) flushPending() error {
-	p := s.pending
-	s.pending = nil
-	if p == nil || p.recorded || !s.built || p.ix != s.ix {
+	p := s.Pending
+	s.Pending = nil
+	if p == nil || p.recorded || !s.Built || p.Ix != s.Ix {
 		return nil
 	}
 	return s.recordPlan(p, nil, true)
@@ -248,19 +249,25 @@ func (s *State) flushPending() error {
 
 // recordChanges appends a chain record for each key of plan with history
 // changes (a rebuild's: no row changes, no mirror values), then flushes.
-func (s *State) recordChanges(plan *batchPlan, hist *histChanges) error {
-	if err := plan.resolve(s.ix); err != nil {
+func (s *State) RecordChanges(plan *Plan, hist *HistChanges) error {
+	if err := plan.Resolve(s.Ix); err != nil {
 		s.invalidate()
 		return err
 	}
 	enc := &s.encoders[0]
-	for i := range hist.changes {
-		c := &hist.changes[i]
-		ent := plan.entries[c.group]
-		enc.encodeKeyRec(s.ix.HeadAt(ent), plan.batch, nil, nil, hist, c)
+	for i := range hist.Changes {
+		c := &hist.Changes[i]
+		ent := plan.Entries[c.Group]
+		enc.encodeKeyRec(s.Ix.HeadAt(ent), plan.Batch, nil, nil, hist, c)
 		if err := s.appendRec(ent, enc.w.Buf); err != nil {
 			return err
 		}
 	}
 	return s.flush()
+}
+
+// keyedVersion is a version to write for a key.
+type KeyedVersion struct {
+	Key cdc.Key
+	V   merge.Version
 }

@@ -18,7 +18,7 @@ import (
 // source columns. Only the row groups that hold a wanted position are
 // read. Columns a data file predates (added later by schema evolution)
 // read as NULL.
-func readStoredRows(ctx context.Context, fs iceio.IO, ix *keyindex.Index, sh *shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
+func ReadStoredRows(ctx context.Context, fs iceio.IO, ix *keyindex.Index, sh *Shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
 	byFile := map[int32][]cdc.Key{}
 	for _, k := range keys {
 		e, ok := ix.Lookup(k)
@@ -38,7 +38,7 @@ func readStoredRows(ctx context.Context, fs iceio.IO, ix *keyindex.Index, sh *sh
 			positions = append(positions, e.Pos)
 		}
 		slices.Sort(positions)
-		if err := readRowsAt(ctx, fs, path, sh, positions, func(pos int64, row *cdc.Row) {
+		if err := ReadRowsAt(ctx, fs, path, sh, positions, func(pos int64, row *cdc.Row) {
 			out[want[pos]] = row
 		}); err != nil {
 			return nil, err
@@ -49,7 +49,7 @@ func readStoredRows(ctx context.Context, fs iceio.IO, ix *keyindex.Index, sh *sh
 
 // readRowsAt calls fn with the source-column values of each wanted
 // position of one data file.
-func readRowsAt(ctx context.Context, fs iceio.IO, path string, sh *shape, positions []int64, fn func(int64, *cdc.Row)) error {
+func ReadRowsAt(ctx context.Context, fs iceio.IO, path string, sh *Shape, positions []int64, fn func(int64, *cdc.Row)) error {
 	p, err := parquetio.Open(fs, path)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func readRowsAt(ctx context.Context, fs iceio.IO, path string, sh *shape, positi
 	defer p.Close()
 	var cols []int
 	var dst []int // column of sh for each read column
-	for j, c := range sh.cols {
+	for j, c := range sh.Cols {
 		if i := p.ColumnIndex(c.Name); i >= 0 {
 			cols = append(cols, i)
 			dst = append(dst, j)
@@ -72,11 +72,11 @@ func readRowsAt(ctx context.Context, fs iceio.IO, path string, sh *shape, positi
 		}
 		for ; pi < len(positions) && positions[pi] < end; pi++ {
 			r := int(positions[pi] - first)
-			row := &cdc.Row{Cols: sh.names, Vals: make([]cdc.Value, len(sh.cols))}
+			row := &cdc.Row{Cols: sh.Names, Vals: make([]cdc.Value, len(sh.Cols))}
 			for c := range cols {
 				v, err := parquetio.ValueAt(rec.Column(c), r)
 				if err != nil {
-					return fmt.Errorf("lake: %s column %q: %w", path, sh.cols[dst[c]].Name, err)
+					return fmt.Errorf("lake: %s column %q: %w", path, sh.Cols[dst[c]].Name, err)
 				}
 				row.Vals[dst[c]] = v
 			}

@@ -2,7 +2,6 @@ package lake
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
-	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -19,43 +18,6 @@ import (
 // state was built from tables with rows and bronze was not read yet) the
 // key joins the pending-rebuild set as before and RebuildKeys reads them.
 
-// eventsLogged reports whether the log holds every past row change of
-// the table (built from empty tables, or past changes loaded).
-func (s *State) eventsLogged() bool { return s.built && s.eventsComplete }
-
-// keyLogged reports whether the log holds every past row change of key
-// k (all of the table's, or k's loaded by LoadKeyEvents).
-func (s *State) keyLogged(k cdc.Key) bool {
-	if !s.built {
-		return false
-	}
-	if s.eventsComplete {
-		return true
-	}
-	_, ok := s.keysLogged[k]
-	return ok
-}
-
-// pastChanges returns every row change the log holds for key k (all
-// batches, in no order, with duplicates as recorded) and the key's
-// recorded mirror values, aligned to sh (nil when none are recorded).
-// Errors: local state log failures (the state is then invalid).
-func (s *State) pastChanges(k cdc.Key, sh *shape) ([]*cdc.Event, *cdc.Row, error) {
-	var events []*cdc.Event
-	var mirror *cdc.Row
-	err := s.walk(k, localstate.WantEvents|localstate.WantMirror, func(r *localstate.ChainRec) bool {
-		events = append(events, r.Events...)
-		if mirror == nil && r.Flags&localstate.RecMirror != 0 {
-			mirror = r.Mirror
-		}
-		return true
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return events, alignRow(mirror, sh.names), nil
-}
-
 // weave decides key group g's mirror outcome when its batch holds changes
 // at or below its stored position (o, the guarded fold, has Stale > 0) and
 // the log holds every past change: it reads the key's past changes and
@@ -66,8 +28,8 @@ func (s *State) pastChanges(k cdc.Key, sh *shape) ([]*cdc.Event, *cdc.Row, error
 // when the stored row already is that fold. Changes that were seen before
 // (redeliveries) leave the key not late and o as it is. Errors: local
 // state log failures.
-func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh *shape) (*merge.Group, merge.Outcome, error) {
-	past, storedVals, err := w.state.pastChanges(g.Key, sh)
+func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh *Shape) (*merge.Group, merge.Outcome, error) {
+	past, storedVals, err := w.state.PastChanges(g.Key, sh)
 	if err != nil {
 		return nil, o, err
 	}
@@ -99,7 +61,7 @@ func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh
 	f := merge.Fold(merge.Stored{}, *full, w.keyCols)
 	// past changes keep the layout they were recorded in (a column added
 	// since is missing from them): the row goes into today's columns
-	f.Values = alignRow(f.Values, sh.names)
+	f.Values = AlignRow(f.Values, sh.Names)
 	if st.Found && f.Seq == st.Seq && f.Deleted == st.Deleted && rowsEqualFilled(storedVals, f.Values) {
 		return full, o, nil // the stored row is the fold already (o then changes nothing)
 	}

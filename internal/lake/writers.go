@@ -70,10 +70,10 @@ type WriterOptions struct {
 // o.History). The history writer, when there is one, records each batch's
 // row changes in the log; otherwise the mirror writer does.
 func NewWriters(cat catalog.Catalog, name lakecat.TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
-	st := newState(cat, name, keyCols, o.StateDir, true, o.History)
-	st.onBuild = o.OnBuild
-	st.budget = o.IndexBudget
-	st.sidecar, st.onLoad = o.Sidecar, o.OnLoad
+	st := NewState(cat, name, keyCols, o.StateDir, true, o.History)
+	st.OnBuild = o.OnBuild
+	st.Budget = o.IndexBudget
+	st.Sidecar, st.OnLoad = o.Sidecar, o.OnLoad
 	m := NewMirrorWriter(cat, name, keyCols)
 	m.state, m.layout, m.deletes, m.withoutBronze = st, o.Layout.Mirror, o.DeleteFormat.Or(), o.WithoutBronze
 	if !o.History {
