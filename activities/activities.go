@@ -19,6 +19,8 @@ import (
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -39,7 +41,7 @@ type Activities struct {
 	// Sources maps source names to PostgreSQL DSNs for direct loads
 	// (TableSpec.Source). DSNs stay on the worker, out of workflow history.
 	Sources map[string]string
-	// StateDir is where the tables' local state logs live (lake.State),
+	// StateDir is where the tables' local state logs live (tablestate.State),
 	// and their key indexes once they spill; "" = the system temp
 	// directory.
 	StateDir string
@@ -72,7 +74,7 @@ type Activities struct {
 	Owners OwnerLookup
 
 	// SidecarEvery is how often, in batches of a table, this worker
-	// writes the table's state sidecar (lake.State.WriteSidecar) after a
+	// writes the table's state sidecar (tablestate.State.WriteSidecar) after a
 	// batch; it also writes it when it releases a table. 0 = never (a
 	// sidecar found is still loaded when it is for the current snapshots).
 	SidecarEvery int
@@ -110,7 +112,7 @@ type tableState struct {
 	prefetch prefetchSlot        // the next batch, fetched and decoded ahead (prefetch.go)
 	writer   *lake.TableWriter   // the table's write protocol (tableWriter)
 	mirror   *lake.MirrorWriter  // writer.Mirror
-	history  *lake.HistoryWriter // writer.History; nil without history
+	history  *scd2.HistoryWriter // writer.History; nil without history
 	keyCols  []string
 	// keysChecked: keyCols were settled against the mirror's recorded
 	// key columns (settleKeys).
@@ -122,7 +124,7 @@ type tableState struct {
 	typesChecked bool
 	// local is the table's local state once the writers exist, for
 	// status and metrics read on other goroutines (StateSamples).
-	local atomic.Pointer[lake.State]
+	local atomic.Pointer[tablestate.State]
 	// used is when the table's writer was last used here (a batch
 	// ended, or a job took the writer), for ReleaseIdleStates.
 	used time.Time
@@ -197,13 +199,13 @@ func tableTypes(spec TableSpec, tbl *table.Table) []cdc.Column {
 	if spec.Columns != nil || tbl == nil {
 		return nil
 	}
-	cols, _ := lake.MirrorColumns(tbl)
+	cols, _ := tablestate.MirrorColumns(tbl)
 	return schemas.TableTyped(cols)
 }
 
 // writers returns the table's mirror and history writers, creating them
 // once the key columns are settled.
-func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *lake.HistoryWriter) {
+func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorWriter, *scd2.HistoryWriter) {
 	w := st.tableWriter(a, name)
 	return w.Mirror, w.History
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -148,14 +149,14 @@ func retried(ctx context.Context) bool {
 }
 
 // committedResult is the result of batch b found committed in every table
-// (lake.FindCommitted): the tables' recorded counts, and the batch's
+// (lakecat.FindCommitted): the tables' recorded counts, and the batch's
 // record counts from the tally its commits recorded (lake.BatchTally), so
 // a retried batch counts exactly what the attempt that committed it
 // counted. For a batch committed without a tally (before it was recorded)
 // Records is bronze's count, or the ranges' size without bronze, Changes
 // the mirror's row changes, and the counts of records that are no row
 // changes (tombstones, transaction metadata, quarantined) stay 0.
-func committedResult(b lake.Batch, c lake.Committed) ApplyResult {
+func committedResult(b lake.Batch, c lakecat.Committed) ApplyResult {
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, Bronze: c.Bronze, Mirror: c.Mirror, History: c.History,
 		EndOffsets: c.EndOffsets, Records: c.Bronze.Records, Changes: c.Mirror.Events}
 	if t := c.Tally; t != nil {
@@ -195,7 +196,7 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 // committed, what its tables recorded. Errors: read's as they are,
 // batchResult's. The caller holds st.mu.
 func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch, rerun bool,
-	read func(context.Context) ([]schemas.Record, *decoded, error), decision string, stage *string) (ApplyResult, []cdc.Key, *lake.Committed, error) {
+	read func(context.Context) ([]schemas.Record, *decoded, error), decision string, stage *string) (ApplyResult, []cdc.Key, *lakecat.Committed, error) {
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, StageSeconds: map[string]float64{}}
 	var dec *decoded
 	var readErr error // final as it is

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ReleaseIdleStates frees the local state (lake.State: key index, chain
+// ReleaseIdleStates frees the local state (tablestate.State: key index, chain
 // log file, the writers' caches) of every table on worker a whose writer
 // was last used after or more before now (its last batch ended then, or
 // a job last took the writer), so that an idle table costs the worker

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
 // pollInterval is how often PlanBatch re-reads the high watermarks while
@@ -39,7 +40,7 @@ const (
 // the workflow records the starting offsets before it waits: a record
 // produced while it waited would otherwise be skipped when the wait
 // re-read the high watermarks. That first plan also records the offsets
-// in the catalog (lake.StartRecord), so that a restart before the first
+// in the catalog (lakecat.StartRecord), so that a restart before the first
 // commit goes on from them (Recover). A topic that does not exist yet yields an
 // empty plan. When the activity's worker begins to stop while the plan
 // waits (or before it), the plan returns at once with what has arrived
@@ -131,7 +132,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 }
 
 // recordStart records the starting offsets of a table's first plan from
-// "latest" in the catalog (lake.RecordStart), where they outlive the
+// "latest" in the catalog (lakecat.RecordStart), where they outlive the
 // workflow: a table stopped before its first batch commits and started
 // again goes on from them (Recover) instead of from the topic's end of
 // that moment, which would skip what was produced in between. A start
@@ -142,7 +143,7 @@ func (a *Activities) recordStart(ctx context.Context, spec TableSpec, plan Plan)
 	if err != nil {
 		return plan, badSpec(err)
 	}
-	rec, err := lake.RecordStart(ctx, a.Catalog, name, lake.StartRecord{Topic: spec.Topic, StartFrom: spec.StartFrom,
+	rec, err := lakecat.RecordStart(ctx, a.Catalog, name, lakecat.StartRecord{Topic: spec.Topic, StartFrom: spec.StartFrom,
 		Offsets: plan.Offsets, At: time.Now().UTC()})
 	if err != nil {
 		return plan, err

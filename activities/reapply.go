@@ -149,7 +149,7 @@ func (a *Activities) rebuildScratchLate(ctx context.Context, spec TableSpec, nam
 	if err != nil || tbl == nil {
 		return err
 	}
-	pending, err := lake.PendingKeys(tbl)
+	pending, err := lakecat.PendingKeys(tbl)
 	if err != nil {
 		return err
 	}

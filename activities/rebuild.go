@@ -132,7 +132,7 @@ func (a *Activities) withHeirs(ctx context.Context, st *tableState, name lake.Ta
 // existing tables, the log lacks the changes applied before: it then
 // reads them from bronze, either for the missing keys alone (a key-set
 // read, pastKeyEvents) or, once those would cost more (see
-// lake.State.KeySetReadPays), every bronze record once (decoded and
+// tablestate.State.KeySetReadPays), every bronze record once (decoded and
 // prepared like a batch: changes an operator skipped stay skipped, table
 // truncates recorded on the mirror apply) into the log, which then serves
 // every later rebuild.
@@ -192,7 +192,7 @@ var testPastRead string
 
 // allPastEvents loads every bronze record of the table into the local
 // state log, decoded and prepared a data file at a time
-// (lake.State.LoadAllEvents sorts them by key before it adds them). The
+// (tablestate.State.LoadAllEvents sorts them by key before it adds them). The
 // creates a primary-key update made with TOAST placeholders take their
 // values from every change of their old keys, which other files may
 // hold: they are kept back and prepared at the end with their old keys'

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -18,7 +19,7 @@ import (
 // when the mirror does not exist yet (bronze commits first and the mirror
 // is created before any bronze batch that carries row changes), else
 // nothing: then a table that starts from "latest" and has a start
-// recorded for its topic (lake.StartRecord, written by its first plan)
+// recorded for its topic (lakecat.StartRecord, written by its first plan)
 // goes on from the recorded offsets (Source "start"), so a table stopped
 // before its first commit and started again skips nothing; else it starts
 // per spec.StartFrom. Errors: catalog failures
@@ -105,13 +106,13 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 					out.Offsets = lake.Offsets{}
 				}
 			}
-			pending, err := lake.NewHistoryWriter(a.Catalog, name, nil, merge.HistoryOptions{}).Pending(ctx)
+			pending, err := scd2.NewHistoryWriter(a.Catalog, name, nil, merge.HistoryOptions{}).Pending(ctx)
 			if err != nil {
 				return out, err
 			}
 			out.Pending = len(pending)
 		} else if spec.WithoutHistory { // the mirror keeps the pending set (lake/mirror_pending.go)
-			pending, err := lake.PendingKeys(mirror)
+			pending, err := lakecat.PendingKeys(mirror)
 			if err != nil {
 				return out, err
 			}
@@ -121,7 +122,7 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 	if out.Source == "none" && spec.StartFrom == "latest" {
 		// started from latest before: go on from where that start read, not
 		// from the topic's end now (records produced since would be skipped)
-		rec, err := lake.ReadStart(ctx, a.Catalog, name)
+		rec, err := lakecat.ReadStart(ctx, a.Catalog, name)
 		if err != nil {
 			return out, err
 		}

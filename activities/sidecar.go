@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// WriteSidecars writes the state sidecar (lake.State.WriteSidecar) of
+// WriteSidecars writes the state sidecar (tablestate.State.WriteSidecar) of
 // every table this worker holds, one table at a time, each after its
 // in-flight batch: for a worker that stops gracefully, so that the worker
 // that takes its tables next loads their local state instead of reading

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
 
@@ -18,7 +19,7 @@ import (
 // started at the topic's end of that moment, skipping every record
 // produced since the first start (100 of 100 in the breaker's run, lag 0).
 // The first plan records its starting offsets in the catalog
-// (lake.StartRecord); Recover goes on from them. A retried first plan
+// (lakecat.StartRecord); Recover goes on from them. A retried first plan
 // keeps them; "earliest" ignores them (it reads more); drop removes them.
 func TestLatestStartSurvivesAStop(t *testing.T) {
 	ctx := context.Background()
@@ -79,7 +80,7 @@ func TestLatestStartSurvivesAStop(t *testing.T) {
 		t.Fatalf("another topic: recovered %+v, %v; want nothing", rec, err)
 	}
 	name, _ := lake.ParseTableName(spec.Table)
-	if err := lake.ClearStart(ctx, cat, name); err != nil {
+	if err := lakecat.ClearStart(ctx, cat, name); err != nil {
 		t.Fatal(err)
 	}
 	if rec, err = b.Recover(ctx, spec); err != nil || rec.Source != "none" {

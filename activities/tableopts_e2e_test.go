@@ -56,7 +56,7 @@ func TestTableOptionsSameMirror(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p, err := lake.PendingKeys(mirror); err != nil || len(p) != 0 {
+			if p, err := lakecat.PendingKeys(mirror); err != nil || len(p) != 0 {
 				t.Fatalf("seed %d %v: %d keys still pending (%v)", seed, c.opts.Tables(), len(p), err)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/source"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -703,7 +704,7 @@ func TestPastReadKeySetThenAll(t *testing.T) {
 	w.apply(creates, false) // bronze file 1: 40 rows
 	w.apply(updates, false) // bronze file 2: 40 rows
 	w.restart()             // the local state is built from the tables
-	state := func() *lake.State {
+	state := func() *tablestate.State {
 		st, name, err := w.a.state(w.spec)
 		if err != nil {
 			t.Fatal(err)

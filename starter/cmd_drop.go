@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -131,8 +132,8 @@ func (a *app) dropTable(ctx context.Context, out io.Writer, tableName string, dr
 	}
 	var cat catalog.Catalog
 	var tables []table.Identifier
-	var start *lake.StartRecord // where the pipeline started from latest before any commit
-	var locations []string      // of tables, for the empty directories a purge leaves
+	var start *lakecat.StartRecord // where the pipeline started from latest before any commit
+	var locations []string         // of tables, for the empty directories a purge leaves
 	if dropTables {
 		if missing := a.settings.Catalog.LocalCatalogMissing(); missing == "" {
 			if cat, err = lake.OpenCatalog(ctx, a.settings.Catalog); err != nil {
@@ -151,7 +152,7 @@ func (a *app) dropTable(ctx context.Context, out io.Writer, tableName string, dr
 					locations = append(locations, tbl.Location())
 				}
 			}
-			if start, err = lake.ReadStart(ctx, cat, name); err != nil {
+			if start, err = lakecat.ReadStart(ctx, cat, name); err != nil {
 				return nil, err
 			}
 		}
@@ -184,7 +185,7 @@ func (a *app) dropTable(ctx context.Context, out io.Writer, tableName string, dr
 		fmt.Fprintln(out, "  no Iceberg tables to drop")
 	}
 	if start != nil {
-		fmt.Fprintf(out, "  remove the recorded start (offsets %v of topic %s, namespace property %s%s)\n", start.Offsets, start.Topic, lake.PropStartPrefix, name.Name)
+		fmt.Fprintf(out, "  remove the recorded start (offsets %v of topic %s, namespace property %s%s)\n", start.Offsets, start.Topic, lakecat.PropStartPrefix, name.Name)
 	}
 	res := &droppedJSON{Table: tableName, WorkflowID: id, SchedulesDeleted: []string{}, TablesDropped: []string{}, Warnings: []string{}}
 	if !yes {
@@ -236,7 +237,7 @@ func (a *app) dropTable(ctx context.Context, out io.Writer, tableName string, dr
 		}
 	}
 	if start != nil {
-		if err := lake.ClearStart(ctx, cat, name); err != nil {
+		if err := lakecat.ClearStart(ctx, cat, name); err != nil {
 			return res, fmt.Errorf("%w (the tables are dropped; run drop again to remove the start record)", err)
 		}
 		res.StartRemoved = true

@@ -232,7 +232,7 @@ func workerLine(st workflows.Status) string {
 
 // printTableSizes prints, when this command can read the catalog, each of
 // the table's Iceberg tables' snapshots, files, rows and metadata size
-// (lake.SizeOf), so metadata growth and the need for compaction or expiry
+// (maintain.SizeOf), so metadata growth and the need for compaction or expiry
 // show in status.
 func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.TableSpec) {
 	name, err := lake.ParseTableName(spec.Table)
@@ -252,7 +252,7 @@ func (a *app) printTableSizes(ctx context.Context, w io.Writer, spec activities.
 		if err != nil || tbl == nil {
 			continue
 		}
-		sz, err := lake.SizeOf(ctx, tbl)
+		sz, err := maintain.SizeOf(ctx, tbl)
 		if err != nil {
 			fmt.Fprintf(tw, "%s table\t%v\n", kind, err)
 			continue

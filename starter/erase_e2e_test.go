@@ -34,6 +34,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -442,7 +443,7 @@ func TestEraseCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sidecar := strings.TrimPrefix(lake.SidecarPath(mirror.Location()), "file://")
+	sidecar := strings.TrimPrefix(tablestate.SidecarPath(mirror.Location()), "file://")
 	warehouse := filepath.Join(s.dev.Settings.DataDir, "warehouse")
 	stateDir := s.r.Activities.StateDir
 	applied := mirror.Properties()[lake.PropAppliedPosition]

@@ -50,7 +50,7 @@ type Settings struct {
 	SchemaRegistry  string            // Confluent-compatible schema registry URL(s), comma-separated; "" = JSON records only
 	Sources         map[string]string // source name → PostgreSQL DSN, for direct initial loads and re-snapshots
 	// StateDir is where the worker keeps the tables' local write-path
-	// state (key index spill-free; the per-key chain log, see lake.State):
+	// state (key index spill-free; the per-key chain log, see tablestate.State):
 	// a per-process directory under it, removed on exit. "" = the system
 	// temp directory. Fast local disk; its size is about the tables' bronze.
 	StateDir string

@@ -100,9 +100,10 @@ func BenchmarkStateBuild(b *testing.B) {
 		b.ReportMetric(float64(logBytes)/float64(n), "log-B/key")
 		b.ReportMetric(float64(u.DiskBytes)/float64(n), "index-disk-B/key")
 		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
-		b.ReportMetric(float64(m.State().buildRunBytes)/float64(n), "run-B/key")
+		runs, runBytes := m.State().BuildRuns()
+		b.ReportMetric(float64(runBytes)/float64(n), "run-B/key")
 		b.Logf("%d keys, table budget %d MiB: build %v, spilled %v, index %d B in RAM, %d B on disk, log %d B, %d sorted runs of %d B in all",
-			n, tableMiB, took.Round(time.Millisecond), u.Spilled, u.RAMBytes, u.DiskBytes, logBytes, m.State().buildRuns, m.State().buildRunBytes)
+			n, tableMiB, took.Round(time.Millisecond), u.Spilled, u.RAMBytes, u.DiskBytes, logBytes, runs, runBytes)
 		m.State().Close()
 		budget.Close()
 	}

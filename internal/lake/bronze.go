@@ -103,7 +103,7 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 		st.done = true
 		if cp, err := ReadCheckpoint(tbl); err == nil && b.Load == nil && b.Seq > 0 {
 			var rec BronzeResult
-			if recordedResult(cp, b, &rec) && rec.BatchID == b.ID {
+			if lakecat.RecordedResult(cp, b, &rec) && rec.BatchID == b.ID {
 				st.res = rec
 			}
 		}
@@ -115,7 +115,7 @@ func StageBronze(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 		return st, err
 	}
 	st.res.Appended = len(fresh)
-	if st.props, err = batchProps(b, st.res); err != nil {
+	if st.props, err = lakecat.BatchProps(b, st.res); err != nil {
 		return st, err
 	}
 	st.props[lakecat.PropCovered] = string(covJSON)

@@ -7,6 +7,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // LiveKeysBelow returns the mirror's live keys whose `_seq` is below seq:
@@ -45,7 +46,7 @@ func (w *MirrorWriter) StoredRows(ctx context.Context, keys []cdc.Key) (map[cdc.
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return nil, err
 	}
-	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
+	sh, err := tablestate.ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return nil, err
 	}

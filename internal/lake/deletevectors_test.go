@@ -23,6 +23,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/compact"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -126,7 +127,7 @@ func readBlobs(t *testing.T, tbl *table.Table) (blobs []dvBlob, parquetDeletes i
 func fileIDsAll(t *testing.T, tbl *table.Table) map[string][]int64 {
 	t.Helper()
 	ctx := context.Background()
-	fs, files, _, err := liveFiles(ctx, tbl, "test")
+	fs, files, _, err := tablestate.LiveFiles(ctx, tbl, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

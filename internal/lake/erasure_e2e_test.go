@@ -19,6 +19,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/erasure"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -175,7 +176,7 @@ func testEraseKey(t *testing.T, lay layout.Tables) {
 		t.Fatal(err)
 	}
 	mirror, _ := p.cat.LoadTable(ctx, testTable.Mirror())
-	sidecar := localPath(SidecarPath(mirror.Location()))
+	sidecar := localPath(tablestate.SidecarPath(mirror.Location()))
 
 	// every table and the local state hold the key before the erasure: the search works
 	for kind, ident := range fiveTables {

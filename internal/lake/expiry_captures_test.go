@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -76,6 +77,6 @@ func capturePipeline(t *testing.T, key string) *lakePipeline {
 	p := newLakePipeline(t, merge.HistoryOptions{})
 	keys := []string{key}
 	p.dec = schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: keys})
-	p.mirror, p.history = NewMirrorWriter(p.cat, testTable, keys), NewHistoryWriter(p.cat, testTable, keys, merge.HistoryOptions{})
+	p.mirror, p.history = NewMirrorWriter(p.cat, testTable, keys), scd2.NewHistoryWriter(p.cat, testTable, keys, merge.HistoryOptions{})
 	return p
 }

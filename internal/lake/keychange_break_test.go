@@ -6,6 +6,7 @@ package lake
 import (
 	"testing"
 
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/schemas"
 )
@@ -14,7 +15,7 @@ func newDocsPipeline(t *testing.T) *lakePipeline {
 	p := newLakePipeline(t, merge.HistoryOptions{})
 	p.dec = schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: []string{"id"}})
 	p.mirror = NewMirrorWriter(p.cat, p.name, []string{"id"})
-	p.history = NewHistoryWriter(p.cat, p.name, []string{"id"}, merge.HistoryOptions{})
+	p.history = scd2.NewHistoryWriter(p.cat, p.name, []string{"id"}, merge.HistoryOptions{})
 	return p
 }
 

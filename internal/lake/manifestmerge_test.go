@@ -40,7 +40,7 @@ func TestManifestMergeKeepsRowsAndState(t *testing.T) {
 	setTableProps(t, plain, iceberg.Properties{table.ManifestMergeEnabledKey: "false"})
 	builds := map[string]int{}
 	merged.mirror.state.OnBuild = func(r string) { builds["mirror "+r]++ }
-	merged.history.state.OnBuild = func(r string) { builds["history "+r]++ }
+	merged.history.State().OnBuild = func(r string) { builds["history "+r]++ }
 	batches := 1
 	for len(msgs) > 0 {
 		n := min(len(msgs), 6)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -44,7 +45,7 @@ func TestMetadataStaysBounded(t *testing.T) {
 			if snap.Summary == nil {
 				continue
 			}
-			for _, k := range []string{PropPendingRebuild, lakecat.PropCovered, PropTruncates} {
+			for _, k := range []string{scd2.PropPendingRebuild, lakecat.PropCovered, PropTruncates} {
 				if _, ok := snap.Summary.Properties[k]; ok {
 					t.Fatalf("%v snapshot %d summary carries %s", ident, snap.SnapshotID, k)
 				}
@@ -55,7 +56,7 @@ func TestMetadataStaysBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := hist.Properties()[PropPendingRebuild]; !ok {
-		t.Fatalf("the history table lost its %s property", PropPendingRebuild)
+	if _, ok := hist.Properties()[scd2.PropPendingRebuild]; !ok {
+		t.Fatalf("the history table lost its %s property", scd2.PropPendingRebuild)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakemirror/lakemirror/internal/lake/maintain"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -40,7 +41,7 @@ func TestSizeOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sz, err := SizeOf(ctx, tbl)
+	sz, err := maintain.SizeOf(ctx, tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestSizeOf(t *testing.T) {
 			deletes[d.FilePath()] = true
 		}
 	}
-	want := TableSize{Snapshots: len(tbl.Metadata().Snapshots()), MetadataFiles: sz.MetadataFiles, MetadataBytes: info.Size(),
+	want := maintain.TableSize{Snapshots: len(tbl.Metadata().Snapshots()), MetadataFiles: sz.MetadataFiles, MetadataBytes: info.Size(),
 		DataFiles: int64(len(tasks)), DeleteFiles: int64(len(deletes)), Records: records, FilesBytes: sz.FilesBytes}
 	if sz != want {
 		t.Fatalf("SizeOf = %+v, want %+v", sz, want)

@@ -19,6 +19,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/layout"
 )
 
@@ -29,9 +30,9 @@ type MirrorWriter struct {
 	cat     catalog.Catalog
 	name    lakecat.TableName
 	keyCols []string
-	state   *State
+	state   *tablestate.State
 	now     func() time.Time
-	plan    *Plan // the last Apply's batch, for the history writer
+	plan    *tablestate.Plan // the last Apply's batch, for the history writer
 	// prepared holds the purge horizon the last Prepare checked the batch
 	// against, for Stage to fence on (ErrHorizonMoved); nil after Stage.
 	prepared *string
@@ -67,7 +68,7 @@ type MirrorWriter struct {
 // mirror and history pair.
 func NewMirrorWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string) *MirrorWriter {
 	return &MirrorWriter{cat: cat, name: name, keyCols: keyCols, now: time.Now,
-		state: NewState(cat, name, keyCols, "", true, false), parts: rowdelta.NewFilePartitions()}
+		state: tablestate.NewState(cat, name, keyCols, "", true, false), parts: rowdelta.NewFilePartitions()}
 }
 
 // Index returns the writer's current key index (nil before the first
@@ -75,7 +76,7 @@ func NewMirrorWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []stri
 func (w *MirrorWriter) Index() *keyindex.Index { return w.state.Index() }
 
 // State returns the writer's local state.
-func (w *MirrorWriter) State() *State { return w.state }
+func (w *MirrorWriter) State() *tablestate.State { return w.state }
 
 // Ensure creates the mirror table if it does not exist, with columns from
 // the events (their Connect schema when present, else inferred from the
@@ -257,7 +258,7 @@ func (w *MirrorWriter) Prepare(ctx context.Context, events []*cdc.Event, opts ..
 	if err := liftSnapshots(tbl, events); err != nil {
 		return p, err
 	}
-	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
+	sh, err := tablestate.ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return p, err
 	}
@@ -365,14 +366,6 @@ func (w *MirrorWriter) PreBatchSeqs() (map[cdc.Key]cdc.Seq, bool) {
 		}
 	}
 	return out, true
-}
-
-// recordedMirrorResult is the result of a batch found already committed.
-func recordedMirrorResult(cp Checkpoint, b Batch) MirrorResult {
-	var r MirrorResult
-	recordedResult(cp, b, &r)
-	r.BatchID, r.BatchSeq, r.AlreadyCommitted = b.ID, b.Seq, true
-	return r
 }
 
 // EnsureState makes the writer's local state reflect the mirror's current

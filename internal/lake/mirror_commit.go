@@ -15,12 +15,13 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
 // commitRows writes the outcomes' files (see writeRows) and commits them
 // (see commitFiles). It returns each outcome's resolved values.
-func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *Shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+func (w *MirrorWriter) commitRows(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	props func() (iceberg.Properties, error), res *MirrorResult) ([]*cdc.Row, error) {
 	f, err := w.writeRows(ctx, tbl, sh, entries, outs, stored, res)
 	if err != nil {
@@ -43,7 +44,7 @@ type mirrorFiles struct {
 // outs[i]'s index entry) as one position-delete file per partition of
 // their files (rowdelta.WriteDeletes), and fills the per-kind counts of res. It
 // only reads the index.
-func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *Shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
+func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, entries []uint32, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row,
 	res *MirrorResult) (mirrorFiles, error) {
 	var f mirrorFiles
 	if len(outs) == 0 {
@@ -60,11 +61,11 @@ func (w *MirrorWriter) writeRows(ctx context.Context, tbl *table.Table, sh *Shap
 	if err != nil {
 		return f, err
 	}
-	var dels []rowLoc
+	var dels []parquetio.RowLoc
 	for i, o := range outs {
 		if o.Replaces {
 			fid, p := ix.LocAt(entries[i])
-			dels = append(dels, rowLoc{File: fid, Pos: p})
+			dels = append(dels, parquetio.RowLoc{File: fid, Pos: p})
 		}
 	}
 	if f.deletes, err = rowdelta.WriteDeletes(ctx, tbl, w.parts, dels, ix.Files()); err != nil {
@@ -101,7 +102,7 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 		}
 		res.SnapshotID = snap
 	}
-	ix.SnapshotID = SnapID(newTbl) // after a manifest merge the commit made due: the state follows the table
+	ix.SnapshotID = tablestate.SnapID(newTbl) // after a manifest merge the commit made due: the state follows the table
 	w.state.MirrorSnap = ix.SnapshotID
 	return nil
 }
@@ -109,7 +110,7 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 // storedValuesFor reads the stored rows whose values a new version keeps:
 // deletes without values, and TOAST placeholders. They come from the
 // local state log (see State), never from the table.
-func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh *Shape, outs []merge.Outcome) (map[cdc.Key]*cdc.Row, error) {
+func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, outs []merge.Outcome) (map[cdc.Key]*cdc.Row, error) {
 	var keys []cdc.Key
 	for _, o := range outs {
 		if !o.Replaces {
@@ -125,7 +126,7 @@ func (w *MirrorWriter) storedValuesFor(ctx context.Context, tbl *table.Table, sh
 // storedRows returns the stored mirror values of keys (each must have a
 // mirror row), from the local state log; keys the log has no values for
 // (never expected) are read from the table.
-func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *Shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
+func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, keys []cdc.Key) (map[cdc.Key]*cdc.Row, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -147,7 +148,7 @@ func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *Sha
 		if err != nil {
 			return nil, fmt.Errorf("lake: file IO: %w", err)
 		}
-		rows, err := ReadStoredRows(ctx, fs, w.state.Ix, sh, missing)
+		rows, err := tablestate.ReadStoredRows(ctx, fs, w.state.Ix, sh, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +161,7 @@ func (w *MirrorWriter) storedRows(ctx context.Context, tbl *table.Table, sh *Sha
 
 // buildRows turns the outcomes into one Arrow record in the table's
 // schema, in outcome (key) order, and fills the per-kind counts.
-func (w *MirrorWriter) buildRows(tbl *table.Table, sh *Shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrow.RecordBatch, []*cdc.Row, error) {
+func (w *MirrorWriter) buildRows(tbl *table.Table, sh *tablestate.Shape, outs []merge.Outcome, stored map[cdc.Key]*cdc.Row, res *MirrorResult) (arrow.RecordBatch, []*cdc.Row, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lake: arrow schema: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // fillFromOldKeys resolves the TOAST placeholders of creates made by a
@@ -36,7 +37,7 @@ import (
 // value came from a create listed so (a chain). A batch of past changes
 // (past: read back from bronze with every change of the old keys, ahead
 // of a rebuild) is exact and returns none.
-func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh *Shape, events []*cdc.Event, past bool) (map[cdc.Key]bool, error) {
+func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, events []*cdc.Event, past bool) (map[cdc.Key]bool, error) {
 	var need []*cdc.Event
 	for _, e := range events {
 		if e.OldKey != "" && e.Op.IsUpsert() && localstate.HasUnavailable(e.After) {
@@ -113,7 +114,7 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 			refill[e.Key] = true
 			listed[e] = true
 		}
-		listedHeir := !past && !o.complete(e) && w.state.AddHeir(e.OldKey, Heir{Key: e.Key, At: e.Seq})
+		listedHeir := !past && !o.complete(e) && w.state.AddHeir(e.OldKey, tablestate.Heir{Key: e.Key, At: e.Seq})
 		if !past && w.state.ChainHeirs(e) {
 			listedHeir = true
 		}
@@ -162,7 +163,7 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 // here; a column the old key's logged changes do not know keeps that
 // filled value. Events get a new after image; the others are left
 // alone. Errors: local state log failures.
-func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *Shape, depth int) error {
+func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *tablestate.Shape, depth int) error {
 	for _, e := range events {
 		if e.OldKey == "" || !e.Op.IsUpsert() || depth <= 0 {
 			continue
@@ -179,9 +180,9 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *Shape, depth int) err
 			return err
 		}
 		slices.SortStableFunc(changes, func(a, b *cdc.Event) int { return b.Seq.Compare(a.Seq) })
-		vals := slices.Clone(AlignRow(raw, sh.Names).Vals)
+		vals := slices.Clone(tablestate.AlignRow(raw, sh.Names).Vals)
 		w.fillFromChanges(vals, e, changes, "", nil)
-		filled := AlignRow(e.After, sh.Names)
+		filled := tablestate.AlignRow(e.After, sh.Names)
 		for i, v := range vals {
 			if v.Kind == cdc.KindUnavailable {
 				vals[i] = filled.Vals[i]
@@ -195,7 +196,7 @@ func (w *MirrorWriter) fillLogged(events []*cdc.Event, sh *Shape, depth int) err
 // loggedChanges returns copies of key k's logged changes aligned to sh,
 // its key-change creates filled (fillLogged, depth back). Errors: local
 // state log failures.
-func (w *MirrorWriter) loggedChanges(k cdc.Key, sh *Shape, depth int) ([]*cdc.Event, error) {
+func (w *MirrorWriter) loggedChanges(k cdc.Key, sh *tablestate.Shape, depth int) ([]*cdc.Event, error) {
 	logged, _, err := w.state.PastChanges(k, sh)
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (w *MirrorWriter) loggedChanges(k cdc.Key, sh *Shape, depth int) ([]*cdc.Ev
 	out := make([]*cdc.Event, 0, len(logged))
 	for _, o := range logged {
 		c := *o
-		c.Before, c.After = AlignRow(o.Before, sh.Names), AlignRow(o.After, sh.Names)
+		c.Before, c.After = tablestate.AlignRow(o.Before, sh.Names), tablestate.AlignRow(o.After, sh.Names)
 		out = append(out, &c)
 	}
 	return out, w.fillLogged(out, sh, depth)
@@ -333,7 +334,7 @@ func (w *MirrorWriter) fillLoggedByKey(ctx context.Context, byKey map[cdc.Key][]
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return err
 	}
-	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
+	sh, err := tablestate.ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package lake
 import (
 	"context"
 
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
@@ -35,20 +33,5 @@ func (w *MirrorWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	return PendingKeys(tbl)
-}
-
-// PendingKeys returns the keys tbl (a mirror or history table) lists in
-// its pending-rebuild set, in no particular order. Errors: a malformed
-// property.
-func PendingKeys(tbl *table.Table) ([]cdc.Key, error) {
-	p, err := readPending(tbl)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cdc.Key, 0, len(p))
-	for k := range p {
-		out = append(out, k)
-	}
-	return out, nil
+	return lakecat.PendingKeys(tbl)
 }

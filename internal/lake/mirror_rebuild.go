@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -29,18 +30,18 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return res, err
 	}
-	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
+	sh, err := tablestate.ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return res, err
 	}
 	var outs []merge.Outcome
 	var found []cdc.Key
-	for _, g := range merge.GroupByKey(flatten(byKey)) {
+	for _, g := range merge.GroupByKey(tablestate.Flatten(byKey)) {
 		o := merge.Fold(merge.Stored{}, g, w.keyCols)
 		if !o.Changed {
 			continue
 		}
-		o.Values = AlignRow(o.Values, sh.Names) // past changes may predate a column
+		o.Values = tablestate.AlignRow(o.Values, sh.Names) // past changes may predate a column
 		res.Keys++
 		if _, ok := w.state.Ix.Lookup(g.Key); ok {
 			o.Replaces = true
@@ -66,7 +67,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 		return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed))}, nil
 	}
 	if w.ownsPending() { // the keys leave the mirror's pending set in the same commit
-		pending, err := readPending(tbl)
+		pending, err := lakecat.ReadPending(tbl)
 		if err != nil {
 			return res, err
 		}
@@ -76,7 +77,7 @@ func (w *MirrorWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Eve
 		}
 		if len(pending) != before {
 			props = func() (iceberg.Properties, error) {
-				return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed)), PropPendingRebuild: pendingJSON(pending)}, nil
+				return iceberg.Properties{"lakemirror.rebuild-keys": fmt.Sprint(len(changed)), lakecat.PropPendingRebuild: lakecat.PendingJSON(pending)}, nil
 			}
 			if len(changed) == 0 { // a properties-only commit
 				var mres MirrorResult

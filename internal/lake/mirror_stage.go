@@ -9,6 +9,8 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -47,8 +49,8 @@ type MirrorStage struct {
 	done     bool    // nothing to write: res and offsets are final
 	offsets  Offsets // when done
 	tbl      *table.Table
-	sh       *Shape
-	plan     *Plan
+	sh       *tablestate.Shape
+	plan     *tablestate.Plan
 	outs     []merge.Outcome
 	outGroup []int    // the plan group of each outcome
 	entries  []uint32 // the index entry of each outcome
@@ -78,8 +80,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if cp, err := ReadCheckpoint(tbl); err != nil {
 		return s, err
 	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
-		w.plan = NewPlan(b.Seq, events) // positions before the batch unknown
-		s.done, s.res, s.offsets = true, recordedMirrorResult(cp, b), cp.EndOffsets
+		w.plan = tablestate.NewPlan(b.Seq, events) // positions before the batch unknown
+		s.done, s.res, s.offsets = true, lakecat.RecordedMirrorResult(cp, b), cp.EndOffsets
 		return s, nil
 	}
 	checked := w.prepared
@@ -87,7 +89,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	if checked != nil && *checked != purgeFence(tbl) {
 		return s, ErrHorizonMoved // a purge committed after Prepare checked the batch against the horizon
 	}
-	if s.sh, err = ShapeOf(tbl.Schema(), w.keyCols); err != nil {
+	if s.sh, err = tablestate.ShapeOf(tbl.Schema(), w.keyCols); err != nil {
 		return s, err
 	}
 	if err := w.ensureIndex(ctx, tbl); err != nil {
@@ -113,7 +115,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// (merge/binlog.go): a restart, or a redelivery of a change from
 	// before the batch, which only the key's past changes tell
 	suspects := binlogSuspects(events)
-	plan := NewPlan(b.Seq, events)
+	plan := tablestate.NewPlan(b.Seq, events)
 	if err := plan.Resolve(ix); err != nil {
 		w.state.Invalidate()
 		return s, err
@@ -127,7 +129,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	s.outs = make([]merge.Outcome, 0, len(plan.Groups))
 	s.outGroup = make([]int, 0, len(plan.Groups))
 	if w.ownsPending() {
-		if s.pending, err = readPending(tbl); err != nil {
+		if s.pending, err = lakecat.ReadPending(tbl); err != nil {
 			return s, err
 		}
 	}
@@ -274,10 +276,10 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		return s, err
 	}
 	res.Pending = len(s.pending)
-	hadPending := tbl.Properties()[PropPendingRebuild] != ""
-	hadHeirs := tbl.Properties()[PropKeyChangeHeirs] != ""
+	hadPending := tbl.Properties()[scd2.PropPendingRebuild] != ""
+	hadHeirs := tbl.Properties()[tablestate.PropKeyChangeHeirs] != ""
 	s.props = func() (iceberg.Properties, error) {
-		p, err := batchProps(b, s.res)
+		p, err := lakecat.BatchProps(b, s.res)
 		if err == nil {
 			if ap := max(applied, s.res.Watermark); ap != "" {
 				p[PropAppliedPosition] = ap
@@ -290,10 +292,10 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			p[PropSourceServers] = servers
 		}
 		if err == nil && (len(s.pending) > 0 || hadPending) {
-			p[PropPendingRebuild] = pendingJSON(s.pending)
+			p[scd2.PropPendingRebuild] = lakecat.PendingJSON(s.pending)
 		}
 		if err == nil && (len(w.state.Heirs) > 0 || hadHeirs) {
-			p[PropKeyChangeHeirs] = HeirsJSON(w.state.Heirs, plan.HeirsDone)
+			p[tablestate.PropKeyChangeHeirs] = tablestate.HeirsJSON(w.state.Heirs, plan.HeirsDone)
 		}
 		return p, err
 	}
@@ -343,4 +345,14 @@ func (s *MirrorStage) Commit(ctx context.Context) (MirrorResult, Offsets, error)
 	}
 	w.state.Pending = plan // the history writer records it with its own changes
 	return s.res, s.offsets, nil
+}
+
+// PlanFor is the stage's batch plan for the history writer on state st
+// (HistoryWriter.StageAfter): nil when the stage is nil, has no plan, or
+// is on another State or batch than b.
+func (s *MirrorStage) PlanFor(st *tablestate.State, b Batch) *tablestate.Plan {
+	if s == nil || s.plan == nil || s.w.state != st || s.b.Seq != b.Seq {
+		return nil
+	}
+	return s.plan
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -57,10 +59,10 @@ func TestStateLogFailureRebuildsFromTables(t *testing.T) {
 				p.retryingBatch(d[:n]) // a batch that meets the broken log fails and is retried, as by the activity
 				d = d[n:]
 				if breakAfter[i] {
-					for _, st := range []*State{p.mirror.state, p.history.state} {
-						if st.log != nil {
-							st.log.CloseFile()
-							broken = append(broken, st.log)
+					for _, st := range []*tablestate.State{p.mirror.state, p.history.State()} {
+						if l := st.ChainLog(); l != nil {
+							l.CloseFile()
+							broken = append(broken, l)
 						}
 					}
 				}
@@ -72,10 +74,10 @@ func TestStateLogFailureRebuildsFromTables(t *testing.T) {
 		if len(broken) == 0 {
 			t.Fatalf("seed %d: no log was broken", seed)
 		}
-		for _, st := range []*State{failing.mirror.state, failing.history.state} {
+		for _, st := range []*tablestate.State{failing.mirror.state, failing.history.State()} {
 			st.Settle()
 			for _, b := range broken {
-				if st.log == b {
+				if st.ChainLog() == b {
 					t.Fatalf("seed %d: the state still uses a broken log", seed)
 				}
 			}
@@ -95,13 +97,13 @@ func TestStateLogFailureRebuildsFromTables(t *testing.T) {
 // and mirror and history are those of the same batches recorded
 // sequentially.
 func TestParallelRecordingMatchesSequential(t *testing.T) {
-	defer func(n int) { parallelRecordKeys = n }(parallelRecordKeys)
+	defer tablestate.SetParallelRecordKeys(4096)()
 	for seed := int64(1); seed <= 4; seed++ {
 		s := sample.Generate(sample.Options{Seed: seed, Inserts: 15, Updates: 50, Deletes: 6, Duplicates: 6, Late: 10,
 			OutOfOrder: 8, UnseenDeletes: 2, Tombstones: true, ReplicaIdentityFull: seed%2 == 0})
 		var mirrors, histories [2]string
 		for run, keys := range []int{1 << 30, 2} {
-			parallelRecordKeys = keys
+			tablestate.SetParallelRecordKeys(keys)
 			p := newLakePipeline(t, merge.HistoryOptions{})
 			p.deliver(s.Delivered, rand.New(rand.NewPCG(uint64(seed), 7)))
 			mirrors[run], histories[run] = mirrorLive(t, p), p.historyLines()
@@ -120,7 +122,7 @@ func TestParallelRecordingMatchesSequential(t *testing.T) {
 // group per file: the same history as the clean pass, the same mirror,
 // and history files with more than one row group.
 func TestChunkedHistoryFileMatchesOneRowGroup(t *testing.T) {
-	defer func(n int) { historyChunkRows = n }(historyChunkRows)
+	defer scd2.SetChunkRows(16 * 1024)()
 	ctx := context.Background()
 	for seed := int64(1); seed <= 4; seed++ {
 		s := sample.Generate(sample.Options{Seed: seed, Inserts: 15, Updates: 50, Deletes: 6, Duplicates: 6, Late: 10,
@@ -128,7 +130,7 @@ func TestChunkedHistoryFileMatchesOneRowGroup(t *testing.T) {
 		var mirrors, histories [2]string
 		maxGroups := 0
 		for run, chunk := range []int{1 << 30, 2} {
-			historyChunkRows = chunk
+			scd2.SetChunkRows(chunk)
 			p := newLakePipeline(t, merge.HistoryOptions{})
 			p.deliver(s.Delivered, rand.New(rand.NewPCG(uint64(seed), 11)))
 			mirrors[run], histories[run] = mirrorLive(t, p), p.historyLines()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -24,7 +25,7 @@ type lakePipeline struct {
 	name    lakecat.TableName
 	dec     *schemas.Decoder
 	mirror  *MirrorWriter
-	history *HistoryWriter
+	history *scd2.HistoryWriter
 	seq     int64
 	offset  int64
 	rebuilt int
@@ -36,7 +37,7 @@ func newLakePipeline(t testing.TB, o merge.HistoryOptions) *lakePipeline {
 	cat := newCatalog(t)
 	keys := []string{"order_id"}
 	return &lakePipeline{t: t, cat: cat, name: testTable, dec: schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: keys}),
-		mirror: NewMirrorWriter(cat, testTable, keys), history: NewHistoryWriter(cat, testTable, keys, o)}
+		mirror: NewMirrorWriter(cat, testTable, keys), history: scd2.NewHistoryWriter(cat, testTable, keys, o)}
 }
 
 func (p *lakePipeline) decode(recs []BronzeRow) []*cdc.Event {

@@ -68,19 +68,19 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	res.Cutoff = cutoff.UTC().Format(time.RFC3339)
 	ix := w.state.Ix
 	byFile := map[int32][]int64{}
-	keyAt := map[rowLoc]cdc.Key{}
+	keyAt := map[parquetio.RowLoc]cdc.Key{}
 	ix.Each(func(k cdc.Key, e keyindex.Entry) {
 		if e.Deleted {
 			res.Deleted++
 			byFile[e.File] = append(byFile[e.File], e.Pos)
-			keyAt[rowLoc{File: e.File, Pos: e.Pos}] = k
+			keyAt[parquetio.RowLoc{File: e.File, Pos: e.Pos}] = k
 		}
 	})
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return res, fmt.Errorf("lake: file IO: %w", err)
 	}
-	var purge []rowLoc
+	var purge []parquetio.RowLoc
 	horizon := cdc.Seq("")
 	if h := tbl.Properties()[PropPurgeHorizon]; h != "" {
 		if horizon, err = cdc.ParseSeqHex(h); err != nil {
@@ -95,7 +95,7 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 			return res, err
 		}
 		for _, pos := range old {
-			fp := rowLoc{File: fid, Pos: pos}
+			fp := parquetio.RowLoc{File: fid, Pos: pos}
 			purge = append(purge, fp)
 			if e, _ := ix.Lookup(keyAt[fp]); e.Seq > horizon {
 				horizon = e.Seq

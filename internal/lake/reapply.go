@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/validate"
@@ -193,7 +194,7 @@ func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name lakecat.Tab
 // committed) and the purge state (the scratch table has no purged-keys
 // table; purged keys are left out of the comparison instead).
 var scratchDropped = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, PropLoadCursor,
-	PropAppliedPosition, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, PropPendingRebuild}
+	PropAppliedPosition, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, scd2.PropPendingRebuild}
 
 // SeedScratch (re)creates the scratch table with the mirror's schema,
 // partition spec and properties (less scratchDropped) and fills it with

@@ -53,7 +53,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 			return nil, before, err
 		}
 		if htbl != nil {
-			if err := w.History.state.EnsureHistory(ctx, htbl); err != nil {
+			if err := w.History.State().EnsureHistory(ctx, htbl); err != nil {
 				return nil, before, err
 			}
 		}
@@ -68,7 +68,7 @@ func (w *TableWriter) TrimmedPast(ctx context.Context, byKey map[cdc.Key][]*cdc.
 			miss = e.Seq
 		}
 		if miss == "" && w.History != nil {
-			rows, err := w.History.state.LiveRows(k)
+			rows, err := w.History.State().LiveRows(k)
 			if err != nil {
 				return nil, before, err
 			}
@@ -127,7 +127,7 @@ func (w *TableWriter) KeepApplied(ctx context.Context, byKey map[cdc.Key][]*cdc.
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	pending, err := readPending(tbl)
+	pending, err := lakecat.ReadPending(tbl)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (w *TableWriter) KeepApplied(ctx context.Context, byKey map[cdc.Key][]*cdc.
 		return nil, nil
 	}
 	tx := tbl.NewTransaction()
-	if err := tx.SetProperties(iceberg.Properties{PropPendingRebuild: pendingJSON(pending)}); err != nil {
+	if err := tx.SetProperties(iceberg.Properties{lakecat.PropPendingRebuild: lakecat.PendingJSON(pending)}); err != nil {
 		return nil, err
 	}
 	if _, err := lakecat.CommitTx(ctx, tbl, tx); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // sidecarWriter is a mirror writer with its own state under dir, loading
@@ -90,7 +91,7 @@ func TestStateSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := SidecarPath(tbl.Location())
+	path := tablestate.SidecarPath(tbl.Location())
 	if len(path) > 7 && path[:7] == "file://" {
 		path = path[7:]
 	}
@@ -136,7 +137,7 @@ func BenchmarkStateSidecar(b *testing.B) {
 		b.Fatal(err)
 	}
 	tbl, _ := w.cat.LoadTable(ctx, testTable.Mirror())
-	if path := SidecarPath(tbl.Location()); len(path) > 7 {
+	if path := tablestate.SidecarPath(tbl.Location()); len(path) > 7 {
 		if fi, err := os.Stat(path[len("file://"):]); err == nil {
 			b.Logf("%d keys: sidecar %d bytes (%.0f bytes/key), log %d bytes", n, fi.Size(), float64(fi.Size())/float64(n), w.State().LogBytes())
 		}
@@ -189,8 +190,8 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if SnapID(tbl) != snap1 {
-		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", SnapID(tbl), snap1)
+	if tablestate.SnapID(tbl) != snap1 {
+		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", tablestate.SnapID(tbl), snap1)
 	}
 	k, _ := cdc.EncodeKey(nil, cdc.Int(1001))
 	want, _, err := w1.State().Events([]cdc.Key{cdc.Key(k)})
@@ -205,7 +206,7 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts["load"] != 0 || counts[string(BuildStaleSidecar)] != 1 {
+	if counts["load"] != 0 || counts[string(tablestate.BuildStaleSidecar)] != 1 {
 		t.Fatalf("builds and loads %v, want the sidecar refused as stale", counts)
 	}
 	// built from the tables, the new state claims no past events (the late

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -90,7 +91,7 @@ func binlogAt(g merge.Group, stored cdc.Seq) bool {
 // the batch (batch) and its past changes from the local state log (which must hold every
 // past change: State.eventsLogged). Errors: a *BinlogRestartedError, local
 // state log failures.
-func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *Shape) error {
+func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *tablestate.Shape) error {
 	past, _, err := w.state.PastChanges(k, sh)
 	if err != nil {
 		return err

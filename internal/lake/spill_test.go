@@ -13,6 +13,8 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // TestMain runs the package's tests with every local state's key index
@@ -20,7 +22,7 @@ import (
 // (a table budget of 0), so the whole suite checks the spilled index.
 func TestMain(m *testing.M) {
 	if os.Getenv("LAKEMIRROR_TEST_SPILL") == "1" {
-		testBudget = keyindex.NewBudget(256<<20, 0)
+		tablestate.SetBudget(keyindex.NewBudget(256<<20, 0))
 	}
 	os.Exit(m.Run())
 }
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 type spillPair struct {
 	cat    catalog.Catalog
 	m      *MirrorWriter
-	h      *HistoryWriter
+	h      *scd2.HistoryWriter
 	builds map[string]int
 }
 

@@ -12,13 +12,14 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // stateDump renders what a state holds per key, independent of how its
 // log lays the records out: the index entry (mirror file by path), the
 // mirror values, the open history version and the live history rows
 // (history files by path), sorted by key.
-func stateDump(t *testing.T, s *State) string {
+func stateDump(t *testing.T, s *tablestate.State) string {
 	t.Helper()
 	var keys []cdc.Key
 	s.Index().EachHead(func(k cdc.Key, _ uint64) { keys = append(keys, k) })
@@ -39,7 +40,7 @@ func stateDump(t *testing.T, s *State) string {
 			line += fmt.Sprintf(" mirror %s %v %s@%d", e.Seq.Hex(), e.Deleted, s.Index().FilePath(e.File), e.Pos)
 		}
 		var mirror *cdc.Row
-		if err := s.walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
+		if err := s.Walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
 			if r.Flags&localstate.RecMirror == 0 {
 				return true
 			}
@@ -91,8 +92,7 @@ func TestStateBuildMatchesBatches(t *testing.T) {
 			if strings.Count(want, "\n") < 250 || !strings.Contains(want, "open") || !strings.Contains(want, "values") {
 				t.Fatalf("the batches' state is too thin to compare:\n%s", want)
 			}
-			testBuildChunk = c.chunk
-			defer func() { testBuildChunk = 0 }()
+			defer tablestate.SetBuildChunk(c.chunk)()
 			var budget *keyindex.Budget
 			if c.spill {
 				budget = keyindex.NewBudget(64<<20, 0)
@@ -110,7 +110,7 @@ func TestStateBuildMatchesBatches(t *testing.T) {
 			if got := stateDump(t, st); got != want {
 				t.Fatalf("built state differs from the batches' state: %s", firstDiff(got, want))
 			}
-			if runs := st.buildRuns; c.chunk > 0 && runs < 10 || c.chunk == 0 && runs != 0 {
+			if runs, _ := st.BuildRuns(); c.chunk > 0 && runs < 10 || c.chunk == 0 && runs != 0 {
 				t.Fatalf("build wrote %d runs", runs)
 			}
 			if ticks != 0 {
@@ -174,8 +174,7 @@ func TestStateBuildOutlivesItsCaller(t *testing.T) {
 		src.apply(t, batch(int64(i+1)), evs)
 	}
 	want := stateDump(t, src.m.State())
-	defer func(n int) { buildTickRows = n }(buildTickRows)
-	buildTickRows = 1
+	defer tablestate.SetBuildTickRows(1)()
 	builds := map[string]int{}
 	m, _ := NewWriters(src.cat, testTable, orderKey, WriterOptions{StateDir: t.TempDir(), History: true,
 		OnBuild: func(r string) { builds[r]++ }})

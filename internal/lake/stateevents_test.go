@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // TestLoadAllEventsMatchesLoadEvents: past changes loaded through the key
@@ -45,7 +46,7 @@ func TestLoadAllEventsMatchesLoadEvents(t *testing.T) {
 			}
 		}
 	})
-	dump := func(st *State) string {
+	dump := func(st *tablestate.State) string {
 		t.Helper()
 		got, ok, err := st.Events(all)
 		if err != nil || !ok {
@@ -67,7 +68,7 @@ func TestLoadAllEventsMatchesLoadEvents(t *testing.T) {
 		}
 		return b.String()
 	}
-	fresh := func(budget *keyindex.Budget) *State {
+	fresh := func(budget *keyindex.Budget) *tablestate.State {
 		m, _ := NewWriters(src.cat, testTable, orderKey, WriterOptions{StateDir: t.TempDir(), History: true, IndexBudget: budget})
 		if err := m.EnsureState(ctx); err != nil {
 			t.Fatal(err)
@@ -91,8 +92,7 @@ func TestLoadAllEventsMatchesLoadEvents(t *testing.T) {
 		spill bool
 	}{{"in memory", 0, false}, {"runs, spilled", 900, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			testBuildChunk = c.chunk
-			defer func() { testBuildChunk = 0 }()
+			defer tablestate.SetBuildChunk(c.chunk)()
 			var budget *keyindex.Budget
 			if c.spill {
 				budget = keyindex.NewBudget(64<<20, 0)

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -50,7 +51,7 @@ func TestBatchLoadsEachTableOnce(t *testing.T) {
 	run := func(uncached bool, want [3]int) *lakePipeline {
 		cc := &countingCatalog{Catalog: newCatalog(t), loads: map[string]int{}}
 		p := newLakePipeline(t, merge.HistoryOptions{})
-		p.cat, p.mirror, p.history = cc, NewMirrorWriter(cc, testTable, orderKey), NewHistoryWriter(cc, testTable, orderKey, merge.HistoryOptions{})
+		p.cat, p.mirror, p.history = cc, NewMirrorWriter(cc, testTable, orderKey), scd2.NewHistoryWriter(cc, testTable, orderKey, merge.HistoryOptions{})
 		p.uncached = uncached
 		p.batch(msgs[:20])
 		cc.take()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -26,7 +27,7 @@ import (
 // concurrent use (the caller serialises a table's batches).
 type TableWriter struct {
 	Mirror  *MirrorWriter
-	History *HistoryWriter // nil for a table without history
+	History *scd2.HistoryWriter // nil for a table without history
 
 	cat           catalog.Catalog
 	name          TableName
@@ -63,12 +64,12 @@ type BatchInput struct {
 	Read func(ctx context.Context) (*TableWriter, WriteInput, error)
 }
 
-// BatchOutput is what WriteBatch did: Committed, when the rerun check
+// BatchOutput is what WriteBatch did: lakecat.Committed, when the rerun check
 // found the batch committed in every table (nothing was read or written),
 // else the write's output.
 type BatchOutput struct {
 	WriteOutput
-	Committed *Committed
+	Committed *lakecat.Committed
 }
 
 // WriteBatch is the write protocol of one batch behind one call
@@ -80,7 +81,7 @@ type BatchOutput struct {
 func WriteBatch(ctx context.Context, cat catalog.Catalog, name TableName, in BatchInput) (BatchOutput, error) {
 	ctx = WithTableCache(ctx)
 	if in.Rerun {
-		c, ok, err := FindCommitted(ctx, cat, name, in.Batch, in.Tables)
+		c, ok, err := lakecat.FindCommitted(ctx, cat, name, in.Batch, in.Tables)
 		if err != nil {
 			return BatchOutput{}, err
 		}
@@ -305,7 +306,7 @@ func (w *TableWriter) write(ctx context.Context, b Batch, events []*cdc.Event, b
 	}
 	stage("mirror")
 	var ms *MirrorStage
-	var hs *HistoryStage
+	var hs *scd2.HistoryStage
 	var err error
 	for attempt := 0; ; attempt++ {
 		if ms, err = w.Mirror.Stage(ctx, b, events); err != nil {
@@ -316,7 +317,7 @@ func (w *TableWriter) write(ctx context.Context, b Batch, events []*cdc.Event, b
 			break
 		}
 		stage("history")
-		if hs, err = w.History.StageAfter(ctx, b, events, ms); err == nil {
+		if hs, err = w.History.StageAfter(ctx, b, events, ms.PlanFor(w.History.State(), b)); err == nil {
 			break
 		}
 		if !errors.Is(err, ErrStateMoved) || attempt > 0 {

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -28,7 +29,7 @@ import (
 // when the stored row already is that fold. Changes that were seen before
 // (redeliveries) leave the key not late and o as it is. Errors: local
 // state log failures.
-func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh *Shape) (*merge.Group, merge.Outcome, error) {
+func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh *tablestate.Shape) (*merge.Group, merge.Outcome, error) {
 	past, storedVals, err := w.state.PastChanges(g.Key, sh)
 	if err != nil {
 		return nil, o, err
@@ -61,7 +62,7 @@ func (w *MirrorWriter) weave(g merge.Group, st merge.Stored, o merge.Outcome, sh
 	f := merge.Fold(merge.Stored{}, *full, w.keyCols)
 	// past changes keep the layout they were recorded in (a column added
 	// since is missing from them): the row goes into today's columns
-	f.Values = AlignRow(f.Values, sh.Names)
+	f.Values = tablestate.AlignRow(f.Values, sh.Names)
 	if st.Found && f.Seq == st.Seq && f.Deleted == st.Deleted && rowsEqualFilled(storedVals, f.Values) {
 		return full, o, nil // the stored row is the fold already (o then changes nothing)
 	}

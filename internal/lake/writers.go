@@ -13,6 +13,8 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/scd2"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
@@ -69,8 +71,8 @@ type WriterOptions struct {
 // State: the mirror writer, and the history writer (nil without
 // o.History). The history writer, when there is one, records each batch's
 // row changes in the log; otherwise the mirror writer does.
-func NewWriters(cat catalog.Catalog, name lakecat.TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *HistoryWriter) {
-	st := NewState(cat, name, keyCols, o.StateDir, true, o.History)
+func NewWriters(cat catalog.Catalog, name lakecat.TableName, keyCols []string, o WriterOptions) (*MirrorWriter, *scd2.HistoryWriter) {
+	st := tablestate.NewState(cat, name, keyCols, o.StateDir, true, o.History)
 	st.OnBuild = o.OnBuild
 	st.Budget = o.IndexBudget
 	st.Sidecar, st.OnLoad = o.Sidecar, o.OnLoad
@@ -79,8 +81,8 @@ func NewWriters(cat catalog.Catalog, name lakecat.TableName, keyCols []string, o
 	if !o.History {
 		return m, nil
 	}
-	h := NewHistoryWriter(cat, name, keyCols, o.HistoryOptions)
-	h.state, h.withoutBronze, h.layout, h.deletes = st, o.WithoutBronze, o.Layout.History, o.DeleteFormat.Or()
+	h := scd2.NewHistoryWriterOn(cat, name, keyCols, st, scd2.HistoryOptions{History: o.HistoryOptions, WithoutBronze: o.WithoutBronze,
+		Layout: o.Layout.History, DeleteFormat: o.DeleteFormat.Or()})
 	return m, h
 }
 

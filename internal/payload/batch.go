@@ -10,7 +10,7 @@ import (
 // BatchTally counts what a batch's Kafka records were, once, before any of
 // its commits: every commit of the batch (bronze, mirror, history) carries
 // it under lakecat.PropBatchTally in its snapshot summary and the table
-// properties, so a retried batch found committed (lake.FindCommitted) reports
+// properties, so a retried batch found committed (lakecat.FindCommitted) reports
 // the same counts as the attempt that committed it. Counts are records.
 type BatchTally struct {
 	Records      int  `json:"records"`       // Kafka records of the batch

@@ -55,7 +55,7 @@ type RecoverResult struct {
 	BatchSeq int64   `json:"batch_seq"` // last committed batch sequence number (0 = none)
 	BatchID  string  `json:"batch_id"`
 	Offsets  Offsets `json:"offsets"`           // next offset per partition; empty = start per StartFrom
-	Source   string  `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze", "start" (the recorded start from latest: lake.StartRecord) or "none"
+	Source   string  `json:"source"`            // which table the checkpoint came from: "mirror", "history", "bronze", "start" (the recorded start from latest: lakecat.StartRecord) or "none"
 	Pending  int     `json:"pending"`           // keys awaiting a late-key rebuild
 	Loaded   bool    `json:"loaded"`            // the direct initial load (load id "initial") is complete
 	Catalog  string  `json:"catalog,omitempty"` // the worker's catalog identity (TableSpec.Catalog), for the workflow to record

@@ -379,7 +379,7 @@ func (m *Metrics) Rebuilt(table string, keys int) {
 }
 
 // StateRebuilt counts one build of a table's local state from the
-// tables, with its reason (lake.BuildNew, lake.BuildSnapshotMoved, ...).
+// tables, with its reason (tablestate.BuildNew, tablestate.BuildSnapshotMoved, ...).
 func (m *Metrics) StateRebuilt(table, reason string) {
 	m.stateBuilds.WithLabelValues(table, reason).Inc()
 }

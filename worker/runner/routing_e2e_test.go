@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -252,10 +253,10 @@ func TestRoutingRebalancesWhenWorkersJoin(t *testing.T) {
 		st := status(t, rs[0].Client, spec.Table)
 		releases += st.Releases
 		b := stateBuildsBy(t, rs, spec.Table)
-		builds += b[lake.BuildNew]
+		builds += b[tablestate.BuildNew]
 		l := counterSum(t, rs, telemetry.MetricStateLoads, spec.Table)
 		loads += l
-		if len(b) != 1 || b[lake.BuildNew] != 1 || l != st.Releases {
+		if len(b) != 1 || b[tablestate.BuildNew] != 1 || l != st.Releases {
 			t.Errorf("%s: state builds %v, loads %d; want new=1 and one load per release (%d)", spec.Table, b, l, st.Releases)
 		}
 		checkMirror(t, rs[0], spec.Table, streams[i].Expected())

@@ -72,3 +72,18 @@ func PurgeLegacy(mirror *table.Table, withPurgedTable bool) (cdc.Seq, error) {
 	}
 	return max(legacy, horizon), nil
 }
+
+// PendingKeys returns the keys tbl (a mirror or history table) lists in
+// its pending-rebuild set, in no particular order. Errors: a malformed
+// property.
+func PendingKeys(tbl *table.Table) ([]cdc.Key, error) {
+	p, err := ReadPending(tbl)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cdc.Key, 0, len(p))
+	for k := range p {
+		out = append(out, k)
+	}
+	return out, nil
+}

@@ -30,7 +30,7 @@ import (
 const (
 	BuildMirrorRow  = 0 // payload: seq, deleted, file id, position, row
 	BuildHistoryRow = 1 // payload: history row, open flag, row (when open)
-	BuildEvents     = 2 // payload: count, then each event as a chain record holds it (lake.State.LoadAllEvents)
+	BuildEvents     = 2 // payload: count, then each event as a chain record holds it (tablestate.State.LoadAllEvents)
 )
 
 // BuildSorter collects a build's items and gives them back grouped by

@@ -2,7 +2,7 @@
 // (docs/design.md, "Local state" and "State sidecar"): the chain log on
 // the worker's disk, the chain record codec, the key sort a build from
 // the tables writes its records through, and the sidecar file. The state
-// itself (lake.State: the key index, building, recording the batches,
+// itself (tablestate.State: the key index, building, recording the batches,
 // the late path's reads) stays in internal/lake, which walks the
 // writers' batch plans; it keeps its log and codec here.
 //

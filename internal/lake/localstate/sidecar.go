@@ -122,5 +122,5 @@ var ErrStaleSidecar = errors.New("lake: the state sidecar is for other snapshots
 // knownLogMagic reports whether a sidecar's log starts with a magic this
 // code reads: its own (logMagic) or the older logMagicV1. A
 // worker of older code finds a log of this code's magic unknown and
-// builds the state from the tables (reason lake.BuildStaleSidecar).
+// builds the state from the tables (reason tablestate.BuildStaleSidecar).
 func knownLogMagic(m string) bool { return m == logMagic || m == logMagicV1 }

@@ -1,4 +1,4 @@
-package lake
+package scd2
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
-	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Properties of the history table.
@@ -33,7 +34,7 @@ type HistoryWriter struct {
 	name    lakecat.TableName
 	keyCols []string
 	opts    merge.HistoryOptions
-	state   *State
+	state   *tablestate.State
 	now     func() time.Time
 	// withoutBronze: see WriterOptions.WithoutBronze
 	withoutBronze bool
@@ -47,11 +48,28 @@ type HistoryWriter struct {
 // changes it sees. See NewWriters for a mirror and history pair.
 func NewHistoryWriter(cat catalog.Catalog, name lakecat.TableName, keyCols []string, opts merge.HistoryOptions) *HistoryWriter {
 	return &HistoryWriter{cat: cat, name: name, keyCols: keyCols, opts: opts, now: time.Now,
-		state: NewState(cat, name, keyCols, "", false, true), parts: rowdelta.NewFilePartitions()}
+		state: tablestate.NewState(cat, name, keyCols, "", false, true), parts: rowdelta.NewFilePartitions()}
+}
+
+// HistoryOptions are a history writer's table settings (NewWriters gives
+// them from WriterOptions).
+type HistoryOptions struct {
+	History       merge.HistoryOptions
+	WithoutBronze bool                // see WriterOptions.WithoutBronze
+	Layout        layout.Spec         // the history's partition fields and sort order
+	DeleteFormat  layout.DeleteFormat // the delete format the history is created with and must have ("" = position)
+}
+
+// NewHistoryWriterOn returns a writer for name's history table on st, the
+// local state it shares with the table's mirror writer (NewWriters).
+func NewHistoryWriterOn(cat catalog.Catalog, name lakecat.TableName, keyCols []string, st *tablestate.State, o HistoryOptions) *HistoryWriter {
+	w := NewHistoryWriter(cat, name, keyCols, o.History)
+	w.state, w.withoutBronze, w.layout, w.deletes = st, o.WithoutBronze, o.Layout, o.DeleteFormat
+	return w
 }
 
 // State returns the writer's local state.
-func (w *HistoryWriter) State() *State { return w.state }
+func (w *HistoryWriter) State() *tablestate.State { return w.state }
 
 // Ensure creates the history table from the mirror's columns when it does
 // not exist, and adds to it any column the mirror gained since. The
@@ -115,8 +133,8 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // batch, the mirror's `_seq` before the batch (the highest position
 // applied to the key; absent for new keys); known is false when those are
 // unknown (the mirror had committed the batch already), and then every
-// key of the batch is treated as late. ApplyAfter is the same for a
-// history writer that shares its State with the mirror writer.
+// key of the batch is treated as late. StageAfter reuses the
+// plan of a mirror writer that shares its State.
 //
 // A key whose changes all follow preSeq is extended in order from its
 // open version, which the local state holds with its values (see State):
@@ -126,9 +144,9 @@ func (w *HistoryWriter) Ensure(ctx context.Context, mirror *table.Table) (*table
 // Rebuild resolves. Keys already pending stay pending. Every row change of
 // the batch is recorded in the local state log for later rebuilds.
 // Errors: catalog, file IO and commit conflicts (retryable).
-func (w *HistoryWriter) Apply(ctx context.Context, b Batch, events []*cdc.Event, preSeq map[cdc.Key]cdc.Seq, known bool) (HistoryResult, error) {
+func (w *HistoryWriter) Apply(ctx context.Context, b payload.Batch, events []*cdc.Event, preSeq map[cdc.Key]cdc.Seq, known bool) (payload.HistoryResult, error) {
 	w.state.Settle()
-	plan := NewPlan(b.Seq, events)
+	plan := tablestate.NewPlan(b.Seq, events)
 	plan.Known = known
 	plan.Pre = make([]cdc.Seq, len(plan.Groups))
 	for i, g := range plan.Groups {
@@ -158,7 +176,3 @@ func needsPrevValues(events []*cdc.Event) bool {
 	}
 	return false
 }
-
-// rowLoc is a row of a data file: file id (in the table's file table) and
-// row position.
-type rowLoc = parquetio.RowLoc

@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"context"
@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
-
-	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // PropStartPrefix prefixes the namespace property that records where a
@@ -27,19 +26,19 @@ const PropStartPrefix = "lakemirror.start."
 // committed a batch its checkpoints say where to go on, and the record is
 // no longer read.
 type StartRecord struct {
-	Topic     string    `json:"topic"`
-	StartFrom string    `json:"start_from"`
-	Offsets   Offsets   `json:"offsets"`
-	At        time.Time `json:"at"`
+	Topic     string          `json:"topic"`
+	StartFrom string          `json:"start_from"`
+	Offsets   payload.Offsets `json:"offsets"`
+	At        time.Time       `json:"at"`
 }
 
 // startProp is the namespace property holding the start of table t.
-func startProp(t lakecat.TableName) string { return PropStartPrefix + t.Name }
+func startProp(t TableName) string { return PropStartPrefix + t.Name }
 
 // ReadStart returns the start recorded for table name (nil when none: the
 // namespace or the property does not exist). Errors: catalog failures, a
 // malformed record.
-func ReadStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) (*StartRecord, error) {
+func ReadStart(ctx context.Context, cat catalog.Catalog, name TableName) (*StartRecord, error) {
 	props, err := cat.LoadNamespaceProperties(ctx, name.NamespaceIdent())
 	if errors.Is(err, catalog.ErrNoSuchNamespace) {
 		return nil, nil
@@ -63,7 +62,7 @@ func ReadStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName)
 // retried first plan): it returns the record in effect, rec or the
 // earlier one. A record for another topic is replaced. Errors: catalog
 // failures.
-func RecordStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, rec StartRecord) (StartRecord, error) {
+func RecordStart(ctx context.Context, cat catalog.Catalog, name TableName, rec StartRecord) (StartRecord, error) {
 	had, err := ReadStart(ctx, cat, name)
 	if err != nil {
 		return rec, err
@@ -71,7 +70,7 @@ func RecordStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 	if had != nil && had.Topic == rec.Topic {
 		return *had, nil
 	}
-	if err := lakecat.EnsureNamespace(ctx, cat, name.NamespaceIdent()); err != nil {
+	if err := EnsureNamespace(ctx, cat, name.NamespaceIdent()); err != nil {
 		return rec, err
 	}
 	rec.Offsets = maps.Clone(rec.Offsets)
@@ -87,7 +86,7 @@ func RecordStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableNam
 
 // ClearStart removes table name's start record, if any. Errors: catalog
 // failures.
-func ClearStart(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) error {
+func ClearStart(ctx context.Context, cat catalog.Catalog, name TableName) error {
 	had, err := ReadStart(ctx, cat, name)
 	if err != nil || had == nil {
 		return err

@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -29,7 +29,7 @@ func (s *State) KeyLogged(k cdc.Key) bool {
 func (s *State) PastChanges(k cdc.Key, sh *Shape) ([]*cdc.Event, *cdc.Row, error) {
 	var events []*cdc.Event
 	var mirror *cdc.Row
-	err := s.walk(k, localstate.WantEvents|localstate.WantMirror, func(r *localstate.ChainRec) bool {
+	err := s.Walk(k, localstate.WantEvents|localstate.WantMirror, func(r *localstate.ChainRec) bool {
 		events = append(events, r.Events...)
 		if mirror == nil && r.Flags&localstate.RecMirror != 0 {
 			mirror = r.Mirror

@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 		s.invalidate()
 		return err
 	}
-	mirror, err := LoadTable(ctx, s.cat, s.name.Mirror())
+	mirror, err := lakecat.LoadTable(ctx, s.cat, s.name.Mirror())
 	if err != nil || mirror == nil {
 		return fmt.Errorf("lake: sidecar of %s: no mirror table (%v)", s.name, err)
 	}
@@ -67,7 +67,7 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 	// files too, which every commit replaces
 	locs := []string{mirror.MetadataLocation(), ""}
 	if s.OwnsHistory {
-		history, err := LoadTable(ctx, s.cat, s.name.History())
+		history, err := lakecat.LoadTable(ctx, s.cat, s.name.History())
 		if err != nil {
 			return fmt.Errorf("lake: sidecar of %s: history table: %w", s.name, err)
 		}

@@ -1,4 +1,4 @@
-package lake
+package scd2
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // historyChunkRows is how many decided versions HistoryStage.Write hands
@@ -28,9 +29,9 @@ var historyChunkRows = 16 * 1024 // a variable for tests
 type historyFile struct {
 	ctx    context.Context
 	tbl    *table.Table
-	sh     *Shape
-	queued int                 // versions queued so far
-	chunks chan []KeyedVersion // nil until the first queue
+	sh     *tablestate.Shape
+	queued int                            // versions queued so far
+	chunks chan []tablestate.KeyedVersion // nil until the first queue
 	done   chan historyFileResult
 }
 
@@ -40,18 +41,18 @@ type historyFileResult struct {
 	err   error
 }
 
-func newHistoryFile(ctx context.Context, tbl *table.Table, sh *Shape) *historyFile {
+func newHistoryFile(ctx context.Context, tbl *table.Table, sh *tablestate.Shape) *historyFile {
 	return &historyFile{ctx: ctx, tbl: tbl, sh: sh}
 }
 
 // queue hands versions vs (not modified afterwards) to the writer; an
 // empty vs is ignored.
-func (h *historyFile) queue(vs []KeyedVersion) {
+func (h *historyFile) queue(vs []tablestate.KeyedVersion) {
 	if len(vs) == 0 {
 		return
 	}
 	if h.chunks == nil {
-		h.chunks = make(chan []KeyedVersion, 64)
+		h.chunks = make(chan []tablestate.KeyedVersion, 64)
 		h.done = make(chan historyFileResult, 1)
 		go h.run()
 	}
@@ -198,4 +199,13 @@ type historyWritten struct {
 	data    []rowdelta.FileOut
 	locs    []rowdelta.RowLocation // of writes[i]
 	deletes rowdelta.DeleteSet
+}
+
+// SetChunkRows sets historyChunkRows for tests of the writers (a small
+// chunk gives files of many row groups) and returns a function restoring
+// the old value. Not safe for concurrent use with running batches.
+func SetChunkRows(n int) (restore func()) {
+	old := historyChunkRows
+	historyChunkRows = n
+	return func() { historyChunkRows = old }
 }

@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"encoding/binary"
@@ -82,4 +82,12 @@ func (s *State) LoadAllEvents(each func(add func(byKey map[cdc.Key][]*cdc.Event)
 	}
 	s.eventsComplete, s.KeysLogged = true, nil
 	return nil
+}
+
+func Flatten(byKey map[cdc.Key][]*cdc.Event) []*cdc.Event {
+	var out []*cdc.Event
+	for _, es := range byKey {
+		out = append(out, es...)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package lake
+package lakecat
 
 import (
 	"context"
@@ -8,21 +8,20 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Committed is what each table recorded for a batch found committed
 // everywhere (FindCommitted).
 type Committed struct {
-	Bronze     BronzeResult
-	Mirror     MirrorResult
-	History    HistoryResult
-	EndOffsets Offsets // the offsets to continue from, as the mirror recorded them
+	Bronze     payload.BronzeResult
+	Mirror     payload.MirrorResult
+	History    payload.HistoryResult
+	EndOffsets payload.Offsets // the offsets to continue from, as the mirror recorded them
 	// Tally is the batch's record counts as its commits recorded them
-	// (lakecat.PropBatchTally); nil when none of the tables recorded one (batches
+	// (PropBatchTally); nil when none of the tables recorded one (batches
 	// committed before the tally was written).
-	Tally *BatchTally
+	Tally *payload.BatchTally
 }
 
 // FindCommitted reports whether every table in kinds ("bronze", "mirror",
@@ -33,7 +32,7 @@ type Committed struct {
 // gone by then (retention). A direct-load chunk (b.Load) is never
 // reported committed here. Errors: catalog failures and malformed
 // bookkeeping properties.
-func FindCommitted(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, b Batch, kinds []string) (Committed, bool, error) {
+func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b payload.Batch, kinds []string) (Committed, bool, error) {
 	var c Committed
 	if b.Load != nil || b.Seq <= 0 {
 		return c, false, nil
@@ -44,7 +43,7 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name lakecat.TableN
 		if !ok {
 			return c, false, fmt.Errorf("lake: no table kind %q", kind)
 		}
-		tbl, err := lakecat.LoadTable(ctx, cat, ident)
+		tbl, err := LoadTable(ctx, cat, ident)
 		if err != nil || tbl == nil {
 			return c, false, err
 		}
@@ -60,27 +59,27 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name lakecat.TableN
 		}
 		switch kind {
 		case "bronze":
-			recordedResult(cp, b, &c.Bronze)
+			RecordedResult(cp, b, &c.Bronze)
 			c.Bronze.BatchID, c.Bronze.BatchSeq = b.ID, b.Seq
 		case "mirror":
-			c.Mirror = recordedMirrorResult(cp, b)
+			c.Mirror = RecordedMirrorResult(cp, b)
 			c.EndOffsets = b.EndOffsets
 			if cp.BatchSeq == b.Seq {
 				c.EndOffsets = maps.Clone(cp.EndOffsets)
 			}
 		case "history":
-			recordedResult(cp, b, &c.History)
+			RecordedResult(cp, b, &c.History)
 			c.History.BatchID, c.History.BatchSeq, c.History.AlreadyCommitted = b.ID, b.Seq, true
 		}
 	}
 	return c, true, nil
 }
 
-// tallyOf is the BatchTally table tbl recorded for batch b: from its
+// tallyOf is the payload.BatchTally table tbl recorded for batch b: from its
 // checkpoint cp when that is b's, else from the summary of the table's
 // Iceberg snapshot that committed b (searched newest first among the
 // current snapshot's ancestors); nil when neither holds one.
-func tallyOf(tbl *table.Table, cp Checkpoint, b Batch) (*BatchTally, error) {
+func tallyOf(tbl *table.Table, cp Checkpoint, b payload.Batch) (*payload.BatchTally, error) {
 	if cp.BatchSeq == b.Seq && cp.BatchID == b.ID {
 		return cp.Tally, nil
 	}
@@ -88,19 +87,27 @@ func tallyOf(tbl *table.Table, cp Checkpoint, b Batch) (*BatchTally, error) {
 	if snap == nil {
 		return nil, nil
 	}
-	for _, s := range lakecat.Ancestors(tbl, snap.SnapshotID) {
-		if s.Summary == nil || s.Summary.Properties[lakecat.PropBatchID] != b.ID {
+	for _, s := range Ancestors(tbl, snap.SnapshotID) {
+		if s.Summary == nil || s.Summary.Properties[PropBatchID] != b.ID {
 			continue
 		}
-		t := s.Summary.Properties[lakecat.PropBatchTally]
+		t := s.Summary.Properties[PropBatchTally]
 		if t == "" {
 			return nil, nil
 		}
-		var out BatchTally
+		var out payload.BatchTally
 		if err := json.Unmarshal([]byte(t), &out); err != nil {
-			return nil, fmt.Errorf("lake: bad %s %q in Iceberg snapshot %d: %w", lakecat.PropBatchTally, t, s.SnapshotID, err)
+			return nil, fmt.Errorf("lake: bad %s %q in Iceberg snapshot %d: %w", PropBatchTally, t, s.SnapshotID, err)
 		}
 		return &out, nil
 	}
 	return nil, nil
+}
+
+// RecordedMirrorResult is the result of a batch found already committed.
+func RecordedMirrorResult(cp Checkpoint, b payload.Batch) payload.MirrorResult {
+	var r payload.MirrorResult
+	RecordedResult(cp, b, &r)
+	r.BatchID, r.BatchSeq, r.AlreadyCommitted = b.ID, b.Seq, true
+	return r
 }

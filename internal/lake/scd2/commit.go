@@ -1,4 +1,4 @@
-package lake
+package scd2
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -21,41 +22,35 @@ import (
 // has no open version) with its values from the history table, for a
 // TOAST placeholder that takes its value. It returns nil when the key has
 // no history.
-func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table, sh *Shape, k cdc.Key) (*merge.Version, rowLoc, error) {
+func (w *HistoryWriter) lastClosedVersion(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, k cdc.Key) (*merge.Version, parquetio.RowLoc, error) {
 	rows, err := w.state.LiveRows(k)
 	if err != nil || len(rows) == 0 {
-		return nil, rowLoc{}, err
+		return nil, parquetio.RowLoc{}, err
 	}
 	last := rows[len(rows)-1]
 	fs, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, rowLoc{}, fmt.Errorf("lake: file IO: %w", err)
+		return nil, parquetio.RowLoc{}, fmt.Errorf("lake: file IO: %w", err)
 	}
 	var vals *cdc.Row
-	if err := ReadRowsAt(ctx, fs, w.state.HFiles[last.File], sh, []int64{last.Pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
-		return nil, rowLoc{}, err
+	if err := tablestate.ReadRowsAt(ctx, fs, w.state.HFiles[last.File], sh, []int64{last.Pos}, func(_ int64, row *cdc.Row) { vals = row }); err != nil {
+		return nil, parquetio.RowLoc{}, err
 	}
-	return last.Version(vals), rowLoc{File: last.File, Pos: last.Pos}, nil
+	return last.Version(vals), parquetio.RowLoc{File: last.File, Pos: last.Pos}, nil
 }
-
-// readPending returns the table's pending-rebuild keys (lakecat.ReadPending).
-func readPending(tbl *table.Table) (map[cdc.Key]bool, error) { return lakecat.ReadPending(tbl) }
-
-// pendingJSON is lakecat.PendingJSON.
-func pendingJSON(p map[cdc.Key]bool) string { return lakecat.PendingJSON(p) }
 
 // commit writes versions and removes stored rows in one row delta, with
 // props (plus the pending set, and the result JSON under lakecat.PropBatchResult
 // when result is set) in the same commit. It returns where each of
 // writes landed (commitFiles).
-func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *Shape, writes []KeyedVersion, removed []rowLoc,
-	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) ([]rowLoc, error) {
+func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, writes []tablestate.KeyedVersion, removed []parquetio.RowLoc,
+	props iceberg.Properties, pending map[cdc.Key]bool, result func() (string, error), rowsWritten, posDeletes *int, snapshotID *int64) ([]parquetio.RowLoc, error) {
 	*rowsWritten, *posDeletes = len(writes), len(removed)
 	hw, err := w.writeFiles(ctx, tbl, sh, writes, removed)
 	if err != nil {
 		return nil, err
 	}
-	props[PropPendingRebuild] = pendingJSON(pending)
+	props[PropPendingRebuild] = lakecat.PendingJSON(pending)
 	if result != nil {
 		r, err := result()
 		if err != nil {
@@ -70,7 +65,7 @@ func (w *HistoryWriter) commit(ctx context.Context, tbl *table.Table, sh *Shape,
 // at hw.locs[i]) and the stored rows removed as one position-delete file
 // per partition; none when there is nothing to write. It only reads the
 // local state.
-func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *Shape, writes []KeyedVersion, removed []rowLoc) (historyWritten, error) {
+func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *tablestate.Shape, writes []tablestate.KeyedVersion, removed []parquetio.RowLoc) (historyWritten, error) {
 	hf := newHistoryFile(ctx, tbl, sh)
 	hf.queue(writes)
 	return w.finishFiles(ctx, tbl, hf, removed)
@@ -79,7 +74,7 @@ func (w *HistoryWriter) writeFiles(ctx context.Context, tbl *table.Table, sh *Sh
 // finishFiles writes the stored rows removed as position-delete files
 // while hf encodes what was queued to it, then waits for hf's data files.
 // On error hf is stopped.
-func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *historyFile, removed []rowLoc) (historyWritten, error) {
+func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *historyFile, removed []parquetio.RowLoc) (historyWritten, error) {
 	defer hf.abort() // a no-op once finished
 	var hw historyWritten
 	var err error
@@ -95,13 +90,13 @@ func (w *HistoryWriter) finishFiles(ctx context.Context, tbl *table.Table, hf *h
 // commitFiles publishes written files with props in one commit. It
 // returns each written version's location in the local state's history
 // file table (nil: none written).
-func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw historyWritten, props iceberg.Properties, snapshotID *int64) ([]rowLoc, error) {
+func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw historyWritten, props iceberg.Properties, snapshotID *int64) ([]parquetio.RowLoc, error) {
 	newTbl, snap, err := rowdelta.CommitRowDelta(ctx, tbl, "history", rowdelta.DataFiles(hw.data), hw.deletes, props)
 	if err != nil {
 		w.state.Invalidate()
 		return nil, err
 	}
-	w.state.HistorySnap = SnapID(newTbl)
+	w.state.HistorySnap = tablestate.SnapID(newTbl)
 	if len(hw.data) == 0 && len(hw.deletes.Add) == 0 {
 		return nil, nil
 	}
@@ -114,16 +109,16 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw hi
 	for i, d := range hw.data {
 		fids[i] = w.state.HFileID(d.DF.FilePath())
 	}
-	locs := make([]rowLoc, len(hw.locs))
+	locs := make([]parquetio.RowLoc, len(hw.locs))
 	for i, l := range hw.locs {
-		locs[i] = rowLoc{File: fids[l.File], Pos: l.Pos}
+		locs[i] = parquetio.RowLoc{File: fids[l.File], Pos: l.Pos}
 	}
 	return locs, nil
 }
 
 // buildHistoryRows turns versions into one Arrow record in the history
 // table's schema, in the given order.
-func buildHistoryRows(tbl *table.Table, sh *Shape, writes []KeyedVersion) (arrow.RecordBatch, error) {
+func buildHistoryRows(tbl *table.Table, sh *tablestate.Shape, writes []tablestate.KeyedVersion) (arrow.RecordBatch, error) {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("lake: arrow schema: %w", err)
@@ -143,7 +138,7 @@ func buildHistoryRows(tbl *table.Table, sh *Shape, writes []KeyedVersion) (arrow
 	curB := field(lakecat.ColIsCurrent).(*array.BooleanBuilder)
 	hashB := field(lakecat.ColRowHash).(*array.StringBuilder)
 	txB := field(lakecat.ColSourceTx).(*array.StringBuilder)
-	parquetio.ReserveValueData(src, len(writes), func(i int) []cdc.Value { return AlignedVals(writes[i].V.Values, sh.Names) })
+	parquetio.ReserveValueData(src, len(writes), func(i int) []cdc.Value { return tablestate.AlignedVals(writes[i].V.Values, sh.Names) })
 	var seqBytes, toSeqBytes, hashBytes int
 	for _, kv := range writes {
 		seqBytes += 2 * len(kv.V.Seq)
@@ -156,7 +151,7 @@ func buildHistoryRows(tbl *table.Table, sh *Shape, writes []KeyedVersion) (arrow
 	var hx parquetio.HexScratch
 	for _, kv := range writes {
 		v := kv.V
-		vals := AlignedVals(v.Values, sh.Names)
+		vals := tablestate.AlignedVals(v.Values, sh.Names)
 		for c := range sh.Cols {
 			val := cdc.Null()
 			if vals != nil {

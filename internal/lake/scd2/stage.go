@@ -1,4 +1,4 @@
-package lake
+package scd2
 
 import (
 	"context"
@@ -11,26 +11,14 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
-// ApplyAfter is Apply after m (which shares this writer's State) applied
-// the same events of batch b: it reuses m's grouping, index lookups and
-// positions before the batch, and records each key's changes to both
-// tables in one chain record. When m did not apply this batch (its mirror
-// did not exist, or the call failed), the keys' positions are unknown and
-// every key is late, as with Apply and known false.
-func (w *HistoryWriter) ApplyAfter(ctx context.Context, b Batch, events []*cdc.Event, m *MirrorWriter) (HistoryResult, error) {
-	w.state.Settle()
-	plan := m.plan
-	if plan == nil || plan.Batch != b.Seq || !plan.SameEvents(events) || m.state != w.state {
-		plan = NewPlan(b.Seq, events)
-	}
-	return w.run(ctx, b, plan)
-}
-
 // run stages, writes and commits one batch.
-func (w *HistoryWriter) run(ctx context.Context, b Batch, plan *Plan) (HistoryResult, error) {
+func (w *HistoryWriter) run(ctx context.Context, b payload.Batch, plan *tablestate.Plan) (payload.HistoryResult, error) {
 	s, err := w.stage(ctx, b, plan)
 	if err != nil {
 		return s.res, err
@@ -48,39 +36,36 @@ func (w *HistoryWriter) run(ctx context.Context, b Batch, plan *Plan) (HistoryRe
 // and published by Commit.
 type HistoryStage struct {
 	w       *HistoryWriter
-	b       Batch
-	res     HistoryResult
+	b       payload.Batch
+	res     payload.HistoryResult
 	done    bool // nothing to write or commit: res is final
 	tbl     *table.Table
-	sh      *Shape
-	plan    *Plan
+	sh      *tablestate.Shape
+	plan    *tablestate.Plan
 	pending map[cdc.Key]bool
-	writes  []KeyedVersion
-	removed []rowLoc
-	changes []KeyChange
+	writes  []tablestate.KeyedVersion
+	removed []parquetio.RowLoc
+	changes []tablestate.KeyChange
 	files   historyWritten
 	written bool
 }
 
-// StageAfter begins batch b's history stage after ms, the same batch's
-// mirror stage on this writer's State (nil, or a stage of another State or
-// batch: every key's position before the batch is then unknown and every
-// key is late). Errors: catalog and local state failures, and
-// ErrStateMoved when checking the history table rebuilt the state ms was
-// decided on.
-func (w *HistoryWriter) StageAfter(ctx context.Context, b Batch, events []*cdc.Event, ms *MirrorStage) (*HistoryStage, error) {
+// StageAfter begins batch b's history stage after the same batch's
+// mirror stage on this writer's State, whose plan (MirrorStage.PlanFor)
+// it reuses (nil: every key's position before the batch is then unknown
+// and every key is late). Errors: catalog and local state failures, and
+// tablestate.ErrStateMoved when checking the history table rebuilt the state the
+// plan was decided on.
+func (w *HistoryWriter) StageAfter(ctx context.Context, b payload.Batch, events []*cdc.Event, plan *tablestate.Plan) (*HistoryStage, error) {
 	w.state.Settle()
-	var plan *Plan
-	if ms != nil && ms.plan != nil && ms.w.state == w.state && ms.b.Seq == b.Seq && ms.plan.SameEvents(events) {
-		plan = ms.plan
-	} else {
-		plan = NewPlan(b.Seq, events)
+	if plan == nil || plan.Batch != b.Seq || !plan.SameEvents(events) {
+		plan = tablestate.NewPlan(b.Seq, events)
 	}
 	return w.stage(ctx, b, plan)
 }
 
-func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *Plan) (*HistoryStage, error) {
-	s := &HistoryStage{w: w, b: b, plan: plan, res: HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}}
+func (w *HistoryWriter) stage(ctx context.Context, b payload.Batch, plan *tablestate.Plan) (*HistoryStage, error) {
+	s := &HistoryStage{w: w, b: b, plan: plan, res: payload.HistoryResult{BatchID: b.ID, BatchSeq: b.Seq}}
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil {
 		return s, err
@@ -89,10 +74,10 @@ func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *Plan) (*Histor
 		s.done = true
 		return s, nil
 	}
-	if cp, err := ReadCheckpoint(tbl); err != nil {
+	if cp, err := lakecat.ReadCheckpoint(tbl); err != nil {
 		return s, err
 	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
-		recordedResult(cp, b, &s.res)
+		lakecat.RecordedResult(cp, b, &s.res)
 		s.res.AlreadyCommitted = true
 		s.done = true
 		return s, nil
@@ -103,16 +88,16 @@ func (w *HistoryWriter) stage(ctx context.Context, b Batch, plan *Plan) (*Histor
 		return s, err
 	}
 	if resolved && plan.Ix != st.Ix {
-		return s, ErrStateMoved
+		return s, tablestate.ErrStateMoved
 	}
 	if err := plan.Resolve(st.Ix); err != nil {
 		st.Invalidate()
 		return s, err
 	}
-	if s.sh, err = ShapeOf(tbl.Schema(), w.keyCols); err != nil {
+	if s.sh, err = tablestate.ShapeOf(tbl.Schema(), w.keyCols); err != nil {
 		return s, err
 	}
-	if s.pending, err = readPending(tbl); err != nil {
+	if s.pending, err = lakecat.ReadPending(tbl); err != nil {
 		return s, err
 	}
 	s.tbl = tbl
@@ -201,7 +186,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 				continue
 			}
 			if lateBinlog != nil { // nothing to tell a binlog restart from a redelivery (merge/binlog.go)
-				return &BinlogRestartedError{Table: w.name.String(), Key: hex.EncodeToString([]byte(g.Key)), Change: lateBinlog,
+				return &tablestate.BinlogRestartedError{Table: w.name.String(), Key: hex.EncodeToString([]byte(g.Key)), Change: lateBinlog,
 					Above: &cdc.Event{Key: g.Key, Seq: pre}, Ambiguous: true}
 			}
 			res.Unwoven++ // the batch's changes above the key's position still apply
@@ -221,10 +206,10 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			continue
 		}
 		var prev *merge.Version
-		var prevLoc rowLoc
+		var prevLoc parquetio.RowLoc
 		switch {
 		case open != nil:
-			prev, prevLoc = open.Version(AlignRow(openVals, s.sh.Names)), rowLoc{File: open.File, Pos: open.Pos}
+			prev, prevLoc = open.Version(tablestate.AlignRow(openVals, s.sh.Names)), parquetio.RowLoc{File: open.File, Pos: open.Pos}
 		case needsPrevValues(fresh):
 			// a TOAST placeholder after the key's last version closed: its
 			// value is that version's, read from the table (rare)
@@ -233,7 +218,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 		}
 		out, replaces := merge.Replay(prev, fresh, w.opts)
-		c := KeyChange{Group: i, First: len(s.writes), N: len(out), OpenChanged: replaces || len(out) > 0}
+		c := tablestate.KeyChange{Group: i, First: len(s.writes), N: len(out), OpenChanged: replaces || len(out) > 0}
 		if replaces {
 			s.removed = append(s.removed, prevLoc)
 			loc := prevLoc
@@ -244,7 +229,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			if prev == nil || v.Seq != prev.Seq {
 				res.Opened++
 			}
-			s.writes = append(s.writes, KeyedVersion{Key: g.Key, V: v})
+			s.writes = append(s.writes, tablestate.KeyedVersion{Key: g.Key, V: v})
 		}
 		s.changes = append(s.changes, c)
 	}
@@ -272,7 +257,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 // re-read opens no version, so only the log tells a redelivered one, and
 // replaying the key would change nothing. batch is the key's changes in
 // the batch. Errors: local state log failures.
-func seenBefore(st *State, k cdc.Key, e *cdc.Event, live []localstate.HistRow, batch []*cdc.Event) (bool, error) {
+func seenBefore(st *tablestate.State, k cdc.Key, e *cdc.Event, live []localstate.HistRow, batch []*cdc.Event) (bool, error) {
 	if knows(live, e.Seq) {
 		return true, nil
 	}
@@ -305,12 +290,12 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 		return nil
 	}
 	for _, r := range stored {
-		s.removed = append(s.removed, rowLoc{File: r.File, Pos: r.Pos})
+		s.removed = append(s.removed, parquetio.RowLoc{File: r.File, Pos: r.Pos})
 	}
 	res.Rewritten += len(stored)
-	s.changes = append(s.changes, KeyChange{Group: i, First: len(s.writes), N: len(vs), OpenChanged: true, Reset: true})
+	s.changes = append(s.changes, tablestate.KeyChange{Group: i, First: len(s.writes), N: len(vs), OpenChanged: true, Reset: true})
 	for _, v := range vs {
-		s.writes = append(s.writes, KeyedVersion{Key: k, V: v})
+		s.writes = append(s.writes, tablestate.KeyedVersion{Key: k, V: v})
 	}
 	res.Opened += max(0, len(vs)-len(stored))
 	return nil
@@ -322,7 +307,7 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 // committed the batch) and history changes in the local state log, in the
 // background (State.recordAsync). Errors: commit failures, including
 // conflicts (retryable: the state is rebuilt next time).
-func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
+func (s *HistoryStage) Commit(ctx context.Context) (payload.HistoryResult, error) {
 	if s.done {
 		return s.res, nil
 	}
@@ -330,11 +315,11 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 		return s.res, err
 	}
 	w, st := s.w, s.w.state
-	props, err := batchProps(s.b, nil)
+	props, err := lakecat.BatchProps(s.b, nil)
 	if err != nil {
 		return s.res, err
 	}
-	props[PropPendingRebuild] = pendingJSON(s.pending)
+	props[PropPendingRebuild] = lakecat.PendingJSON(s.pending)
 	if s.b.Load == nil { // a load chunk records its cursor, not a batch result
 		r, err := json.Marshal(s.res)
 		if err != nil {
@@ -354,6 +339,6 @@ func (s *HistoryStage) Commit(ctx context.Context) (HistoryResult, error) {
 	if !withMirror {
 		s.plan.Mirror = nil
 	}
-	st.RecordAsync(s.plan, &HistChanges{Locs: locs, Writes: s.writes, Changes: s.changes}, withMirror)
+	st.RecordAsync(s.plan, &tablestate.HistChanges{Locs: locs, Writes: s.writes, Changes: s.changes}, withMirror)
 	return s.res, nil
 }

@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 )
 
@@ -37,7 +38,7 @@ import (
 // for concurrent use.
 type State struct {
 	cat     catalog.Catalog
-	name    TableName
+	name    lakecat.TableName
 	keyCols []string
 	dir     string
 
@@ -155,7 +156,7 @@ var testBudget *keyindex.Budget
 
 // newState returns an unbuilt state for a table, its log under dir ("" =
 // the system temp directory).
-func NewState(cat catalog.Catalog, name TableName, keyCols []string, dir string, mirror, history bool) *State {
+func NewState(cat catalog.Catalog, name lakecat.TableName, keyCols []string, dir string, mirror, history bool) *State {
 	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, OwnsHistory: history, Budget: testBudget}
 	s.EventsBy = localstate.RecMirror
 	if history {
@@ -344,12 +345,12 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	defer s.progress.end()
 	var err error
 	if s.ownsMirror && mirror == nil {
-		if mirror, err = LoadTable(ctx, s.cat, s.name.Mirror()); err != nil {
+		if mirror, err = lakecat.LoadTable(ctx, s.cat, s.name.Mirror()); err != nil {
 			return err
 		}
 	}
 	if s.OwnsHistory && history == nil {
-		if history, err = LoadTable(ctx, s.cat, s.name.History()); err != nil {
+		if history, err = lakecat.LoadTable(ctx, s.cat, s.name.History()); err != nil {
 			return err
 		}
 	}
@@ -389,7 +390,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 		}
 		rows += n
 		s.Ix.SnapshotID = mirror.CurrentSnapshot().SnapshotID
-		if cp, err := ReadCheckpoint(mirror); err == nil {
+		if cp, err := lakecat.ReadCheckpoint(mirror); err == nil {
 			s.BuiltAtBatch = max(s.BuiltAtBatch, cp.BatchSeq)
 		}
 	}
@@ -400,7 +401,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 			return err
 		}
 		rows += n
-		if cp, err := ReadCheckpoint(history); err == nil {
+		if cp, err := lakecat.ReadCheckpoint(history); err == nil {
 			s.BuiltAtBatch = max(s.BuiltAtBatch, cp.BatchSeq)
 		}
 	}
@@ -571,7 +572,7 @@ func (s *State) flush() error {
 
 // walk calls fn for each of k's chain records, newest first, decoding the
 // sections in want, until fn returns false.
-func (s *State) walk(k cdc.Key, want uint8, fn func(*localstate.ChainRec) bool) error {
+func (s *State) Walk(k cdc.Key, want uint8, fn func(*localstate.ChainRec) bool) error {
 	return s.walkFrom(s.Ix.Head(k), k, want, fn)
 }
 
@@ -603,7 +604,7 @@ func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*localstate.
 // sh (columns the record predates are NULL); nil when none is recorded.
 func (s *State) MirrorValues(k cdc.Key, sh *Shape) (*cdc.Row, error) {
 	var out *cdc.Row
-	err := s.walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
+	err := s.Walk(k, localstate.WantMirror, func(r *localstate.ChainRec) bool {
 		if r.Flags&localstate.RecMirror == 0 {
 			return true
 		}
@@ -654,14 +655,14 @@ func (s *State) VersionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 // liveRows returns key k's live history rows, ascending by version id.
 func (s *State) LiveRows(k cdc.Key) ([]localstate.HistRow, error) {
 	var rows []localstate.HistRow
-	dead := map[rowLoc]bool{}
+	dead := map[parquetio.RowLoc]bool{}
 	err := s.walkFrom(s.Ix.Head(k), k, localstate.WantRows, func(r *localstate.ChainRec) bool {
 		if r.Flags&localstate.RecRows == 0 {
 			return true
 		}
 		for i := len(r.Rows) - 1; i >= 0; i-- {
 			h := r.Rows[i]
-			if l := (rowLoc{File: h.File, Pos: h.Pos}); !dead[l] {
+			if l := (parquetio.RowLoc{File: h.File, Pos: h.Pos}); !dead[l] {
 				rows = append(rows, h)
 				dead[l] = true // an older record never holds the same row
 			}
@@ -683,7 +684,7 @@ func (s *State) LiveRows(k cdc.Key) ([]localstate.HistRow, error) {
 // state log failures.
 func (s *State) KeyEvents(k cdc.Key) ([]*cdc.Event, error) {
 	var events []*cdc.Event
-	err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
+	err := s.Walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
 		events = append(events, r.Events...)
 		return true
 	})
@@ -706,7 +707,7 @@ func (s *State) Events(keys []cdc.Key) (out map[cdc.Key][]*cdc.Event, ok bool, e
 	out = make(map[cdc.Key][]*cdc.Event, len(keys))
 	for _, k := range keys {
 		var es []*cdc.Event
-		if err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
+		if err := s.Walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
 			es = append(es, r.Events...)
 			return true
 		}); err != nil {
@@ -764,7 +765,7 @@ func (s *State) addEvents(k cdc.Key, es []*cdc.Event) error {
 		return record{e.Seq, e.Origin.Topic, e.Origin.Partition, e.Origin.Offset}
 	}
 	have := map[record]bool{}
-	if err := s.walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
+	if err := s.Walk(k, localstate.WantEvents, func(r *localstate.ChainRec) bool {
 		for _, e := range r.Events {
 			have[at(e)] = true
 		}
@@ -929,3 +930,12 @@ func AlignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
 	}
 	return AlignRow(r, to).Vals
 }
+
+// BuildRuns is the number of sorted runs the last build from the tables
+// wrote to local disk and their size in bytes (0, 0 when it sorted in
+// memory): for benchmarks and tests of the build.
+func (s *State) BuildRuns() (runs int, bytes int64) { return s.buildRuns, s.buildRunBytes }
+
+// ChainLog is the state's chain log (nil before the first build), for
+// tests that break it under the writers.
+func (s *State) ChainLog() *localstate.Log { return s.log }

@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"github.com/lakemirror/lakemirror/internal/cdc"

@@ -1,10 +1,11 @@
-package lake
+package tablestate
 
 import (
 	"sort"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
@@ -12,7 +13,7 @@ import (
 // for the chain records: the data file its versions went to (a file id,
 // -1 for none), the versions in file order, and per key what changed.
 type HistChanges struct {
-	Locs    []rowLoc // where writes[i] landed (HistoryWriter.commitFiles)
+	Locs    []parquetio.RowLoc // where writes[i] landed (HistoryWriter.commitFiles)
 	Writes  []KeyedVersion
 	Changes []KeyChange // ascending by group
 }
@@ -23,7 +24,7 @@ type HistChanges struct {
 type KeyChange struct {
 	Group       int // index of the key's group in the batch plan
 	First, N    int
-	Removed     *rowLoc
+	Removed     *parquetio.RowLoc
 	OpenChanged bool
 	Reset       bool // a rebuild: every older row of the key was removed
 }
@@ -210,9 +211,9 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 				open, openVals, openAt = &rows[i], v.Values, i
 			}
 		}
-		var rm []rowLoc
+		var rm []parquetio.RowLoc
 		if c.Removed != nil {
-			rm = []rowLoc{*c.Removed}
+			rm = []parquetio.RowLoc{*c.Removed}
 		}
 		w.Rows(rows, rm)
 		e.rowsBuf = rows

@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // Position deletes and deletion vectors both apply. Errors: planning
 // and file IO failures, unreadable delete files or deletion vectors, and
 // a data file with equality deletes (this pipeline writes none).
-func liveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []iceberg.DataFile, map[string][]int64, error) {
+func LiveFiles(ctx context.Context, tbl *table.Table, kind string) (iceio.IO, []iceberg.DataFile, map[string][]int64, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("lake: plan %s scan: %w", kind, err)

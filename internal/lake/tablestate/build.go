@@ -1,4 +1,4 @@
-package lake
+package tablestate
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate
 	if err != nil {
 		return 0, err
 	}
-	fs, dataFiles, deleted, err := liveFiles(ctx, tbl, "mirror")
+	fs, dataFiles, deleted, err := LiveFiles(ctx, tbl, "mirror")
 	if err != nil {
 		return 0, err
 	}
@@ -41,12 +41,12 @@ func (s *State) loadMirror(ctx context.Context, tbl *table.Table, bs *localstate
 	for _, df := range dataFiles {
 		path := df.FilePath()
 		fid := s.Ix.FileID(path)
-		extra := []string{ColSeq, sh.SoftDelete}
+		extra := []string{lakecat.ColSeq, sh.SoftDelete}
 		err := scanLiveRows(ctx, fs, path, "mirror", s.keyCols, extra, sh, deleted[path], func(pos int64, k cdc.Key, sys []arrow.Array, r int, vals *cdc.Row) error {
 			seqArr, ok1 := sys[0].(*array.String)
 			delArr, ok2 := sys[1].(*array.Boolean)
 			if !ok1 || !ok2 {
-				return fmt.Errorf("lake: %s: unexpected %s/%s types", path, ColSeq, sh.SoftDelete)
+				return fmt.Errorf("lake: %s: unexpected %s/%s types", path, lakecat.ColSeq, sh.SoftDelete)
 			}
 			seq, err := cdc.ParseSeqHex(seqArr.Value(r))
 			if err != nil {
@@ -74,7 +74,7 @@ func (s *State) loadHistory(ctx context.Context, tbl *table.Table, bs *localstat
 	if err != nil {
 		return 0, err
 	}
-	fs, files, deleted, err := liveFiles(ctx, tbl, "history")
+	fs, files, deleted, err := LiveFiles(ctx, tbl, "history")
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package lake
+package scd2
 
 import (
 	"context"
@@ -9,7 +9,10 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 	"github.com/lakemirror/lakemirror/internal/merge"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Pending returns the keys awaiting a rebuild (nil when the history
@@ -20,7 +23,7 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	return PendingKeys(tbl)
+	return lakecat.PendingKeys(tbl)
 }
 
 // Rebuild replaces each given key's whole history with the history of
@@ -30,9 +33,9 @@ func (w *HistoryWriter) Pending(ctx context.Context) ([]cdc.Key, error) {
 // (docs/design.md rule 6: the late path). A key whose stored versions already
 // equal the rebuilt ones is left alone. The stored versions come from the
 // local state: only the keys' rows are touched.
-func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (RebuildResult, error) {
+func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Event) (payload.TableRebuildResult, error) {
 	w.state.Settle()
-	var res RebuildResult
+	var res payload.TableRebuildResult
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || tbl == nil {
 		return res, err
@@ -40,18 +43,18 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 	if err := w.state.EnsureHistory(ctx, tbl); err != nil {
 		return res, err
 	}
-	sh, err := ShapeOf(tbl.Schema(), w.keyCols)
+	sh, err := tablestate.ShapeOf(tbl.Schema(), w.keyCols)
 	if err != nil {
 		return res, err
 	}
-	pending, err := readPending(tbl)
+	pending, err := lakecat.ReadPending(tbl)
 	if err != nil {
 		return res, err
 	}
-	var writes []KeyedVersion
-	var removed []rowLoc
-	var changes []KeyChange
-	plan := &Plan{Batch: w.state.BuiltAtBatch, Groups: merge.GroupByKey(flatten(byKey))}
+	var writes []tablestate.KeyedVersion
+	var removed []parquetio.RowLoc
+	var changes []tablestate.KeyChange
+	plan := &tablestate.Plan{Batch: w.state.BuiltAtBatch, Groups: merge.GroupByKey(tablestate.Flatten(byKey))}
 	for gi, g := range plan.Groups {
 		res.Keys++
 		delete(pending, g.Key)
@@ -66,11 +69,11 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 		}
 		res.Changed++
 		for _, r := range stored {
-			removed = append(removed, rowLoc{File: r.File, Pos: r.Pos})
+			removed = append(removed, parquetio.RowLoc{File: r.File, Pos: r.Pos})
 		}
-		changes = append(changes, KeyChange{Group: gi, First: len(writes), N: len(vs), OpenChanged: true, Reset: true})
+		changes = append(changes, tablestate.KeyChange{Group: gi, First: len(writes), N: len(vs), OpenChanged: true, Reset: true})
 		for _, v := range vs {
-			writes = append(writes, KeyedVersion{Key: g.Key, V: v})
+			writes = append(writes, tablestate.KeyedVersion{Key: g.Key, V: v})
 		}
 	}
 	for k := range byKey { // keys with no change events at all
@@ -81,7 +84,7 @@ func (w *HistoryWriter) Rebuild(ctx context.Context, byKey map[cdc.Key][]*cdc.Ev
 	if err != nil {
 		return res, err
 	}
-	return res, w.state.RecordChanges(plan, &HistChanges{Locs: locs, Writes: writes, Changes: changes})
+	return res, w.state.RecordChanges(plan, &tablestate.HistChanges{Locs: locs, Writes: writes, Changes: changes})
 }
 
 // sameVersions compares stored rows with rebuilt versions by identity,
@@ -102,12 +105,4 @@ func sameVersions(stored []localstate.HistRow, vs []merge.Version, o merge.Histo
 		}
 	}
 	return true
-}
-
-func flatten(byKey map[cdc.Key][]*cdc.Event) []*cdc.Event {
-	var out []*cdc.Event
-	for _, es := range byKey {
-		out = append(out, es...)
-	}
-	return out
 }
