@@ -1,8 +1,11 @@
-// Package lake is the Iceberg adapter: it creates the bronze and mirror
-// tables, keeps the per-table primary-key index, and
-// writes each batch as one merge-on-read row delta (new row versions plus
-// a position-delete file for the versions they replace), with the batch's
-// bookkeeping in the snapshot summary and table properties.
+// Package lake is the Iceberg write path: the table writer (TableWriter,
+// WriteBatch: the write protocol of one source table behind one call),
+// the mirror writer, and the bronze, quarantine and purged-keys tables.
+// Each batch is written as one merge-on-read row delta per table (new row
+// versions plus the position deletes or deletion vectors of the versions
+// they replace), with the batch's bookkeeping in the snapshot summary and
+// table properties. The history writer and the local state it shares
+// with the mirror writer are packages of their own below it.
 //
 // Data and delete files are written here with arrow-go's Parquet writer
 // (so row positions are known exactly) and described to Iceberg with
@@ -18,20 +21,28 @@
 //   - internal/lake/lakecat: the catalog (CatalogConfig, OpenCatalog),
 //     table names (TableName) and loading (LoadTable, LoadOrCreate), the
 //     batch's table cache and CommitTx, schemas and system columns,
-//     layouts, bookkeeping property names. lakecat.go keeps the lake
+//     layouts, bookkeeping property names and values (BatchProps,
+//     FindCommitted, PendingKeys, the recorded start: StartRecord). lakecat.go keeps the lake
 //     names of its most used declarations for callers outside.
 //   - internal/lake/localstate: the local state's storage: the chain log
 //     (Log), the chain record codec (ChainRec, RecWriter, RecReader,
 //     Codec), stored history rows (HistRow), the build's key sort
 //     (BuildSorter) and the sidecar file's format
-//     (SidecarImage, EncodeSidecar, ParseSidecar). The State itself
-//     (building, recording batches from the writers' plans, the late
-//     path's reads, writing and loading the sidecar) stays here, in
-//     state*.go and sidecar.go.
+//     (SidecarImage, EncodeSidecar, ParseSidecar).
+//   - internal/lake/tablestate: one table's local write-path state (State:
+//     the key index and chain log, built from the tables or loaded from
+//     the sidecar, recording each batch's plan), the batch plans the
+//     writers decide on (Plan), the mirror's source-column layout
+//     (Shape), the key-change creates waiting for their old key (heirs),
+//     and the errors about it (ErrStateMoved, BinlogRestartedError;
+//     errors.go keeps their lake names).
+//   - internal/lake/scd2: the SCD type 2 history writer (HistoryWriter,
+//     HistoryStage), on the State it shares with the mirror writer
+//     (NewWriters); StageAfter reuses the mirror stage's plan.
 //   - internal/lake/maintain: snapshot expiry (AutoExpire after each
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
 //     files, manifest merges, bronze retention's file drops (TrimBronze,
-//     TrimmedBefore, LastTrim). Purge and what a rebuild does about a
+//     TrimmedBefore, LastTrim), table sizes (SizeOf). Purge and what a rebuild does about a
 //     trimmed past (TrimmedPast, KeepApplied) use the writers and stay
 //     here.
 //   - internal/lake/tableread: the row readers: ReadRows and

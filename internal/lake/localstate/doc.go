@@ -18,7 +18,7 @@
 //   - buildsort.go: BuildSorter, the external sort of a build's items
 //     by key (chunks in memory, run files beside the log, merged), and
 //     the item kinds; the chunk size (buildChunkBytes) and the items'
-//     payloads stay with the build (statebuild.go).
+//     payloads stay with the build (internal/lake/tablestate/build.go).
 //   - histrow.go: HistRow, a stored history row (its version's identity
 //     and interval, file id and position), and its merge.Version.
 //   - sidecar.go: the sidecar file's format (SidecarImage, EncodeSidecar,

@@ -117,7 +117,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	w, st, plan, res := s.w, s.w.state, s.plan, &s.res
 	res.Keys = len(plan.Groups)
 	// the versions go to the file in chunks, encoded while the next keys
-	// are decided (history_file.go)
+	// are decided (file.go)
 	hf := newHistoryFile(ctx, s.tbl, s.sh)
 	defer hf.abort() // a no-op once finished
 	// sized for the usual case, no growing by copying: a key writes at
