@@ -41,7 +41,7 @@ type MirrorWriter struct {
 	// exactly (fillFromOldKeys); the stage lists them for a rebuild
 	refill map[cdc.Key]bool
 	// rawAfter and unlogged: the key-change creates of that batch listed
-	// as heirs (State.heirs), with their after images as they came, for
+	// as heirs (State.Heirs), with their after images as they came, for
 	// the local state log (the log keeps those, or, for unlogged keys,
 	// leaves the creates out)
 	rawAfter map[*cdc.Event]*cdc.Row

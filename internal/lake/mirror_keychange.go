@@ -157,7 +157,7 @@ func (w *MirrorWriter) fillFromOldKeys(ctx context.Context, tbl *table.Table, sh
 // changes, when the log holds all of them, following chains of key
 // changes up to depth back. The log keeps such a create as it came:
 // in its after image while its old key's changes were still to come
-// (State.heirs), else in its before image beside the after image it
+// (State.Heirs), else in its before image beside the after image it
 // was filled to (fillFromOldKeys), so that a change of the old key
 // below it that arrived after it (late, or redelivered) reaches it
 // here; a column the old key's logged changes do not know keeps that

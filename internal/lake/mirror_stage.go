@@ -149,7 +149,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		refill[k] = true
 	}
 	plan.LogRaw = w.rawAfter
-	// the log leaves such a create out (batchPlan.loggedEvents): the
+	// the log leaves such a create out (Plan.loggedEvents): the
 	// key's past is read from bronze again
 	leaveOut := func(k cdc.Key) {
 		if plan.NoLog == nil {

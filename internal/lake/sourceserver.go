@@ -89,7 +89,7 @@ func binlogAt(g merge.Group, stored cdc.Seq) bool {
 
 // checkBinlogPast runs merge.FindBinlogRestart over key k's changes in
 // the batch (batch) and its past changes from the local state log (which must hold every
-// past change: State.eventsLogged). Errors: a *BinlogRestartedError, local
+// past change: State.EventsLogged). Errors: a *BinlogRestartedError, local
 // state log failures.
 func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *tablestate.Shape) error {
 	past, _, err := w.state.PastChanges(k, sh)
@@ -102,7 +102,7 @@ func (w *MirrorWriter) checkBinlogPast(k cdc.Key, batch []*cdc.Event, sh *tables
 	return nil
 }
 
-// binlogSuspect is a key's binlog restart within a batch and the key's
+// BinlogSuspect is a key's binlog restart within a batch and the key's
 // changes in the batch, as delivered (before duplicates are dropped).
 type binlogSuspect struct {
 	merge.BinlogRestart

@@ -10,7 +10,7 @@ import (
 // whose batch holds a change older than its stored row that was never seen
 // before is late: its mirror row must be the fold of all its changes and
 // its history the replay of all of them. When the local state log holds
-// every past change of the table (State.eventsLogged), the mirror stage
+// every past change of the table (State.EventsLogged), the mirror stage
 // reads the key's past changes from the log once, and both writers rebuild
 // the key from them in the batch's own commits: the mirror row refolded
 // (replaced only when it differs), the history's live rows replaced by the

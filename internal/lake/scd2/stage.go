@@ -305,7 +305,7 @@ func (s *HistoryStage) weave(i int, k cdc.Key, full *merge.Group) error {
 // pending-rebuild set in one commit, then starts recording each key's row
 // changes, new mirror values (when the mirror writer of this State
 // committed the batch) and history changes in the local state log, in the
-// background (State.recordAsync). Errors: commit failures, including
+// background (State.RecordAsync). Errors: commit failures, including
 // conflicts (retryable: the state is rebuilt next time).
 func (s *HistoryStage) Commit(ctx context.Context) (payload.HistoryResult, error) {
 	if s.done {

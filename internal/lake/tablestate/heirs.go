@@ -13,18 +13,18 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// heir is a key-change create applied before every change of its old
-// key below it had arrived (State.heirs): its new key and position.
+// Heir is a key-change create applied before every change of its old
+// key below it had arrived (State.Heirs): its new key and position.
 type Heir struct {
 	Key cdc.Key
 	At  cdc.Seq
 }
 
-// maxHeirs bounds State.heirs: past it a create is not listed (its
+// maxHeirs bounds State.Heirs: past it a create is not listed (its
 // value stays as filled when it was applied).
 const maxHeirs = 100_000
 
-// addHeir lists h under old key k and reports whether it did (not when
+// AddHeir lists h under old key k and reports whether it did (not when
 // maxHeirs are listed).
 func (s *State) AddHeir(k cdc.Key, h Heir) bool {
 	n := 0
@@ -43,7 +43,7 @@ func (s *State) AddHeir(k cdc.Key, h Heir) bool {
 	return true
 }
 
-// PropKeyChangeHeirs keeps State.heirs on the mirror: a JSON array of
+// PropKeyChangeHeirs keeps State.Heirs on the mirror: a JSON array of
 // [old key, new key, position] triples (hex; sorted), committed with each
 // batch while any create is listed, so that a worker that restarts, or
 // builds its state from the tables again, still lists the new key for
@@ -56,7 +56,7 @@ const PropKeyChangeHeirs = "lakemirror.key-change-heirs"
 // under a catalog's property size limits, such as Glue's 512 KB).
 const maxStoredHeirs = 1000
 
-// heirsJSON is PropKeyChangeHeirs for heirs without the creates of done
+// HeirsJSON is PropKeyChangeHeirs for heirs without the creates of done
 // ("[]" when none are left).
 func HeirsJSON(heirs map[cdc.Key][]Heir, done []heirDone) string {
 	var kept []heirDone
@@ -79,7 +79,7 @@ func HeirsJSON(heirs map[cdc.Key][]Heir, done []heirDone) string {
 }
 
 // loadHeirs lists the creates mirror's PropKeyChangeHeirs keeps in
-// State.heirs (a state built from the tables or a sidecar). Errors: a
+// State.Heirs (a state built from the tables or a sidecar). Errors: a
 // malformed property.
 func (s *State) loadHeirs(mirror *table.Table) error {
 	if mirror == nil {
@@ -115,7 +115,7 @@ func parseHeirs(t string) ([]heirDone, error) {
 	return out, nil
 }
 
-// chainHeirs lists key-change create e also under the old keys of the
+// ChainHeirs lists key-change create e also under the old keys of the
 // listed creates that made e's old key (a chain 1 → 2 → 3 whose first
 // create still waits for key 1's changes): the value e took from its old
 // key may come from such a create, so a change of key 1 below it fills
@@ -136,13 +136,13 @@ func (s *State) ChainHeirs(e *cdc.Event) bool {
 	return listed
 }
 
-// heirDone is a create of State.heirs (h, under old key) to forget.
+// heirDone is a create of State.Heirs (h, under old key) to forget.
 type heirDone struct {
 	old cdc.Key
 	h   Heir
 }
 
-// heirsToRefill returns the new keys of the creates listed under the
+// HeirsToRefill returns the new keys of the creates listed under the
 // keys of groups whose changes reach below them with values (an upsert,
 // a delete with a full before image: what a placeholder could take),
 // and the creates whose old key's delete at or below them arrived (the
@@ -177,7 +177,7 @@ func (s *State) HeirsToRefill(groups []merge.Group, keyCols []string) (refill []
 	return refill, done
 }
 
-// forgetHeirs drops the creates of done from State.heirs.
+// forgetHeirs drops the creates of done from State.Heirs.
 func (s *State) forgetHeirs(done []heirDone) {
 	for _, d := range done {
 		hs := slices.DeleteFunc(s.Heirs[d.old], func(h Heir) bool { return h == d.h })

@@ -5,11 +5,11 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/localstate"
 )
 
-// eventsLogged reports whether the log holds every past row change of
+// EventsLogged reports whether the log holds every past row change of
 // the table (built from empty tables, or past changes loaded).
 func (s *State) EventsLogged() bool { return s.Built && s.eventsComplete }
 
-// keyLogged reports whether the log holds every past row change of key
+// KeyLogged reports whether the log holds every past row change of key
 // k (all of the table's, or k's loaded by LoadKeyEvents).
 func (s *State) KeyLogged(k cdc.Key) bool {
 	if !s.Built {
@@ -22,7 +22,7 @@ func (s *State) KeyLogged(k cdc.Key) bool {
 	return ok
 }
 
-// pastChanges returns every row change the log holds for key k (all
+// PastChanges returns every row change the log holds for key k (all
 // batches, in no order, with duplicates as recorded) and the key's
 // recorded mirror values, aligned to sh (nil when none are recorded).
 // Errors: local state log failures (the state is then invalid).

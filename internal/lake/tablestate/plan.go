@@ -6,7 +6,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// batchPlan is one batch's row changes grouped by key (merge.GroupByKey),
+// Plan is one batch's row changes grouped by key (merge.GroupByKey),
 // made once by the mirror writer and used again by the history writer of
 // the same State: each group's key index entry (looked up once), the
 // mirror's `_seq` of the key before the batch, and after the mirror commit
@@ -21,7 +21,7 @@ type Plan struct {
 	Entries []uint32
 	Pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
 	Known   bool      // pre is known (false: the mirror had committed the batch already)
-	// binlogSuspect: keys whose MySQL changes go back in position within
+	// BinlogSuspect: keys whose MySQL changes go back in position within
 	// the batch while the log lacks their past (merge/binlog.go): the
 	// history stage puts them in its pending set (RebuildKeys replays them
 	// from bronze)
@@ -30,15 +30,15 @@ type Plan struct {
 	// local state could not fill exactly (MirrorWriter.fillFromOldKeys):
 	// the history stage puts them in its pending set too
 	Refill map[cdc.Key]bool
-	// noLog: keys whose key-change creates the local state log leaves
-	// out (their bronze copies are loaded instead); logRaw: creates the
+	// NoLog: keys whose key-change creates the local state log leaves
+	// out (their bronze copies are loaded instead); LogRaw: creates the
 	// log keeps with these after images, as they came (loggedEvents)
 	NoLog  map[cdc.Key]bool
 	LogRaw map[*cdc.Event]*cdc.Row
-	// heirsDone: key-change creates State.heirs forgets once the batch
+	// HeirsDone: key-change creates State.Heirs forgets once the batch
 	// is recorded (their old keys' changes below them all arrived)
 	HeirsDone []heirDone
-	// wovenChecked: the mirror stage checked every key with changes below
+	// WovenChecked: the mirror stage checked every key with changes below
 	// pre against the past changes in the local state log (weave.go); woven
 	// then holds, for each late key, all its changes (nil entries: keys
 	// that are not late; a nil slice: none is). A change the log holds may
@@ -53,7 +53,7 @@ type Plan struct {
 	recorded bool
 }
 
-// newPlan groups the row changes of events.
+// NewPlan groups the row changes of events.
 func NewPlan(batch int64, events []*cdc.Event) *Plan {
 	return &Plan{Batch: batch, events: events, Groups: merge.GroupByKey(rowChanges(events))}
 }
@@ -82,7 +82,7 @@ func (p *Plan) Resolve(ix *keyindex.Index) error {
 	return ix.Resolve(keys, p.Entries)
 }
 
-// sameEvents reports whether events is the slice the plan was made from.
+// SameEvents reports whether events is the slice the plan was made from.
 func (p *Plan) SameEvents(events []*cdc.Event) bool {
 	if len(events) != len(p.events) {
 		return false
@@ -92,9 +92,9 @@ func (p *Plan) SameEvents(events []*cdc.Event) bool {
 
 // loggedEvents returns group i's events as the local state log records
 // them: a key-change create whose TOAST placeholders the state could not
-// fill exactly is left out (noLog), so that the rebuild from bronze that
+// fill exactly is left out (NoLog), so that the rebuild from bronze that
 // follows loads its exact copy (State.addEvents keeps the first copy of
-// a record), or kept as it came (logRaw), to be filled from its old
+// a record), or kept as it came (LogRaw), to be filled from its old
 // key's logged changes when read back (MirrorWriter.fillLogged).
 func (p *Plan) loggedEvents(i int) []*cdc.Event {
 	g := &p.Groups[i]

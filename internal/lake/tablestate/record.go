@@ -9,7 +9,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/merge"
 )
 
-// histChanges is what one batch (or rebuild) did to the history table,
+// HistChanges is what one batch (or rebuild) did to the history table,
 // for the chain records: the data file its versions went to (a file id,
 // -1 for none), the versions in file order, and per key what changed.
 type HistChanges struct {
@@ -18,7 +18,7 @@ type HistChanges struct {
 	Changes []KeyChange // ascending by group
 }
 
-// keyChange is what one batch did to one key's history: its versions
+// KeyChange is what one batch did to one key's history: its versions
 // writes[first:first+n], the stored row it removed, and whether its open
 // version may have changed.
 type KeyChange struct {
@@ -137,8 +137,8 @@ func (s *State) appendRec(ent uint32, rec []byte) error {
 	return nil
 }
 
-// recordAsync is recordPlan in the background: it returns at once, and
-// the state's next use waits for the recording to finish (settle). A batch
+// RecordAsync is recordPlan in the background: it returns at once, and
+// the state's next use waits for the recording to finish (Settle). A batch
 // is committed before it is recorded, so its ApplyBatch need not wait for
 // the log: the recording overlaps the workflow's next step and the next
 // batch's fetch and prepare. A failed recording invalidates the state (it
@@ -151,7 +151,7 @@ func (s *State) RecordAsync(plan *Plan, hist *HistChanges, withMirror bool) {
 }
 
 // Settle waits for a build left running (buildDetached) and for a
-// background recording (recordAsync), and invalidates the state when the
+// background recording (RecordAsync), and invalidates the state when the
 // recording failed. Every use of the state settles first.
 func (s *State) Settle() {
 	if s.building != nil {
@@ -223,7 +223,7 @@ func (e *recEncoder) encodeKeyRec(prev uint64, batch int64, events []*cdc.Event,
 	}
 }
 
-// recordMirror appends, per index entry, a record of its new mirror
+// RecordMirror appends, per index entry, a record of its new mirror
 // values (a rebuild's), then flushes the log.
 func (s *State) RecordMirror(batch int64, entries []uint32, rows []*cdc.Row) error {
 	enc := &s.encoders[0]
@@ -248,7 +248,7 @@ func (s *State) flushPending() error {
 	return s.recordPlan(p, nil, true)
 }
 
-// recordChanges appends a chain record for each key of plan with history
+// RecordChanges appends a chain record for each key of plan with history
 // changes (a rebuild's: no row changes, no mirror values), then flushes.
 func (s *State) RecordChanges(plan *Plan, hist *HistChanges) error {
 	if err := plan.Resolve(s.Ix); err != nil {
@@ -267,7 +267,7 @@ func (s *State) RecordChanges(plan *Plan, hist *HistChanges) error {
 	return s.flush()
 }
 
-// keyedVersion is a version to write for a key.
+// KeyedVersion is a version to write for a key.
 type KeyedVersion struct {
 	Key cdc.Key
 	V   merge.Version

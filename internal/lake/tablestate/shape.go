@@ -12,7 +12,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 )
 
-// shape is a mirror table's source-column layout: the columns in schema
+// Shape is a mirror table's source-column layout: the columns in schema
 // order with their types, used to align and type every row image before
 // the merge rules see it.
 type Shape struct {
@@ -25,7 +25,7 @@ type Shape struct {
 	ids map[string]int
 }
 
-// shapeOf derives the layout from the mirror's Iceberg schema.
+// ShapeOf derives the layout from the mirror's Iceberg schema.
 func ShapeOf(sc *iceberg.Schema, keyCols []string) (*Shape, error) {
 	s := &Shape{keyCols: keyCols}
 	var names []string
@@ -52,7 +52,7 @@ func ShapeOf(sc *iceberg.Schema, keyCols []string) (*Shape, error) {
 // NULL) with every value converted to its column's type, and the names of
 // image columns the table does not have. TOAST placeholders pass through.
 // A value that does not fit its column is an error naming the column,
-// unless carry is set (a delete's before image, see conformEvent): then a
+// unless carry is set (a delete's before image, see ConformEvent): then a
 // non-key value that does not fit becomes an unavailable-value
 // placeholder, which the merge rules fill with the key's last known value
 // (design.md rule 4), and carried counts it.
@@ -86,7 +86,7 @@ func (s *Shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []str
 	return out, unknown, nil
 }
 
-// conformEvent aligns both images of e and recomputes its key from the
+// ConformEvent aligns both images of e and recomputes its key from the
 // typed values, so that keys match those read back from the table. It
 // returns the image columns the table does not have and the number of a
 // delete's before-image values that did not fit their column: a delete

@@ -43,7 +43,7 @@ type State struct {
 	dir     string
 
 	ownsMirror, OwnsHistory bool
-	// eventsBy is the part whose writer logs each batch's row changes:
+	// EventsBy is the part whose writer logs each batch's row changes:
 	// localstate.RecMirror or RecRows (history).
 	EventsBy uint8
 
@@ -55,7 +55,7 @@ type State struct {
 	// LoadEvents). False after a build from tables with rows: their past
 	// events are in bronze only.
 	eventsComplete bool
-	// keysLogged are keys whose every past row change the log holds
+	// KeysLogged are keys whose every past row change the log holds
 	// although eventsComplete is false: their bronze records were loaded
 	// a key set at a time (LoadKeyEvents) since the state was built;
 	// keyReadCost is what those reads cost, in bronze rows read whole
@@ -70,7 +70,7 @@ type State struct {
 	// PropKeyChangeHeirs (at most maxStoredHeirs) and listed again when
 	// the state is built or loaded (loadHeirs).
 	Heirs map[cdc.Key][]Heir
-	// builtAtBatch is the last batch sequence the tables held when the
+	// BuiltAtBatch is the last batch sequence the tables held when the
 	// state was built from them.
 	BuiltAtBatch int64
 
@@ -95,7 +95,7 @@ type State struct {
 	encoders [2]recEncoder // recordPlan's, one per goroutine
 
 	// recording receives the outcome of the batch being recorded in the log
-	// in the background (recordAsync); nil when none is.
+	// in the background (RecordAsync); nil when none is.
 	recording chan error
 
 	// everBuilt: the state was built (or loaded) once; a later build has
@@ -114,7 +114,7 @@ type State struct {
 	sidecarSnap int64
 	// building is a build from the tables left running by a caller whose
 	// context ended (buildDetached); nil when none is. Every use of the
-	// state waits for it (settle; awaitBuild with a context).
+	// state waits for it (Settle; AwaitBuild with a context).
 	building *buildRun
 	// onProgress, when set, is told of a build's progress
 	// (SetBuildProgress).
@@ -154,7 +154,7 @@ var stateSeq atomic.Int64
 // is the index budget of every state not given one.
 var testBudget *keyindex.Budget
 
-// newState returns an unbuilt state for a table, its log under dir ("" =
+// NewState returns an unbuilt state for a table, its log under dir ("" =
 // the system temp directory).
 func NewState(cat catalog.Catalog, name lakecat.TableName, keyCols []string, dir string, mirror, history bool) *State {
 	s := &State{cat: cat, name: name, keyCols: keyCols, dir: dir, ownsMirror: mirror, OwnsHistory: history, Budget: testBudget}
@@ -240,10 +240,10 @@ func (s *State) LogBytes() int64 {
 	return s.log.Size()
 }
 
-// snapID is lakecat.SnapID: tbl's current snapshot id, 0 for none.
+// SnapID is lakecat.SnapID: tbl's current snapshot id, 0 for none.
 func SnapID(tbl *table.Table) int64 { return lakecat.SnapID(tbl) }
 
-// ensureMirror makes the state reflect mirror (the mirror table as
+// EnsureMirror makes the state reflect mirror (the mirror table as
 // loaded, or nil when it does not exist), rebuilding it otherwise. A
 // build from the tables outlives ctx (buildDetached): when ctx ends
 // first it returns ctx's error and the build goes on, and the next call
@@ -265,7 +265,7 @@ func (s *State) EnsureMirror(ctx context.Context, mirror *table.Table) error {
 	return s.buildDetached(ctx, mirror, nil, s.buildReason())
 }
 
-// ensureHistory is ensureMirror for the history table.
+// EnsureHistory is EnsureMirror for the history table.
 func (s *State) EnsureHistory(ctx context.Context, history *table.Table) error {
 	if err := s.AwaitBuild(ctx); err != nil {
 		return err
@@ -295,7 +295,7 @@ type buildRun struct {
 // build can outlast its caller's deadline (ApplyBatch's 15-minute
 // start-to-close timeout, at tens of millions of rows on a loaded
 // machine): the attempt then fails with ctx's error while the build goes
-// on, and the retried attempt waits for it (awaitBuild) instead of
+// on, and the retried attempt waits for it (AwaitBuild) instead of
 // starting over. Errors: the build's; ctx's when it ended first.
 func (s *State) buildDetached(ctx context.Context, mirror, history *table.Table, reason string) error {
 	if err := ctx.Err(); err != nil {
@@ -319,7 +319,7 @@ func (s *State) buildDetached(ctx context.Context, mirror, history *table.Table,
 	}
 }
 
-// awaitBuild waits for a build an earlier call left running (its caller's
+// AwaitBuild waits for a build an earlier call left running (its caller's
 // context ended first) or until ctx ends. The build's outcome is in the
 // state (built, or not: the caller then builds again). Errors: ctx's.
 func (s *State) AwaitBuild(ctx context.Context) error {
@@ -461,7 +461,7 @@ func (s *State) reset() error {
 	return nil
 }
 
-// hfileID returns the id of a history data file path.
+// HFileID returns the id of a history data file path.
 func (s *State) HFileID(path string) int32 {
 	if id, ok := s.hfid[path]; ok {
 		return id
@@ -600,7 +600,7 @@ func (s *State) walkFrom(ref uint64, k cdc.Key, want uint8, fn func(*localstate.
 	return nil
 }
 
-// mirrorValues returns key k's mirror row values as recorded, aligned to
+// MirrorValues returns key k's mirror row values as recorded, aligned to
 // sh (columns the record predates are NULL); nil when none is recorded.
 func (s *State) MirrorValues(k cdc.Key, sh *Shape) (*cdc.Row, error) {
 	var out *cdc.Row
@@ -617,7 +617,7 @@ func (s *State) MirrorValues(k cdc.Key, sh *Shape) (*cdc.Row, error) {
 	return AlignRow(out, sh.Names), nil
 }
 
-// openVersion returns the open history version of the key of index
+// OpenVersion returns the open history version of the key of index
 // entry e and its values (nil when the key has none).
 func (s *State) OpenVersion(e uint32, k cdc.Key) (*localstate.HistRow, *cdc.Row, error) {
 	var h *localstate.HistRow
@@ -632,7 +632,7 @@ func (s *State) OpenVersion(e uint32, k cdc.Key) (*localstate.HistRow, *cdc.Row,
 	return h, vals, err
 }
 
-// versionsSpanning sets spans[i] when key k has a live history version
+// VersionsSpanning sets spans[i] when key k has a live history version
 // open at table truncate at[i]: opened below it (and not by a
 // PostgreSQL source snapshot read taken after it, see cdc.TruncateCovers) and
 // closed above it, or still open. spans has at's length.
@@ -652,7 +652,7 @@ func (s *State) VersionsSpanning(k cdc.Key, at []cdc.Seq, spans []bool) error {
 	return nil
 }
 
-// liveRows returns key k's live history rows, ascending by version id.
+// LiveRows returns key k's live history rows, ascending by version id.
 func (s *State) LiveRows(k cdc.Key) ([]localstate.HistRow, error) {
 	var rows []localstate.HistRow
 	dead := map[parquetio.RowLoc]bool{}
@@ -679,7 +679,7 @@ func (s *State) LiveRows(k cdc.Key) ([]localstate.HistRow, error) {
 	return rows, nil
 }
 
-// keyEvents returns the row changes the log records for key k (all
+// KeyEvents returns the row changes the log records for key k (all
 // batches, in no order, with duplicates as delivered). Errors: local
 // state log failures.
 func (s *State) KeyEvents(k cdc.Key) ([]*cdc.Event, error) {
@@ -901,7 +901,7 @@ func (s *State) KeyLoads() (keys int, cost int64) {
 	return len(s.KeysLogged), s.keyReadCost
 }
 
-// alignRow returns r with its values in the column order of to: the same
+// AlignRow returns r with its values in the column order of to: the same
 // row when the layouts match, else a copy where columns r lacks are NULL.
 func AlignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 	if r == nil || r.Cols == to {
@@ -919,7 +919,7 @@ func AlignRow(r *cdc.Row, to *cdc.Columns) *cdc.Row {
 	return out
 }
 
-// alignedVals is alignRow's values, without a new row when r already has
+// AlignedVals is AlignRow's values, without a new row when r already has
 // to's column names: then r.Vals itself (nil for a nil r).
 func AlignedVals(r *cdc.Row, to *cdc.Columns) []cdc.Value {
 	if r == nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 )
 
-// readStoredRows reads the current values of the given keys' stored rows
+// ReadStoredRows reads the current values of the given keys' stored rows
 // (located through the index) and returns them aligned to the table's
 // source columns. Only the row groups that hold a wanted position are
 // read. Columns a data file predates (added later by schema evolution)
@@ -47,7 +47,7 @@ func ReadStoredRows(ctx context.Context, fs iceio.IO, ix *keyindex.Index, sh *Sh
 	return out, nil
 }
 
-// readRowsAt calls fn with the source-column values of each wanted
+// ReadRowsAt calls fn with the source-column values of each wanted
 // position of one data file.
 func ReadRowsAt(ctx context.Context, fs iceio.IO, path string, sh *Shape, positions []int64, fn func(int64, *cdc.Row)) error {
 	p, err := parquetio.Open(fs, path)
