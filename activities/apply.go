@@ -302,6 +302,9 @@ func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult,
 	if err != nil {
 		return nil, classify(err)
 	}
+	if spec.Group != "" && dec != nil {
+		res.Group = groupProgress(dec.events)
+	}
 	return out.Keys, nil
 }
 
