@@ -374,3 +374,30 @@ func randomHistory(t *testing.T, seed uint64) {
 		fail("all delivered: %+v", c)
 	}
 }
+
+// IDConnector tells the connector from the form of an END's id, and
+// CommitPosition takes every id IDConnector names a connector for.
+func TestIDConnector(t *testing.T) {
+	for id, want := range map[string]string{
+		"571:53195832":                            Postgres,
+		"0000002a:000000c8:0003":                  SQLServer,
+		"0000002A:000000C8:0003":                  SQLServer,
+		"3e11fa47-71ca-11e1-9e33-c80aa9429562:23": "",
+		"mysql-bin.000003:1234":                   "",
+		"0a.12.1":                                 "",
+		"571":                                     "",
+		"571:":                                    "",
+		":53195832":                               "",
+		"571:5319583x":                            "",
+		"":                                        "",
+	} {
+		if got := IDConnector(id); got != want {
+			t.Errorf("IDConnector(%q) = %q, want %q", id, got, want)
+		}
+		if want != "" {
+			if _, err := CommitPosition(want, id); err != nil {
+				t.Errorf("CommitPosition(%s, %q): %v", want, id, err)
+			}
+		}
+	}
+}
