@@ -242,6 +242,14 @@ func (t *Tracker) Applied(table, txID string, n int64) error {
 	return nil
 }
 
+// AppliedCount is the running count of transaction txID's events that
+// table has reported applied (Applied, matched by TxKey); 0 for a table
+// not in the group, a transaction not reported, or one cut past and
+// forgotten.
+func (t *Tracker) AppliedCount(table, txID string) int64 {
+	return t.applied[table][TxKey(t.conn, txID)]
+}
+
 // FetchedPast records that table has fetched, on every partition of its
 // topic, every record at or below pos (each partition's fetch position is
 // past pos): no change of the table at or below pos can still arrive, and

@@ -206,3 +206,21 @@ func TestGroupSettings(t *testing.T) {
 		t.Fatalf("a spec without a group has them in JSON: %s", b)
 	}
 }
+
+// DataCollection: the source table when given, else the topic's last two
+// segments.
+func TestDataCollection(t *testing.T) {
+	for _, c := range []struct {
+		spec TableSpec
+		want string
+	}{
+		{TableSpec{Topic: "srv.public.orders"}, "public.orders"},
+		{TableSpec{Topic: "srv.public.orders", SourceTable: "sales.orders"}, "sales.orders"},
+		{TableSpec{Topic: "orders"}, ""},
+		{TableSpec{Topic: "srv..orders"}, ""},
+	} {
+		if got := c.spec.DataCollection(); got != c.want {
+			t.Errorf("%+v: DataCollection() = %q, want %q", c.spec, got, c.want)
+		}
+	}
+}

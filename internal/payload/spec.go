@@ -3,6 +3,7 @@ package payload
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -115,6 +116,23 @@ func (s TableSpec) BatchBudget(avail int64) int64 {
 		budget = min(int64(s.MaxBatchEvents), avail/2)
 	}
 	return budget
+}
+
+// DataCollection is the table's data collection in the source as
+// Debezium's transaction metadata names it (an END's
+// data_collections[].data_collection, "schema.table"; a group's cut
+// matches a table's events with it): SourceTable when set, else the
+// topic's last two dot-separated segments (a Debezium topic
+// <topic.prefix>.<schema>.<table>); "" when the topic has fewer.
+func (s TableSpec) DataCollection() string {
+	if s.SourceTable != "" {
+		return s.SourceTable
+	}
+	segs := strings.Split(s.Topic, ".")
+	if len(segs) < 2 || segs[len(segs)-2] == "" || segs[len(segs)-1] == "" {
+		return ""
+	}
+	return strings.Join(segs[len(segs)-2:], ".")
 }
 
 // Tables lists the tables the spec keeps, in commit order: some of
