@@ -226,7 +226,7 @@ var versionMarkers = []versionMarker{
 	{id: settingsRunVersion, added: "2026-12-06", commit: "adbb122", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"},
 		new: []string{"v12-*", "v13-*"}},
-	{id: groupReportVersion, added: "2026-12-06", commit: "(this branch)", workflow: TableWorkflowName,
+	{id: groupReportVersion, added: "2026-12-06", commit: "8995170", workflow: TableWorkflowName,
 		noOld: "no table had a group before the marker (the group setting came with it)",
 		new:   []string{"v13-grouped*"}},
 }
