@@ -5,6 +5,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -48,6 +50,14 @@ func TestApplyGroupProgress(t *testing.T) {
 	res, _ = w.apply([]wev{pgTx("r", `{"order_id":8,"status":"s"}`, 500, 0, 95, "last", 1)}, false)
 	if g := res.Group; g == nil || g.TxEvents != nil || !maps.Equal(g.FetchedPast, map[int32]string{1: pgs(0, 95)}) {
 		t.Fatalf("snapshot-only batch: Group = %+v", g)
+	}
+
+	// a direct load's batch fetched no partition: it reports nothing
+	var r ApplyResult
+	r.StageSeconds = map[string]float64{}
+	ev := &cdc.Event{Op: cdc.OpRead, Seq: cdc.PostgresSeq(900, 0), Snapshot: cdc.SnapshotRow}
+	if _, err := w.a.batchResult(w.spec, lake.Batch{ID: "load", Load: &payload.LoadCursor{ID: "l"}}, &r, &decoded{events: []*cdc.Event{ev}}, lake.WriteOutput{}, nil); err != nil || r.Group != nil {
+		t.Fatalf("a load's batch: Group %+v, %v", r.Group, err)
 	}
 
 	plain := newWrun(t, TableSpec{})

@@ -146,8 +146,10 @@ func (st *TableState) upsertSpecMemo(ctx workflow.Context) {
 // runBatch applies one batch of exact ranges (numbered next in sequence)
 // and, when it left late keys, their rebuild; it records the result in the
 // state. endOffsets are the offsets to continue from once it is applied.
-// It returns false when the workflow is asked to stop while blocked.
-func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endOffsets payload.Offsets) (payload.ApplyResult, bool) {
+// stream: a batch of the stream (not a backfill's re-apply), reported to
+// the table's group (reportToGroup). It returns false when the workflow
+// is asked to stop while blocked.
+func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endOffsets payload.Offsets, stream bool) (payload.ApplyResult, bool) {
 	st.BatchSeq++
 	batch := payload.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
 		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
@@ -170,7 +172,9 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endO
 	}
 	st.NewestSourceTs = max(st.NewestSourceTs, res.Mirror.MaxSourceTs)
 	st.noteBatch(ctx, &res, start)
-	reportToGroup(ctx, st, &res)
+	if stream { // a backfill re-applies past records: counted once already
+		reportToGroup(ctx, st, &res)
+	}
 	return res, true
 }
 

@@ -198,8 +198,9 @@ type ApplyResult struct {
 	// Group is what the batch did toward its source group's consistent
 	// cut (docs/design.md, "Consistent cuts across a source group"): set
 	// only for a table with a group (TableSpec.Group) whose batch read
-	// its records; nil otherwise, and for a batch found committed (a
-	// rerun reads no records: later batches' positions cover it).
+	// its records from Kafka; nil otherwise: for a direct load's batch
+	// (its rows fetch no partition) and a batch found committed (a rerun
+	// reads no records: later batches' positions cover it).
 	Group *GroupProgress `json:"group,omitempty"`
 }
 
