@@ -31,8 +31,10 @@ func GroupWorkflowID(group string) string { return "lakemirror-group-" + group }
 const defaultCutEvery = time.Minute
 
 // groupRoundsPerRun bounds one group run's history: after this many cut
-// intervals (about 17 hours at a minute each) or when the server
-// suggests it, the run continues as new with its state.
+// intervals (about 17 hours at a minute each), at historyEventsPerRun
+// events (the tables' reports are one event each) or when the server
+// suggests it, the run continues as new with its state (checked after
+// each interval).
 const groupRoundsPerRun = 1000
 
 // groupReadsPerRound bounds the transaction topic reads of one round
@@ -186,8 +188,8 @@ type group struct {
 // Nothing is tagged or bounded yet: the cut is computed and shown.
 //
 // It never completes on its own; it continues as new with its state
-// (GroupState) every RoundsPerRun intervals or when the server suggests
-// it. Errors: a non-retryable ErrTypeBadSpec for an input without a
+// (GroupState) every RoundsPerRun intervals, at historyEventsPerRun
+// events or when the server suggests it. Errors: a non-retryable ErrTypeBadSpec for an input without a
 // group, a state that does not restore; the read's errors are recorded
 // (GroupCut.Error) and the read is tried again the next interval.
 func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
@@ -237,7 +239,8 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		g.read(ctx)
 		g.advance()
 		round++
-		if round >= rounds || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		info := workflow.GetInfo(ctx)
+		if round >= rounds || info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= historyEventsPerRun {
 			g.drain(ctx, register, report)
 			g.advance()
 			g.st.Tracker = g.tr.State() //workflowcheck:ignore (deterministic: State copies the maps)
