@@ -44,7 +44,8 @@ const keptValueMax = 512
 //
 // Errors: a transaction topic of more than one partition is refused
 // (non-retryable ErrTypeBadSpec: ENDs are in commit order only within a
-// partition); Kafka's errors (kafka.ErrUnknownTopic for a topic that does
+// partition), one whose end is below req.From too (non-retryable
+// ErrTypeLogReset: the topic was created again); Kafka's errors (kafka.ErrUnknownTopic for a topic that does
 // not exist yet, a retention gap below req.From) are returned classified
 // (retried, a gap non-retryable).
 func (a *Activities) ReadGroupTransactions(ctx context.Context, req GroupReadRequest) (GroupReadResult, error) {
@@ -79,8 +80,13 @@ func (a *Activities) ReadGroupTransactions(ctx context.Context, req GroupReadReq
 		if !ok {
 			from = starts[p]
 		}
+		if from > end {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"group %s: transaction topic %s partition %d ends at offset %d, below the group's next offset %d: the topic was deleted and created again; the group cannot tell which transactions it has read",
+				req.Group, req.Topic, p, end, from), ErrTypeLogReset, nil)
+		}
 		to := min(end, from+limit)
-		res.EndOffsets[p], res.Next[p] = end, max(to, from)
+		res.EndOffsets[p], res.Next[p] = end, to
 		res.More = res.More || to < end
 		if to > from {
 			ranges = append(ranges, kafka.Range{Partition: p, From: from, To: to})

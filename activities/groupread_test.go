@@ -24,7 +24,8 @@ import (
 // counted; the first record that does not decode holds the read there
 // (Next), the records after it not taken (nor examined); an
 // END whose id gives no commit position holds it too; a read bounded by
-// MaxRecords says More.
+// MaxRecords says More. A next offset past the topic's end (the topic
+// created again) and a topic of two partitions are refused.
 func TestReadGroupTransactions(t *testing.T) {
 	ctx := context.Background()
 	_, kc := kfakeBroker(t)
@@ -88,6 +89,13 @@ func TestReadGroupTransactions(t *testing.T) {
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", c.name, got, c.want)
 		}
+	}
+
+	_, err = a.ReadGroupTransactions(ctx, GroupReadRequest{Group: "shop", Topic: topic, From: payload.Offsets{0: 9}})
+	var reset *temporal.ApplicationError
+	if !errors.As(err, &reset) || reset.Type() != ErrTypeLogReset || !reset.NonRetryable() ||
+		reset.Message() != "group shop: transaction topic srv.transaction partition 0 ends at offset 7, below the group's next offset 9: the topic was deleted and created again; the group cannot tell which transactions it has read" {
+		t.Fatalf("a next offset past the end: %v", err)
 	}
 
 	if err := kc.CreateTopic(ctx, "two.transaction", 2); err != nil {
