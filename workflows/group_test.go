@@ -208,3 +208,39 @@ func TestTableWorkflowReportsToGroup(t *testing.T) {
 		env.AssertExpectations(t)
 	}
 }
+
+// A grouped table's backfill re-applies records its stream batches
+// reported already: its batches send no report, the stream's batch after
+// it does.
+func TestTableWorkflowBackfillDoesNotReport(t *testing.T) {
+	grouped := spec.Defaults()
+	grouped.Group = "shop"
+	env, acts := newEnv(t)
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		if req.Offsets[0] == 10 {
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 10, To: 12}}, Records: 2,
+				Offsets: lake.Offsets{0: 12}, HighWatermarks: lake.Offsets{0: 12}}, nil
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 12}}, nil
+	})
+	var applied []lake.Batch
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		applied = append(applied, req.Batch)
+		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 2, EndOffsets: req.Batch.EndOffsets,
+			Group: &payload.GroupProgress{TxEvents: map[string]int64{"7": 2}}}, nil
+	})
+	var reported []int64
+	env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-group-shop", "", SignalGroupReport, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+		reported = append(reported, arg.(GroupReport).BatchSeq)
+		return nil
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 10*time.Second)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: grouped, State: &TableState{Spec: grouped, Phase: PhaseBackfill, Recovered: true,
+		Offsets: payload.Offsets{0: 10}, BatchSeq: 4, Backfill: []payload.Range{{Partition: 0, From: 0, To: 10}}}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, applied, 2)
+	require.Equal(t, []lake.Range{{Partition: 0, From: 0, To: 10}}, applied[0].Ranges)  // the backfill: batch 5
+	require.Equal(t, []lake.Range{{Partition: 0, From: 10, To: 12}}, applied[1].Ranges) // the stream: batch 6
+	require.Equal(t, []int64{6}, reported)
+}
