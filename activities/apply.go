@@ -303,6 +303,9 @@ func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult,
 	if err != nil {
 		return nil, classify(err)
 	}
+	if spec.Group != "" && dec != nil && b.Load == nil && len(b.Ranges) > 0 { // Kafka's records: a direct load's fetch no partition
+		res.Group = groupProgress(dec.events)
+	}
 	return out.Keys, nil
 }
 

@@ -327,6 +327,9 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 		StaticSummary: fmt.Sprintf("%s ← %s", spec.Table, spec.Topic),
 		StaticDetails: staticDetails(spec),
 	}
+	if err := startGroup(ctx, c, spec); err != nil {
+		return nil, err
+	}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.TableWorkflowName, workflows.TableInput{Spec: spec})
 	if err != nil {
 		if _, ok := err.(*serviceerror.WorkflowExecutionAlreadyStarted); ok {
@@ -335,6 +338,25 @@ func startTable(ctx context.Context, c client.Client, spec activities.TableSpec)
 		return nil, fmt.Errorf("start %s: %w", spec.Table, err)
 	}
 	return run, nil
+}
+
+// startGroup registers a grouped table with its group's workflow
+// (workflows.GroupWorkflow, lakemirror-group-<group>), starting the
+// workflow when it does not run (SignalWithStart: one call either way),
+// before the table's own workflow starts, so that the group holds its
+// cut for the table from the start. A table without a group: nothing.
+func startGroup(ctx context.Context, c client.Client, spec activities.TableSpec) error {
+	if spec.Group == "" {
+		return nil
+	}
+	opts := client.StartWorkflowOptions{ID: workflows.GroupWorkflowID(spec.Group), TaskQueue: activities.TaskQueue,
+		StaticSummary: "source group " + spec.Group}
+	_, err := c.SignalWithStartWorkflow(ctx, opts.ID, workflows.SignalGroupRegister, workflows.GroupMemberOf(spec), opts,
+		workflows.GroupWorkflowName, workflows.GroupInput{Group: spec.Group, TransactionTopic: spec.TransactionTopic})
+	if err != nil {
+		return fmt.Errorf("start %s: register with group %s: %w", spec.Table, spec.Group, err)
+	}
+	return nil
 }
 
 // staticDetails is the table workflow's static details in the Web UI

@@ -21,6 +21,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/human"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/maintain"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/pipelines"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -117,6 +118,19 @@ func notFoundOr(table string, err error) error {
 	return err
 }
 
+// groupText is the status line of the table's source group: "shop,
+// transaction topic shop.transaction", "shop, no transaction topic
+// (cuts per position)"; "" without a group.
+func groupText(spec payload.TableSpec) string {
+	switch {
+	case spec.Group == "":
+		return ""
+	case spec.TransactionTopic == "":
+		return spec.Group + ", no transaction topic (cuts per position)"
+	}
+	return spec.Group + ", transaction topic " + spec.TransactionTopic
+}
+
 // printStatus renders a status for people, durations as of now.
 func printStatus(w io.Writer, st workflows.Status) { printStatusAt(w, st, time.Now()) }
 
@@ -128,6 +142,9 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
 	if st.Spec.Comment != "" {
 		fmt.Fprintf(tw, "comment\t%s\n", st.Spec.Comment)
+	}
+	if g := groupText(st.Spec); g != "" {
+		fmt.Fprintf(tw, "group\t%s\n", g)
 	}
 	fmt.Fprintf(tw, "tables\t%s\n", strings.Join(st.Spec.Tables(), ", "))
 	fmt.Fprintf(tw, "deletes\t%s\n", st.Spec.DeleteFormat.Describe())

@@ -99,6 +99,9 @@ reads its environment variable when the flag is not given. Settings marked
 		if st.Live {
 			live = "yes (`starter settings`, `starter apply`)"
 		}
+		if st.PerGroup {
+			live += "; a group's: the pipelines file gives it under `groups.NAME`"
+		}
 		fmt.Fprintf(&b, "| `%s` | `--%s` | %s | %s | %s |\n", st.Name, st.Flag(), alias, def, live)
 	}
 	b.WriteString("\n## The pipelines file (`starter apply -f`)\n\n")

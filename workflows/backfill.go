@@ -159,7 +159,7 @@ func backfillStep(ctx workflow.Context, st *TableState) bool {
 	st.Phase = PhaseBackfill
 	r := st.Backfill[0]
 	chunk := payload.Range{Partition: r.Partition, From: r.From, To: min(r.To, r.From+int64(st.Spec.MaxEvents))}
-	res, ok := runBatch(ctx, st, []payload.Range{chunk}, st.Offsets)
+	res, ok := runBatch(ctx, st, []payload.Range{chunk}, st.Offsets, false)
 	if !ok {
 		return false
 	}

@@ -45,7 +45,9 @@
 //
 // The other workflows: maintenance.go (MaintenanceWorkflow: purge,
 // compact, expire), erase.go (EraseWorkflow), validate.go
-// (ValidationWorkflow), reconcile.go (ReconcileWorkflow); onowner.go runs
-// the maintenance and erasure jobs on the worker holding the table's
-// state.
+// (ValidationWorkflow), reconcile.go (ReconcileWorkflow), group.go
+// (GroupWorkflow: a source group's consistent cut, from its transaction
+// topic and its tables' reports, which table.go's reportToGroup sends);
+// onowner.go runs the maintenance and erasure jobs on the worker holding
+// the table's state.
 package workflows

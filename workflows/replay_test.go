@@ -38,6 +38,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			rp.RegisterWorkflowWithOptions(TableWorkflow, workflow.RegisterOptions{Name: TableWorkflowName})
 			rp.RegisterWorkflowWithOptions(MaintenanceWorkflow, workflow.RegisterOptions{Name: MaintenanceWorkflowName})
 			rp.RegisterWorkflowWithOptions(ReconcileWorkflow, workflow.RegisterOptions{Name: ReconcileWorkflowName})
+			rp.RegisterWorkflowWithOptions(GroupWorkflow, workflow.RegisterOptions{Name: GroupWorkflowName})
 			if err := rp.ReplayWorkflowHistory(nil, h); err != nil {
 				t.Fatalf("%s does not replay: %v", f, err)
 			}

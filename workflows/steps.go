@@ -256,7 +256,7 @@ func (r *tableRun) takePlan(ctx workflow.Context, plan *payload.Plan) bool {
 func (r *tableRun) apply(ctx workflow.Context, plan *payload.Plan) bool {
 	st := r.st
 	settingsAtApply := st.settingsChanges // ApplyBatch plans the batch after it with the spec as now
-	res, ok := runBatch(ctx, st, plan.Ranges, plan.Offsets)
+	res, ok := runBatch(ctx, st, plan.Ranges, plan.Offsets, true)
 	if !ok {
 		return false
 	}

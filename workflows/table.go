@@ -146,8 +146,10 @@ func (st *TableState) upsertSpecMemo(ctx workflow.Context) {
 // runBatch applies one batch of exact ranges (numbered next in sequence)
 // and, when it left late keys, their rebuild; it records the result in the
 // state. endOffsets are the offsets to continue from once it is applied.
-// It returns false when the workflow is asked to stop while blocked.
-func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endOffsets payload.Offsets) (payload.ApplyResult, bool) {
+// stream: a batch of the stream (not a backfill's re-apply), reported to
+// the table's group (reportToGroup). It returns false when the workflow
+// is asked to stop while blocked.
+func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endOffsets payload.Offsets, stream bool) (payload.ApplyResult, bool) {
 	st.BatchSeq++
 	batch := payload.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
 		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
@@ -170,7 +172,31 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endO
 	}
 	st.NewestSourceTs = max(st.NewestSourceTs, res.Mirror.MaxSourceTs)
 	st.noteBatch(ctx, &res, start)
+	if stream { // a backfill re-applies past records: counted once already
+		reportToGroup(ctx, st, &res)
+	}
 	return res, true
+}
+
+// reportToGroup signals the table's GroupWorkflow (SignalGroupReport)
+// with what the batch did toward the group's cut (res.Group: events per
+// transaction, positions fetched), for a table with a group whose batch
+// read its records (groupReportVersion). A group workflow that does not
+// run (not started, or ended) fails the signal: logged, the table goes
+// on.
+func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResult) {
+	if st.Spec.Group == "" || res.Group == nil {
+		return
+	}
+	if workflow.GetVersion(ctx, groupReportVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	//workflowcheck:ignore (sorted: deterministic)
+	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxEvents: res.Group.TxEvents,
+		FetchedPast: res.Group.FetchedPast, Partitions: res.EndOffsets.SortedPartitions()}
+	if err := workflow.SignalExternalWorkflow(ctx, GroupWorkflowID(st.Spec.Group), "", SignalGroupReport, rep).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("the group's workflow did not take the batch's report", "group", st.Spec.Group, "error", err)
+	}
 }
 
 // applyBatch runs ApplyBatch until it succeeds, blocking the table on

@@ -140,6 +140,7 @@ func TestVersionMarkerFixtures(t *testing.T) {
 		}
 		rp.RegisterWorkflowWithOptions(TableWorkflow, workflow.RegisterOptions{Name: TableWorkflowName})
 		rp.RegisterWorkflowWithOptions(MaintenanceWorkflow, workflow.RegisterOptions{Name: MaintenanceWorkflowName})
+		rp.RegisterWorkflowWithOptions(GroupWorkflow, workflow.RegisterOptions{Name: GroupWorkflowName})
 		if err := rp.ReplayWorkflowHistory(nil, h); err != nil {
 			t.Fatalf("%s does not replay: %v", f, err)
 		}

@@ -25,8 +25,9 @@ import (
 //     the standard library and the core's event model, internal/cdc[/...];
 //   - internal/payload, what the workflows persist and pass around,
 //     imports only the standard library, the core (internal/cdc[/...],
-//     internal/validate) and internal/layout, which imports only the
-//     standard library;
+//     internal/validate), internal/layout and internal/names (the naming
+//     rules its settings check), which import only the standard
+//     library;
 //   - no package under internal/ imports a package of this module outside
 //     internal/ (schemas, activities, workflows, ...): the arrows point
 //     from the top-level packages down into internal/, never up;
@@ -133,24 +134,26 @@ func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
 		}
 		t.Errorf("%s imports %q: the core (internal/cdc[/...], internal/merge, internal/validate, internal/cut) imports only the standard library and internal/cdc[/...]", imp.file, imp.path)
 	}
-	// internal/layout: the standard library only
-	for _, imp := range importsUnder(t, root, "internal/layout", false) {
-		dirs[path.Dir(imp.file)] = true
-		if !isStandard(imp.path) {
-			t.Errorf("%s imports %q: internal/layout imports only the standard library", imp.file, imp.path)
+	// internal/layout and internal/names: the standard library only
+	for _, dir := range []string{"internal/layout", "internal/names"} {
+		for _, imp := range importsUnder(t, root, dir, false) {
+			dirs[path.Dir(imp.file)] = true
+			if !isStandard(imp.path) {
+				t.Errorf("%s imports %q: %s imports only the standard library", imp.file, imp.path, dir)
+			}
 		}
 	}
 	// internal/payload: the standard library, the core and internal/layout
 	for _, imp := range importsUnder(t, root, "internal/payload", false) {
 		dirs[path.Dir(imp.file)] = true
 		if isStandard(imp.path) || imp.path == core || strings.HasPrefix(imp.path, core+"/") ||
-			imp.path == module+"/internal/validate" || imp.path == module+"/internal/layout" {
+			imp.path == module+"/internal/validate" || imp.path == module+"/internal/layout" || imp.path == module+"/internal/names" {
 			continue
 		}
-		t.Errorf("%s imports %q: internal/payload imports only the standard library, internal/cdc[/...], internal/validate and internal/layout", imp.file, imp.path)
+		t.Errorf("%s imports %q: internal/payload imports only the standard library, internal/cdc[/...], internal/validate, internal/layout and internal/names", imp.file, imp.path)
 	}
 	// The walk read the packages it is meant to guard.
-	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate", "internal/cut", "internal/layout", "internal/payload"} {
+	for _, want := range []string{"internal/cdc", "internal/cdc/typing", "internal/merge", "internal/validate", "internal/cut", "internal/layout", "internal/names", "internal/payload"} {
 		if !dirs[want] {
 			t.Errorf("no import seen in %s: the test no longer reads that package", want)
 		}

@@ -109,3 +109,35 @@ func CommitPosition(connector, id string) (cdc.Seq, error) {
 	}
 	return "", fmt.Errorf("cut: connector %q: no commit position from transaction id %q", connector, id)
 }
+
+// IDConnector is the connector whose transaction id form id has, for a
+// group that knows its connector only from its transaction topic (the
+// END records name none): Postgres for "txId:LSN", two decimal numbers;
+// SQLServer for a commit LSN "vvvvvvvv:bbbbbbbb:ssss" (8, 8 and 4 hex
+// digits, cdc.ParseSQLServerLSN); "" for any other form (MySQL and
+// MariaDB: a GTID "uuid:n" or binlog coordinates "file:pos"; Oracle: an
+// XID "a.b.c"), whose ids give no commit position (CommitPosition). The
+// forms do not overlap: an SQL Server LSN has two colons, a GTID's uuid
+// and a binlog file name are not decimal.
+func IDConnector(id string) string {
+	if tx, lsn, ok := strings.Cut(id, ":"); ok && decimal(tx) && decimal(lsn) {
+		return Postgres
+	}
+	if _, err := cdc.ParseSQLServerLSN(id); err == nil {
+		return SQLServer
+	}
+	return ""
+}
+
+// decimal reports whether s is one or more ASCII digits.
+func decimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

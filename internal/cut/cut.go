@@ -29,8 +29,9 @@ type End struct {
 	Commit cdc.Seq
 	// Counts is the number of change events of the transaction per table
 	// (`data_collections`: data_collection → event_count), tables named
-	// as the Tracker's group names them. Tables outside the group are
-	// ignored; a table absent or at 0 was not touched.
+	// as the Tracker's group names them. Tables outside the group play no
+	// part in the cut (the Tracker keeps their counts for a table that
+	// joins later: WithTables); a table absent or at 0 was not touched.
 	Counts map[string]int64
 	// TsMs is the END's `ts_ms`, milliseconds since the epoch: the
 	// connector's processing time of the commit.
@@ -177,7 +178,7 @@ func (t *Tracker) End(e End) error {
 	}
 	key := TxKey(t.conn, e.ID)
 	if i, ok := t.byID[key]; ok {
-		if t.open[i].Commit != e.Commit || !sameCounts(t.open[i].Counts, e.Counts, t.inGroup) {
+		if t.open[i].Commit != e.Commit || !sameCounts(t.open[i].Counts, e.Counts) {
 			return fmt.Errorf("%w: %q", ErrConflict, e.ID)
 		}
 		return nil
@@ -190,7 +191,7 @@ func (t *Tracker) End(e End) error {
 		if n < 0 {
 			return fmt.Errorf("cut: END %q: table %q: negative count %d", e.ID, tb, n)
 		}
-		if t.inGroup[tb] && n > 0 {
+		if n > 0 {
 			counts[tb] = n
 		}
 	}
@@ -202,11 +203,10 @@ func (t *Tracker) End(e End) error {
 	return nil
 }
 
-// sameCounts compares two ENDs' counts over the group's tables (0 and
-// absent are the same).
-func sameCounts(held, got map[string]int64, inGroup map[string]bool) bool {
+// sameCounts compares two ENDs' counts (0 and absent are the same).
+func sameCounts(held, got map[string]int64) bool {
 	for tb, n := range got {
-		if inGroup[tb] && n > 0 && held[tb] != n {
+		if n > 0 && held[tb] != n {
 			return false
 		}
 	}
@@ -242,6 +242,14 @@ func (t *Tracker) Applied(table, txID string, n int64) error {
 	return nil
 }
 
+// AppliedCount is the running count of transaction txID's events that
+// table has reported applied (Applied, matched by TxKey); 0 for a table
+// not in the group, a transaction not reported, or one cut past and
+// forgotten.
+func (t *Tracker) AppliedCount(table, txID string) int64 {
+	return t.applied[table][TxKey(t.conn, txID)]
+}
+
 // FetchedPast records that table has fetched, on every partition of its
 // topic, every record at or below pos (each partition's fetch position is
 // past pos): no change of the table at or below pos can still arrive, and
@@ -275,7 +283,7 @@ func (t *Tracker) missing(x *openEnd, table string) int64 {
 // complete reports whether x is complete in every table it touched.
 func (t *Tracker) complete(x *openEnd) bool {
 	for tb := range x.Counts {
-		if t.missing(x, tb) > 0 {
+		if t.inGroup[tb] && t.missing(x, tb) > 0 {
 			return false
 		}
 	}

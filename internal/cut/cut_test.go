@@ -267,7 +267,8 @@ func randomHistory(t *testing.T, seed uint64) {
 	}
 
 	tr := NewTracker("postgresql", tables)
-	got := make([][]int64, k) // table → transaction → events delivered
+	swap := rand.New(rand.NewPCG(seed, 41)) // when to go on with a restored Tracker
+	got := make([][]int64, k)               // table → transaction → events delivered
 	for i := range got {
 		got[i] = make([]int64, n)
 	}
@@ -347,6 +348,21 @@ func randomHistory(t *testing.T, seed uint64) {
 			}
 		}
 
+		// The state carried across continue-as-new: the restored
+		// Tracker is the same, and every few steps the history goes on
+		// with it (the oracle below checks it then).
+		st := tr.State()
+		tr2, err := Restore(st)
+		if err != nil {
+			fail("step %d: Restore: %v", step, err)
+		}
+		if st2 := tr2.State(); !reflect.DeepEqual(st2, st) || !reflect.DeepEqual(tr2.Cut(), tr.Cut()) {
+			fail("step %d: restored state\n got  %+v\n want %+v", step, st2, st)
+		}
+		if swap.IntN(3) == 0 {
+			tr = tr2
+		}
+
 		// The oracle.
 		var want Cut
 		for x := range endsSeen {
@@ -372,5 +388,76 @@ func randomHistory(t *testing.T, seed uint64) {
 	}
 	if c := tr.Cut(); c.W != ends[n-1].Commit || c.Holds != nil {
 		fail("all delivered: %+v", c)
+	}
+}
+
+// IDConnector tells the connector from the form of an END's id, and
+// CommitPosition takes every id IDConnector names a connector for.
+func TestIDConnector(t *testing.T) {
+	for id, want := range map[string]string{
+		"571:53195832":                            Postgres,
+		"0000002a:000000c8:0003":                  SQLServer,
+		"0000002A:000000C8:0003":                  SQLServer,
+		"3e11fa47-71ca-11e1-9e33-c80aa9429562:23": "",
+		"mysql-bin.000003:1234":                   "",
+		"0a.12.1":                                 "",
+		"571":                                     "",
+		"571:":                                    "",
+		":53195832":                               "",
+		"571:5319583x":                            "",
+		"":                                        "",
+	} {
+		if got := IDConnector(id); got != want {
+			t.Errorf("IDConnector(%q) = %q, want %q", id, got, want)
+		}
+		if want != "" {
+			if _, err := CommitPosition(want, id); err != nil {
+				t.Errorf("CommitPosition(%s, %q): %v", want, id, err)
+			}
+		}
+	}
+}
+
+// A Tracker's State restores to the same Tracker (TestTrackerRandomInterleavings
+// goes on with restored ones); WithTables adds a table that holds the cut
+// at the first END touching it until it reports; Restore refuses a state
+// that no Tracker has.
+func TestTrackerStateAndWithTables(t *testing.T) {
+	tr := NewTracker(Postgres, []string{"public.a"})
+	mustNil(t, "END", tr.End(End{ID: "500:100", Commit: pg(100), Counts: map[string]int64{"public.a": 1}, TsMs: 7}))
+	mustNil(t, "applied", tr.Applied("public.a", "500:90", 1))
+	mustNil(t, "END", tr.End(End{ID: "501:200", Commit: pg(200), Counts: map[string]int64{"public.a": 1, "public.b": 2}, TsMs: 8}))
+	mustNil(t, "applied", tr.Applied("public.a", "501:150", 1))
+	wantCut(t, "one table", tr.Cut(), Cut{W: pg(200), TxID: "501:200", TsMs: 8})
+	mustNil(t, "END", tr.End(End{ID: "502:300", Commit: pg(300), Counts: map[string]int64{"public.b": 1}, TsMs: 9}))
+	wantCut(t, "b outside", tr.Cut(), Cut{W: pg(300), TxID: "502:300", TsMs: 9})
+	mustNil(t, "END", tr.End(End{ID: "503:400", Commit: pg(400), Counts: map[string]int64{"public.a": 2, "public.b": 1}, TsMs: 10}))
+	mustNil(t, "applied", tr.Applied("public.a", "503:350", 1))
+	want := State{Connector: Postgres, Tables: []string{"public.a"}, W: pg(300).Hex(), TxID: "502:300", TsMs: 9, Last: pg(400).Hex(), Width: 16,
+		Open:    []StateEnd{{ID: "503:400", Commit: pg(400).Hex(), Counts: map[string]int64{"public.a": 2, "public.b": 1}, TsMs: 10}},
+		Applied: map[string]map[string]int64{"public.a": {"503": 1}}}
+	if got := tr.State(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("State\n got  %+v\n want %+v", got, want)
+	}
+	u := tr.WithTables("public.b", "public.a")
+	if got := u.State().Tables; !reflect.DeepEqual(got, []string{"public.a", "public.b"}) {
+		t.Fatalf("WithTables: tables %v", got)
+	}
+	mustNil(t, "applied", u.Applied("public.a", "503:360", 2))
+	wantCut(t, "b joined", u.Cut(), Cut{W: pg(300), TxID: "502:300", TsMs: 9,
+		Holds: []Hold{{Table: "public.b", TxID: "503:400", Commit: pg(400), Missing: 1}}})
+	mustNil(t, "fetched", u.FetchedPast("public.b", pg(400)))
+	wantCut(t, "b fetched past", u.Cut(), Cut{W: pg(400), TxID: "503:400", TsMs: 10})
+	if err := tr.Applied("public.b", "503:1", 1); !errors.Is(err, ErrUnknownTable) {
+		t.Fatalf("the Tracker WithTables was called on changed: %v", err)
+	}
+	for _, bad := range []State{
+		{Tables: []string{"public.a"}, W: "xyz"},
+		{Tables: []string{"public.a"}, Fetched: map[string]string{"public.c": pg(1).Hex()}},
+		{Tables: []string{"public.a"}, Open: []StateEnd{{ID: "1:5", Commit: pg(5).Hex()}, {ID: "1:6", Commit: pg(6).Hex()}}, Connector: Postgres},
+	} {
+		if _, err := Restore(bad); err == nil {
+			t.Errorf("Restore(%+v): no error", bad)
+		}
 	}
 }

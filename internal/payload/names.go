@@ -21,4 +21,5 @@ const (
 	ActivityErase                     = "Erase"                     // EraseRequest → EraseResult
 	ActivityValidate                  = "Validate"                  // ValidationRequest → ValidationResult
 	ActivityReconcile                 = "Reconcile"                 // ReconcileRequest → ReconcileResult
+	ActivityReadGroupTransactions     = "ReadGroupTransactions"     // GroupReadRequest → GroupReadResult
 )

@@ -37,6 +37,10 @@ type Setting struct {
 	// (`starter settings`, `starter apply`); otherwise the setting is
 	// fixed when the pipeline starts.
 	Live bool
+	// PerGroup: the setting is its source group's (Group), the same for
+	// every table of the group; the pipelines file gives it once per group
+	// (groups.NAME.<name>), not per pipeline.
+	PerGroup bool
 	// check returns why the setting's value in s is not accepted ("" when
 	// it is): a short phrase that follows the setting's name, e.g. "0
 	// outside 1..1000000 records".

@@ -155,3 +155,72 @@ func TestCommentRules(t *testing.T) {
 		t.Fatalf("Apply: comment %q", got)
 	}
 }
+
+// group and transaction_topic: a group name follows GroupRule, a
+// transaction topic Kafka's topic rule and needs a group; both are fixed
+// settings (not Live) without defaults, and transaction_topic is a
+// group's (PerGroup).
+func TestGroupSettings(t *testing.T) {
+	ok := TableSpec{}.Defaults()
+	for _, c := range []struct {
+		group, topic string
+		want         string
+	}{
+		{"", "", ""},
+		{"shop", "", ""},
+		{"shop_2", "shop.transaction", ""},
+		{"Shop", "", `group: "Shop" has "S" at byte 0 (upper case); ` + GroupRule},
+		{"shop.eu", "", `group: "shop.eu" has a dot; ` + GroupRule},
+		{"2shop", "", `group: "2shop" has a part starting with a digit ("2shop"); ` + GroupRule},
+		{"order", "", `group: "order" has the part "order", a word SQL reserves (engines must quote it); ` + GroupRule},
+		{"", "shop.transaction", "transaction_topic: needs a group (a transaction topic is a group's)"},
+		{"shop", "shop/transaction", `transaction_topic: topic "shop/transaction" has "/" at byte 4; ` + "a Kafka topic name is 1 to 249 characters of a-z, A-Z, 0-9, '.', '_' and '-', other than \".\" and \"..\""},
+	} {
+		s := ok
+		s.Group, s.TransactionTopic = c.group, c.topic
+		err := s.Validate()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("group %q, transaction topic %q: Validate() = %q, want %q", c.group, c.topic, got, c.want)
+		}
+	}
+	if err := CheckGroup("shop"); err != nil {
+		t.Errorf("CheckGroup(shop) = %v", err)
+	}
+	var se *SettingError
+	if err := CheckGroup(""); !errors.As(err, &se) || se.Name != "group" || se.Why != `"" is empty; `+GroupRule {
+		t.Errorf("CheckGroup(\"\") = %v", err)
+	}
+	g, tt := LookupSetting("group"), LookupSetting("transaction-topic")
+	if g == nil || tt == nil || g.Live || tt.Live || g.PerGroup || !tt.PerGroup || g.Default != nil || tt.Default != nil || tt.Flag() != "transaction-topic" {
+		t.Fatalf("settings group %+v, transaction_topic %+v", g, tt)
+	}
+	b, err := json.Marshal(TableSpec{Group: "shop", TransactionTopic: "shop.transaction"}.SettingsOnly())
+	if err != nil || !strings.Contains(string(b), `"group":"shop","transaction_topic":"shop.transaction"`) {
+		t.Fatalf("JSON %s (%v)", b, err)
+	}
+	if b, _ := json.Marshal(TableSpec{}); strings.Contains(string(b), "group") || strings.Contains(string(b), "transaction_topic") {
+		t.Fatalf("a spec without a group has them in JSON: %s", b)
+	}
+}
+
+// DataCollection: the source table when given, else the topic's last two
+// segments.
+func TestDataCollection(t *testing.T) {
+	for _, c := range []struct {
+		spec TableSpec
+		want string
+	}{
+		{TableSpec{Topic: "srv.public.orders"}, "public.orders"},
+		{TableSpec{Topic: "srv.public.orders", SourceTable: "sales.orders"}, "sales.orders"},
+		{TableSpec{Topic: "orders"}, ""},
+		{TableSpec{Topic: "srv..orders"}, ""},
+	} {
+		if got := c.spec.DataCollection(); got != c.want {
+			t.Errorf("%+v: DataCollection() = %q, want %q", c.spec, got, c.want)
+		}
+	}
+}

@@ -1,13 +1,16 @@
 package payload
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/layout"
+	"github.com/lakemirror/lakemirror/internal/names"
 )
 
 // TableSpec is one source table's pipeline configuration. It is carried
@@ -89,6 +92,18 @@ type TableSpec struct {
 	// from the shop database, owner: data-eng"): one line of at most
 	// 1,000 characters; "" = none.
 	Comment string `json:"comment,omitempty"`
+	// Group is the source group the table belongs to: the tables of one
+	// connector (one position space) whose consistent cuts a
+	// GroupWorkflow (lakemirror-group-<group>) computes (docs/design.md,
+	// "Consistent cuts across a source group"); a name of 1 to 64
+	// characters of a-z, 0-9 and _ (GroupRule). "" = no group: the table
+	// runs on its own and pays nothing for cuts.
+	Group string `json:"group,omitempty"`
+	// TransactionTopic is the group's Debezium transaction metadata topic
+	// (provide.transaction.metadata=true: <topic.prefix>.transaction, a
+	// BEGIN and an END record per source transaction); "" = none (the
+	// group cuts per position). Needs Group.
+	TransactionTopic string `json:"transaction_topic,omitempty"`
 }
 
 // BatchBudget is the number of records the next batch may take when
@@ -101,6 +116,23 @@ func (s TableSpec) BatchBudget(avail int64) int64 {
 		budget = min(int64(s.MaxBatchEvents), avail/2)
 	}
 	return budget
+}
+
+// DataCollection is the table's data collection in the source as
+// Debezium's transaction metadata names it (an END's
+// data_collections[].data_collection, "schema.table"; a group's cut
+// matches a table's events with it): SourceTable when set, else the
+// topic's last two dot-separated segments (a Debezium topic
+// <topic.prefix>.<schema>.<table>); "" when the topic has fewer.
+func (s TableSpec) DataCollection() string {
+	if s.SourceTable != "" {
+		return s.SourceTable
+	}
+	segs := strings.Split(s.Topic, ".")
+	if len(segs) < 2 || segs[len(segs)-2] == "" || segs[len(segs)-1] == "" {
+		return ""
+	}
+	return strings.Join(segs[len(segs)-2:], ".")
 }
 
 // Tables lists the tables the spec keeps, in commit order: some of
@@ -180,6 +212,52 @@ var Settings = []Setting{
 			}
 			return ""
 		}},
+	{Name: "group", JSON: "group",
+		Doc: "the source group of the table: tables of one connector whose consistent cuts are computed together (" + GroupRule + "; empty = no group)",
+		check: func(s TableSpec) string {
+			if s.Group == "" {
+				return ""
+			}
+			return groupWhy(s.Group)
+		}},
+	{Name: "transaction_topic", JSON: "transaction_topic", PerGroup: true,
+		Doc: "the group's Debezium transaction metadata topic (provide.transaction.metadata: <topic.prefix>.transaction); needs --group; empty = the group cuts per position",
+		check: func(s TableSpec) string {
+			switch {
+			case s.TransactionTopic == "":
+				return ""
+			case s.Group == "":
+				return "needs a group (a transaction topic is a group's)"
+			}
+			if err := names.CheckTopic(s.TransactionTopic); err != nil {
+				return err.Error()
+			}
+			return ""
+		}},
+}
+
+// GroupRule is the rule for a group name, as messages state it: the
+// group names its workflow (lakemirror-group-<name>), so it follows a
+// table name part's rule (names.CheckPart).
+const GroupRule = "a group name is 1 to 64 characters of a-z, 0-9 and _, not starting with a digit and not a word SQL reserves"
+
+// CheckGroup returns nil when name follows GroupRule, else a
+// *SettingError of the setting "group" naming the first thing wrong.
+func CheckGroup(name string) error {
+	if why := groupWhy(name); why != "" {
+		return &SettingError{Name: "group", Why: why}
+	}
+	return nil
+}
+
+// groupWhy is why name breaks GroupRule ("" when it does not): `"Shop"
+// has "S" at byte 0 (upper case); a group name is ...`.
+func groupWhy(name string) string {
+	var bad *names.Error
+	if err := names.CheckPart(name); errors.As(err, &bad) {
+		return fmt.Sprintf("%q %s; %s", name, bad.Why, GroupRule)
+	}
+	return ""
 }
 
 // MaxCommentLength is the most characters a table's comment may have.

@@ -195,6 +195,42 @@ type ApplyResult struct {
 	// marker). nil: none waiting, a load or backfill batch, or a worker
 	// without Kafka; the workflow plans with PlanBatch.
 	Next *Plan `json:"next,omitempty"`
+	// Group is what the batch did toward its source group's consistent
+	// cut (docs/design.md, "Consistent cuts across a source group"): set
+	// only for a table with a group (TableSpec.Group) whose batch read
+	// its records from Kafka; nil otherwise: for a direct load's batch
+	// (its rows fetch no partition) and a batch found committed (a rerun
+	// reads no records: later batches' positions cover it).
+	Group *GroupProgress `json:"group,omitempty"`
+}
+
+// GroupProgress is one batch's progress report to the table's source
+// group: the events of each source transaction the batch applied and the
+// source position it fetched past on each partition. The group's
+// cut.Tracker takes running totals (Applied) and positions
+// (FetchedPast) from these.
+type GroupProgress struct {
+	// TxEvents is, per source transaction id, the number of the batch's
+	// streamed change events of that transaction (c, u, d and truncates,
+	// written to the tables as applied, stale or duplicate alike; not
+	// source snapshot reads, which belong to no transaction of the
+	// transaction topic, and not records the decoder sent to quarantine).
+	// The id is the one the decoder reads into cdc.Event.TxID and the
+	// history's _source_tx: PostgreSQL and Oracle source.txId, MySQL
+	// source.gtid. For PostgreSQL that is the txId that cut.TxKey takes
+	// from the END's and the events' transaction.id "txId:LSN"; SQL
+	// Server events carry no txId (their transactions complete by
+	// position alone). Events without an id are not counted; nil when
+	// none has one.
+	TxEvents map[string]int64 `json:"tx_events,omitempty"`
+	// FetchedPast is, per partition the batch read records of, the
+	// highest source position (cdc.Seq, hex: the tables' _seq) among its
+	// change events there. A partition's records are in commit order
+	// (Debezium writes each transaction whole, at its commit), so the
+	// table has fetched every change of that partition of every
+	// transaction committed at or below it. Partitions without a change
+	// event in the batch are absent; nil when there is none.
+	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
 }
 
 // WovenKeys is how many late keys the batch rebuilt from all their

@@ -18,5 +18,6 @@ func Fields() []FieldGroup {
 		{"maintenance (in defaults or a pipeline)", fieldsOf(rawMaintenance{})},
 		{"layout (in defaults or a pipeline)", fieldsOf(rawLayout{})},
 		{"layout.mirror, layout.history, layout.bronze", fieldsOf(rawTableLayout{})},
+		{"groups.NAME (a source group a pipeline names with group)", fieldsOf(rawGroup{})},
 	}
 }

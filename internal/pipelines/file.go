@@ -33,6 +33,16 @@ type rawFile struct {
 	Version   *int         `yaml:"version"`
 	Defaults  *rawSettings `yaml:"defaults"`
 	Pipelines []rawEntry   `yaml:"pipelines"`
+	// Groups declares the source groups the pipelines name (group: NAME),
+	// by name, with the settings of payload.Settings that are a group's
+	// (PerGroup: transaction_topic).
+	Groups map[string]*rawGroup `yaml:"groups"`
+}
+
+// rawGroup is one entry of groups: a source group's settings (a null
+// entry declares a group without them).
+type rawGroup struct {
+	TransactionTopic *string `yaml:"transaction_topic"`
 }
 
 // rawSettings are the fields a defaults block and a pipeline share.
@@ -160,6 +170,7 @@ type File struct {
 	Name      string // as given to Parse
 	dir       string // definition paths are relative to it
 	defaults  rawSettings
+	groups    map[string]*rawGroup // groups: by name; an entry may be nil
 	entries   []entry
 	idx       *nodeIndex
 	damaged   map[int]bool    // lines with a decoding problem
@@ -269,6 +280,8 @@ func Parse(name string, data []byte) (*File, error) {
 		f.defaults = *raw.Defaults
 		f.checkSettings(&ps, "defaults", f.defaults)
 	}
+	f.groups = raw.Groups
+	f.checkGroups(&ps)
 	if len(raw.Pipelines) == 0 && f.idx.line("pipelines") == 0 {
 		add(0, "", "no pipelines: list them under pipelines")
 	} else if len(raw.Pipelines) == 0 && len(ps) == 0 {
@@ -314,6 +327,44 @@ func Parse(name string, data []byte) (*File, error) {
 		return nil, ps
 	}
 	return f, nil
+}
+
+// checkGroups checks the groups block: each name (payload.GroupRule) and
+// transaction topic (names.CheckTopic).
+func (f *File) checkGroups(ps *Problems) {
+	for _, name := range slices.Sorted(maps.Keys(f.groups)) {
+		at := "groups." + name
+		if err := payload.CheckGroup(name); err != nil {
+			f.report(ps, Problem{File: f.Name, Line: f.idx.line(at), Path: at, Msg: err.Error()})
+		}
+		if g := f.groups[name]; g != nil && g.TransactionTopic != nil {
+			p := at + ".transaction_topic"
+			if err := names.CheckTopic(*g.TransactionTopic); err != nil {
+				f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: err.Error()})
+			}
+		}
+	}
+}
+
+// groupOf is the group a pipeline's own keys (other) or else the
+// defaults block give (an empty value is left to the defaults, as
+// Resolve does), with the path of the key that gives it ("", "" when
+// none does or the value is not a scalar).
+func (f *File) groupOf(at string, other map[string]yaml.Node) (string, string) {
+	for _, x := range []struct {
+		at    string
+		other map[string]yaml.Node
+	}{{at, other}, {"defaults", f.defaults.Other}} {
+		n, ok := x.other["group"]
+		switch {
+		case !ok || n.Kind == yaml.ScalarNode && n.Tag == "!!null": // left to the defaults
+		case n.Kind != yaml.ScalarNode:
+			return "", "" // reported by checkOther
+		default:
+			return n.Value, x.at + ".group"
+		}
+	}
+	return "", ""
 }
 
 // checkSettings checks the fields shared by defaults and pipelines, each
@@ -426,6 +477,10 @@ func (f *File) checkOther(ps *Problems, at string, other map[string]yaml.Node) {
 	seen := map[*payload.Setting]string{}
 	for _, key := range slices.Sorted(maps.Keys(other)) {
 		st := settingOf(key)
+		if st != nil && st.PerGroup {
+			add(key, "%s is a group's: give it once under groups.<group>.%s", key, st.Name)
+			continue
+		}
 		if st == nil {
 			switch {
 			case at == "defaults" && entryOnly[key]:
@@ -518,6 +573,12 @@ func (f *File) checkEntry(ps *Problems, e *entry, hurt bool) {
 	}
 	r := e.raw
 	f.checkSettings(ps, e.path, r.rawSettings)
+	if g, path := f.groupOf(e.path, r.Other); g != "" && payload.CheckGroup(g) == nil {
+		if _, ok := f.groups[g]; !ok {
+			f.report(ps, Problem{File: f.Name, Line: f.idx.line(path), Path: path,
+				Msg: fmt.Sprintf("group %s is not declared: add it under groups (with its transaction_topic, if the connector writes one)", g)})
+		}
+	}
 	var given []string
 	for _, s := range []struct {
 		field string

@@ -74,7 +74,8 @@ var (
 	atColumn       = regexp.MustCompile(`^col (\d+): (.*)$`)
 	cannotDecode   = regexp.MustCompile(`^cannot unmarshal !!(\w+)(?: ` + "`.*`" + `)? into (\S+)$`)
 	knownFieldList = map[string][]string{ // for "did you mean"
-		"rawFile":        {"version", "defaults", "pipelines"},
+		"rawFile":        {"version", "defaults", "pipelines", "groups"},
+		"rawGroup":       fieldsOf(rawGroup{}),
 		"rawSettings":    settingsKeys(),
 		"rawEntry":       append(settingsKeys(), entryKeys()...),
 		"rawMaintenance": fieldsOf(rawMaintenance{}),
@@ -245,6 +246,9 @@ func settingsKeys() []string {
 		out = append(out, k)
 		if k == "key" {
 			for _, s := range payload.Settings {
+				if s.PerGroup {
+					continue
+				}
 				out = append(out, s.Name)
 			}
 		}

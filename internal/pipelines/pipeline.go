@@ -275,12 +275,15 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 	p.Key = list(r.Key, d.Key)
 	for _, other := range []map[string]yaml.Node{d.Other, r.Other} {
 		for key, n := range other {
-			if st := settingOf(key); st != nil {
+			if st := settingOf(key); st != nil && !st.PerGroup {
 				if v, _ := settingValue(st, &n); v != nil { // checked by Parse
 					st.Set(&p.Settings, v)
 				}
 			}
 		}
+	}
+	if g := f.groups[p.Settings.Group]; p.Settings.Group != "" && g != nil && g.TransactionTopic != nil {
+		p.Settings.TransactionTopic = *g.TransactionTopic
 	}
 	flag(r.Bronze, d.Bronze, &p.Bronze)
 	flag(r.History, d.History, &p.History)

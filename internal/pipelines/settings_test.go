@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,71 @@ func TestCommentKey(t *testing.T) {
 	_, err = Parse("p.yaml", []byte("pipelines:\n  - topic: a.b\n    comment: |\n      two\n      lines\n"))
 	if want := "p.yaml:3: pipelines[0].comment: control character U+000A at character 4: give one line of text without tabs"; err == nil || err.Error() != want {
 		t.Fatalf("problems %v, want %s", err, want)
+	}
+}
+
+// group: on a pipeline (or in defaults) names a group the groups block
+// declares; the group's transaction_topic is given there, once, and
+// reaches every pipeline of the group.
+func TestGroupKeys(t *testing.T) {
+	src := `defaults:
+  group: shop
+groups:
+  shop:
+    transaction_topic: srv.transaction
+  audit:
+pipelines:
+  - topic: srv.shop.orders
+  - topic: srv.shop.items
+  - topic: srv.audit.logins
+    group: audit
+  - topic: srv.other.things
+    group:
+`
+	f, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, warns, err := f.Resolve(nil, false)
+	if err != nil || len(warns) != 0 || len(ps) != 4 {
+		t.Fatalf("Resolve: %v, warnings %v, %d pipelines", err, warns, len(ps))
+	}
+	want := [][2]string{{"shop", "srv.transaction"}, {"shop", "srv.transaction"}, {"audit", ""}, {"shop", "srv.transaction"}}
+	for i, p := range ps {
+		if got := [2]string{p.Settings.Group, p.Settings.TransactionTopic}; got != want[i] {
+			t.Errorf("%s: group, transaction topic %q, want %q", p.Table, got, want[i])
+		}
+		if err := p.Settings.Validate(); err != nil {
+			t.Errorf("%s: %v", p.Table, err)
+		}
+	}
+
+	src = `groups:
+  Shop:
+    transaction_topic: "a/b"
+  shop:
+    transaction_topics: x
+pipelines:
+  - topic: srv.shop.orders
+    group: shoq
+  - topic: srv.shop.items
+    group: shop
+    transaction_topic: srv.transaction
+`
+	_, err = Parse("p.yaml", []byte(src))
+	want2 := `p.yaml:2: groups.Shop: group: "Shop" has "S" at byte 0 (upper case); ` + payload.GroupRule + `
+p.yaml:3: groups.Shop.transaction_topic: topic "a/b" has "/" at byte 1; a Kafka topic name is 1 to 249 characters of a-z, A-Z, 0-9, '.', '_' and '-', other than "." and ".."
+p.yaml:5: groups.shop.transaction_topics: unknown field transaction_topics (did you mean transaction_topic?)
+p.yaml:8: pipelines[0].group: group shoq is not declared: add it under groups (with its transaction_topic, if the connector writes one)
+p.yaml:11: pipelines[1].transaction_topic: transaction_topic is a group's: give it once under groups.<group>.transaction_topic`
+	if err == nil || err.Error() != want2 {
+		t.Fatalf("problems:\n%v\nwant:\n%s", err, want2)
+	}
+	var keys []string
+	for _, g := range Fields() {
+		keys = append(keys, g.Fields...)
+	}
+	if n := strings.Count(strings.Join(keys, " "), "transaction_topic"); n != 1 {
+		t.Fatalf("Fields() lists transaction_topic %d times, want once (under groups): %v", n, Fields())
 	}
 }

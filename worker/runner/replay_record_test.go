@@ -129,6 +129,40 @@ func TestRecordReplayHistories(t *testing.T) {
 		saveRunHistory(t, r.Client, workflows.WorkflowID(ps.Table), pausedRun, filepath.Join(dir, prefix+"settings.json"))
 	}
 
+	// (from v13) a table of a source group: after each batch it reports
+	// to the group's workflow (group-report marker), which reads the
+	// group's transaction topic every 2 s; the table stopped, the group's
+	// workflow terminated, both saved
+	gs := activities.TableSpec{Table: "replay.grouped", Topic: "replay.public.grouped", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond,
+		Group: "replay", TransactionTopic: "replay.transaction"}
+	produce(t, r, gs.TransactionTopic, 1, []sample.Message{{Value: []byte(`{"status":"END","id":"571:53195832","event_count":1,"data_collections":[{"data_collection":"public.grouped","event_count":1}],"ts_ms":1486500577691}`)}})
+	groupID := workflows.GroupWorkflowID(gs.Group)
+	if _, err := starter.SignalWithStartWorkflow(ctx, groupID, workflows.SignalGroupRegister, workflows.GroupMemberOf(gs),
+		client.StartWorkflowOptions{ID: groupID, TaskQueue: activities.TaskQueue}, workflows.GroupWorkflowName,
+		workflows.GroupInput{Group: gs.Group, TransactionTopic: gs.TransactionTopic, CutEvery: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ends = produce(t, r, gs.Topic, 1, stream.Delivered[:half])
+	start(gs)
+	waitCaughtUp(t, r.Client, gs.Table, ends)
+	waitFor(t, "the group's reports and read", func() bool {
+		v, err := r.Client.QueryWorkflow(ctx, groupID, "", workflows.QueryCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c workflows.GroupCut
+		if err := v.Get(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c.Ends == 1 && c.Reports >= 2
+	})
+	stopWorkflow(t, r.Client, gs.Table)
+	save(gs.Table, "grouped")
+	if err := r.Client.TerminateWorkflow(ctx, groupID, "", "recorded"); err != nil {
+		t.Fatal(err)
+	}
+	saveHistory(t, r.Client, groupID, filepath.Join(dir, prefix+"group.json"))
+
 	// routed (from v5): claimed by one of two workers, which stops; the
 	// table is handed over to the other (schedule-to-start timeout, a new
 	// claim), stopped

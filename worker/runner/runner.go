@@ -57,6 +57,7 @@ func Register(w worker.Registry, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.ValidationWorkflow, workflow.RegisterOptions{Name: workflows.ValidationWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.ReconcileWorkflow, workflow.RegisterOptions{Name: workflows.ReconcileWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.EraseWorkflow, workflow.RegisterOptions{Name: workflows.EraseWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.GroupWorkflow, workflow.RegisterOptions{Name: workflows.GroupWorkflowName})
 	w.RegisterActivity(acts)
 }
 

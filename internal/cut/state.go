@@ -1,0 +1,135 @@
+package cut
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// State is a Tracker's state in plain, JSON-encodable types, so that a
+// workflow can carry it across continue-as-new (a workflow input) and
+// query it: positions are hex (cdc.Seq.Hex: the tables' `_seq` text).
+// Restore makes the same Tracker again.
+type State struct {
+	Connector string   `json:"connector"` // source.connector, for TxKey
+	Tables    []string `json:"tables"`    // the group's tables, sorted
+	// W, TxID and TsMs are the transaction-mode cut so far (W hex; ""
+	// for none).
+	W    string `json:"w,omitempty"`
+	TxID string `json:"tx_id,omitempty"`
+	TsMs int64  `json:"ts_ms,omitempty"`
+	// Last is the newest END's commit position (hex), Width the byte
+	// width of the group's positions (0 until the first).
+	Last  string `json:"last,omitempty"`
+	Width int    `json:"width,omitempty"`
+	// Open are the ENDs above W, in commit order.
+	Open []StateEnd `json:"open,omitempty"`
+	// Applied is, per table, the applied counts per TxKey of the
+	// transactions above W and of those whose END has not arrived.
+	Applied map[string]map[string]int64 `json:"applied,omitempty"`
+	// Fetched is, per table, the position it has fetched past on every
+	// partition (hex).
+	Fetched map[string]string `json:"fetched,omitempty"`
+}
+
+// StateEnd is an END of State.Open.
+type StateEnd struct {
+	ID     string           `json:"id"`
+	Commit string           `json:"commit"` // hex
+	Counts map[string]int64 `json:"counts,omitempty"`
+	TsMs   int64            `json:"ts_ms,omitempty"`
+}
+
+// State returns t's state (copies: later changes of t do not reach it).
+func (t *Tracker) State() State {
+	s := State{Connector: t.conn, Tables: append([]string(nil), t.tables...), W: t.cut.W.Hex(), TxID: t.cut.TxID, TsMs: t.cut.TsMs,
+		Last: t.last.Hex(), Width: t.width}
+	for _, x := range t.open {
+		s.Open = append(s.Open, StateEnd{ID: x.ID, Commit: x.Commit.Hex(), Counts: maps.Clone(x.Counts), TsMs: x.TsMs})
+	}
+	for tb, m := range t.applied {
+		if len(m) > 0 {
+			if s.Applied == nil {
+				s.Applied = map[string]map[string]int64{}
+			}
+			s.Applied[tb] = maps.Clone(m)
+		}
+	}
+	for tb, p := range t.fetched {
+		if p != "" {
+			if s.Fetched == nil {
+				s.Fetched = map[string]string{}
+			}
+			s.Fetched[tb] = p.Hex()
+		}
+	}
+	return s
+}
+
+// Restore makes the Tracker whose State s is. Errors: a position that is
+// not hex, a table of Applied or Fetched not in Tables, an open END
+// whose id repeats.
+func Restore(s State) (*Tracker, error) {
+	t := NewTracker(s.Connector, s.Tables)
+	seq := func(what, h string) (cdc.Seq, error) {
+		p, err := cdc.ParseSeqHex(h)
+		if err != nil {
+			return "", fmt.Errorf("cut: restore: %s: %w", what, err)
+		}
+		return p, nil
+	}
+	var err error
+	if t.cut.W, err = seq("W", s.W); err != nil {
+		return nil, err
+	}
+	if t.last, err = seq("last END", s.Last); err != nil {
+		return nil, err
+	}
+	t.cut.TxID, t.cut.TsMs, t.width = s.TxID, s.TsMs, s.Width
+	for _, e := range s.Open {
+		c, err := seq("END "+e.ID, e.Commit)
+		if err != nil {
+			return nil, err
+		}
+		key := TxKey(t.conn, e.ID)
+		if _, dup := t.byID[key]; dup {
+			return nil, fmt.Errorf("cut: restore: END %q twice", e.ID)
+		}
+		counts := maps.Clone(e.Counts)
+		if counts == nil {
+			counts = map[string]int64{}
+		}
+		t.byID[key] = len(t.open)
+		t.open = append(t.open, openEnd{End: End{ID: e.ID, Commit: c, Counts: counts, TsMs: e.TsMs}, key: key})
+	}
+	for tb, m := range s.Applied {
+		if !t.inGroup[tb] {
+			return nil, fmt.Errorf("cut: restore: %w: %q", ErrUnknownTable, tb)
+		}
+		maps.Copy(t.applied[tb], m)
+	}
+	for tb, h := range s.Fetched {
+		if !t.inGroup[tb] {
+			return nil, fmt.Errorf("cut: restore: %w: %q", ErrUnknownTable, tb)
+		}
+		if t.fetched[tb], err = seq("fetched position of "+tb, h); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// WithTables is a Tracker of t's group with tables added (those already
+// in it ignored), keeping everything t holds: a table joining the group
+// has applied nothing and fetched nothing yet, so it holds the cut at
+// the first END that touches it until it reports. t is not changed.
+func (t *Tracker) WithTables(tables ...string) *Tracker {
+	s := t.State()
+	s.Tables = append(s.Tables, tables...)
+	u, err := Restore(s)
+	if err != nil {
+		panic("cut: WithTables: " + err.Error()) // a State of a Tracker always restores
+	}
+	return u
+}

@@ -1,0 +1,467 @@
+package workflows
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cut"
+	"github.com/lakemirror/lakemirror/internal/payload"
+)
+
+// Names of the source group's workflow (docs/design.md, "Consistent cuts
+// across a source group").
+const (
+	GroupWorkflowName   = "GroupWorkflow"
+	SignalGroupRegister = "group-register" // GroupMember: a table joins the group (the starter, with the group's start)
+	SignalGroupReport   = "group-report"   // GroupReport: a table's batch committed (TableWorkflow, after each batch)
+	QueryCut            = "cut"            // returns GroupCut
+)
+
+// GroupWorkflowID is the group workflow's id for a group name.
+func GroupWorkflowID(group string) string { return "lakemirror-group-" + group }
+
+// defaultCutEvery is how often the group reads its transaction topic and
+// computes its cut unless GroupInput.CutEvery says otherwise.
+const defaultCutEvery = time.Minute
+
+// groupRoundsPerRun bounds one group run's history: after this many cut
+// intervals (about 17 hours at a minute each), at historyEventsPerRun
+// events (the tables' reports are one event each) or when the server
+// suggests it, the run continues as new with its state (checked after
+// each interval).
+const groupRoundsPerRun = 1000
+
+// groupReadsPerRound bounds the transaction topic reads of one round
+// (each of at most payload.GroupReadMax records).
+const groupReadsPerRound = 10
+
+// GroupMember is a table of a group, as the starter registers it and
+// every report repeats it.
+type GroupMember struct {
+	Table string `json:"table"` // the lakemirror table (namespace.table)
+	// Collection is the table's data collection in the source, as the
+	// transaction topic's END records name it in data_collections
+	// ("schema.table": TableSpec.DataCollection).
+	Collection       string `json:"collection"`
+	TransactionTopic string `json:"transaction_topic,omitempty"` // the table's TableSpec.TransactionTopic
+}
+
+// GroupMemberOf is the table of spec as its group knows it (the
+// starter's registration, every report).
+func GroupMemberOf(spec payload.TableSpec) GroupMember {
+	return GroupMember{Table: spec.Table, Collection: spec.DataCollection(), TransactionTopic: spec.TransactionTopic}
+}
+
+// GroupReport is a table's report after one of its batches committed
+// (and its late keys, if any, were rebuilt): the batch's
+// payload.GroupProgress and the partitions of the table's topic it
+// knows.
+type GroupReport struct {
+	GroupMember
+	BatchSeq int64 `json:"batch_seq"`
+	// TxEvents and FetchedPast are the batch's
+	// (payload.GroupProgress): events per source transaction id, the
+	// highest position fetched per partition (hex).
+	TxEvents    map[string]int64 `json:"tx_events,omitempty"`
+	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	// Partitions are the partitions of the table's topic (its end
+	// offsets after the batch): the table has fetched past a position
+	// once every one of them has.
+	Partitions []int32 `json:"partitions"`
+}
+
+// GroupInput starts (or continues) a group's workflow.
+type GroupInput struct {
+	Group            string `json:"group"`
+	TransactionTopic string `json:"transaction_topic,omitempty"` // "" = cut per position
+	// CutEvery is how often the group reads its transaction topic and
+	// computes its cut (0: a minute).
+	CutEvery time.Duration `json:"cut_every,omitempty"`
+	// RoundsPerRun is the cut intervals of one run before it continues
+	// as new (0: groupRoundsPerRun; tests set it low).
+	RoundsPerRun int `json:"rounds_per_run,omitempty"`
+	// State is the state a continued run carries; nil on a first start.
+	State *GroupState `json:"state,omitempty"`
+}
+
+// GroupState is the group workflow's state, carried across
+// continue-as-new: plain types (the cut.Tracker as cut.State).
+type GroupState struct {
+	Members map[string]GroupMember `json:"members"` // by table
+	// Fetched is, per table, the highest position reported fetched per
+	// partition (hex), and Partitions the table's partitions.
+	Fetched    map[string]map[int32]string `json:"fetched,omitempty"`
+	Partitions map[string][]int32          `json:"partitions,omitempty"`
+	Tracker    cut.State                   `json:"tracker"`
+	// Next is where the next read of the transaction topic starts
+	// (payload.GroupReadResult.Next); empty before the first read.
+	Next payload.Offsets `json:"next,omitempty"`
+	// Number counts the cuts: it grows by one each time W moves up.
+	Number int64  `json:"number"`
+	W      string `json:"w,omitempty"` // the last cut's W (hex), to tell when it moves
+	// Kept are the transaction topic's records the last read kept (the
+	// first holds the cut); Error the last read's or the Tracker's error
+	// ("" when the last round had none).
+	Kept  []payload.GroupKept `json:"kept,omitempty"`
+	Error string              `json:"error,omitempty"`
+	// Reports counts the table reports taken, Ends the ENDs.
+	Reports int64 `json:"reports"`
+	Ends    int64 `json:"ends"`
+	// Foreign are data collections the ENDs named that no table of the
+	// group has (at most maxForeign, first seen first): a table whose
+	// collection is misnamed (TableSpec.DataCollection) shows here, and
+	// its events do not hold the cut.
+	Foreign []string `json:"foreign,omitempty"`
+}
+
+// maxForeign is the most foreign collections GroupState keeps.
+const maxForeign = 20
+
+// GroupCut is the group's cut as the cut query returns it.
+type GroupCut struct {
+	Group            string `json:"group"`
+	TransactionTopic string `json:"transaction_topic,omitempty"`
+	// Number is the cut's number (0: no cut yet); W its source commit
+	// position (hex, the tables' _seq; "" for none); TxID the END's
+	// transaction id at W and SourceTsMs its ts_ms (milliseconds since
+	// the epoch: Debezium's processing time of the commit; 0 in position
+	// mode).
+	Number     int64  `json:"number"`
+	W          string `json:"w,omitempty"`
+	TxID       string `json:"tx_id,omitempty"`
+	SourceTsMs int64  `json:"source_ts_ms,omitempty"`
+	// PerPosition: no transaction topic, the cut is consistent per
+	// position, not per transaction (cut.Tracker.PositionCut).
+	PerPosition bool `json:"per_position,omitempty"`
+	// Holds are the tables that hold the next END (or, per position,
+	// the lowest fetched position), with the events each misses.
+	Holds []GroupHold `json:"holds,omitempty"`
+	// Tables are the group's tables, sorted.
+	Tables []string `json:"tables"`
+	// Kept, Error and ReadOffsets are the transaction topic's reading:
+	// records kept (the first holds the cut), the last error, the next
+	// offsets.
+	Kept        []payload.GroupKept `json:"kept,omitempty"`
+	Error       string              `json:"error,omitempty"`
+	ReadOffsets payload.Offsets     `json:"read_offsets,omitempty"`
+	// Foreign are the data collections ENDs named that no table of the
+	// group has (GroupState.Foreign).
+	Foreign []string `json:"foreign,omitempty"`
+	// Reports and Ends count the table reports and the ENDs taken.
+	Reports int64 `json:"reports"`
+	Ends    int64 `json:"ends"`
+}
+
+// GroupHold is one table that holds the cut.
+type GroupHold struct {
+	Table      string `json:"table"`
+	Collection string `json:"collection"`
+	TxID       string `json:"tx_id,omitempty"`  // the next END's transaction id ("" per position)
+	Commit     string `json:"commit,omitempty"` // its commit position (hex)
+	Missing    int64  `json:"missing,omitempty"`
+}
+
+// group is one run of the group workflow.
+type group struct {
+	in GroupInput
+	st *GroupState
+	tr *cut.Tracker
+}
+
+// GroupWorkflow computes the consistent cut of one source group
+// (docs/design.md, "Consistent cuts across a source group"; issue 37):
+// every CutEvery it reads its transaction topic's new records
+// (ActivityReadGroupTransactions: ENDs with their commit positions and
+// per-table counts, held at a record it cannot take) and feeds them to a
+// cut.Tracker, with the tables' reports (SignalGroupReport, from each
+// TableWorkflow after a batch commits: events per transaction, positions
+// fetched per partition) and registrations (SignalGroupRegister, from the
+// starter). The cut query (QueryCut) returns the cut: its number, W, its
+// source commit time and the tables that hold the next END. Without a
+// transaction topic it cuts per position (cut.Tracker.PositionCut).
+// Nothing is tagged or bounded yet: the cut is computed and shown.
+//
+// It never completes on its own; it continues as new with its state
+// (GroupState) every RoundsPerRun intervals, at historyEventsPerRun
+// events or when the server suggests it. Errors: a non-retryable ErrTypeBadSpec for an input without a
+// group, a state that does not restore; the read's errors are recorded
+// (GroupCut.Error) and the read is tried again the next interval.
+func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
+	if in.Group == "" {
+		return temporal.NewNonRetryableApplicationError("group workflow without a group name", payload.ErrTypeBadSpec, nil)
+	}
+	g := &group{in: in, st: in.State}
+	if g.st == nil {
+		g.st = &GroupState{Members: map[string]GroupMember{}, Tracker: cut.NewTracker("", nil).State()} //workflowcheck:ignore (deterministic)
+	}
+	tr, err := cut.Restore(g.st.Tracker) //workflowcheck:ignore (deterministic: see cut.Restore)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("group "+in.Group+": "+err.Error(), payload.ErrTypeBadSpec, err)
+	}
+	g.tr = tr
+	if err := workflow.SetQueryHandler(ctx, QueryCut, func() (GroupCut, error) { return g.cut(), nil }); err != nil {
+		return err
+	}
+	register := workflow.GetSignalChannel(ctx, SignalGroupRegister)
+	report := workflow.GetSignalChannel(ctx, SignalGroupReport)
+	every := in.CutEvery
+	if every <= 0 {
+		every = defaultCutEvery
+	}
+	rounds := in.RoundsPerRun
+	if rounds <= 0 {
+		rounds = groupRoundsPerRun
+	}
+	for round := 0; ; {
+		due := false
+		timer := workflow.NewTimer(ctx, every)
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(register, func(ch workflow.ReceiveChannel, _ bool) {
+			var m GroupMember
+			ch.Receive(ctx, &m)
+			g.join(ctx, m)
+		})
+		sel.AddReceive(report, func(ch workflow.ReceiveChannel, _ bool) {
+			var r GroupReport
+			ch.Receive(ctx, &r)
+			g.report(ctx, r)
+		})
+		sel.AddFuture(timer, func(workflow.Future) { due = true })
+		for !due {
+			sel.Select(ctx)
+		}
+		g.read(ctx)
+		g.advance()
+		round++
+		info := workflow.GetInfo(ctx)
+		if round >= rounds || info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= historyEventsPerRun {
+			g.drain(ctx, register, report)
+			g.advance()
+			g.st.Tracker = g.tr.State() //workflowcheck:ignore (deterministic: State copies the maps)
+			next := g.in
+			next.State = g.st
+			return workflow.NewContinueAsNewError(ctx, GroupWorkflowName, next)
+		}
+	}
+}
+
+// drain takes the signals still buffered (before continue-as-new).
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) drain(ctx workflow.Context, register, report workflow.ReceiveChannel) {
+	for {
+		var m GroupMember
+		if register.ReceiveAsync(&m) {
+			g.join(ctx, m)
+			continue
+		}
+		var r GroupReport
+		if report.ReceiveAsync(&r) {
+			g.report(ctx, r)
+			continue
+		}
+		return
+	}
+}
+
+// join adds a table to the group (a table already in it: its collection
+// as now given). A table naming another transaction topic than the
+// group's is taken and the mismatch recorded in Error.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) join(ctx workflow.Context, m GroupMember) {
+	if m.Table == "" || m.Collection == "" {
+		return
+	}
+	if m.TransactionTopic != g.in.TransactionTopic {
+		g.st.Error = fmt.Sprintf("table %s names transaction topic %q, the group reads %q", m.Table, m.TransactionTopic, g.in.TransactionTopic)
+		workflow.GetLogger(ctx).Warn("group: a table names another transaction topic", "table", m.Table, "its", m.TransactionTopic, "group's", g.in.TransactionTopic)
+	}
+	if old, ok := g.st.Members[m.Table]; ok && old.Collection == m.Collection {
+		return
+	}
+	g.st.Members[m.Table] = m
+	g.tr = g.tr.WithTables(m.Collection)
+}
+
+// report takes a table's batch report: its running applied counts per
+// transaction, and its fetched position (the lowest over its partitions
+// of the highest reported on each) once every partition has one.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) report(ctx workflow.Context, r GroupReport) {
+	g.join(ctx, r.GroupMember)
+	if _, ok := g.st.Members[r.Table]; !ok {
+		return
+	}
+	g.st.Reports++
+	coll := g.st.Members[r.Table].Collection
+	for _, id := range slices.Sorted(maps.Keys(r.TxEvents)) {
+		if err := g.tr.Applied(coll, id, g.tr.AppliedCount(coll, id)+r.TxEvents[id]); err != nil {
+			g.st.Error = err.Error()
+		}
+	}
+	if g.st.Fetched == nil {
+		g.st.Fetched, g.st.Partitions = map[string]map[int32]string{}, map[string][]int32{}
+	}
+	f := g.st.Fetched[r.Table]
+	if f == nil {
+		f = map[int32]string{}
+		g.st.Fetched[r.Table] = f
+	}
+	for p, pos := range r.FetchedPast {
+		if pos > f[p] { // hex of one width: text order is position order
+			f[p] = pos
+		}
+	}
+	if len(r.Partitions) > 0 {
+		g.st.Partitions[r.Table] = slices.Sorted(slices.Values(r.Partitions))
+	}
+	low, ok := "", len(g.st.Partitions[r.Table]) > 0
+	for i, p := range g.st.Partitions[r.Table] {
+		pos, has := f[p]
+		if !has {
+			ok = false
+			break
+		}
+		if i == 0 || pos < low {
+			low = pos
+		}
+	}
+	if ok {
+		s, err := cdc.ParseSeqHex(low)
+		if err == nil {
+			err = g.tr.FetchedPast(coll, s)
+		}
+		if err != nil {
+			g.st.Error = err.Error()
+		}
+	}
+}
+
+// read takes the transaction topic's new ENDs into the Tracker, holding
+// at the first kept record or END the Tracker refuses; without a
+// transaction topic it does nothing.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) read(ctx workflow.Context) {
+	if g.in.TransactionTopic == "" {
+		return
+	}
+	opts := workflow.ActivityOptions{
+		ActivityID:          "read-transactions",
+		StartToCloseTimeout: 2 * time.Minute,
+		Summary:             fmt.Sprintf("read transaction topic %s of group %s", g.in.TransactionTopic, g.in.Group),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
+	}
+	actx := workflow.WithActivityOptions(ctx, opts)
+	g.st.Error = ""
+	for range groupReadsPerRound {
+		var res payload.GroupReadResult
+		err := workflow.ExecuteActivity(actx, payload.ActivityReadGroupTransactions,
+			payload.GroupReadRequest{Group: g.in.Group, Topic: g.in.TransactionTopic, From: g.st.Next}).Get(ctx, &res)
+		if err != nil {
+			g.st.Error = errorText(err)
+			return
+		}
+		if res.Connector != "" && g.tr.State().Connector == "" {
+			s := g.tr.State()
+			s.Connector = res.Connector
+			if tr, err := cut.Restore(s); err == nil {
+				g.tr = tr
+			}
+		}
+		g.st.Kept = res.Kept
+		next := maps.Clone(res.Next)
+		for _, e := range res.Ends {
+			commit, err := cdc.ParseSeqHex(e.Commit)
+			if err == nil {
+				err = g.tr.End(cut.End{ID: e.ID, Commit: commit, Counts: e.Counts, TsMs: e.TsMs})
+			}
+			if err != nil {
+				// held at this END: read again from it next time
+				g.st.Error = fmt.Sprintf("END %q at offset %d: %v", e.ID, e.Offset, err)
+				next[e.Partition] = e.Offset
+				g.st.Next = next
+				return
+			}
+			g.st.Ends++
+			g.noteForeign(e.Counts)
+		}
+		g.st.Next = next
+		if !res.More {
+			return
+		}
+	}
+}
+
+// noteForeign records the collections of an END's counts that no table
+// of the group has (GroupState.Foreign).
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) noteForeign(counts map[string]int64) {
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
+		known := slices.Contains(g.st.Foreign, c)
+		for _, m := range g.st.Members {
+			known = known || m.Collection == c
+		}
+		if !known && len(g.st.Foreign) < maxForeign {
+			g.st.Foreign = append(g.st.Foreign, c)
+		}
+	}
+}
+
+// current is the cut the Tracker gives now.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) current() cut.Cut {
+	if g.in.TransactionTopic == "" {
+		return g.tr.PositionCut()
+	}
+	return g.tr.Cut()
+}
+
+// advance counts a new cut when W moved up.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) advance() {
+	if w := g.current().W.Hex(); w > g.st.W {
+		g.st.W = w
+		g.st.Number++
+	}
+}
+
+// cut is the query's answer.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) cut() GroupCut {
+	c := g.current()
+	out := GroupCut{Group: g.in.Group, TransactionTopic: g.in.TransactionTopic, Number: g.st.Number, W: c.W.Hex(), TxID: c.TxID,
+		SourceTsMs: c.TsMs, PerPosition: c.PerPosition, Kept: g.st.Kept, Error: g.st.Error, ReadOffsets: g.st.Next,
+		Tables: slices.Sorted(maps.Keys(g.st.Members)), Foreign: g.st.Foreign, Reports: g.st.Reports, Ends: g.st.Ends}
+	if out.Tables == nil {
+		out.Tables = []string{}
+	}
+	byColl := map[string][]string{}
+	for _, t := range out.Tables {
+		c := g.st.Members[t].Collection
+		byColl[c] = append(byColl[c], t)
+	}
+	for _, h := range c.Holds {
+		for _, t := range byColl[h.Table] {
+			gh := GroupHold{Table: t, Collection: h.Table, TxID: h.TxID, Missing: h.Missing}
+			if h.Commit != "" {
+				gh.Commit = h.Commit.Hex()
+			}
+			out.Holds = append(out.Holds, gh)
+		}
+	}
+	return out
+}

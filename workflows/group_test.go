@@ -1,0 +1,246 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/payload"
+)
+
+// txTopic is a kfake broker with a one-partition transaction topic
+// holding values, and a client for it.
+func txTopic(t *testing.T, topic string, values ...string) *kafka.Client {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	kc, err := kafka.NewClient(cluster.ListenAddrs())
+	require.NoError(t, err)
+	t.Cleanup(kc.Close)
+	ctx := context.Background()
+	require.NoError(t, kc.CreateTopic(ctx, topic, 1))
+	var recs []*kgo.Record
+	for _, v := range values {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(v)})
+	}
+	require.NoError(t, kc.Produce(ctx, recs...))
+	return kc
+}
+
+func groupEnv(t *testing.T, kc *kafka.Client) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Activities{Kafka: kc}) // the real reader, on kfake
+	env.RegisterWorkflow(GroupWorkflow)
+	return env
+}
+
+func queryCut(t *testing.T, env *testsuite.TestWorkflowEnvironment) GroupCut {
+	t.Helper()
+	v, err := env.QueryWorkflow(QueryCut)
+	require.NoError(t, err)
+	var c GroupCut
+	require.NoError(t, v.Get(&c))
+	return c
+}
+
+func pgHex(lsn uint64) string { return cdc.PostgresSeq(lsn, 0).Hex() }
+
+func endValue(tx, lsn int, ts int64, counts string) string {
+	return fmt.Sprintf(`{"status":"END","id":"%d:%d","event_count":1,"data_collections":[%s],"ts_ms":%d}`, tx, lsn, counts, ts)
+}
+
+// The group workflow reads its transaction topic every cut interval (the
+// real ReadGroupTransactions on kfake), takes the tables' registrations
+// and batch reports, and its cut query shows the cut: none while a table
+// misses an event of the first END (the hold says which and how many),
+// cut 1 at the first END once both tables applied its events (counts,
+// matched by txId), the next END held by the table that has not fetched
+// past it. The run continues as new after RoundsPerRun intervals with its
+// state, and the next run goes on from it: cut 2 once that table fetched
+// past the second END.
+func TestGroupWorkflowCut(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		`{"status":"BEGIN","id":"571:900","event_count":null,"data_collections":null,"ts_ms":1000}`,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":2},{"data_collection":"public.transfers","event_count":1}`),
+		endValue(572, 2000, 2001, `{"data_collection":"public.accounts","event_count":1},{"data_collection":"public.audit","event_count":1}`))
+	checked := 0
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic}
+
+	env := groupEnv(t, kc)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, TxEvents: map[string]int64{"571": 2},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(950, 950).Hex()}, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, GroupCut{Group: "shop", TransactionTopic: topic, Tables: []string{"shop.accounts", "shop.transfers"},
+			Holds:       []GroupHold{{Table: "shop.transfers", Collection: "public.transfers", TxID: "571:1000", Commit: pgHex(1000), Missing: 1}},
+			ReadOffsets: payload.Offsets{0: 3}, Foreign: []string{"public.audit"}, Reports: 1, Ends: 2}, c)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, BatchSeq: 1, TxEvents: map[string]int64{"571": 1},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(1000, 990).Hex()}, Partitions: []int32{0}})
+	}, 70*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, GroupCut{Group: "shop", TransactionTopic: topic, Number: 1, W: pgHex(1000), TxID: "571:1000", SourceTsMs: 1001,
+			Tables:      []string{"shop.accounts", "shop.transfers"},
+			Holds:       []GroupHold{{Table: "shop.accounts", Collection: "public.accounts", TxID: "572:2000", Commit: pgHex(2000), Missing: 1}},
+			ReadOffsets: payload.Offsets{0: 3}, Foreign: []string{"public.audit"}, Reports: 2, Ends: 2}, c)
+		checked++
+	}, 130*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 3})
+	require.Equal(t, 1, checked)
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next GroupInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State)
+	require.Equal(t, int64(1), next.State.Number)
+	require.Equal(t, int64(2), next.State.Reports)
+	require.Equal(t, int64(2), next.State.Ends)
+	require.Equal(t, payload.Offsets{0: 3}, next.State.Next)
+
+	env = groupEnv(t, kc)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 2,
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(2100, 2100).Hex()}, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, GroupCut{Group: "shop", TransactionTopic: topic, Number: 2, W: pgHex(2000), TxID: "572:2000", SourceTsMs: 2001,
+			Tables: []string{"shop.accounts", "shop.transfers"}, ReadOffsets: payload.Offsets{0: 3}, Foreign: []string{"public.audit"}, Reports: 3, Ends: 2}, c)
+		checked++
+	}, 70*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, next)
+	require.Equal(t, 2, checked)
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+}
+
+// Without a transaction topic the group cuts per position: the lowest
+// position every table fetched past on every partition; a table that has
+// not reported every partition of its topic holds it.
+func TestGroupWorkflowPositionCut(t *testing.T) {
+	env := groupEnv(t, nil)
+	checked := false
+	a := GroupMember{Table: "shop.a", Collection: "public.a"}
+	b := GroupMember{Table: "shop.b", Collection: "public.b"}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: a, BatchSeq: 1,
+			FetchedPast: map[int32]string{0: pgHex(500), 1: pgHex(300)}, Partitions: []int32{0, 1}})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, BatchSeq: 1,
+			FetchedPast: map[int32]string{0: pgHex(700)}, Partitions: []int32{0, 1}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, GroupCut{Group: "shop", PerPosition: true, Tables: []string{"shop.a", "shop.b"},
+			Holds: []GroupHold{{Table: "shop.b", Collection: "public.b"}}, Reports: 2}, queryCut(t, env))
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, BatchSeq: 2,
+			FetchedPast: map[int32]string{1: pgHex(400)}, Partitions: []int32{0, 1}})
+	}, 70*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, GroupCut{Group: "shop", Number: 1, W: pgHex(300), PerPosition: true, Tables: []string{"shop.a", "shop.b"},
+			Holds: []GroupHold{{Table: "shop.a", Collection: "public.a"}}, Reports: 3}, queryCut(t, env))
+		checked = true
+	}, 130*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", RoundsPerRun: 3})
+	require.True(t, checked)
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+}
+
+// A grouped table signals its group's workflow after each batch that
+// committed, with the batch's events per transaction, positions and
+// partitions; a table without a group signals nothing.
+func TestTableWorkflowReportsToGroup(t *testing.T) {
+	grouped := spec
+	grouped.Group, grouped.TransactionTopic = "shop", "srv.transaction"
+	for _, s := range []activities.TableSpec{grouped, spec} {
+		env, acts := newEnv(t)
+		env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0, 1: 0}}, nil).Once()
+		env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+			if req.Offsets[0] == 0 {
+				return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 0, To: 10}}, Records: 10,
+					Offsets: lake.Offsets{0: 10, 1: 0}, HighWatermarks: lake.Offsets{0: 10, 1: 0}}, nil
+			}
+			return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 10, 1: 0}}, nil
+		})
+		progress := &payload.GroupProgress{TxEvents: map[string]int64{"571": 3}, FetchedPast: map[int32]string{0: pgHex(1000)}}
+		env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+			res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 10, EndOffsets: lake.Offsets{0: 10, 1: 0}}
+			if req.Spec.Group != "" {
+				res.Group = progress
+			}
+			return res, nil
+		})
+		signalled := 0
+		if s.Group != "" {
+			want := GroupReport{GroupMember: GroupMember{Table: "shop.orders", Collection: "public.orders", TransactionTopic: "srv.transaction"},
+				BatchSeq: 1, TxEvents: progress.TxEvents, FetchedPast: progress.FetchedPast, Partitions: []int32{0, 1}}
+			env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-group-shop", "", SignalGroupReport, want).Return(func(_, _, _, _ string, _ any) error {
+				signalled++
+				return nil
+			}).Once()
+		}
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 5*time.Second)
+		env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: s})
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		if s.Group != "" {
+			require.Equal(t, 1, signalled)
+		}
+		env.AssertExpectations(t)
+	}
+}
+
+// A grouped table's backfill re-applies records its stream batches
+// reported already: its batches send no report, the stream's batch after
+// it does.
+func TestTableWorkflowBackfillDoesNotReport(t *testing.T) {
+	grouped := spec.Defaults()
+	grouped.Group = "shop"
+	env, acts := newEnv(t)
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(spec.MaxWait).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		if req.Offsets[0] == 10 {
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: 10, To: 12}}, Records: 2,
+				Offsets: lake.Offsets{0: 12}, HighWatermarks: lake.Offsets{0: 12}}, nil
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 12}}, nil
+	})
+	var applied []lake.Batch
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		applied = append(applied, req.Batch)
+		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: 2, EndOffsets: req.Batch.EndOffsets,
+			Group: &payload.GroupProgress{TxEvents: map[string]int64{"7": 2}}}, nil
+	})
+	var reported []int64
+	env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-group-shop", "", SignalGroupReport, mock.Anything).Return(func(_, _, _, _ string, arg any) error {
+		reported = append(reported, arg.(GroupReport).BatchSeq)
+		return nil
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 10*time.Second)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: grouped, State: &TableState{Spec: grouped, Phase: PhaseBackfill, Recovered: true,
+		Offsets: payload.Offsets{0: 10}, BatchSeq: 4, Backfill: []payload.Range{{Partition: 0, From: 0, To: 10}}}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, applied, 2)
+	require.Equal(t, []lake.Range{{Partition: 0, From: 0, To: 10}}, applied[0].Ranges)  // the backfill: batch 5
+	require.Equal(t, []lake.Range{{Partition: 0, From: 10, To: 12}}, applied[1].Ranges) // the stream: batch 6
+	require.Equal(t, []int64{6}, reported)
+}
