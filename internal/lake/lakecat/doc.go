@@ -3,7 +3,7 @@
 // message), what a source table's Iceberg tables are called, how they are
 // loaded, created and committed (with one batch's table cache), their
 // schemas and system columns, their partition and sort layout, and the
-// names of the bookkeeping properties. It writes no data file and keeps no
+// names and values of the bookkeeping properties. It writes no data file and keeps no
 // local state: that is internal/lake's, which imports it.
 //
 // Map:
@@ -39,9 +39,16 @@
 //     (PropLoadCursor), the pending-rebuild set (PropPendingRebuild) and
 //     the purge horizons (PropPurgeHorizon, PropPurgeLegacy; the root
 //     keeps their lake names).
-//   - propvalues.go: property values: SeqProp (a hex `_seq`), ReadPending
-//     and PendingJSON (the pending-rebuild set), PurgeLegacy (the horizon
-//     of purges made before purged keys were recorded).
+//   - propvalues.go: property values: SeqProp (a hex `_seq`), ReadPending,
+//     PendingJSON and PendingKeys (the pending-rebuild set), PurgeLegacy
+//     (the horizon of purges made before purged keys were recorded).
+//   - batchprops.go: a batch's bookkeeping properties (BatchProps) and
+//     the result a commit recorded (RecordedResult).
+//   - committed.go: FindCommitted (what each table recorded for a batch
+//     found committed: Committed) and RecordedMirrorResult.
+//   - startrecord.go: where a table started reading when it started from
+//     "latest" (StartRecord; ReadStart, RecordStart, ClearStart), a
+//     namespace property (PropStartPrefix).
 //   - snapshots.go: SnapID (a table's current snapshot id), Ancestors.
 //   - checkpoint.go: the bookkeeping read back: Checkpoint (the last
 //     batch a table committed: ReadCheckpoint, CheckpointFrom) and

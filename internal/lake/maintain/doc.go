@@ -25,6 +25,8 @@
 //     read back by TrimmedBefore and LastTrim). What a rebuild does about
 //     a trimmed past (TrimmedPast, KeepApplied) needs the writers and
 //     stays in internal/lake.
+//   - tablesize.go: SizeOf, what a table holds and what its metadata
+//     costs (TableSize, for status and the maintenance report).
 //
 // It imports internal/lake/lakecat (loading and committing tables),
 // internal/payload (the result types) and the Iceberg library, never
