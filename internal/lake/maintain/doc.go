@@ -26,7 +26,7 @@
 //     a trimmed past (TrimmedPast, KeepApplied) needs the writers and
 //     stays in internal/lake.
 //   - tablesize.go: SizeOf, what a table holds and what its metadata
-//     costs (TableSize, for status and the maintenance report).
+//     costs (TableSize, shown by `starter status`).
 //
 // It imports internal/lake/lakecat (loading and committing tables),
 // internal/payload (the result types) and the Iceberg library, never
