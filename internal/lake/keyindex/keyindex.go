@@ -1,6 +1,3 @@
-// Package keyindex is a table's primary-key index in the local write-path
-// state (docs/design.md, "Local state"): per key, its mirror row's place
-// and guard state and the head of its record chain in the state log.
 package keyindex
 
 import (
