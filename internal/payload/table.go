@@ -136,6 +136,24 @@ type ApplyRequest struct {
 	// it again after a block or its retries), so the batch may be
 	// committed already; ApplyBatch then looks for it before fetching.
 	Rerun bool `json:"rerun,omitempty"`
+	// Cut, when set, bounds the batch at a source group's consistent cut
+	// (docs/design.md, "Batches cut at W"): on each partition the batch
+	// applies only its records below the first whose source position is
+	// above Cut.W (cut.CutOffset: o_p(W)) and ends there (the result's
+	// EndOffsets); the rest is the next batch's. Being in the request, it
+	// is in the workflow's history, so a retried attempt applies the same
+	// prefix. A bounded batch prefetches no next batch (the result's Next
+	// is nil). nil: the batch as planned, today's path.
+	Cut *CutBound `json:"cut,omitempty"`
+}
+
+// CutBound is a consistent cut a batch is bounded at.
+type CutBound struct {
+	// Number is the group's cut number (GroupCut.Number, from 1).
+	Number int64 `json:"number"`
+	// W is the cut's source commit position, hex (cdc.Seq.Hex: the
+	// tables' _seq layout, cut.CommitPosition).
+	W string `json:"w"`
 }
 
 // ApplyResult is what one batch did, returned to the workflow and shown in
