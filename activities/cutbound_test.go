@@ -48,7 +48,7 @@ func TestApplyBatchCutAtW(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGroup := &payload.GroupProgress{TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 2}}}},
+	wantGroup := &payload.GroupProgress{TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 2}}, Last: pgs(120, 120)}},
 		FetchedPast: map[int32]string{0: pgs(120, 120)}}
 	if !reflect.DeepEqual(res.EndOffsets, lake.Offsets{0: 3}) || res.Records != 3 || res.Changes != 2 || res.Tombstones != 1 ||
 		res.Next != nil || !reflect.DeepEqual(res.Group, wantGroup) {

@@ -12,7 +12,8 @@ import (
 // (payload.GroupProgress) from its decoded change events, in record
 // order: per transaction id the streamed events by identity (their
 // data_collection_order values as ranges, or the positions of those
-// without one; snapshot reads and events without an id left out), per
+// without one; snapshot reads and events without an id left out) and
+// their highest position, per
 // partition the highest position. It is called only for a table with a
 // group: a table without one allocates nothing.
 func groupProgress(events []*cdc.Event) *payload.GroupProgress {
@@ -21,6 +22,7 @@ func groupProgress(events []*cdc.Event) *payload.GroupProgress {
 	type tx struct {
 		orders cut.Orders
 		seqs   []cdc.Seq
+		last   cdc.Seq
 	}
 	var txs map[string]*tx
 	for _, ev := range events {
@@ -40,6 +42,7 @@ func groupProgress(events []*cdc.Event) *payload.GroupProgress {
 			x = &tx{}
 			txs[ev.TxID] = x
 		}
+		x.last = max(x.last, ev.Seq)
 		if ev.TxOrder > 0 {
 			x.orders = x.orders.Add(ev.TxOrder)
 		} else if ev.Seq != "" {
@@ -49,7 +52,7 @@ func groupProgress(events []*cdc.Event) *payload.GroupProgress {
 	if len(txs) > 0 {
 		g.TxSeen = make(map[string]payload.TxSeen, len(txs))
 		for id, x := range txs {
-			s := payload.TxSeen{Orders: x.orders}
+			s := payload.TxSeen{Orders: x.orders, Last: x.last.Hex()}
 			slices.Sort(x.seqs)
 			for _, q := range slices.Compact(x.seqs) {
 				s.Seqs = append(s.Seqs, q.Hex())

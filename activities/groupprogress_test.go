@@ -47,8 +47,8 @@ func TestApplyGroupProgress(t *testing.T) {
 	w.spec.Group = "shop"
 	res, _ := w.apply(batch, false)
 	want := &payload.GroupProgress{
-		TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 3}}}, "502": {Orders: [][2]int64{{1, 1}}},
-			"503": {Seqs: []string{pgs(160, 160)}}},
+		TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 3}}, Last: pgs(130, 130)},
+			"502": {Orders: [][2]int64{{1, 1}}, Last: pgs(150, 150)}, "503": {Seqs: []string{pgs(160, 160)}, Last: pgs(160, 160)}},
 		FetchedPast: map[int32]string{0: pgs(130, 130), 1: pgs(160, 160)},
 	}
 	if g := res.Group; g == nil || !reflect.DeepEqual(g, want) {
@@ -82,7 +82,8 @@ func TestApplyGroupProgress(t *testing.T) {
 // the reports of the batches, through the real write path and a worker
 // restart, fed to the group's Tracker as GroupWorkflow does, complete
 // the transaction only when its last event arrives, not when the
-// redelivered events make the count reach the END's.
+// redelivered events make the count reach the END's; a redelivery after
+// the cut passed the transaction leaves nothing in the Tracker.
 func TestApplyGroupProgressRedelivery(t *testing.T) {
 	w := newWrun(t, TableSpec{})
 	w.spec.Group = "shop"
@@ -93,7 +94,11 @@ func TestApplyGroupProgressRedelivery(t *testing.T) {
 	feed := func(what string, res ApplyResult) {
 		t.Helper()
 		for id, s := range res.Group.TxSeen {
-			if err := tr.AppliedEvents("public.orders", id, s.Orders, nil); err != nil {
+			last, err := cdc.ParseSeqHex(s.Last)
+			if err == nil {
+				err = tr.AppliedEvents("public.orders", id, s.Orders, nil, last)
+			}
+			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
 		}
@@ -102,14 +107,14 @@ func TestApplyGroupProgressRedelivery(t *testing.T) {
 	e2 := pgTx("c", `{"order_id":2,"status":"a"}`, 601, 300, 320, 2, "false", 0)
 	e3 := pgTx("c", `{"order_id":3,"status":"a"}`, 601, 300, 330, 3, "false", 0)
 	res, _ := w.apply([]wev{e1, e2}, false)
-	if want := (map[string]payload.TxSeen{"601": {Orders: [][2]int64{{1, 2}}}}); !reflect.DeepEqual(res.Group.TxSeen, want) {
+	if want := (map[string]payload.TxSeen{"601": {Orders: [][2]int64{{1, 2}}, Last: pgs(320, 320)}}); !reflect.DeepEqual(res.Group.TxSeen, want) {
 		t.Fatalf("batch 1: %+v, want %+v", res.Group.TxSeen, want)
 	}
 	feed("batch 1", res)
 	w.restart()
 	// The connector restarted: e2 again, at the next offset.
 	res, _ = w.apply([]wev{e2}, false)
-	if want := (map[string]payload.TxSeen{"601": {Orders: [][2]int64{{2, 2}}}}); !reflect.DeepEqual(res.Group.TxSeen, want) {
+	if want := (map[string]payload.TxSeen{"601": {Orders: [][2]int64{{2, 2}}, Last: pgs(320, 320)}}); !reflect.DeepEqual(res.Group.TxSeen, want) {
 		t.Fatalf("batch 2: %+v, want %+v", res.Group.TxSeen, want)
 	}
 	feed("batch 2", res)
@@ -117,11 +122,17 @@ func TestApplyGroupProgressRedelivery(t *testing.T) {
 		t.Fatalf("after the redelivery: cut %+v, applied %d; want no cut, 1 missing, 2 applied", c, tr.AppliedCount("public.orders", "601"))
 	}
 	res, _ = w.apply([]wev{e3, e1}, false) // e3 and e1 again
-	if want := (map[string]payload.TxSeen{"601": {Orders: [][2]int64{{1, 1}, {3, 3}}}}); !reflect.DeepEqual(res.Group.TxSeen, want) {
+	if want := (map[string]payload.TxSeen{"601": {Orders: [][2]int64{{1, 1}, {3, 3}}, Last: pgs(330, 330)}}); !reflect.DeepEqual(res.Group.TxSeen, want) {
 		t.Fatalf("batch 3: %+v, want %+v", res.Group.TxSeen, want)
 	}
 	feed("batch 3", res)
 	if c := tr.Cut(); c.W != cdc.PostgresSeq(400, 0) || len(c.Holds) != 0 {
 		t.Fatalf("complete: cut %+v", c)
+	}
+	// e2 once more after the cut passed its transaction: not kept.
+	res, _ = w.apply([]wev{e2}, false)
+	feed("batch 4", res)
+	if seen := tr.State().Seen; seen != nil {
+		t.Fatalf("after the cut: seen %v", seen)
 	}
 }

@@ -303,7 +303,11 @@ func (g *group) appliedEvents(coll, id string, s payload.TxSeen) error {
 		}
 		seqs = append(seqs, q)
 	}
-	return g.tr.AppliedEvents(coll, id, s.Orders, seqs)
+	last, err := cdc.ParseSeqHex(s.Last)
+	if err != nil {
+		return fmt.Errorf("report of %s, transaction %s: %w", coll, id, err)
+	}
+	return g.tr.AppliedEvents(coll, id, s.Orders, seqs, last)
 }
 
 // report takes a table's batch report: its applied events per

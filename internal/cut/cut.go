@@ -269,7 +269,12 @@ func (t *Tracker) Applied(table, txID string, n int64) error {
 // AppliedEvents records that table has applied the events orders and
 // seqs of transaction txID: orders their `transaction.data_collection_order`
 // values (Orders: ranges, any order, each 1 ≤ lo ≤ hi), seqs the source
-// positions (`_seq`) of its events that carry no order. Reports are
+// positions (`_seq`) of its events that carry no order. last, when not
+// "", is the highest position of the reported events: a report whose
+// last is at or below W, of a transaction not above W, is of a
+// transaction the cut has passed (every change of a transaction
+// committed above W sorts above it: CommitPosition), a redelivery, and
+// is not kept. Reports are
 // unions, in any order and repeated: an event reported twice (a Kafka
 // redelivery, a batch reported again) counts once, so the transaction is
 // complete in table only when as many distinct events as its END counts
@@ -277,7 +282,7 @@ func (t *Tracker) Applied(table, txID string, n int64) error {
 // matched by TxKey as for Applied. Errors (nothing recorded):
 // ErrUnknownTable, an empty txID, an order range not 1 ≤ lo ≤ hi,
 // ErrWidth for a position.
-func (t *Tracker) AppliedEvents(table, txID string, orders Orders, seqs []cdc.Seq) error {
+func (t *Tracker) AppliedEvents(table, txID string, orders Orders, seqs []cdc.Seq, last cdc.Seq) error {
 	if !t.inGroup[table] {
 		return fmt.Errorf("%w: %q", ErrUnknownTable, table)
 	}
@@ -287,7 +292,13 @@ func (t *Tracker) AppliedEvents(table, txID string, orders Orders, seqs []cdc.Se
 	if err := orders.Check(); err != nil {
 		return fmt.Errorf("applied report of %q, transaction %q: %w", table, txID, err)
 	}
-	for _, s := range seqs {
+	for i := range len(seqs) + 1 {
+		s := last
+		if i < len(seqs) {
+			s = seqs[i]
+		} else if last == "" {
+			break
+		}
 		if err := t.checkWidth(s); err != nil {
 			return fmt.Errorf("applied report of %q, transaction %q: %w", table, txID, err)
 		}
@@ -296,6 +307,9 @@ func (t *Tracker) AppliedEvents(table, txID string, orders Orders, seqs []cdc.Se
 		return nil
 	}
 	key := TxKey(t.conn, txID)
+	if _, open := t.byID[key]; !open && last != "" && last <= t.cut.W {
+		return nil
+	}
 	s := t.seen[table][key]
 	if s == nil {
 		s = &seen{}

@@ -58,10 +58,10 @@ func TestTrackerRedeliveryGolden(t *testing.T) {
 	tr := NewTracker("postgresql", []string{"public.accounts", "public.orders"})
 	t1 := End{ID: "7:700", Commit: pg(700), TsMs: 1, Counts: map[string]int64{"public.accounts": 3, "public.orders": 1}}
 	mustNil(t, "END", tr.End(t1))
-	mustNil(t, "batch 1", tr.AppliedEvents("public.accounts", "7:610", Orders{{1, 2}}, nil))
-	mustNil(t, "orders", tr.AppliedEvents("public.orders", "7:620", Orders{{1, 1}}, nil))
+	mustNil(t, "batch 1", tr.AppliedEvents("public.accounts", "7:610", Orders{{1, 2}}, nil, ev(600, 612)))
+	mustNil(t, "orders", tr.AppliedEvents("public.orders", "7:620", Orders{{1, 1}}, nil, ev(600, 620)))
 	// The connector restarted: order 2 again, at a new offset, in the next batch.
-	mustNil(t, "batch 2: a redelivery", tr.AppliedEvents("public.accounts", "7:611", Orders{{2, 2}}, nil))
+	mustNil(t, "batch 2: a redelivery", tr.AppliedEvents("public.accounts", "7:611", Orders{{2, 2}}, nil, ev(600, 611)))
 	hold := Cut{Holds: []Hold{{Table: "public.accounts", TxID: "7:700", Commit: pg(700), Missing: 1}}}
 	wantCut(t, "redelivered", tr.Cut(), hold)
 	if n := tr.AppliedCount("public.accounts", "7:1"); n != 2 {
@@ -73,35 +73,44 @@ func TestTrackerRedeliveryGolden(t *testing.T) {
 	mustNil(t, "restore", err)
 	wantCut(t, "restored", r.Cut(), hold)
 	mustNil(t, "legacy", r.Applied("public.accounts", "7:1", 2))
-	mustNil(t, "again", r.AppliedEvents("public.accounts", "7:1", Orders{{1, 2}}, nil))
+	mustNil(t, "again", r.AppliedEvents("public.accounts", "7:1", Orders{{1, 2}}, nil, ""))
 	wantCut(t, "repeated", r.Cut(), hold)
-	mustNil(t, "order 3", r.AppliedEvents("public.accounts", "7:612", Orders{{3, 3}}, nil))
+	mustNil(t, "order 3", r.AppliedEvents("public.accounts", "7:612", Orders{{3, 3}}, nil, ev(600, 612)))
 	wantCut(t, "complete", r.Cut(), Cut{W: pg(700), TxID: "7:700", TsMs: 1})
+	// T7's events redelivered after the cut passed it: below W, not kept;
+	// a transaction above W whose END has not arrived is.
+	mustNil(t, "after the cut", r.AppliedEvents("public.accounts", "7:612", Orders{{1, 3}}, nil, ev(600, 612)))
+	mustNil(t, "next", r.AppliedEvents("public.accounts", "9:710", Orders{{1, 1}}, nil, ev(700, 710)))
+	if s := r.State().Seen; !reflect.DeepEqual(s, map[string]map[string]StateSeen{"public.accounts": {"9": {Orders: Orders{{1, 1}}}}}) {
+		t.Fatalf("seen after the cut: %v", s)
+	}
 
 	// Without orders: distinct positions.
 	tr = NewTracker("postgresql", []string{"public.accounts"})
 	mustNil(t, "END", tr.End(End{ID: "8:800", Commit: pg(800), Counts: map[string]int64{"public.accounts": 2}}))
 	p1, p2 := cdc.PostgresSeq(790, 781), cdc.PostgresSeq(790, 782)
-	mustNil(t, "p1", tr.AppliedEvents("public.accounts", "8", nil, []cdc.Seq{p1}))
-	mustNil(t, "p1 again", tr.AppliedEvents("public.accounts", "8", nil, []cdc.Seq{p1, p1}))
+	mustNil(t, "p1", tr.AppliedEvents("public.accounts", "8", nil, []cdc.Seq{p1}, p1))
+	mustNil(t, "p1 again", tr.AppliedEvents("public.accounts", "8", nil, []cdc.Seq{p1, p1}, ""))
 	wantCut(t, "positions", tr.Cut(), Cut{Holds: []Hold{{Table: "public.accounts", TxID: "8:800", Commit: pg(800), Missing: 1}}})
 	r, err = Restore(tr.State())
 	mustNil(t, "restore", err)
-	mustNil(t, "p2", r.AppliedEvents("public.accounts", "8", nil, []cdc.Seq{p2}))
+	mustNil(t, "p2", r.AppliedEvents("public.accounts", "8", nil, []cdc.Seq{p2}, p2))
 	wantCut(t, "positions complete", r.Cut(), Cut{W: pg(800), TxID: "8:800"})
 
 	for _, c := range []struct {
 		table, tx string
 		orders    Orders
 		seqs      []cdc.Seq
+		last      cdc.Seq
 		err       string
 	}{
-		{"public.x", "8", Orders{{1, 1}}, nil, `cut: table not in the group: "public.x"`},
-		{"public.accounts", "", Orders{{1, 1}}, nil, `cut: applied report of "public.accounts": empty transaction id`},
-		{"public.accounts", "9", Orders{{2, 1}}, nil, `applied report of "public.accounts", transaction "9": cut: order range [2,1]: want 1 ≤ lo ≤ hi`},
-		{"public.accounts", "9", nil, []cdc.Seq{"abc"}, `applied report of "public.accounts", transaction "9": cut: position of another width than the group's: 3 bytes`},
+		{"public.x", "8", Orders{{1, 1}}, nil, "", `cut: table not in the group: "public.x"`},
+		{"public.accounts", "", Orders{{1, 1}}, nil, "", `cut: applied report of "public.accounts": empty transaction id`},
+		{"public.accounts", "9", Orders{{2, 1}}, nil, "", `applied report of "public.accounts", transaction "9": cut: order range [2,1]: want 1 ≤ lo ≤ hi`},
+		{"public.accounts", "9", nil, []cdc.Seq{"abc"}, "", `applied report of "public.accounts", transaction "9": cut: position of another width than the group's: 3 bytes`},
+		{"public.accounts", "9", Orders{{1, 1}}, nil, "abcd", `applied report of "public.accounts", transaction "9": cut: position of another width than the group's: 4 bytes`},
 	} {
-		if err := r.AppliedEvents(c.table, c.tx, c.orders, c.seqs); err == nil || err.Error() != c.err {
+		if err := r.AppliedEvents(c.table, c.tx, c.orders, c.seqs, c.last); err == nil || err.Error() != c.err {
 			t.Errorf("%+v: error %v, want %q", c, err, c.err)
 		}
 	}
@@ -180,7 +189,7 @@ func TestTrackerRedeliveryRandom(t *testing.T) {
 				}
 				for tb, txs := range batch {
 					for tx, o := range txs {
-						mustNil(t, "applied", tr.AppliedEvents(tb, fmt.Sprintf("%d:%d", tx+1, 50+tx), o, nil))
+						mustNil(t, "applied", tr.AppliedEvents(tb, fmt.Sprintf("%d:%d", tx+1, 50+tx), o, nil, ""))
 					}
 				}
 			}

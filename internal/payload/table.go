@@ -266,10 +266,13 @@ type GroupProgress struct {
 // (cut.Orders: one pair when the batch holds a run of the transaction's
 // events); Seqs the source positions (cdc.Seq hex, the tables' _seq),
 // sorted and distinct, of its events that carry no order (no transaction
-// block).
+// block); Last the highest position (hex) of its events in the batch, by
+// which the group tells a redelivery of a transaction it has cut past
+// (cut.Tracker.AppliedEvents).
 type TxSeen struct {
 	Orders [][2]int64 `json:"orders,omitempty"`
 	Seqs   []string   `json:"seqs,omitempty"`
+	Last   string     `json:"last,omitempty"`
 }
 
 // WovenKeys is how many late keys the batch rebuilt from all their
