@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -12,9 +13,11 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cut"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -27,6 +30,14 @@ import (
 // applied while the worker has begun to stop returns with Leaving (and
 // Release when it left no late keys) after writing the table's sidecar
 // (sidecars on): the workflow claims the table again (leave.go).
+//
+// A request bounded at a consistent cut (req.Cut, docs/design.md
+// "Batches cut at W") applies, per partition, only the batch's records
+// below the first whose source position is above the cut's W
+// (cut.CutOffset) and ends there: the commits record those end offsets,
+// the rest is the next batch's, and no next batch is prefetched. The
+// records are decoded once for their positions and the prefix again for
+// the write; without a bound nothing of this runs.
 //
 // Errors: undecodable records and values that do not fit their columns
 // are non-retryable (UndecodableRecord, ValueDoesNotFit) and name the
@@ -61,6 +72,10 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}()
 	var next *Plan
 	prefetched := false
+	var bound func([]schemas.Record, *decoded) ([]schemas.Record, lake.Batch, error)
+	if req.Cut != nil {
+		bound = a.cutBound(st, b, *req.Cut)
+	}
 	// fetch (or take the prefetched records) and decode, unless a rerun
 	// finds the batch committed in every table (then its records are not
 	// needed: they may be gone)
@@ -74,12 +89,14 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 			}
 			recs = toRecords(fetched)
 		}
-		next = a.startPrefetch(st, spec, b) // the next batch, while this one applies
+		if bound == nil {
+			next = a.startPrefetch(st, spec, b) // the next batch, while this one applies
+		}
 		if ok {
 			return recs, &pre, nil
 		}
 		return recs, nil, nil
-	}, req.SchemaDecision, &stage)
+	}, bound, req.SchemaDecision, &stage)
 	if committed != nil {
 		res := committedResult(b, *committed)
 		a.observeBatch(spec.Table, &res, time.Since(started))
@@ -183,26 +200,36 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 	recs []schemas.Record, pre *decoded, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
 	res, keys, _, err := a.writeBatch(ctx, st, name, spec, b, false, func(context.Context) ([]schemas.Record, *decoded, error) {
 		return recs, pre, nil
-	}, decision, stage)
+	}, nil, decision, stage)
 	return res, keys, err
 }
 
 // writeBatch writes batch b through the table's write protocol, the one
 // call lake.WriteBatch: with rerun, the batch found committed in every
 // table is returned (committed: nothing read or written); otherwise read
-// gives its records (and their decoding done ahead, or nil), which are
-// decoded and written (batchInput, then batchResult). It returns the
+// gives its records (and their decoding done ahead, or nil), which bound,
+// when not nil, cuts short (the records kept and b cut short, to be
+// decoded again), and which are decoded and written (batchInput, then
+// batchResult). It returns the
 // result, the keys of the row changes applied and, for a batch found
 // committed, what its tables recorded. Errors: read's as they are,
 // batchResult's. The caller holds st.mu.
 func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch, rerun bool,
-	read func(context.Context) ([]schemas.Record, *decoded, error), decision string, stage *string) (ApplyResult, []cdc.Key, *lakecat.Committed, error) {
+	read func(context.Context) ([]schemas.Record, *decoded, error), bound func([]schemas.Record, *decoded) ([]schemas.Record, lake.Batch, error),
+	decision string, stage *string) (ApplyResult, []cdc.Key, *lakecat.Committed, error) {
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, StageSeconds: map[string]float64{}}
 	var dec *decoded
-	var readErr error // final as it is
+	var readErr error        // final as it is
+	var cutShort *lake.Batch // b cut short by bound
 	out, err := lake.WriteBatch(ctx, a.Catalog, name, lake.BatchInput{Batch: b, Tables: spec.Tables(), Rerun: rerun,
 		Read: func(ctx context.Context) (*lake.TableWriter, lake.WriteInput, error) {
 			recs, pre, err := read(ctx)
+			if err == nil && bound != nil {
+				var cb lake.Batch
+				if recs, cb, err = bound(recs, pre); err == nil {
+					pre, cutShort = nil, &cb
+				}
+			}
 			if err != nil {
 				readErr = err
 				return nil, lake.WriteInput{}, err
@@ -210,6 +237,9 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 			var w *lake.TableWriter
 			var in lake.WriteInput
 			w, in, dec, readErr = a.batchInput(ctx, st, name, spec, recs, pre, decision, stage, &res)
+			if cutShort != nil {
+				in.Batch = *cutShort
+			}
 			return w, in, readErr
 		}})
 	switch {
@@ -218,8 +248,67 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 	case out.Committed != nil:
 		return res, nil, out.Committed, nil
 	}
+	if cutShort != nil {
+		b = *cutShort
+	}
 	keys, err := a.batchResult(spec, b, &res, dec, out.WriteOutput, err)
 	return res, keys, nil, err
+}
+
+// cutBound is the bound of batch b at consistent cut c
+// (payload.ApplyRequest.Cut): given the batch's records in fetch order
+// (each partition's in offset order) and their decoding done ahead (or
+// nil, or of an older decoder generation: they are decoded here), it
+// returns the records below each partition's cut offset
+// (cut.CutOffset over the change events' positions) and b with its
+// ranges and end offsets lowered to those offsets (a range left empty is
+// dropped). Errors: a W that is not hex or of another width than the
+// table's positions (non-retryable, InvalidTableSpec), decodeAll's.
+func (a *Activities) cutBound(st *tableState, b lake.Batch, c payload.CutBound) func([]schemas.Record, *decoded) ([]schemas.Record, lake.Batch, error) {
+	return func(recs []schemas.Record, pre *decoded) ([]schemas.Record, lake.Batch, error) {
+		w, err := cdc.ParseSeqHex(c.W)
+		if err == nil && w == "" {
+			err = errors.New("empty")
+		}
+		if err != nil {
+			return nil, b, badSpec(fmt.Errorf("batch %s bounded at cut %d: W %q is not a position: %w", b.ID, c.Number, c.W, err))
+		}
+		if pre == nil || pre.gen != st.decoders.generation() {
+			d, err := decodeAll(st.decoders, recs)
+			if err != nil {
+				return nil, b, err
+			}
+			pre = &d
+		}
+		at := map[int32][]cut.At{}
+		for _, ev := range pre.events {
+			at[ev.Origin.Partition] = append(at[ev.Origin.Partition], cut.At{Offset: ev.Origin.Offset, Seq: ev.Seq})
+		}
+		out := b
+		out.Ranges, out.EndOffsets = nil, maps.Clone(b.EndOffsets)
+		ends := map[int32]int64{}
+		for _, r := range b.Ranges {
+			o, err := cut.CutOffset(at[r.Partition], w, r.To)
+			if err != nil {
+				return nil, b, badSpec(fmt.Errorf("batch %s bounded at cut %d, partition %d: %w", b.ID, c.Number, r.Partition, err))
+			}
+			o = max(o, r.From)
+			ends[r.Partition] = o
+			if o > r.From {
+				out.Ranges = append(out.Ranges, lake.Range{Partition: r.Partition, From: r.From, To: o})
+			}
+			if o < r.To {
+				out.EndOffsets[r.Partition] = o
+			}
+		}
+		kept := recs[:0:0]
+		for _, r := range recs {
+			if e, ok := ends[r.Partition]; !ok || r.Offset < e {
+				kept = append(kept, r)
+			}
+		}
+		return kept, out, nil
+	}
 }
 
 // batchInput is the input of one batch of records for the table's writer:

@@ -120,7 +120,7 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 	// after it.
 	blobStart := len(d.blob)
 	d.blob = append(d.blob, pos.tx...)
-	ev.Op, ev.SourceTs, ev.Snapshot = op, pos.ts, pos.snap
+	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	if op == cdc.OpTruncate {
 		ev.Before, ev.After = nil, nil
@@ -189,7 +189,7 @@ func (d *Decoder) avroFlat(rec *Record, plan *avroValuePlan, r *avro.Reader) (De
 	}
 	blobStart := len(d.blob)
 	d.blob = append(d.blob, pos.tx...)
-	ev.Op, ev.SourceTs, ev.Snapshot = op, pos.ts, pos.snap
+	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[blobStart:]
@@ -314,7 +314,8 @@ func (d *Decoder) avroSource(r *avro.Reader, n *anode) (bool, error) {
 	return true, nil
 }
 
-// avroTransaction reads the transaction block's total_order.
+// avroTransaction reads the transaction block's total_order and
+// data_collection_order.
 func (d *Decoder) avroTransaction(r *avro.Reader, n *anode) error {
 	n, err := avroBranch(r, n)
 	if err != nil || n.t != avro.Record {
@@ -324,9 +325,12 @@ func (d *Decoder) avroTransaction(r *avro.Reader, n *anode) error {
 		return err
 	}
 	for _, f := range n.fields {
-		if f.name == "total_order" {
+		switch f.name {
+		case "total_order":
 			err = d.avroSval(r, f.node, &d.src.v[sfTxOrder], 0)
-		} else {
+		case "data_collection_order":
+			err = d.avroSval(r, f.node, &d.src.v[sfTxDCOrder], 0)
+		default:
 			err = avroSkip(r, f.node, 0)
 		}
 		if err != nil {

@@ -187,6 +187,7 @@ func NewDecoder(opts DecoderOptions) *Decoder {
 		d.flatNames[i] = d.prefix + "source_" + n + " (or " + d.prefix + n + ")"
 	}
 	d.flatNames[sfTxOrder] = d.prefix + "transaction_total_order"
+	d.flatNames[sfTxDCOrder] = d.prefix + "transaction_data_collection_order"
 	d.flatNames[sfEnvTsMs], d.flatNames[sfEnvTsUs] = d.prefix+"ts_ms", d.prefix+"ts_us"
 	if opts.Columns != nil {
 		d.declared = make([]cdc.Column, 0, len(opts.Columns))
@@ -500,7 +501,7 @@ func checkImages(op cdc.Op, before, after bool, opText string) error {
 // appends the transaction id to the event text; it returns the text
 // length of the transaction id.
 func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *position) int {
-	ev.Op, ev.SourceTs, ev.Snapshot = op, pos.ts, pos.snap
+	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	d.blob = append(d.blob, pos.tx...)
 	return len(d.blob)

@@ -38,6 +38,8 @@ func (d *Decoder) flatSlot(name []byte, m *flatMeta) *sval {
 		return &m.deleted
 	case "transaction_total_order":
 		return &d.src.v[sfTxOrder]
+	case "transaction_data_collection_order":
+		return &d.src.v[sfTxDCOrder]
 	}
 	if rest, ok := strings.CutPrefix(string(name), "source_"); ok {
 		if i := sourceFieldIndex([]byte(rest)); i >= 0 {

@@ -36,6 +36,9 @@ type position struct {
 	// server: MySQL and MariaDB source.server_id (0: absent, or a snapshot
 	// read)
 	server uint64
+	// order: the transaction block's data_collection_order (0: absent or
+	// null; cdc.Event.TxOrder)
+	order int64
 }
 
 // Connector names as in source.connector.
@@ -104,7 +107,30 @@ func sourcePosition(sv *sourceVals, conn string, requireTs bool) (position, erro
 	if p.snap, err = snapshotMark(&sv.v[sfSnapshot]); err != nil {
 		return p, err
 	}
+	if p.order, err = orderField(&sv.v[sfTxDCOrder]); err != nil {
+		return p, err
+	}
 	return p, nil
+}
+
+// orderField reads the transaction block's data_collection_order
+// (Debezium docs, "Transaction metadata": int64, from 1, the event's
+// place among its transaction's events of its data collection): 0 when
+// absent or null; a JSON number, header text or a decimal string (the
+// docs' examples quote it) otherwise. Errors: another type, a value not a
+// positive 63-bit integer.
+func orderField(v *sval) (int64, error) {
+	if v.missing() {
+		return 0, nil
+	}
+	if v.t != svNumber && v.t != svText && v.t != svString {
+		return 0, fmt.Errorf("%s: want an integer, got %s", v.name, v.typeName())
+	}
+	i, ok, overflow := parseJSONInt(v.text)
+	if !ok || overflow || i < 1 {
+		return 0, fmt.Errorf("%s: %s is not a positive 64-bit integer", v.name, v.text)
+	}
+	return i, nil
 }
 
 // postgresPosition reads source.lsn (or, when it is null, the second

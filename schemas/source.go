@@ -80,6 +80,7 @@ const (
 	sfSsn       // Oracle
 	sfLcrPos    // Oracle, XStream adapter
 	sfTxOrder   // transaction.total_order
+	sfTxDCOrder // transaction.data_collection_order
 	sfEnvTsMs   // the envelope's ts_ms: when the connector processed the event
 	sfEnvTsUs   // the envelope's ts_us
 	sfCount
@@ -88,7 +89,7 @@ const (
 var sourceFieldNames = [sfCount]string{
 	"connector", "ts_ms", "ts_us", "snapshot", "txId", "lsn", "sequence", "file", "pos", "row", "gtid", "server_id",
 	"commit_lsn", "change_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "lcr_position", "total_order",
-	"ts_ms", "ts_us",
+	"data_collection_order", "ts_ms", "ts_us",
 }
 
 // envelopeNames are the fields' names in an envelope's source block.
@@ -97,6 +98,7 @@ var envelopeNames = func() (n [sfCount]string) {
 		n[i] = "source." + f
 	}
 	n[sfTxOrder] = "transaction.total_order"
+	n[sfTxDCOrder] = "transaction.data_collection_order"
 	n[sfEnvTsMs], n[sfEnvTsUs] = "ts_ms", "ts_us"
 	return n
 }()
@@ -219,6 +221,9 @@ func (d *Decoder) readJSONSource(sv *sourceVals, src *fastjson.Object, tx, tsMs,
 	if tx != nil && tx.Type() == fastjson.TypeObject {
 		if o := tx.Get("total_order"); o != nil {
 			d.setJSON(&sv.v[sfTxOrder], o)
+		}
+		if o := tx.Get("data_collection_order"); o != nil {
+			d.setJSON(&sv.v[sfTxDCOrder], o)
 		}
 	}
 	if tsMs != nil {

@@ -65,11 +65,14 @@ func GroupMemberOf(spec payload.TableSpec) GroupMember {
 type GroupReport struct {
 	GroupMember
 	BatchSeq int64 `json:"batch_seq"`
-	// TxEvents and FetchedPast are the batch's
-	// (payload.GroupProgress): events per source transaction id, the
+	// TxSeen, TxEvents and FetchedPast are the batch's
+	// (payload.GroupProgress): events per source transaction id by
+	// identity (TxSeen; counted once however often delivered), or as a
+	// count in reports of batches recorded before TxSeen (TxEvents), the
 	// highest position fetched per partition (hex).
-	TxEvents    map[string]int64 `json:"tx_events,omitempty"`
-	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	TxSeen      map[string]payload.TxSeen `json:"tx_seen,omitempty"`
+	TxEvents    map[string]int64          `json:"tx_events,omitempty"`
+	FetchedPast map[int32]string          `json:"fetched_past,omitempty"`
 	// Partitions are the partitions of the table's topic (its end
 	// offsets after the batch): the table has fetched past a position
 	// once every one of them has.
@@ -290,8 +293,27 @@ func (g *group) join(ctx workflow.Context, m GroupMember) {
 	g.tr = g.tr.WithTables(m.Collection)
 }
 
-// report takes a table's batch report: its running applied counts per
-// transaction, and its fetched position (the lowest over its partitions
+// appliedEvents gives the Tracker one transaction's events of a report.
+func (g *group) appliedEvents(coll, id string, s payload.TxSeen) error {
+	var seqs []cdc.Seq
+	for _, h := range s.Seqs {
+		q, err := cdc.ParseSeqHex(h)
+		if err != nil {
+			return fmt.Errorf("report of %s, transaction %s: %w", coll, id, err)
+		}
+		seqs = append(seqs, q)
+	}
+	last, err := cdc.ParseSeqHex(s.Last)
+	if err != nil {
+		return fmt.Errorf("report of %s, transaction %s: %w", coll, id, err)
+	}
+	return g.tr.AppliedEvents(coll, id, s.Orders, seqs, last)
+}
+
+// report takes a table's batch report: its applied events per
+// transaction (by identity, unioned with its earlier reports'; the
+// running count for a report that has only counts), and its fetched
+// position (the lowest over its partitions
 // of the highest reported on each) once every partition has one.
 //
 //workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
@@ -302,7 +324,15 @@ func (g *group) report(ctx workflow.Context, r GroupReport) {
 	}
 	g.st.Reports++
 	coll := g.st.Members[r.Table].Collection
+	for _, id := range slices.Sorted(maps.Keys(r.TxSeen)) {
+		if err := g.appliedEvents(coll, id, r.TxSeen[id]); err != nil {
+			g.st.Error = err.Error()
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(r.TxEvents)) {
+		if _, ok := r.TxSeen[id]; ok {
+			continue
+		}
 		if err := g.tr.Applied(coll, id, g.tr.AppliedCount(coll, id)+r.TxEvents[id]); err != nil {
 			g.st.Error = err.Error()
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/cut"
 	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/payload"
@@ -243,4 +244,55 @@ func TestTableWorkflowBackfillDoesNotReport(t *testing.T) {
 	require.Equal(t, []lake.Range{{Partition: 0, From: 0, To: 10}}, applied[0].Ranges)  // the backfill: batch 5
 	require.Equal(t, []lake.Range{{Partition: 0, From: 10, To: 12}}, applied[1].Ranges) // the stream: batch 6
 	require.Equal(t, []int64{6}, reported)
+}
+
+// A table's reports name its events by data_collection_order
+// (GroupReport.TxSeen): an event redelivered in a later batch counts
+// once, so the transaction holds the cut until its missing event is
+// reported (the count of the reports, 2, reached the END's at the
+// redelivery); the state carried across continue-as-new keeps the
+// orders seen.
+func TestGroupWorkflowRedeliveredEvent(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic, endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":2}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	seen := func(lo, hi int64) map[string]payload.TxSeen {
+		return map[string]payload.TxSeen{"571": {Orders: [][2]int64{{lo, hi}}}}
+	}
+	fetched := map[int32]string{0: cdc.PostgresSeq(950, 950).Hex()}
+	checked := 0
+	env := groupEnv(t, kc)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, TxSeen: seen(1, 1), FetchedPast: fetched, Partitions: []int32{0}})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 2, TxSeen: seen(1, 1), FetchedPast: fetched, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, GroupCut{Group: "shop", TransactionTopic: topic, Tables: []string{"shop.accounts"},
+			Holds:       []GroupHold{{Table: "shop.accounts", Collection: "public.accounts", TxID: "571:1000", Commit: pgHex(1000), Missing: 1}},
+			ReadOffsets: payload.Offsets{0: 1}, Reports: 2, Ends: 1}, c)
+		checked++
+	}, 70*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 2})
+	require.Equal(t, 1, checked)
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next GroupInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State)
+	require.Equal(t, map[string]map[string]cut.StateSeen{"public.accounts": {"571": {Orders: cut.Orders{{1, 1}}}}}, next.State.Tracker.Seen)
+
+	env = groupEnv(t, kc)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 3, TxSeen: seen(1, 2), FetchedPast: fetched, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, GroupCut{Group: "shop", TransactionTopic: topic, Number: 1, W: pgHex(1000), TxID: "571:1000", SourceTsMs: 1001,
+			Tables: []string{"shop.accounts"}, ReadOffsets: payload.Offsets{0: 1}, Reports: 3, Ends: 1}, c)
+		checked++
+	}, 70*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, next)
+	require.Equal(t, 2, checked)
 }

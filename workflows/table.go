@@ -192,7 +192,7 @@ func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResul
 		return
 	}
 	//workflowcheck:ignore (sorted: deterministic)
-	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxEvents: res.Group.TxEvents,
+	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxSeen: res.Group.TxSeen, TxEvents: res.Group.TxEvents,
 		FetchedPast: res.Group.FetchedPast, Partitions: res.EndOffsets.SortedPartitions()}
 	if err := workflow.SignalExternalWorkflow(ctx, GroupWorkflowID(st.Spec.Group), "", SignalGroupReport, rep).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("the group's workflow did not take the batch's report", "group", st.Spec.Group, "error", err)

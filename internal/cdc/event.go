@@ -30,6 +30,12 @@ type Event struct {
 	SourceTs int64 // source commit time, µs since the epoch (source.ts_us, else source.ts_ms×1000); 0 = unknown
 	Snapshot SnapshotMark
 	TxID     string // source transaction id when known ("" otherwise)
+	// TxOrder is the event's data_collection_order from the envelope's
+	// transaction block (Debezium provide.transaction.metadata=true;
+	// Debezium docs, "Transaction metadata"): its place, from 1, among
+	// its transaction's events of its data collection, the same when the
+	// event is redelivered. 0 when the event has no transaction block.
+	TxOrder int64
 	// SourceServer is a MySQL or MariaDB change's source.server_id, the
 	// server whose binlog gave its position (Seq); "" for other
 	// connectors and for snapshot reads and direct loads (server_id 0).

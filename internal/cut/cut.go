@@ -103,8 +103,9 @@ type openEnd struct {
 // below W) is ignored. Transactions are matched by TxKey of the ENDs'
 // ids and of the applied reports' ids, with the group's connector.
 //
-// Memory: the ENDs above W and, per table, the applied counts of the
-// transactions above W and of those whose END has not arrived. An applied
+// Memory: the ENDs above W and, per table, the applied events (as order
+// ranges, a pair per run of consecutive orders) of the transactions above
+// W and of those whose END has not arrived. An applied
 // report for a transaction already cut past and forgotten is kept until
 // the Tracker is dropped (callers report the transactions of their new
 // batches, so these are rare).
@@ -114,7 +115,8 @@ type Tracker struct {
 	conn    string                      // source.connector, for TxKey
 	tables  []string                    // the group, sorted
 	inGroup map[string]bool             // table → member
-	applied map[string]map[string]int64 // table → TxKey → events applied
+	applied map[string]map[string]int64 // table → TxKey → events applied, as counted (Applied)
+	seen    map[string]map[string]*seen // table → TxKey → the events applied, by identity (AppliedEvents)
 	fetched map[string]cdc.Seq          // table → every record at or below it fetched
 	open    []openEnd                   // ENDs above W, in commit order
 	byID    map[string]int              // TxKey → index in open
@@ -132,6 +134,7 @@ func NewTracker(connector string, tables []string) *Tracker {
 		conn:    connector,
 		inGroup: map[string]bool{},
 		applied: map[string]map[string]int64{},
+		seen:    map[string]map[string]*seen{},
 		fetched: map[string]cdc.Seq{},
 		byID:    map[string]int{},
 	}
@@ -140,6 +143,7 @@ func NewTracker(connector string, tables []string) *Tracker {
 			t.inGroup[tb] = true
 			t.tables = append(t.tables, tb)
 			t.applied[tb] = map[string]int64{}
+			t.seen[tb] = map[string]*seen{}
 		}
 	}
 	slices.Sort(t.tables)
@@ -218,15 +222,35 @@ func sameCounts(held, got map[string]int64) bool {
 	return true
 }
 
+// seen is the set of one transaction's events a table has applied: their
+// data_collection_order values, and the source positions of those that
+// carry none.
+type seen struct {
+	orders Orders
+	seqs   []cdc.Seq // sorted, distinct
+}
+
+// count is the number of distinct events in s.
+func (s *seen) count() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.orders.Len() + int64(len(s.seqs))
+}
+
 // Applied records that table has applied n events of transaction txID in
 // all (a running total, not an increment: the sum of its batches' counts
-// for the transaction). txID is a change event's `transaction.id` as the
-// connector wrote it; reports are matched by TxKey, so that PostgreSQL
-// ids of one transaction with different LSNs count together. A report
-// below an earlier one for the same transaction is stale and ignored; a
-// count above the END's (a record delivered twice) completes the
-// transaction all the same. Errors: ErrUnknownTable, an empty txID, a
-// negative n.
+// for the transaction). It is the count of reports made before the
+// tables reported their events by identity (AppliedEvents, which
+// replaces it: a count cannot tell a redelivered event from a new one).
+// txID is a change event's `transaction.id` as the connector wrote it;
+// reports are matched by TxKey, so that PostgreSQL ids of one
+// transaction with different LSNs count together. A report below an
+// earlier one for the same transaction is stale and ignored; a count
+// above the END's (a record delivered twice) completes the transaction
+// all the same. A transaction's applied count is the larger of this and
+// AppliedEvents' distinct events. Errors: ErrUnknownTable, an empty txID,
+// a negative n.
 func (t *Tracker) Applied(table, txID string, n int64) error {
 	if !t.inGroup[table] {
 		return fmt.Errorf("%w: %q", ErrUnknownTable, table)
@@ -242,12 +266,80 @@ func (t *Tracker) Applied(table, txID string, n int64) error {
 	return nil
 }
 
-// AppliedCount is the running count of transaction txID's events that
-// table has reported applied (Applied, matched by TxKey); 0 for a table
-// not in the group, a transaction not reported, or one cut past and
-// forgotten.
+// AppliedEvents records that table has applied the events orders and
+// seqs of transaction txID: orders their `transaction.data_collection_order`
+// values (Orders: ranges, any order, each 1 ≤ lo ≤ hi), seqs the source
+// positions (`_seq`) of its events that carry no order. last, when not
+// "", is the highest position of the reported events: a report whose
+// last is at or below W, of a transaction not above W, is of a
+// transaction the cut has passed (every change of a transaction
+// committed above W sorts above it: CommitPosition), a redelivery, and
+// is not kept. Reports are
+// unions, in any order and repeated: an event reported twice (a Kafka
+// redelivery, a batch reported again) counts once, so the transaction is
+// complete in table only when as many distinct events as its END counts
+// have been applied (or the table fetched past its commit). txID is
+// matched by TxKey as for Applied. Errors (nothing recorded):
+// ErrUnknownTable, an empty txID, an order range not 1 ≤ lo ≤ hi,
+// ErrWidth for a position.
+func (t *Tracker) AppliedEvents(table, txID string, orders Orders, seqs []cdc.Seq, last cdc.Seq) error {
+	if !t.inGroup[table] {
+		return fmt.Errorf("%w: %q", ErrUnknownTable, table)
+	}
+	if txID == "" {
+		return fmt.Errorf("cut: applied report of %q: empty transaction id", table)
+	}
+	if err := orders.Check(); err != nil {
+		return fmt.Errorf("applied report of %q, transaction %q: %w", table, txID, err)
+	}
+	for i := range len(seqs) + 1 {
+		s := last
+		if i < len(seqs) {
+			s = seqs[i]
+		} else if last == "" {
+			break
+		}
+		if err := t.checkWidth(s); err != nil {
+			return fmt.Errorf("applied report of %q, transaction %q: %w", table, txID, err)
+		}
+	}
+	if len(orders) == 0 && len(seqs) == 0 {
+		return nil
+	}
+	key := TxKey(t.conn, txID)
+	if _, open := t.byID[key]; !open && last != "" && last <= t.cut.W {
+		return nil
+	}
+	s := t.seen[table][key]
+	if s == nil {
+		s = &seen{}
+		t.seen[table][key] = s
+	}
+	before := s.count()
+	s.orders = Union(s.orders, orders)
+	if len(seqs) > 0 {
+		s.seqs = append(s.seqs, seqs...)
+		slices.Sort(s.seqs)
+		s.seqs = slices.Compact(s.seqs)
+	}
+	if s.count() > before {
+		t.advance()
+	}
+	return nil
+}
+
+// AppliedCount is the number of transaction txID's events that table has
+// reported applied (matched by TxKey): the distinct events of
+// AppliedEvents, or Applied's running count if that is larger; 0 for a
+// table not in the group, a transaction not reported, or one cut past
+// and forgotten.
 func (t *Tracker) AppliedCount(table, txID string) int64 {
-	return t.applied[table][TxKey(t.conn, txID)]
+	key := TxKey(t.conn, txID)
+	return t.appliedCount(table, key)
+}
+
+func (t *Tracker) appliedCount(table, key string) int64 {
+	return max(t.applied[table][key], t.seen[table][key].count())
 }
 
 // FetchedPast records that table has fetched, on every partition of its
@@ -277,7 +369,7 @@ func (t *Tracker) missing(x *openEnd, table string) int64 {
 	if want == 0 || t.fetched[table] >= x.Commit {
 		return 0
 	}
-	return max(want-t.applied[table][x.key], 0)
+	return max(want-t.appliedCount(table, x.key), 0)
 }
 
 // complete reports whether x is complete in every table it touched.
@@ -306,6 +398,7 @@ func (t *Tracker) advance() {
 		delete(t.byID, x.key)
 		for _, tb := range t.tables {
 			delete(t.applied[tb], x.key)
+			delete(t.seen[tb], x.key)
 		}
 	}
 	t.open = slices.Delete(t.open, 0, n)

@@ -3,6 +3,7 @@ package cut
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
@@ -28,9 +29,20 @@ type State struct {
 	// Applied is, per table, the applied counts per TxKey of the
 	// transactions above W and of those whose END has not arrived.
 	Applied map[string]map[string]int64 `json:"applied,omitempty"`
+	// Seen is, per table, the events applied per TxKey, by identity
+	// (Tracker.AppliedEvents), of the same transactions.
+	Seen map[string]map[string]StateSeen `json:"seen,omitempty"`
 	// Fetched is, per table, the position it has fetched past on every
 	// partition (hex).
 	Fetched map[string]string `json:"fetched,omitempty"`
+}
+
+// StateSeen is one transaction's applied events in one table: their
+// data_collection_order values and the positions (hex) of those without
+// one.
+type StateSeen struct {
+	Orders Orders   `json:"orders,omitempty"`
+	Seqs   []string `json:"seqs,omitempty"`
 }
 
 // StateEnd is an END of State.Open.
@@ -56,6 +68,21 @@ func (t *Tracker) State() State {
 			s.Applied[tb] = maps.Clone(m)
 		}
 	}
+	for tb, m := range t.seen {
+		for key, x := range m {
+			if s.Seen == nil {
+				s.Seen = map[string]map[string]StateSeen{}
+			}
+			if s.Seen[tb] == nil {
+				s.Seen[tb] = map[string]StateSeen{}
+			}
+			ss := StateSeen{Orders: slices.Clone(x.orders)}
+			for _, q := range x.seqs {
+				ss.Seqs = append(ss.Seqs, q.Hex())
+			}
+			s.Seen[tb][key] = ss
+		}
+	}
 	for tb, p := range t.fetched {
 		if p != "" {
 			if s.Fetched == nil {
@@ -68,8 +95,8 @@ func (t *Tracker) State() State {
 }
 
 // Restore makes the Tracker whose State s is. Errors: a position that is
-// not hex, a table of Applied or Fetched not in Tables, an open END
-// whose id repeats.
+// not hex, a table of Applied, Seen or Fetched not in Tables, an order
+// range not 1 ≤ lo ≤ hi, an open END whose id repeats.
 func Restore(s State) (*Tracker, error) {
 	t := NewTracker(s.Connector, s.Tables)
 	seq := func(what, h string) (cdc.Seq, error) {
@@ -108,6 +135,27 @@ func Restore(s State) (*Tracker, error) {
 			return nil, fmt.Errorf("cut: restore: %w: %q", ErrUnknownTable, tb)
 		}
 		maps.Copy(t.applied[tb], m)
+	}
+	for tb, m := range s.Seen {
+		if !t.inGroup[tb] {
+			return nil, fmt.Errorf("cut: restore: %w: %q", ErrUnknownTable, tb)
+		}
+		for key, ss := range m {
+			if err := ss.Orders.Check(); err != nil {
+				return nil, fmt.Errorf("cut: restore: %s, transaction %s: %w", tb, key, err)
+			}
+			x := &seen{orders: Union(ss.Orders)}
+			for _, h := range ss.Seqs {
+				q, err := seq("position of "+tb+", transaction "+key, h)
+				if err != nil {
+					return nil, err
+				}
+				x.seqs = append(x.seqs, q)
+			}
+			slices.Sort(x.seqs)
+			x.seqs = slices.Compact(x.seqs)
+			t.seen[tb][key] = x
+		}
 	}
 	for tb, h := range s.Fetched {
 		if !t.inGroup[tb] {

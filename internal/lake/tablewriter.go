@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -59,8 +60,12 @@ type BatchInput struct {
 	Rerun bool
 	// Read fetches and decodes the batch (with the context WriteBatch
 	// gives it, which carries the batch's table cache): the table's writer
-	// and the batch's input for TableWriter.Write (its Batch is set to
-	// Batch). Called at most once; its error is returned as it is.
+	// and the batch's input for TableWriter.Write. Its Batch is set to
+	// Batch unless Read sets it to Batch cut short (a batch bounded at a
+	// consistent cut, payload.ApplyRequest.Cut: the same ID and Seq, its
+	// ranges and end offsets lowered to where the cut ends it; another ID
+	// or Seq is an error). Called at most once; its error is returned as
+	// it is.
 	Read func(ctx context.Context) (*TableWriter, WriteInput, error)
 }
 
@@ -93,7 +98,12 @@ func WriteBatch(ctx context.Context, cat catalog.Catalog, name TableName, in Bat
 	if err != nil {
 		return BatchOutput{}, err
 	}
-	wi.Batch = in.Batch
+	switch {
+	case wi.Batch.ID == "":
+		wi.Batch = in.Batch
+	case wi.Batch.ID != in.Batch.ID || wi.Batch.Seq != in.Batch.Seq:
+		return BatchOutput{}, fmt.Errorf("lake: batch %s (seq %d) read as batch %s (seq %d)", in.Batch.ID, in.Batch.Seq, wi.Batch.ID, wi.Batch.Seq)
+	}
 	out, err := w.Write(ctx, wi)
 	return BatchOutput{WriteOutput: out}, err
 }

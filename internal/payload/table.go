@@ -136,6 +136,24 @@ type ApplyRequest struct {
 	// it again after a block or its retries), so the batch may be
 	// committed already; ApplyBatch then looks for it before fetching.
 	Rerun bool `json:"rerun,omitempty"`
+	// Cut, when set, bounds the batch at a source group's consistent cut
+	// (docs/design.md, "Batches cut at W"): on each partition the batch
+	// applies only its records below the first whose source position is
+	// above Cut.W (cut.CutOffset: o_p(W)) and ends there (the result's
+	// EndOffsets); the rest is the next batch's. Being in the request, it
+	// is in the workflow's history, so a retried attempt applies the same
+	// prefix. A bounded batch prefetches no next batch (the result's Next
+	// is nil). nil: the batch as planned, today's path.
+	Cut *CutBound `json:"cut,omitempty"`
+}
+
+// CutBound is a consistent cut a batch is bounded at.
+type CutBound struct {
+	// Number is the group's cut number (GroupCut.Number, from 1).
+	Number int64 `json:"number"`
+	// W is the cut's source commit position, hex (cdc.Seq.Hex: the
+	// tables' _seq layout, cut.CommitPosition).
+	W string `json:"w"`
 }
 
 // ApplyResult is what one batch did, returned to the workflow and shown in
@@ -210,18 +228,25 @@ type ApplyResult struct {
 // cut.Tracker takes running totals (Applied) and positions
 // (FetchedPast) from these.
 type GroupProgress struct {
-	// TxEvents is, per source transaction id, the number of the batch's
-	// streamed change events of that transaction (c, u, d and truncates,
+	// TxSeen is, per source transaction id, the batch's streamed change
+	// events of that transaction by identity (c, u, d and truncates,
 	// written to the tables as applied, stale or duplicate alike; not
 	// source snapshot reads, which belong to no transaction of the
-	// transaction topic, and not records the decoder sent to quarantine).
-	// The id is the one the decoder reads into cdc.Event.TxID and the
-	// history's _source_tx: PostgreSQL and Oracle source.txId, MySQL
-	// source.gtid. For PostgreSQL that is the txId that cut.TxKey takes
-	// from the END's and the events' transaction.id "txId:LSN"; SQL
-	// Server events carry no txId (their transactions complete by
-	// position alone). Events without an id are not counted; nil when
-	// none has one.
+	// transaction topic, and not records the decoder sent to quarantine),
+	// so that the group counts an event redelivered (the same change at
+	// a new Kafka offset after a connector restart) once, across batches
+	// (cut.Tracker.AppliedEvents). The id is the one the decoder reads
+	// into cdc.Event.TxID and the history's _source_tx: PostgreSQL and
+	// Oracle source.txId, MySQL source.gtid. For PostgreSQL that is the
+	// txId that cut.TxKey takes from the END's and the events'
+	// transaction.id "txId:LSN"; SQL Server events carry no txId (their
+	// transactions complete by position alone). Events without an id
+	// are left out; nil when none has one.
+	TxSeen map[string]TxSeen `json:"tx_seen,omitempty"`
+	// TxEvents is, per source transaction id, the number of the batch's
+	// streamed change events of that transaction, in results recorded
+	// before TxSeen (2026-12-06): a count, which a redelivery inflates.
+	// Not written any more; read for those results.
 	TxEvents map[string]int64 `json:"tx_events,omitempty"`
 	// FetchedPast is, per partition the batch read records of, the
 	// highest source position (cdc.Seq, hex: the tables' _seq) among its
@@ -231,6 +256,23 @@ type GroupProgress struct {
 	// transaction committed at or below it. Partitions without a change
 	// event in the batch are absent; nil when there is none.
 	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+}
+
+// TxSeen is one transaction's change events in a batch, by identity:
+// Orders their `transaction.data_collection_order` values (Debezium
+// provide.transaction.metadata=true: from 1, the event's place among its
+// transaction's events of the table's data collection), as closed ranges
+// [lo, hi] of consecutive values, sorted, disjoint, not adjacent
+// (cut.Orders: one pair when the batch holds a run of the transaction's
+// events); Seqs the source positions (cdc.Seq hex, the tables' _seq),
+// sorted and distinct, of its events that carry no order (no transaction
+// block); Last the highest position (hex) of its events in the batch, by
+// which the group tells a redelivery of a transaction it has cut past
+// (cut.Tracker.AppliedEvents).
+type TxSeen struct {
+	Orders [][2]int64 `json:"orders,omitempty"`
+	Seqs   []string   `json:"seqs,omitempty"`
+	Last   string     `json:"last,omitempty"`
 }
 
 // WovenKeys is how many late keys the batch rebuilt from all their

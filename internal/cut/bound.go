@@ -1,0 +1,47 @@
+package cut
+
+import (
+	"fmt"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+)
+
+// At is one record of a partition as the cut bound sees it: its Kafka
+// offset and its source position (a decoded change event's `_seq`), or
+// "" for a record that has none (a tombstone, transaction metadata, a
+// record the decoder could not read).
+type At struct {
+	Offset int64
+	Seq    cdc.Seq
+}
+
+// CutOffset is o_p(W) of one partition of a table's topic
+// (docs/design.md, "Batches cut at W"): the offset of the first record
+// whose source position is above w, or end when there is none. recs are
+// the partition's records of a batch in offset order, end the offset
+// after the batch's range there. A connector writes each transaction
+// whole, in commit order, so within a partition offset order is commit
+// order and the records below o_p(W) are those of the transactions
+// committed at or below W (with w a commit position, CommitPosition);
+// a record without a position never cuts (a tombstone stays with the
+// delete before it), and one at or below w after the first above it is a
+// redelivery, applied with the rest (the merge rules make it a no-op).
+// Error: ErrWidth for a position of another width than w's (an empty w
+// is refused: there is no cut).
+func CutOffset(recs []At, w cdc.Seq, end int64) (int64, error) {
+	if len(w) == 0 || len(w)%8 != 0 {
+		return 0, fmt.Errorf("%w: W of %d bytes", ErrWidth, len(w))
+	}
+	for _, r := range recs {
+		if r.Seq == "" {
+			continue
+		}
+		if len(r.Seq) != len(w) {
+			return 0, fmt.Errorf("%w: the record at offset %d has %d bytes, W %d", ErrWidth, r.Offset, len(r.Seq), len(w))
+		}
+		if r.Seq > w {
+			return r.Offset, nil
+		}
+	}
+	return end, nil
+}
