@@ -58,11 +58,18 @@ func TestStatusWaitingForHandOver(t *testing.T) {
 	// take most of a minute over the graceful path: the old worker's
 	// shared-queue worker stops first (up to stopWait for what it runs)
 	// and the workflow's task waits out its sticky queue; the counts
-	// below tell it from the timeout path
-	for deadline := time.Now().Add(3 * time.Minute); statusOf(t, second.Client, "ho.orders").Owner != runner.WorkerQueue("newworker2"); {
+	// below tell it from the timeout path. Until the new worker has the
+	// workflow's task, a status query may get no answer (it waits on the
+	// stopped worker's sticky queue, as `starter status` then says): the
+	// loop asks again
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		st, err := queryStatus(context.Background(), second.Client, "ho.orders")
+		if err == nil && st.Owner == runner.WorkerQueue("newworker2") {
+			break
+		}
 		if time.Now().After(deadline) {
 			_, out, _ := cli(t, append([]string{"status", "ho.orders"}, args...)...)
-			t.Fatalf("timed out waiting for the new worker taking the table; status:\n%s", out)
+			t.Fatalf("timed out waiting for the new worker taking the table (last query error: %v); status:\n%s", err, out)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
