@@ -102,7 +102,7 @@ func (w *MirrorWriter) commitFiles(ctx context.Context, tbl *table.Table, entrie
 		}
 		res.SnapshotID = snap
 	}
-	ix.SnapshotID = tablestate.SnapID(newTbl) // after a manifest merge the commit made due: the state follows the table
+	ix.SnapshotID = lakecat.SnapID(newTbl) // after a manifest merge the commit made due: the state follows the table
 	w.state.MirrorSnap = ix.SnapshotID
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
-	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
 )
 
 // The purged-keys table <ns>.<table>_purged records, per tombstone purge,
@@ -99,7 +98,7 @@ func (w *MirrorWriter) loadPurged(ctx context.Context, mirror *table.Table, cur 
 	if tbl == nil {
 		return &purgedKeys{snap: -1, legacy: legacy}, nil
 	}
-	snap := tablestate.SnapID(tbl)
+	snap := lakecat.SnapID(tbl)
 	if cur != nil && cur.snap == snap {
 		cur.legacy = legacy
 		return cur, nil

@@ -190,8 +190,8 @@ func TestSidecarStaleAfterCommitWithoutSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tablestate.SnapID(tbl) != snap1 {
-		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", tablestate.SnapID(tbl), snap1)
+	if lakecat.SnapID(tbl) != snap1 {
+		t.Fatalf("the late batch made Iceberg snapshot %d (from %d): the case needs a commit without one", lakecat.SnapID(tbl), snap1)
 	}
 	k, _ := cdc.EncodeKey(nil, cdc.Int(1001))
 	want, _, err := w1.State().Events([]cdc.Key{cdc.Key(k)})

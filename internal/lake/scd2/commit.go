@@ -96,7 +96,7 @@ func (w *HistoryWriter) commitFiles(ctx context.Context, tbl *table.Table, hw hi
 		w.state.Invalidate()
 		return nil, err
 	}
-	w.state.HistorySnap = tablestate.SnapID(newTbl)
+	w.state.HistorySnap = lakecat.SnapID(newTbl)
 	if len(hw.data) == 0 && len(hw.deletes.Add) == 0 {
 		return nil, nil
 	}

@@ -75,8 +75,8 @@ func (s *State) WriteSidecar(ctx context.Context) error {
 			locs[1] = history.MetadataLocation()
 		}
 	}
-	if SnapID(mirror) != s.MirrorSnap {
-		return fmt.Errorf("lake: sidecar of %s: the mirror is at Iceberg snapshot %d, the state at %d: no sidecar written", s.name, SnapID(mirror), s.MirrorSnap)
+	if lakecat.SnapID(mirror) != s.MirrorSnap {
+		return fmt.Errorf("lake: sidecar of %s: the mirror is at Iceberg snapshot %d, the state at %d: no sidecar written", s.name, lakecat.SnapID(mirror), s.MirrorSnap)
 	}
 	path := SidecarPath(mirror.Location())
 	f, err := wfs.Create(path)
@@ -151,7 +151,7 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 	if err != nil {
 		return err
 	}
-	if img.MirrorSnap != SnapID(mirror) || (s.OwnsHistory && img.HistorySnap != SnapID(history)) ||
+	if img.MirrorSnap != lakecat.SnapID(mirror) || (s.OwnsHistory && img.HistorySnap != lakecat.SnapID(history)) ||
 		img.Locs[0] != mirror.MetadataLocation() || (s.OwnsHistory && history != nil && img.Locs[1] != history.MetadataLocation()) ||
 		strings.Join(img.KeyCols, "\x00") != strings.Join(s.keyCols, "\x00") {
 		return localstate.ErrStaleSidecar
@@ -184,7 +184,7 @@ func (s *State) loadSidecar(ctx context.Context, mirror, history *table.Table) e
 	}
 	s.BuiltAtBatch = img.BuiltAt
 	s.eventsComplete = img.Flags&1 != 0
-	s.MirrorSnap, s.HistorySnap = SnapID(mirror), SnapID(history)
+	s.MirrorSnap, s.HistorySnap = lakecat.SnapID(mirror), lakecat.SnapID(history)
 	s.sidecarSnap = s.MirrorSnap
 	return nil
 }

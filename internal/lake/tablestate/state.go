@@ -240,33 +240,24 @@ func (s *State) LogBytes() int64 {
 	return s.log.Size()
 }
 
-// SnapID is lakecat.SnapID: tbl's current snapshot id, 0 for none.
-func SnapID(tbl *table.Table) int64 { return lakecat.SnapID(tbl) }
-
 // EnsureMirror makes the state reflect mirror (the mirror table as
 // loaded, or nil when it does not exist), rebuilding it otherwise. A
 // build from the tables outlives ctx (buildDetached): when ctx ends
 // first it returns ctx's error and the build goes on, and the next call
 // waits for it instead of starting over.
 func (s *State) EnsureMirror(ctx context.Context, mirror *table.Table) error {
-	if err := s.AwaitBuild(ctx); err != nil {
-		return err
-	}
-	s.Settle()
-	if s.Built && s.lost() {
-		s.invalidate()
-	}
-	if err := s.flushPending(); err != nil {
-		return err
-	}
-	if s.Built && s.MirrorSnap == SnapID(mirror) {
-		return nil
-	}
-	return s.buildDetached(ctx, mirror, nil, s.buildReason())
+	return s.ensure(ctx, &s.MirrorSnap, mirror, nil)
 }
 
 // EnsureHistory is EnsureMirror for the history table.
 func (s *State) EnsureHistory(ctx context.Context, history *table.Table) error {
+	return s.ensure(ctx, &s.HistorySnap, nil, history)
+}
+
+// ensure is EnsureMirror and EnsureHistory: snap is the state's snapshot
+// of the one table given (mirror or history), read once the pending
+// batch is flushed.
+func (s *State) ensure(ctx context.Context, snap *int64, mirror, history *table.Table) error {
 	if err := s.AwaitBuild(ctx); err != nil {
 		return err
 	}
@@ -277,10 +268,14 @@ func (s *State) EnsureHistory(ctx context.Context, history *table.Table) error {
 	if err := s.flushPending(); err != nil {
 		return err
 	}
-	if s.Built && s.HistorySnap == SnapID(history) {
+	tbl := mirror
+	if history != nil {
+		tbl = history
+	}
+	if s.Built && *snap == lakecat.SnapID(tbl) {
 		return nil
 	}
-	return s.buildDetached(ctx, nil, history, s.buildReason())
+	return s.buildDetached(ctx, mirror, history, s.buildReason())
 }
 
 // buildRun is a build from the tables running on its own goroutine
@@ -413,7 +408,7 @@ func (s *State) build(ctx context.Context, mirror, history *table.Table, reason 
 	if err := s.flush(); err != nil {
 		return err
 	}
-	s.MirrorSnap, s.HistorySnap = SnapID(mirror), SnapID(history)
+	s.MirrorSnap, s.HistorySnap = lakecat.SnapID(mirror), lakecat.SnapID(history)
 	// empty tables that never committed a batch: the log starts with every
 	// change; tables emptied by purges still have their past in bronze
 	s.eventsComplete = rows == 0 && s.BuiltAtBatch == 0
