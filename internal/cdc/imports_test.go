@@ -221,8 +221,8 @@ var lakeLayers = [][]string{
 	{"internal/lake/maintain", "internal/lake/tableread", "internal/lake/evolve"},                              // snapshot expiry, expired and orphan files, manifest merges, bronze retention; row readers; schema evolution
 	{"internal/lake/rowdelta"},                                                                                 // data and delete files per partition, the row-delta commit
 	{"internal/lake/erasure", "internal/lake/compact", "internal/lake/validation", "internal/lake/tablestate"}, // erasure on request: the erasures table, the guard, Erase; compaction; the validation table and readers; one table's local write-path state (index, chain log, sidecar, batch plans)
-	{"internal/lake/scd2"}, // the SCD2 history writer
-	{"internal/lake"},      // the table writer (the write protocol), the mirror writer, bronze, quarantine, purge
+	{"internal/lake/scd2", "internal/lake/cuts"},                                                               // the SCD2 history writer; consistent cuts' tags and the _cuts table
+	{"internal/lake"}, // the table writer (the write protocol), the mirror writer, bronze, quarantine, purge
 }
 
 // maxLakePackageLines bounds each package under internal/lake, in

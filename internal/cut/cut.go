@@ -452,3 +452,19 @@ func (t *Tracker) PositionCut() Cut {
 	}
 	return c
 }
+
+// EndAbove returns the oldest END the Tracker holds (not yet cut past)
+// whose commit position is above pos, and whether there is one. A group
+// that froze its tables at positions at or below pos bounds them at this
+// END's commit position (docs/design.md, "Batches cut at W"): every
+// table can still stop exactly there, and the transaction of every
+// change at or below pos commits at or below it. Errors: none; a pos of
+// another width finds nothing.
+func (t *Tracker) EndAbove(pos cdc.Seq) (End, bool) {
+	for _, x := range t.open {
+		if x.Commit > pos && (pos == "" || len(x.Commit) == len(pos)) {
+			return x.End, true
+		}
+	}
+	return End{}, false
+}

@@ -461,3 +461,37 @@ func TestTrackerStateAndWithTables(t *testing.T) {
 		}
 	}
 }
+
+// EndAbove gives the oldest END not cut past whose commit is above a
+// position: the bound of a group whose tables froze at or below it.
+func TestTrackerEndAbove(t *testing.T) {
+	tr := NewTracker("postgresql", []string{"public.orders"})
+	if e, ok := tr.EndAbove(""); ok {
+		t.Fatalf("no END yet: got %+v", e)
+	}
+	t1 := End{ID: "1:100", Commit: pg(100), TsMs: 1001, Counts: map[string]int64{"public.orders": 1}}
+	t2 := End{ID: "2:200", Commit: pg(200), TsMs: 1002, Counts: map[string]int64{"public.orders": 1}}
+	mustNil(t, "END T1", tr.End(t1))
+	mustNil(t, "END T2", tr.End(t2))
+	for _, c := range []struct {
+		pos  cdc.Seq
+		want string
+	}{
+		{"", "1:100"},
+		{cdc.PostgresSeq(cdc.PostgresEventWords(50, 99, false)), "1:100"},
+		{pg(100), "2:200"},
+		{cdc.PostgresSeq(cdc.PostgresEventWords(100, 150, false)), "2:200"},
+		{pg(200), ""},
+		{cdc.SeqOf(1), ""}, // another width
+	} {
+		e, ok := tr.EndAbove(c.pos)
+		if e.ID != c.want || ok != (c.want != "") {
+			t.Errorf("EndAbove(%v) = %q, %v; want %q", c.pos, e.ID, ok, c.want)
+		}
+	}
+	// T1 complete: cut past, so the oldest END held is T2.
+	mustNil(t, "orders T1", tr.Applied("public.orders", "1:95", 1))
+	if e, _ := tr.EndAbove(""); e.ID != "2:200" || e.TsMs != 1002 || e.Commit != pg(200) {
+		t.Errorf("after the cut: %+v, want T2", e)
+	}
+}

@@ -1,0 +1,350 @@
+package cuts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
+	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
+)
+
+// Names of the tags and of the group table (docs/design.md, "How
+// readers get W: tags").
+const (
+	// Consistent is the tag on the newest published cut's snapshot of
+	// each mirror and history table of the group, moved forward.
+	Consistent = "consistent"
+	// TagPrefix starts the tag of cut n: "cut-<n>".
+	TagPrefix = "cut-"
+	// TableName is the group table's name in the namespace of the
+	// group's first table (sorted): one row per table per published cut.
+	TableName = "_cuts"
+	// PropCutPrefix starts the `_cuts` table's property
+	// "lakemirror.cut.<group>": the number of the group's newest cut
+	// whose rows are appended (set by the same commit).
+	PropCutPrefix = "lakemirror.cut."
+)
+
+// Columns of the `_cuts` table.
+const (
+	ColGroup           = "group_name"
+	ColCut             = "cut"
+	ColW               = "w"
+	ColTxID            = "tx_id"
+	ColSourceTs        = "source_ts"
+	ColPublishedAt     = "published_at"
+	ColTable           = "table_name"
+	ColMirrorSnapshot  = "mirror_snapshot_id"
+	ColHistorySnapshot = "history_snapshot_id"
+)
+
+// Tag is the tag name of cut n: "cut-<n>".
+func Tag(n int64) string { return TagPrefix + strconv.FormatInt(n, 10) }
+
+// Cut is one consistent cut of a source group to publish: every
+// transaction committed at or below W is in every table of the group and
+// nothing above it (the tables are held at W while it is published).
+type Cut struct {
+	Group      string
+	Number     int64  // the cut's number in its group, from 1: its tag is Tag(Number)
+	W          string // the source commit position (hex, the tables' _seq)
+	TxID       string // the transaction id of the END at W ("" per position)
+	SourceTsMs int64  // the END's ts_ms, milliseconds since the epoch (0: unknown)
+}
+
+// Tagged is what a published cut tagged in one source table: the
+// snapshot ids of its mirror and history tables (History 0: the table
+// has no history table).
+type Tagged struct {
+	Table   string `json:"table"`
+	Mirror  int64  `json:"mirror_snapshot_id"`
+	History int64  `json:"history_snapshot_id,omitempty"`
+}
+
+// Publish publishes cut c of the group whose tables are tables (held at
+// c.W by their workflows while it runs): it tags the current Iceberg
+// snapshot of each table's mirror and history `cut-<n>` (kept for
+// retention: the tag's max-ref-age-ms; 0 keeps it until removed), appends
+// one row per table to the group table `<ns>._cuts` (ns the first table's
+// namespace) in one commit, and then moves the tag `consistent` of every
+// mirror and history to the cut's snapshot. A reader that wants an exact
+// cut reads each table at `cut-<n>` (or the snapshot ids of the newest
+// `_cuts` rows); `consistent` moves one table at a time.
+//
+// It is idempotent: a retry finds the tags already set (and keeps their
+// snapshots), the rows already appended (by the commit's PropCut), and
+// moves `consistent` again. Errors: no tables, a missing mirror, catalog
+// and storage failures (retryable).
+func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.TableName, retention time.Duration, now time.Time) ([]Tagged, error) {
+	if len(tables) == 0 {
+		return nil, errors.New("lake: publish a cut: no tables")
+	}
+	tables = slices.SortedFunc(slices.Values(tables), func(a, b lakecat.TableName) int {
+		return compareStrings(a.String(), b.String())
+	})
+	tag := Tag(c.Number)
+	out := make([]Tagged, 0, len(tables))
+	type tagged struct {
+		ident table.Identifier
+		id    int64
+	}
+	var all []tagged
+	for _, name := range tables {
+		t := Tagged{Table: name.String()}
+		id, err := tagCurrent(ctx, cat, name.Mirror(), tag, retention, true)
+		if err != nil {
+			return nil, err
+		}
+		t.Mirror = id
+		all = append(all, tagged{name.Mirror(), id})
+		if id, err = tagCurrent(ctx, cat, name.History(), tag, retention, false); err != nil {
+			return nil, err
+		}
+		if id != 0 {
+			t.History = id
+			all = append(all, tagged{name.History(), id})
+		}
+		out = append(out, t)
+	}
+	if err := appendRows(ctx, cat, tables[0], c, out, now); err != nil {
+		return nil, err
+	}
+	for _, t := range all {
+		if err := setTag(ctx, cat, t.ident, Consistent, t.id, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// tagCurrent tags the current snapshot of the table ident name (a tag
+// already there keeps its snapshot: a retry) and returns the tagged
+// snapshot's id. A missing table is an error when required, else 0; a
+// table without a snapshot yet is 0.
+func tagCurrent(ctx context.Context, cat catalog.Catalog, ident table.Identifier, name string, retention time.Duration, required bool) (int64, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		if !required && errors.Is(err, catalog.ErrNoSuchTable) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("lake: publish a cut: load %s: %w", lakecat.IdentString(ident), err)
+	}
+	if ref, ok := refOf(tbl, name); ok {
+		return ref.SnapshotID, nil
+	}
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return 0, nil
+	}
+	if err := setTag(ctx, cat, ident, name, cur.SnapshotID, retention); err != nil {
+		return 0, err
+	}
+	return cur.SnapshotID, nil
+}
+
+// refOf returns tbl's ref name.
+func refOf(tbl *table.Table, name string) (table.SnapshotRef, bool) {
+	for n, ref := range tbl.Metadata().Refs() {
+		if n == name {
+			return ref, true
+		}
+	}
+	return table.SnapshotRef{}, false
+}
+
+// setTag points tag name of the table ident at snapshot id (a
+// SetSnapshotRef metadata update; Iceberg spec, "Snapshot References"),
+// with max-ref-age retention (0: none). A tag already at id is left.
+func setTag(ctx context.Context, cat catalog.Catalog, ident table.Identifier, name string, id int64, retention time.Duration) error {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return fmt.Errorf("lake: publish a cut: load %s: %w", lakecat.IdentString(ident), err)
+	}
+	if ref, ok := refOf(tbl, name); ok && ref.SnapshotID == id {
+		return nil
+	}
+	reqs := []table.Requirement{table.AssertTableUUID(tbl.Metadata().TableUUID())}
+	upd := []table.Update{table.NewSetSnapshotRefUpdate(name, id, table.TagRef, retention.Milliseconds(), 0, 0)}
+	if _, _, err := cat.CommitTable(ctx, ident, reqs, upd); err != nil {
+		return fmt.Errorf("lake: publish a cut: tag %s of %s: %w", name, lakecat.IdentString(ident), err)
+	}
+	lakecat.CacheTable(ctx, ident, nil)
+	return nil
+}
+
+// Ident is the identifier of the group table `_cuts` of a group whose
+// first table (sorted) is first.
+func Ident(first lakecat.TableName) table.Identifier {
+	return lakecat.TableName{Namespace: first.Namespace, Name: TableName}.Mirror()
+}
+
+// schema is the `_cuts` table's schema.
+func schema() *iceberg.Schema {
+	str, long, ts := iceberg.PrimitiveTypes.String, iceberg.PrimitiveTypes.Int64, iceberg.PrimitiveTypes.TimestampTz
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: ColGroup, Type: str, Required: true, Doc: "the source group"},
+		iceberg.NestedField{ID: 2, Name: ColCut, Type: long, Required: true, Doc: "the cut's number in its group; its tag is cut-<n>"},
+		iceberg.NestedField{ID: 3, Name: ColW, Type: str, Required: true, Doc: "the source commit position (hex, as the tables' _seq): every transaction committed at or below it, nothing above"},
+		iceberg.NestedField{ID: 4, Name: ColTxID, Type: str, Doc: "the transaction id of the END at W"},
+		iceberg.NestedField{ID: 5, Name: ColSourceTs, Type: ts, Doc: "the END's ts_ms: the source commit time of W"},
+		iceberg.NestedField{ID: 6, Name: ColPublishedAt, Type: ts, Required: true},
+		iceberg.NestedField{ID: 7, Name: ColTable, Type: str, Required: true, Doc: "the lakemirror table (namespace.table)"},
+		iceberg.NestedField{ID: 8, Name: ColMirrorSnapshot, Type: long, Required: true, Doc: "the mirror's snapshot at the cut (tagged cut-<n>)"},
+		iceberg.NestedField{ID: 9, Name: ColHistorySnapshot, Type: long, Doc: "the history's snapshot at the cut (tagged cut-<n>); null without history"},
+	)
+}
+
+// appendRows appends the cut's rows to the group table in one commit,
+// unless the table's PropCutPrefix property of the group says they are
+// there (a retry).
+func appendRows(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, c Cut, tagged []Tagged, now time.Time) error {
+	ident := Ident(first)
+	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, first.NamespaceIdent(), ident,
+		func() (*iceberg.Schema, error) { return schema(), nil }, lakecat.TableProperties(nil))
+	if err != nil {
+		return err
+	}
+	if tbl, err = cat.LoadTable(ctx, ident); err != nil { // not a batch's cached one
+		return fmt.Errorf("lake: load %s: %w", lakecat.IdentString(ident), err)
+	}
+	prop := PropCutPrefix + c.Group
+	if n, err := strconv.ParseInt(tbl.Properties()[prop], 10, 64); err == nil && n >= c.Number {
+		return nil
+	}
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		return fmt.Errorf("lake: arrow schema: %w", err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	col := func(n string) array.Builder { return b.Field(sc.FieldIndices(n)[0]) }
+	for _, t := range tagged {
+		col(ColGroup).(*array.StringBuilder).Append(c.Group)
+		col(ColCut).(*array.Int64Builder).Append(c.Number)
+		col(ColW).(*array.StringBuilder).Append(c.W)
+		if c.TxID == "" {
+			col(ColTxID).AppendNull()
+		} else {
+			col(ColTxID).(*array.StringBuilder).Append(c.TxID)
+		}
+		if c.SourceTsMs == 0 {
+			col(ColSourceTs).AppendNull()
+		} else {
+			col(ColSourceTs).(*array.TimestampBuilder).Append(parquetio.Timestamp(c.SourceTsMs * 1000))
+		}
+		col(ColPublishedAt).(*array.TimestampBuilder).Append(parquetio.Timestamp(now.UnixMicro()))
+		col(ColTable).(*array.StringBuilder).Append(t.Table)
+		col(ColMirrorSnapshot).(*array.Int64Builder).Append(t.Mirror)
+		if t.History == 0 {
+			col(ColHistorySnapshot).AppendNull()
+		} else {
+			col(ColHistorySnapshot).(*array.Int64Builder).Append(t.History)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, "cuts", rec)
+	if err != nil {
+		return err
+	}
+	_, _, err = rowdelta.CommitRowDelta(ctx, tbl, "cuts", rowdelta.DataFiles(files), rowdelta.DeleteSet{}, iceberg.Properties{prop: strconv.FormatInt(c.Number, 10)})
+	return err
+}
+
+// Row is one row of the `_cuts` table.
+type Row struct {
+	Group       string
+	Number      int64
+	W, TxID     string
+	SourceTsMs  int64 // 0: null
+	Table       string
+	Mirror      int64
+	History     int64 // 0: null
+	PublishedAt time.Time
+}
+
+// Read returns the rows of the group table of the group whose first
+// table is first, for group (all groups when ""), ordered by cut number
+// then table; none when the table does not exist. Errors: catalog and
+// file IO.
+func Read(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, group string) ([]Row, error) {
+	tbl, err := cat.LoadTable(ctx, Ident(first))
+	if err != nil {
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("lake: load %s: %w", lakecat.IdentString(Ident(first)), err)
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	rows, _, err := tableread.ReadRows(ctx, tbl, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []Row
+	for _, r := range rows {
+		str := func(c string) string { s, _ := r[c].(string); return s }
+		num := func(c string) int64 {
+			switch v := r[c].(type) {
+			case int64:
+				return v
+			case int32:
+				return int64(v)
+			}
+			return 0
+		}
+		row := Row{Group: str(ColGroup), Number: num(ColCut), W: str(ColW), TxID: str(ColTxID), Table: str(ColTable),
+			Mirror: num(ColMirrorSnapshot), History: num(ColHistorySnapshot)}
+		if ts, err := time.Parse(time.RFC3339Nano, str(ColSourceTs)); err == nil {
+			row.SourceTsMs = ts.UnixMilli()
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, str(ColPublishedAt)); err == nil {
+			row.PublishedAt = ts
+		}
+		if group == "" || row.Group == group {
+			out = append(out, row)
+		}
+	}
+	slices.SortFunc(out, func(a, b Row) int {
+		if a.Number != b.Number {
+			return int(a.Number - b.Number)
+		}
+		return compareStrings(a.Table, b.Table)
+	})
+	return out, nil
+}
+
+// Refs returns the tags of a table's Iceberg snapshots that cuts set
+// (`consistent` and `cut-<n>`), tag → snapshot id.
+func Refs(tbl *table.Table) map[string]int64 {
+	out := map[string]int64{}
+	for name, ref := range tbl.Metadata().Refs() {
+		if ref.SnapshotRefType == table.TagRef && (name == Consistent || len(name) > len(TagPrefix) && name[:len(TagPrefix)] == TagPrefix) {
+			out[name] = ref.SnapshotID
+		}
+	}
+	return out
+}
