@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/cuts"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -86,13 +91,103 @@ pipelines:
 		}
 		return g
 	}
-	waitFor(t, 2*time.Minute, "the group's first read", func() bool { return query().Ends == 2 })
-	g := query()
-	want := workflows.GroupCut{Group: "shop", TransactionTopic: "srv.transaction", Number: 1, W: cdc.PostgresSeq(103, 0).Hex(), TxID: "102:103",
+	var g workflows.GroupCut
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if g = query(); g.Ends == 2 && g.Published != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group's first read and cut: not within 2 minutes: %+v (pending %+v)", g, g.Pending)
+		}
+	}
+	w := cdc.PostgresSeq(103, 0).Hex()
+	if g.Published == nil || g.Published.Number != 1 || g.Published.W != w || g.Published.TxID != "102:103" || g.Published.SourceTsMs != 1767258000103 {
+		t.Fatalf("published cut %+v, want cut 1 at %s (END 102:103)", g.Published, w)
+	}
+	tagged := g.Published.Tagged
+	want := workflows.GroupCut{Group: "shop", TransactionTopic: "srv.transaction", Number: 1, W: w, TxID: "102:103",
 		SourceTsMs: 1767258000103, Tables: []string{"shop.accounts", "shop.audit", "shop.transfers"}, ReadOffsets: g.ReadOffsets,
-		Reports: g.Reports, Ends: 2}
-	if !reflect.DeepEqual(g, want) || g.Reports < 2 || g.ReadOffsets[0] != 2 {
-		t.Fatalf("cut\n got  %+v\n want %+v (2 reports or more, read offset 2)", g, want)
+		Reports: g.Reports, Ends: 2, Published: g.Published, Pending: g.Pending}
+	if !reflect.DeepEqual(g, want) || g.Reports < 2 || g.ReadOffsets[0] != 2 || g.Aborts != 0 {
+		t.Fatalf("cut\n got  %+v\n want %+v (2 reports or more, read offset 2, no cut given up)", g, want)
+	}
+	// the cut in the tables: each mirror and history tagged cut-1 and
+	// consistent at the snapshots the group recorded, one _cuts row each
+	cat := s.r.Catalog
+	if len(tagged) != 3 {
+		t.Fatalf("tagged %+v, want the 3 tables", tagged)
+	}
+	for _, tg := range tagged {
+		name, err := lake.ParseTableName(tg.Table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ident, id := range map[string]int64{"": tg.Mirror, "_history": tg.History} {
+			tbl, err := lake.LoadTable(ctx, cat, name.Ident(ident))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tg.Table == "shop.audit" { // no change yet: empty at the cut (not created), no snapshot to tag
+				if id != 0 || tbl != nil {
+					t.Errorf("%s%s: tagged %d, table %v; want none, not created", tg.Table, ident, id, tbl != nil)
+				}
+				continue
+			}
+			if id == 0 {
+				t.Fatalf("%s%s: no snapshot tagged (%+v)", tg.Table, ident, tg)
+			}
+			if got, want := cuts.Refs(tbl), map[string]int64{"cut-1": id, "consistent": id}; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s%s tags %v, want %v", tg.Table, ident, got, want)
+			}
+		}
+	}
+	first, _ := lake.ParseTableName("shop.accounts")
+	rows, err := cuts.Read(ctx, cat, first, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("%d %s %s %d %s", r.Number, r.W, r.TxID, r.SourceTsMs, r.Table))
+	}
+	wantLines := []string{"1 " + w + " 102:103 1767258000103 shop.accounts", "1 " + w + " 102:103 1767258000103 shop.audit", "1 " + w + " 102:103 1767258000103 shop.transfers"}
+	if !reflect.DeepEqual(lines, wantLines) {
+		t.Errorf("_cuts rows %q, want %q", lines, wantLines)
+	}
+	// accounts moves on past the cut (transaction 104): its tag still
+	// reads the balance at the cut, the table the new one
+	balance := func(snapshot int64) string {
+		tbl, err := lake.LoadTable(ctx, cat, first.Mirror())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := []table.ScanOption{table.WithSelectedFields("id", "balance")}
+		if snapshot != 0 {
+			opts = append(opts, table.WithSnapshotID(snapshot))
+		}
+		at, err := tbl.Scan(opts...).ToArrowTable(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer at.Release()
+		var out []string
+		tr := array.NewTableReader(at, -1)
+		defer tr.Release()
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			for i := range int(rec.NumRows()) {
+				out = append(out, fmt.Sprintf("%v=%v", rec.Column(0).ValueStr(i), rec.Column(1).ValueStr(i)))
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: "srv.shop.accounts", Key: []byte(`{"id":1}`),
+		Value: sample.PostgresChange("u", "null", `{"id":1,"balance":7}`, 104).Value}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "accounts past the cut", func() bool { return balance(0) == "1=7" })
+	if got := balance(tagged[0].Mirror); got != "1=5" {
+		t.Errorf("accounts at cut-1: %s, want 1=5 (the balance at W)", got)
 	}
 	out, _, code := s.cli("status", "shop.accounts")
 	if code != exitOK || !strings.Contains(strings.Join(strings.Fields(out), " "), "group shop, transaction topic srv.transaction tables") {

@@ -47,7 +47,10 @@
 // compact, expire), erase.go (EraseWorkflow), validate.go
 // (ValidationWorkflow), reconcile.go (ReconcileWorkflow), group.go
 // (GroupWorkflow: a source group's consistent cut, from its transaction
-// topic and its tables' reports, which table.go's reportToGroup sends);
+// topic and its tables' reports, which table.go's reportToGroup sends),
+// groupcut.go (the group takes its cuts in the tables: freeze, bound,
+// PublishCut, release) and tablecut.go (a table's part in them: the
+// group-cut signal, its frozen report, the bound of its batches);
 // onowner.go runs the maintenance and erasure jobs on the worker holding
 // the table's state.
 package workflows

@@ -77,6 +77,14 @@ type GroupReport struct {
 	// offsets after the batch): the table has fetched past a position
 	// once every one of them has.
 	Partitions []int32 `json:"partitions"`
+	// Frozen, in a report sent for a cut rather than a batch, is the
+	// cut attempt (PendingCut.Attempt) the table froze for, applying no
+	// batch until it is bound: Watermark is then the highest position it
+	// has applied (hex; "" none). Refused is an attempt whose bound came
+	// after the table stopped waiting for it (its freeze timed out).
+	Frozen    int64  `json:"frozen,omitempty"`
+	Watermark string `json:"watermark,omitempty"`
+	Refused   int64  `json:"refused,omitempty"`
 }
 
 // GroupInput starts (or continues) a group's workflow.
@@ -121,6 +129,16 @@ type GroupState struct {
 	// collection is misnamed (TableSpec.DataCollection) shows here, and
 	// its events do not hold the cut.
 	Foreign []string `json:"foreign,omitempty"`
+	// Pending is the cut being taken (nil: none); Published the newest
+	// cut published in the tables (tags, `_cuts`); Attempts counts the
+	// cuts begun, Aborts those given up (LastAbort says why); NextCutAt
+	// is when the next cut may begin (cutPublishVersion runs).
+	Pending   *PendingCut   `json:"pending,omitempty"`
+	Published *PublishedCut `json:"published,omitempty"`
+	Attempts  int64         `json:"attempts,omitempty"`
+	Aborts    int64         `json:"aborts,omitempty"`
+	LastAbort string        `json:"last_abort,omitempty"`
+	NextCutAt time.Time     `json:"next_cut_at,omitzero"`
 }
 
 // maxForeign is the most foreign collections GroupState keeps.
@@ -159,6 +177,13 @@ type GroupCut struct {
 	// Reports and Ends count the table reports and the ENDs taken.
 	Reports int64 `json:"reports"`
 	Ends    int64 `json:"ends"`
+	// Published is the newest cut published in the tables (tags
+	// `cut-<n>` and `consistent`, rows of `_cuts`), Pending the one
+	// being taken; Aborts and LastAbort the cuts given up and why.
+	Published *PublishedCut `json:"published,omitempty"`
+	Pending   *PendingCut   `json:"pending,omitempty"`
+	Aborts    int64         `json:"aborts,omitempty"`
+	LastAbort string        `json:"last_abort,omitempty"`
 }
 
 // GroupHold is one table that holds the cut.
@@ -175,6 +200,9 @@ type group struct {
 	in GroupInput
 	st *GroupState
 	tr *cut.Tracker
+	// publish is cutPublishVersion taken: the group takes its cuts in the
+	// tables (freeze, bound, publish: groupcut.go).
+	publish bool
 }
 
 // GroupWorkflow computes the consistent cut of one source group
@@ -211,6 +239,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 	if err := workflow.SetQueryHandler(ctx, QueryCut, func() (GroupCut, error) { return g.cut(), nil }); err != nil {
 		return err
 	}
+	g.publish = workflow.GetVersion(ctx, cutPublishVersion, workflow.DefaultVersion, 1) == 1
 	register := workflow.GetSignalChannel(ctx, SignalGroupRegister)
 	report := workflow.GetSignalChannel(ctx, SignalGroupReport)
 	every := in.CutEvery
@@ -223,7 +252,11 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 	}
 	for round := 0; ; {
 		due := false
-		timer := workflow.NewTimer(ctx, every)
+		wait := every
+		if g.st.Pending != nil {
+			wait = min(every, cutPoll) // a pending cut reads the transaction topic and checks its timeouts often
+		}
+		timer := workflow.NewTimer(ctx, wait)
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(register, func(ch workflow.ReceiveChannel, _ bool) {
 			var m GroupMember
@@ -234,6 +267,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 			var r GroupReport
 			ch.Receive(ctx, &r)
 			g.report(ctx, r)
+			g.stepCut(ctx)
 		})
 		sel.AddFuture(timer, func(workflow.Future) { due = true })
 		for !due {
@@ -241,7 +275,10 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		}
 		g.read(ctx)
 		g.advance()
-		round++
+		g.stepCut(ctx)
+		if wait == every {
+			round++ // a pending cut's short waits are not rounds
+		}
 		info := workflow.GetInfo(ctx)
 		if round >= rounds || info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= historyEventsPerRun {
 			g.drain(ctx, register, report)
@@ -320,6 +357,10 @@ func (g *group) appliedEvents(coll, id string, s payload.TxSeen) error {
 func (g *group) report(ctx workflow.Context, r GroupReport) {
 	g.join(ctx, r.GroupMember)
 	if _, ok := g.st.Members[r.Table]; !ok {
+		return
+	}
+	if r.Frozen != 0 || r.Refused != 0 {
+		g.cutReport(ctx, r)
 		return
 	}
 	g.st.Reports++
@@ -475,7 +516,8 @@ func (g *group) cut() GroupCut {
 	c := g.current()
 	out := GroupCut{Group: g.in.Group, TransactionTopic: g.in.TransactionTopic, Number: g.st.Number, W: c.W.Hex(), TxID: c.TxID,
 		SourceTsMs: c.TsMs, PerPosition: c.PerPosition, Kept: g.st.Kept, Error: g.st.Error, ReadOffsets: g.st.Next,
-		Tables: slices.Sorted(maps.Keys(g.st.Members)), Foreign: g.st.Foreign, Reports: g.st.Reports, Ends: g.st.Ends}
+		Tables: slices.Sorted(maps.Keys(g.st.Members)), Foreign: g.st.Foreign, Reports: g.st.Reports, Ends: g.st.Ends,
+		Published: g.st.Published, Pending: g.st.Pending, Aborts: g.st.Aborts, LastAbort: g.st.LastAbort}
 	if out.Tables == nil {
 		out.Tables = []string{}
 	}

@@ -50,6 +50,12 @@ func groupEnv(t *testing.T, kc *kafka.Client) *testsuite.TestWorkflowEnvironment
 	return env
 }
 
+// computeOnly makes env's group workflow take the branch of runs before
+// cutPublishVersion: it computes its cut and publishes none.
+func computeOnly(env *testsuite.TestWorkflowEnvironment) {
+	env.OnGetVersion(cutPublishVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+}
+
 func queryCut(t *testing.T, env *testsuite.TestWorkflowEnvironment) GroupCut {
 	t.Helper()
 	v, err := env.QueryWorkflow(QueryCut)
@@ -85,6 +91,7 @@ func TestGroupWorkflowCut(t *testing.T) {
 	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic}
 
 	env := groupEnv(t, kc)
+	computeOnly(env)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalGroupRegister, accounts)
 		env.SignalWorkflow(SignalGroupRegister, transfers)
@@ -120,6 +127,7 @@ func TestGroupWorkflowCut(t *testing.T) {
 	require.Equal(t, payload.Offsets{0: 3}, next.State.Next)
 
 	env = groupEnv(t, kc)
+	computeOnly(env)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 2,
 			FetchedPast: map[int32]string{0: cdc.PostgresSeq(2100, 2100).Hex()}, Partitions: []int32{0}})
@@ -262,6 +270,7 @@ func TestGroupWorkflowRedeliveredEvent(t *testing.T) {
 	fetched := map[int32]string{0: cdc.PostgresSeq(950, 950).Hex()}
 	checked := 0
 	env := groupEnv(t, kc)
+	computeOnly(env)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalGroupRegister, accounts)
 		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, TxSeen: seen(1, 1), FetchedPast: fetched, Partitions: []int32{0}})
@@ -284,6 +293,7 @@ func TestGroupWorkflowRedeliveredEvent(t *testing.T) {
 	require.Equal(t, map[string]map[string]cut.StateSeen{"public.accounts": {"571": {Orders: cut.Orders{{1, 1}}}}}, next.State.Tracker.Seen)
 
 	env = groupEnv(t, kc)
+	computeOnly(env)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 3, TxSeen: seen(1, 2), FetchedPast: fetched, Partitions: []int32{0}})
 	}, 10*time.Second)
@@ -295,4 +305,157 @@ func TestGroupWorkflowRedeliveredEvent(t *testing.T) {
 	}, 70*time.Second)
 	env.ExecuteWorkflow(GroupWorkflow, next)
 	require.Equal(t, 2, checked)
+}
+
+// The group takes its cuts in the tables (cutPublishVersion): at its
+// first round it freezes both tables; once both reported frozen
+// (accounts at a position of transaction 571, transfers with nothing
+// applied) it bounds them at the oldest END above the higher watermark
+// (571's commit); once transfers applied 571's event the cut is complete
+// and PublishCut runs with the tables (its request asserted exactly),
+// the cut is published and the tables are released. The next attempt,
+// a cut interval later, is given up when transfers does not freeze in
+// time: the reason is kept and both tables are released.
+func TestGroupWorkflowPublishesCuts(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":2},{"data_collection":"public.transfers","event_count":1}`),
+		endValue(572, 2000, 2001, `{"data_collection":"public.accounts","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic}
+	env := groupEnv(t, kc)
+	var sent []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	tagged := []payload.CutTagged{{Table: "shop.accounts", Mirror: 11, History: 12}, {Table: "shop.transfers", Mirror: 21}}
+	var published []payload.PublishCutRequest
+	env.OnActivity(payload.ActivityPublishCut, mock.Anything, mock.Anything).Return(func(_ context.Context, req payload.PublishCutRequest) (payload.PublishCutResult, error) {
+		published = append(published, req)
+		return payload.PublishCutResult{Tagged: tagged}, nil
+	})
+	w1000 := pgHex(1000)
+	wa, wt := "lakemirror-table-shop.accounts", "lakemirror-table-shop.transfers"
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, TxEvents: map[string]int64{"571": 2},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 950).Hex()}, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1"}, sent)
+		c := queryCut(t, env)
+		require.NotNil(t, c.Pending)
+		require.Equal(t, int64(1), c.Pending.Attempt)
+		require.Equal(t, int64(1), c.Pending.Number)
+		require.Equal(t, "", c.Pending.W)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1, Watermark: cdc.PostgresSeq(900, 950).Hex()})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 1})
+	}, 65*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1", wa + " bound 1 " + w1000, wt + " bound 1 " + w1000}, sent)
+		require.Empty(t, published)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, BatchSeq: 1, TxEvents: map[string]int64{"571": 1},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 990).Hex()}, Partitions: []int32{0}})
+	}, 70*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []payload.PublishCutRequest{{Group: "shop", Number: 1, W: w1000, TxID: "571:1000", SourceTsMs: 1001,
+			Tables: []string{"shop.accounts", "shop.transfers"}}}, published)
+		require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1", wa + " bound 1 " + w1000, wt + " bound 1 " + w1000,
+			wa + " release 1", wt + " release 1"}, sent)
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.NotNil(t, c.Published)
+		require.Equal(t, int64(1), c.Published.Number)
+		require.Equal(t, w1000, c.Published.W)
+		require.Equal(t, "571:1000", c.Published.TxID)
+		require.Equal(t, int64(1001), c.Published.SourceTsMs)
+		require.Equal(t, tagged, c.Published.Tagged)
+		checked++
+	}, 75*time.Second)
+	// attempt 2: a cut interval after the release; transfers never freezes
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 2", wt + " freeze 2"}, sent[6:])
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 2, Watermark: cdc.PostgresSeq(1000, 1500).Hex()})
+	}, 140*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.Equal(t, int64(1), c.Aborts)
+		require.Equal(t, "cut attempt 2: tables shop.transfers did not freeze within 1m0s (paused, blocked or busy with a long batch): they hold the cut", c.LastAbort)
+		require.Equal(t, int64(1), c.Published.Number)
+		require.Equal(t, []string{wa + " freeze 2", wt + " freeze 2", wa + " release 2", wt + " release 2"}, sent[6:])
+		require.Len(t, published, 1)
+		checked++
+	}, 210*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 4})
+	require.Equal(t, 2, checked)
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+}
+
+// A grouped table takes part in its group's cut: frozen (the plan in
+// flight cut short), it reports its watermark once and applies nothing; bound,
+// its batches carry the cut (ApplyRequest.Cut) and, when one applies
+// nothing (every record left is above W), it waits; released, it applies
+// the rest unbounded.
+func TestTableWorkflowTakesPartInCut(t *testing.T) {
+	grouped := spec
+	grouped.Group, grouped.TransactionTopic = "shop", "srv.transaction"
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(time.Second).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		if from := req.Offsets[0]; from < 30 {
+			to := min(from+10, 30)
+			return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: to}}, Records: to - from,
+				Offsets: lake.Offsets{0: to}, HighWatermarks: lake.Offsets{0: 30}}, nil
+		}
+		return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 30}}, nil
+	})
+	var applied []string
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		r := req.Batch.Ranges[0]
+		end := r.To
+		line := fmt.Sprintf("[%d,%d)", r.From, r.To)
+		if req.Cut != nil {
+			end = max(min(r.To, 20), r.From) // records from offset 20 on are above W
+			line += fmt.Sprintf(" cut %d %s", req.Cut.Number, req.Cut.W)
+		}
+		applied = append(applied, line)
+		res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: int(end - r.From), EndOffsets: lake.Offsets{0: end},
+			Group: &payload.GroupProgress{FetchedPast: map[int32]string{0: pgHex(uint64(100 + end))}}}
+		res.Mirror.Watermark = pgHex(uint64(100 + end))
+		return res, nil
+	})
+	var reports []string
+	env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-group-shop", "", SignalGroupReport, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		r := args.Get(4).(GroupReport)
+		reports = append(reports, fmt.Sprintf("batch %d frozen %d watermark %s refused %d", r.BatchSeq, r.Frozen, r.Watermark, r.Refused))
+	})
+	w := pgHex(120)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "freeze 1") }, 1500*time.Millisecond)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"[0,10)"}, applied) // the freeze cut the next plan short
+		s := status(t, env)
+		require.NotNil(t, s.Cut)
+		require.Equal(t, CutHold{Attempt: 1, Reported: true, Since: s.Cut.Since}, *s.Cut)
+		env.SignalWorkflow(SignalGroupCut, "bound 1 "+w)
+		env.SignalWorkflow(SignalGroupCut, "bound 7 "+w) // not frozen for 7: refused
+	}, 5*time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "release 1") }, 14*time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 20*time.Second)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: grouped})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"[0,10)", "[10,20) cut 1 " + w, "[20,30) cut 1 " + w, "[20,30) cut 1 " + w, "[20,30)"}, applied)
+	require.Equal(t, []string{
+		"batch 1 frozen 0 watermark  refused 0",
+		"batch 0 frozen 1 watermark " + pgHex(110) + " refused 0",
+		"batch 2 frozen 0 watermark  refused 0",
+		"batch 0 frozen 0 watermark  refused 7", // the second bound is taken while batch 2 is planned
+		"batch 3 frozen 0 watermark  refused 0",
+		"batch 4 frozen 0 watermark  refused 0",
+		"batch 5 frozen 0 watermark  refused 0",
+	}, reports)
 }

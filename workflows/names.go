@@ -14,6 +14,7 @@ const (
 	SignalRetry       = "retry"      // no payload: re-run the batch that failed and left the table blocked
 	SignalSchema      = "schema"     // string "evolve" or "skip": the decision on a schema change that blocked the table
 	SignalResnapshot  = "resnapshot" // string "direct" or "incremental": re-snapshot the table between batches
+	SignalGroupCut    = "group-cut"  // string "freeze N", "bound N W" or "release N": the table's source group takes cut attempt N (GroupWorkflow; groupcut.go)
 	UpdateBackfill    = "backfill"   // BackfillRequest → BackfillAccepted: queue a re-apply of past offsets
 	UpdateSettings    = "settings"   // SettingsRequest → TableSpec: change batch bounds
 )

@@ -32,11 +32,12 @@ type signalChan struct {
 // one task apply every pause before every resume, whatever order they
 // were sent in. SignalControl carries both on one channel, so they apply
 // in the order sent; the starter sends it. Control is added last, so
-// histories recorded before it replay as they ran.
+// histories recorded before it replay as they ran; the group's cut
+// signal after it (no table got it before).
 var signalsIn = []struct {
 	name    string
 	payload bool
-}{{SignalPause, false}, {SignalResume, false}, {SignalStop, false}, {SignalRetry, false}, {SignalSchema, true}, {SignalResnapshot, true}, {SignalControl, true}}
+}{{SignalPause, false}, {SignalResume, false}, {SignalStop, false}, {SignalRetry, false}, {SignalSchema, true}, {SignalResnapshot, true}, {SignalControl, true}, {SignalGroupCut, true}}
 
 func newSignals(ctx workflow.Context, st *TableState) *signals {
 	s := &signals{st: st}
@@ -122,6 +123,8 @@ func (st *TableState) apply(ctx workflow.Context, name, arg string) {
 		st.setResnapshot(ctx, arg)
 	case SignalControl:
 		st.control(ctx, arg)
+	case SignalGroupCut:
+		st.groupCut(ctx, arg)
 	}
 }
 

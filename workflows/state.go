@@ -39,6 +39,9 @@ type TableState struct {
 	ResnapshotRequested string                 `json:"resnapshot_requested,omitempty"` // mode of a pending resnapshot signal
 	Resnapshots         int                    `json:"resnapshots"`
 	TopicMissing        bool                   `json:"topic_missing,omitempty"` // the last plan found no such topic
+	// Cut is the source group's cut the table takes part in (nil: none;
+	// tablecut.go).
+	Cut *CutHold `json:"cut,omitempty"`
 	// Owner is the task queue of the worker holding the table's local
 	// state (routeVersion runs): its activities go there. "" = none yet
 	// (the next activity claims the table).
@@ -77,6 +80,7 @@ type TableState struct {
 	notedWaits      workflow.Version  // waitNoteVersion of this run
 	settingsRun     workflow.Version  // settingsRunVersion of this run
 	prevWhy         string            // why prevOwner let the table go ("stopped", "gone", "released"), for status
+	cutRefused      int64             // a cut attempt bound after the table stopped waiting for it: reported as refused
 }
 
 // Totals accumulate batch counts over the pipeline's life (events unless
@@ -161,6 +165,9 @@ type Status struct {
 	Snapshots      TableSnapshots         `json:"snapshots,omitzero"` // the Iceberg snapshots of the tables' newest commits by this pipeline, with their batches
 	Spec           payload.TableSpec      `json:"spec"`
 	Runs           int                    `json:"runs"` // the workflow's runs before this one (it continues as new for its history's size and after a settings update)
+	// Cut is the source group's cut the table takes part in: frozen
+	// (W "") or bound at W until the group releases it; nil: none.
+	Cut *CutHold `json:"cut,omitempty"`
 }
 
 func (s *TableState) status() Status {
@@ -171,7 +178,7 @@ func (s *TableState) status() Status {
 		LastBatchAt: s.LastBatchAt, Watermark: s.Watermark, NewestSourceTs: s.NewestSourceTs,
 		Backfill: append([]payload.Range(nil), s.Backfill...), LastLoad: s.LastLoad, Totals: s.Totals, Spec: spec,
 		Owner: s.Owner, Claims: s.Claims, HandOvers: s.HandOvers, Releases: s.Releases,
-		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned(), Snapshots: s.Snapshots, Runs: s.Runs}
+		HeartbeatsLost: s.HeartbeatsLost, StopHandOvers: s.StopHandOvers, Unowned: s.unowned(), Snapshots: s.Snapshots, Runs: s.Runs, Cut: s.Cut}
 	// the order of the partitions does not change the result (sums and
 	// per-partition values), and this runs only in the status query
 	//workflowcheck:ignore

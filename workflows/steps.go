@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"maps"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -222,7 +223,8 @@ func (r *tableRun) askPlan(ctx workflow.Context, plan *payload.Plan) error {
 	err := execInterruptible(ctx, st, planOptions(st.Spec, heartbeat), payload.ActivityPlanBatch, func(bool) any {
 		return payload.PlanRequest{Spec: st.Spec, Offsets: st.Offsets, IdleWait: wait, TopicWasMissing: st.TopicMissing}
 	}, plan, func() bool {
-		return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings
+		return st.Paused || st.Stopping || st.ResnapshotRequested != "" || len(st.Backfill) > 0 || st.settingsChanges != settings ||
+			(st.Cut != nil && !st.Cut.Reported) // the group's cut freezes the table: it reports at once
 	})
 	if err == nil {
 		st.idle = len(plan.Ranges) == 0
@@ -256,9 +258,13 @@ func (r *tableRun) takePlan(ctx workflow.Context, plan *payload.Plan) bool {
 func (r *tableRun) apply(ctx workflow.Context, plan *payload.Plan) bool {
 	st := r.st
 	settingsAtApply := st.settingsChanges // ApplyBatch plans the batch after it with the spec as now
+	bound, before := st.cutBound(), st.Offsets
 	res, ok := runBatch(ctx, st, plan.Ranges, plan.Offsets, true)
 	if !ok {
 		return false
+	}
+	if bound != nil && st.Cut != nil && st.Cut.W == bound.W && maps.Equal(res.EndOffsets, before) {
+		st.Cut.Held = true // every record left is above W: wait for the release (cutWait)
 	}
 	st.Offsets = res.EndOffsets
 	if r.planInApply {

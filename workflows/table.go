@@ -83,10 +83,13 @@ func TableWorkflow(ctx workflow.Context, in TableInput) error {
 		case runIsLong(ctx, round, r.bySize):
 			return r.continueAsNew(ctx)
 		case st.ResnapshotRequested != "" || len(st.Backfill) > 0:
+			r.leaveCut(ctx)
 			if !r.serveRequest(ctx) {
 				return nil
 			}
 			continue
+		case r.cutWait(ctx):
+			continue // frozen or held for the group's cut: the round starts again
 		}
 		plan, ok := r.plan(ctx, ready)
 		if !ok {
@@ -154,7 +157,11 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endO
 	batch := payload.Batch{ID: fmt.Sprintf("%s#%d", st.Spec.Table, st.BatchSeq), Seq: st.BatchSeq,
 		Topic: st.Spec.Topic, Ranges: ranges, EndOffsets: endOffsets}
 	start := workflow.Now(ctx)
-	res, ok := applyBatch(ctx, st, batch)
+	var bound *payload.CutBound
+	if stream {
+		bound = st.cutBound() // the group's cut: the batch applies nothing above its W
+	}
+	res, ok := applyBatch(ctx, st, batch, bound)
 	if !ok {
 		return res, false
 	}
@@ -199,15 +206,16 @@ func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResul
 	}
 }
 
-// applyBatch runs ApplyBatch until it succeeds, blocking the table on
+// applyBatch runs ApplyBatch until it succeeds (bounded at the group's
+// cut when bound is set), blocking the table on
 // non-retryable failures until an operator signals retry. It returns
 // false when the workflow is asked to stop while blocked.
-func applyBatch(ctx workflow.Context, st *TableState, b payload.Batch) (payload.ApplyResult, bool) {
+func applyBatch(ctx workflow.Context, st *TableState, b payload.Batch, bound *payload.CutBound) (payload.ApplyResult, bool) {
 	decision, rerun := "", false
 	for {
 		var res payload.ApplyResult
 		err := execVisible(ctx, st, applyOptions(st, b, st.heartbeatTimeout()), payload.ActivityApplyBatch, func(failed bool) any {
-			return payload.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed}
+			return payload.ApplyRequest{Spec: st.Spec, Batch: b, SchemaDecision: decision, Rerun: rerun || failed, Cut: bound}
 		}, &res)
 		if err == nil {
 			return res, true

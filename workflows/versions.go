@@ -155,6 +155,14 @@ const (
 	// the first such batch of a run; a table without a group never asks
 	// it. Before, no table had a group.
 	groupReportVersion = "group-report"
+
+	// cutPublishVersion (issue 37): the group workflow takes its cuts in
+	// the tables: it freezes them, bounds them at W and publishes the cut
+	// (tags, `_cuts`; groupcut.go), signalling the tables
+	// (SignalGroupCut) and running PublishCut. Asked at each run's start.
+	// Before, the group only computed its cut. The tables need no marker:
+	// they act on SignalGroupCut, which no table got before.
+	cutPublishVersion = "cut-publish"
 )
 
 // supportWindow is how long a marker's old branch stays at least after
@@ -192,41 +200,44 @@ func (m versionMarker) removableFrom() (time.Time, error) {
 var versionMarkers = []versionMarker{
 	{id: publishMidBatchVersion, added: "2026-12-02", commit: "6f37d72", workflow: TableWorkflowName,
 		old: []string{"v1-blocked.json"},
-		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json"}},
+		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json"}},
 	{id: idleWaitVersion, added: "2026-12-02", commit: "58269d1", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*"},
-		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: memoSpecVersion, added: "2026-12-02", commit: "1d5865b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*"},
-		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: canVersion, added: "2026-12-02", commit: "59d0fca", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: routeVersion, added: "2026-12-02", commit: "584b681", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: planInApplyVersion, added: "2026-12-03", commit: "f1e9077", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*"},
-		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: ownerJobsVersion, added: "2026-12-03", commit: "865484d", workflow: MaintenanceWorkflowName,
 		old: []string{"v6-maintenance.json"},
 		new: []string{"v7-maintenance.json"}},
 	{id: fastRecoveryVersion, added: "2026-12-05", commit: "7327bf8", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*"},
-		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: loadVisibleVersion, added: "2026-12-05", commit: "f49a8c0", workflow: TableWorkflowName,
 		noOld: "no history with a load was recorded before the marker",
 		new:   []string{"v8-*"}},
 	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
-		new: []string{"v10-*", "v11-*", "v12-*", "v13-*"}},
+		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: waitNoteVersion, added: "2026-12-06", commit: "037f63b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
-		new: []string{"v11-*", "v12-*", "v13-*"}},
+		new: []string{"v11-*", "v12-*", "v13-*", "v14-*"}},
 	{id: settingsRunVersion, added: "2026-12-06", commit: "adbb122", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"},
-		new: []string{"v12-*", "v13-*"}},
+		new: []string{"v12-*", "v13-*", "v14-*"}},
 	{id: groupReportVersion, added: "2026-12-06", commit: "8995170", workflow: TableWorkflowName,
 		noOld: "no table had a group before the marker (the group setting came with it)",
-		new:   []string{"v13-grouped*"}},
+		new:   []string{"v13-grouped*", "v14-grouped*"}},
+	{id: cutPublishVersion, added: "2026-12-06", commit: "TODO", workflow: GroupWorkflowName,
+		old: []string{"v13-group.json"},
+		new: []string{"v14-group.json"}},
 }

@@ -39,6 +39,8 @@
 //   - internal/lake/scd2: the SCD type 2 history writer (HistoryWriter,
 //     HistoryStage), on the State it shares with the mirror writer
 //     (NewWriters); StageAfter reuses the mirror stage's plan.
+//   - internal/lake/cuts: a source group's consistent cuts in the tables
+//     (Publish: the tags cut-<n> and consistent, the _cuts rows; Read).
 //   - internal/lake/maintain: snapshot expiry (AutoExpire after each
 //     commit, the scheduled Expire), the expired snapshots' files, orphan
 //     files, manifest merges, bronze retention's file drops (TrimBronze,

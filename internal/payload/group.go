@@ -1,5 +1,7 @@
 package payload
 
+import "time"
+
 // GroupReadRequest asks for the next range of a source group's
 // transaction metadata topic (ActivityReadGroupTransactions;
 // docs/design.md, "Consistent cuts across a source group").
@@ -73,4 +75,34 @@ type GroupReadResult struct {
 	// (cut.IDConnector: "postgresql", "sqlserver"); "" when no END was
 	// read.
 	Connector string `json:"connector,omitempty"`
+}
+
+// CutRetention is how long the tags `cut-<n>` of a published cut are
+// kept (their max-ref-age-ms): snapshot expiry keeps a tagged Iceberg
+// snapshot until its tag is older than this, then drops the tag.
+const CutRetention = 7 * 24 * time.Hour
+
+// PublishCutRequest asks to publish a source group's consistent cut in
+// its tables (ActivityPublishCut; docs/design.md, "How readers get W:
+// tags"): every table of Tables is held at W by its workflow while it
+// runs.
+type PublishCutRequest struct {
+	Group      string   `json:"group"`
+	Number     int64    `json:"number"`          // the cut's number: its tag is cut-<n>
+	W          string   `json:"w"`               // the source commit position (hex, the tables' _seq)
+	TxID       string   `json:"tx_id,omitempty"` // the END at W's transaction id
+	SourceTsMs int64    `json:"source_ts_ms,omitempty"`
+	Tables     []string `json:"tables"` // the lakemirror tables (namespace.table)
+}
+
+// CutTagged is one table's Iceberg snapshots a published cut tagged.
+type CutTagged struct {
+	Table   string `json:"table"`
+	Mirror  int64  `json:"mirror_snapshot_id"`
+	History int64  `json:"history_snapshot_id,omitempty"` // 0: no history table
+}
+
+// PublishCutResult is what a published cut tagged, per table (sorted).
+type PublishCutResult struct {
+	Tagged []CutTagged `json:"tagged"`
 }

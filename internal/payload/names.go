@@ -22,4 +22,5 @@ const (
 	ActivityValidate                  = "Validate"                  // ValidationRequest → ValidationResult
 	ActivityReconcile                 = "Reconcile"                 // ReconcileRequest → ReconcileResult
 	ActivityReadGroupTransactions     = "ReadGroupTransactions"     // GroupReadRequest → GroupReadResult
+	ActivityPublishCut                = "PublishCut"                // PublishCutRequest → PublishCutResult
 )

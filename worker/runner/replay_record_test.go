@@ -131,11 +131,14 @@ func TestRecordReplayHistories(t *testing.T) {
 
 	// (from v13) a table of a source group: after each batch it reports
 	// to the group's workflow (group-report marker), which reads the
-	// group's transaction topic every 2 s; the table stopped, the group's
-	// workflow terminated, both saved
+	// group's transaction topic every 2 s; (from v14) the group takes a
+	// cut in the table (cut-publish marker: freeze, bound, PublishCut,
+	// release; the END touches no table of the group, so the cut is
+	// complete at once); the table stopped, the group's workflow
+	// terminated, both saved
 	gs := activities.TableSpec{Table: "replay.grouped", Topic: "replay.public.grouped", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond,
 		Group: "replay", TransactionTopic: "replay.transaction"}
-	produce(t, r, gs.TransactionTopic, 1, []sample.Message{{Value: []byte(`{"status":"END","id":"571:53195832","event_count":1,"data_collections":[{"data_collection":"public.grouped","event_count":1}],"ts_ms":1486500577691}`)}})
+	produce(t, r, gs.TransactionTopic, 1, []sample.Message{{Value: []byte(`{"status":"END","id":"571:53195832","event_count":1,"data_collections":[{"data_collection":"public.other","event_count":1}],"ts_ms":1486500577691}`)}})
 	groupID := workflows.GroupWorkflowID(gs.Group)
 	if _, err := starter.SignalWithStartWorkflow(ctx, groupID, workflows.SignalGroupRegister, workflows.GroupMemberOf(gs),
 		client.StartWorkflowOptions{ID: groupID, TaskQueue: activities.TaskQueue}, workflows.GroupWorkflowName,
@@ -154,7 +157,7 @@ func TestRecordReplayHistories(t *testing.T) {
 		if err := v.Get(&c); err != nil {
 			t.Fatal(err)
 		}
-		return c.Ends == 1 && c.Reports >= 2
+		return c.Ends == 1 && c.Reports >= 2 && c.Published != nil
 	})
 	stopWorkflow(t, r.Client, gs.Table)
 	save(gs.Table, "grouped")

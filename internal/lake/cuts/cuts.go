@@ -65,8 +65,9 @@ type Cut struct {
 }
 
 // Tagged is what a published cut tagged in one source table: the
-// snapshot ids of its mirror and history tables (History 0: the table
-// has no history table).
+// snapshot ids of its mirror and history tables (0: the table does not
+// exist or has no Iceberg snapshot yet, so it is empty at the cut and
+// has no tag).
 type Tagged struct {
 	Table   string `json:"table"`
 	Mirror  int64  `json:"mirror_snapshot_id"`
@@ -85,8 +86,10 @@ type Tagged struct {
 //
 // It is idempotent: a retry finds the tags already set (and keeps their
 // snapshots), the rows already appended (by the commit's PropCut), and
-// moves `consistent` again. Errors: no tables, a missing mirror, catalog
-// and storage failures (retryable).
+// moves `consistent` again. A table without a snapshot yet (not created,
+// or created empty) is empty at the cut: its row has snapshot id 0
+// (mirror) or null (history), and it gets no tag. Errors: no tables,
+// catalog and storage failures (retryable).
 func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.TableName, retention time.Duration, now time.Time) ([]Tagged, error) {
 	if len(tables) == 0 {
 		return nil, errors.New("lake: publish a cut: no tables")
@@ -103,13 +106,15 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 	var all []tagged
 	for _, name := range tables {
 		t := Tagged{Table: name.String()}
-		id, err := tagCurrent(ctx, cat, name.Mirror(), tag, retention, true)
+		id, err := tagCurrent(ctx, cat, name.Mirror(), tag, retention)
 		if err != nil {
 			return nil, err
 		}
 		t.Mirror = id
-		all = append(all, tagged{name.Mirror(), id})
-		if id, err = tagCurrent(ctx, cat, name.History(), tag, retention, false); err != nil {
+		if id != 0 {
+			all = append(all, tagged{name.Mirror(), id})
+		}
+		if id, err = tagCurrent(ctx, cat, name.History(), tag, retention); err != nil {
 			return nil, err
 		}
 		if id != 0 {
@@ -141,12 +146,12 @@ func compareStrings(a, b string) int {
 
 // tagCurrent tags the current snapshot of the table ident name (a tag
 // already there keeps its snapshot: a retry) and returns the tagged
-// snapshot's id. A missing table is an error when required, else 0; a
-// table without a snapshot yet is 0.
-func tagCurrent(ctx context.Context, cat catalog.Catalog, ident table.Identifier, name string, retention time.Duration, required bool) (int64, error) {
+// snapshot's id; 0 for a table that does not exist or has no snapshot
+// yet (it holds nothing at the cut: nothing to tag).
+func tagCurrent(ctx context.Context, cat catalog.Catalog, ident table.Identifier, name string, retention time.Duration) (int64, error) {
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		if !required && errors.Is(err, catalog.ErrNoSuchTable) {
+		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return 0, nil
 		}
 		return 0, fmt.Errorf("lake: publish a cut: load %s: %w", lakecat.IdentString(ident), err)
@@ -211,7 +216,7 @@ func schema() *iceberg.Schema {
 		iceberg.NestedField{ID: 5, Name: ColSourceTs, Type: ts, Doc: "the END's ts_ms: the source commit time of W"},
 		iceberg.NestedField{ID: 6, Name: ColPublishedAt, Type: ts, Required: true},
 		iceberg.NestedField{ID: 7, Name: ColTable, Type: str, Required: true, Doc: "the lakemirror table (namespace.table)"},
-		iceberg.NestedField{ID: 8, Name: ColMirrorSnapshot, Type: long, Required: true, Doc: "the mirror's snapshot at the cut (tagged cut-<n>)"},
+		iceberg.NestedField{ID: 8, Name: ColMirrorSnapshot, Type: long, Required: true, Doc: "the mirror's snapshot at the cut (tagged cut-<n>); 0: the table was empty at the cut (no snapshot yet)"},
 		iceberg.NestedField{ID: 9, Name: ColHistorySnapshot, Type: long, Doc: "the history's snapshot at the cut (tagged cut-<n>); null without history"},
 	)
 }
@@ -338,9 +343,12 @@ func Read(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, gro
 }
 
 // Refs returns the tags of a table's Iceberg snapshots that cuts set
-// (`consistent` and `cut-<n>`), tag → snapshot id.
+// (`consistent` and `cut-<n>`), tag → snapshot id; none for a nil table.
 func Refs(tbl *table.Table) map[string]int64 {
 	out := map[string]int64{}
+	if tbl == nil {
+		return out
+	}
 	for name, ref := range tbl.Metadata().Refs() {
 		if ref.SnapshotRefType == table.TagRef && (name == Consistent || len(name) > len(TagPrefix) && name[:len(TagPrefix)] == TagPrefix) {
 			out[name] = ref.SnapshotID

@@ -140,7 +140,10 @@ func TestPublish(t *testing.T) {
 	if _, err := Publish(ctx, cat, c1, nil, 0, now); err == nil {
 		t.Error("no tables: no error")
 	}
-	if _, err := Publish(ctx, cat, c1, []lakecat.TableName{{Namespace: "shop", Name: "nothing"}}, 0, now); err == nil {
-		t.Error("a missing mirror: no error")
+	// a table not created yet is empty at the cut: no tag, snapshot 0
+	c3 := Cut{Group: "shop", Number: 3, W: "00000000000000800000000000000000"}
+	got, err = Publish(ctx, cat, c3, []lakecat.TableName{accounts, {Namespace: "shop", Name: "nothing"}}, 0, now)
+	if want := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}, {Table: "shop.nothing"}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("cut 3 with a table not created: %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -1,0 +1,51 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/cuts"
+	"github.com/lakemirror/lakemirror/internal/payload"
+)
+
+// Payload types of publishing a cut.
+type (
+	PublishCutRequest = payload.PublishCutRequest
+	PublishCutResult  = payload.PublishCutResult
+)
+
+// PublishCut publishes a source group's consistent cut in its tables
+// (docs/design.md, "How readers get W: tags"; cuts.Publish): the tags
+// `cut-<n>` (kept payload.CutRetention) and `consistent` on each table's
+// mirror and history at their current Iceberg snapshots, which hold
+// exactly the transactions committed at or below req.W (the group's
+// workflow holds every table there while this runs), and one row per
+// table in the group table `<ns>._cuts`. It is idempotent (a retry keeps
+// the tags' snapshots and appends nothing). Errors: a table name that
+// breaks the naming rule and no tables (non-retryable, InvalidTableSpec);
+// a missing mirror, catalog and storage failures (retried).
+func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (PublishCutResult, error) {
+	if len(req.Tables) == 0 {
+		return PublishCutResult{}, badSpec(fmt.Errorf("cut %d of group %s: no tables", req.Number, req.Group))
+	}
+	names := make([]lake.TableName, 0, len(req.Tables))
+	for _, t := range req.Tables {
+		n, err := lake.ParseTableName(t)
+		if err != nil {
+			return PublishCutResult{}, badSpec(err)
+		}
+		names = append(names, n)
+	}
+	tagged, err := cuts.Publish(ctx, a.Catalog, cuts.Cut{Group: req.Group, Number: req.Number, W: req.W, TxID: req.TxID, SourceTsMs: req.SourceTsMs},
+		names, payload.CutRetention, time.Now())
+	if err != nil {
+		return PublishCutResult{}, err
+	}
+	out := PublishCutResult{Tagged: make([]payload.CutTagged, 0, len(tagged))}
+	for _, t := range tagged {
+		out.Tagged = append(out.Tagged, payload.CutTagged{Table: t.Table, Mirror: t.Mirror, History: t.History})
+	}
+	return out, nil
+}
