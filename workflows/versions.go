@@ -237,7 +237,7 @@ var versionMarkers = []versionMarker{
 	{id: groupReportVersion, added: "2026-12-06", commit: "8995170", workflow: TableWorkflowName,
 		noOld: "no table had a group before the marker (the group setting came with it)",
 		new:   []string{"v13-grouped*", "v14-grouped*"}},
-	{id: cutPublishVersion, added: "2026-12-06", commit: "TODO", workflow: GroupWorkflowName,
+	{id: cutPublishVersion, added: "2026-12-06", commit: "2bcdc8b", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json"},
 		new: []string{"v14-group.json"}},
 }
