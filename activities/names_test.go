@@ -35,6 +35,7 @@ var activitySignatures = map[string]struct {
 	payload.ActivityValidate:                  {[]reflect.Type{reflect.TypeFor[payload.ValidationRequest]()}, reflect.TypeFor[payload.ValidationResult]()},
 	payload.ActivityReconcile:                 {[]reflect.Type{reflect.TypeFor[payload.ReconcileRequest]()}, reflect.TypeFor[payload.ReconcileResult]()},
 	payload.ActivityReadGroupTransactions:     {[]reflect.Type{reflect.TypeFor[payload.GroupReadRequest]()}, reflect.TypeFor[payload.GroupReadResult]()},
+	payload.ActivityPublishCut:                {[]reflect.Type{reflect.TypeFor[payload.PublishCutRequest]()}, reflect.TypeFor[payload.PublishCutResult]()},
 }
 
 // activityNameConstants returns the Activity* constants of
@@ -119,7 +120,7 @@ func TestActivityNamesAreMethods(t *testing.T) {
 			t.Errorf("(*Activities).%s is registered as an activity but has no payload.Activity%s", typ.Method(i).Name, typ.Method(i).Name)
 		}
 	}
-	want := []string{"ApplyBatch", "ClaimTable", "Erase", "LoadTable", "Maintain", "PlanBatch", "ReadGroupTransactions", "RebuildKeys", "Reconcile",
+	want := []string{"ApplyBatch", "ClaimTable", "Erase", "LoadTable", "Maintain", "PlanBatch", "PublishCut", "ReadGroupTransactions", "RebuildKeys", "Reconcile",
 		"Recover", "ResolveBackfill", "SignalIncrementalSnapshot", "TableOwner", "Validate"}
 	if !slices.Equal(methods, want) {
 		t.Errorf("methods of *Activities: %v, want %v", methods, want)
