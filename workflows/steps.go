@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"maps"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -263,7 +262,7 @@ func (r *tableRun) apply(ctx workflow.Context, plan *payload.Plan) bool {
 	if !ok {
 		return false
 	}
-	if bound != nil && st.Cut != nil && st.Cut.W == bound.W && maps.Equal(res.EndOffsets, before) {
+	if bound != nil && st.Cut != nil && st.Cut.W == bound.W && sameOffsets(res.EndOffsets, before) {
 		st.Cut.Held = true // every record left is above W: wait for the release (cutWait)
 	}
 	st.Offsets = res.EndOffsets
@@ -277,6 +276,21 @@ func (r *tableRun) apply(ctx workflow.Context, plan *payload.Plan) bool {
 		st.Phase = PhaseSnapshot
 	} else {
 		st.Phase = streamPhase(st)
+	}
+	return true
+}
+
+// sameOffsets reports whether a and b hold the same offsets.
+//
+//workflowcheck:ignore (the loop goes over a map, but its result does not depend on the order; deterministic)
+func sameOffsets(a, b payload.Offsets) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, o := range a {
+		if ob, ok := b[p]; !ok || ob != o {
+			return false
+		}
 	}
 	return true
 }

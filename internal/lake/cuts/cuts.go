@@ -226,12 +226,12 @@ func schema() *iceberg.Schema {
 // there (a retry).
 func appendRows(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, c Cut, tagged []Tagged, now time.Time) error {
 	ident := Ident(first)
-	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, first.NamespaceIdent(), ident,
-		func() (*iceberg.Schema, error) { return schema(), nil }, lakecat.TableProperties(nil))
-	if err != nil {
+	if _, _, err := lakecat.LoadOrCreate(ctx, cat, first.NamespaceIdent(), ident,
+		func() (*iceberg.Schema, error) { return schema(), nil }, lakecat.TableProperties(nil)); err != nil {
 		return err
 	}
-	if tbl, err = cat.LoadTable(ctx, ident); err != nil { // not a batch's cached one
+	tbl, err := cat.LoadTable(ctx, ident) // not a batch's cached one
+	if err != nil {
 		return fmt.Errorf("lake: load %s: %w", lakecat.IdentString(ident), err)
 	}
 	prop := PropCutPrefix + c.Group
