@@ -17,7 +17,8 @@ package activities
 // LAKEMIRROR_PERF_INDEX_MEMORY and LAKEMIRROR_PERF_INDEX_TABLE_MEMORY
 // (sizes, e.g. 256MiB and 0) put the key index under that budget
 // (keyindex.Budget; a table budget of 0 spills it at once); unset, it
-// stays in RAM.
+// stays in RAM. LAKEMIRROR_PERF_MIRROR_ONLY=1 writes the mirror alone
+// (no history, no bronze: the worker's --history=false --bronze=false).
 
 import (
 	"bufio"
@@ -80,6 +81,9 @@ func TestPerfWorkload(t *testing.T) {
 	}
 	spec := TableSpec{Table: "bench.orders", Topic: "bench.public.orders", KeyColumns: []string{"order_id"}, Columns: def.Columns, MaxEvents: batch}.Defaults()
 	spec.MaxQuarantine = batch
+	if os.Getenv("LAKEMIRROR_PERF_MIRROR_ONLY") != "" {
+		spec.WithoutHistory, spec.WithoutBronze = true, true
+	}
 	st, name, err := a.state(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +131,7 @@ func TestPerfWorkload(t *testing.T) {
 			stage := ""
 			st.mu.Lock()
 			res, _, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
-			if err == nil && res.History.Pending > 0 {
+			if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 				tr := time.Now()
 				var rr RebuildResult
 				rr, err = a.rebuildPending(ctx, st, name)

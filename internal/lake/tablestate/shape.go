@@ -14,7 +14,7 @@ import (
 
 // Shape is a mirror table's source-column layout: the columns in schema
 // order with their types, used to align and type every row image before
-// the merge rules see it.
+// the merge rules see it. ConformEvent is not safe for concurrent use.
 type Shape struct {
 	Cols    []cdc.Column
 	Names   *cdc.Columns
@@ -23,6 +23,49 @@ type Shape struct {
 	SoftDelete string
 	// ids is the Iceberg field id of every column of the schema, by name.
 	ids map[string]int
+	// lastCols is the image layout conform aligned last and lastPos the
+	// position of each of its columns in Cols (-1: not the table's):
+	// decoders share one *cdc.Columns between the images of a layout, so
+	// a batch looks its names up once
+	lastCols *cdc.Columns
+	lastPos  []int
+	// vals and rows are the unused rest of the blocks conformed images
+	// are cut from (one allocation for conformSlab images)
+	vals []cdc.Value
+	rows []cdc.Row
+}
+
+// conformSlab is how many conformed images share one allocation.
+const conformSlab = 256
+
+// positions returns the position in Cols of each column of cols (-1:
+// not a column of the table).
+func (s *Shape) positions(cols *cdc.Columns) []int {
+	if cols == s.lastCols {
+		return s.lastPos
+	}
+	pos := make([]int, len(cols.Names))
+	for i, name := range cols.Names {
+		pos[i] = s.Names.Index(name)
+	}
+	s.lastCols, s.lastPos = cols, pos
+	return pos
+}
+
+// newRow returns a row of the table's columns, every value NULL.
+func (s *Shape) newRow() *cdc.Row {
+	n := len(s.Cols)
+	if len(s.vals) < n {
+		s.vals = make([]cdc.Value, n*conformSlab)
+	}
+	if len(s.rows) == 0 {
+		s.rows = make([]cdc.Row, conformSlab)
+	}
+	out := &s.rows[0]
+	s.rows = s.rows[1:]
+	out.Cols, out.Vals = s.Names, s.vals[:n:n]
+	s.vals = s.vals[n:]
+	return out
 }
 
 // ShapeOf derives the layout from the mirror's Iceberg schema.
@@ -60,10 +103,10 @@ func (s *Shape) conform(img *cdc.Row, carry bool, carried *int) (*cdc.Row, []str
 	if img == nil {
 		return nil, nil, nil
 	}
-	out := &cdc.Row{Cols: s.Names, Vals: make([]cdc.Value, len(s.Cols))}
+	out := s.newRow()
 	var unknown []string
-	for i, name := range img.Cols.Names {
-		j := s.Names.Index(name)
+	for i, j := range s.positions(img.Cols) {
+		name := img.Cols.Names[i]
 		if j < 0 {
 			if !img.Vals[i].IsNull() {
 				unknown = append(unknown, name)

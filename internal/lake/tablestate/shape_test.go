@@ -23,3 +23,53 @@ func TestConformErrorText(t *testing.T) {
 		t.Errorf("conform: %+v, %v", out, err)
 	}
 }
+
+// Images of two layouts in turn (the positions cached per layout), with a
+// column the table lacks: each is aligned by name, and the conformed rows
+// do not share their values.
+func TestConformLayouts(t *testing.T) {
+	s := &Shape{Cols: []cdc.Column{{Name: "id", Type: cdc.TypeLong}, {Name: "n", Type: cdc.TypeLong}},
+		Names: cdc.NewColumns([]string{"id", "n"}), keyCols: []string{"id"}}
+	ab := cdc.NewColumns([]string{"id", "n"})
+	ba := cdc.NewColumns([]string{"x", "n", "id"})
+	var outs []*cdc.Row
+	for i := range int64(3 * conformSlab) {
+		img := &cdc.Row{Cols: ab, Vals: []cdc.Value{cdc.Int(i), cdc.Int(-i)}}
+		if i%3 == 1 {
+			img = &cdc.Row{Cols: ba, Vals: []cdc.Value{cdc.String("y"), cdc.Int(-i), cdc.Int(i)}}
+		}
+		out, unknown, err := s.conform(img, false, nil)
+		if err != nil || out.Cols != s.Names || len(out.Vals) != 2 || cap(out.Vals) != 2 {
+			t.Fatalf("row %d: %+v, %v", i, out, err)
+		}
+		if want := i%3 == 1; want != (len(unknown) == 1 && unknown[0] == "x") {
+			t.Fatalf("row %d: unknown columns %v", i, unknown)
+		}
+		outs = append(outs, out)
+	}
+	for i, out := range outs {
+		if !out.Vals[0].Equal(cdc.Int(int64(i))) || !out.Vals[1].Equal(cdc.Int(-int64(i))) {
+			t.Fatalf("row %d: %+v", i, out.Vals)
+		}
+	}
+}
+
+// BenchmarkConformEvent conforms the after image of an update of the
+// benchmark workload's six columns (scripts/bench), as Prepare does for
+// every row change.
+func BenchmarkConformEvent(b *testing.B) {
+	names := []string{"order_id", "customer_id", "status", "amount", "note", "updated_at"}
+	s := &Shape{Cols: []cdc.Column{{Name: "order_id", Type: cdc.TypeLong}, {Name: "customer_id", Type: cdc.TypeLong},
+		{Name: "status", Type: cdc.TypeString}, {Name: "amount", Type: cdc.TypeString}, {Name: "note", Type: cdc.TypeString},
+		{Name: "updated_at", Type: cdc.TypeLong}}, Names: cdc.NewColumns(names), keyCols: []string{"order_id"}}
+	cols := cdc.NewColumns(names)
+	vals := []cdc.Value{cdc.Int(84393), cdc.Int(55425), cdc.String("paid"), cdc.String("6770.28"),
+		cdc.String("second priority wrap leave wrap back"), cdc.Int(1793491200000000)}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		e := &cdc.Event{Op: cdc.OpUpdate, After: &cdc.Row{Cols: cols, Vals: vals}}
+		if _, _, err := s.ConformEvent(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
