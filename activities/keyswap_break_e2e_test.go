@@ -27,7 +27,10 @@ import (
 // Known gap (docs/design.md, "Known gaps"): Debezium's stream of a key
 // swap is the stream of two key changes in a row (1 → 2, then 2 → 3 of
 // a moved row), and key-only images cannot tell them apart. This asserts
-// today's result, so that a fix shows here; the source's is in want.
+// today's result, so that a fix shows here; the source's is in want. It
+// is not silent: create 2 lands on key 2 while row 2 still holds it,
+// which only a deferrable key allows, and is counted
+// (KeysMovedOntoLive: status, metric, alert).
 func TestBreakKeySwapToast(t *testing.T) {
 	src := []wev{
 		pgw("c", "null", kcRow(1, 100, "a", "A"), 100),
@@ -42,6 +45,9 @@ func TestBreakKeySwapToast(t *testing.T) {
 		gm, gh := w.tables()
 		if gm != gap {
 			t.Errorf("%d batches: mirror got:\n%s\nwant (the gap; the source: %q):\n%s\nhistory:\n%s", len(split), gm, want, gap, gh)
+		}
+		if w.moved != 1 {
+			t.Errorf("%d batches: %d keys moved onto a live key counted, want 1 (create 2 onto row 2)", len(split), w.moved)
 		}
 	}
 }

@@ -45,6 +45,9 @@ func (a *Activities) observeBatch(table string, res *ApplyResult, took time.Dura
 	if !res.Mirror.AlreadyCommitted && res.Mirror.UnknownPlaceholders > 0 {
 		a.Metrics.UnknownValues(table, res.Mirror.UnknownPlaceholders)
 	}
+	if !res.Mirror.AlreadyCommitted && res.Mirror.KeysMovedOntoLive > 0 {
+		a.Metrics.KeysMovedOntoLive(table, res.Mirror.KeysMovedOntoLive)
+	}
 	if !res.Mirror.AlreadyCommitted {
 		if n := res.WovenKeys(); n > 0 {
 			a.Metrics.Rebuilt(table, n)

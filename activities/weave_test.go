@@ -48,6 +48,7 @@ type wrun struct {
 	seq    int64
 	woven  int
 	rebuil int
+	moved  int // keys moved onto a live key (MirrorResult.KeysMovedOntoLive)
 	// decision: an operator's schema decision for the next batch applied
 	// (lake.DecisionEvolve, DecisionSkip); apply clears it
 	decision string
@@ -94,6 +95,7 @@ func (w *wrun) apply(evs []wev, allowErr bool) (ApplyResult, error) {
 	res, _, err := w.a.applyRecords(ctx, st, name, w.spec, b, recs, nil, w.decision, &stage)
 	w.decision = ""
 	w.woven += res.WovenKeys()
+	w.moved += res.Mirror.KeysMovedOntoLive
 	if err == nil && res.History.Pending+res.Mirror.Pending > 0 {
 		w.rebuil++
 		_, err = w.a.rebuildPending(ctx, st, name)

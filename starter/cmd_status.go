@@ -206,6 +206,10 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 		fmt.Fprintf(tw, "values never known\t%s written as NULL (a TOAST or LOB value the source sent only as \"unchanged\" for a row the mirror did not hold: a stream started without a source snapshot, or a primary-key change whose old row was not known; `starter resnapshot` reads them)\n",
 			human.Count(t.UnknownValues, "value", "values"))
 	}
+	if t.KeysMovedOntoLive > 0 {
+		fmt.Fprintf(tw, "keys moved onto a live key\t%d (a primary-key change onto a key another row held: a key swap or shift in one statement of a deferrable primary key, which Debezium's stream cannot place; a key may be deleted or hold another row's TOAST value: `starter resnapshot` reads them)\n",
+			t.KeysMovedOntoLive)
+	}
 	if b := st.LastBatch; b != nil {
 		m := b.Mirror
 		fmt.Fprintf(tw, "last batch\t%s: %s, %s (%d applied, %d stale, %d duplicate), %d quarantined, %d inserted, %d updated, %d deleted, bronze +%d\n",

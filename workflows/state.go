@@ -102,7 +102,11 @@ type Totals struct {
 	UnwovenKeys int64 `json:"unwoven_keys,omitempty"` // late keys of a table without bronze whose late change is not in the history (in a batch or left out of a rebuild)
 	// UnknownValues: TOAST/LOB placeholders written as NULL because no
 	// value was known (payload.MirrorResult.UnknownPlaceholders)
-	UnknownValues     int64 `json:"unknown_values,omitempty"`
+	UnknownValues int64 `json:"unknown_values,omitempty"`
+	// KeysMovedOntoLive: primary-key changes onto a key that held a live
+	// row (payload.MirrorResult.KeysMovedOntoLive: a key swap in one
+	// statement)
+	KeysMovedOntoLive int64 `json:"keys_moved_onto_live,omitempty"`
 	BackfillRequested int64 `json:"backfill_requested"` // offsets queued by backfill updates
 	BackfillDone      int64 `json:"backfill_done"`      // offsets re-applied
 	LoadedRows        int64 `json:"loaded_rows"`        // rows read by direct loads
@@ -129,6 +133,7 @@ func (t *Totals) add(r *payload.ApplyResult) {
 	t.RebuiltKeys += int64(r.WovenKeys())
 	t.UnwovenKeys += int64(r.History.Unwoven) // late changes a batch could not weave (no bronze, a rebuilt state)
 	t.UnknownValues += int64(r.Mirror.UnknownPlaceholders)
+	t.KeysMovedOntoLive += int64(r.Mirror.KeysMovedOntoLive)
 	t.SourceTsFromKafka += int64(r.SourceTsFromKafka)
 }
 

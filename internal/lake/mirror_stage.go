@@ -190,6 +190,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			}
 		}
 		o := merge.Fold(st, g, w.keyCols)
+		res.KeysMovedOntoLive += merge.MovedOntoLive(st, g)
 		res.Applied += o.Applied
 		res.Stale += o.Stale
 		res.Duplicates += o.Duplicates

@@ -50,6 +50,11 @@ type MirrorResult struct {
 	// stored row and no earlier image in the batch: the source never sent
 	// the value (a stream started without a source snapshot).
 	UnknownPlaceholders int `json:"unknown_placeholders,omitempty"`
+	// KeysMovedOntoLive: primary-key changes whose new key held a live
+	// row (merge.MovedOntoLive): a key swap or shift in one statement of
+	// a deferrable primary key, which Debezium's stream cannot place: a
+	// key may end deleted or with another row's TOAST value.
+	KeysMovedOntoLive int `json:"keys_moved_onto_live,omitempty"`
 }
 
 // HistoryResult counts what one batch did to the history table (keys,

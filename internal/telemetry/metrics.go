@@ -28,6 +28,7 @@ const (
 	MetricRebuiltKeys   = "lakemirror_rebuilt_keys_total"                    // late keys rebuilt from all their changes (in their batch, or from bronze)
 	MetricUnwovenKeys   = "lakemirror_unwoven_keys_total"                    // late keys whose late change could not be woven into the history (no bronze, a rebuilt local state)
 	MetricUnknownValues = "lakemirror_unknown_values_total"                  // TOAST/LOB placeholders written as NULL: the value was never known
+	MetricKeysMovedOnto = "lakemirror_keys_moved_onto_live_total"            // primary-key changes onto a key another row held (a key swap in one statement)
 	MetricStateRebuilds = "lakemirror_state_rebuilds_total"                  // a worker built a table's local state from the tables (not in memory, no usable sidecar), by reason
 	MetricStateLoads    = "lakemirror_state_loads_total"                     // a worker loaded a table's local state from its sidecar file instead of building it
 	MetricStateReleases = "lakemirror_state_releases_total"                  // a worker freed an idle table's local state (--release-idle-state)
@@ -50,7 +51,7 @@ const (
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
-	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricUnknownValues, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
+	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricUnknownValues, MetricKeysMovedOnto, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
 	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling, MetricIndexBytes, MetricStateLogBytes, MetricIndexBudget}
 
@@ -68,6 +69,7 @@ type Metrics struct {
 	rebuilt       *prometheus.CounterVec
 	unwoven       *prometheus.CounterVec
 	unknownValues *prometheus.CounterVec
+	movedOnto     *prometheus.CounterVec
 	stateBuilds   *prometheus.CounterVec
 	stateLoads    *prometheus.CounterVec
 	stateReleases *prometheus.CounterVec
@@ -184,6 +186,7 @@ func New() *Metrics {
 	m.rebuilt = counter(MetricRebuiltKeys, "Late keys whose history and mirror row were rebuilt from all their changes (late path: in their batch, or by RebuildKeys from bronze).")
 	m.unwoven = counter(MetricUnwovenKeys, "Late keys whose late change could not be woven into the history: a table without bronze whose worker rebuilt its local state after the key's earlier changes (the history misses the late change's version).")
 	m.unknownValues = counter(MetricUnknownValues, "Unavailable-value placeholders (PostgreSQL TOAST, Oracle LOBs) written as NULL because the value was never known: the source sent it only as unchanged for a row the mirror did not hold.")
+	m.movedOnto = counter(MetricKeysMovedOnto, "Primary-key changes whose new key held a live row: a key swap or shift in one statement of a deferrable primary key, which Debezium's stream cannot place (a key may end deleted or hold another row's TOAST value; starter resnapshot repairs it).")
 	m.stateBuilds = counter(MetricStateRebuilds, "Times a worker built a table's local state (key index and chain log) by reading the tables, by reason (new: the worker had none; snapshot-moved: the table is at another snapshot than the state; invalidated: a failed commit or log; stale-sidecar: the sidecar is for another snapshot).", "reason")
 	m.stateLoads = counter(MetricStateLoads, "Times a worker loaded a table's local state from the sidecar file next to the table instead of building it.")
 	m.stateReleases = counter(MetricStateReleases, "Times a worker freed a table's local state after the table was idle for --release-idle-state (its next batch loads the sidecar or builds the state again).")
@@ -308,6 +311,7 @@ func (m *Metrics) initTable(t string) {
 	m.rebuilt.WithLabelValues(t)
 	m.unwoven.WithLabelValues(t)
 	m.unknownValues.WithLabelValues(t)
+	m.movedOnto.WithLabelValues(t)
 	m.stateLoads.WithLabelValues(t)
 }
 
@@ -371,6 +375,12 @@ func (m *Metrics) Unwoven(table string, keys int) {
 // Oracle LOBs) written as NULL because no value was known.
 func (m *Metrics) UnknownValues(table string, n int) {
 	m.unknownValues.WithLabelValues(table).Add(float64(n))
+}
+
+// KeysMovedOntoLive counts primary-key changes onto a key another row
+// held (merge.MovedOntoLive): a key swap or shift in one statement.
+func (m *Metrics) KeysMovedOntoLive(table string, n int) {
+	m.movedOnto.WithLabelValues(table).Add(float64(n))
 }
 
 // Rebuilt counts keys rebuilt by the late path.
