@@ -1,6 +1,7 @@
 package cuts
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 		return nil, errors.New("lake: publish a cut: no tables")
 	}
 	tables = slices.SortedFunc(slices.Values(tables), func(a, b lakecat.TableName) int {
-		return compareStrings(a.String(), b.String())
+		return cmp.Compare(a.String(), b.String())
 	})
 	tag := Tag(c.Number)
 	out := make([]Tagged, 0, len(tables))
@@ -132,16 +133,6 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 		}
 	}
 	return out, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // tagCurrent tags the current snapshot of the table ident name (a tag
@@ -334,10 +325,7 @@ func Read(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, gro
 		}
 	}
 	slices.SortFunc(out, func(a, b Row) int {
-		if a.Number != b.Number {
-			return int(a.Number - b.Number)
-		}
-		return compareStrings(a.Table, b.Table)
+		return cmp.Or(cmp.Compare(a.Number, b.Number), cmp.Compare(a.Table, b.Table))
 	})
 	return out, nil
 }
