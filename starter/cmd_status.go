@@ -69,7 +69,7 @@ stable field names listed in docs/operating.md.`,
 				gc = groupCutOf(cmd.Context(), c, st.Spec.Group, now)
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), statusJSON{Status: st, GroupCut: gc})
+				return writeJSON(cmd.OutOrStdout(), statusWithCut{Status: st, GroupCut: gc})
 			}
 			printStatusGroupAt(cmd.OutOrStdout(), st, gc, now)
 			a.printTableSizes(cmd.Context(), cmd.OutOrStdout(), st.Spec)

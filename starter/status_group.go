@@ -45,9 +45,9 @@ type pendingCutStatus struct {
 	Since   time.Time `json:"since"`
 }
 
-// statusJSON is status --output json: the table's status object and,
+// statusWithCut is status --output json: the table's status object and,
 // for a grouped table, its group's cut.
-type statusJSON struct {
+type statusWithCut struct {
 	workflows.Status
 	GroupCut *groupCutStatus `json:"group_cut,omitempty"`
 }

@@ -63,7 +63,7 @@ group cut             the group's workflow lakemirror-group-shop does not run: n
 	}
 
 	var b bytes.Buffer
-	if err := writeJSON(&b, statusJSON{Status: st, GroupCut: groupCutView(g, now)}); err != nil {
+	if err := writeJSON(&b, statusWithCut{Status: st, GroupCut: groupCutView(g, now)}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -110,7 +110,7 @@ group cut             the group's workflow lakemirror-group-shop does not run: n
 		t.Fatalf("status JSON group_cut:\n%s\nwant:\n%s", out[i:], wantJSON)
 	}
 	b.Reset()
-	if err := writeJSON(&b, statusJSON{Status: workflows.Status{Table: "shop.orders"}}); err != nil || strings.Contains(b.String(), "group_cut") {
+	if err := writeJSON(&b, statusWithCut{Status: workflows.Status{Table: "shop.orders"}}); err != nil || strings.Contains(b.String(), "group_cut") {
 		t.Fatalf("an ungrouped table's JSON has group_cut (%v):\n%s", err, b.String())
 	}
 }
