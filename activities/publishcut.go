@@ -25,7 +25,8 @@ type (
 // table in the group table `<ns>._cuts`. It is idempotent (a retry keeps
 // the tags' snapshots and appends nothing). Errors: a table name that
 // breaks the naming rule and no tables (non-retryable, InvalidTableSpec);
-// a missing mirror, catalog and storage failures (retried).
+// a missing mirror, catalog and storage failures (retried). The worker's
+// metrics take the cut's source commit time (lakemirror_group_cut_lag_seconds).
 func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (PublishCutResult, error) {
 	if len(req.Tables) == 0 {
 		return PublishCutResult{}, badSpec(fmt.Errorf("cut %d of group %s: no tables", req.Number, req.Group))
@@ -42,6 +43,9 @@ func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (Pub
 		names, payload.CutRetention, time.Now())
 	if err != nil {
 		return PublishCutResult{}, err
+	}
+	if a.Metrics != nil && req.SourceTsMs > 0 {
+		a.Metrics.CutPublished(req.Group, time.UnixMilli(req.SourceTsMs))
 	}
 	out := PublishCutResult{Tagged: make([]payload.CutTagged, 0, len(tagged))}
 	for _, t := range tagged {

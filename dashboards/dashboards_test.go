@@ -308,6 +308,7 @@ func TestRuleFileStructure(t *testing.T) {
 	for name, metric := range map[string]string{
 		"LakemirrorLagGrowing":       telemetry.MetricLag,
 		"LakemirrorFreshnessHigh":    telemetry.MetricFreshness,
+		"LakemirrorGroupCutStale":    telemetry.MetricGroupCutLag,
 		"LakemirrorTableStalled":     telemetry.MetricLastBatchTime,
 		"LakemirrorQuarantine":       telemetry.MetricQuarantined,
 		"LakemirrorRetentionGap":     telemetry.MetricRetentionGaps,

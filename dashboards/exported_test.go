@@ -89,6 +89,7 @@ func pipelineMetrics(t *testing.T) exported {
 	m.RetentionGap(table)
 	m.ObserveValidation(table, time.Now(), map[string]bool{"partitioning": false, "transitions": true})
 	m.ObserveReconcile(table, map[string]int{"reconcile-ghost": 1}, 30*time.Second)
+	m.CutPublished("shop", time.Now().Add(-time.Minute))
 	m.SetStateFunc(func() telemetry.StateSnapshot {
 		return telemetry.StateSnapshot{Tables: []telemetry.StateSample{{Table: table, IndexRAMBytes: 1 << 20, IndexDiskBytes: 1 << 30, LogBytes: 1 << 31}},
 			WorkerBudgetBytes: 3 << 30, TableBudgetBytes: 768 << 20}

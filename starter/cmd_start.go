@@ -352,7 +352,7 @@ func startGroup(ctx context.Context, c client.Client, spec activities.TableSpec)
 	opts := client.StartWorkflowOptions{ID: workflows.GroupWorkflowID(spec.Group), TaskQueue: activities.TaskQueue,
 		StaticSummary: "source group " + spec.Group}
 	_, err := c.SignalWithStartWorkflow(ctx, opts.ID, workflows.SignalGroupRegister, workflows.GroupMemberOf(spec), opts,
-		workflows.GroupWorkflowName, workflows.GroupInput{Group: spec.Group, TransactionTopic: spec.TransactionTopic})
+		workflows.GroupWorkflowName, workflows.GroupInput{Group: spec.Group, TransactionTopic: spec.TransactionTopic, CutEvery: spec.CutEvery})
 	if err != nil {
 		return fmt.Errorf("start %s: register with group %s: %w", spec.Table, spec.Group, err)
 	}

@@ -37,7 +37,10 @@ the last batch and load, the last error (and, while the table's worker is gone a
 the table waits to move to another, "waiting for hand-over from worker X (N s left)"
 after its phase), and (when the catalog is readable here) the
 size of each Iceberg table and the last validation and reconciliation runs (their
-failing checks, from <ns>.<table>_validation). With --output json it prints the status object with the
+failing checks, from <ns>.<table>_validation). For a table of a source group it
+shows the group's consistent cut (from the group's workflow): the newest published
+cut, its source commit time and how far it trails, a cut being taken, the last
+one given up and why, and the tables that hold the next (` + "`starter cut`" + ` reads it). With --output json it prints the status object with the
 stable field names listed in docs/operating.md.`,
 		Args: tableArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,10 +63,15 @@ stable field names listed in docs/operating.md.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "starter:", note)
 			}
 			addHandOverReason(cmd.Context(), c, &st)
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), st)
+			now := time.Now()
+			var gc *groupCutStatus
+			if st.Spec.Group != "" {
+				gc = groupCutOf(cmd.Context(), c, st.Spec.Group, now)
 			}
-			printStatus(cmd.OutOrStdout(), st)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), statusWithCut{Status: st, GroupCut: gc})
+			}
+			printStatusGroupAt(cmd.OutOrStdout(), st, gc, now)
 			a.printTableSizes(cmd.Context(), cmd.OutOrStdout(), st.Spec)
 			return nil
 		},
@@ -137,6 +145,12 @@ func printStatus(w io.Writer, st workflows.Status) { printStatusAt(w, st, time.N
 // printStatusAt renders a status for people with durations (freshness)
 // measured at now: past a day in days, hours and minutes (human.Duration).
 func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
+	printStatusGroupAt(w, st, nil, now)
+}
+
+// printStatusGroupAt is printStatusAt with the table's group's cut (gc,
+// nil for none) after the group line.
+func printStatusGroupAt(w io.Writer, st workflows.Status, gc *groupCutStatus, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "table\t%s\n", st.Table)
 	fmt.Fprintf(tw, "topic\t%s\n", st.Topic)
@@ -145,6 +159,9 @@ func printStatusAt(w io.Writer, st workflows.Status, now time.Time) {
 	}
 	if g := groupText(st.Spec); g != "" {
 		fmt.Fprintf(tw, "group\t%s\n", g)
+	}
+	if gc != nil {
+		printGroupCut(tw, gc, now)
 	}
 	fmt.Fprintf(tw, "tables\t%s\n", strings.Join(st.Spec.Tables(), ", "))
 	fmt.Fprintf(tw, "deletes\t%s\n", st.Spec.DeleteFormat.Describe())

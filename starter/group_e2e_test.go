@@ -4,10 +4,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +17,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/cuts"
+	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/workflows"
 )
@@ -61,6 +66,7 @@ func TestGroupOnTheStack(t *testing.T) {
 groups:
   shop:
     transaction_topic: srv.transaction
+    cut_every: 1m
 pipelines:
   - topic: srv.shop.accounts
   - topic: srv.shop.transfers
@@ -189,8 +195,99 @@ pipelines:
 	if got := balance(tagged[0].Mirror); got != "1=5" {
 		t.Errorf("accounts at cut-1: %s, want 1=5 (the balance at W)", got)
 	}
-	out, _, code := s.cli("status", "shop.accounts")
-	if code != exitOK || !strings.Contains(strings.Join(strings.Fields(out), " "), "group shop, transaction topic srv.transaction tables") {
-		t.Fatalf("status: exit %d\n%s", code, out)
+	// apply gave the group's workflow the group's cut_every
+	it := c.GetWorkflowHistory(ctx, workflows.GroupWorkflowID("shop"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	ev, err := it.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in workflows.GroupInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil || in.CutEvery != time.Minute {
+		t.Errorf("group input %+v (%v), want cut_every 1m", in, err)
+	}
+	checkCutCommands(t, s, tagged, w)
+}
+
+// checkCutCommands runs starter cut and starter status against a stack
+// whose group shop published cut 1 at w (END 102:103), tagged as tagged.
+func checkCutCommands(t *testing.T, s *e2eStack, tagged []payload.CutTagged, w string) {
+	t.Helper()
+	fields := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	snap := func(id int64) string {
+		if id == 0 {
+			return "-"
+		}
+		return strconv.FormatInt(id, 10)
+	}
+	for _, arg := range []string{"shop", "shop.transfers"} {
+		out, errw, code := s.cli("cut", arg)
+		if code != exitOK {
+			t.Fatalf("cut %s: exit %d\n%s\n%s", arg, code, out, errw)
+		}
+		text := fields(out)
+		for _, want := range []string{"group shop cut 1 (tag cut-1) W commit at lsn 0/67 (_seq " + w + ") transaction 102:103 source commit time 2026-01-01T09:00:00.103Z published ",
+			"TABLE MIRROR SNAPSHOT HISTORY SNAPSHOT TAG",
+			"read every table at tag cut-1: Spark and Trino `SELECT * FROM shop.accounts FOR VERSION AS OF 'cut-1'`"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("cut %s: no %q in\n%s", arg, want, out)
+			}
+		}
+		for _, tg := range tagged {
+			tag := "cut-1"
+			if tg.Mirror == 0 && tg.History == 0 {
+				tag = "- (empty at the cut)"
+			}
+			want := fmt.Sprintf("%s %s %s %s_history %s %s", tg.Table, tg.Table, snap(tg.Mirror), tg.Table, snap(tg.History), tag)
+			if !strings.Contains(text, want) {
+				t.Errorf("cut %s: no %q in\n%s", arg, want, out)
+			}
+		}
+	}
+	out, errw, code := s.cli("cut", "shop.accounts", "--at", w, "--output", "json")
+	var v cutView
+	if err := json.Unmarshal([]byte(out), &v); code != exitOK || err != nil {
+		t.Fatalf("cut --output json: exit %d, %v\n%s\n%s", code, err, out, errw)
+	}
+	if v.Group != "shop" || v.Cut != 1 || v.Tag != "cut-1" || v.W != w || v.TxID != "102:103" || v.SourceTs == nil || v.SourceTs.UnixMilli() != 1767258000103 || len(v.Tables) != len(tagged) {
+		t.Fatalf("cut JSON %+v", v)
+	}
+	for i, tg := range tagged {
+		if got := v.Tables[i]; got.Table != tg.Table || got.MirrorSnapshot != tg.Mirror || got.HistorySnapshot != tg.History || got.Mirror != tg.Table || got.History != tg.Table+"_history" {
+			t.Errorf("cut JSON table %+v, want %+v", got, tg)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"cut", "shop", "--at", "2025-12-31T00:00:00Z"}, exitNotFound, "starter: --at 2025-12-31T00:00:00Z is before the first cut of group shop (cut 1 at " + w + ", source commit time 2026-01-01T09:00:00.103Z)\n"},
+		{[]string{"cut", "nosuch"}, exitNotFound, "starter: no such group nosuch: no table of it runs (workflow lakemirror-group-nosuch does not exist); a table joins a group with start --group or group: in the pipelines file\n"},
+		{[]string{"cut", "shop.nosuch"}, exitNotFound, "starter: no such table shop.nosuch: no pipeline runs it (workflow lakemirror-table-shop.nosuch does not exist); `starter list` shows the running tables\n"},
+	} {
+		out, errw, code := s.cli(c.args...)
+		if code != c.code || errw != c.want {
+			t.Errorf("%v: exit %d, stderr %q (stdout %q); want exit %d, %q", c.args, code, errw, out, c.code, c.want)
+		}
+	}
+
+	out, errw, code = s.cli("status", "shop.accounts")
+	text := fields(out)
+	if code != exitOK || !strings.Contains(text, "group shop, transaction topic srv.transaction group cut cut 1 (tag cut-1) at commit at lsn 0/67 (_seq "+w+"), source commit 2026-01-01T09:00:00.103Z, ") ||
+		!strings.Contains(text, " behind; published ") {
+		t.Fatalf("status: exit %d\n%s\n%s", code, out, errw)
+	}
+	out, errw, code = s.cli("status", "shop.accounts", "--output", "json")
+	var st struct {
+		Table    string          `json:"table"`
+		GroupCut *groupCutStatus `json:"group_cut"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != exitOK || err != nil || st.GroupCut == nil {
+		t.Fatalf("status --output json: exit %d, %v\n%s\n%s", code, err, out, errw)
+	}
+	g := st.GroupCut
+	if st.Table != "shop.accounts" || g.Group != "shop" || !g.Running || g.Number != 1 || g.W != w || g.TxID != "102:103" || g.SourceTs == nil ||
+		g.SourceTs.UnixMilli() != 1767258000103 || g.LagSeconds == nil || *g.LagSeconds < float64(time.Since(time.UnixMilli(1767258000103))/time.Second)-60 || g.PublishedAt == nil {
+		t.Fatalf("status group_cut %+v", g)
 	}
 }

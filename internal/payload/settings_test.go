@@ -224,3 +224,36 @@ func TestDataCollection(t *testing.T) {
 		}
 	}
 }
+
+// cut_every: a group's (PerGroup), fixed at start, at least MinCutEvery,
+// needs a group; 0 leaves the group workflow's minute.
+func TestCutEverySetting(t *testing.T) {
+	ok := TableSpec{}.Defaults()
+	for _, c := range []struct {
+		group string
+		every time.Duration
+		want  string
+	}{
+		{"", 0, ""},
+		{"shop", 0, ""},
+		{"shop", 10 * time.Second, ""},
+		{"shop", 5 * time.Minute, ""},
+		{"shop", 9 * time.Second, "cut_every: 9s is shorter than 10s"},
+		{"shop", -time.Second, "cut_every: -1s is shorter than 10s"},
+		{"", time.Minute, "cut_every: needs a group (the cut interval is a group's)"},
+	} {
+		s := ok
+		s.Group, s.CutEvery = c.group, c.every
+		got := ""
+		if err := s.Validate(); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("group %q, cut_every %s: Validate() = %q, want %q", c.group, c.every, got, c.want)
+		}
+	}
+	st := LookupSetting("cut-every")
+	if st == nil || st.Live || !st.PerGroup || st.Default != nil || st.Flag() != "cut-every" || st.Kind() != durationType {
+		t.Fatalf("setting cut_every %+v", st)
+	}
+}

@@ -104,7 +104,16 @@ type TableSpec struct {
 	// BEGIN and an END record per source transaction); "" = none (the
 	// group cuts per position). Needs Group.
 	TransactionTopic string `json:"transaction_topic,omitempty"`
+	// CutEvery is how often the group's workflow reads its transaction
+	// topic and takes a cut (GroupInput.CutEvery), at least MinCutEvery;
+	// 0 = a minute. Needs Group; the group's (PerGroup), given to the
+	// group's workflow when the starter starts it.
+	CutEvery time.Duration `json:"cut_every,omitempty"`
 }
+
+// MinCutEvery is the shortest cut interval a group takes (a cut freezes
+// every table of the group for a moment).
+const MinCutEvery = 10 * time.Second
 
 // BatchBudget is the number of records the next batch may take when
 // avail records are waiting beyond the table's position: MaxEvents, or
@@ -231,6 +240,19 @@ var Settings = []Setting{
 			}
 			if err := names.CheckTopic(s.TransactionTopic); err != nil {
 				return err.Error()
+			}
+			return ""
+		}},
+	{Name: "cut_every", JSON: "cut_every", PerGroup: true,
+		Doc: "how often the group reads its transaction topic and takes a consistent cut (at least 10s); needs --group; 0 = 1m",
+		check: func(s TableSpec) string {
+			switch {
+			case s.CutEvery == 0:
+				return ""
+			case s.Group == "":
+				return "needs a group (the cut interval is a group's)"
+			case s.CutEvery < MinCutEvery:
+				return fmt.Sprintf("%s is shorter than %s", FormatDuration(s.CutEvery), FormatDuration(MinCutEvery))
 			}
 			return ""
 		}},

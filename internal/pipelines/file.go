@@ -35,7 +35,7 @@ type rawFile struct {
 	Pipelines []rawEntry   `yaml:"pipelines"`
 	// Groups declares the source groups the pipelines name (group: NAME),
 	// by name, with the settings of payload.Settings that are a group's
-	// (PerGroup: transaction_topic).
+	// (PerGroup: transaction_topic, cut_every).
 	Groups map[string]*rawGroup `yaml:"groups"`
 }
 
@@ -43,6 +43,7 @@ type rawFile struct {
 // entry declares a group without them).
 type rawGroup struct {
 	TransactionTopic *string `yaml:"transaction_topic"`
+	CutEvery         *string `yaml:"cut_every"`
 }
 
 // rawSettings are the fields a defaults block and a pipeline share.
@@ -343,7 +344,29 @@ func (f *File) checkGroups(ps *Problems) {
 				f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: err.Error()})
 			}
 		}
+		if g := f.groups[name]; g != nil && g.CutEvery != nil {
+			p := at + ".cut_every"
+			if _, err := groupCutEvery(name, *g.CutEvery); err != nil {
+				f.report(ps, Problem{File: f.Name, Line: f.idx.line(p), Path: p, Msg: err.Error()})
+			}
+		}
 	}
+}
+
+// groupCutEvery reads a group's cut_every (payload.Settings: parsed and
+// checked by its rule).
+func groupCutEvery(group, text string) (time.Duration, error) {
+	st := payload.LookupSetting("cut_every")
+	v, err := st.Parse(text)
+	if err != nil {
+		return 0, err
+	}
+	spec := payload.TableSpec{Group: group}
+	st.Set(&spec, v)
+	if err := st.Check(spec); err != nil {
+		return 0, err
+	}
+	return spec.CutEvery, nil
 }
 
 // groupOf is the group a pipeline's own keys (other) or else the

@@ -285,6 +285,9 @@ func (f *File) pipeline(e *entry, topic string) (Pipeline, *Problem) {
 	if g := f.groups[p.Settings.Group]; p.Settings.Group != "" && g != nil && g.TransactionTopic != nil {
 		p.Settings.TransactionTopic = *g.TransactionTopic
 	}
+	if g := f.groups[p.Settings.Group]; p.Settings.Group != "" && g != nil && g.CutEvery != nil {
+		p.Settings.CutEvery, _ = groupCutEvery(p.Settings.Group, *g.CutEvery) // checked by checkGroups
+	}
 	flag(r.Bronze, d.Bronze, &p.Bronze)
 	flag(r.History, d.History, &p.History)
 	p.HistoryColumns = list(r.HistoryColumns, d.HistoryColumns)

@@ -92,6 +92,7 @@ func TestGroupKeys(t *testing.T) {
 groups:
   shop:
     transaction_topic: srv.transaction
+    cut_every: 30s
   audit:
 pipelines:
   - topic: srv.shop.orders
@@ -117,6 +118,9 @@ pipelines:
 		if err := p.Settings.Validate(); err != nil {
 			t.Errorf("%s: %v", p.Table, err)
 		}
+		if want := map[string]time.Duration{"shop": 30 * time.Second}[p.Settings.Group]; p.Settings.CutEvery != want {
+			t.Errorf("%s: cut_every %s, want %s", p.Table, p.Settings.CutEvery, want)
+		}
 	}
 
 	src = `groups:
@@ -124,6 +128,9 @@ pipelines:
     transaction_topic: "a/b"
   shop:
     transaction_topics: x
+    cut_every: 5s
+  audit:
+    cut_every: soon
 pipelines:
   - topic: srv.shop.orders
     group: shoq
@@ -135,8 +142,10 @@ pipelines:
 	want2 := `p.yaml:2: groups.Shop: group: "Shop" has "S" at byte 0 (upper case); ` + payload.GroupRule + `
 p.yaml:3: groups.Shop.transaction_topic: topic "a/b" has "/" at byte 1; a Kafka topic name is 1 to 249 characters of a-z, A-Z, 0-9, '.', '_' and '-', other than "." and ".."
 p.yaml:5: groups.shop.transaction_topics: unknown field transaction_topics (did you mean transaction_topic?)
-p.yaml:8: pipelines[0].group: group shoq is not declared: add it under groups (with its transaction_topic, if the connector writes one)
-p.yaml:11: pipelines[1].transaction_topic: transaction_topic is a group's: give it once under groups.<group>.transaction_topic`
+p.yaml:6: groups.shop.cut_every: cut_every: 5s is shorter than 10s
+p.yaml:8: groups.audit.cut_every: "soon" is not a duration (e.g. 500ms, 2s, 1h, 30d)
+p.yaml:11: pipelines[0].group: group shoq is not declared: add it under groups (with its transaction_topic, if the connector writes one)
+p.yaml:14: pipelines[1].transaction_topic: transaction_topic is a group's: give it once under groups.<group>.transaction_topic`
 	if err == nil || err.Error() != want2 {
 		t.Fatalf("problems:\n%v\nwant:\n%s", err, want2)
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 // Metric names (all carry the label "table", the mirror's ns.table, but
-// the worker's index budget).
+// the worker's index budget and the group cut's lag, which carries
+// "group").
 const (
 	MetricRecords       = "lakemirror_records_total"                         // Kafka records fetched and applied
 	MetricEventsApplied = "lakemirror_events_applied_total"                  // row changes that passed the sequence guard, by op (c, u, d, r)
@@ -47,13 +48,14 @@ const (
 	MetricIndexBytes    = "lakemirror_state_index_bytes"                     // gauge: a table's key index, by medium (ram, disk), on the worker holding it
 	MetricStateLogBytes = "lakemirror_state_log_bytes"                       // gauge: a table's chain log on the worker's local disk
 	MetricIndexBudget   = "lakemirror_state_index_budget_bytes"              // gauge: the worker's key index RAM budget, by scope (worker, table); no table label
+	MetricGroupCutLag   = "lakemirror_group_cut_lag_seconds"                 // gauge: now − the source commit time of a group's newest published cut, by group; no table label
 )
 
 // Names lists every metric the pipeline exports (for the dashboard test).
 var Names = []string{MetricRecords, MetricEventsApplied, MetricEventsDropped, MetricTombstones, MetricQuarantined,
 	MetricRowsWritten, MetricCommits, MetricCommitErrors, MetricRebuiltKeys, MetricUnwovenKeys, MetricUnknownValues, MetricKeysMovedOnto, MetricStateRebuilds, MetricStateLoads, MetricBatchRecords, MetricBatchDuration,
 	MetricLag, MetricWatermark, MetricSourceTime, MetricFreshness, MetricLastBatchTime, MetricRetentionGaps,
-	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling, MetricIndexBytes, MetricStateLogBytes, MetricIndexBudget}
+	MetricValFailed, MetricValLastRun, MetricValFindings, MetricValSettling, MetricIndexBytes, MetricStateLogBytes, MetricIndexBudget, MetricGroupCutLag}
 
 // Metrics is the pipeline's metric set on one registry.
 type Metrics struct {
@@ -87,6 +89,7 @@ type Metrics struct {
 
 	mu     sync.Mutex
 	newest map[string]time.Time // per table: newest applied source commit time (for freshness)
+	cutAt  map[string]time.Time // per group: the source commit time of its newest published cut
 	now    func() time.Time
 	lagFn  func() []LagSample   // computes lag at scrape time; nil = only what ObserveLag set
 	stFn   func() StateSnapshot // the tables' local state at scrape time; nil = none
@@ -164,7 +167,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 func New() *Metrics {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := &Metrics{Registry: r, newest: map[string]time.Time{}, now: time.Now}
+	m := &Metrics{Registry: r, newest: map[string]time.Time{}, cutAt: map[string]time.Time{}, now: time.Now}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"table"}, labels...))
 		r.MustRegister(c)
@@ -208,6 +211,8 @@ func New() *Metrics {
 	m.valSettling = gauge(MetricValSettling, "The settling period of the table's last reconciliation: p99 of recent source-commit-to-apply delays, floored and capped.")
 	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
 		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
+	r.MustRegister(&cutLag{m: m, desc: prometheus.NewDesc(MetricGroupCutLag,
+		"Seconds between now and the source commit time of the source group's newest published consistent cut (what a reader of the cut-<n> or consistent tags misses); grows while no cut is published.", []string{"group"}, nil)})
 	r.MustRegister(&stateCollector{m: m,
 		index: prometheus.NewDesc(MetricIndexBytes, "A table's key index on the worker holding it, in bytes, by medium: ram (hash table and entries, a spilled index's memtables) and disk (a spilled index's store).", []string{"table", "medium"}, nil),
 		log:   prometheus.NewDesc(MetricStateLogBytes, "A table's chain log on the worker's local disk, in bytes.", []string{"table"}, nil),
@@ -270,6 +275,39 @@ func (f *freshness) Collect(ch chan<- prometheus.Metric) {
 	now := f.m.now()
 	for table, t := range f.m.newest {
 		ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), table)
+	}
+}
+
+// cutLag computes now − the newest published cut's source commit time
+// of each group at scrape, so that it keeps growing when cuts stop.
+type cutLag struct {
+	m    *Metrics
+	desc *prometheus.Desc
+}
+
+func (c *cutLag) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *cutLag) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	now := c.m.now()
+	for group, t := range c.m.cutAt {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), group)
+	}
+}
+
+// CutPublished records that group published a consistent cut whose
+// source commit time (its END's ts_ms) is sourceTime: the group's cut lag
+// (MetricGroupCutLag) counts from the newest such time. A zero time (a
+// cut per position, without a commit time) records nothing.
+func (m *Metrics) CutPublished(group string, sourceTime time.Time) {
+	if sourceTime.IsZero() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sourceTime.After(m.cutAt[group]) {
+		m.cutAt[group] = sourceTime
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -56,5 +57,29 @@ lakemirror_state_log_bytes{table="shop.orders"} 5000
 `
 	if got := scrape(t, m, names...); got != want {
 		t.Fatalf("scrape:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The group cut lag: now − the newest published cut's source commit
+// time, computed at scrape (it grows while no cut is published); an
+// older cut does not move it back, a cut without a time records nothing.
+func TestGroupCutLag(t *testing.T) {
+	m := New()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	m.now = func() time.Time { return now }
+	m.CutPublished("shop", now.Add(-90*time.Second))
+	m.CutPublished("shop", now.Add(-10*time.Minute)) // older: ignored
+	m.CutPublished("audit", time.Time{})             // per position: none
+	const head = "# HELP lakemirror_group_cut_lag_seconds Seconds between now and the source commit time of the source group's newest published consistent cut (what a reader of the cut-<n> or consistent tags misses); grows while no cut is published.\n# TYPE lakemirror_group_cut_lag_seconds gauge\n"
+	if got, want := scrape(t, m, MetricGroupCutLag), head+"lakemirror_group_cut_lag_seconds{group=\"shop\"} 90\n"; got != want {
+		t.Fatalf("scrape:\n%s\nwant:\n%s", got, want)
+	}
+	now = now.Add(30 * time.Second)
+	if got, want := scrape(t, m, MetricGroupCutLag), head+"lakemirror_group_cut_lag_seconds{group=\"shop\"} 120\n"; got != want {
+		t.Fatalf("scrape 30 s later:\n%s\nwant:\n%s", got, want)
+	}
+	m.CutPublished("shop", now.Add(-2*time.Second))
+	if got, want := scrape(t, m, MetricGroupCutLag), head+"lakemirror_group_cut_lag_seconds{group=\"shop\"} 2\n"; got != want {
+		t.Fatalf("scrape after a new cut:\n%s\nwant:\n%s", got, want)
 	}
 }
