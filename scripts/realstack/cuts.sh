@@ -243,7 +243,7 @@ while ((kills < KILLS)); do
   done
   [ -n "$rec" ] || die "after kill $kills the tables did not apply anything within 5 minutes (offsets $before -> $now)"
   recoveries+=("$rec")
-  log "kill $kills/$KILLS: recovered in ${rec}s (offsets $before -> $now); cut $(gfield '"%s aborts %s" % (g.get("number"), g.get("aborts", 0))')"
+  log "kill $kills/$KILLS: recovered in ${rec}s (offsets $before -> $now); published cut $(gfield '"%s, cuts given up %s" % ((g.get("published") or {}).get("number", 0), g.get("aborts", 0))')"
 done
 if [ "$paused_since" != done ]; then
   [ -z "$paused_since" ] && { starter pause "$LAG_TABLE" >>"$RUN/logs/starter.out" 2>&1; paused_since=$SECONDS; phase pause_start; }
