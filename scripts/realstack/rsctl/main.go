@@ -14,6 +14,8 @@
 //	                                  a Debezium signal on a connector's Kafka signal channel
 //	                                  (key = the connector's topic.prefix), e.g. the blocking
 //	                                  execute-snapshot the starter does not send
+//	rsctl groupcut -address H:P -group G
+//	                                  print the group workflow's cut query (workflows.GroupCut) as JSON
 //
 // `replay` is the suite's out-of-order fault: a single-partition Debezium
 // topic only ever redelivers a suffix, so the final state does not show
@@ -28,6 +30,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -48,7 +51,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: rsctl temporal|pending|replay|signal [flags]")
+		fmt.Fprintln(os.Stderr, "usage: rsctl temporal|pending|replay|signal|groupcut [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -61,6 +64,8 @@ func main() {
 		err = replay(os.Args[2:])
 	case "signal":
 		err = sendSignal(os.Args[2:])
+	case "groupcut":
+		err = groupCut(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -134,6 +139,35 @@ func pending(args []string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// groupCut prints the group workflow's cut query result as JSON.
+func groupCut(args []string) error {
+	fs := flag.NewFlagSet("groupcut", flag.ExitOnError)
+	addr := fs.String("address", "127.0.0.1:7233", "Temporal frontend host:port")
+	group := fs.String("group", "", "source group name")
+	_ = fs.Parse(args)
+	c, err := client.Dial(client.Options{HostPort: *addr, Logger: quietLogger{}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v, err := c.QueryWorkflow(ctx, workflows.GroupWorkflowID(*group), "", workflows.QueryCut)
+	if err != nil {
+		return err
+	}
+	var g workflows.GroupCut
+	if err := v.Get(&g); err != nil {
+		return err
+	}
+	b, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(b))
+	return nil
 }
 
 // quietLogger drops the SDK client's log lines.
