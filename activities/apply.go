@@ -79,7 +79,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	// fetch (or take the prefetched records) and decode, unless a rerun
 	// finds the batch committed in every table (then its records are not
 	// needed: they may be gone)
-	res, _, committed, staged, err := a.writeBatch(ctx, st, name, spec, b, req.Rerun || retried(ctx), func(ctx context.Context) ([]schemas.Record, *decoded, error) {
+	res, _, committed, err := a.writeBatch(ctx, st, name, spec, b, req.Rerun || retried(ctx), func(ctx context.Context) ([]schemas.Record, *decoded, error) {
 		recs, pre, ok := st.prefetch.take(ctx, b)
 		prefetched = ok
 		if !ok {
@@ -99,10 +99,6 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}, bound, req.SchemaDecision, &stage)
 	if committed != nil {
 		res := committedResult(b, *committed)
-		stage = "rebuild"
-		if err := a.finishHistory(ctx, st, name, spec, staged, &res); err != nil {
-			return res, err
-		}
 		a.observeBatch(spec.Table, &res, time.Since(started))
 		a.logBatch(ctx, spec, &res, time.Since(started))
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
@@ -111,10 +107,6 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	}
 	res.Prefetched = prefetched
 	if err != nil {
-		return res, err
-	}
-	stage = "rebuild"
-	if err := a.finishHistory(ctx, st, name, spec, staged, &res); err != nil {
 		return res, err
 	}
 	a.observeBatch(spec.Table, &res, time.Since(started))
@@ -198,42 +190,6 @@ func committedResult(b lake.Batch, c lakecat.Committed) ApplyResult {
 	return res
 }
 
-// finishHistory completes the history of a batch whose first attempt was
-// lost after the mirror's commit and before the history's (docs/design.md,
-// "Exactly-once batch bookkeeping"), so that it counts as a clean run
-// counts. staged is the history's result as that attempt staged it before
-// its commits (recorded by the mirror's commit, BatchTally.History); nil
-// when the mirror recorded none or this batch did not find it so. A later
-// attempt knows the mirror after the batch, not the keys' positions
-// before it: its history stage leaves the batch's keys to the late-key
-// rebuild (res.History.Pending > 0, also as recorded for a batch found
-// committed when that attempt's history commit was kept). When the
-// attempt that committed the mirror staged no key for the rebuild
-// (staged.Pending 0: every key pending now is this batch's), and the table
-// has bronze to rebuild them from, those keys are rebuilt here
-// (rebuildPending, RebuildKeys's body: idempotent, a retry after its
-// commit finds none) and res reports the staged history, so the totals
-// count the batch as that attempt would have: its history rows, no keys
-// rebuilt, none pending. Otherwise res is left as it is and the workflow's
-// RebuildKeys rebuilds the keys (counted as rebuilt keys). The caller
-// holds st.mu. Errors: settleKeys' and rebuildPending's.
-func (a *Activities) finishHistory(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, staged *lake.HistoryResult, res *ApplyResult) error {
-	if staged == nil || staged.Pending > 0 || res.History.Pending == 0 || spec.WithoutBronze {
-		return nil
-	}
-	if err := st.settleKeys(ctx, a, name); err != nil {
-		return err
-	}
-	if _, err := a.rebuildPending(ctx, st, name); err != nil {
-		return err
-	}
-	h := *staged
-	h.BatchID, h.BatchSeq = res.History.BatchID, res.History.BatchSeq
-	h.AlreadyCommitted, h.SnapshotID = res.History.AlreadyCommitted, res.History.SnapshotID
-	res.History = h
-	return nil
-}
-
 // applyRecords applies one batch of records (rendered by a direct load,
 // or a repair's) to bronze, mirror and history (writeBatch, no rerun
 // check), after decoding them (pre: their decoding done ahead, or nil;
@@ -242,7 +198,7 @@ func (a *Activities) finishHistory(ctx context.Context, st *tableState, name lak
 // failure metrics). The caller holds st.mu.
 func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch,
 	recs []schemas.Record, pre *decoded, decision string, stage *string) (ApplyResult, []cdc.Key, error) {
-	res, keys, _, _, err := a.writeBatch(ctx, st, name, spec, b, false, func(context.Context) ([]schemas.Record, *decoded, error) {
+	res, keys, _, err := a.writeBatch(ctx, st, name, spec, b, false, func(context.Context) ([]schemas.Record, *decoded, error) {
 		return recs, pre, nil
 	}, nil, decision, stage)
 	return res, keys, err
@@ -255,16 +211,12 @@ func (a *Activities) applyRecords(ctx context.Context, st *tableState, name lake
 // when not nil, cuts short (the records kept and b cut short, to be
 // decoded again), and which are decoded and written (batchInput, then
 // batchResult). It returns the
-// result, the keys of the row changes applied, for a batch found
-// committed what its tables recorded, and the history's result as the
-// attempt that committed the batch to the mirror staged it when this
-// call found the mirror holding the batch and the history not, or found
-// the batch committed (lake.BatchOutput.StagedHistory,
-// lakecat.Committed.StagedHistory; see finishHistory). Errors: read's as
-// they are, batchResult's. The caller holds st.mu.
+// result, the keys of the row changes applied and, for a batch found
+// committed, what its tables recorded. Errors: read's as they are,
+// batchResult's. The caller holds st.mu.
 func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, b lake.Batch, rerun bool,
 	read func(context.Context) ([]schemas.Record, *decoded, error), bound func([]schemas.Record, *decoded) ([]schemas.Record, lake.Batch, error),
-	decision string, stage *string) (ApplyResult, []cdc.Key, *lakecat.Committed, *lake.HistoryResult, error) {
+	decision string, stage *string) (ApplyResult, []cdc.Key, *lakecat.Committed, error) {
 	res := ApplyResult{BatchID: b.ID, BatchSeq: b.Seq, StageSeconds: map[string]float64{}}
 	var dec *decoded
 	var readErr error        // final as it is
@@ -292,15 +244,15 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 		}})
 	switch {
 	case readErr != nil:
-		return res, nil, nil, nil, readErr
+		return res, nil, nil, readErr
 	case out.Committed != nil:
-		return res, nil, out.Committed, out.Committed.StagedHistory, nil
+		return res, nil, out.Committed, nil
 	}
 	if cutShort != nil {
 		b = *cutShort
 	}
 	keys, err := a.batchResult(spec, b, &res, dec, out.WriteOutput, err)
-	return res, keys, nil, out.StagedHistory, err
+	return res, keys, nil, err
 }
 
 // cutBound is the bound of batch b at consistent cut c

@@ -280,7 +280,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	hadPending := tbl.Properties()[scd2.PropPendingRebuild] != ""
 	hadHeirs := tbl.Properties()[tablestate.PropKeyChangeHeirs] != ""
 	s.props = func() (iceberg.Properties, error) {
-		p, err := lakecat.BatchProps(s.b, s.res)
+		p, err := lakecat.BatchProps(b, s.res)
 		if err == nil {
 			if ap := max(applied, s.res.Watermark); ap != "" {
 				p[PropAppliedPosition] = ap
@@ -346,21 +346,6 @@ func (s *MirrorStage) Commit(ctx context.Context) (MirrorResult, Offsets, error)
 	}
 	w.state.Pending = plan // the history writer records it with its own changes
 	return s.res, s.offsets, nil
-}
-
-// RecordStagedHistory adds h, the same batch's history result as its
-// stage decided it before any commit (scd2.HistoryStage.Staged), to the
-// batch tally this stage's commit carries (BatchTally.History,
-// PropBatchTally): an attempt retried after the mirror's commit and before
-// the history's reads it back (lakecat.StagedHistory). A stage with
-// nothing to commit, or a batch without a tally, records nothing.
-func (s *MirrorStage) RecordStagedHistory(h HistoryResult) {
-	if s.done || s.b.Tally == nil {
-		return
-	}
-	t := *s.b.Tally // the batch's other stages keep theirs
-	t.History = &h
-	s.b.Tally = &t
 }
 
 // PlanFor is the stage's batch plan for the history writer on state st

@@ -75,13 +75,6 @@ type BatchInput struct {
 type BatchOutput struct {
 	WriteOutput
 	Committed *lakecat.Committed
-	// StagedHistory, when the write found the mirror holding the batch and
-	// the history not (an attempt lost between the two commits), is the
-	// history's result as that attempt staged it (lakecat.StagedHistory):
-	// without the keys' positions before the batch this write left the
-	// batch's keys to the late-key rebuild, which the caller completes to
-	// count the batch as that attempt would have (nil otherwise).
-	StagedHistory *HistoryResult
 }
 
 // WriteBatch is the write protocol of one batch behind one call
@@ -112,11 +105,7 @@ func WriteBatch(ctx context.Context, cat catalog.Catalog, name TableName, in Bat
 		return BatchOutput{}, fmt.Errorf("lake: batch %s (seq %d) read as batch %s (seq %d)", in.Batch.ID, in.Batch.Seq, wi.Batch.ID, wi.Batch.Seq)
 	}
 	out, err := w.Write(ctx, wi)
-	bo := BatchOutput{WriteOutput: out}
-	if err == nil && out.Mirror.AlreadyCommitted && w.History != nil && !out.History.AlreadyCommitted && wi.Batch.Load == nil {
-		bo.StagedHistory, err = lakecat.StagedHistory(ctx, w.cat, w.name, wi.Batch)
-	}
-	return bo, err
+	return BatchOutput{WriteOutput: out}, err
 }
 
 // WriteInput is one decoded batch for TableWriter.Write.
@@ -362,11 +351,6 @@ func (w *TableWriter) write(ctx context.Context, b Batch, events []*cdc.Event, b
 		}
 	}
 	lap("write")
-	if hs != nil {
-		if h, ok := hs.Staged(); ok { // decided before any commit: the mirror's commit records it
-			ms.RecordStagedHistory(h)
-		}
-	}
 	if bs != nil {
 		stage("bronze")
 		if out.Bronze, err = bs.Commit(ctx); err != nil {

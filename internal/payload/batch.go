@@ -24,15 +24,6 @@ type BatchTally struct {
 	// record timestamp: the source gave no commit time (source.ts_ms 0 or
 	// missing, and no envelope ts_ms).
 	SourceTsFromKafka int `json:"source_ts_from_kafka,omitempty"`
-	// History is the history's result of the batch as its stage decided
-	// it, before any commit (without a snapshot id): carried by the
-	// mirror's commit only, so that an attempt that finds the mirror
-	// holding the batch and the history not, and so cannot tell the keys'
-	// positions before the batch, reports what the history commit of the
-	// attempt that committed the mirror would have (lake.WriteOutput's
-	// StagedHistory). nil on other tables' commits and before it was
-	// recorded.
-	History *HistoryResult `json:"history,omitempty"`
 }
 
 // Offsets maps partition → offset within one topic (Kafka offsets: the

@@ -22,10 +22,6 @@ type Committed struct {
 	// (PropBatchTally); nil when none of the tables recorded one (batches
 	// committed before the tally was written).
 	Tally *payload.BatchTally
-	// StagedHistory is the history's result of the batch as the attempt
-	// that committed the mirror staged it (the mirror's tally,
-	// BatchTally.History); nil when the mirror's commit recorded none.
-	StagedHistory *payload.HistoryResult
 }
 
 // FindCommitted reports whether every table in kinds ("bronze", "mirror",
@@ -66,13 +62,6 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b p
 			RecordedResult(cp, b, &c.Bronze)
 			c.Bronze.BatchID, c.Bronze.BatchSeq = b.ID, b.Seq
 		case "mirror":
-			t, err := tallyOf(tbl, cp, b)
-			if err != nil {
-				return c, false, err
-			}
-			if t != nil {
-				c.StagedHistory = t.History
-			}
 			c.Mirror = RecordedMirrorResult(cp, b)
 			c.EndOffsets = b.EndOffsets
 			if cp.BatchSeq == b.Seq {
@@ -84,28 +73,6 @@ func FindCommitted(ctx context.Context, cat catalog.Catalog, name TableName, b p
 		}
 	}
 	return c, true, nil
-}
-
-// StagedHistory is the history's result of batch b as the attempt that
-// committed b to the mirror staged it, before its commits (the mirror's
-// BatchTally.History): what that attempt's history commit recorded, or
-// would have had it not been lost. nil when the mirror does not hold b
-// or its commit recorded none. Errors: catalog failures and malformed
-// bookkeeping properties.
-func StagedHistory(ctx context.Context, cat catalog.Catalog, name TableName, b payload.Batch) (*payload.HistoryResult, error) {
-	tbl, err := LoadTable(ctx, cat, name.Mirror())
-	if err != nil || tbl == nil {
-		return nil, err
-	}
-	cp, err := ReadCheckpoint(tbl)
-	if err != nil || cp.BatchSeq < b.Seq {
-		return nil, err
-	}
-	t, err := tallyOf(tbl, cp, b)
-	if err != nil || t == nil {
-		return nil, err
-	}
-	return t.History, nil
 }
 
 // tallyOf is the payload.BatchTally table tbl recorded for batch b: from its

@@ -250,18 +250,6 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	return nil
 }
 
-// Staged is the batch's history result as Write decided it, before the
-// commit (no snapshot id yet), and whether Write decided one (false for a
-// batch the history already holds, a table not there, or before Write).
-func (s *HistoryStage) Staged() (payload.HistoryResult, bool) {
-	if !s.written {
-		return payload.HistoryResult{}, false
-	}
-	r := s.res
-	r.SnapshotID = 0
-	return r, true
-}
-
 // seenBefore reports whether change e of key k, at or below the key's
 // position, was seen before: the history holds its version (knows), or
 // it is a PostgreSQL source snapshot re-read (merge.DropsReread) of the
