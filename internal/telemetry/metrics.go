@@ -209,9 +209,9 @@ func New() *Metrics {
 	m.valLastRun = gauge(MetricValLastRun, "When the table's last validation run checked, seconds since the epoch.")
 	m.valFindings = gauge(MetricValFindings, "How many keys the table's last run of the check named: differences for the reconcile checks (starter reconcile).", "check")
 	m.valSettling = gauge(MetricValSettling, "The settling period of the table's last reconciliation: p99 of recent source-commit-to-apply delays, floored and capped.")
-	r.MustRegister(&freshness{m: m, desc: prometheus.NewDesc(MetricFreshness,
+	r.MustRegister(&sinceCollector{m: m, times: m.newest, desc: prometheus.NewDesc(MetricFreshness,
 		"Seconds between now and the newest applied source commit time.", []string{"table"}, nil)})
-	r.MustRegister(&cutLag{m: m, desc: prometheus.NewDesc(MetricGroupCutLag,
+	r.MustRegister(&sinceCollector{m: m, times: m.cutAt, desc: prometheus.NewDesc(MetricGroupCutLag,
 		"Seconds between now and the source commit time of the source group's newest published consistent cut (what a reader of the cut-<n> or consistent tags misses); grows while no cut is published.", []string{"group"}, nil)})
 	r.MustRegister(&stateCollector{m: m,
 		index: prometheus.NewDesc(MetricIndexBytes, "A table's key index on the worker holding it, in bytes, by medium: ram (hash table and entries, a spilled index's memtables) and disk (a spilled index's store).", []string{"table", "medium"}, nil),
@@ -261,38 +261,25 @@ func (l *lagCollector) set(table string, partition int32, lag int64) {
 	l.mu.Unlock()
 }
 
-// freshness computes now − newest applied source commit time at scrape.
-type freshness struct {
-	m    *Metrics
-	desc *prometheus.Desc
+// sinceCollector computes, at scrape, now − each time of times (a map
+// of m's, read under m.mu), labelled by its key: the freshness (per
+// table, the newest applied source commit time) and the group cut lag
+// (per group, the newest published cut's source commit time), which
+// keep growing while nothing moves them.
+type sinceCollector struct {
+	m     *Metrics
+	times map[string]time.Time
+	desc  *prometheus.Desc
 }
 
-func (f *freshness) Describe(ch chan<- *prometheus.Desc) { ch <- f.desc }
+func (c *sinceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
-func (f *freshness) Collect(ch chan<- prometheus.Metric) {
-	f.m.mu.Lock()
-	defer f.m.mu.Unlock()
-	now := f.m.now()
-	for table, t := range f.m.newest {
-		ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), table)
-	}
-}
-
-// cutLag computes now − the newest published cut's source commit time
-// of each group at scrape, so that it keeps growing when cuts stop.
-type cutLag struct {
-	m    *Metrics
-	desc *prometheus.Desc
-}
-
-func (c *cutLag) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c *cutLag) Collect(ch chan<- prometheus.Metric) {
+func (c *sinceCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	now := c.m.now()
-	for group, t := range c.m.cutAt {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), group)
+	for label, t := range c.times {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, now.Sub(t).Seconds(), label)
 	}
 }
 
