@@ -261,7 +261,7 @@ func pickCut(group string, rows []cuts.Row, sel cutAt) (cutView, error) {
 	for _, t := range rs {
 		tv := cutTableView{Table: t.Table, MirrorSnapshot: t.Mirror, HistorySnapshot: t.History}
 		if n, err := lake.ParseTableName(t.Table); err == nil {
-			tv.Mirror, tv.History = lakeIdent(n.Mirror()), lakeIdent(n.History())
+			tv.Mirror, tv.History = lake.IdentString(n.Mirror()), lake.IdentString(n.History())
 		}
 		v.Tables = append(v.Tables, tv)
 	}
@@ -284,9 +284,6 @@ func cutPositionText(h string) string {
 	}
 	return positionText(h)
 }
-
-// lakeIdent is an Iceberg table identifier as text (namespace.name).
-func lakeIdent(ident []string) string { return strings.Join(ident, ".") }
 
 // sourceTimeText is ", source commit time T" for a cut's END time in ms
 // ("" for 0: unknown).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -338,7 +339,7 @@ func Refs(tbl *table.Table) map[string]int64 {
 		return out
 	}
 	for name, ref := range tbl.Metadata().Refs() {
-		if ref.SnapshotRefType == table.TagRef && (name == Consistent || len(name) > len(TagPrefix) && name[:len(TagPrefix)] == TagPrefix) {
+		if ref.SnapshotRefType == table.TagRef && (name == Consistent || strings.HasPrefix(name, TagPrefix) && len(name) > len(TagPrefix)) {
 			out[name] = ref.SnapshotID
 		}
 	}
