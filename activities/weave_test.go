@@ -734,3 +734,66 @@ func TestPastReadKeySetThenAll(t *testing.T) {
 		t.Errorf("%d rebuilds, want 5", w.rebuil)
 	}
 }
+
+// A worker killed between a batch's mirror and history commits (the
+// retry runs on a new worker: no local state) gives the history the
+// batch's versions in order, as a clean run does: the mirror's commit
+// lists the keys it found late or redelivered (none here), so the retry
+// knows every other key's changes follow the history's versions. Before,
+// the retry sent every key of the batch to the late-key rebuild, which a
+// table without bronze cannot run after a restart: the batch's versions
+// were missing from its history (counted as unwoven). Keys the mirror
+// found late go to the rebuild as before (with bronze: exact).
+func TestHistoryAfterMirrorCrash(t *testing.T) {
+	first := []wev{pgw("c", "null", `{"order_id":1,"status":"a","note":"n1"}`, 100), pgw("c", "null", `{"order_id":2,"status":"a","note":"n1"}`, 110)}
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":`+toast+`}`, 200), pgw("d", `{"order_id":2}`, "null", 210),
+		pgw("c", "null", `{"order_id":3,"status":"a","note":"n3"}`, 220), pgw("u", "null", `{"order_id":1,"status":"c","note":"n4"}`, 230)}
+	last := []wev{pgw("u", "null", `{"order_id":3,"status":"z","note":"q"}`, 400)}
+	for _, lateToo := range []bool{false, true} {
+		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
+			if lateToo && opts.WithoutBronze {
+				continue // a late key without bronze after a restart: docs/design.md, Known gaps
+			}
+			batch := slices.Clone(crashed)
+			if lateToo { // a change of key 1 below its stored position
+				batch = append(batch, pgw("u", "null", `{"order_id":2,"status":"late","note":"n0"}`, 105))
+			}
+			w := newWrun(t, opts)
+			w.apply(first, false)
+			w.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
+				if table == "mirror" {
+					return fmt.Errorf("simulated crash after the mirror commit")
+				}
+				return nil
+			}
+			if _, err := w.apply(batch, true); err == nil {
+				t.Fatal("no simulated crash")
+			}
+			w.restart()
+			res, err := w.apply(batch, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// key 1: its version closed at 200 (rewritten), versions at
+			// 200 and 230; key 2: closed at 210; key 3: opened
+			wantRows, wantRebuilds := 5, 0
+			if lateToo {
+				wantRows, wantRebuilds = 4, 1 // key 2 rebuilt from bronze
+			}
+			if res.History.Unwoven != 0 || res.History.RowsWritten != wantRows || w.rebuil != wantRebuilds {
+				t.Errorf("%v late %v: retried batch: history rows %d unwoven %d, rebuilds %d; want %d, 0, %d",
+					opts.Tables(), lateToo, res.History.RowsWritten, res.History.Unwoven, w.rebuil, wantRows, wantRebuilds)
+			}
+			w.apply(last, false)
+			gm, gh := w.tables()
+			clean := newWrun(t, opts)
+			clean.apply(first, false)
+			clean.apply(batch, false)
+			clean.apply(last, false)
+			wm, wh := clean.tables()
+			if gm != wm || gh != wh {
+				t.Errorf("%v late %v:\nmirror got:\n%s\nwant:\n%s\nhistory got:\n%s\nwant:\n%s", opts.Tables(), lateToo, gm, wm, gh, wh)
+			}
+		}
+	}
+}

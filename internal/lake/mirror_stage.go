@@ -82,6 +82,21 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	} else if cp.BatchSeq >= b.Seq && b.Load == nil {
 		w.plan = tablestate.NewPlan(b.Seq, events) // positions before the batch unknown
 		s.done, s.res, s.offsets = true, lakecat.RecordedMirrorResult(cp, b), cp.EndOffsets
+		if cp.BatchSeq == b.Seq && !w.ownsPending() {
+			// the history's commit of the batch retried (a worker killed
+			// after the mirror's): the keys the mirror found late are
+			// known by name, every other key's changes follow the
+			// history's versions
+			late, ok, err := lakecat.ReadBatchLateKeys(tbl, b.Seq)
+			if err != nil {
+				return s, err
+			}
+			if ok {
+				s.plan = tablestate.NewPlan(b.Seq, events)
+				s.plan.Pre = make([]cdc.Seq, len(s.plan.Groups))
+				s.plan.Known, s.plan.Late = true, late
+			}
+		}
 		return s, nil
 	}
 	checked := w.prepared
@@ -175,6 +190,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// new keys of key changes whose old keys' changes below them came
 	// late in this batch (lateHeirs), refilled like plan.refill's
 	var lateHeirs map[cdc.Key]bool
+	late := map[cdc.Key]bool{} // the batch's late keys for lakecat.PropBatchLateKeys
 	for i, g := range plan.Groups {
 		res.Events += len(g.Events) + g.Duplicates
 		st := ix.StoredAt(plan.Entries[i])
@@ -187,6 +203,14 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 					res.AppliedOps = map[string]int{}
 				}
 				res.AppliedOps[e.Op.String()]++
+			}
+		}
+		if st.Found && !w.ownsPending() {
+			for _, e := range g.Events {
+				if e.Seq <= st.Seq { // late or redelivered: not an in-order extension of the history
+					late[g.Key] = true
+					break
+				}
 			}
 		}
 		o := merge.Fold(st, g, w.keyCols)
@@ -265,6 +289,14 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			s.pending[k] = true
 		}
 	}
+	if !w.ownsPending() {
+		for k := range plan.BinlogSuspect {
+			late[k] = true
+		}
+		for k := range plan.Refill {
+			late[k] = true
+		}
+	}
 	s.entries = make([]uint32, len(s.outs))
 	for j, gi := range s.outGroup {
 		s.entries[j] = plan.Entries[gi]
@@ -294,6 +326,9 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 		if err == nil && (len(s.pending) > 0 || hadPending) {
 			p[scd2.PropPendingRebuild] = lakecat.PendingJSON(s.pending)
+		}
+		if err == nil && !w.ownsPending() {
+			p[lakecat.PropBatchLateKeys] = lakecat.BatchLateKeysJSON(b.Seq, late)
 		}
 		if err == nil && (len(w.state.Heirs) > 0 || hadHeirs) {
 			p[tablestate.PropKeyChangeHeirs] = tablestate.HeirsJSON(w.state.Heirs, plan.HeirsDone)

@@ -29,9 +29,10 @@
 // applied (its bronze, mirror and history commits made) or the killed
 // rebuild as done (recovered). The generator's late changes are woven
 // from the worker's local state without a rebuild, so a rebuild round
-// first kills a batch at mirror (untimed: the history then catches up
-// from bronze with RebuildKeys on the replacement) and then kills that
-// RebuildKeys (timed). After the
+// first kills a batch at mirror (untimed), then produces until a late
+// change reaches the replacement, whose state (built from the tables)
+// lacks the key's past, so that RebuildKeys replays the key from
+// bronze, and kills that RebuildKeys (timed). After the
 // rounds it produces the rest of the stream, waits for the table to catch
 // up and checks for divergence: the mirror against the generator's
 // expected rows (every column), bronze against the topic (each offset
@@ -262,9 +263,8 @@ func run(args []string) error {
 		arm := stage
 		if stage == stageRebuild {
 			// the generator's late changes are woven from the worker's
-			// local state; a rebuild follows a batch killed between its
-			// mirror and history commits (the history catches up from
-			// bronze): kill there first, then at the rebuild
+			// local state; a replacement worker has none: kill at mirror
+			// first, then at the rebuild a late change starts on it
 			arm = stageMirror
 		}
 		if err := setArm(arm); err != nil { // before the records: the batch may start at once
@@ -291,7 +291,19 @@ func run(args []string) error {
 			if err := killWorker(pid); err != nil {
 				return err
 			}
-			pid, seq, ok = awaitMarker(marker, time.Minute)
+			// the replacement writes the killed batch's history in order
+			// (the mirror's commit lists its late keys); its state, built
+			// from the tables, lacks the keys' past, so the next late
+			// change goes to RebuildKeys: produce until one does (the last
+			// chunk too)
+			pid, seq, ok = awaitMarker(marker, 30*time.Second)
+			for !ok && next < len(chunks) {
+				if err := produce(msgs[chunks[next][0]:chunks[next][1]]); err != nil {
+					return err
+				}
+				next++
+				pid, seq, ok = awaitMarker(marker, 30*time.Second)
+			}
 		}
 		if !ok {
 			_ = setArm("none")

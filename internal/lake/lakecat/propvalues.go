@@ -56,6 +56,62 @@ func PendingJSON(p map[cdc.Key]bool) string {
 	return string(b)
 }
 
+// BatchLateKeys is the value of PropBatchLateKeys: the late keys (hex) of
+// batch Batch, or All when there were more than MaxBatchLateKeys (the
+// retried history then sends every key of the batch to the rebuild).
+type BatchLateKeys struct {
+	Batch int64    `json:"batch"`
+	Keys  []string `json:"keys,omitempty"`
+	All   bool     `json:"all,omitempty"`
+}
+
+// MaxBatchLateKeys bounds the keys PropBatchLateKeys lists (the property
+// is in every mirror metadata file).
+const MaxBatchLateKeys = 256
+
+// BatchLateKeysJSON is the value of PropBatchLateKeys for batch seq and
+// its late keys.
+func BatchLateKeysJSON(seq int64, late map[cdc.Key]bool) string {
+	v := BatchLateKeys{Batch: seq}
+	if len(late) > MaxBatchLateKeys {
+		v.All = true
+	} else {
+		for k := range late {
+			v.Keys = append(v.Keys, hex.EncodeToString([]byte(k)))
+		}
+		sort.Strings(v.Keys)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// ReadBatchLateKeys returns the late keys the mirror recorded for batch
+// seq, and false when it recorded none for that batch (a mirror committed
+// by code before the property, another batch's, or too many keys).
+// Errors: a malformed property.
+func ReadBatchLateKeys(mirror *table.Table, seq int64) (map[cdc.Key]bool, bool, error) {
+	t := mirror.Properties()[PropBatchLateKeys]
+	if t == "" {
+		return nil, false, nil
+	}
+	var v BatchLateKeys
+	if err := json.Unmarshal([]byte(t), &v); err != nil {
+		return nil, false, fmt.Errorf("lake: bad %s: %w", PropBatchLateKeys, err)
+	}
+	if v.Batch != seq || v.All {
+		return nil, false, nil
+	}
+	out := make(map[cdc.Key]bool, len(v.Keys))
+	for _, h := range v.Keys {
+		b, err := hex.DecodeString(h)
+		if err != nil {
+			return nil, false, fmt.Errorf("lake: bad key %q in %s: %w", h, PropBatchLateKeys, err)
+		}
+		out[cdc.Key(b)] = true
+	}
+	return out, true, nil
+}
+
 // PurgeLegacy is the horizon of the purges made before purged keys were
 // recorded, below which a change of a key absent from the mirror counts
 // as purged: the mirror's PropPurgeLegacy, and while the mirror has no

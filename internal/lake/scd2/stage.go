@@ -143,7 +143,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 			continue
 		}
-		if s.pending[g.Key] || !plan.Known || plan.BinlogSuspect[g.Key] || plan.Refill[g.Key] {
+		if s.pending[g.Key] || !plan.Known || plan.BinlogSuspect[g.Key] || plan.Refill[g.Key] || plan.Late[g.Key] {
 			if !s.pending[g.Key] {
 				res.Late++
 			}
