@@ -29,10 +29,10 @@
 // applied (its bronze, mirror and history commits made) or the killed
 // rebuild as done (recovered). The generator's late changes are woven
 // from the worker's local state without a rebuild, so a rebuild round
-// first kills a batch at mirror (untimed), then produces until a late
-// change reaches the replacement, whose state (built from the tables)
-// lacks the key's past, so that RebuildKeys replays the key from
-// bronze, and kills that RebuildKeys (timed). After the
+// first kills, untimed, a batch with late keys at mirror (its mirror
+// commit lists them: lakecat.PropBatchLateKeys); the replacement writes
+// the batch's history in order but for those keys, which RebuildKeys
+// replays from bronze; then it kills that RebuildKeys (timed). After the
 // rounds it produces the rest of the stream, waits for the table to catch
 // up and checks for divergence: the mirror against the generator's
 // expected rows (every column), bronze against the topic (each offset
@@ -99,6 +99,10 @@ const (
 	stageBronze       = "bronze"
 	stageMirror       = "mirror"
 	stageRebuild      = "rebuild"
+	// armMirrorLate arms the mirror stage only for a batch whose mirror
+	// commit lists late keys (lakecat.PropBatchLateKeys): its retry sends
+	// them to RebuildKeys, the rebuild round's crash point.
+	armMirrorLate = "mirror-late"
 )
 
 // work runs one worker process: runner.StartWith with the crash point of
@@ -117,7 +121,10 @@ func work(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	p := &crashPoint{arm: *arm, marker: *marker}
 	r, err := runner.StartWith(context.Background(), s, logger, runner.Hooks{
-		Prepare:      func(a *activities.Activities) { a.AfterCommit = p.afterCommit },
+		Prepare: func(a *activities.Activities) {
+			p.cat = a.Catalog
+			a.AfterCommit = p.afterCommit
+		},
 		Interceptors: []interceptor.WorkerInterceptor{p},
 	})
 	if err != nil {
@@ -134,11 +141,20 @@ func work(args []string) error {
 type crashPoint struct {
 	interceptor.WorkerInterceptorBase
 	arm, marker string
+	cat         catalog.Catalog // the worker's, for armMirrorLate
+}
+
+// armed returns the stage named in the arm file ("" when none).
+func (p *crashPoint) armed() string {
+	b, err := os.ReadFile(p.arm)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func (p *crashPoint) reach(stage string, seq int64) {
-	b, err := os.ReadFile(p.arm)
-	if err != nil || strings.TrimSpace(string(b)) != stage {
+	if p.armed() != stage {
 		return
 	}
 	tmp := p.marker + ".tmp"
@@ -155,8 +171,27 @@ func (p *crashPoint) afterCommit(_ context.Context, b lake.Batch, table string) 
 		p.reach(stageBronze, b.Seq)
 	case "mirror":
 		p.reach(stageMirror, b.Seq)
+		if p.armed() == armMirrorLate && p.listsLateKeys(b) {
+			p.reach(armMirrorLate, b.Seq)
+		}
 	}
 	return nil
+}
+
+// listsLateKeys reports whether the mirror's commit of batch b listed
+// late keys (lakecat.PropBatchLateKeys; b.ID is "<table>#<seq>").
+func (p *crashPoint) listsLateKeys(b lake.Batch) bool {
+	table, _, _ := strings.Cut(b.ID, "#")
+	name, err := lake.ParseTableName(table)
+	if err != nil || p.cat == nil {
+		return false
+	}
+	tbl, err := p.cat.LoadTable(context.Background(), name.Mirror())
+	if err != nil {
+		return false
+	}
+	late, ok, err := lakecat.ReadBatchLateKeys(tbl, b.Seq)
+	return err == nil && (ok && len(late) > 0 || !ok && strings.Contains(tbl.Properties()[lakecat.PropBatchLateKeys], `"all":true`))
 }
 
 func (p *crashPoint) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -263,9 +298,10 @@ func run(args []string) error {
 		arm := stage
 		if stage == stageRebuild {
 			// the generator's late changes are woven from the worker's
-			// local state; a replacement worker has none: kill at mirror
-			// first, then at the rebuild a late change starts on it
-			arm = stageMirror
+			// local state (or its key's bronze records): kill at mirror
+			// after a batch with late keys first, whose retry rebuilds
+			// them, then at that rebuild
+			arm = armMirrorLate
 		}
 		if err := setArm(arm); err != nil { // before the records: the batch may start at once
 			return err
@@ -292,18 +328,9 @@ func run(args []string) error {
 				return err
 			}
 			// the replacement writes the killed batch's history in order
-			// (the mirror's commit lists its late keys); its state, built
-			// from the tables, lacks the keys' past, so the next late
-			// change goes to RebuildKeys: produce until one does (the last
-			// chunk too)
-			pid, seq, ok = awaitMarker(marker, 30*time.Second)
-			for !ok && next < len(chunks) {
-				if err := produce(msgs[chunks[next][0]:chunks[next][1]]); err != nil {
-					return err
-				}
-				next++
-				pid, seq, ok = awaitMarker(marker, 30*time.Second)
-			}
+			// but for the late keys the mirror's commit listed: those go
+			// to RebuildKeys
+			pid, seq, ok = awaitMarker(marker, time.Minute)
 		}
 		if !ok {
 			_ = setArm("none")
