@@ -25,7 +25,8 @@ import (
 // topic "<topic>#<load id>", merged into mirror and history by the same
 // rules), committing a load cursor with every chunk. A retried attempt
 // resumes after the last committed chunk (a new snapshot for the rest).
-// It heartbeats the cursor; memory holds one chunk.
+// It heartbeats the cursor. The next chunk is read and rendered while
+// one is written (chunks commit in order): memory holds two chunks.
 //
 // Positions: an initial load writes (0, P) like Debezium's own snapshot,
 // so every streamed change wins over it; a re-snapshot writes (P, 0),
@@ -112,7 +113,15 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if chunk <= 0 {
 		chunk = 10_000
 	}
-	apply := func(ch source.Chunk) error {
+	// each chunk is rendered on the source's goroutine (render) while the
+	// chunk before it is written (write, on its own goroutine, in chunk
+	// order): the source read and rendering overlap the lake's work
+	type rendered struct {
+		recs   []schemas.Record
+		b      lake.Batch
+		cursor *lake.LoadCursor
+	}
+	render := func(ch source.Chunk) (rendered, error) {
 		if first == 0 {
 			first, res.LSN = ch.LSN, ch.LSN
 		}
@@ -125,11 +134,11 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			}
 			v, err := renderer.ValueAt(row, commit, lsn, time.Now().UnixMicro(), ch.Final && i == len(ch.Rows)-1)
 			if err != nil {
-				return err
+				return rendered{}, err
 			}
 			k, err := renderer.Key(row)
 			if err != nil {
-				return err
+				return rendered{}, err
 			}
 			recs[i] = schemas.Record{Topic: loadTopic, Offset: from + int64(i), Key: k, Value: v, Timestamp: time.Now().UnixMicro()}
 		}
@@ -139,8 +148,11 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 		cursor := &lake.LoadCursor{ID: req.LoadID, LSN: first, Read: base + ch.Read, After: lake.KeyParts(ch.Last), Done: ch.Final, Snapshots: snaps}
 		b := lake.Batch{ID: fmt.Sprintf("%s#%s.%d", spec.Table, req.LoadID, cursor.Read), Topic: loadTopic,
 			Ranges: []lake.Range{{From: from, To: base + ch.Read}}, EndOffsets: req.Position, Load: cursor}
+		return rendered{recs, b, cursor}, nil
+	}
+	write := func(r rendered) error {
 		stage := ""
-		ares, keys, err := a.applyRecords(ctx, st, name, spec, b, recs, nil, "", &stage)
+		ares, keys, err := a.applyRecords(ctx, st, name, spec, r.b, r.recs, nil, "", &stage)
 		if err != nil {
 			return err
 		}
@@ -157,11 +169,54 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			}
 			res.Rebuilt += rb.Keys
 		}
-		res.Rows, res.Chunks = cursor.Read, res.Chunks+1
+		res.Rows, res.Chunks = r.cursor.Read, res.Chunks+1
 		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, cursor)
+			activity.RecordHeartbeat(ctx, r.cursor)
 		}
 		return nil
+	}
+	queue := make(chan rendered, 1)
+	failed := make(chan error, 1) // the writer's error; it then drains queue
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for r := range queue {
+			if err := write(r); err != nil {
+				failed <- err
+				for range queue {
+				}
+				return
+			}
+		}
+	}()
+	var writeErr error // the writer's error, once seen
+	apply := func(ch source.Chunk) error {
+		select {
+		case writeErr = <-failed:
+			return writeErr
+		default:
+		}
+		r, err := render(ch)
+		if err != nil {
+			return err
+		}
+		select {
+		case queue <- r:
+			return nil
+		case writeErr = <-failed:
+			return writeErr
+		}
+	}
+	waitWritten := func() error {
+		close(queue)
+		<-writerDone
+		if writeErr == nil {
+			select {
+			case writeErr = <-failed:
+			default:
+			}
+		}
+		return writeErr
 	}
 	switch {
 	case cur != nil && cur.Done:
@@ -174,6 +229,9 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 		if first == 0 {
 			first, res.LSN = lsn, lsn // an empty table
 		}
+	}
+	if werr := waitWritten(); werr != nil {
+		err = werr // the write's error, which also ended the source's read
 	}
 	if err != nil {
 		var ae *temporal.ApplicationError

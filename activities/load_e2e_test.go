@@ -19,9 +19,11 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +79,63 @@ func TestPerfDirectLoad(t *testing.T) {
 	line, _ := json.Marshal(map[string]any{"phase": "direct_load", "rows": res.Rows, "chunks": res.Chunks, "mirror_only": mirrorOnly,
 		"seconds": secs, "cpu_s": cpu, "rows_per_s": float64(res.Rows) / secs, "rows_per_cpu_s": float64(res.Rows) / cpu, "max_rss_mib": maxRSSMiB()})
 	t.Logf("PERF %s", line)
+}
+
+// A chunk whose write fails ends the load with that error (the source's
+// read stops at the next chunk, not at the table's end), the chunks
+// before it stay committed, and a retry resumes after them: chunks are
+// read and rendered while the one before is written, in order.
+func TestDirectLoadWriteFailureResumes(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
+		INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 95) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	f := newRecFixture(t, dsn, "public.orders", nil)
+	mirrorCommits := 0
+	f.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
+		if table != "mirror" {
+			return nil
+		}
+		if mirrorCommits++; mirrorCommits == 3 {
+			return fmt.Errorf("injected failure after the mirror commit of %s", b.ID)
+		}
+		return nil
+	}
+	req := LoadRequest{Spec: f.spec, LoadID: InitialLoadID, Chunk: 10, Position: lake.Offsets{0: 0}}
+	res, err := f.a.LoadTable(ctx, req)
+	if err == nil || !strings.Contains(err.Error(), "injected failure after the mirror commit of shop.orders#initial.30") {
+		t.Fatalf("first attempt: %+v, error %v; want the injected failure of the third chunk", res, err)
+	}
+	if res.Chunks != 2 || res.Rows != 20 || mirrorCommits != 3 {
+		t.Errorf("first attempt: %d chunks, %d rows, %d mirror commits; want 2, 20, 3", res.Chunks, res.Rows, mirrorCommits)
+	}
+	f.a.AfterCommit = nil
+	res, err = f.a.LoadTable(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the third chunk's mirror committed before the failure: the retry
+	// resumes after the lesser cursor (the history's, at 20 rows)
+	if !res.Resumed || res.Rows != 95 || res.Chunks != 8 {
+		t.Errorf("retry: %+v; want resumed, 95 rows, 8 chunks (rows 21 to 95)", res)
+	}
+	mirror, err := f.a.Catalog.LoadTable(ctx, f.name.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := lake.ReadRows(ctx, mirror, []string{"order_id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 95 {
+		t.Fatalf("mirror holds %d rows, want 95", len(rows))
+	}
 }
