@@ -87,14 +87,17 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			// after the mirror's): the keys the mirror found late are
 			// known by name, every other key's changes follow the
 			// history's versions
-			late, ok, err := lakecat.ReadBatchLateKeys(tbl, b.Seq)
+			pre, rebuild, ok, err := lakecat.ReadBatchLateKeys(tbl, b.Seq)
 			if err != nil {
 				return s, err
 			}
 			if ok {
-				s.plan = tablestate.NewPlan(b.Seq, events)
-				s.plan.Pre = make([]cdc.Seq, len(s.plan.Groups))
-				s.plan.Known, s.plan.Late = true, late
+				p := tablestate.NewPlan(b.Seq, events)
+				p.Pre = make([]cdc.Seq, len(p.Groups))
+				for i, g := range p.Groups {
+					p.Pre[i] = pre[g.Key]
+				}
+				p.Known, p.Rebuild, s.plan = true, rebuild, p
 			}
 		}
 		return s, nil
@@ -190,7 +193,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// new keys of key changes whose old keys' changes below them came
 	// late in this batch (lateHeirs), refilled like plan.refill's
 	var lateHeirs map[cdc.Key]bool
-	late := map[cdc.Key]bool{} // the batch's late keys for lakecat.PropBatchLateKeys
+	late := map[cdc.Key]cdc.Seq{} // the batch's late keys and their `_seq` before it (lakecat.PropBatchLateKeys)
+	rebuild := map[cdc.Key]bool{} // and the keys the history rebuilds
 	for i, g := range plan.Groups {
 		res.Events += len(g.Events) + g.Duplicates
 		st := ix.StoredAt(plan.Entries[i])
@@ -207,8 +211,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 		}
 		if st.Found && !w.ownsPending() {
 			for _, e := range g.Events {
-				if e.Seq <= st.Seq { // late or redelivered: not an in-order extension of the history
-					late[g.Key] = true
+				if e.Seq <= st.Seq { // late or redelivered: the history checks it against its versions
+					late[g.Key] = st.Seq
 					break
 				}
 			}
@@ -291,10 +295,10 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	}
 	if !w.ownsPending() {
 		for k := range plan.BinlogSuspect {
-			late[k] = true
+			rebuild[k] = true
 		}
 		for k := range plan.Refill {
-			late[k] = true
+			rebuild[k] = true
 		}
 	}
 	s.entries = make([]uint32, len(s.outs))
@@ -328,7 +332,7 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			p[scd2.PropPendingRebuild] = lakecat.PendingJSON(s.pending)
 		}
 		if err == nil && !w.ownsPending() {
-			p[lakecat.PropBatchLateKeys] = lakecat.BatchLateKeysJSON(b.Seq, late)
+			p[lakecat.PropBatchLateKeys] = lakecat.BatchLateKeysJSON(b.Seq, late, rebuild)
 		}
 		if err == nil && (len(w.state.Heirs) > 0 || hadHeirs) {
 			p[tablestate.PropKeyChangeHeirs] = tablestate.HeirsJSON(w.state.Heirs, plan.HeirsDone)

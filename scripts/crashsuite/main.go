@@ -27,12 +27,12 @@
 // its own state dir, no local state) and measures the recovery time: from
 // the kill to the moment the table's workflow records the killed batch as
 // applied (its bronze, mirror and history commits made) or the killed
-// rebuild as done (recovered). The generator's late changes are woven
-// from the worker's local state without a rebuild, so a rebuild round
-// first kills, untimed, a batch with late keys at mirror (its mirror
-// commit lists them: lakecat.PropBatchLateKeys); the replacement writes
-// the batch's history in order but for those keys, which RebuildKeys
-// replays from bronze; then it kills that RebuildKeys (timed). After the
+// rebuild as done (recovered). A late change goes to RebuildKeys on a
+// worker whose state lacks its key's past (a replacement), else it is
+// woven from the local state; so a rebuild round also stops, and kills
+// untimed, a worker after a mirror commit that lists late keys
+// (lakecat.PropBatchLateKeys): the replacement's retry sends those the
+// history does not know to RebuildKeys, whose start is killed (timed). After the
 // rounds it produces the rest of the stream, waits for the table to catch
 // up and checks for divergence: the mirror against the generator's
 // expected rows (every column), bronze against the topic (each offset
@@ -99,10 +99,11 @@ const (
 	stageBronze       = "bronze"
 	stageMirror       = "mirror"
 	stageRebuild      = "rebuild"
-	// armMirrorLate arms the mirror stage only for a batch whose mirror
-	// commit lists late keys (lakecat.PropBatchLateKeys): its retry sends
-	// them to RebuildKeys, the rebuild round's crash point.
-	armMirrorLate = "mirror-late"
+	// markMirrorLate is the marker of the rebuild round's other crash
+	// point: after a mirror commit that lists late keys
+	// (lakecat.PropBatchLateKeys), whose retry may send them to
+	// RebuildKeys (killed untimed, then the round goes on)
+	markMirrorLate = "mirror-late"
 )
 
 // work runs one worker process: runner.StartWith with the crash point of
@@ -141,7 +142,7 @@ func work(args []string) error {
 type crashPoint struct {
 	interceptor.WorkerInterceptorBase
 	arm, marker string
-	cat         catalog.Catalog // the worker's, for armMirrorLate
+	cat         catalog.Catalog // the worker's, for listsLateKeys
 }
 
 // armed returns the stage named in the arm file ("" when none).
@@ -154,9 +155,13 @@ func (p *crashPoint) armed() string {
 }
 
 func (p *crashPoint) reach(stage string, seq int64) {
-	if p.armed() != stage {
-		return
+	if p.armed() == stage {
+		p.stop(stage, seq)
 	}
+}
+
+// stop writes the marker for stage and blocks for good.
+func (p *crashPoint) stop(stage string, seq int64) {
 	tmp := p.marker + ".tmp"
 	if os.WriteFile(tmp, fmt.Appendf(nil, "%d %s %d\n", os.Getpid(), stage, seq), 0o644) == nil {
 		_ = os.Rename(tmp, p.marker)
@@ -171,15 +176,18 @@ func (p *crashPoint) afterCommit(_ context.Context, b lake.Batch, table string) 
 		p.reach(stageBronze, b.Seq)
 	case "mirror":
 		p.reach(stageMirror, b.Seq)
-		if p.armed() == armMirrorLate && p.listsLateKeys(b) {
-			p.reach(armMirrorLate, b.Seq)
+		if p.armed() == stageRebuild && p.listsLateKeys(b) {
+			p.stop(markMirrorLate, b.Seq)
 		}
 	}
 	return nil
 }
 
 // listsLateKeys reports whether the mirror's commit of batch b listed
-// late keys (lakecat.PropBatchLateKeys; b.ID is "<table>#<seq>").
+// late keys with their positions before the batch
+// (lakecat.PropBatchLateKeys): a retry of the batch's history sends
+// those the history does not know to RebuildKeys. b.ID is
+// "<table>#<seq>".
 func (p *crashPoint) listsLateKeys(b lake.Batch) bool {
 	table, _, _ := strings.Cut(b.ID, "#")
 	name, err := lake.ParseTableName(table)
@@ -190,8 +198,8 @@ func (p *crashPoint) listsLateKeys(b lake.Batch) bool {
 	if err != nil {
 		return false
 	}
-	late, ok, err := lakecat.ReadBatchLateKeys(tbl, b.Seq)
-	return err == nil && (ok && len(late) > 0 || !ok && strings.Contains(tbl.Properties()[lakecat.PropBatchLateKeys], `"all":true`))
+	pre, _, ok, err := lakecat.ReadBatchLateKeys(tbl, b.Seq)
+	return err == nil && ok && len(pre) > 0
 }
 
 func (p *crashPoint) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
@@ -258,8 +266,11 @@ func run(args []string) error {
 	}
 
 	// the stream, in one chunk per round and a last one
-	stream := sample.Generate(sample.Options{Seed: *seed, Inserts: 200, Updates: 500, Deletes: 60, Duplicates: 40, Late: 60,
-		OutOfOrder: 40, UnseenDeletes: 10, Tombstones: true, Envelope: true, ReplicaIdentityFull: true})
+	// (longer for many kills: a rebuild round may take several chunks
+	// before a batch weaves a late key)
+	f := max(1, *kills/8)
+	stream := sample.Generate(sample.Options{Seed: *seed, Inserts: 200 * f, Updates: 500 * f, Deletes: 60 * f, Duplicates: 40 * f, Late: 60 * f,
+		OutOfOrder: 40 * f, UnseenDeletes: 10 * f, Tombstones: true, Envelope: true, ReplicaIdentityFull: true})
 	spec := activities.TableSpec{Table: "crash.orders", Topic: "crash.public.orders", KeyColumns: []string{"order_id"},
 		MaxEvents: 25, MaxWait: 200 * time.Millisecond}
 	if err := kc.CreateTopic(ctx, spec.Topic, 1); err != nil {
@@ -295,15 +306,7 @@ func run(args []string) error {
 		return err
 	}
 	for round, stage := range rounds {
-		arm := stage
-		if stage == stageRebuild {
-			// the generator's late changes are woven from the worker's
-			// local state (or its key's bronze records): kill at mirror
-			// after a batch with late keys first, whose retry rebuilds
-			// them, then at that rebuild
-			arm = armMirrorLate
-		}
-		if err := setArm(arm); err != nil { // before the records: the batch may start at once
+		if err := setArm(stage); err != nil { // before the records: the batch may start at once
 			return err
 		}
 		var pid int
@@ -318,19 +321,17 @@ func run(args []string) error {
 			// that leaves late keys rebuilds, and one with nothing for the
 			// mirror (duplicates, tombstones) commits no mirror: then the
 			// next chunk
-			pid, seq, ok = awaitMarker(marker, 30*time.Second)
-		}
-		if ok && stage == stageRebuild {
-			if err := setArm(stageRebuild); err != nil {
-				return err
+			var at string
+			pid, at, seq, ok = awaitMarker(marker, 30*time.Second)
+			for ok && at == markMirrorLate {
+				// a rebuild round's untimed kill after a mirror commit
+				// listing late keys: its retry on the replacement
+				// rebuilds those the history does not know
+				if err := killWorker(pid); err != nil {
+					return err
+				}
+				pid, at, seq, ok = awaitMarker(marker, 30*time.Second)
 			}
-			if err := killWorker(pid); err != nil {
-				return err
-			}
-			// the replacement writes the killed batch's history in order
-			// but for the late keys the mirror's commit listed: those go
-			// to RebuildKeys
-			pid, seq, ok = awaitMarker(marker, time.Minute)
 		}
 		if !ok {
 			_ = setArm("none")
@@ -411,19 +412,18 @@ func schedule(n, kills int) (stages []string, chunks [][2]int) {
 }
 
 // awaitMarker waits up to d for the crash point's marker and returns the
-// stopped worker's pid and batch seq.
-func awaitMarker(path string, d time.Duration) (pid int, seq int64, ok bool) {
+// stopped worker's pid, the stage its marker names and the batch seq.
+func awaitMarker(path string, d time.Duration) (pid int, stage string, seq int64, ok bool) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(path); err == nil {
-			var stage string
 			if n, _ := fmt.Sscanf(string(b), "%d %s %d", &pid, &stage, &seq); n == 3 {
-				return pid, seq, true
+				return pid, stage, seq, true
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return 0, 0, false
+	return 0, "", 0, false
 }
 
 // tableStatus queries the table workflow's status (at most 5 s: a query
@@ -565,7 +565,7 @@ func report(done []kill, sigkills int, missed, divergence []string, st workflows
 		byStage[k.stage]++
 	}
 	slices.Sort(recs)
-	fmt.Printf("kills: %d timed (%s %d, %s %d, %s %d, %s %d); SIGKILLs %d (each rebuild round also kills at mirror first)\n", len(done), stageBeforeBronze, byStage[stageBeforeBronze],
+	fmt.Printf("kills: %d timed (%s %d, %s %d, %s %d, %s %d); SIGKILLs %d (a rebuild round may also kill after a mirror commit listing late keys)\n", len(done), stageBeforeBronze, byStage[stageBeforeBronze],
 		stageBronze, byStage[stageBronze], stageMirror, byStage[stageMirror], stageRebuild, byStage[stageRebuild], sigkills)
 	if len(recs) > 0 {
 		fmt.Printf("recovery (kill -> the killed batch or rebuild done): median %.2f s, max %.2f s, min %.2f s\n",

@@ -29,15 +29,16 @@ const PropAppliedPosition = "lakemirror.applied-position"
 // (ReadPending, PendingJSON).
 const PropPendingRebuild = "lakemirror.pending-rebuild"
 
-// PropBatchLateKeys is, on the mirror of a table with a history, the keys
-// of the batch the mirror's last batch commit applied (PropBatchSeq) that
-// the history cannot extend in order from its versions: keys with a
-// change at or below their mirror `_seq` before the batch (late or
-// redelivered), MySQL keys going back in position, key-change creates to
-// fill again. JSON BatchLateKeys. A history commit retried after that
-// mirror commit (a worker killed between the two) extends every other
-// key in order, as the first attempt would have, and sends these to the
-// late-key rebuild.
+// PropBatchLateKeys is, on the mirror of a table with a history, what the
+// history needs of the mirror's view of the batch its last batch commit
+// applied (PropBatchSeq) to extend each key exactly as the first attempt
+// would have: the keys with a change at or below their mirror `_seq`
+// before the batch (late or redelivered) with that `_seq`, and the keys
+// the history sends to the late-key rebuild (MySQL keys going back in
+// position, key-change creates to fill again). JSON BatchLateKeys. A
+// history commit retried after that mirror commit (a worker killed
+// between the two) reads it: every key it does not name follows the
+// history's versions.
 const PropBatchLateKeys = "lakemirror.batch-late-keys"
 
 // PropLoadCursor records how far a direct initial load (or re-snapshot)

@@ -56,60 +56,89 @@ func PendingJSON(p map[cdc.Key]bool) string {
 	return string(b)
 }
 
-// BatchLateKeys is the value of PropBatchLateKeys: the late keys (hex) of
-// batch Batch, or All when there were more than MaxBatchLateKeys (the
-// retried history then sends every key of the batch to the rebuild).
+// BatchLateKeys is the value of PropBatchLateKeys for batch Batch: Pre
+// maps each key (hex) with a change at or below its mirror `_seq` before
+// the batch to that `_seq` (hex); Rebuild lists the keys (hex) the
+// history sends to the late-key rebuild whatever their positions. All is
+// set instead when there were more than MaxBatchLateKeys of them together
+// (the retried history then treats every key of the batch as late).
 type BatchLateKeys struct {
-	Batch int64    `json:"batch"`
-	Keys  []string `json:"keys,omitempty"`
-	All   bool     `json:"all,omitempty"`
+	Batch   int64             `json:"batch"`
+	Pre     map[string]string `json:"pre,omitempty"`
+	Rebuild []string          `json:"rebuild,omitempty"`
+	All     bool              `json:"all,omitempty"`
 }
 
 // MaxBatchLateKeys bounds the keys PropBatchLateKeys lists (the property
 // is in every mirror metadata file).
 const MaxBatchLateKeys = 256
 
-// BatchLateKeysJSON is the value of PropBatchLateKeys for batch seq and
-// its late keys.
-func BatchLateKeysJSON(seq int64, late map[cdc.Key]bool) string {
+// BatchLateKeysJSON is the value of PropBatchLateKeys for batch seq: pre
+// holds the late keys with their `_seq` before the batch, rebuild the
+// keys to rebuild.
+func BatchLateKeysJSON(seq int64, pre map[cdc.Key]cdc.Seq, rebuild map[cdc.Key]bool) string {
 	v := BatchLateKeys{Batch: seq}
-	if len(late) > MaxBatchLateKeys {
+	if len(pre)+len(rebuild) > MaxBatchLateKeys {
 		v.All = true
 	} else {
-		for k := range late {
-			v.Keys = append(v.Keys, hex.EncodeToString([]byte(k)))
+		if len(pre) > 0 {
+			v.Pre = make(map[string]string, len(pre))
+			for k, s := range pre {
+				v.Pre[hex.EncodeToString([]byte(k))] = s.Hex()
+			}
 		}
-		sort.Strings(v.Keys)
+		for k := range rebuild {
+			v.Rebuild = append(v.Rebuild, hex.EncodeToString([]byte(k)))
+		}
+		sort.Strings(v.Rebuild)
 	}
-	b, _ := json.Marshal(v)
+	b, _ := json.Marshal(v) // map keys are sorted
 	return string(b)
 }
 
-// ReadBatchLateKeys returns the late keys the mirror recorded for batch
-// seq, and false when it recorded none for that batch (a mirror committed
-// by code before the property, another batch's, or too many keys).
-// Errors: a malformed property.
-func ReadBatchLateKeys(mirror *table.Table, seq int64) (map[cdc.Key]bool, bool, error) {
+// ReadBatchLateKeys returns what the mirror recorded for batch seq in
+// PropBatchLateKeys: the late keys with their `_seq` before the batch,
+// and the keys to rebuild; ok is false when it recorded nothing usable for
+// that batch (a mirror committed by code before the property, another
+// batch's, or too many keys). Errors: a malformed property.
+func ReadBatchLateKeys(mirror *table.Table, seq int64) (pre map[cdc.Key]cdc.Seq, rebuild map[cdc.Key]bool, ok bool, err error) {
 	t := mirror.Properties()[PropBatchLateKeys]
 	if t == "" {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	var v BatchLateKeys
 	if err := json.Unmarshal([]byte(t), &v); err != nil {
-		return nil, false, fmt.Errorf("lake: bad %s: %w", PropBatchLateKeys, err)
+		return nil, nil, false, fmt.Errorf("lake: bad %s: %w", PropBatchLateKeys, err)
 	}
 	if v.Batch != seq || v.All {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
-	out := make(map[cdc.Key]bool, len(v.Keys))
-	for _, h := range v.Keys {
+	key := func(h string) (cdc.Key, error) {
 		b, err := hex.DecodeString(h)
 		if err != nil {
-			return nil, false, fmt.Errorf("lake: bad key %q in %s: %w", h, PropBatchLateKeys, err)
+			return "", fmt.Errorf("lake: bad key %q in %s: %w", h, PropBatchLateKeys, err)
 		}
-		out[cdc.Key(b)] = true
+		return cdc.Key(b), nil
 	}
-	return out, true, nil
+	pre = make(map[cdc.Key]cdc.Seq, len(v.Pre))
+	for h, sh := range v.Pre {
+		k, err := key(h)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if pre[k], err = cdc.ParseSeqHex(sh); err != nil {
+			return nil, nil, false, fmt.Errorf("lake: bad position %q in %s: %w", sh, PropBatchLateKeys, err)
+		}
+	}
+	rebuild = make(map[cdc.Key]bool, len(v.Rebuild))
+	for _, h := range v.Rebuild {
+		k, err := key(h)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		rebuild[k] = true
+	}
+	return pre, rebuild, true, nil
 }
 
 // PurgeLegacy is the horizon of the purges made before purged keys were

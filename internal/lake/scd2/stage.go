@@ -143,7 +143,7 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 			}
 			continue
 		}
-		if s.pending[g.Key] || !plan.Known || plan.BinlogSuspect[g.Key] || plan.Refill[g.Key] || plan.Late[g.Key] {
+		if s.pending[g.Key] || !plan.Known || plan.BinlogSuspect[g.Key] || plan.Refill[g.Key] || plan.Rebuild[g.Key] {
 			if !s.pending[g.Key] {
 				res.Late++
 			}
@@ -235,6 +235,11 @@ func (s *HistoryStage) Write(ctx context.Context) error {
 	}
 	for k := range plan.Refill { // key-change creates to fill again (mirror_keychange.go)
 		if rebuildable && plan.Known {
+			s.pending[k] = true
+		}
+	}
+	for k := range plan.Rebuild { // also those listed without a change in the batch (refills)
+		if rebuildable {
 			s.pending[k] = true
 		}
 	}

@@ -21,11 +21,13 @@ type Plan struct {
 	Entries []uint32
 	Pre     []cdc.Seq // mirror `_seq` before the batch; "" for keys new to the mirror
 	Known   bool      // pre is known (false: the mirror had committed the batch already)
-	// Late: when the mirror had committed the batch already, the keys its
-	// commit listed as late (lakecat.PropBatchLateKeys); Pre is then ""
-	// for every key, the others' changes all following the history's
-	// versions. The history stage puts these in its pending set.
-	Late map[cdc.Key]bool
+	// Rebuild: when the mirror had committed the batch already, the keys
+	// its commit listed for the late-key rebuild (lakecat.PropBatchLateKeys;
+	// Pre then holds the `_seq` it listed for late keys, "" for the
+	// others, whose changes all follow the history's versions). The
+	// history stage puts them in its pending set, also those without a
+	// change in the batch.
+	Rebuild map[cdc.Key]bool
 	// BinlogSuspect: keys whose MySQL changes go back in position within
 	// the batch while the log lacks their past (merge/binlog.go): the
 	// history stage puts them in its pending set (RebuildKeys replays them
