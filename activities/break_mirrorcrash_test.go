@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/schemas"
 )
 
@@ -89,7 +91,7 @@ type bmcCase struct {
 	before  [][]wev
 	crashed []wev
 	after   [][]wev
-	crashes int  // crashes after the mirror commit before the retry succeeds (1 when 0)
+	crashes int  // 1 (0): a crash after the mirror commit; 2: then one after the retry's history commit
 	restart bool // a new worker retries (else the same one)
 	// between runs maintenance between the crash and the retry
 	between []string
@@ -111,8 +113,10 @@ func (c bmcCase) run(t *testing.T) (got, want bmcOut) {
 		w.applyRb(b, false)
 	}
 	crashes := max(c.crashes, 1)
-	w.crashAfter("mirror", crashes)
 	for i := 0; i < crashes; i++ {
+		// the first attempt dies after its mirror commit, the second
+		// (retry) after its history commit
+		w.crashAfter([]string{"mirror", "history"}[min(i, 1)], 1)
 		if _, err := w.applyRb(c.crashed, true); err == nil {
 			t.Fatalf("attempt %d: no simulated crash", i)
 		}
@@ -141,6 +145,9 @@ func (c bmcCase) run(t *testing.T) (got, want bmcOut) {
 		clean.restart()
 	}
 	want.batch, _ = clean.applyRb(c.crashed, false)
+	for _, job := range c.between { // the same maintenance after the batch
+		clean.maintain(job)
+	}
 	for _, b := range c.after {
 		clean.applyRb(b, false)
 	}
@@ -258,4 +265,110 @@ func bmcKcCreate(k, nk, lsn int, st string) wev {
 
 func bmcKcRow(k int, st, note string) string {
 	return fmt.Sprintf(`{"order_id":%d,"status":%q,"note":%q}`, k, st, note)
+}
+
+// bmcMatrix runs a scenario with and without bronze, retried on the same
+// worker and on a new one (the clean run then restarted before the batch
+// too), comparing tables and the unwoven count (batch + rebuild).
+func bmcMatrix(t *testing.T, c bmcCase, skipNoBronzeRestart bool) {
+	t.Helper()
+	for _, opts := range []TableSpec{{HistoryColumns: c.opts.HistoryColumns}, {WithoutBronze: true, HistoryColumns: c.opts.HistoryColumns}} {
+		for _, restart := range []bool{false, true} {
+			if restart && opts.WithoutBronze && skipNoBronzeRestart {
+				continue
+			}
+			c := c
+			c.opts, c.restart, c.cleanRestart = opts, restart, restart
+			label := fmt.Sprintf("%v restart %v crashes %d between %v", opts.Tables(), restart, max(c.crashes, 1), c.between)
+			got, want := c.run(t)
+			bmcCompareTables(t, label, got, want)
+			gu := got.batch.res.History.Unwoven + got.batch.rebuild.Unwoven
+			wu := want.batch.res.History.Unwoven + want.batch.rebuild.Unwoven
+			if gu != wu {
+				t.Errorf("%s: unwoven %d, clean %d\n got %s\nwant %s", label, gu, wu, bmcCounts(got.batch), bmcCounts(want.batch))
+			}
+		}
+	}
+}
+
+// In-order changes only (creates, updates with TOAST placeholders,
+// deletes, a re-create): no key is late, so nothing should go to the
+// rebuild, crashed once, twice, with maintenance before the retry.
+func TestBreakMirrorCrashInOrder(t *testing.T) {
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":`+toast+`}`, 200), pgw("d", `{"order_id":2}`, "null", 210),
+		pgw("c", "null", `{"order_id":2,"status":"r","note":"again"}`, 220), pgw("c", "null", `{"order_id":3,"status":"a","note":"n3"}`, 230),
+		pgw("d", `{"order_id":3}`, "null", 240)}
+	after := [][]wev{{pgw("u", "null", `{"order_id":1,"status":"c","note":`+toast+`}`, 300), pgw("u", "null", `{"order_id":2,"status":"c","note":"x"}`, 310)}}
+	for _, v := range []struct {
+		crashes int
+		between []string
+	}{{1, nil}, {2, nil}, {1, []string{JobCompact}}, {2, []string{JobCompact, JobPurge}}} {
+		bmcMatrix(t, bmcCase{before: [][]wev{bmcFirst}, crashed: crashed, after: after, crashes: v.crashes, between: v.between}, false)
+	}
+}
+
+// A table truncate in the crashed batch, with changes on both sides.
+func TestBreakMirrorCrashTruncate(t *testing.T) {
+	tr := wev{m: sample.PostgresChange("t", "null", "null", 200), lsn: 200}
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"n2"}`, 150), tr, pgw("c", "null", `{"order_id":2,"status":"r","note":"n"}`, 250)}
+	after := [][]wev{{pgw("c", "null", `{"order_id":1,"status":"c","note":"n3"}`, 300)}}
+	bmcMatrix(t, bmcCase{before: [][]wev{bmcFirst}, crashed: crashed, after: after}, false)
+}
+
+// A blocking snapshot re-read (op r, sorting below the key's changes) in
+// the crashed batch: late for its key.
+func TestBreakMirrorCrashReread(t *testing.T) {
+	crashed := []wev{pgw("r", "null", `{"order_id":1,"status":"a","note":"n1"}`, 500), pgw("u", "null", `{"order_id":2,"status":"b","note":"n2"}`, 510)}
+	after := [][]wev{{pgw("u", "null", `{"order_id":1,"status":"c","note":"n3"}`, 600)}}
+	bmcMatrix(t, bmcCase{before: [][]wev{bmcFirst}, crashed: crashed, after: after}, false)
+}
+
+// History column tracking (only status opens versions): an in-order
+// note-only change and a redelivery in the crashed batch.
+func TestBreakMirrorCrashHistoryColumns(t *testing.T) {
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"a","note":"n2"}`, 200), pgw("u", "null", `{"order_id":2,"status":"b","note":"n2"}`, 210)}
+	after := [][]wev{{pgw("u", "null", `{"order_id":1,"status":"c","note":"n3"}`, 300)}}
+	bmcMatrix(t, bmcCase{opts: TableSpec{HistoryColumns: []string{"status"}}, before: [][]wev{bmcFirst}, crashed: crashed, after: after}, false)
+}
+
+// More than lakecat.MaxBatchLateKeys (256) late keys in the crashed
+// batch, with an in-order change of another key: the property lists
+// "all", so the retry sends every key to the rebuild (the way before
+// 2026-12-06, docs/design.md).
+func TestBreakMirrorCrashManyLateKeys(t *testing.T) {
+	const n = 257
+	var first, second, crashed []wev
+	for k := 1; k <= n; k++ {
+		first = append(first, pgw("c", "null", fmt.Sprintf(`{"order_id":%d,"status":"a","note":"n1"}`, k), 100+k))
+		second = append(second, pgw("u", "null", fmt.Sprintf(`{"order_id":%d,"status":"b","note":"n1"}`, k), 2000+k))
+		crashed = append(crashed, pgw("u", "null", fmt.Sprintf(`{"order_id":%d,"status":"late","note":"n1"}`, k), 1000+k))
+	}
+	first = append(first, pgw("c", "null", `{"order_id":1000,"status":"a","note":"n1"}`, 1))
+	crashed = append(crashed, pgw("u", "null", `{"order_id":1000,"status":"b","note":"in order"}`, 3000))
+	bmcMatrix(t, bmcCase{before: [][]wev{first, second}, crashed: crashed}, false)
+}
+
+// A tombstone purge between the mirror commit and the retried history
+// commit: key 3, created and deleted in the crashed batch (its delete
+// old enough to purge), is purged from the mirror before the history
+// holds its version; the retry then takes the key's changes for changes
+// of a purged key (mirror.go, purged.refuses) and the history never gets
+// key 3's version. A clean run (the same purge after the batch) keeps it.
+// Not new in 0237ce8: the code before fails the same way.
+func TestBreakMirrorCrashPurgeBeforeRetry(t *testing.T) {
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"n2"}`, 200),
+		pgw("c", "null", `{"order_id":3,"status":"a","note":"n3"}`, 230), pgw("d", `{"order_id":3}`, "null", 240)}
+	for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
+		for _, restart := range []bool{false, true} {
+			label := fmt.Sprintf("%v restart %v", opts.Tables(), restart)
+			c := bmcCase{opts: opts, before: [][]wev{bmcFirst}, crashed: crashed, restart: restart, between: []string{JobPurge}}
+			got, want := c.run(t)
+			const wantH = "3 a n3 00000000000000e600000000000000e6 00000000000000f000000000000000f0 false"
+			if !strings.Contains(want.history, wantH) {
+				t.Fatalf("%s: clean history lacks key 3's version:\n%s", label, want.history)
+			}
+			bmcCompareTables(t, label, got, want)
+			t.Logf("%s: retried batch quarantined %d (clean %d), counts %s", label, got.batch.res.Quarantined, want.batch.res.Quarantined, bmcCounts(got.batch))
+		}
+	}
 }
