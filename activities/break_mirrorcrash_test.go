@@ -218,9 +218,9 @@ func TestBreakMirrorCrashLateWithInOrder(t *testing.T) {
 	}
 }
 
-// Key changes: a late change of the old key arriving after its key
-// change (delete + create with a TOAST placeholder) lists the new key to
-// fill again (plan.Refill: a key with no change in the crashed batch).
+// Key changes (delete + create with a TOAST placeholder) in or before
+// the crashed batch: these hold. The failing shape, a create applied
+// before its old key's changes, is TestBreakMirrorCrashCreateBeforeOldKey.
 func TestBreakMirrorCrashKeyChangeHeir(t *testing.T) {
 	c4 := pgw("c", "null", `{"order_id":4,"status":"s150","note":"n150"}`, 150)
 	u4 := pgw("u", "null", `{"order_id":4,"status":"s262","note":"n262"}`, 262)
@@ -233,11 +233,9 @@ func TestBreakMirrorCrashKeyChangeHeir(t *testing.T) {
 		before  [][]wev
 		crashed []wev
 	}{
-		"late old-key update":         {[][]wev{{c4}, {kd, kc}}, []wev{u4}},
-		"create before old key":       {[][]wev{{c1}, {c2}}, []wev{u1}},
-		"create before old key, both": {[][]wev{{c1}, {c2}}, []wev{u1, d1}},
-		"key change in order":         {[][]wev{{c1, u1}}, []wev{d1, c2}},
-		"key change, late old key":    {[][]wev{{c1}}, []wev{c2, u1, d1}},
+		"late old-key update":      {[][]wev{{c4}, {kd, kc}}, []wev{u4}},
+		"key change in order":      {[][]wev{{c1, u1}}, []wev{d1, c2}},
+		"key change, late old key": {[][]wev{{c1}}, []wev{c2, u1, d1}},
 	} {
 		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
 			for _, restart := range []bool{false, true} {
@@ -273,9 +271,12 @@ func bmcKcRow(k int, st, note string) string {
 // bmcMatrix runs a scenario with and without bronze, retried on the same
 // worker and on a new one (the clean run then restarted before the batch
 // too), comparing tables and the unwoven count (batch + rebuild).
-func bmcMatrix(t *testing.T, c bmcCase, skipNoBronzeRestart bool) {
+func bmcMatrix(t *testing.T, c bmcCase, skipNoBronzeRestart bool, noBronzeSkip ...bool) {
 	t.Helper()
 	for _, opts := range []TableSpec{{HistoryColumns: c.opts.HistoryColumns}, {WithoutBronze: true, HistoryColumns: c.opts.HistoryColumns}} {
+		if opts.WithoutBronze && len(noBronzeSkip) > 0 && noBronzeSkip[0] {
+			continue
+		}
 		for _, restart := range []bool{false, true} {
 			if restart && opts.WithoutBronze && skipNoBronzeRestart {
 				continue
@@ -414,5 +415,91 @@ func TestBreakMirrorCrashHeirListedNotRebuilt(t *testing.T) {
 		"2 a B " + pgs(200, 200) + " <nil> true"
 	if m != wantM || h != wantH || !res.rebuilt {
 		t.Errorf("retried batch: pending %d, rebuilt %v\nmirror:\n%s\nwant:\n%s\nhistory:\n%s\nwant:\n%s", res.res.History.Pending, res.rebuilt, m, wantM, h, wantH)
+	}
+}
+
+// Late keys (a late change, a woven-capable key) with a compaction of the
+// tables between the crash and the retry (its commits move the tables'
+// snapshots; the list must still be read), and with the crash twice.
+func TestBreakMirrorCrashLateCompact(t *testing.T) {
+	before := [][]wev{bmcFirst, {pgw("u", "null", `{"order_id":1,"status":"b","note":"n2"}`, 200), pgw("u", "null", `{"order_id":2,"status":"b","note":`+toast+`}`, 210)}}
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"late","note":"nl"}`, 150), pgw("u", "null", `{"order_id":3,"status":"a","note":"n3"}`, 300),
+		pgw("u", "null", `{"order_id":2,"status":"c","note":`+toast+`}`, 310)}
+	after := [][]wev{{pgw("u", "null", `{"order_id":1,"status":"c","note":"n3"}`, 400)}}
+	for _, v := range []struct {
+		crashes int
+		between []string
+	}{{1, []string{JobCompact}}, {2, nil}, {2, []string{JobCompact}}} {
+		// without bronze a compaction before the retry is the known gap
+		// (TestBreakMirrorCrashLateCompactNoBronze)
+		bmcMatrix(t, bmcCase{before: before, crashed: crashed, after: after, crashes: v.crashes, between: v.between}, true, v.between != nil)
+	}
+}
+
+// As TestBreakMirrorCrashRedelivered with a delete: the crashed batch
+// holds a redelivered copy of key 2's create and key 2's delete. Without
+// bronze on a new worker the retried history sends key 2 to a rebuild
+// that has no past, so its version is never closed: the history keeps
+// key 2 current while the mirror has it deleted.
+func TestBreakMirrorCrashRedeliveredDelete(t *testing.T) {
+	crashed := []wev{bmcFirst[1], pgw("d", `{"order_id":2}`, "null", 210)}
+	c := bmcCase{opts: TableSpec{WithoutBronze: true}, before: [][]wev{bmcFirst}, crashed: crashed, restart: true, cleanRestart: true}
+	got, want := c.run(t)
+	const wantH = "1 a n1 00000000000000640000000000000064 <nil> true\n" +
+		"2 a n1 000000000000006e000000000000006e 00000000000000d200000000000000d2 false"
+	if want.history != wantH {
+		t.Fatalf("clean history:\n%s\nwant:\n%s", want.history, wantH)
+	}
+	bmcCompareTables(t, "redelivered create and delete", got, want)
+	if g, w := bmcCounts(got.batch), bmcCounts(want.batch); g != w {
+		t.Errorf("counts\n got %s\nwant %s", g, w)
+	}
+}
+
+// A key-change create applied before its old key's changes below it
+// (TestKeyChangeCreateBeforeOldKey's shapes), the old key's changes in
+// the crashed batch: the create (key 2, a key with no change in the
+// batch) is listed to fill again, but the retry never sends it to the
+// rebuild (TestBreakMirrorCrashHeirListedNotRebuilt): key 2 keeps note
+// "A" in the mirror and the history, a clean run gives "B". Nothing
+// counts it. The code before 0237ce8 fails the same way.
+func TestBreakMirrorCrashCreateBeforeOldKey(t *testing.T) {
+	c1 := pgw("c", "null", bmcKcRow(1, "a", "A"), 100)
+	u1 := pgw("u", "null", bmcKcRow(1, "a", "B"), 150)
+	d1 := bmcKcDel(1, 2, 200)
+	c2 := bmcKcCreate(1, 2, 200, "a")
+	for name, crashed := range map[string][]wev{"update": {u1}, "update and delete": {u1, d1}} {
+		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
+			for _, restart := range []bool{false, true} {
+				if restart && opts.WithoutBronze {
+					continue // no past to read after a restart: Known gaps
+				}
+				label := fmt.Sprintf("%s %v restart %v", name, opts.Tables(), restart)
+				c := bmcCase{opts: opts, before: [][]wev{{c1}, {c2}}, crashed: crashed, restart: restart}
+				got, want := c.run(t)
+				bmcCompareTables(t, label, got, want)
+			}
+		}
+	}
+}
+
+// Without bronze, retried on the same worker with a compaction between
+// the crash and the retry: the late change of key 1 goes to a rebuild
+// after the compaction reset the local state, so it is left out of the
+// history and counted unwoven, where a clean run (compaction after the
+// batch) weaves it. This is the known gap "Without bronze, a late
+// change" (a compaction), reached here through the retry; asserted as
+// today's result. The code before 0237ce8 gives the same.
+func TestBreakMirrorCrashLateCompactNoBronze(t *testing.T) {
+	before := [][]wev{bmcFirst, {pgw("u", "null", `{"order_id":1,"status":"b","note":"n2"}`, 200)}}
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"late","note":"nl"}`, 150), pgw("u", "null", `{"order_id":3,"status":"a","note":"n3"}`, 300)}
+	c := bmcCase{opts: TableSpec{WithoutBronze: true}, before: before, crashed: crashed, between: []string{JobCompact}}
+	got, want := c.run(t)
+	const lateRow = "1 late nl 00000000000000960000000000000096 00000000000000c800000000000000c8 false"
+	if !strings.Contains(want.history, lateRow) || strings.Contains(got.history, lateRow) || got.mirror != want.mirror {
+		t.Errorf("history got:\n%s\nclean:\n%s", got.history, want.history)
+	}
+	if u := got.batch.res.History.Unwoven + got.batch.rebuild.Unwoven; u != 1 {
+		t.Errorf("unwoven %d, want 1 (%s)", u, bmcCounts(got.batch))
 	}
 }
