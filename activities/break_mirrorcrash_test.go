@@ -462,13 +462,29 @@ func TestBreakMirrorCrashRedeliveredDelete(t *testing.T) {
 // batch) is listed to fill again, but the retry never sends it to the
 // rebuild (TestBreakMirrorCrashHeirListedNotRebuilt): key 2 keeps note
 // "A" in the mirror and the history, a clean run gives "B". Nothing
-// counts it. The code before 0237ce8 fails the same way.
+// counts it. With the old key's update alone in the batch the code
+// before 0237ce8 fails the same way (TestBreakMirrorCrashCreateBeforeOldKey);
+// with its update and delete (TestBreakMirrorCrashCreateBeforeOldKeyDelete)
+// it passed: every key of the batch went to the rebuild, which follows
+// key 1's key-change delete to key 2. A regression of 0237ce8.
 func TestBreakMirrorCrashCreateBeforeOldKey(t *testing.T) {
+	bmcCreateBeforeOldKey(t, false)
+}
+
+func TestBreakMirrorCrashCreateBeforeOldKeyDelete(t *testing.T) {
+	bmcCreateBeforeOldKey(t, true)
+}
+
+func bmcCreateBeforeOldKey(t *testing.T, withDelete bool) {
 	c1 := pgw("c", "null", bmcKcRow(1, "a", "A"), 100)
 	u1 := pgw("u", "null", bmcKcRow(1, "a", "B"), 150)
 	d1 := bmcKcDel(1, 2, 200)
 	c2 := bmcKcCreate(1, 2, 200, "a")
-	for name, crashed := range map[string][]wev{"update": {u1}, "update and delete": {u1, d1}} {
+	cases := map[string][]wev{"update": {u1}}
+	if withDelete {
+		cases = map[string][]wev{"update and delete": {u1, d1}}
+	}
+	for name, crashed := range cases {
 		for _, opts := range []TableSpec{{}, {WithoutBronze: true}} {
 			for _, restart := range []bool{false, true} {
 				if restart && opts.WithoutBronze {
