@@ -100,6 +100,15 @@ type bmcCase struct {
 	// batch (a baseline for no-bronze cases whose result depends on the
 	// worker's local state)
 	cleanRestart bool
+	// cols: the columns compared (nil: order_id, status, note)
+	cols []string
+}
+
+func (c bmcCase) tables(w *wrun) (string, string) {
+	if c.cols != nil {
+		return w.colTables(c.cols...)
+	}
+	return w.tables()
 }
 
 type bmcOut struct {
@@ -136,7 +145,7 @@ func (c bmcCase) run(t *testing.T) (got, want bmcOut) {
 	for _, b := range c.after {
 		w.applyRb(b, false)
 	}
-	got.mirror, got.history = w.tables()
+	got.mirror, got.history = c.tables(w)
 
 	clean := newWrun(t, c.opts)
 	for _, b := range c.before {
@@ -152,7 +161,7 @@ func (c bmcCase) run(t *testing.T) (got, want bmcOut) {
 	for _, b := range c.after {
 		clean.applyRb(b, false)
 	}
-	want.mirror, want.history = clean.tables()
+	want.mirror, want.history = c.tables(clean)
 	return got, want
 }
 
@@ -558,4 +567,15 @@ func TestBreakMirrorCrashRedeliveredToastAfter(t *testing.T) {
 		t.Fatalf("clean history:\n%s", want.history)
 	}
 	bmcCompareTables(t, "redelivered, then a TOAST update", got, want)
+}
+
+// A column added in the crashed batch (the mirror's commit evolved its
+// schema, the history's did not happen), with a TOAST placeholder and a
+// late change.
+func TestBreakMirrorCrashColumnAdded(t *testing.T) {
+	before := [][]wev{bmcFirst, {pgw("u", "null", `{"order_id":2,"status":"b","note":"n2"}`, 200)}}
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":`+toast+`,"extra":"e1"}`, 300),
+		pgw("u", "null", `{"order_id":2,"status":"late","note":"nl","extra":"e0"}`, 150)}
+	after := [][]wev{{pgw("u", "null", `{"order_id":1,"status":"c","note":"n3","extra":"e2"}`, 400)}}
+	bmcMatrix(t, bmcCase{before: before, crashed: crashed, after: after, cols: []string{"order_id", "status", "note", "extra"}}, true)
 }
