@@ -33,7 +33,7 @@ package activities
 //
 // Hold: TestBreakMirrorCrashInOrder (crash twice, compaction, purge after
 // the history), ...Truncate, ...Reread, ...HistoryColumns,
-// ...KeyChangeHeir, ...LateCompact, ...LateCompactNoBronze (known gap,
+// ...KeyChangeHeir, ...Tombstone, ...LateCompact, ...LateCompactNoBronze (known gap,
 // asserted as today's result), ...ColumnAdded.
 
 import (
@@ -608,4 +608,13 @@ func TestBreakMirrorCrashColumnAdded(t *testing.T) {
 		pgw("u", "null", `{"order_id":2,"status":"late","note":"nl","extra":"e0"}`, 150)}
 	after := [][]wev{{pgw("u", "null", `{"order_id":1,"status":"c","note":"n3","extra":"e2"}`, 400)}}
 	bmcMatrix(t, bmcCase{before: before, crashed: crashed, after: after, cols: []string{"order_id", "status", "note", "extra"}}, true)
+}
+
+// A delete and its Kafka tombstone in the crashed batch, and a later
+// re-create of the key.
+func TestBreakMirrorCrashTombstone(t *testing.T) {
+	del := pgw("d", `{"order_id":2}`, "null", 210)
+	crashed := []wev{pgw("u", "null", `{"order_id":1,"status":"b","note":"n2"}`, 200), del, {m: sample.Message{Key: del.m.Key}}}
+	after := [][]wev{{pgw("c", "null", `{"order_id":2,"status":"again","note":`+toast+`}`, 300)}}
+	bmcMatrix(t, bmcCase{before: [][]wev{bmcFirst}, crashed: crashed, after: after}, false)
 }
