@@ -112,6 +112,11 @@ func (e *QuarantineLimitError) Error() string {
 // rebuilt while the batch was staged; stage the mirror again.
 var ErrStateMoved = tablestate.ErrStateMoved
 
+// ErrBatchBetweenCommits: a tombstone purge found a batch committed to
+// the mirror and not yet to the history (MirrorWriter.Purge); retryable:
+// the table's retry of the batch commits its history.
+var ErrBatchBetweenCommits = errors.New("lake: a batch is committed to the mirror but not yet to the history (its retry is pending); the tombstone purge waits for it: retry once the table has applied its next batch")
+
 // ErrHorizonMoved: a tombstone purge (or an erasure's guard) committed
 // between the batch's Prepare (which refused changes that could resurrect
 // purged or erased rows by the horizons it read) and its Stage (which

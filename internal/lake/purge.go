@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
@@ -60,6 +61,11 @@ func (w *MirrorWriter) purge(ctx context.Context, retention, floor time.Duration
 	tbl, err := lakecat.LoadTable(ctx, w.cat, w.name.Mirror())
 	if err != nil || tbl == nil {
 		return res, err
+	}
+	if !dryRun && !w.ownsPending() {
+		if err := w.noBatchBetweenCommits(ctx, tbl); err != nil {
+			return res, err
+		}
 	}
 	if err := w.ensureIndex(ctx, tbl); err != nil {
 		return res, err
@@ -193,4 +199,29 @@ func deletedBefore(ctx context.Context, fs iceio.IO, path string, positions []in
 		return nil
 	})
 	return out, err
+}
+
+// noBatchBetweenCommits returns ErrBatchBetweenCommits when the mirror
+// holds a batch its history does not (a worker stopped between the two
+// commits, the batch not yet retried): a purge then would take the
+// retried batch's changes of a key it removes for changes that could
+// resurrect a purged row, and their history versions would be lost.
+// Errors: also catalog failures and malformed bookkeeping.
+func (w *MirrorWriter) noBatchBetweenCommits(ctx context.Context, mirror *table.Table) error {
+	history, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
+	if err != nil || history == nil {
+		return err
+	}
+	mcp, err := ReadCheckpoint(mirror)
+	if err != nil {
+		return err
+	}
+	hcp, err := ReadCheckpoint(history)
+	if err != nil {
+		return err
+	}
+	if hcp.BatchSeq < mcp.BatchSeq {
+		return fmt.Errorf("%w (mirror at batch %d, history at %d)", ErrBatchBetweenCommits, mcp.BatchSeq, hcp.BatchSeq)
+	}
+	return nil
 }
