@@ -13,15 +13,16 @@ func deliver(rng *rand.Rand, clean []Message, o Options) []Message {
 		return slices.Clone(clean)
 	}
 	d := slices.Clone(clean)
-	d = moveLate(rng, d, o.Late)
+	d = moveLate(rng, d, o.Late, o.LateAnywhere)
 	swapNeighbours(rng, d, o.OutOfOrder)
 	return replay(rng, d, o.Duplicates)
 }
 
 // moveLate takes up to count change records (not tombstones) from the
 // first three quarters of d and re-inserts each at a random position in
-// the last tenth of the stream.
-func moveLate(rng *rand.Rand, d []Message, count int) []Message {
+// the last tenth of the stream (anywhere: at a random position after its
+// own).
+func moveLate(rng *rand.Rand, d []Message, count int, anywhere bool) []Message {
 	var cand []int
 	for i := range len(d) * 3 / 4 {
 		if !d[i].Tombstone() {
@@ -39,18 +40,24 @@ func moveLate(rng *rand.Rand, d []Message, count int) []Message {
 	picked := slices.Clone(cand[:count])
 	slices.Sort(picked)
 	moved := make([]Message, 0, count)
+	from := make([]int, 0, count) // each moved record's place among the rest
 	rest := make([]Message, 0, len(d))
 	k := 0
 	for i, m := range d {
 		if k < len(picked) && picked[k] == i {
 			moved = append(moved, m)
+			from = append(from, len(rest))
 			k++
 			continue
 		}
 		rest = append(rest, m)
 	}
-	for _, m := range moved {
+	for j, m := range moved {
 		lo := len(rest) * 9 / 10
+		if anywhere {
+			lo = from[j] + j + 1 // after its own place (earlier moved ones inserted before it shift it by at most j)
+			lo = min(lo, len(rest))
+		}
 		rest = slices.Insert(rest, lo+rng.IntN(len(rest)-lo+1), m)
 	}
 	return rest

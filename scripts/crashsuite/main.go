@@ -267,10 +267,11 @@ func run(args []string) error {
 
 	// the stream, in one chunk per round and a last one
 	// (longer for many kills: a rebuild round may take several chunks
-	// before a batch weaves a late key)
+	// before a late change reaches a replacement or a listed batch; late
+	// changes all along it, so that every rebuild round finds some)
 	f := max(1, *kills/8)
 	stream := sample.Generate(sample.Options{Seed: *seed, Inserts: 200 * f, Updates: 500 * f, Deletes: 60 * f, Duplicates: 40 * f, Late: 60 * f,
-		OutOfOrder: 40 * f, UnseenDeletes: 10 * f, Tombstones: true, Envelope: true, ReplicaIdentityFull: true})
+		OutOfOrder: 40 * f, UnseenDeletes: 10 * f, Tombstones: true, Envelope: true, ReplicaIdentityFull: true, LateAnywhere: true})
 	spec := activities.TableSpec{Table: "crash.orders", Topic: "crash.public.orders", KeyColumns: []string{"order_id"},
 		MaxEvents: 25, MaxWait: 200 * time.Millisecond}
 	if err := kc.CreateTopic(ctx, spec.Topic, 1); err != nil {
