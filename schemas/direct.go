@@ -487,13 +487,22 @@ func (d *Decoder) directValue(pl []byte, m *member, fs *fieldSpec, out *cdc.Valu
 		case '"':
 			return d.directText(v, m.esc, out)
 		case '{', '[':
-		default:
-			if n, ok, overflow := parseJSONInt(v); ok && !overflow {
-				*out = cdc.Int(n)
-				return true
-			}
+			return d.fieldRaw(v, fs, out)
 		}
-		return d.fieldRaw(v, fs, out)
+		if n, ok, overflow := parseJSONInt(v); ok {
+			if overflow { // beyond int64: a scale-0 decimal, exact from the text
+				d.putValue(out, cdc.Value{Kind: cdc.KindDecimal}, v)
+			} else {
+				*out = cdc.Int(n)
+			}
+			return true
+		}
+		f, err := parseFloatText(v, 64)
+		if err != nil {
+			return false
+		}
+		*out = cdc.Float(f)
+		return true
 	}
 	if c == 'n' {
 		*out = cdc.Null()
@@ -553,6 +562,23 @@ func (d *Decoder) directValue(pl []byte, m *member, fs *fieldSpec, out *cdc.Valu
 				*out = val
 				return true
 			}
+		}
+	case decDecimal:
+		switch {
+		case c == '"' && !m.esc:
+			val, b, err := d.decimalString(v[1:len(v)-1], fs)
+			if err != nil {
+				return false
+			}
+			d.putValue(out, val, b)
+			return true
+		case c == '-' || c >= '0' && c <= '9':
+			val, b, err := d.decimalFromText(v, fs)
+			if err != nil {
+				return false
+			}
+			d.putValue(out, val, b)
+			return true
 		}
 	case decZonedTs:
 		if c == '"' && !m.esc {
