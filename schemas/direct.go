@@ -276,12 +276,28 @@ var strPlain = func() (t [256]bool) {
 	return t
 }()
 
+// plainWord reports whether all eight bytes of w are strPlain: none is
+// below 0x20, at or above 0x80, a quote or a backslash (the has-zero-byte
+// and has-less-than tests of "Bit Twiddling Hacks", exact for whether
+// any byte matches).
+func plainWord(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q, bs := w^(lo*'"'), w^(lo*'\\')
+	less := (w - lo*0x20) &^ w
+	quote := (q - lo) &^ q
+	backslash := (bs - lo) &^ bs
+	return (less|quote|backslash|w)&hi == 0
+}
+
 // scanString validates the string that starts at the quote b[i] as
 // skipString does and returns the index past its closing quote and
 // whether it holds an escape; ok is false for an invalid string.
 func scanString(b []byte, i int) (end int, esc, ok bool) {
 	j, ascii := i+1, true
 	for {
+		for j+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
 		for j < len(b) && strPlain[b[j]] {
 			j++
 		}

@@ -259,3 +259,40 @@ func FuzzDirectMatchesGeneral(f *testing.F) {
 		p.check(t, "after the seed", rec)
 	})
 }
+
+// TestPlainWord checks the eight-byte test against strPlain.
+func TestPlainWord(t *testing.T) {
+	var b [8]byte
+	for pos := range 8 {
+		for c := range 256 {
+			for i := range b {
+				b[i] = 'a'
+			}
+			b[pos] = byte(c)
+			w := uint64(0)
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(b[i])
+			}
+			if got := plainWord(w); got != strPlain[c] {
+				t.Fatalf("byte %#x at %d: plainWord %v, strPlain %v", c, pos, got, strPlain[c])
+			}
+		}
+	}
+	// every pair of bytes among the interesting ones
+	special := []byte{0, 0x1f, 0x20, '"', '\\', 0x7f, 0x80, 0xff, '!', '#', '[', ']'}
+	for _, x := range special {
+		for _, y := range special {
+			for i := range b {
+				b[i] = ' '
+			}
+			b[2], b[5] = x, y
+			w := uint64(0)
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(b[i])
+			}
+			if got := plainWord(w); got != (strPlain[x] && strPlain[y]) {
+				t.Fatalf("bytes %#x %#x: plainWord %v", x, y, got)
+			}
+		}
+	}
+}
