@@ -25,16 +25,20 @@ import (
 // too (differential tests: direct_test.go).
 //
 // Validity: the record passes checkEscapes (every \ escape decodes to
-// exactly one text) and then the strict scanner of jsonscan.go checks
-// every top-level member of the payload (RFC 8259: no raw control
-// characters or invalid UTF-8 in strings, strict numbers and literals,
-// nesting at most directDepth levels below the payload). That is stricter
-// than fastjson, so a record the direct path accepts is one fastjson
-// parses too, to the same values; what it does not accept takes the
-// general path. Image values the direct path does not decode itself
-// (nested objects and arrays, decimals, geometries, lists, numbers that
-// are not plain int64 literals, ...) are parsed alone with fastjson and
-// decoded by Decoder.field, the general path's own code.
+// exactly one text; for a value without the wrapper the scanner checks
+// each escape itself with the same escapeLen, and outside strings a
+// backslash is invalid anyway), and a strict scanner (skipValue and
+// scanString) checks every top-level member of the payload: RFC 8259
+// strings without raw control characters or invalid UTF-8, strict
+// numbers and literals, nesting at most 32 levels below the payload
+// (directDepth). That is stricter than fastjson, so a record the direct
+// path accepts is one fastjson parses too, to the same values; what it
+// does not accept takes the general path. Image values the direct path
+// does not decode itself (nested objects and arrays: JSON text, lists,
+// geometries, VariableScaleDecimal; strings with escapes for columns
+// other than text; numbers for other than int, float, decimal and
+// temporal columns; declared columns' fallbacks) are parsed alone with
+// fastjson and decoded by Decoder.field, the general path's own code.
 
 // directDepth is the skipValue depth the direct path starts top-level
 // payload members at: they may nest at most maxJSONDepth-directDepth
@@ -68,13 +72,17 @@ type payloadSpans struct {
 // left for the caller to reset.
 func (d *Decoder) decodeDirect(rec *Record) (Decoded, bool) {
 	b := rec.Value
-	if d.flatMode == FlattenAlways || len(b) > math.MaxInt32 || checkEscapes(b) != nil {
+	if d.flatMode == FlattenAlways || len(b) > math.MaxInt32 {
 		return Decoded{}, false
 	}
 	var env *envSchema
 	sch, pl, wrapped := d.splitEnvelope(b)
 	if !wrapped {
+		// scanPayload then checks all of b, every escape too (escapeLen,
+		// as checkEscapes does; outside strings a backslash is invalid)
 		pl = b
+	} else if checkEscapes(b) != nil {
+		return Decoded{}, false
 	}
 	var f payloadSpans
 	if !d.scanPayload(pl, !wrapped, &f) {
