@@ -95,3 +95,50 @@ func BenchmarkFastjsonParseBaseline(b *testing.B) {
 		}
 	}
 }
+
+// benchWorkloadUpdate is an update of the benchmark workload
+// (scripts/bench: benchctl gen), decoded as the mirror-only worker does:
+// declared columns, DropUpsertBefore.
+const benchWorkloadUpdate = `{"before":{"order_id":518674,"customer_id":144371,"status":"on_hold","amount":"6401.73","note":"invoice call wrap split attempt express","updated_at":1793485610307000},` +
+	`"after":{"order_id":518674,"customer_id":144371,"status":"paid","amount":"802.99","note":"invoice call wrap split attempt express","updated_at":1793491200001000},` +
+	`"source":{"version":"2.7.3.Final","connector":"postgresql","name":"shop","ts_ms":1793491200001,"snapshot":"false","db":"shop","sequence":"[\"23000224\",\"23000379\"]",` +
+	`"schema":"public","table":"orders","txId":5001,"lsn":23000379,"xmin":null},"op":"u","ts_ms":1793491200008,"transaction":null}`
+
+var benchWorkloadOptions = DecoderOptions{KeyColumns: []string{"order_id"}, DropUpsertBefore: true, Columns: []cdc.Column{
+	{Name: "order_id", Type: cdc.TypeLong}, {Name: "customer_id", Type: cdc.TypeLong, Optional: true},
+	{Name: "status", Type: cdc.TypeString, Optional: true}, {Name: "amount", Type: cdc.DecimalType(12, 2), Optional: true},
+	{Name: "note", Type: cdc.TypeString, Optional: true}, {Name: "updated_at", Type: cdc.TypeTimestamp, Optional: true},
+}}
+
+// BenchmarkDecodePaths decodes the records above by the direct path and
+// by the general one (the fastjson tree; Decoder.noDirect), to compare
+// them in one binary.
+func BenchmarkDecodePaths(b *testing.B) {
+	for _, c := range []struct {
+		name, value string
+		opts        DecoderOptions
+	}{
+		{"pg-update", benchPGUpdate, idKey},
+		{"pg-update-envelope", benchEnvelope(), idKey},
+		{"workload-update", benchWorkloadUpdate, benchWorkloadOptions},
+	} {
+		for _, general := range []bool{false, true} {
+			name := c.name + "/direct"
+			if general {
+				name = c.name + "/general"
+			}
+			b.Run(name, func(b *testing.B) {
+				d := NewDecoder(c.opts)
+				d.noDirect = general
+				rec := Record{Topic: "pgserver1.public.orders", Value: []byte(c.value)}
+				b.SetBytes(int64(len(c.value)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := d.Decode(rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

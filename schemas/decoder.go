@@ -138,6 +138,14 @@ type Decoder struct {
 	bitsLSB bool
 
 	vp, kp, sp fastjson.Parser // value payload, Kafka key, schema
+	fp         fastjson.Parser // one image value of the direct path (direct.go)
+
+	// the direct path (direct.go): members of the images and of the
+	// source block, unescaped text; noDirect turns it off (tests)
+	bm, am, sm, tm []member
+	esc            []byte
+	noDirect       bool
+	directHits     int // records decoded by the direct path
 
 	schemaCache   map[string]*envSchema
 	structCanon   map[string]*structSpec
@@ -362,6 +370,14 @@ func isTombstoneValue(b []byte) bool {
 }
 
 func (d *Decoder) decode(rec *Record) (Decoded, error) {
+	if !d.noDirect {
+		if out, ok := d.decodeDirect(rec); ok {
+			d.directHits++
+			return out, nil
+		}
+		clear(d.fix) // drop pointers into the abandoned event
+		d.beginText()
+	}
 	pv, env, err := d.parseValue(rec.Value)
 	if err != nil {
 		return Decoded{}, err

@@ -48,6 +48,13 @@ func (d *Decoder) resolveLayout(o *fastjson.Object) (*layout, error) {
 	if dup != "" {
 		return nil, fmt.Errorf("duplicate field %q", dup)
 	}
+	return d.addLayout(d.raw, names), nil
+}
+
+// addLayout creates the layout of column names (no duplicates), caches it
+// under raw (its names, each preceded by its length as a uvarint) and
+// makes it the last layout.
+func (d *Decoder) addLayout(raw []byte, names []string) *layout {
 	l := &layout{cols: cdc.NewColumns(names), specs: make([]*fieldSpec, len(names))}
 	for i, n := range names {
 		l.specs[i] = d.looseSpec(n)
@@ -55,9 +62,9 @@ func (d *Decoder) resolveLayout(o *fastjson.Object) (*layout, error) {
 	if len(d.layouts) >= layoutCacheLimit {
 		clear(d.layouts)
 	}
-	d.layouts[string(d.raw)] = l
+	d.layouts[string(raw)] = l
 	d.lastLayout = l
-	return l, nil
+	return l
 }
 
 // decodeLooseRow decodes a schema-less image into vals (len(vals) ==

@@ -324,34 +324,7 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 	switch t {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		if fs.declared {
-			if len(s) == len(d.phText) && string(s) == d.phText {
-				return cdc.Unavailable(), nil, nil
-			}
-			if _, ok := nonFinite(s); ok || string(s) == "+Infinity" {
-				return cdc.Value{}, nil, fmt.Errorf("%q is not a finite decimal (Iceberg decimals hold none)", s)
-			}
-			number, b64 := numeric(s), validBase64(s)
-			mode := fs.decText
-			if mode == decTextAuto && number && b64 {
-				// "1234" is 1234 as text and -2658824 as base64: never guess
-				return cdc.Value{}, nil, fmt.Errorf("decimal %q reads both as a number (decimal.handling.mode=string) and as base64 unscaled bytes (precise): declare the column in a table definition with \"source\": \"string\" or \"source\": %q", s, logicalDecimal)
-			}
-			if mode == decTextNumber || (mode == decTextAuto && number) {
-				if !number {
-					return cdc.Value{}, nil, fmt.Errorf("%q is not a number (the column's source is \"string\": decimal.handling.mode=string)", s)
-				}
-				if s[0] == '+' {
-					s = s[1:]
-				}
-				return d.decimalFromText(s, fs) // exact, or an error saying why not
-			}
-		}
-		small, big, digits, err := base64Unscaled(s, d.tmp[:0])
-		if err != nil {
-			return cdc.Value{}, nil, err
-		}
-		return d.unscaledDecimal(small, big, digits, fs)
+		return d.decimalString(s, fs)
 	case fastjson.TypeNumber:
 		d.num = v.MarshalTo(d.num[:0])
 		return d.decimalFromText(d.num, fs)
@@ -364,6 +337,40 @@ func (d *Decoder) decimalValue(v *fastjson.Value, t fastjson.Type, fs *fieldSpec
 		return d.declaredFallback(v, fs)
 	}
 	return cdc.Value{}, nil, fmt.Errorf("want %s, got %s", wantName(fs.dec), jsonTypeName(v))
+}
+
+// decimalString decodes the text s of a JSON string for the decimal
+// column fs: base64 unscaled bytes, or, for a declared column, the
+// number's text or the TOAST placeholder (see decimalValue).
+func (d *Decoder) decimalString(s []byte, fs *fieldSpec) (cdc.Value, []byte, error) {
+	if fs.declared {
+		if len(s) == len(d.phText) && string(s) == d.phText {
+			return cdc.Unavailable(), nil, nil
+		}
+		if _, ok := nonFinite(s); ok || string(s) == "+Infinity" {
+			return cdc.Value{}, nil, fmt.Errorf("%q is not a finite decimal (Iceberg decimals hold none)", s)
+		}
+		number, b64 := numeric(s), validBase64(s)
+		mode := fs.decText
+		if mode == decTextAuto && number && b64 {
+			// "1234" is 1234 as text and -2658824 as base64: never guess
+			return cdc.Value{}, nil, fmt.Errorf("decimal %q reads both as a number (decimal.handling.mode=string) and as base64 unscaled bytes (precise): declare the column in a table definition with \"source\": \"string\" or \"source\": %q", s, logicalDecimal)
+		}
+		if mode == decTextNumber || (mode == decTextAuto && number) {
+			if !number {
+				return cdc.Value{}, nil, fmt.Errorf("%q is not a number (the column's source is \"string\": decimal.handling.mode=string)", s)
+			}
+			if s[0] == '+' {
+				s = s[1:]
+			}
+			return d.decimalFromText(s, fs) // exact, or an error saying why not
+		}
+	}
+	small, big, digits, err := base64Unscaled(s, d.tmp[:0])
+	if err != nil {
+		return cdc.Value{}, nil, err
+	}
+	return d.unscaledDecimal(small, big, digits, fs)
 }
 
 // numeric reports text that reads as a number: a JSON number, with an
