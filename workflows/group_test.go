@@ -56,6 +56,13 @@ func computeOnly(env *testsuite.TestWorkflowEnvironment) {
 	env.OnGetVersion(cutPublishVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 }
 
+// positionsComputeOnly makes env's group workflow take the branch of
+// runs before cutPositionVersion: without a transaction topic it computes
+// its cut and publishes none, and it keeps no memo.
+func positionsComputeOnly(env *testsuite.TestWorkflowEnvironment) {
+	env.OnGetVersion(cutPositionVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+}
+
 func queryCut(t *testing.T, env *testsuite.TestWorkflowEnvironment) GroupCut {
 	t.Helper()
 	v, err := env.QueryWorkflow(QueryCut)
@@ -148,6 +155,7 @@ func TestGroupWorkflowCut(t *testing.T) {
 // not reported every partition of its topic holds it.
 func TestGroupWorkflowPositionCut(t *testing.T) {
 	env := groupEnv(t, nil)
+	positionsComputeOnly(env)
 	checked := false
 	a := GroupMember{Table: "shop.a", Collection: "public.a"}
 	b := GroupMember{Table: "shop.b", Collection: "public.b"}

@@ -163,6 +163,27 @@ const (
 	// Before, the group only computed its cut. The tables need no marker:
 	// they act on SignalGroupCut, which no table got before.
 	cutPublishVersion = "cut-publish"
+
+	// cutPositionVersion (issue 37 items 4 and 5): a group without a
+	// transaction topic publishes its cuts per position (freeze, bound at
+	// the highest watermark, publish once every table has fetched past W
+	// on every partition: groupcut.go), and every group upserts its memo
+	// "cut" (GroupMemo: the newest published cut, the pending one and
+	// what it waits for, the last given up) when it changes, so the
+	// Temporal Web UI shows it. Asked at each run's start. Before, a
+	// group without a transaction topic only computed its cut, and no
+	// group had a memo.
+	cutPositionVersion = "cut-per-position"
+
+	// cutHeldReportVersion (issue 37 item 5): a table of a group without
+	// a transaction topic reports, after each batch bounded at the
+	// group's W, the partitions on which the batch stopped before a
+	// record above W as fetched past W, also when the batch applied
+	// nothing (every record left above W): the group publishes a cut per
+	// position once every table has fetched past W on every partition.
+	// Asked at each such bounded batch (reportToGroup). Before, a batch
+	// that applied nothing reported nothing.
+	cutHeldReportVersion = "cut-held-report"
 )
 
 // supportWindow is how long a marker's old branch stays at least after
