@@ -285,6 +285,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 			ch.Receive(ctx, &r)
 			g.report(ctx, r)
 			g.stepCut(ctx)
+			g.upsertMemo(ctx)
 		})
 		sel.AddFuture(timer, func(workflow.Future) { due = true })
 		for !due {
