@@ -85,6 +85,8 @@ func (g *group) memoNow() *GroupMemo {
 // upsertMemo upserts the memo MemoCut when it changed since the run last
 // did (cutPositionVersion; a new run upserts it once at its start). An
 // error is logged: the memo is for people.
+//
+//workflowcheck:ignore (reflect.DeepEqual compares two values; its result does not depend on anything else; deterministic)
 func (g *group) upsertMemo(ctx workflow.Context) {
 	if !g.positions {
 		return
