@@ -118,9 +118,11 @@ func (g *group) signalTable(ctx workflow.Context, table, op string, attempt int6
 }
 
 // stepCut moves the group's cut protocol on (cutPublishVersion runs with
-// a transaction topic): it begins a cut when none is pending and one is
-// due, bounds a frozen one, publishes a complete one and gives up one
-// past its timeouts. Called after each round and each report.
+// a transaction topic; cutPositionVersion runs without, per position):
+// it begins a cut when none is pending and one is due (per position:
+// and every partition moved past the last cut, positionMoved), bounds a
+// frozen one, publishes a complete one and gives up one past its
+// timeouts. Called after each round and each report.
 //
 //workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
 func (g *group) stepCut(ctx workflow.Context) {
