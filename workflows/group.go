@@ -144,6 +144,11 @@ type GroupState struct {
 	Aborts    int64         `json:"aborts,omitempty"`
 	LastAbort string        `json:"last_abort,omitempty"`
 	NextCutAt time.Time     `json:"next_cut_at,omitzero"`
+	// GivenUpW is the bound of the last cut per position given up once
+	// bound (hex; "" none): the next begins only when every partition
+	// has fetched up to it (positionMoved), so a partition that stayed
+	// below it does not stop the tables again meanwhile.
+	GivenUpW string `json:"given_up_w,omitempty"`
 }
 
 // maxForeign is the most foreign collections GroupState keeps.

@@ -474,8 +474,9 @@ func TestTableWorkflowTakesPartInCut(t *testing.T) {
 // PositionCut's W), publishes once every table has fetched past W on
 // every partition (the held tables' reports), keeps its memo (the
 // published cut, then the tables holding the next one), begins no cut
-// while a partition has no change past the last cut, and gives a cut up
-// after cutBoundTimeout when a partition stays below W, naming it.
+// while a partition has no change past the last cut, gives a cut up
+// after cutBoundTimeout when a partition stays below W, naming it, and
+// begins none again while a partition stays below that bound.
 func TestGroupWorkflowPublishesCutsPerPosition(t *testing.T) {
 	a := GroupMember{Table: "shop.a", Collection: "public.a"}
 	b := GroupMember{Table: "shop.b", Collection: "public.b"}
@@ -567,10 +568,12 @@ func TestGroupWorkflowPublishesCutsPerPosition(t *testing.T) {
 		require.Equal(t, c.LastAbort, last.LastAbort)
 		require.Nil(t, last.Pending)
 		require.Equal(t, int64(1), last.Published.Number)
+		require.Equal(t, []string{"shop.b"}, last.HeldBy) // below the bound given up: no cut begins
 		checked++
 	}, 800*time.Second)
-	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", RoundsPerRun: 4})
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", RoundsPerRun: 5})
 	require.Equal(t, 2, checked)
+	require.Len(t, sent, 12) // no attempt 3 while the partitions stay below 900
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
 }

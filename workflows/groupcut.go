@@ -230,14 +230,15 @@ func (g *group) stepCut(ctx workflow.Context) {
 
 // positionMoved reports whether every table of a group without a
 // transaction topic has fetched, on every partition, past the last
-// published cut's W (past none before the first): only then may a cut
-// per position begin, since a partition without a change since would
-// hold it until cutBoundTimeout with every table stopped.
+// published cut's W (past none before the first) and up to the bound of
+// the last cut given up once bound (GivenUpW): only then may a cut per
+// position begin, since a partition without a change since would hold
+// it until cutBoundTimeout with every table stopped.
 //
 //workflowcheck:ignore (the cut.Tracker goes over maps, but its result does not depend on the order; deterministic)
 func (g *group) positionMoved() bool {
 	w := g.tr.PositionCut().W.Hex()
-	return w != "" && (g.st.Published == nil || w > g.st.Published.W)
+	return w != "" && (g.st.Published == nil || w > g.st.Published.W) && w >= g.st.GivenUpW
 }
 
 // waiting says what the pending cut waits for: the tables that have not
@@ -337,6 +338,9 @@ func (g *group) release(ctx workflow.Context, p *PendingCut) {
 // abort gives the pending cut up for why: recorded, the tables released.
 func (g *group) abort(ctx workflow.Context, why string) {
 	p := g.st.Pending
+	if p.PerPosition && p.W != "" {
+		g.st.GivenUpW = p.W
+	}
 	g.st.Aborts++
 	g.st.LastAbort = fmt.Sprintf("cut attempt %d: %s", p.Attempt, why)
 	workflow.GetLogger(ctx).Warn("group: cut given up", "group", g.in.Group, "why", g.st.LastAbort)
