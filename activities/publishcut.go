@@ -20,9 +20,10 @@ type (
 // (docs/design.md, "How readers get W: tags"; cuts.Publish): the tags
 // `cut-<n>` (kept payload.CutRetention) and `consistent` on each table's
 // mirror and history at their current Iceberg snapshots, which hold
-// exactly the transactions committed at or below req.W (the group's
-// workflow holds every table there while this runs), and one row per
-// table in the group table `<ns>._cuts`. It is idempotent (a retry keeps
+// exactly the transactions committed at or below req.W (per position:
+// the changes at or below it; the group's workflow holds every table
+// there while this runs), and one row per table in the group table
+// `<ns>._cuts` (per_position as req.PerPosition). It is idempotent (a retry keeps
 // the tags' snapshots and appends nothing). Errors: a table name that
 // breaks the naming rule and no tables (non-retryable, InvalidTableSpec);
 // a missing mirror, catalog and storage failures (retried). The worker's
@@ -39,7 +40,8 @@ func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (Pub
 		}
 		names = append(names, n)
 	}
-	tagged, err := cuts.Publish(ctx, a.Catalog, cuts.Cut{Group: req.Group, Number: req.Number, W: req.W, TxID: req.TxID, SourceTsMs: req.SourceTsMs},
+	tagged, err := cuts.Publish(ctx, a.Catalog, cuts.Cut{Group: req.Group, Number: req.Number, W: req.W, TxID: req.TxID, SourceTsMs: req.SourceTsMs,
+		PerPosition: req.PerPosition},
 		names, payload.CutRetention, time.Now())
 	if err != nil {
 		return PublishCutResult{}, err

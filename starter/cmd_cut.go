@@ -186,13 +186,17 @@ func parseCutAt(s string) (cutAt, error) {
 // cutView is one published cut as cut prints it (--output json: these
 // field names are stable).
 type cutView struct {
-	Group       string         `json:"group"`
-	Cut         int64          `json:"cut"`
-	Tag         string         `json:"tag"`
-	W           string         `json:"w"`
-	TxID        string         `json:"tx_id,omitempty"`
-	SourceTs    *time.Time     `json:"source_ts,omitempty"`
-	PublishedAt time.Time      `json:"published_at"`
+	Group       string     `json:"group"`
+	Cut         int64      `json:"cut"`
+	Tag         string     `json:"tag"`
+	W           string     `json:"w"`
+	TxID        string     `json:"tx_id,omitempty"`
+	SourceTs    *time.Time `json:"source_ts,omitempty"`
+	PublishedAt time.Time  `json:"published_at"`
+	// PerPosition: the cut is consistent per position, not per
+	// transaction (the group has no transaction topic): a transaction
+	// may straddle W.
+	PerPosition bool           `json:"per_position,omitempty"`
 	Tables      []cutTableView `json:"tables"`
 	Read        string         `json:"read"`
 }
@@ -253,7 +257,7 @@ func pickCut(group string, rows []cuts.Row, sel cutAt) (cutView, error) {
 	rs := byCut[pick]
 	slices.SortFunc(rs, func(a, b cuts.Row) int { return strings.Compare(a.Table, b.Table) })
 	r := rs[0]
-	v := cutView{Group: group, Cut: r.Number, Tag: cuts.Tag(r.Number), W: r.W, TxID: r.TxID, PublishedAt: r.PublishedAt.UTC()}
+	v := cutView{Group: group, Cut: r.Number, Tag: cuts.Tag(r.Number), W: r.W, TxID: r.TxID, PublishedAt: r.PublishedAt.UTC(), PerPosition: r.PerPosition}
 	if r.SourceTsMs != 0 {
 		ts := time.UnixMilli(r.SourceTsMs).UTC()
 		v.SourceTs = &ts
@@ -271,6 +275,9 @@ func pickCut(group string, rows []cuts.Row, sel cutAt) (cutView, error) {
 	}
 	v.Read = fmt.Sprintf("read every table at tag %s: Spark and Trino `SELECT * FROM %s FOR VERSION AS OF '%s'`; pyiceberg `tbl.scan(snapshot_id=tbl.snapshot_by_name('%s').snapshot_id)`; or at the snapshot ids above",
 		v.Tag, example, v.Tag, v.Tag)
+	if v.PerPosition {
+		v.Read += "; per position: every change at or below W is in the tables and none above, but a transaction may straddle W (part of it in the tables)"
+	}
 	return v, nil
 }
 
@@ -299,13 +306,21 @@ func printCut(w io.Writer, v cutView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "group\t%s\n", v.Group)
 	fmt.Fprintf(tw, "cut\t%d (tag %s)\n", v.Cut, v.Tag)
-	fmt.Fprintf(tw, "W\t%s\n", cutPositionText(v.W))
+	if v.PerPosition {
+		fmt.Fprintf(tw, "consistent\tper position, not per transaction (no transaction topic): a transaction may straddle W\n")
+		fmt.Fprintf(tw, "W\t%s\n", positionText(v.W))
+	} else {
+		fmt.Fprintf(tw, "W\t%s\n", cutPositionText(v.W))
+	}
 	if v.TxID != "" {
 		fmt.Fprintf(tw, "transaction\t%s\n", v.TxID)
 	}
 	src := "unknown (a cut per position)"
 	if v.SourceTs != nil {
 		src = v.SourceTs.Format(time.RFC3339Nano)
+		if v.PerPosition {
+			src += " (the newest change the tables had applied when they froze)"
+		}
 	}
 	fmt.Fprintf(tw, "source commit time\t%s\n", src)
 	fmt.Fprintf(tw, "published\t%s\n", v.PublishedAt.Format(time.RFC3339))

@@ -162,3 +162,41 @@ func TestCutAt(t *testing.T) {
 		}
 	}
 }
+
+// A cut per position says so: its consistency, W as a change's position,
+// its source time's meaning and the caveat in how to read it.
+func TestCutTextPerPosition(t *testing.T) {
+	pub := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	w := cdc.PostgresSeq(100, 111).Hex()
+	rows := []cuts.Row{
+		{Group: "shop", Number: 1, W: w, SourceTsMs: 1767258000103, Table: "shop.accounts", Mirror: 11, History: 12, PublishedAt: pub, PerPosition: true},
+	}
+	v, err := pickCut("shop", rows, cutAt{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	printCut(&b, v)
+	want := `group               shop
+cut                 1 (tag cut-1)
+consistent          per position, not per transaction (no transaction topic): a transaction may straddle W
+W                   ` + positionText(w) + `
+source commit time  2026-01-01T09:00:00.103Z (the newest change the tables had applied when they froze)
+published           2026-12-06T15:00:00Z
+
+TABLE          MIRROR         SNAPSHOT  HISTORY                SNAPSHOT  TAG
+shop.accounts  shop.accounts  11        shop.accounts_history  12        cut-1
+
+read every table at tag cut-1: Spark and Trino ` + "`SELECT * FROM shop.accounts FOR VERSION AS OF 'cut-1'`; pyiceberg `tbl.scan(snapshot_id=tbl.snapshot_by_name('cut-1').snapshot_id)`; or at the snapshot ids above; per position: every change at or below W is in the tables and none above, but a transaction may straddle W (part of it in the tables)" + `
+`
+	if b.String() != want {
+		t.Fatalf("cut text:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := writeJSON(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"per_position": true`) {
+		t.Fatalf("cut JSON without per_position:\n%s", b.String())
+	}
+}

@@ -24,12 +24,15 @@ type groupCutStatus struct {
 	Note    string `json:"note,omitempty"`
 	// Number is the newest published cut (0: none yet), W its position
 	// (hex), TxID and SourceTs its END's, LagSeconds now − SourceTs.
-	Number      int64                 `json:"number"`
-	W           string                `json:"w,omitempty"`
-	TxID        string                `json:"tx_id,omitempty"`
-	SourceTs    *time.Time            `json:"source_ts,omitempty"`
-	LagSeconds  *float64              `json:"lag_seconds,omitempty"`
-	PublishedAt *time.Time            `json:"published_at,omitempty"`
+	Number      int64      `json:"number"`
+	W           string     `json:"w,omitempty"`
+	TxID        string     `json:"tx_id,omitempty"`
+	SourceTs    *time.Time `json:"source_ts,omitempty"`
+	LagSeconds  *float64   `json:"lag_seconds,omitempty"`
+	PublishedAt *time.Time `json:"published_at,omitempty"`
+	// PerPosition: the published cut is consistent per position, not
+	// per transaction (the group has no transaction topic).
+	PerPosition bool                  `json:"per_position,omitempty"`
 	Pending     *pendingCutStatus     `json:"pending,omitempty"`
 	Aborts      int64                 `json:"aborts,omitempty"`
 	LastAbort   string                `json:"last_abort,omitempty"`
@@ -43,6 +46,8 @@ type pendingCutStatus struct {
 	Number  int64     `json:"number"`
 	W       string    `json:"w,omitempty"` // "" while the tables freeze
 	Since   time.Time `json:"since"`
+	// Waiting is what it waits for (workflows.GroupCut.Waiting).
+	Waiting []string `json:"waiting,omitempty"`
 }
 
 // statusWithCut is status --output json: the table's status object and,
@@ -69,7 +74,7 @@ func groupCutOf(ctx context.Context, c client.Client, group string, now time.Tim
 func groupCutView(g workflows.GroupCut, now time.Time) *groupCutStatus {
 	v := &groupCutStatus{Group: g.Group, Running: true, Aborts: g.Aborts, LastAbort: g.LastAbort, Holds: g.Holds, Error: g.Error}
 	if p := g.Published; p != nil {
-		v.Number, v.W, v.TxID = p.Number, p.W, p.TxID
+		v.Number, v.W, v.TxID, v.PerPosition = p.Number, p.W, p.TxID, p.PerPosition
 		at := p.PublishedAt.UTC()
 		v.PublishedAt = &at
 		if p.SourceTsMs > 0 {
@@ -79,7 +84,7 @@ func groupCutView(g workflows.GroupCut, now time.Time) *groupCutStatus {
 		}
 	}
 	if p := g.Pending; p != nil {
-		v.Pending = &pendingCutStatus{Attempt: p.Attempt, Number: p.Number, W: p.W, Since: p.Since.UTC()}
+		v.Pending = &pendingCutStatus{Attempt: p.Attempt, Number: p.Number, W: p.W, Since: p.Since.UTC(), Waiting: g.Waiting}
 	}
 	return v
 }
@@ -94,6 +99,9 @@ func printGroupCut(tw *tabwriter.Writer, g *groupCutStatus, now time.Time) {
 		fmt.Fprintf(tw, "group cut\tnone published yet\n")
 	} else {
 		line := fmt.Sprintf("cut %d (tag cut-%d) at %s", g.Number, g.Number, cutPositionText(g.W))
+		if g.PerPosition {
+			line = fmt.Sprintf("cut %d (tag cut-%d) per position, not per transaction (a transaction may straddle W), at %s", g.Number, g.Number, positionText(g.W))
+		}
 		if g.SourceTs != nil {
 			line += fmt.Sprintf(", source commit %s, %s behind", g.SourceTs.Format(time.RFC3339Nano), human.Duration(time.Duration(*g.LagSeconds*float64(time.Second))))
 		}
@@ -108,6 +116,9 @@ func printGroupCut(tw *tabwriter.Writer, g *groupCutStatus, now time.Time) {
 			what = "bound at " + cutPositionText(p.W)
 		}
 		fmt.Fprintf(tw, "cut pending\tcut %d (attempt %d), %s, since %s (%s)\n", p.Number, p.Attempt, what, p.Since.Format(time.RFC3339), human.Duration(now.Sub(p.Since)))
+		if len(p.Waiting) > 0 {
+			fmt.Fprintf(tw, "cut waits for\t%s\n", strings.Join(p.Waiting, "; "))
+		}
 	}
 	if g.LastAbort != "" {
 		fmt.Fprintf(tw, "last cut given up\t%s (%s given up)\n", g.LastAbort, human.Count(g.Aborts, "cut", "cuts"))

@@ -114,3 +114,42 @@ group cut             the group's workflow lakemirror-group-shop does not run: n
 		t.Fatalf("an ungrouped table's JSON has group_cut (%v):\n%s", err, b.String())
 	}
 }
+
+// A group without a transaction topic: status says its published cut is
+// per position, W as a change's position, and what the pending cut
+// waits for.
+func TestStatusGroupCutPerPosition(t *testing.T) {
+	now := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	st := workflows.Status{Table: "shop.accounts", Topic: "srv.shop.accounts", Spec: payload.TableSpec{Table: "shop.accounts", Group: "shop"}}
+	w := cdc.PostgresSeq(100, 111).Hex()
+	g := workflows.GroupCut{Group: "shop", PerPosition: true,
+		Published: &workflows.PublishedCut{Number: 2, W: w, SourceTsMs: now.Add(-90 * time.Second).UnixMilli(), PublishedAt: now.Add(-time.Minute), PerPosition: true},
+		Pending:   &workflows.PendingCut{Attempt: 3, Number: 3, W: cdc.PostgresSeq(120, 130).Hex(), Since: now.Add(-12 * time.Second), PerPosition: true},
+		Waiting:   []string{"shop.audit partition 1 at " + w},
+		Holds:     []workflows.GroupHold{{Table: "shop.audit", Collection: "public.audit"}},
+	}
+	var b bytes.Buffer
+	printStatusGroupAt(&b, st, groupCutView(g, now), now)
+	ls := strings.Split(b.String(), "\n")[2:]
+	for i, l := range ls {
+		if strings.HasPrefix(l, "tables ") {
+			ls = ls[:i]
+			break
+		}
+	}
+	want := `group                 shop, no transaction topic (cuts per position)
+group cut             cut 2 (tag cut-2) per position, not per transaction (a transaction may straddle W), at ` + positionText(w) + `, source commit 2026-12-06T14:58:30Z, 1m30s behind; published 2026-12-06T14:59:00Z
+cut pending           cut 3 (attempt 3), bound at ` + cutPositionText(cdc.PostgresSeq(120, 130).Hex()) + `, since 2026-12-06T14:59:48Z (12s)
+cut waits for         shop.audit partition 1 at ` + w + `
+cut held by           shop.audit (the lowest position fetched)`
+	if got := strings.Join(ls, "\n"); got != want {
+		t.Fatalf("status lines:\n%s\nwant:\n%s", got, want)
+	}
+	var j bytes.Buffer
+	if err := writeJSON(&j, groupCutView(g, now)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(j.String(), `"per_position": true`) || !strings.Contains(j.String(), `"waiting": [`) {
+		t.Fatalf("status JSON without per_position or waiting:\n%s", j.String())
+	}
+}

@@ -49,8 +49,10 @@
 // (GroupWorkflow: a source group's consistent cut, from its transaction
 // topic and its tables' reports, which table.go's reportToGroup sends),
 // groupcut.go (the group takes its cuts in the tables: freeze, bound,
-// PublishCut, release) and tablecut.go (a table's part in them: the
-// group-cut signal, its frozen report, the bound of its batches);
+// PublishCut, release; per transaction or, without a transaction topic,
+// per position), groupmemo.go (the group's memo for the Web UI) and
+// tablecut.go (a table's part in them: the group-cut signal, its frozen
+// report, the bound of its batches);
 // onowner.go runs the maintenance and erasure jobs on the worker holding
 // the table's state.
 package workflows

@@ -85,6 +85,11 @@ type GroupReport struct {
 	Frozen    int64  `json:"frozen,omitempty"`
 	Watermark string `json:"watermark,omitempty"`
 	Refused   int64  `json:"refused,omitempty"`
+	// SourceTsMs, in a frozen report, is the newest source commit time
+	// the table has applied (milliseconds since the epoch; 0 none): a
+	// cut per position takes the newest of its tables' as its source
+	// time, and every cut the newest as the freshest table's.
+	SourceTsMs int64 `json:"source_ts_ms,omitempty"`
 }
 
 // GroupInput starts (or continues) a group's workflow.
@@ -139,6 +144,11 @@ type GroupState struct {
 	Aborts    int64         `json:"aborts,omitempty"`
 	LastAbort string        `json:"last_abort,omitempty"`
 	NextCutAt time.Time     `json:"next_cut_at,omitzero"`
+	// GivenUpW is the bound of the last cut per position given up once
+	// bound (hex; "" none): the next begins only when every partition
+	// has fetched up to it (positionMoved), so a partition that stayed
+	// below it does not stop the tables again meanwhile.
+	GivenUpW string `json:"given_up_w,omitempty"`
 }
 
 // maxForeign is the most foreign collections GroupState keeps.
@@ -184,6 +194,10 @@ type GroupCut struct {
 	Pending   *PendingCut   `json:"pending,omitempty"`
 	Aborts    int64         `json:"aborts,omitempty"`
 	LastAbort string        `json:"last_abort,omitempty"`
+	// Waiting is what the pending cut waits for (tables not frozen; once
+	// bound, per position the partitions not fetched past W, per
+	// transaction the tables that miss events of the next END).
+	Waiting []string `json:"waiting,omitempty"`
 }
 
 // GroupHold is one table that holds the cut.
@@ -201,8 +215,12 @@ type group struct {
 	st *GroupState
 	tr *cut.Tracker
 	// publish is cutPublishVersion taken: the group takes its cuts in the
-	// tables (freeze, bound, publish: groupcut.go).
-	publish bool
+	// tables (freeze, bound, publish: groupcut.go). positions is
+	// cutPositionVersion taken: without a transaction topic too, and the
+	// memo is kept (memo: the last one upserted in this run).
+	publish   bool
+	positions bool
+	memo      *GroupMemo
 }
 
 // GroupWorkflow computes the consistent cut of one source group
@@ -215,8 +233,10 @@ type group struct {
 // fetched per partition) and registrations (SignalGroupRegister, from the
 // starter). The cut query (QueryCut) returns the cut: its number, W, its
 // source commit time and the tables that hold the next END. Without a
-// transaction topic it cuts per position (cut.Tracker.PositionCut).
-// Nothing is tagged or bounded yet: the cut is computed and shown.
+// transaction topic it cuts per position (cut.Tracker.PositionCut). It
+// publishes its cuts in the tables (freeze, bound, publish: groupcut.go;
+// per position too from cutPositionVersion) and keeps its memo MemoCut
+// (GroupMemo) for the Temporal Web UI.
 //
 // It never completes on its own; it continues as new with its state
 // (GroupState) every RoundsPerRun intervals, at historyEventsPerRun
@@ -240,6 +260,8 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		return err
 	}
 	g.publish = workflow.GetVersion(ctx, cutPublishVersion, workflow.DefaultVersion, 1) == 1
+	g.positions = workflow.GetVersion(ctx, cutPositionVersion, workflow.DefaultVersion, 1) == 1
+	g.upsertMemo(ctx)
 	register := workflow.GetSignalChannel(ctx, SignalGroupRegister)
 	report := workflow.GetSignalChannel(ctx, SignalGroupReport)
 	every := in.CutEvery
@@ -268,6 +290,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 			ch.Receive(ctx, &r)
 			g.report(ctx, r)
 			g.stepCut(ctx)
+			g.upsertMemo(ctx)
 		})
 		sel.AddFuture(timer, func(workflow.Future) { due = true })
 		for !due {
@@ -276,6 +299,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		g.read(ctx)
 		g.advance()
 		g.stepCut(ctx)
+		g.upsertMemo(ctx)
 		if wait == every {
 			round++ // a pending cut's short waits are not rounds
 		}
@@ -517,22 +541,32 @@ func (g *group) cut() GroupCut {
 	out := GroupCut{Group: g.in.Group, TransactionTopic: g.in.TransactionTopic, Number: g.st.Number, W: c.W.Hex(), TxID: c.TxID,
 		SourceTsMs: c.TsMs, PerPosition: c.PerPosition, Kept: g.st.Kept, Error: g.st.Error, ReadOffsets: g.st.Next,
 		Tables: slices.Sorted(maps.Keys(g.st.Members)), Foreign: g.st.Foreign, Reports: g.st.Reports, Ends: g.st.Ends,
-		Published: g.st.Published, Pending: g.st.Pending, Aborts: g.st.Aborts, LastAbort: g.st.LastAbort}
+		Published: g.st.Published, Pending: g.st.Pending, Aborts: g.st.Aborts, LastAbort: g.st.LastAbort, Waiting: g.waiting()}
 	if out.Tables == nil {
 		out.Tables = []string{}
 	}
+	out.Holds = g.holds(c)
+	return out
+}
+
+// holds are c's holds by the group's tables (a collection's hold is each
+// table of that collection's, tables sorted).
+//
+//workflowcheck:ignore (the loops go over maps, but their results do not depend on the order: sorted; deterministic)
+func (g *group) holds(c cut.Cut) []GroupHold {
 	byColl := map[string][]string{}
-	for _, t := range out.Tables {
+	for _, t := range slices.Sorted(maps.Keys(g.st.Members)) {
 		c := g.st.Members[t].Collection
 		byColl[c] = append(byColl[c], t)
 	}
+	var out []GroupHold
 	for _, h := range c.Holds {
 		for _, t := range byColl[h.Table] {
 			gh := GroupHold{Table: t, Collection: h.Table, TxID: h.TxID, Missing: h.Missing}
 			if h.Commit != "" {
 				gh.Commit = h.Commit.Hex()
 			}
-			out.Holds = append(out.Holds, gh)
+			out = append(out, gh)
 		}
 	}
 	return out

@@ -56,6 +56,13 @@ func computeOnly(env *testsuite.TestWorkflowEnvironment) {
 	env.OnGetVersion(cutPublishVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 }
 
+// positionsComputeOnly makes env's group workflow take the branch of
+// runs before cutPositionVersion: without a transaction topic it computes
+// its cut and publishes none, and it keeps no memo.
+func positionsComputeOnly(env *testsuite.TestWorkflowEnvironment) {
+	env.OnGetVersion(cutPositionVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+}
+
 func queryCut(t *testing.T, env *testsuite.TestWorkflowEnvironment) GroupCut {
 	t.Helper()
 	v, err := env.QueryWorkflow(QueryCut)
@@ -148,6 +155,7 @@ func TestGroupWorkflowCut(t *testing.T) {
 // not reported every partition of its topic holds it.
 func TestGroupWorkflowPositionCut(t *testing.T) {
 	env := groupEnv(t, nil)
+	positionsComputeOnly(env)
 	checked := false
 	a := GroupMember{Table: "shop.a", Collection: "public.a"}
 	b := GroupMember{Table: "shop.b", Collection: "public.b"}
@@ -458,4 +466,185 @@ func TestTableWorkflowTakesPartInCut(t *testing.T) {
 		"batch 4 frozen 0 watermark  refused 0",
 		"batch 5 frozen 0 watermark  refused 0",
 	}, reports)
+}
+
+// A group without a transaction topic publishes its cuts per position
+// (cutPositionVersion): it freezes its tables once every partition has a
+// position, bounds them at the highest frozen watermark (above the
+// PositionCut's W), publishes once every table has fetched past W on
+// every partition (the held tables' reports), keeps its memo (the
+// published cut, then the tables holding the next one), begins no cut
+// while a partition has no change past the last cut, gives a cut up
+// after cutBoundTimeout when a partition stays below W, naming it, and
+// begins none again while a partition stays below that bound.
+func TestGroupWorkflowPublishesCutsPerPosition(t *testing.T) {
+	a := GroupMember{Table: "shop.a", Collection: "public.a"}
+	b := GroupMember{Table: "shop.b", Collection: "public.b"}
+	env := groupEnv(t, nil)
+	var sent []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	var memos []GroupMemo
+	env.OnUpsertMemo(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		memos = append(memos, *args.Get(0).(map[string]any)[MemoCut].(*GroupMemo))
+	})
+	tagged := []payload.CutTagged{{Table: "shop.a", Mirror: 11, History: 12}, {Table: "shop.b", Mirror: 21}}
+	var published []payload.PublishCutRequest
+	env.OnActivity(payload.ActivityPublishCut, mock.Anything, mock.Anything).Return(func(_ context.Context, req payload.PublishCutRequest) (payload.PublishCutResult, error) {
+		published = append(published, req)
+		return payload.PublishCutResult{Tagged: tagged}, nil
+	})
+	wa, wb := "lakemirror-table-shop.a", "lakemirror-table-shop.b"
+	w := pgHex(500)
+	var start time.Time
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		start = env.Now().Add(-10 * time.Second).UTC()
+		env.SignalWorkflow(SignalGroupRegister, a)
+		env.SignalWorkflow(SignalGroupRegister, b)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: a, BatchSeq: 1, FetchedPast: map[int32]string{0: pgHex(500)}, Partitions: []int32{0}})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, BatchSeq: 1, FetchedPast: map[int32]string{0: pgHex(300), 1: pgHex(450)}, Partitions: []int32{0, 1}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wb + " freeze 1"}, sent) // at 10 s: every partition has a position
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: a, Frozen: 1, Watermark: pgHex(500), SourceTsMs: 5000})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, Frozen: 1, Watermark: pgHex(300), SourceTsMs: 3000})
+	}, 62*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wb + " freeze 1", wa + " bound 1 " + w, wb + " bound 1 " + w}, sent)
+		c := queryCut(t, env)
+		require.NotNil(t, c.Pending)
+		require.Equal(t, PendingCut{Attempt: 1, Number: 1, Tables: []string{"shop.a", "shop.b"}, Frozen: map[string]string{"shop.a": pgHex(500), "shop.b": pgHex(300)},
+			W: w, SourceTsMs: 5000, Since: start.Add(10 * time.Second), BoundAt: start.Add(62 * time.Second), PerPosition: true, Freshest: 5000}, *c.Pending)
+		require.Equal(t, []string{"shop.b partition 0 at " + pgHex(300), "shop.b partition 1 at " + pgHex(450)}, c.Waiting)
+		// b's batch bounded at W stopped on partition 0 before a record above W
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, BatchSeq: 2, FetchedPast: map[int32]string{0: w}, Partitions: []int32{0, 1}})
+	}, 65*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, published)
+		require.Equal(t, []string{"shop.b partition 1 at " + pgHex(450)}, queryCut(t, env).Waiting)
+		last := memos[len(memos)-1]
+		require.Equal(t, GroupMemo{Group: "shop", PerPosition: true, Pending: &MemoPendingCut{Attempt: 1, Number: 1, W: w, Since: start.Add(10 * time.Second).UTC(),
+			Waiting: []string{"shop.b partition 1 at " + pgHex(450)}}}, last)
+		// its held batch applied nothing, all of partition 1 above W
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, BatchSeq: 3, FetchedPast: map[int32]string{1: w}, Partitions: []int32{0, 1}})
+	}, 68*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []payload.PublishCutRequest{{Group: "shop", Number: 1, W: w, SourceTsMs: 5000, Tables: []string{"shop.a", "shop.b"}, PerPosition: true}}, published)
+		require.Equal(t, []string{wa + " freeze 1", wb + " freeze 1", wa + " bound 1 " + w, wb + " bound 1 " + w, wa + " release 1", wb + " release 1"}, sent)
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		at := start.Add(68 * time.Second)
+		require.Equal(t, &PublishedCut{Number: 1, W: w, SourceTsMs: 5000, PublishedAt: at, Tagged: tagged, PerPosition: true, HeldMs: 58000}, c.Published)
+		src := time.UnixMilli(5000).UTC()
+		require.Equal(t, GroupMemo{Group: "shop", PerPosition: true, Published: &MemoPublished{Number: 1, W: w, SourceTs: &src, PerPosition: true,
+			PublishedAt: at.UTC(), HeldMs: 58000}, HeldBy: []string{"shop.a", "shop.b"}}, memos[len(memos)-1])
+		checked++
+	}, 75*time.Second)
+	// no partition moved past W: no cut begins when the next is due (128 s)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, sent, 6)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: a, BatchSeq: 2, FetchedPast: map[int32]string{0: pgHex(800)}, Partitions: []int32{0}})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, BatchSeq: 4, FetchedPast: map[int32]string{0: pgHex(700), 1: pgHex(900)}, Partitions: []int32{0, 1}})
+	}, 140*time.Second)
+	// attempt 2 began with the reports at 140 s; bound at 900, partition 0
+	// of both stays below it
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 2", wb + " freeze 2"}, sent[6:])
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: a, Frozen: 2, Watermark: pgHex(800), SourceTsMs: 8000})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: b, Frozen: 2, Watermark: pgHex(900), SourceTsMs: 9000})
+	}, 190*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.Equal(t, int64(1), c.Aborts)
+		require.Equal(t, "cut attempt 2: the cut per position at "+pgHex(900)+" did not complete within 10m0s (shop.a partition 0 at "+pgHex(800)+
+			"; shop.b partition 0 at "+pgHex(700)+"): a paused or blocked table, or a partition with no change above W, holds it", c.LastAbort)
+		require.Equal(t, []string{wa + " freeze 2", wb + " freeze 2", wa + " bound 2 " + pgHex(900), wb + " bound 2 " + pgHex(900), wa + " release 2", wb + " release 2"}, sent[6:])
+		require.Len(t, published, 1)
+		last := memos[len(memos)-1]
+		require.Equal(t, int64(1), last.Aborts)
+		require.Equal(t, c.LastAbort, last.LastAbort)
+		require.Nil(t, last.Pending)
+		require.Equal(t, int64(1), last.Published.Number)
+		require.Equal(t, []string{"shop.b"}, last.HeldBy) // below the bound given up: no cut begins
+		checked++
+	}, 800*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", RoundsPerRun: 5})
+	require.Equal(t, 2, checked)
+	require.Len(t, sent, 12) // no attempt 3 while the partitions stay below 900
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+}
+
+// A table of a group without a transaction topic reports each batch
+// bounded at the group's W that stopped before a record above W as
+// fetched past W on that partition, also a batch that applied nothing
+// (cutHeldReportVersion); on the old branch such a batch reports nothing.
+func TestTableWorkflowReportsPastCutPerPosition(t *testing.T) {
+	w := pgHex(120)
+	for _, c := range []struct {
+		old  bool
+		want []string
+	}{
+		{false, []string{
+			"batch 1 frozen 0 fetched map[0:" + pgHex(110) + "]",
+			"batch 0 frozen 1 fetched map[]",
+			"batch 2 frozen 0 fetched map[0:" + pgHex(120) + "]",
+			"batch 3 frozen 0 fetched map[0:" + w + "]", // applied nothing: every record left is above W
+			"batch 4 frozen 0 fetched map[0:" + w + "]",
+			"batch 5 frozen 0 fetched map[0:" + pgHex(130) + "]",
+		}},
+		{true, []string{
+			"batch 1 frozen 0 fetched map[0:" + pgHex(110) + "]",
+			"batch 0 frozen 1 fetched map[]",
+			"batch 2 frozen 0 fetched map[0:" + pgHex(120) + "]",
+			"batch 5 frozen 0 fetched map[0:" + pgHex(130) + "]",
+		}},
+	} {
+		t.Run(fmt.Sprintf("old=%v", c.old), func(t *testing.T) {
+			grouped := spec
+			grouped.Group = "shop"
+			env, acts := newEnv(t)
+			if c.old {
+				env.OnGetVersion(cutHeldReportVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
+			env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(time.Second).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+				if from := req.Offsets[0]; from < 30 {
+					to := min(from+10, 30)
+					return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: to}}, Records: to - from,
+						Offsets: lake.Offsets{0: to}, HighWatermarks: lake.Offsets{0: 30}}, nil
+				}
+				return activities.Plan{Offsets: req.Offsets, HighWatermarks: lake.Offsets{0: 30}}, nil
+			})
+			env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+				r := req.Batch.Ranges[0]
+				end := r.To
+				if req.Cut != nil {
+					end = max(min(r.To, 20), r.From) // records from offset 20 on are above W
+				}
+				res := activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: int(end - r.From), EndOffsets: lake.Offsets{0: end}}
+				if end > r.From { // as ApplyBatch: a batch cut to nothing reports no progress
+					res.Group = &payload.GroupProgress{FetchedPast: map[int32]string{0: pgHex(uint64(100 + end))}}
+					res.Mirror.Watermark = pgHex(uint64(100 + end))
+				}
+				return res, nil
+			})
+			var reports []string
+			env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-group-shop", "", SignalGroupReport, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+				r := args.Get(4).(GroupReport)
+				reports = append(reports, fmt.Sprintf("batch %d frozen %d fetched %v", r.BatchSeq, r.Frozen, r.FetchedPast))
+			})
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "freeze 1") }, 1500*time.Millisecond)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "bound 1 "+w) }, 5*time.Second)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "release 1") }, 14*time.Second)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 20*time.Second)
+			env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: grouped})
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			require.Equal(t, c.want, reports)
+		})
+	}
 }

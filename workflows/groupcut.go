@@ -35,11 +35,21 @@ import (
 //     and history (`cut-<n>`, `consistent`) and appends the `_cuts`
 //     rows; then `release <attempt>` lets the tables go on.
 //
+// A group without a transaction topic (cutPositionVersion) cuts per
+// position the same way: W is the highest watermark the tables froze at
+// (or the Tracker's PositionCut W when that is at or above them all),
+// and the cut is published once every table has fetched past W on every
+// partition of its topic (PositionCut().W >= W: no change at or below W
+// can still arrive). A cut per position begins only when the
+// PositionCut's W is above the last published cut's: a partition that
+// has had no change since would hold it (GroupCut.Holds say which).
+//
 // A table that does not run, does not freeze within cutFreezeTimeout or
 // refuses the bound, or a cut that does not complete within
-// cutBoundTimeout (a table paused or blocked holds it), is given up: the
-// tables are released, the reason kept (GroupState.LastAbort) and the
-// next attempt begins a cut interval later.
+// cutBoundTimeout (a table paused or blocked holds it, or per position a
+// partition with no change above W), is given up: the tables are
+// released, the reason kept (GroupState.LastAbort) and the next attempt
+// begins a cut interval later.
 const (
 	cutFreezeTimeout = time.Minute      // the group's wait for every table to freeze
 	cutBoundTimeout  = 10 * time.Minute // the group's wait for a bound cut to complete
@@ -62,6 +72,13 @@ type PendingCut struct {
 	SourceTsMs int64     `json:"source_ts_ms,omitempty"`
 	Since      time.Time `json:"since"`
 	BoundAt    time.Time `json:"bound_at,omitzero"`
+	// PerPosition: a cut per position (no transaction topic): W is the
+	// highest watermark (a change's position) and SourceTsMs the newest
+	// source commit time the tables had applied when they froze.
+	PerPosition bool `json:"per_position,omitempty"`
+	// Freshest is the newest source commit time any table had applied
+	// when it froze (ms since the epoch; 0: none said).
+	Freshest int64 `json:"freshest_ms,omitempty"`
 }
 
 // PublishedCut is a cut published in the group's tables.
@@ -72,6 +89,15 @@ type PublishedCut struct {
 	SourceTsMs  int64               `json:"source_ts_ms,omitempty"`
 	PublishedAt time.Time           `json:"published_at"`
 	Tagged      []payload.CutTagged `json:"tagged"`
+	// PerPosition: consistent per position, not per transaction (a
+	// transaction may straddle W).
+	PerPosition bool `json:"per_position,omitempty"`
+	// TrailMs is how far the cut's source time trailed the freshest
+	// table's newest applied source commit time when the tables froze
+	// (ms, 0 when not behind or unknown); HeldMs how long the tables stood
+	// still for it (from the freeze to the publish, ms).
+	TrailMs int64 `json:"trail_ms,omitempty"`
+	HeldMs  int64 `json:"held_ms,omitempty"`
 }
 
 // The ops of SignalGroupCut's payload: "<op> <attempt>[ <W>]".
@@ -92,13 +118,16 @@ func (g *group) signalTable(ctx workflow.Context, table, op string, attempt int6
 }
 
 // stepCut moves the group's cut protocol on (cutPublishVersion runs with
-// a transaction topic): it begins a cut when none is pending and one is
-// due, bounds a frozen one, publishes a complete one and gives up one
-// past its timeouts. Called after each round and each report.
+// a transaction topic; cutPositionVersion runs without, per position):
+// it begins a cut when none is pending and one is due (per position:
+// and every partition moved past the last cut, positionMoved), bounds a
+// frozen one, publishes a complete one and gives up one past its
+// timeouts. Called after each round and each report.
 //
 //workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
 func (g *group) stepCut(ctx workflow.Context) {
-	if !g.publish || g.in.TransactionTopic == "" {
+	perPosition := g.in.TransactionTopic == ""
+	if !g.publish || perPosition && !g.positions {
 		return
 	}
 	now := workflow.Now(ctx)
@@ -107,8 +136,12 @@ func (g *group) stepCut(ctx workflow.Context) {
 		if len(g.st.Members) == 0 || now.Before(g.st.NextCutAt) {
 			return
 		}
+		if perPosition && !g.positionMoved() {
+			return // a partition without a change since the last cut would hold it: GroupCut.Holds
+		}
 		g.st.Attempts++
-		p = &PendingCut{Attempt: g.st.Attempts, Number: 1, Tables: slices.Sorted(maps.Keys(g.st.Members)), Frozen: map[string]string{}, Since: now}
+		p = &PendingCut{Attempt: g.st.Attempts, Number: 1, Tables: slices.Sorted(maps.Keys(g.st.Members)), Frozen: map[string]string{}, Since: now,
+			PerPosition: perPosition}
 		if g.st.Published != nil {
 			p.Number = g.st.Published.Number + 1
 		}
@@ -139,7 +172,9 @@ func (g *group) stepCut(ctx workflow.Context) {
 			return
 		}
 		if !g.bound(p, high) {
-			if now.Sub(p.Since) >= cutFreezeTimeout {
+			if perPosition {
+				g.abort(ctx, "no table has applied or fetched a change: nothing to cut")
+			} else if now.Sub(p.Since) >= cutFreezeTimeout {
 				g.abort(ctx, fmt.Sprintf("no END above the tables' newest position %s was read from %s within %v: the transaction topic lags",
 					high, g.in.TransactionTopic, cutFreezeTimeout))
 			}
@@ -156,6 +191,11 @@ func (g *group) stepCut(ctx workflow.Context) {
 	}
 	if w := g.current().W.Hex(); w == "" || w < p.W {
 		if now.Sub(p.BoundAt) >= cutBoundTimeout {
+			if perPosition {
+				g.abort(ctx, fmt.Sprintf("the cut per position at %s did not complete within %v (%s): a paused or blocked table, or a partition with no change above W, holds it",
+					p.W, cutBoundTimeout, strings.Join(g.waiting(), "; ")))
+				return
+			}
 			var holds []string
 			for _, h := range g.cut().Holds {
 				holds = append(holds, fmt.Sprintf("%s misses %d events of %s", h.Table, h.Missing, h.TxID))
@@ -174,20 +214,98 @@ func (g *group) stepCut(ctx workflow.Context) {
 			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
 	})
 	err := workflow.ExecuteActivity(actx, payload.ActivityPublishCut, payload.PublishCutRequest{Group: g.in.Group, Number: p.Number,
-		W: p.W, TxID: p.TxID, SourceTsMs: p.SourceTsMs, Tables: p.Tables}).Get(ctx, &res)
+		W: p.W, TxID: p.TxID, SourceTsMs: p.SourceTsMs, Tables: p.Tables, PerPosition: p.PerPosition}).Get(ctx, &res)
 	if err != nil {
 		g.abort(ctx, fmt.Sprintf("publishing cut %d failed: %s", p.Number, errorText(err)))
 		return
 	}
-	g.st.Published = &PublishedCut{Number: p.Number, W: p.W, TxID: p.TxID, SourceTsMs: p.SourceTsMs, PublishedAt: workflow.Now(ctx), Tagged: res.Tagged}
+	at := workflow.Now(ctx)
+	g.st.Published = &PublishedCut{Number: p.Number, W: p.W, TxID: p.TxID, SourceTsMs: p.SourceTsMs, PublishedAt: at, Tagged: res.Tagged,
+		PerPosition: p.PerPosition, HeldMs: at.Sub(p.Since).Milliseconds()}
+	if p.SourceTsMs > 0 && p.Freshest > p.SourceTsMs {
+		g.st.Published.TrailMs = p.Freshest - p.SourceTsMs
+	}
 	g.release(ctx, p)
+}
+
+// positionMoved reports whether every table of a group without a
+// transaction topic has fetched, on every partition, past the last
+// published cut's W (past none before the first) and up to the bound of
+// the last cut given up once bound (GivenUpW): only then may a cut per
+// position begin, since a partition without a change since would hold
+// it until cutBoundTimeout with every table stopped.
+//
+//workflowcheck:ignore (the cut.Tracker goes over maps, but its result does not depend on the order; deterministic)
+func (g *group) positionMoved() bool {
+	w := g.tr.PositionCut().W.Hex()
+	return w != "" && (g.st.Published == nil || w > g.st.Published.W) && w >= g.st.GivenUpW
+}
+
+// waiting says what the pending cut waits for: the tables that have not
+// frozen; once bound, per position each table's partitions not fetched
+// past W ("shop.b partition 1 at <pos>", "... has fetched nothing",
+// "shop.b has reported no partitions"), per transaction the tables that
+// miss events of the next END. Nil without a pending cut or when it
+// waits for nothing.
+//
+//workflowcheck:ignore (the cut.Tracker goes over maps, but its result does not depend on the order; deterministic)
+func (g *group) waiting() []string {
+	p := g.st.Pending
+	if p == nil {
+		return nil
+	}
+	var out []string
+	if p.W == "" {
+		for _, t := range p.Tables {
+			if _, ok := p.Frozen[t]; !ok {
+				out = append(out, t+" has not frozen")
+			}
+		}
+		return out
+	}
+	if !p.PerPosition {
+		for _, h := range g.holds(g.current()) {
+			out = append(out, fmt.Sprintf("%s misses %d events of %s", h.Table, h.Missing, h.TxID))
+		}
+		return out
+	}
+	for _, t := range p.Tables {
+		parts := g.st.Partitions[t]
+		if len(parts) == 0 {
+			out = append(out, t+" has reported no partitions")
+			continue
+		}
+		for _, part := range parts {
+			switch f, ok := g.st.Fetched[t][part]; {
+			case !ok:
+				out = append(out, fmt.Sprintf("%s partition %d has fetched nothing", t, part))
+			case f < p.W: // hex of one width: text order is position order
+				out = append(out, fmt.Sprintf("%s partition %d at %s", t, part, f))
+			}
+		}
+	}
+	return out
 }
 
 // bound sets p's W from the tables' highest watermark high: the
 // Tracker's W when it is at or above it (the tables hold that cut
-// already), else the oldest END above it. False: no such END read yet.
+// already), else the oldest END above it; per position, high itself (its
+// source time the freshest table's). False: no such END read yet (per
+// position: no watermark and no PositionCut W).
 func (g *group) bound(p *PendingCut, high string) bool {
 	c := g.current()
+	if p.PerPosition {
+		switch {
+		case c.W != "" && high <= c.W.Hex():
+			p.W = c.W.Hex()
+		case high != "":
+			p.W = high
+		default:
+			return false
+		}
+		p.SourceTsMs = p.Freshest
+		return true
+	}
 	if c.W != "" && high <= c.W.Hex() {
 		p.W, p.TxID, p.SourceTsMs = c.W.Hex(), c.TxID, c.TsMs
 		return true
@@ -220,6 +338,9 @@ func (g *group) release(ctx workflow.Context, p *PendingCut) {
 // abort gives the pending cut up for why: recorded, the tables released.
 func (g *group) abort(ctx workflow.Context, why string) {
 	p := g.st.Pending
+	if p.PerPosition && p.W != "" {
+		g.st.GivenUpW = p.W
+	}
 	g.st.Aborts++
 	g.st.LastAbort = fmt.Sprintf("cut attempt %d: %s", p.Attempt, why)
 	workflow.GetLogger(ctx).Warn("group: cut given up", "group", g.in.Group, "why", g.st.LastAbort)
@@ -237,6 +358,7 @@ func (g *group) cutReport(ctx workflow.Context, r GroupReport) {
 		g.abort(ctx, fmt.Sprintf("table %s stopped waiting for the bound (its freeze timed out) and went on", r.Table))
 	case r.Frozen == p.Attempt && p.W == "":
 		p.Frozen[r.Table] = r.Watermark
+		p.Freshest = max(p.Freshest, r.SourceTsMs)
 	}
 }
 

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -180,7 +181,7 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endO
 	st.NewestSourceTs = max(st.NewestSourceTs, res.Mirror.MaxSourceTs)
 	st.noteBatch(ctx, &res, start)
 	if stream { // a backfill re-applies past records: counted once already
-		reportToGroup(ctx, st, &res)
+		reportToGroup(ctx, st, &res, batch, bound)
 	}
 	return res, true
 }
@@ -188,19 +189,51 @@ func runBatch(ctx workflow.Context, st *TableState, ranges []payload.Range, endO
 // reportToGroup signals the table's GroupWorkflow (SignalGroupReport)
 // with what the batch did toward the group's cut (res.Group: events per
 // transaction, positions fetched), for a table with a group whose batch
-// read its records (groupReportVersion). A group workflow that does not
-// run (not started, or ended) fails the signal: logged, the table goes
-// on.
-func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResult) {
-	if st.Spec.Group == "" || res.Group == nil {
+// read its records (groupReportVersion). In a group without a
+// transaction topic a batch bounded at the group's W (bound, batch the
+// batch as planned) also reports, on each partition where it stopped
+// before a record above W (its end offset below the planned one), W as
+// fetched past, and reports even when it applied nothing
+// (cutHeldReportVersion). A group workflow that does not run (not
+// started, or ended) fails the signal: logged, the table goes on.
+//
+//workflowcheck:ignore (maps.Copy goes over a map, but its result does not depend on the order; deterministic)
+func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResult, batch payload.Batch, bound *payload.CutBound) {
+	if st.Spec.Group == "" {
+		return
+	}
+	var past []int32
+	if bound != nil && st.Spec.TransactionTopic == "" {
+		for _, r := range batch.Ranges {
+			if e, ok := res.EndOffsets[r.Partition]; ok && e < r.To {
+				past = append(past, r.Partition)
+			}
+		}
+		if workflow.GetVersion(ctx, cutHeldReportVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			past = nil
+		}
+	}
+	if res.Group == nil && len(past) == 0 {
 		return
 	}
 	if workflow.GetVersion(ctx, groupReportVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
+	var prog payload.GroupProgress
+	if res.Group != nil {
+		prog = *res.Group
+	}
+	if len(past) > 0 {
+		fetched := make(map[int32]string, len(prog.FetchedPast)+len(past))
+		maps.Copy(fetched, prog.FetchedPast)
+		for _, p := range past {
+			fetched[p] = max(fetched[p], bound.W) // hex of one width: text order is position order
+		}
+		prog.FetchedPast = fetched
+	}
 	//workflowcheck:ignore (sorted: deterministic)
-	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxSeen: res.Group.TxSeen, TxEvents: res.Group.TxEvents,
-		FetchedPast: res.Group.FetchedPast, Partitions: res.EndOffsets.SortedPartitions()}
+	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxSeen: prog.TxSeen, TxEvents: prog.TxEvents,
+		FetchedPast: prog.FetchedPast, Partitions: res.EndOffsets.SortedPartitions()}
 	if err := workflow.SignalExternalWorkflow(ctx, GroupWorkflowID(st.Spec.Group), "", SignalGroupReport, rep).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("the group's workflow did not take the batch's report", "group", st.Spec.Group, "error", err)
 	}

@@ -129,7 +129,7 @@ func (r *tableRun) cutWait(ctx workflow.Context) bool {
 		return true
 	}
 	if !c.Reported {
-		reportCut(ctx, st, GroupReport{Frozen: c.Attempt, Watermark: st.Watermark})
+		reportCut(ctx, st, GroupReport{Frozen: c.Attempt, Watermark: st.Watermark, SourceTsMs: st.NewestSourceTs / 1000})
 		c.Reported, c.Since = true, now
 	}
 	left := tableFreezeTimeout - now.Sub(c.Since)

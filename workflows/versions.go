@@ -163,6 +163,27 @@ const (
 	// Before, the group only computed its cut. The tables need no marker:
 	// they act on SignalGroupCut, which no table got before.
 	cutPublishVersion = "cut-publish"
+
+	// cutPositionVersion (issue 37 items 4 and 5): a group without a
+	// transaction topic publishes its cuts per position (freeze, bound at
+	// the highest watermark, publish once every table has fetched past W
+	// on every partition: groupcut.go), and every group upserts its memo
+	// "cut" (GroupMemo: the newest published cut, the pending one and
+	// what it waits for, the last given up) when it changes, so the
+	// Temporal Web UI shows it. Asked at each run's start. Before, a
+	// group without a transaction topic only computed its cut, and no
+	// group had a memo.
+	cutPositionVersion = "cut-per-position"
+
+	// cutHeldReportVersion (issue 37 item 5): a table of a group without
+	// a transaction topic reports, after each batch bounded at the
+	// group's W, the partitions on which the batch stopped before a
+	// record above W as fetched past W, also when the batch applied
+	// nothing (every record left above W): the group publishes a cut per
+	// position once every table has fetched past W on every partition.
+	// Asked at each such bounded batch (reportToGroup). Before, a batch
+	// that applied nothing reported nothing.
+	cutHeldReportVersion = "cut-held-report"
 )
 
 // supportWindow is how long a marker's old branch stays at least after
@@ -200,44 +221,50 @@ func (m versionMarker) removableFrom() (time.Time, error) {
 var versionMarkers = []versionMarker{
 	{id: publishMidBatchVersion, added: "2026-12-02", commit: "6f37d72", workflow: TableWorkflowName,
 		old: []string{"v1-blocked.json"},
-		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json"}},
+		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json", "v15-blocked.json"}},
 	{id: idleWaitVersion, added: "2026-12-02", commit: "58269d1", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*"},
-		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: memoSpecVersion, added: "2026-12-02", commit: "1d5865b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*"},
-		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: canVersion, added: "2026-12-02", commit: "59d0fca", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: routeVersion, added: "2026-12-02", commit: "584b681", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: planInApplyVersion, added: "2026-12-03", commit: "f1e9077", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*"},
-		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: ownerJobsVersion, added: "2026-12-03", commit: "865484d", workflow: MaintenanceWorkflowName,
 		old: []string{"v6-maintenance.json"},
 		new: []string{"v7-maintenance.json"}},
 	{id: fastRecoveryVersion, added: "2026-12-05", commit: "7327bf8", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*"},
-		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: loadVisibleVersion, added: "2026-12-05", commit: "f49a8c0", workflow: TableWorkflowName,
 		noOld: "no history with a load was recorded before the marker",
 		new:   []string{"v8-*"}},
 	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
-		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: waitNoteVersion, added: "2026-12-06", commit: "037f63b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
-		new: []string{"v11-*", "v12-*", "v13-*", "v14-*"}},
+		new: []string{"v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: settingsRunVersion, added: "2026-12-06", commit: "adbb122", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"},
-		new: []string{"v12-*", "v13-*", "v14-*"}},
+		new: []string{"v12-*", "v13-*", "v14-*", "v15-*"}},
 	{id: groupReportVersion, added: "2026-12-06", commit: "8995170", workflow: TableWorkflowName,
 		noOld: "no table had a group before the marker (the group setting came with it)",
-		new:   []string{"v13-grouped*", "v14-grouped*"}},
+		new:   []string{"v13-grouped*", "v14-grouped*", "v15-grouped*", "v15-posgrouped*"}},
 	{id: cutPublishVersion, added: "2026-12-06", commit: "2bcdc8b", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json"},
-		new: []string{"v14-group.json"}},
+		new: []string{"v14-group.json", "v15-group.json", "v15-posgroup.json"}},
+	{id: cutPositionVersion, added: "2026-12-06", commit: "b89d6d9", workflow: GroupWorkflowName,
+		old: []string{"v13-group.json", "v14-group.json"},
+		new: []string{"v15-group.json", "v15-posgroup.json"}},
+	{id: cutHeldReportVersion, added: "2026-12-06", commit: "b89d6d9", workflow: TableWorkflowName,
+		noOld: "no table of a group without a transaction topic was bound before the marker (such groups published no cut)",
+		new:   []string{"v15-posgrouped.json"}},
 }

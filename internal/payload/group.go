@@ -93,6 +93,10 @@ type PublishCutRequest struct {
 	TxID       string   `json:"tx_id,omitempty"` // the END at W's transaction id
 	SourceTsMs int64    `json:"source_ts_ms,omitempty"`
 	Tables     []string `json:"tables"` // the lakemirror tables (namespace.table)
+	// PerPosition: a cut per position (a group without a transaction
+	// topic): every change at or below W and none above; a transaction
+	// may straddle W. Written to `_cuts` (per_position).
+	PerPosition bool `json:"per_position,omitempty"`
 }
 
 // CutTagged is one table's Iceberg snapshots a published cut tagged.

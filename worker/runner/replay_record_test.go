@@ -6,10 +6,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -28,8 +30,10 @@ import (
 // a stream with late keys (batches and rebuilds), a table blocked by the
 // quarantine limit that is retried, still fails and is stopped, and a
 // pause and resume followed by a settings update, (from v5) a table
-// handed over from a stopped worker to another, and (from v10) an idle
-// table handed over the same way. The workflows start
+// handed over from a stopped worker to another, (from v10) an idle
+// table handed over the same way, (from v13) a table of a source group
+// and its GroupWorkflow, and (from v15) a group without a transaction
+// topic taking a cut per position and one of its tables. The workflows start
 // with the spec in the memo, as `starter start` starts them. It runs only
 // when asked:
 //
@@ -165,6 +169,61 @@ func TestRecordReplayHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 	saveHistory(t, r.Client, groupID, filepath.Join(dir, prefix+"group.json"))
+
+	// (from v15) a source group without a transaction topic cuts per
+	// position (cut-per-position marker): posa (changes at LSN 100 and
+	// 102) and posb (101) report, the group freezes them and bounds them
+	// at posa's watermark, 102; posb holds the cut until a change at 105
+	// arrives, which its bounded batch stops before (cut-held-report
+	// marker: it reports partition 0 fetched past W); then PublishCut and
+	// the release. posb stopped, the group terminated, both saved; the
+	// group's memo is upserted along the way
+	pa := activities.TableSpec{Table: "replay.posa", Topic: "replay.public.posa", KeyColumns: []string{"id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond, Group: "replaypos"}
+	pb := activities.TableSpec{Table: "replay.posb", Topic: "replay.public.posb", KeyColumns: []string{"id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond, Group: "replaypos"}
+	posID := workflows.GroupWorkflowID(pa.Group)
+	for _, sp := range []activities.TableSpec{pa, pb} {
+		if _, err := starter.SignalWithStartWorkflow(ctx, posID, workflows.SignalGroupRegister, workflows.GroupMemberOf(sp),
+			client.StartWorkflowOptions{ID: posID, TaskQueue: activities.TaskQueue}, workflows.GroupWorkflowName,
+			workflows.GroupInput{Group: pa.Group, CutEvery: 2 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := func(lsn int) sample.Message {
+		m := sample.PostgresChange("u", "null", `{"id":1,"v":`+strconv.Itoa(lsn)+`}`, lsn)
+		m.Key = []byte(`{"id":1}`)
+		return m
+	}
+	endsA := produce(t, r, pa.Topic, 1, []sample.Message{change(100), change(102)})
+	endsB := produce(t, r, pb.Topic, 1, []sample.Message{change(101)})
+	start(pa)
+	start(pb)
+	waitCaughtUp(t, r.Client, pa.Table, endsA)
+	waitCaughtUp(t, r.Client, pb.Table, endsB)
+	posCut := func() workflows.GroupCut {
+		v, err := r.Client.QueryWorkflow(ctx, posID, "", workflows.QueryCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c workflows.GroupCut
+		if err := v.Get(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	waitFor(t, "the cut per position bound", func() bool { p := posCut().Pending; return p != nil && p.W != "" })
+	time.Sleep(6 * time.Second) // posb held: a bounded batch that applies nothing, polled again
+	if err := r.Kafka.Produce(ctx, &kgo.Record{Topic: pb.Topic, Key: []byte(`{"id":1}`), Value: change(105).Value}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the cut per position published", func() bool { return posCut().Published != nil })
+	time.Sleep(2 * time.Second) // posb released, applies 105
+	stopWorkflow(t, r.Client, pa.Table)
+	stopWorkflow(t, r.Client, pb.Table)
+	save(pb.Table, "posgrouped")
+	if err := r.Client.TerminateWorkflow(ctx, posID, "", "recorded"); err != nil {
+		t.Fatal(err)
+	}
+	saveHistory(t, r.Client, posID, filepath.Join(dir, prefix+"posgroup.json"))
 
 	// routed (from v5): claimed by one of two workers, which stops; the
 	// table is handed over to the other (schedule-to-start timeout, a new

@@ -50,6 +50,11 @@ const (
 	ColTable           = "table_name"
 	ColMirrorSnapshot  = "mirror_snapshot_id"
 	ColHistorySnapshot = "history_snapshot_id"
+	// ColPerPosition (boolean, optional: added to `_cuts` tables created
+	// before it, whose earlier rows read null) is true for a cut per
+	// position (a group without a transaction topic): W is a change's
+	// position, and a transaction may straddle it.
+	ColPerPosition = "per_position"
 )
 
 // Tag is the tag name of cut n: "cut-<n>".
@@ -64,6 +69,10 @@ type Cut struct {
 	W          string // the source commit position (hex, the tables' _seq)
 	TxID       string // the transaction id of the END at W ("" per position)
 	SourceTsMs int64  // the END's ts_ms, milliseconds since the epoch (0: unknown)
+	// PerPosition: the cut is consistent per position, not per
+	// transaction (no transaction topic): every change at or below W is
+	// in the tables and none above it, and a transaction may straddle W.
+	PerPosition bool
 }
 
 // Tagged is what a published cut tagged in one source table: the
@@ -210,7 +219,35 @@ func schema() *iceberg.Schema {
 		iceberg.NestedField{ID: 7, Name: ColTable, Type: str, Required: true, Doc: "the lakemirror table (namespace.table)"},
 		iceberg.NestedField{ID: 8, Name: ColMirrorSnapshot, Type: long, Required: true, Doc: "the mirror's snapshot at the cut (tagged cut-<n>); 0: the table was empty at the cut (no snapshot yet)"},
 		iceberg.NestedField{ID: 9, Name: ColHistorySnapshot, Type: long, Doc: "the history's snapshot at the cut (tagged cut-<n>); null without history"},
+		perPositionField(10),
 	)
+}
+
+// perPositionField is the ColPerPosition column with field id id (a
+// table created before it gets the id its schema update assigns).
+func perPositionField(id int) iceberg.NestedField {
+	return iceberg.NestedField{ID: id, Name: ColPerPosition, Type: iceberg.PrimitiveTypes.Bool,
+		Doc: "true: a cut per position (no transaction topic): every change at or below W, none above, and a transaction may straddle W; null in rows written before the column"}
+}
+
+// evolve adds the columns of schema() that tbl, a `_cuts` table created
+// by an earlier version, lacks (ColPerPosition), as optional columns: its
+// earlier rows read null. It returns tbl as committed. Errors: the
+// catalog's commit.
+func evolve(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	if _, ok := tbl.Schema().FindFieldByName(ColPerPosition); ok {
+		return tbl, nil
+	}
+	f := perPositionField(0)
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil).Commit(); err != nil {
+		return nil, fmt.Errorf("lake: add %s to %s: %w", ColPerPosition, lakecat.IdentString(tbl.Identifier()), err)
+	}
+	out, err := lakecat.CommitTx(ctx, tbl, tx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: commit %s of %s: %w", ColPerPosition, lakecat.IdentString(tbl.Identifier()), err)
+	}
+	return out, nil
 }
 
 // appendRows appends the cut's rows to the group table in one commit,
@@ -229,6 +266,9 @@ func appendRows(ctx context.Context, cat catalog.Catalog, first lakecat.TableNam
 	prop := PropCutPrefix + c.Group
 	if n, err := strconv.ParseInt(tbl.Properties()[prop], 10, 64); err == nil && n >= c.Number {
 		return nil
+	}
+	if tbl, err = evolve(ctx, tbl); err != nil {
+		return err
 	}
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
@@ -259,6 +299,7 @@ func appendRows(ctx context.Context, cat catalog.Catalog, first lakecat.TableNam
 		} else {
 			col(ColHistorySnapshot).(*array.Int64Builder).Append(t.History)
 		}
+		col(ColPerPosition).(*array.BooleanBuilder).Append(c.PerPosition)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -280,6 +321,9 @@ type Row struct {
 	Mirror      int64
 	History     int64 // 0: null
 	PublishedAt time.Time
+	// PerPosition: a cut per position (ColPerPosition; false for rows
+	// written before the column, all of them cuts per transaction).
+	PerPosition bool
 }
 
 // Read returns the rows of the group table of the group whose first
@@ -315,6 +359,7 @@ func Read(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, gro
 		}
 		row := Row{Group: str(ColGroup), Number: num(ColCut), W: str(ColW), TxID: str(ColTxID), Table: str(ColTable),
 			Mirror: num(ColMirrorSnapshot), History: num(ColHistorySnapshot)}
+		row.PerPosition, _ = r[ColPerPosition].(bool)
 		if ts, err := time.Parse(time.RFC3339Nano, str(ColSourceTs)); err == nil {
 			row.SourceTsMs = ts.UnixMilli()
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -145,5 +146,89 @@ func TestPublish(t *testing.T) {
 	got, err = Publish(ctx, cat, c3, []lakecat.TableName{accounts, {Namespace: "shop", Name: "nothing"}}, 0, now)
 	if want := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}, {Table: "shop.nothing"}}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("cut 3 with a table not created: %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// A `_cuts` table created before ColPerPosition (its nine columns, a row
+// of a cut per transaction) gets the column when the next cut is
+// published, not on a retry of a cut already there: the old row reads
+// PerPosition false (null), a cut per position's rows true, and the
+// column is an optional boolean with the next field id.
+func TestPublishPerPositionEvolves(t *testing.T) {
+	ctx := context.Background()
+	cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := lakecat.TableName{Namespace: "shop", Name: "orders"}
+	o1 := appendID(t, cat, orders, orders.Mirror(), 1)
+	old := iceberg.NewSchema(0, schema().Fields()[:9]...)
+	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, orders.NamespaceIdent(), Ident(orders),
+		func() (*iceberg.Schema, error) { return old, nil }, lakecat.TableProperties(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cut 1's row as an earlier version wrote it: nine columns
+	now := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
+	c1 := Cut{Group: "shop", Number: 1, W: "00000000000000670000000000000000", TxID: "102:103", SourceTsMs: 1767258000103}
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append(c1.Group)
+	b.Field(1).(*array.Int64Builder).Append(c1.Number)
+	b.Field(2).(*array.StringBuilder).Append(c1.W)
+	b.Field(3).(*array.StringBuilder).Append(c1.TxID)
+	b.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(c1.SourceTsMs * 1000))
+	b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(now.UnixMicro()))
+	b.Field(6).(*array.StringBuilder).Append(orders.String())
+	b.Field(7).(*array.Int64Builder).Append(o1)
+	b.Field(8).AppendNull()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	files, _, err := rowdelta.WriteRecord(ctx, tbl, "t", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rowdelta.CommitRowDelta(ctx, tbl, "t", rowdelta.DataFiles(files), rowdelta.DeleteSet{}, iceberg.Properties{PropCutPrefix + "shop": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	// a retry of cut 1 finds its row: it neither appends nor evolves
+	if _, err := Publish(ctx, cat, c1, []lakecat.TableName{orders}, 0, now); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = cat.LoadTable(ctx, Ident(orders)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tbl.Schema().FindFieldByName(ColPerPosition); ok {
+		t.Fatal("a retry of a published cut evolved the table")
+	}
+	c2 := Cut{Group: "shop", Number: 2, W: "00000000000000690000000000000071", SourceTsMs: 1767258000200, PerPosition: true}
+	if _, err := Publish(ctx, cat, c2, []lakecat.TableName{orders}, 0, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = cat.LoadTable(ctx, Ident(orders)); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := tbl.Schema().FindFieldByName(ColPerPosition)
+	if !ok || f.ID != 10 || f.Required || !f.Type.Equals(iceberg.PrimitiveTypes.Bool) {
+		t.Fatalf("evolved %s: %+v, %v; want optional boolean, id 10", ColPerPosition, f, ok)
+	}
+	rows, err := Read(ctx, cat, orders, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("%d %s %q %d %s %d %v", r.Number, r.W, r.TxID, r.SourceTsMs, r.Table, r.Mirror, r.PerPosition))
+	}
+	want := []string{
+		fmt.Sprintf(`1 %s "102:103" 1767258000103 shop.orders %d false`, c1.W, o1),
+		fmt.Sprintf(`2 %s "" 1767258000200 shop.orders %d true`, c2.W, o1),
+	}
+	if !reflect.DeepEqual(lines, want) {
+		t.Errorf("_cuts rows\n got %q\nwant %q", lines, want)
 	}
 }
