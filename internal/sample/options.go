@@ -24,11 +24,11 @@ type Options struct {
 	// Faults applied to build Stream.Delivered.
 	Duplicates int // exact re-deliveries (same key and value bytes) of already-delivered records, in runs of 1–8 as after connector restarts
 	Late       int // change records moved much later (into the last tenth of the stream)
+	OutOfOrder int // swaps of two adjacent change records
 	// LateAnywhere re-inserts each Late record at a random position after
 	// its own anywhere in the rest of the stream instead (late changes all
 	// along the stream, not only at its end).
 	LateAnywhere bool
-	OutOfOrder int // swaps of two adjacent change records
 
 	// UnseenDeletes are deletes of keys never inserted in the stream (rows
 	// created before the capture started); their order_id values are below
