@@ -176,7 +176,10 @@ func (p *crashPoint) afterCommit(_ context.Context, b lake.Batch, table string) 
 		p.reach(stageBronze, b.Seq)
 	case "mirror":
 		p.reach(stageMirror, b.Seq)
-		if p.armed() == stageRebuild && p.listsLateKeys(b) {
+		// once per batch: its retry passes the mirror's commit point again
+		once := fmt.Sprintf("%s.%s-%d", p.marker, markMirrorLate, b.Seq)
+		if _, err := os.Stat(once); err != nil && p.armed() == stageRebuild && p.listsLateKeys(b) {
+			_ = os.WriteFile(once, nil, 0o644)
 			p.stop(markMirrorLate, b.Seq)
 		}
 	}
