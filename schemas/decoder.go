@@ -483,6 +483,17 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		r.Vals = vals[nb:]
 		ev.After = r
 	}
+	if err := d.finishImages(rec, ev, env, &pos, txLen); err != nil {
+		return Decoded{}, err
+	}
+	return Decoded{Kind: KindChange, Event: ev, RawOp: opNames[op]}, nil
+}
+
+// finishImages sets the event's schema (the envelope's after, else
+// before struct; the declared one without an envelope) and finishes the
+// change (finishChange, with the before struct as the key's spec): the
+// common end of decode and decodeDirect.
+func (d *Decoder) finishImages(rec *Record, ev *cdc.Event, env *envSchema, pos *position, txLen int) error {
 	switch {
 	case env == nil:
 		ev.Schema = d.declared
@@ -495,10 +506,7 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 	if env != nil {
 		keySpec = env.before
 	}
-	if err := d.finishChange(rec, ev, &pos, 0, txLen, keySpec); err != nil {
-		return Decoded{}, err
-	}
-	return Decoded{Kind: KindChange, Event: ev, RawOp: opNames[op]}, nil
+	return d.finishChange(rec, ev, pos, 0, txLen, keySpec)
 }
 
 // checkImages checks that op has the images Debezium sends with it.

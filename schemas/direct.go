@@ -163,19 +163,7 @@ func (d *Decoder) decodeDirect(rec *Record) (Decoded, bool) {
 		r.Cols, r.Vals = rowCols(as, al), vals[nb:]
 		ev.After = r
 	}
-	switch {
-	case env == nil:
-		ev.Schema = d.declared
-	case env.after != nil:
-		ev.Schema = env.after.columns
-	case env.before != nil:
-		ev.Schema = env.before.columns
-	}
-	var keySpec *structSpec
-	if env != nil {
-		keySpec = env.before
-	}
-	if err := d.finishChange(rec, ev, &pos, 0, txLen, keySpec); err != nil {
+	if err := d.finishImages(rec, ev, env, &pos, txLen); err != nil {
 		return Decoded{}, false
 	}
 	return Decoded{Kind: KindChange, Event: ev, RawOp: opNames[op]}, true
