@@ -193,8 +193,13 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	// new keys of key changes whose old keys' changes below them came
 	// late in this batch (lateHeirs), refilled like plan.refill's
 	var lateHeirs map[cdc.Key]bool
-	late := map[cdc.Key]cdc.Seq{} // the batch's late keys and their `_seq` before it (lakecat.PropBatchLateKeys)
-	rebuild := map[cdc.Key]bool{} // and the keys the history rebuilds
+	// with a history: the batch's late keys and their `_seq` before it,
+	// and the keys the history rebuilds (lakecat.PropBatchLateKeys)
+	var late map[cdc.Key]cdc.Seq
+	rebuild := map[cdc.Key]bool{}
+	if !w.ownsPending() {
+		late = map[cdc.Key]cdc.Seq{}
+	}
 	for i, g := range plan.Groups {
 		res.Events += len(g.Events) + g.Duplicates
 		st := ix.StoredAt(plan.Entries[i])
@@ -207,14 +212,8 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 					res.AppliedOps = map[string]int{}
 				}
 				res.AppliedOps[e.Op.String()]++
-			}
-		}
-		if st.Found && !w.ownsPending() {
-			for _, e := range g.Events {
-				if e.Seq <= st.Seq { // late or redelivered: the history checks it against its versions
-					late[g.Key] = st.Seq
-					break
-				}
+			} else if late != nil { // late or redelivered: the history checks it against its versions
+				late[g.Key] = st.Seq
 			}
 		}
 		o := merge.Fold(st, g, w.keyCols)
