@@ -208,16 +208,10 @@ func (w *MirrorWriter) notYetApplied(ctx context.Context, mirror *table.Table, r
 	if err != nil || history == nil {
 		return late, err
 	}
-	mcp, err := ReadCheckpoint(mirror)
-	if err != nil {
+	if between, err := batchBetweenCommits(mirror, history); err != nil {
 		return nil, err
-	}
-	hcp, err := ReadCheckpoint(history)
-	if err != nil {
-		return nil, err
-	}
-	if hcp.BatchSeq < mcp.BatchSeq || hcp.BatchID != mcp.BatchID && hcp.BatchSeq == mcp.BatchSeq {
-		return late, nil // a batch between the two commits: it may be this one
+	} else if between {
+		return late, nil // it may be this one
 	}
 	seen := map[string]bool{}
 	for _, m := range recorded {

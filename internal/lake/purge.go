@@ -202,26 +202,35 @@ func deletedBefore(ctx context.Context, fs iceio.IO, path string, positions []in
 }
 
 // noBatchBetweenCommits returns ErrBatchBetweenCommits when the mirror
-// holds a batch its history does not (a worker stopped between the two
-// commits, the batch not yet retried): a purge then would take the
-// retried batch's changes of a key it removes for changes that could
-// resurrect a purged row, and their history versions would be lost.
-// Errors: also catalog failures and malformed bookkeeping.
+// holds a batch its history does not (batchBetweenCommits; a worker
+// stopped between the two commits, the batch not yet retried): a purge
+// then would take the retried batch's changes of a key it removes for
+// changes that could resurrect a purged row, and their history versions
+// would be lost. Errors: also catalog failures and malformed bookkeeping.
 func (w *MirrorWriter) noBatchBetweenCommits(ctx context.Context, mirror *table.Table) error {
 	history, err := lakecat.LoadTable(ctx, w.cat, w.name.History())
 	if err != nil || history == nil {
 		return err
 	}
+	between, err := batchBetweenCommits(mirror, history)
+	if err != nil || !between {
+		return err
+	}
+	return ErrBatchBetweenCommits
+}
+
+// batchBetweenCommits reports whether the mirror holds a batch the
+// history does not: the history's checkpoint is at a lower batch seq, or
+// at the same seq under another batch id (a crash between the two
+// commits). Errors: malformed bookkeeping.
+func batchBetweenCommits(mirror, history *table.Table) (bool, error) {
 	mcp, err := ReadCheckpoint(mirror)
 	if err != nil {
-		return err
+		return false, err
 	}
 	hcp, err := ReadCheckpoint(history)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if hcp.BatchSeq < mcp.BatchSeq {
-		return fmt.Errorf("%w (mirror at batch %d, history at %d)", ErrBatchBetweenCommits, mcp.BatchSeq, hcp.BatchSeq)
-	}
-	return nil
+	return hcp.BatchSeq < mcp.BatchSeq || hcp.BatchID != mcp.BatchID && hcp.BatchSeq == mcp.BatchSeq, nil
 }
