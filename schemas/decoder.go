@@ -420,15 +420,11 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		return Decoded{}, err
 	}
 
-	box := &eventBox{}
-	ev := &box.ev
-	d.beginText()
-	txLen := d.startEvent(rec, ev, op, &pos)
-	if op == cdc.OpTruncate {
-		ev.TxID = d.finishText()[:txLen]
-		ev.Seq = seqOf(&pos, op)
-		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
+	box, txLen, truncate := d.openEvent(rec, op, &pos)
+	if truncate != nil {
+		return *truncate, nil
 	}
+	ev := &box.ev
 
 	bo, err := imageObject(f.before, "before")
 	if err != nil {
@@ -487,6 +483,24 @@ func (d *Decoder) decode(rec *Record) (Decoded, error) {
 		return Decoded{}, err
 	}
 	return Decoded{Kind: KindChange, Event: ev, RawOp: opNames[op]}, nil
+}
+
+// openEvent starts the event of a change of op at pos in a new eventBox
+// (startEvent) and returns the box and the length of the transaction id
+// in the text arena; a truncate is complete at once and comes back
+// decoded (nil otherwise). Shared by the general, the direct and the
+// flattened decode.
+func (d *Decoder) openEvent(rec *Record, op cdc.Op, pos *position) (box *eventBox, txLen int, truncate *Decoded) {
+	box = &eventBox{}
+	ev := &box.ev
+	d.beginText()
+	txLen = d.startEvent(rec, ev, op, pos)
+	if op == cdc.OpTruncate {
+		ev.TxID = d.finishText()[:txLen]
+		ev.Seq = seqOf(pos, op)
+		return box, txLen, &Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}
+	}
+	return box, txLen, nil
 }
 
 // finishImages sets the event's schema (the envelope's after, else

@@ -111,15 +111,11 @@ func (d *Decoder) decodeDirect(rec *Record) (Decoded, bool) {
 		return Decoded{}, false
 	}
 
-	box := &eventBox{}
-	ev := &box.ev
-	d.beginText()
-	txLen := d.startEvent(rec, ev, op, &pos)
-	if op == cdc.OpTruncate {
-		ev.TxID = d.finishText()[:txLen]
-		ev.Seq = seqOf(&pos, op)
-		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, true
+	box, txLen, truncate := d.openEvent(rec, op, &pos)
+	if truncate != nil {
+		return *truncate, true
 	}
+	ev := &box.ev
 	hasBefore, okB := directImage(f.before)
 	hasAfter, okA := directImage(f.after)
 	if !okB || !okA || checkImages(op, hasBefore, hasAfter, opNames[op]) != nil {

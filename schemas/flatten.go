@@ -205,15 +205,11 @@ func (d *Decoder) decodeFlatJSON(rec *Record, po *fastjson.Object, env *envSchem
 	if err != nil {
 		return Decoded{}, err
 	}
-	box := &eventBox{}
-	ev := &box.ev
-	d.beginText()
-	txLen := d.startEvent(rec, ev, op, &pos)
-	if op == cdc.OpTruncate {
-		ev.TxID = d.finishText()[:txLen]
-		ev.Seq = seqOf(&pos, op)
-		return Decoded{Kind: KindTruncate, Event: ev, RawOp: opNames[op]}, nil
+	box, txLen, truncate := d.openEvent(rec, op, &pos)
+	if truncate != nil {
+		return *truncate, nil
 	}
+	ev := &box.ev
 	var ss *structSpec
 	if env != nil {
 		if env.flat == nil {
