@@ -73,6 +73,15 @@ type Activities struct {
 	// jobs run on the shared queue.
 	Owners OwnerLookup
 
+	// Stopping, when set, is closed when the worker begins to stop
+	// (runner.Runner.Stop closes it before it stops its Temporal
+	// workers): the activities then hand their tables over (leave.go)
+	// while the worker's own queue is still polled, so that an activity a
+	// table's workflow schedules there after the stop began leaves at
+	// once instead of waiting out a timeout. nil: the activities watch the
+	// Temporal worker's stop (activity.GetWorkerStopChannel).
+	Stopping <-chan struct{}
+
 	// SidecarEvery is how often, in batches of a table, this worker
 	// writes the table's state sidecar (tablestate.State.WriteSidecar) after a
 	// batch; it also writes it when it releases a table. 0 = never (a

@@ -58,7 +58,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 	stage := "lock" // heartbeats also while an earlier attempt on this worker holds the table
 	stop := keepAlive(ctx, heartbeatEvery, func() any { return stageDetail(st, stage) })
 	defer stop()
-	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil { // the worker stops before the batch began: the next one applies it
+	if err := a.lockOrLeave(ctx, &st.mu, spec.Table); err != nil { // the worker stops before the batch began: the next one applies it
 		return ApplyResult{BatchID: b.ID, BatchSeq: b.Seq}, err
 	}
 	defer st.mu.Unlock()
@@ -102,7 +102,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		a.observeBatch(spec.Table, &res, time.Since(started))
 		a.logBatch(ctx, spec, &res, time.Since(started))
 		a.pos.set(spec.Table, spec.Topic, res.EndOffsets)
-		leaving(ctx, &res)
+		a.leaving(ctx, &res)
 		return res, nil
 	}
 	res.Prefetched = prefetched
@@ -120,7 +120,7 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 		res.Next = next
 	}
 	res.Release = a.release(ctx, spec.Table, res.History.Pending+res.Mirror.Pending)
-	leaving(ctx, &res)
+	a.leaving(ctx, &res)
 	if res.Leaving {
 		a.owner.drop(spec.Table) // handed over (leaveTable): the sidecar is written here
 	}
@@ -132,8 +132,8 @@ func (a *Activities) ApplyBatch(ctx context.Context, req ApplyRequest) (_ ApplyR
 // (workerStop), Leaving, and Release when it left no late keys pending
 // (so that workflows before the hand-over-on-stop version, which read
 // only Release, claim the table again at once too).
-func leaving(ctx context.Context, res *ApplyResult) {
-	if !closed(workerStop(ctx)) {
+func (a *Activities) leaving(ctx context.Context, res *ApplyResult) {
+	if !closed(a.workerStop(ctx)) {
 		return
 	}
 	res.Leaving = true

@@ -169,7 +169,7 @@ func (a *Activities) share(ctx context.Context, fresh bool) (int, map[string]boo
 // claim, forced ones too, with the same retryable ClaimRefused: the retry
 // reaches a worker that stays.
 func (a *Activities) ClaimTable(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
-	if closed(workerStop(ctx)) {
+	if closed(a.workerStop(ctx)) {
 		return ClaimResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("worker %s is stopping: another worker takes %s", a.WorkerQueue, req.Table), ErrTypeClaimRefused)
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // A worker that stops gracefully hands its tables over at once
-// (docs/design.md, "Routing", "Graceful stop"): when the Temporal worker
-// running an activity stops (activity.GetWorkerStopChannel), a PlanBatch
+// (docs/design.md, "Routing", "Graceful stop"): when the worker running an
+// activity begins to stop (Activities.workerStop), a PlanBatch
 // waiting for records returns its plan with Plan.Leaving, an ApplyBatch
 // that finishes its batch returns ApplyResult.Leaving, and an ApplyBatch or
 // RebuildKeys still waiting for the table's lock fails with
@@ -24,9 +24,15 @@ import (
 // start the activity's work (payload.ErrTypeWorkerLeaving).
 const ErrTypeWorkerLeaving = payload.ErrTypeWorkerLeaving
 
-// workerStop is the channel closed when the Temporal worker running the
-// activity of ctx begins to stop; nil (never closed) outside an activity.
-func workerStop(ctx context.Context) <-chan struct{} {
+// workerStop is the channel closed when the worker running the activity
+// of ctx begins to stop: Stopping when set (runner.Runner.Stop closes it
+// before it stops the Temporal workers), otherwise the Temporal worker's
+// own stop channel (activity.GetWorkerStopChannel); nil (never closed)
+// outside an activity without Stopping.
+func (a *Activities) workerStop(ctx context.Context) <-chan struct{} {
+	if a.Stopping != nil {
+		return a.Stopping
+	}
 	if !activity.IsActivity(ctx) {
 		return nil
 	}
@@ -72,11 +78,11 @@ func workerLeaving(table string) error {
 // first: then it returns the ErrTypeWorkerLeaving error for table without
 // the lock (a lock taken after that is released at once). Errors: that
 // one only.
-func lockOrLeave(ctx context.Context, mu *sync.Mutex, table string) error {
+func (a *Activities) lockOrLeave(ctx context.Context, mu *sync.Mutex, table string) error {
 	if mu.TryLock() {
 		return nil
 	}
-	stop := workerStop(ctx)
+	stop := a.workerStop(ctx)
 	if stop == nil {
 		mu.Lock()
 		return nil

@@ -113,7 +113,7 @@ func TestLockOrLeave(t *testing.T) {
 	stop := make(chan struct{})
 	env.SetWorkerStopChannel(stop)
 	lock := func(ctx context.Context) error {
-		if err := lockOrLeave(ctx, &mu, "shop.orders"); err != nil {
+		if err := (&Activities{}).lockOrLeave(ctx, &mu, "shop.orders"); err != nil {
 			return err
 		}
 		mu.Unlock()
@@ -149,7 +149,7 @@ func TestBatchResultLeaving(t *testing.T) {
 	env.SetWorkerStopChannel(stop)
 	mark := func(ctx context.Context, pending int) (ApplyResult, error) {
 		res := ApplyResult{History: lake.HistoryResult{Pending: pending}}
-		leaving(ctx, &res)
+		(&Activities{}).leaving(ctx, &res)
 		return res, nil
 	}
 	env.RegisterActivityWithOptions(mark, activity.RegisterOptions{Name: "Mark"})

@@ -63,7 +63,7 @@ func (a *Activities) PlanBatch(ctx context.Context, req PlanRequest) (Plan, erro
 	a.owner.touch(spec.Table, started) // an idle table stays held while it plans here
 	deadline, idleDeadline := started.Add(spec.MaxWait), started.Add(max(spec.MaxWait, req.IdleWait))
 	topicWasMissing := req.TopicWasMissing
-	stop := workerStop(ctx)
+	stop := a.workerStop(ctx)
 	wctx, cancelWait := untilStop(ctx, stop) // the waits end when the worker stops
 	defer cancelWait()
 	for {

@@ -36,7 +36,7 @@ func (a *Activities) RebuildKeys(ctx context.Context, req RebuildRequest) (Rebui
 	}
 	stop := keepAlive(ctx, heartbeatEvery, func() any { return stageDetail(st, "rebuild") }) // also while an earlier attempt holds the table
 	defer stop()
-	if err := lockOrLeave(ctx, &st.mu, spec.Table); err != nil {
+	if err := a.lockOrLeave(ctx, &st.mu, spec.Table); err != nil {
 		return RebuildResult{}, err
 	}
 	defer st.mu.Unlock()

@@ -281,7 +281,14 @@ func (p *temporalPlan) staticHosts() map[primitives.ServiceName]static.Hosts {
 //     address, and a later server on the same port in the same process. With
 //     the processor off, history applies parent close policies inline for any
 //     number of children; the scanners only garbage-collect old task-queue
-//     rows and orphaned history branches, which a dev database can live with.
+//     rows and orphaned history branches, which a dev database can live with;
+//   - frontend.enableCancelWorkerPollsOnShutdown on: a stopping worker's
+//     SDK then tells the server (ShutdownWorker), which cancels its polls,
+//     and the worker runs the tasks its pollers already took instead of
+//     dropping them. Off (the server's default), a workflow task a
+//     stopping worker had just polled is lost until its 10 s timeout,
+//     which delays a table's graceful hand-over (docs/design.md
+//     "Graceful stop").
 func devDynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
@@ -290,5 +297,6 @@ func devDynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.EnableParentClosePolicyWorker.Key():                false,
 		dynamicconfig.TaskQueueScannerEnabled.Key():                      false,
 		dynamicconfig.HistoryScannerEnabled.Key():                        false,
+		dynamicconfig.EnableCancelWorkerPollsOnShutdown.Key():            true,
 	}
 }

@@ -12,12 +12,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -220,4 +223,116 @@ func timedOut(t *testing.T, c client.Client, table string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// afterActivity calls f after each activity named name returns, before
+// its result goes back to the server.
+type afterActivity struct {
+	interceptor.WorkerInterceptorBase
+	name string
+	f    func()
+}
+
+func (h *afterActivity) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	i := &afterActivityCall{h: h}
+	i.Next = next
+	return i
+}
+
+type afterActivityCall struct {
+	interceptor.ActivityInboundInterceptorBase
+	h *afterActivity
+}
+
+func (a *afterActivityCall) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	res, err := a.Next.ExecuteActivity(ctx, in)
+	if activity.GetInfo(ctx).ActivityType.Name == a.h.name {
+		a.h.f()
+	}
+	return res, err
+}
+
+// A worker that stops right after a table's batch ended there, without
+// Leaving (the batch finished before the stop began), still hands the
+// table over at once (docs/design.md, "Graceful stop"): the table's
+// workflow schedules its next plan on the stopping worker's own queue
+// after the stop began (its workflow task first waits out the stopping
+// worker's sticky queue), and that queue is still polled (Stop waits for
+// the follow-up, ownQueue), so the plan returns Leaving at once. Found
+// by CI under load (starter's TestStatusWaitingForHandOver): before, the
+// queue had stopped and the plan waited out ownerWait (20 s), one
+// hand-over by timeout. Here a hook holds the batch's result until the
+// stop began, another worker runs throughout (a rolling restart), and
+// the record produced after the stop is applied by it: status shows two
+// claims, one hand-over on the worker's stop and none by timeout, no
+// activity timed out, the mirror holds the three rows.
+func TestGracefulStopRightAfterABatch(t *testing.T) {
+	ctx := context.Background()
+	var acts *activities.Activities
+	var armed atomic.Bool
+	ended := make(chan struct{}, 1)
+	hook := &afterActivity{name: "ApplyBatch", f: func() {
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		ended <- struct{}{}
+		select { // the result goes back once the stop began
+		case <-acts.Stopping:
+		case <-time.After(time.Minute):
+		}
+	}}
+	first, err := StartWith(ctx, stack.Settings, quiet, Hooks{Prepare: func(a *activities.Activities) { acts = a },
+		Interceptors: []interceptor.WorkerInterceptor{hook}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := []string{"id:int32", "name:string"}
+	spec := activities.TableSpec{Table: "graceful.after", Topic: "graceful.public.after",
+		KeyColumns: []string{"id"}, MaxEvents: 10, MaxWait: 200 * time.Millisecond}
+	if err := first.Kafka.CreateTopic(ctx, spec.Topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	row := func(id int, name string) *kgo.Record {
+		return &kgo.Record{Topic: spec.Topic, Key: []byte(fmt.Sprintf(`{"id":%d}`, id)),
+			Value: enveloped("c", 100*id, fields, fmt.Sprintf(`{"id":%d,"name":%q}`, id, name))}
+	}
+	if err := first.Kafka.Produce(ctx, row(1, "first")); err != nil {
+		t.Fatal(err)
+	}
+	startWorkflow(t, first.Client, spec)
+	waitCaughtUp(t, first.Client, spec.Table, lake.Offsets{0: 1})
+	waitFor(t, spec.Table+" waiting in an idle plan", func() bool { return idlePlanning(t, first.Client, spec.Table, WorkerQueue(first.WorkerID)) })
+	second := startRunner(t)
+	defer second.Stop()
+	armed.Store(true)
+	if err := first.Kafka.Produce(ctx, row(2, "before the stop")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the second batch did not end on the first worker within a minute")
+	}
+	stopAt := time.Now()
+	first.Stop()
+	t.Logf("stop %.2fs", time.Since(stopAt).Seconds())
+	if err := second.Kafka.Produce(ctx, row(3, "after the stop")); err != nil {
+		t.Fatal(err)
+	}
+	waitCaughtUpWithin(t, second.Client, spec.Table, lake.Offsets{0: 3}, 3*time.Minute)
+	t.Logf("history from the stop on:\n%s", historySince(t, second.Client, spec.Table, stopAt))
+	st := status(t, second.Client, spec.Table)
+	got := fmt.Sprintf("owner %s, claims %d, stop hand-overs %d, hand-overs %d, heartbeats lost %d",
+		st.Owner, st.Claims, st.StopHandOvers, st.HandOvers, st.HeartbeatsLost)
+	if want := fmt.Sprintf("owner %s, claims 2, stop hand-overs 1, hand-overs 0, heartbeats lost 0", WorkerQueue(second.WorkerID)); got != want {
+		t.Errorf("%s; want %s", got, want)
+	}
+	if timeouts := timedOut(t, second.Client, spec.Table); timeouts != "" {
+		t.Errorf("activities timed out: %s", timeouts)
+	}
+	if got, want := mirrorRows(t, second, spec.Table), "1 first false\n2 before the stop false\n3 after the stop false"; got != want {
+		t.Errorf("mirror rows\n%s\nwant\n%s", got, want)
+	}
+	checkBronze(t, second, spec.Table, lake.Offsets{0: 3})
+	stopWorkflow(t, second.Client, spec.Table)
 }

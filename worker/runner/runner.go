@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,7 +47,10 @@ type Runner struct {
 	Metrics    *telemetry.Metrics // pipeline and Temporal SDK metrics; serve with Metrics.Handler()
 	closers    []io.Closer
 	logger     *slog.Logger
-	stopping   *atomic.Bool // set by Stop: the SDK's heartbeat flushes then log quietly (quietOnStop)
+	stopping   *atomic.Bool  // set by Stop: the SDK's heartbeat flushes then log quietly (quietOnStop)
+	leave      chan struct{} // activities.Activities.Stopping, closed by Stop
+	leaveOnce  sync.Once
+	own        *ownQueue // the activities on the worker's own queue, for Stop
 }
 
 // Register registers the table, maintenance and validation workflows and
@@ -168,6 +172,8 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 	acts.BatchLog = logger
 	acts.WorkerQueue = WorkerQueue(workerID)
 	acts.SidecarEvery = s.SidecarEvery
+	leave := make(chan struct{})
+	acts.Stopping = leave
 	fl := newFleet(c)
 	acts.Fleet, acts.Gone = fl.count, fl.markGone
 	acts.Owners = tableOwner(c)
@@ -199,7 +205,8 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 		StickyScheduleToStartTimeout: stickyWait, WorkerStopTimeout: stopWait})
 	Register(w, acts)
 	// the worker's own queue: activities only, of the tables it holds
-	own := worker.New(c, acts.WorkerQueue, worker.Options{Interceptors: redactErrs, WorkerStopTimeout: stopWait})
+	ownQ := newOwnQueue()
+	own := worker.New(c, acts.WorkerQueue, worker.Options{Interceptors: append([]interceptor.WorkerInterceptor{ownQ}, redactErrs...), WorkerStopTimeout: stopWait})
 	own.RegisterActivity(acts)
 	if err := own.Start(); err != nil {
 		removeState()
@@ -216,7 +223,8 @@ func StartWith(ctx context.Context, s config.Settings, logger *slog.Logger, hook
 	}
 	stopRelease := releaseIdle(acts, s.ReleaseIdleState, logger)
 	return &Runner{Client: c, Worker: w, Own: own, WorkerID: workerID, Activities: acts, Catalog: cat, Kafka: kc, Metrics: m,
-		closers: []io.Closer{closeFunc(stopRelease), closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger, stopping: stopping}, nil
+		closers: []io.Closer{closeFunc(stopRelease), closer, closeFunc(removeState), closeFunc(budget.Close)}, logger: logger, stopping: stopping,
+		leave: leave, own: ownQ}, nil
 }
 
 // releaseIdle frees the local state of the tables idle for after or more
@@ -272,25 +280,38 @@ const stopWait = 20 * time.Second
 
 // Stop stops the worker gracefully, handing its tables over at once
 // (docs/design.md, "Graceful stop"), and closes the clients. First the
-// worker on the shared queue stops (no more workflow tasks or claims;
-// a claim it is running is refused), then the one on its own queue: its
-// idle plans return at once with activities.Plan.Leaving and a batch in
-// flight gets up to stopWait to commit and returns
-// activities.ApplyResult.Leaving, so each table's workflow claims the
-// table again on the shared queue without waiting for a timeout. It logs
+// activities learn of the stop (activities.Activities.Stopping): idle
+// plans return at once with activities.Plan.Leaving, a batch in flight
+// commits and returns activities.ApplyResult.Leaving, claims are
+// refused, so each table's workflow claims the table again on the shared
+// queue without waiting for a timeout. Then the worker on the shared
+// queue stops (no more workflow tasks or claims); the one on its own
+// queue keeps polling, up to handOverWait, while a table's workflow is
+// about to schedule its next activity there (its last one ended without
+// handing the table over, ownQueue), so that activity leaves at once
+// too; then it stops, giving what is still in flight up to stopWait. It logs
 // one INFO line with the number of tables it hands over. With sidecars on
 // (Settings.SidecarEvery), the state sidecar of every table the worker
 // holds is written then, after its in-flight batch
 // (activities.WriteSidecars), so the worker that takes the table loads
 // its state instead of reading the tables; a failure is logged.
 func (r *Runner) Stop() {
+	stopAt := time.Now()
 	if r.stopping != nil {
 		r.stopping.Store(true)
 	}
 	if r.logger != nil {
 		r.logger.Info("stopping: handing this worker's tables over to the other workers", "tables", activities.Held(r.Activities), "worker_queue", r.Activities.WorkerQueue)
 	}
+	if r.leave != nil {
+		r.leaveOnce.Do(func() { close(r.leave) })
+	}
 	r.Worker.Stop()
+	if r.own != nil {
+		if n := r.own.waitHandedOver(stopAt); n > 0 && r.logger != nil {
+			r.logger.Info("stopping: tables whose next activity did not come to this worker in time", "tables", n, "waited", handOverWait)
+		}
+	}
 	r.Own.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), sidecarsOnStop)
 	n, err := activities.WriteSidecars(ctx, r.Activities)
