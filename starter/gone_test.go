@@ -14,9 +14,13 @@ import (
 	"github.com/lakemirror/lakemirror/worker/runner"
 )
 
-// A worker that stopped stays listed as a poller for a while; a status
+// A worker that died stays listed as a poller for a while; a status
 // query then gets no answer, and status says which workers did not answer
-// instead of "context deadline exceeded".
+// instead of "context deadline exceeded". The worker's connection closes
+// before it stops, so it cannot tell the server (as after a kill -9): a
+// worker stopped gracefully tells it (the SDK's ShutdownWorker, with the
+// dev server's frontend.enableCancelWorkerPollsOnShutdown), is no longer
+// listed, and status says that no worker polls the queue.
 func TestStatusQueryUnanswered(t *testing.T) {
 	st := testStack(t)
 	args := namespace(t, st, "cli-gone")
@@ -34,6 +38,7 @@ func TestStatusQueryUnanswered(t *testing.T) {
 		code, _, _ := cli(t, append([]string{"status", "cli.gone"}, args...)...)
 		return code == exitOK
 	})
+	r.Client.Close()
 	r.Stop()
 	code, stdout, stderr := cli(t, append([]string{"status", "cli.gone"}, args...)...)
 	id := regexp.QuoteMeta(runner.Identity(buildinfo.Get().Short(), s.Catalog.Identity()) + " worker/" + r.WorkerID)
