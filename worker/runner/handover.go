@@ -3,10 +3,13 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 
@@ -103,31 +106,79 @@ func (q *ownQueue) end(id string, left bool, now time.Time) {
 	}
 }
 
-// waiting is how many workflows Stop, begun at stopAt, still waits for:
-// those with an activity in flight here, and those whose last activity
-// here ended from followUpWithin before stopAt on without handing the
-// table over.
-func (q *ownQueue) waiting(stopAt time.Time) int {
+// waitingFor lists the workflows Stop, begun at stopAt, still waits for:
+// those with an activity in flight here (running), and those whose last
+// activity here ended from followUpWithin before stopAt on without
+// handing the table over.
+func (q *ownQueue) waitingFor(stopAt time.Time) (running, ended []string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	n := len(q.running)
+	for id := range q.running {
+		running = append(running, id)
+	}
 	for id, at := range q.ended {
 		if q.running[id] == 0 && !at.Before(stopAt.Add(-followUpWithin)) {
-			n++
+			ended = append(ended, id)
 		}
 	}
-	return n
+	return running, ended
 }
 
 // waitHandedOver waits, at most handOverWait from stopAt, until no
-// workflow is waited for (waiting). It returns how many still were.
-func (q *ownQueue) waitHandedOver(stopAt time.Time) int {
+// workflow is waited for (waitingFor); a workflow whose activity ended
+// is waited for only while open(id) says it runs (a stopped or finished
+// table schedules nothing more). It returns how many still were.
+func (q *ownQueue) waitHandedOver(stopAt time.Time, open func(id string) bool) int {
 	deadline := stopAt.Add(handOverWait)
+	closed := map[string]bool{}
 	for {
-		n := q.waiting(stopAt)
+		running, ended := q.waitingFor(stopAt)
+		n := len(running)
+		for _, id := range ended {
+			if !closed[id] {
+				if open(id) {
+					n++
+				} else {
+					closed[id] = true
+				}
+			}
+		}
 		if n == 0 || !time.Now().Before(deadline) {
 			return n
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// othersPoll reports whether a worker other than this one (worker id
+// self) polls the shared queue's workflow tasks (a live poller,
+// liveWorkers): only such a worker runs the workflow task that schedules
+// a table's next activity while this one stops, so without one Stop does
+// not wait for it. Temporal's errors count as yes (the wait is bounded).
+func othersPoll(ctx context.Context, c client.Client, self string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := c.DescribeTaskQueue(ctx, activities.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return true
+	}
+	host, _ := os.Hostname()
+	for id := range liveWorkers(resp.GetPollers(), nil, host, processAlive, time.Now()) {
+		if ParsePoller(id).Worker != self {
+			return true
+		}
+	}
+	return false
+}
+
+// workflowOpen reports whether workflow id still runs (Temporal's errors:
+// yes, the wait is bounded).
+func workflowOpen(ctx context.Context, c client.Client, id string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	resp, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return true
+	}
+	return resp.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 }

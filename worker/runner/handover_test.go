@@ -2,6 +2,8 @@ package runner
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,45 +38,60 @@ func TestHandedOver(t *testing.T) {
 	}
 }
 
-// ownQueue.waiting: a stop waits for the workflows with an activity in
-// flight and those whose last activity ended without handing the table
-// over from followUpWithin before the stop on; not for one that handed
-// it over, nor one whose activity ended earlier (paused, or gone).
+// ownQueue.waitingFor: a stop waits for the workflows with an activity
+// in flight and those whose last activity ended without handing the
+// table over from followUpWithin before the stop on; not for one that
+// handed it over, nor one whose activity ended earlier (paused, or gone).
 func TestOwnQueueWaiting(t *testing.T) {
 	q := newOwnQueue()
 	stopAt := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	waiting := func() string {
+		running, ended := q.waitingFor(stopAt)
+		slices.Sort(running)
+		slices.Sort(ended)
+		return fmt.Sprintf("running %v, ended %v", running, ended)
+	}
 	q.start("old")
 	q.end("old", false, stopAt.Add(-followUpWithin-time.Second)) // ended long before the stop
 	q.start("left")
 	q.end("left", true, stopAt.Add(-time.Second)) // handed over
-	if got := q.waiting(stopAt); got != 0 {
-		t.Fatalf("waiting %d, want 0", got)
+	if got, want := waiting(), "running [], ended []"; got != want {
+		t.Fatalf("%s, want %s", got, want)
 	}
 	q.start("batch")
 	q.end("batch", false, stopAt.Add(-time.Second)) // its next plan comes
 	q.start("running")                              // in flight
-	if got := q.waiting(stopAt); got != 2 {
-		t.Fatalf("waiting %d, want 2 (batch, running)", got)
+	if got, want := waiting(), "running [running], ended [batch]"; got != want {
+		t.Fatalf("%s, want %s", got, want)
 	}
-	q.start("batch") // the follow-up arrives: in flight, counted once
-	if got := q.waiting(stopAt); got != 2 {
-		t.Fatalf("waiting %d with the follow-up in flight, want 2", got)
+	q.start("batch") // the follow-up arrives: in flight
+	if got, want := waiting(), "running [batch running], ended []"; got != want {
+		t.Fatalf("with the follow-up in flight: %s, want %s", got, want)
 	}
 	q.end("batch", true, stopAt.Add(time.Second)) // and leaves
 	q.end("running", true, stopAt.Add(time.Second))
-	if got := q.waiting(stopAt); got != 0 {
-		t.Fatalf("waiting %d after both left, want 0", got)
+	if got, want := waiting(), "running [], ended []"; got != want {
+		t.Fatalf("after both left: %s, want %s", got, want)
 	}
 	q.start("job")
 	q.end("job", false, stopAt.Add(2*time.Second)) // a job ends after the stop began: its follow-up comes
-	if got := q.waiting(stopAt); got != 1 {
-		t.Fatalf("waiting %d after a job ended, want 1", got)
+	if got, want := waiting(), "running [], ended [job]"; got != want {
+		t.Fatalf("after a job ended: %s, want %s", got, want)
 	}
-	// past its bound, waitHandedOver returns what is still waited for
+}
+
+// waitHandedOver returns at once when the workflows it waits for are
+// closed, and past its bound with the number still waited for.
+func TestWaitHandedOver(t *testing.T) {
+	q := newOwnQueue()
 	now := time.Now()
-	q.start("late")
-	q.end("late", false, now)
-	if got := q.waitHandedOver(now.Add(-handOverWait)); got != 1 {
-		t.Fatalf("waitHandedOver past its bound: %d, want 1", got)
+	q.start("stopped")
+	q.end("stopped", false, now)
+	var asked []string
+	if got := q.waitHandedOver(now, func(id string) bool { asked = append(asked, id); return false }); got != 0 || fmt.Sprint(asked) != "[stopped]" {
+		t.Fatalf("a closed workflow: waitHandedOver %d, asked %v; want 0, [stopped]", got, asked)
+	}
+	if got := q.waitHandedOver(now.Add(-handOverWait), func(string) bool { return true }); got != 1 {
+		t.Fatalf("past its bound: waitHandedOver %d, want 1", got)
 	}
 }

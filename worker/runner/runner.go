@@ -288,8 +288,10 @@ const stopWait = 20 * time.Second
 // queue stops (no more workflow tasks or claims); the one on its own
 // queue keeps polling, up to handOverWait, while a table's workflow is
 // about to schedule its next activity there (its last one ended without
-// handing the table over, ownQueue), so that activity leaves at once
-// too; then it stops, giving what is still in flight up to stopWait. It logs
+// handing the table over, ownQueue, and the workflow runs) and another
+// worker polls the shared queue to schedule it (othersPoll), so that
+// activity leaves at once too; then it stops, giving what is still in
+// flight up to stopWait. It logs
 // one INFO line with the number of tables it hands over. With sidecars on
 // (Settings.SidecarEvery), the state sidecar of every table the worker
 // holds is written then, after its in-flight batch
@@ -307,8 +309,9 @@ func (r *Runner) Stop() {
 		r.leaveOnce.Do(func() { close(r.leave) })
 	}
 	r.Worker.Stop()
-	if r.own != nil {
-		if n := r.own.waitHandedOver(stopAt); n > 0 && r.logger != nil {
+	if r.own != nil && othersPoll(context.Background(), r.Client, r.WorkerID) {
+		open := func(id string) bool { return workflowOpen(context.Background(), r.Client, id) }
+		if n := r.own.waitHandedOver(stopAt, open); n > 0 && r.logger != nil {
 			r.logger.Info("stopping: tables whose next activity did not come to this worker in time", "tables", n, "waited", handOverWait)
 		}
 	}
