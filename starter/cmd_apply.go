@@ -121,6 +121,14 @@ func (a *app) apply(ctx context.Context, out, errw io.Writer, file string, prune
 		return err
 	}
 	plan := pipelines.Compute(wanted, obs, prune)
+	for _, st := range plan.Steps {
+		if st.Action != pipelines.ActionCreate {
+			continue
+		}
+		if err := a.checkDataCollection(ctx, specs[strings.ToLower(st.Table)]); err != nil {
+			return err
+		}
+	}
 	if asJSON {
 		return applyJSON(ctx, out, c, plan, specs, dryRun)
 	}

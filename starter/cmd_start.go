@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/activities"
+	"github.com/lakemirror/lakemirror/internal/kafka"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/layout"
@@ -24,6 +26,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/retention"
 	"github.com/lakemirror/lakemirror/schemas"
+	"github.com/lakemirror/lakemirror/worker/runner"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -95,7 +98,7 @@ func (f *specFlags) bind(cmd *cobra.Command, defaults payload.TableSpec) {
 	fl.StringVar(&f.key, "key", "", "comma-separated primary-key columns (default: the fields of the Kafka record key)")
 	bindSettings(fl, &f.settings, defaults, false)
 	fl.StringVar(&f.source, "source", "", "source database (a name the worker maps to a DSN with -sources) to load the table from directly before streaming")
-	fl.StringVar(&f.sourceTable, "source-table", "", "the table in the source database as schema.table (for --source and incremental re-snapshots)")
+	fl.StringVar(&f.sourceTable, "source-table", "", "the table in the source database as schema.table (for --source and incremental re-snapshots); with --group, the data collection the group's transaction END events name (default: the topic's last two segments; SQL Server and Db2 name db.schema.table)")
 	fl.StringVar(&f.definition, "definition", "", "table definition file (JSON, see schemas/examples/orders.table.json) declaring column types for events without a schema envelope")
 	fl.StringVar(&f.historyColumns, "history-columns", "", "comma-separated columns whose change opens a history version (default: all)")
 	fl.BoolVar(&f.collapseTx, "history-collapse-tx", false, "one history version per source transaction")
@@ -242,6 +245,9 @@ tables continues from the offsets they record. Exit code 1 if it is already runn
 				return usage("--bronze-retention is run by the expire schedule on bronze: it needs --schedules (or set it later with starter schedule %s --expire-every 24h --bronze-retention D)", spec.Table)
 			}
 			if err := a.checkKeyColumns(cmd.Context(), spec); err != nil {
+				return err
+			}
+			if err := a.checkDataCollection(cmd.Context(), spec); err != nil {
 				return err
 			}
 			c, err := a.dial(cmd.Context())
@@ -407,6 +413,74 @@ func (a *app) checkKeyColumns(ctx context.Context, spec activities.TableSpec) er
 	}
 	return usage("%s was created with key columns %s, not %s: start it with --key %s (a different key needs a new table)",
 		spec.Table, strings.Join(have, ","), strings.Join(spec.KeyColumns, ","), strings.Join(have, ","))
+}
+
+// collectionProbe is how many records from the start of each partition
+// checkDataCollection reads.
+const collectionProbe = 20
+
+// checkDataCollection refuses (usage error, exit 2) a grouped table whose
+// topic's change events come from another data collection than the one
+// its group matches it by (TableSpec.DataCollection: --source-table, else
+// the topic's last two segments, which is wrong for SQL Server's and
+// Db2's three-part names): the group's END events would name the events'
+// collection, which no table of the group has, and its cuts would not
+// wait for the table's transactions (docs/design.md "Source groups").
+// It reads at most collectionProbe records from the start of each
+// partition (schemas.SourceCollection); a topic it cannot check (Kafka
+// not reachable from here, a missing or empty topic, Avro or flattened
+// records) is left to the group's status, which lists the collections
+// ENDs name that no table has.
+func (a *app) checkDataCollection(ctx context.Context, spec activities.TableSpec) error {
+	if spec.Group == "" || spec.TransactionTopic == "" { // per-position cuts match no names
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	kc, err := runner.NewKafka(a.settings)
+	if err != nil {
+		return nil
+	}
+	defer kc.Close()
+	starts, err := kc.StartOffsets(ctx, spec.Topic)
+	if err != nil {
+		return nil
+	}
+	ends, err := kc.EndOffsets(ctx, spec.Topic)
+	if err != nil {
+		return nil
+	}
+	var ranges []kafka.Range
+	for _, p := range slices.Sorted(maps.Keys(starts)) {
+		if from, to := starts[p], ends[p]; to > from {
+			ranges = append(ranges, kafka.Range{Partition: p, From: from, To: min(to, from+collectionProbe)})
+		}
+	}
+	if len(ranges) == 0 {
+		return nil
+	}
+	recs, err := kc.Fetch(ctx, spec.Topic, ranges)
+	if err != nil {
+		return nil
+	}
+	want := spec.DataCollection()
+	for _, r := range recs {
+		got, err := schemas.SourceCollection(r.Value)
+		if err != nil || got == "" || got == want {
+			continue
+		}
+		how := "--source-table " + got
+		if want == "" {
+			want = "nothing (the topic name has fewer than two segments)"
+		} else if spec.SourceTable == "" {
+			want = fmt.Sprintf("%q (the topic's last two segments)", want)
+		} else {
+			want = fmt.Sprintf("%q (--source-table)", want)
+		}
+		return usage("%s: the change events of topic %s come from data collection %q (partition %d offset %d), but group %s would match the table by %s: the group's transaction END events name %q, so its cuts would not wait for this table's transactions; start it with %s (in pipelines YAML: source_table: %s)",
+			spec.Table, spec.Topic, got, r.Partition, r.Offset, spec.Group, want, got, how, got)
+	}
+	return nil
 }
 
 // catalogIfReachable opens the Iceberg catalog the settings name, or

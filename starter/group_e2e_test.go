@@ -43,7 +43,7 @@ func TestGroupOnTheStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range values {
-			if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(v)}); err != nil {
+			if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(sourceOfTopic(topic, v))}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -188,7 +188,7 @@ pipelines:
 		return strings.Join(out, ",")
 	}
 	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: "srv.shop.accounts", Key: []byte(`{"id":1}`),
-		Value: sample.PostgresChange("u", "null", `{"id":1,"balance":7}`, 104).Value}); err != nil {
+		Value: []byte(sourceOfTopic("srv.shop.accounts", string(sample.PostgresChange("u", "null", `{"id":1,"balance":7}`, 104).Value)))}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Minute, "accounts past the cut", func() bool { return balance(0) == "1=7" })
@@ -289,5 +289,69 @@ func checkCutCommands(t *testing.T, s *e2eStack, tagged []payload.CutTagged, w s
 	if st.Table != "shop.accounts" || g.Group != "shop" || !g.Running || g.Number != 1 || g.W != w || g.TxID != "102:103" || g.SourceTs == nil ||
 		g.SourceTs.UnixMilli() != 1767258000103 || g.LagSeconds == nil || *g.LagSeconds < float64(time.Since(time.UnixMilli(1767258000103))/time.Second)-60 || g.PublishedAt == nil {
 		t.Fatalf("status group_cut %+v", g)
+	}
+}
+
+// sourceOfTopic gives a sample PostgreSQL change event (source table
+// public.orders) the source schema and table of topic's last two
+// segments, as Debezium writes them: the group's data collection check
+// (start and apply) reads them.
+func sourceOfTopic(topic, value string) string {
+	segs := strings.Split(topic, ".")
+	return strings.Replace(value, `"schema":"public","table":"orders"`,
+		fmt.Sprintf(`"schema":%q,"table":%q`, segs[len(segs)-2], segs[len(segs)-1]), 1)
+}
+
+// start --group and apply refuse a grouped table whose topic's change
+// events come from another data collection than the group would match it
+// by: a SQL Server topic <prefix>.<db>.<schema>.<table> whose events name
+// testDB.dbo.orders (three parts), while the topic's last two segments
+// give dbo.orders; the message names the collection and how to go on.
+// With --source-table testDB.dbo.orders the table starts.
+func TestStartGroupRefusesAnotherDataCollection(t *testing.T) {
+	s := startStack(t)
+	ctx := context.Background()
+	topic := "mssql.testDB.dbo.orders"
+	if err := s.r.Kafka.CreateTopic(ctx, topic, 1); err != nil {
+		t.Fatal(err)
+	}
+	value := `{"before":null,"after":{"id":1},"source":{"version":"2.7.0.Final","connector":"sqlserver","name":"mssql","ts_ms":1767258000000,"snapshot":"false","db":"testDB","sequence":null,"schema":"dbo","table":"orders","change_lsn":"00000025:00000d08:0025","commit_lsn":"00000025:00000d08:0025","event_serial_no":1},"op":"c","ts_ms":1767258000001}`
+	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(value)}); err != nil {
+		t.Fatal(err)
+	}
+	want := "starter: mssql.orders: the change events of topic mssql.testDB.dbo.orders come from data collection \"testDB.dbo.orders\" (partition 0 offset 0), but group mssql would match the table by \"dbo.orders\" (the topic's last two segments): the group's transaction END events name \"testDB.dbo.orders\", so its cuts would not wait for this table's transactions; start it with --source-table testDB.dbo.orders (in pipelines YAML: source_table: testDB.dbo.orders)\n"
+	out, errw, code := s.cli("start", topic, "--table", "mssql.orders", "--key", "id", "--group", "mssql", "--transaction-topic", "mssql.transaction", "--schedules=false")
+	if code != exitUsage || out != "" || errw != want {
+		t.Fatalf("start: exit %d\nstdout %q\nstderr %q\nwant exit %d and\n%q", code, out, errw, exitUsage, want)
+	}
+	file := filepath.Join(t.TempDir(), "pipelines.yaml")
+	if err := os.WriteFile(file, []byte(`groups:
+  mssql:
+    transaction_topic: mssql.transaction
+pipelines:
+  - topic: mssql.testDB.dbo.orders
+    table: mssql.orders
+    key: id
+    group: mssql
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errw, code := s.cli("apply", "-f", file, "--yes"); code != exitUsage || errw != want {
+		t.Fatalf("apply: exit %d\nstderr %q\nwant exit %d and\n%q", code, errw, exitUsage, want)
+	}
+	if out, errw, code := s.cli("start", topic, "--table", "mssql.orders", "--key", "id", "--group", "mssql", "--transaction-topic", "mssql.transaction",
+		"--source-table", "testDB.dbo.orders", "--schedules=false"); code != exitOK {
+		t.Fatalf("start --source-table testDB.dbo.orders: exit %d\n%s\n%s", code, out, errw)
+	}
+	var reg workflows.GroupCut
+	waitFor(t, time.Minute, "group mssql lists mssql.orders", func() bool {
+		v, err := s.r.Client.QueryWorkflow(ctx, workflows.GroupWorkflowID("mssql"), "", workflows.QueryCut)
+		if err != nil {
+			return false
+		}
+		return v.Get(&reg) == nil && len(reg.Tables) == 1
+	})
+	if reg.Tables[0] != "mssql.orders" {
+		t.Fatalf("group mssql tables %v, want [mssql.orders]", reg.Tables)
 	}
 }

@@ -46,7 +46,7 @@ func TestGroupPerPositionOnTheStack(t *testing.T) {
 			}
 		}
 		for _, v := range values {
-			if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(v)}); err != nil {
+			if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(sourceOfTopic(topic, v))}); err != nil {
 				t.Fatal(err)
 			}
 		}
