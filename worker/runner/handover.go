@@ -44,6 +44,7 @@ type ownQueue struct {
 	mu      sync.Mutex
 	running map[string]int       // workflow id → activities in flight here
 	ended   map[string]time.Time // workflow id → when its last activity here ended without handing the table over
+	pruned  time.Time            // when end last forgot the ended entries no stop waits for
 }
 
 func newOwnQueue() *ownQueue {
@@ -99,6 +100,10 @@ func (q *ownQueue) end(id string, left bool, now time.Time) {
 	} else {
 		q.ended[id] = now
 	}
+	if now.Sub(q.pruned) < followUpWithin { // the sweep below runs once a period, not after every activity
+		return
+	}
+	q.pruned = now
 	for w, at := range q.ended { // forget what no stop waits for
 		if now.Sub(at) > 2*followUpWithin {
 			delete(q.ended, w)
