@@ -121,6 +121,7 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 	blobStart := len(d.blob)
 	d.blob = append(d.blob, pos.tx...)
 	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
+	ev.Collection = d.collection(&pos)
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	if op == cdc.OpTruncate {
 		ev.Before, ev.After = nil, nil
@@ -190,6 +191,7 @@ func (d *Decoder) avroFlat(rec *Record, plan *avroValuePlan, r *avro.Reader) (De
 	blobStart := len(d.blob)
 	d.blob = append(d.blob, pos.tx...)
 	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
+	ev.Collection = d.collection(&pos)
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[blobStart:]

@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -171,6 +172,11 @@ type Decoder struct {
 
 	serverID   uint64 // the last event's MySQL source.server_id and its text
 	serverText string
+	// the last event's data collection and what it was made of
+	// (collection)
+	coll                          string
+	collConn                      string
+	collDB, collSchema, collTable []byte
 }
 
 // NewDecoder returns a Decoder for one topic (one source table).
@@ -540,9 +546,26 @@ func checkImages(op cdc.Op, before, after bool, opText string) error {
 // length of the transaction id.
 func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *position) int {
 	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
+	ev.Collection = d.collection(pos)
 	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
 	d.blob = append(d.blob, pos.tx...)
 	return len(d.blob)
+}
+
+// collection is the data collection of an event at pos
+// (cdc.DataCollection of its source block's connector, db, schema and
+// table): the last event's string when they are the same, so that a
+// topic of one table allocates it once.
+func (d *Decoder) collection(pos *position) string {
+	if pos.conn == d.collConn && bytes.Equal(pos.table, d.collTable) && bytes.Equal(pos.schema, d.collSchema) && bytes.Equal(pos.db, d.collDB) {
+		return d.coll
+	}
+	d.collConn = pos.conn
+	d.collDB = append(d.collDB[:0], pos.db...)
+	d.collSchema = append(d.collSchema[:0], pos.schema...)
+	d.collTable = append(d.collTable[:0], pos.table...)
+	d.coll = cdc.DataCollection(pos.conn, string(pos.db), string(pos.schema), string(pos.table))
+	return d.coll
 }
 
 // seqOf is the Seq (a fresh string) of an event with op at pos.

@@ -39,6 +39,11 @@ type position struct {
 	// order: the transaction block's data_collection_order (0: absent or
 	// null; cdc.Event.TxOrder)
 	order int64
+	// conn is the connector (connectorName); db, schema and table the
+	// source block's, when strings (alias the source values): the event's
+	// data collection (Decoder.collection)
+	conn              string
+	db, schema, table []byte
 }
 
 // Connector names as in source.connector.
@@ -109,6 +114,16 @@ func sourcePosition(sv *sourceVals, conn string, requireTs bool) (position, erro
 	}
 	if p.order, err = orderField(&sv.v[sfTxDCOrder]); err != nil {
 		return p, err
+	}
+	p.conn = conn
+	if v := &sv.v[sfDB]; v.isString() {
+		p.db = v.text
+	}
+	if v := &sv.v[sfSchema]; v.isString() {
+		p.schema = v.text
+	}
+	if v := &sv.v[sfTable]; v.isString() {
+		p.table = v.text
 	}
 	return p, nil
 }

@@ -79,6 +79,9 @@ const (
 	sfRsID      // Oracle
 	sfSsn       // Oracle
 	sfLcrPos    // Oracle, XStream adapter
+	sfDB        // the source table's database (data collection, cdc.DataCollection)
+	sfSchema    // its schema
+	sfTable     // its name
 	sfTxOrder   // transaction.total_order
 	sfTxDCOrder // transaction.data_collection_order
 	sfEnvTsMs   // the envelope's ts_ms: when the connector processed the event
@@ -88,7 +91,7 @@ const (
 
 var sourceFieldNames = [sfCount]string{
 	"connector", "ts_ms", "ts_us", "snapshot", "txId", "lsn", "sequence", "file", "pos", "row", "gtid", "server_id",
-	"commit_lsn", "change_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "lcr_position", "total_order",
+	"commit_lsn", "change_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "lcr_position", "db", "schema", "table", "total_order",
 	"data_collection_order", "ts_ms", "ts_us",
 }
 
@@ -146,6 +149,12 @@ func sourceFieldIndex(name []byte) int {
 		return sfSsn
 	case "lcr_position":
 		return sfLcrPos
+	case "db":
+		return sfDB
+	case "schema":
+		return sfSchema
+	case "table":
+		return sfTable
 	}
 	return -1
 }

@@ -42,7 +42,13 @@ type Event struct {
 	// Binlog positions of two servers do not order against each other
 	// (docs/design.md, rule 1).
 	SourceServer string
-	Origin       Origin
+	// Collection is the event's data collection, the name Debezium's
+	// transaction metadata gives its source table (DataCollection of the
+	// source block's connector, db, schema and table); "" when the
+	// connector's form is unknown or the record carries no such fields
+	// (a flattened record without them, a direct load's row).
+	Collection string
+	Origin     Origin
 	// Schema is the row image's column list from the Connect schema
 	// envelope ({schema, payload}) or a declared table definition; nil
 	// when the record carried no schema. Events decoded with the same
