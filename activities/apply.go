@@ -237,6 +237,9 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 			var w *lake.TableWriter
 			var in lake.WriteInput
 			w, in, dec, readErr = a.batchInput(ctx, st, name, spec, recs, pre, decision, stage, &res)
+			if readErr == nil && b.Load == nil {
+				readErr = foreignCollection(spec, b, dec.events)
+			}
 			if cutShort != nil {
 				in.Batch = *cutShort
 			}

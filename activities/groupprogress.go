@@ -1,10 +1,12 @@
 package activities
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cut"
+	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
@@ -67,4 +69,50 @@ func groupProgress(events []*cdc.Event) *payload.GroupProgress {
 		}
 	}
 	return g
+}
+
+// foreignCollection checks a grouped table's batch b of Kafka records
+// before any of it is written: with a transaction topic, every change
+// event whose source block names its data collection (cdc.Event.Collection)
+// must name the one the group matches the table by
+// (TableSpec.DataCollection). Debezium's transaction END events count
+// each transaction's events per data collection (Debezium docs,
+// "Transaction metadata"); a table whose events name another collection
+// than the group expects is not waited for, and the group's cuts would
+// pass transactions the table has not applied. That happens when the
+// default (the topic's last two segments) does not match the connector's
+// form (SQL Server's db.schema.table), or the topic carries another
+// table's events (a topic routing SMT). It returns nil for a table
+// without a group or without a transaction topic (per-position cuts match
+// no names), for a direct load's batch, and for events whose collection
+// is unknown ("": a flattened record without __db/__schema/__table, a
+// connector whose form is not verified).
+//
+// Errors: non-retryable (InvalidTableSpec) naming the first foreign
+// event's coordinates and collection and how to go on; the table blocks
+// and, blocked, holds its group's cut.
+func foreignCollection(spec TableSpec, b lake.Batch, events []*cdc.Event) error {
+	if spec.Group == "" || spec.TransactionTopic == "" {
+		return nil
+	}
+	want := spec.DataCollection()
+	for _, ev := range events {
+		if ev.Collection == "" || ev.Collection == want {
+			continue
+		}
+		by := fmt.Sprintf("%q (--source-table)", want)
+		switch {
+		case want == "":
+			by = "no name (the topic name has fewer than two segments)"
+		case spec.SourceTable == "":
+			by = fmt.Sprintf("%q (the topic's last two segments)", want)
+		}
+		return badSpec(fmt.Errorf("table %s, batch %s: the change event at %s/%d@%d comes from data collection %q, but group %s matches the table by %s; "+
+			"the group's transaction END events name %q, so its cuts would not wait for this table's transactions. Nothing of the batch was written. "+
+			"To go on: starter stop %s, then start it again with --source-table %s (pipelines YAML: source_table: %s, then starter apply); "+
+			"if the topic holds more than one source table, the table cannot be in a group with a transaction topic",
+			spec.Table, b.ID, ev.Origin.Topic, ev.Origin.Partition, ev.Origin.Offset, ev.Collection, spec.Group, by, ev.Collection,
+			spec.Table, ev.Collection, ev.Collection))
+	}
+	return nil
 }

@@ -1,10 +1,13 @@
 package activities
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"testing"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cut"
@@ -134,5 +137,44 @@ func TestApplyGroupProgressRedelivery(t *testing.T) {
 	feed("batch 4", res)
 	if seen := tr.State().Seen; seen != nil {
 		t.Fatalf("after the cut: seen %v", seen)
+	}
+}
+
+func TestForeignCollection(t *testing.T) {
+	ev := func(coll string, off int64) *cdc.Event {
+		return &cdc.Event{Op: cdc.OpCreate, Collection: coll, Origin: cdc.Origin{Topic: "srv.dbo.orders", Partition: 2, Offset: off}}
+	}
+	grouped := TableSpec{Table: "app.orders", Topic: "srv.dbo.orders", Group: "g", TransactionTopic: "srv.transaction"}
+	named := grouped
+	named.SourceTable = "sales.orders"
+	b := lake.Batch{ID: "b7"}
+	for _, c := range []struct {
+		name   string
+		spec   TableSpec
+		events []*cdc.Event
+		want   string
+	}{
+		{"no group", TableSpec{Table: "app.orders", Topic: "srv.dbo.orders"}, []*cdc.Event{ev("testDB.dbo.orders", 0)}, ""},
+		{"per-position group", TableSpec{Table: "app.orders", Topic: "srv.dbo.orders", Group: "g"}, []*cdc.Event{ev("testDB.dbo.orders", 0)}, ""},
+		{"its own and unknown", grouped, []*cdc.Event{ev("dbo.orders", 0), ev("", 1)}, ""},
+		{"topic default", grouped, []*cdc.Event{ev("dbo.orders", 0), ev("testDB.dbo.orders", 1), ev("other", 2)},
+			`table app.orders, batch b7: the change event at srv.dbo.orders/2@1 comes from data collection "testDB.dbo.orders", but group g matches the table by "dbo.orders" (the topic's last two segments); ` +
+				`the group's transaction END events name "testDB.dbo.orders", so its cuts would not wait for this table's transactions. Nothing of the batch was written. ` +
+				`To go on: starter stop app.orders, then start it again with --source-table testDB.dbo.orders (pipelines YAML: source_table: testDB.dbo.orders, then starter apply); ` +
+				`if the topic holds more than one source table, the table cannot be in a group with a transaction topic`},
+		{"source table", named, []*cdc.Event{ev("sales.orders", 0), ev("sales.order_items", 1)},
+			`table app.orders, batch b7: the change event at srv.dbo.orders/2@1 comes from data collection "sales.order_items", but group g matches the table by "sales.orders" (--source-table); ` +
+				`the group's transaction END events name "sales.order_items", so its cuts would not wait for this table's transactions. Nothing of the batch was written. ` +
+				`To go on: starter stop app.orders, then start it again with --source-table sales.order_items (pipelines YAML: source_table: sales.order_items, then starter apply); ` +
+				`if the topic holds more than one source table, the table cannot be in a group with a transaction topic`},
+	} {
+		err := foreignCollection(c.spec, b, c.events)
+		var ae *temporal.ApplicationError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want nil", c.name, err)
+		case c.want != "" && (!errors.As(err, &ae) || ae.Type() != ErrTypeBadSpec || !ae.NonRetryable() || ae.Message() != c.want):
+			t.Errorf("%s:\n got  %v\n want %s (non-retryable %s)", c.name, err, c.want, ErrTypeBadSpec)
+		}
 	}
 }

@@ -355,3 +355,60 @@ pipelines:
 		t.Fatalf("group mssql tables %v, want [mssql.orders]", reg.Tables)
 	}
 }
+
+// A grouped SQL Server table whose topic was empty at its start (the
+// starter could not check it) blocks at its first batch, before writing
+// anything, when its events name a data collection the group does not
+// match it by; stopped and started again with --source-table, it applies
+// the batch.
+func TestGroupBlocksOnAnotherDataCollection(t *testing.T) {
+	s := startStack(t)
+	ctx := context.Background()
+	c := s.r.Client
+	topic := "mssql.testDB.dbo.orders"
+	for _, tp := range []string{topic, "mssql.transaction"} {
+		if err := s.r.Kafka.CreateTopic(ctx, tp, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, errw, code := s.cli("start", topic, "--table", "mssql.orders", "--key", "id", "--group", "mssql", "--transaction-topic", "mssql.transaction",
+		"--max-wait", "500ms", "--schedules=false"); code != exitOK {
+		t.Fatalf("start on an empty topic: exit %d\n%s\n%s", code, out, errw)
+	}
+	value := `{"before":null,"after":{"id":1},"source":{"version":"2.7.0.Final","connector":"sqlserver","name":"mssql","ts_ms":1767258000000,"snapshot":"false","db":"testDB","sequence":null,"schema":"dbo","table":"orders","change_lsn":"00000025:00000d08:0025","commit_lsn":"00000025:00000d08:0025","event_serial_no":1},"op":"c","ts_ms":1767258000001}`
+	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(value)}); err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.Status
+	waitFor(t, 2*time.Minute, "mssql.orders blocked", func() bool {
+		st = statusOf(t, c, "mssql.orders")
+		return st.Phase == workflows.PhaseBlocked
+	})
+	want := `: the change event at mssql.testDB.dbo.orders/0@0 comes from data collection "testDB.dbo.orders", but group mssql matches the table by "dbo.orders" (the topic's last two segments); ` +
+		`the group's transaction END events name "testDB.dbo.orders", so its cuts would not wait for this table's transactions. Nothing of the batch was written. ` +
+		`To go on: starter stop mssql.orders, then start it again with --source-table testDB.dbo.orders (pipelines YAML: source_table: testDB.dbo.orders, then starter apply); ` +
+		`if the topic holds more than one source table, the table cannot be in a group with a transaction topic`
+	if !strings.Contains(st.LastError, "table mssql.orders, batch ") || !strings.Contains(st.LastError, want) {
+		t.Fatalf("blocked with\n%s\nwant it to hold\n%s", st.LastError, want)
+	}
+	if st.Totals.Batches != 0 || st.Totals.Changes != 0 {
+		t.Fatalf("blocked table's totals %+v, want no batch applied", st.Totals)
+	}
+	if _, errw, code := s.cli("stop", "mssql.orders"); code != exitOK {
+		t.Fatalf("stop: exit %d\n%s", code, errw)
+	}
+	if err := c.GetWorkflow(ctx, workflows.WorkflowID("mssql.orders"), "").Get(ctx, nil); err != nil {
+		t.Fatalf("the stopped table's workflow: %v", err)
+	}
+	if out, errw, code := s.cli("start", topic, "--table", "mssql.orders", "--key", "id", "--group", "mssql", "--transaction-topic", "mssql.transaction",
+		"--source-table", "testDB.dbo.orders", "--max-wait", "500ms", "--schedules=false"); code != exitOK {
+		t.Fatalf("start --source-table testDB.dbo.orders: exit %d\n%s\n%s", code, out, errw)
+	}
+	waitFor(t, 2*time.Minute, "mssql.orders applied the record", func() bool {
+		st = statusOf(t, c, "mssql.orders")
+		return st.Totals.Changes == 1 && st.TotalLag == 0
+	})
+	if st.Phase == workflows.PhaseBlocked || st.LastError != "" {
+		t.Fatalf("after the start with --source-table: phase %s, error %q", st.Phase, st.LastError)
+	}
+}
