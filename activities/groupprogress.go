@@ -3,6 +3,7 @@ package activities
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cut"
@@ -89,30 +90,48 @@ func groupProgress(events []*cdc.Event) *payload.GroupProgress {
 // connector whose form is not verified).
 //
 // Errors: non-retryable (InvalidTableSpec) naming the first foreign
-// event's coordinates and collection and how to go on; the table blocks
-// and, blocked, holds its group's cut.
+// event's coordinates and collection and how to go on (for a batch of
+// more than one known collection: that the topic is mixed); the table
+// blocks, and no cut of its group is published while it is blocked (it
+// does not freeze: each attempt is given up naming it).
 func foreignCollection(spec TableSpec, b lake.Batch, events []*cdc.Event) error {
 	if spec.Group == "" || spec.TransactionTopic == "" {
 		return nil
 	}
 	want := spec.DataCollection()
+	var first *cdc.Event // the first event of another collection
+	var seen []string    // the batch's known collections, first seen first
 	for _, ev := range events {
-		if ev.Collection == "" || ev.Collection == want {
+		if ev.Collection == "" {
 			continue
 		}
-		by := fmt.Sprintf("%q (--source-table)", want)
-		switch {
-		case want == "":
-			by = "no name (the topic name has fewer than two segments)"
-		case spec.SourceTable == "":
-			by = fmt.Sprintf("%q (the topic's last two segments)", want)
+		if !slices.Contains(seen, ev.Collection) {
+			seen = append(seen, ev.Collection)
 		}
-		return badSpec(fmt.Errorf("table %s, batch %s: the change event at %s/%d@%d comes from data collection %q, but group %s matches the table by %s; "+
-			"the group's transaction END events name %q, so its cuts would not wait for this table's transactions. Nothing of the batch was written. "+
-			"To go on: starter stop %s, then start it again with --source-table %s (pipelines YAML: source_table: %s, then starter apply); "+
-			"if the topic holds more than one source table, the table cannot be in a group with a transaction topic",
-			spec.Table, b.ID, ev.Origin.Topic, ev.Origin.Partition, ev.Origin.Offset, ev.Collection, spec.Group, by, ev.Collection,
-			spec.Table, ev.Collection, ev.Collection))
+		if first == nil && ev.Collection != want {
+			first = ev
+		}
 	}
-	return nil
+	if first == nil {
+		return nil
+	}
+	if len(seen) > 1 {
+		return badSpec(fmt.Errorf("table %s, batch %s: topic %s holds the change events of more than one data collection (%s; the first not the table's at %s/%d@%d), "+
+			"but a table in group %s, with a transaction topic, must hold one source table's events: the group's transaction END events count each collection apart. Nothing of the batch was written. "+
+			"To go on: starter stop %s, then give each source table its own topic (Debezium's default topic naming) and start one table per topic in the group, or start this table without --group",
+			spec.Table, b.ID, first.Origin.Topic, strings.Join(seen, ", "), first.Origin.Topic, first.Origin.Partition, first.Origin.Offset, spec.Group, spec.Table))
+	}
+	by := fmt.Sprintf("%q (--source-table)", want)
+	switch {
+	case want == "":
+		by = "no name (the topic name has fewer than two segments)"
+	case spec.SourceTable == "":
+		by = fmt.Sprintf("%q (the topic's last two segments)", want)
+	}
+	c := first.Collection
+	return badSpec(fmt.Errorf("table %s, batch %s: the change event at %s/%d@%d comes from data collection %q, but group %s matches the table by %s; "+
+		"the group's transaction END events name %q, so its cuts would not wait for this table's transactions. Nothing of the batch was written. "+
+		"To go on: starter stop %s, then start it again with --source-table %s (pipelines YAML: source_table: %s, then starter apply); "+
+		"if the topic holds more than one source table, the table cannot be in a group with a transaction topic",
+		spec.Table, b.ID, first.Origin.Topic, first.Origin.Partition, first.Origin.Offset, c, spec.Group, by, c, spec.Table, c, c))
 }

@@ -157,16 +157,28 @@ func TestForeignCollection(t *testing.T) {
 		{"no group", TableSpec{Table: "app.orders", Topic: "srv.dbo.orders"}, []*cdc.Event{ev("testDB.dbo.orders", 0)}, ""},
 		{"per-position group", TableSpec{Table: "app.orders", Topic: "srv.dbo.orders", Group: "g"}, []*cdc.Event{ev("testDB.dbo.orders", 0)}, ""},
 		{"its own and unknown", grouped, []*cdc.Event{ev("dbo.orders", 0), ev("", 1)}, ""},
-		{"topic default", grouped, []*cdc.Event{ev("dbo.orders", 0), ev("testDB.dbo.orders", 1), ev("other", 2)},
+		{"topic default", grouped, []*cdc.Event{ev("", 0), ev("testDB.dbo.orders", 1), ev("testDB.dbo.orders", 2)},
 			`table app.orders, batch b7: the change event at srv.dbo.orders/2@1 comes from data collection "testDB.dbo.orders", but group g matches the table by "dbo.orders" (the topic's last two segments); ` +
 				`the group's transaction END events name "testDB.dbo.orders", so its cuts would not wait for this table's transactions. Nothing of the batch was written. ` +
 				`To go on: starter stop app.orders, then start it again with --source-table testDB.dbo.orders (pipelines YAML: source_table: testDB.dbo.orders, then starter apply); ` +
 				`if the topic holds more than one source table, the table cannot be in a group with a transaction topic`},
-		{"source table", named, []*cdc.Event{ev("sales.orders", 0), ev("sales.order_items", 1)},
+		{"source table", named, []*cdc.Event{ev("", 0), ev("sales.order_items", 1), ev("sales.order_items", 2)},
 			`table app.orders, batch b7: the change event at srv.dbo.orders/2@1 comes from data collection "sales.order_items", but group g matches the table by "sales.orders" (--source-table); ` +
 				`the group's transaction END events name "sales.order_items", so its cuts would not wait for this table's transactions. Nothing of the batch was written. ` +
 				`To go on: starter stop app.orders, then start it again with --source-table sales.order_items (pipelines YAML: source_table: sales.order_items, then starter apply); ` +
 				`if the topic holds more than one source table, the table cannot be in a group with a transaction topic`},
+		{"two collections", named, []*cdc.Event{ev("sales.orders", 0), ev("sales.order_items", 1), ev("sales.orders", 2)},
+			`table app.orders, batch b7: topic srv.dbo.orders holds the change events of more than one data collection (sales.orders, sales.order_items; the first not the table's at srv.dbo.orders/2@1), ` +
+				`but a table in group g, with a transaction topic, must hold one source table's events: the group's transaction END events count each collection apart. Nothing of the batch was written. ` +
+				`To go on: starter stop app.orders, then give each source table its own topic (Debezium's default topic naming) and start one table per topic in the group, or start this table without --group`},
+		{"three collections", grouped, []*cdc.Event{ev("dbo.orders", 0), ev("testDB.dbo.orders", 1), ev("other", 2)},
+			`table app.orders, batch b7: topic srv.dbo.orders holds the change events of more than one data collection (dbo.orders, testDB.dbo.orders, other; the first not the table's at srv.dbo.orders/2@1), ` +
+				`but a table in group g, with a transaction topic, must hold one source table's events: the group's transaction END events count each collection apart. Nothing of the batch was written. ` +
+				`To go on: starter stop app.orders, then give each source table its own topic (Debezium's default topic naming) and start one table per topic in the group, or start this table without --group`},
+		{"two other collections", grouped, []*cdc.Event{ev("testDB.dbo.orders", 0), ev("testDB.dbo.items", 1)},
+			`table app.orders, batch b7: topic srv.dbo.orders holds the change events of more than one data collection (testDB.dbo.orders, testDB.dbo.items; the first not the table's at srv.dbo.orders/2@0), ` +
+				`but a table in group g, with a transaction topic, must hold one source table's events: the group's transaction END events count each collection apart. Nothing of the batch was written. ` +
+				`To go on: starter stop app.orders, then give each source table its own topic (Debezium's default topic naming) and start one table per topic in the group, or start this table without --group`},
 	} {
 		err := foreignCollection(c.spec, b, c.events)
 		var ae *temporal.ApplicationError
