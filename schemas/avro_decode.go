@@ -119,10 +119,7 @@ func (d *Decoder) avroEnvelope(rec *Record, plan *avroValuePlan, r *avro.Reader)
 	// The images' text is already in the blob: the transaction id goes
 	// after it.
 	blobStart := len(d.blob)
-	d.blob = append(d.blob, pos.tx...)
-	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
-	ev.Collection = d.collection(&pos)
-	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
+	d.startEvent(rec, ev, op, &pos)
 	if op == cdc.OpTruncate {
 		ev.Before, ev.After = nil, nil
 		ev.TxID = d.finishText()[blobStart:]
@@ -189,10 +186,7 @@ func (d *Decoder) avroFlat(rec *Record, plan *avroValuePlan, r *avro.Reader) (De
 		return Decoded{}, err
 	}
 	blobStart := len(d.blob)
-	d.blob = append(d.blob, pos.tx...)
-	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
-	ev.Collection = d.collection(&pos)
-	ev.Origin = cdc.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
+	d.startEvent(rec, ev, op, &pos)
 	if op == cdc.OpTruncate {
 		ev.TxID = d.finishText()[blobStart:]
 		ev.Seq = seqOf(&pos, op)

@@ -541,9 +541,11 @@ func checkImages(op cdc.Op, before, after bool, opText string) error {
 	return nil
 }
 
-// startEvent fills the event's op, time, snapshot mark and origin and
-// appends the transaction id to the event text; it returns the text
-// length of the transaction id.
+// startEvent fills the event's op, time, snapshot mark, transaction
+// order, data collection and origin from pos and appends the transaction
+// id to the event text; it returns where the id ends in the text (its
+// length when the text was empty, as openEvent begins it). Shared by
+// every decode path, Avro's included.
 func (d *Decoder) startEvent(rec *Record, ev *cdc.Event, op cdc.Op, pos *position) int {
 	ev.Op, ev.SourceTs, ev.Snapshot, ev.TxOrder = op, pos.ts, pos.snap, pos.order
 	ev.Collection = d.collection(pos)
