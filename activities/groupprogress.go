@@ -121,17 +121,10 @@ func foreignCollection(spec TableSpec, b lake.Batch, events []*cdc.Event) error 
 			"To go on: starter stop %s, then give each source table its own topic (Debezium's default topic naming) and start one table per topic in the group, or start this table without --group",
 			spec.Table, b.ID, first.Origin.Topic, strings.Join(seen, ", "), first.Origin.Topic, first.Origin.Partition, first.Origin.Offset, spec.Group, spec.Table))
 	}
-	by := fmt.Sprintf("%q (--source-table)", want)
-	switch {
-	case want == "":
-		by = "no name (the topic name has fewer than two segments)"
-	case spec.SourceTable == "":
-		by = fmt.Sprintf("%q (the topic's last two segments)", want)
-	}
 	c := first.Collection
 	return badSpec(fmt.Errorf("table %s, batch %s: the change event at %s/%d@%d comes from data collection %q, but group %s matches the table by %s; "+
 		"the group's transaction END events name %q, so its cuts would not wait for this table's transactions. Nothing of the batch was written. "+
 		"To go on: starter stop %s, then start it again with --source-table %s (pipelines YAML: source_table: %s, then starter apply); "+
 		"if the topic holds more than one source table, the table cannot be in a group with a transaction topic",
-		spec.Table, b.ID, first.Origin.Topic, first.Origin.Partition, first.Origin.Offset, c, spec.Group, by, c, spec.Table, c, c))
+		spec.Table, b.ID, first.Origin.Topic, first.Origin.Partition, first.Origin.Offset, c, spec.Group, spec.DataCollectionText(), c, spec.Table, c, c))
 }

@@ -469,16 +469,8 @@ func (a *app) checkDataCollection(ctx context.Context, spec activities.TableSpec
 		if err != nil || got == "" || got == want {
 			continue
 		}
-		how := "--source-table " + got
-		if want == "" {
-			want = "nothing (the topic name has fewer than two segments)"
-		} else if spec.SourceTable == "" {
-			want = fmt.Sprintf("%q (the topic's last two segments)", want)
-		} else {
-			want = fmt.Sprintf("%q (--source-table)", want)
-		}
-		return usage("%s: the change events of topic %s come from data collection %q (partition %d offset %d), but group %s would match the table by %s: the group's transaction END events name %q, so its cuts would not wait for this table's transactions; start it with %s (in pipelines YAML: source_table: %s)",
-			spec.Table, spec.Topic, got, r.Partition, r.Offset, spec.Group, want, got, how, got)
+		return usage("%s: the change events of topic %s come from data collection %q (partition %d offset %d), but group %s would match the table by %s: the group's transaction END events name %q, so its cuts would not wait for this table's transactions; start it with --source-table %s (in pipelines YAML: source_table: %s)",
+			spec.Table, spec.Topic, got, r.Partition, r.Offset, spec.Group, spec.DataCollectionText(), got, got, got)
 	}
 	return nil
 }

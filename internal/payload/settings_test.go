@@ -225,6 +225,21 @@ func TestDataCollection(t *testing.T) {
 	}
 }
 
+func TestDataCollectionText(t *testing.T) {
+	for _, c := range []struct {
+		spec TableSpec
+		want string
+	}{
+		{TableSpec{Topic: "srv.public.orders"}, `"public.orders" (the topic's last two segments)`},
+		{TableSpec{Topic: "srv.public.orders", SourceTable: "sales.orders"}, `"sales.orders" (--source-table)`},
+		{TableSpec{Topic: "orders"}, "nothing (the topic name has fewer than two segments)"},
+	} {
+		if got := c.spec.DataCollectionText(); got != c.want {
+			t.Errorf("%+v: DataCollectionText() = %q, want %q", c.spec, got, c.want)
+		}
+	}
+}
+
 // cut_every: a group's (PerGroup), fixed at start, at least MinCutEvery,
 // needs a group; 0 leaves the group workflow's minute.
 func TestCutEverySetting(t *testing.T) {

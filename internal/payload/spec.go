@@ -144,6 +144,21 @@ func (s TableSpec) DataCollection() string {
 	return strings.Join(segs[len(segs)-2:], ".")
 }
 
+// DataCollectionText is DataCollection for a message, quoted, with where
+// it comes from: `"sales.orders" (--source-table)`, `"dbo.orders" (the
+// topic's last two segments)`, or `nothing (the topic name has fewer
+// than two segments)`.
+func (s TableSpec) DataCollectionText() string {
+	switch c := s.DataCollection(); {
+	case c == "":
+		return "nothing (the topic name has fewer than two segments)"
+	case s.SourceTable == "":
+		return fmt.Sprintf("%q (the topic's last two segments)", c)
+	default:
+		return fmt.Sprintf("%q (--source-table)", c)
+	}
+}
+
 // Tables lists the tables the spec keeps, in commit order: some of
 // "bronze", "mirror", "history" (the mirror always).
 func (s TableSpec) Tables() []string {
