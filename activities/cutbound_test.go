@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/lakemirror/lakemirror/internal/cut"
@@ -66,12 +67,25 @@ func TestApplyBatchCutAtW(t *testing.T) {
 	}
 	// Bounded at the same W again: nothing below it is left.
 	b2 := lake.Batch{ID: "b2", Seq: 2, Topic: spec.Topic, Ranges: []lake.Range{{From: 3, To: 7}}, EndOffsets: lake.Offsets{0: 7}}
+	before := metadataFiles(t, a, name)
 	res, err = a.ApplyBatch(ctx, ApplyRequest{Spec: spec, Batch: b2, Cut: bound})
 	if err != nil || !reflect.DeepEqual(res.EndOffsets, lake.Offsets{0: 3}) || res.Records != 0 {
 		t.Fatalf("at W already: %v, end %v, %d records", err, res.EndOffsets, res.Records)
 	}
 	if got := tableText(t, cat, name, false, mirrorCols...); got != atW {
 		t.Fatalf("an empty bounded batch changed the mirror:\n%s\nwas:\n%s", got, atW)
+	}
+	// and committed nothing: a table held at a cut plans a batch every
+	// few seconds, each of which would write three metadata files
+	if after := metadataFiles(t, a, name); !reflect.DeepEqual(after, before) {
+		t.Fatalf("an empty bounded batch committed: metadata %v, was %v", after, before)
+	}
+	// nor does its rerun
+	if res, err = a.ApplyBatch(ctx, ApplyRequest{Spec: spec, Batch: b2, Cut: bound, Rerun: true}); err != nil || !reflect.DeepEqual(res.EndOffsets, lake.Offsets{0: 3}) || res.Records != 0 {
+		t.Fatalf("at W already, rerun: %v, end %v, %d records", err, res.EndOffsets, res.Records)
+	}
+	if after := metadataFiles(t, a, name); !reflect.DeepEqual(after, before) {
+		t.Fatalf("an empty bounded batch's rerun committed: metadata %v, was %v", after, before)
 	}
 	// The rest, unbounded.
 	b3 := lake.Batch{ID: "b3", Seq: 3, Topic: spec.Topic, Ranges: []lake.Range{{From: 3, To: 7}}, EndOffsets: lake.Offsets{0: 7}}
@@ -112,4 +126,19 @@ func TestApplyBatchCutAtW(t *testing.T) {
 			t.Fatalf("W %q: %v", w, err)
 		}
 	}
+}
+
+// metadataFiles is the current metadata file of the table name's bronze,
+// mirror and history (each commit writes a new one).
+func metadataFiles(t *testing.T, a *Activities, name lake.TableName) []string {
+	t.Helper()
+	var out []string
+	for _, ident := range []table.Identifier{name.Bronze(), name.Mirror(), name.History()} {
+		tbl, err := a.Catalog.LoadTable(context.Background(), ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tbl.MetadataLocation())
+	}
+	return out
 }

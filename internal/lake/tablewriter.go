@@ -64,8 +64,9 @@ type BatchInput struct {
 	// Batch unless Read sets it to Batch cut short (a batch bounded at a
 	// consistent cut, payload.ApplyRequest.Cut: the same ID and Seq, its
 	// ranges and end offsets lowered to where the cut ends it; another ID
-	// or Seq is an error). Called at most once; its error is returned as
-	// it is.
+	// or Seq is an error; a batch cut short to no range and no record
+	// commits nothing: its end offsets are the last commit's). Called at
+	// most once; its error is returned as it is.
 	Read func(ctx context.Context) (*TableWriter, WriteInput, error)
 }
 
@@ -103,6 +104,11 @@ func WriteBatch(ctx context.Context, cat catalog.Catalog, name TableName, in Bat
 		wi.Batch = in.Batch
 	case wi.Batch.ID != in.Batch.ID || wi.Batch.Seq != in.Batch.Seq:
 		return BatchOutput{}, fmt.Errorf("lake: batch %s (seq %d) read as batch %s (seq %d)", in.Batch.ID, in.Batch.Seq, wi.Batch.ID, wi.Batch.Seq)
+	case len(wi.Batch.Ranges) == 0 && len(wi.Events) == 0 && len(wi.Bronze) == 0 && len(wi.Quarantine) == 0:
+		// cut short to nothing (a table held at a consistent cut): its end
+		// offsets are where the last commit left them, so it commits
+		// nothing; a rerun reads it again and finds it empty again
+		return BatchOutput{WriteOutput: WriteOutput{EndOffsets: wi.Batch.EndOffsets, Stages: map[string]float64{}}}, nil
 	}
 	out, err := w.Write(ctx, wi)
 	return BatchOutput{WriteOutput: out}, err
