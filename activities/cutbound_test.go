@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/cut"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/cuts"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -87,6 +88,12 @@ func TestApplyBatchCutAtW(t *testing.T) {
 	if after := metadataFiles(t, a, name); !reflect.DeepEqual(after, before) {
 		t.Fatalf("an empty bounded batch's rerun committed: metadata %v, was %v", after, before)
 	}
+	// The table at W: its cut can be published; the tags are its current
+	// Iceberg snapshots.
+	pub := PublishCutRequest{Group: "shop", Number: 4, W: bound.W, TxID: "501:130", Tables: []string{spec.Table}}
+	if pr, err := a.PublishCut(ctx, pub); err != nil || len(pr.Tagged) != 1 || pr.Tagged[0].Mirror == 0 || pr.Tagged[0].History == 0 {
+		t.Fatalf("publish the cut at W: %+v, %v", pr, err)
+	}
 	// The rest, unbounded.
 	b3 := lake.Batch{ID: "b3", Seq: 3, Topic: spec.Topic, Ranges: []lake.Range{{From: 3, To: 7}}, EndOffsets: lake.Offsets{0: 7}}
 	if res, err = a.ApplyBatch(ctx, ApplyRequest{Spec: spec, Batch: b3}); err != nil || res.Records != 4 {
@@ -108,6 +115,21 @@ func TestApplyBatchCutAtW(t *testing.T) {
 		if got, want := tableText(t, cat, name, h, cols...), tableText(t, whole, name, h, cols...); got != want {
 			t.Fatalf("history %v: cut at W then the rest\n%s\none batch\n%s", h, got, want)
 		}
+	}
+	// Past W now (a table that left the cut, e.g. for a re-snapshot,
+	// while its group published): a cut at W is refused, not retried,
+	// and nothing is tagged.
+	pub.Number = 5
+	_, err = a.PublishCut(ctx, pub)
+	var ae *temporal.ApplicationError
+	wantPast := "lake: publish a cut: table shop.orders: a table is past the cut: its mirror has applied up to " + pgs(170, 170) + ", above W " + bound.W +
+		", so no Iceberg snapshot of it holds the table at W (it left the cut: a re-snapshot or backfill, a bound it dropped, or a run started anew before its first batch); " +
+		"nothing was tagged, and a later cut will be taken"
+	if !errors.As(err, &ae) || ae.Message() != wantPast || !ae.NonRetryable() || ae.Type() != payload.ErrTypeBadSpec {
+		t.Fatalf("publish past W: %v\nwant %s", err, wantPast)
+	}
+	if tbl, err := cat.LoadTable(ctx, name.Mirror()); err != nil || len(cuts.Refs(tbl)) != 2 {
+		t.Fatalf("mirror tags after a cut refused: %v, %v; want cut-4 and consistent", cuts.Refs(tbl), err)
 	}
 	wantAtW := "1 a " + pgs(110, 110) + " false\n2 a " + pgs(120, 120) + " false"
 	if atW != wantAtW {

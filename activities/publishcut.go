@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,8 +25,11 @@ type (
 // the changes at or below it; the group's workflow holds every table
 // there while this runs), and one row per table in the group table
 // `<ns>._cuts` (per_position as req.PerPosition). It is idempotent (a retry keeps
-// the tags' snapshots and appends nothing). Errors: a table name that
-// breaks the naming rule and no tables (non-retryable, InvalidTableSpec);
+// the tags' snapshots and appends nothing). A table whose mirror has
+// applied past W (it left the cut before the tags were set: cuts.ErrPastCut)
+// fails it with nothing tagged. Errors: a table name that breaks the
+// naming rule, no tables and a table past the cut (non-retryable,
+// InvalidTableSpec: the group gives the cut up);
 // a missing mirror, catalog and storage failures (retried). The worker's
 // metrics take the cut's source commit time (lakemirror_group_cut_lag_seconds).
 func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (PublishCutResult, error) {
@@ -43,6 +47,9 @@ func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (Pub
 	tagged, err := cuts.Publish(ctx, a.Catalog, cuts.Cut{Group: req.Group, Number: req.Number, W: req.W, TxID: req.TxID, SourceTsMs: req.SourceTsMs,
 		PerPosition: req.PerPosition},
 		names, payload.CutRetention, time.Now())
+	if errors.Is(err, cuts.ErrPastCut) {
+		return PublishCutResult{}, badSpec(err) // not retried: the group gives this cut up, a later one is taken
+	}
 	if err != nil {
 		return PublishCutResult{}, err
 	}

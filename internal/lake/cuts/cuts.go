@@ -85,6 +85,15 @@ type Tagged struct {
 	History int64  `json:"history_snapshot_id,omitempty"`
 }
 
+// ErrPastCut is the error of Publish when a table's mirror has applied a
+// change above the cut's W (its applied position, lakecat.PropAppliedPosition,
+// is above W) or its positions have another width than W: the table left
+// the cut before its tags were set (an operator's re-snapshot or backfill,
+// a bound it dropped, a run started anew that reported no watermark), so
+// its current Iceberg snapshots do not hold the table at W. The cut cannot
+// be published; a later one can.
+var ErrPastCut = errors.New("a table is past the cut")
+
 // Publish publishes cut c of the group whose tables are tables (held at
 // c.W by their workflows while it runs): it tags the current Iceberg
 // snapshot of each table's mirror and history `cut-<n>` (kept for
@@ -95,12 +104,20 @@ type Tagged struct {
 // cut reads each table at `cut-<n>` (or the snapshot ids of the newest
 // `_cuts` rows); `consistent` moves one table at a time.
 //
-// It is idempotent: a retry finds the tags already set (and keeps their
-// snapshots), the rows already appended (by the commit's PropCut), and
-// moves `consistent` again. A table without a snapshot yet (not created,
-// or created empty) is empty at the cut: its row has snapshot id 0
-// (mirror) or null (history), and it gets no tag. Errors: no tables,
-// catalog and storage failures (retryable).
+// Before it tags anything it checks every table (atCut): a table whose
+// mirror has applied past W is not at the cut, and Publish returns
+// ErrPastCut with nothing tagged. The snapshots it checked are the ones
+// it tags, so a table that moves on afterwards does not change the cut.
+//
+// It is idempotent: a retry after the rows were appended (the `_cuts`
+// table's PropCutPrefix property) keeps the tags' snapshots and moves
+// `consistent` again; a retry before that (or a later attempt of the
+// same cut number after one was given up) checks the tables again and
+// moves the tags `cut-<n>` to the snapshots it checked. A table without
+// a snapshot yet (not created, or created empty) is empty at the cut:
+// its row has snapshot id 0 (mirror) or null (history), and it gets no
+// tag. Errors: no tables; ErrPastCut (wrapped, naming the table, its
+// applied position and W); catalog and storage failures (retryable).
 func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.TableName, retention time.Duration, now time.Time) ([]Tagged, error) {
 	if len(tables) == 0 {
 		return nil, errors.New("lake: publish a cut: no tables")
@@ -109,30 +126,40 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 		return cmp.Compare(a.String(), b.String())
 	})
 	tag := Tag(c.Number)
+	recorded, err := appended(ctx, cat, tables[0], c)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Tagged, 0, len(tables))
+	for _, name := range tables {
+		var t Tagged
+		if recorded {
+			t, err = tagsOf(ctx, cat, name, tag)
+		} else {
+			t, err = atCut(ctx, cat, name, c.W)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
 	type tagged struct {
 		ident table.Identifier
 		id    int64
 	}
 	var all []tagged
-	for _, name := range tables {
-		t := Tagged{Table: name.String()}
-		id, err := tagCurrent(ctx, cat, name.Mirror(), tag, retention)
-		if err != nil {
-			return nil, err
+	for i, name := range tables {
+		for _, s := range []tagged{{name.Mirror(), out[i].Mirror}, {name.History(), out[i].History}} {
+			if s.id == 0 {
+				continue
+			}
+			if !recorded {
+				if err := setTag(ctx, cat, s.ident, tag, s.id, retention); err != nil {
+					return nil, err
+				}
+			}
+			all = append(all, s)
 		}
-		t.Mirror = id
-		if id != 0 {
-			all = append(all, tagged{name.Mirror(), id})
-		}
-		if id, err = tagCurrent(ctx, cat, name.History(), tag, retention); err != nil {
-			return nil, err
-		}
-		if id != 0 {
-			t.History = id
-			all = append(all, tagged{name.History(), id})
-		}
-		out = append(out, t)
 	}
 	if err := appendRows(ctx, cat, tables[0], c, out, now); err != nil {
 		return nil, err
@@ -145,29 +172,89 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 	return out, nil
 }
 
-// tagCurrent tags the current snapshot of the table ident name (a tag
-// already there keeps its snapshot: a retry) and returns the tagged
-// snapshot's id; 0 for a table that does not exist or has no snapshot
-// yet (it holds nothing at the cut: nothing to tag).
-func tagCurrent(ctx context.Context, cat catalog.Catalog, ident table.Identifier, name string, retention time.Duration) (int64, error) {
-	tbl, err := cat.LoadTable(ctx, ident)
+// atCut returns the current Iceberg snapshots of the table name's mirror
+// and history (0: no table or no snapshot), checked to hold the table at
+// w (hex): the mirror's applied position (lakecat.PropAppliedPosition) is
+// at or below w. The history is loaded first: each batch commits its
+// mirror before its history, so a history snapshot that holds a change
+// above w comes with a mirror, loaded after it, applied past w. A mirror
+// written before the applied position was recorded is not checked.
+// Errors: ErrPastCut (wrapped), catalog failures.
+func atCut(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, w string) (Tagged, error) {
+	t := Tagged{Table: name.String()}
+	h, err := current(ctx, cat, name.History())
 	if err != nil {
-		if errors.Is(err, catalog.ErrNoSuchTable) {
-			return 0, nil
+		return t, err
+	}
+	m, err := current(ctx, cat, name.Mirror())
+	if err != nil || m == nil {
+		return t, err
+	}
+	applied := m.Properties()[lakecat.PropAppliedPosition]
+	switch {
+	case applied != "" && len(applied) != len(w):
+		return t, fmt.Errorf("lake: publish a cut: table %s: %w: its positions have %d words, W %s has %d: the table is not of the group's connector",
+			name, ErrPastCut, len(applied)/16, w, len(w)/16)
+	case applied > w:
+		return t, fmt.Errorf("lake: publish a cut: table %s: %w: its mirror has applied up to %s, above W %s, so no Iceberg snapshot of it holds the table at W "+
+			"(it left the cut: a re-snapshot or backfill, a bound it dropped, or a run started anew before its first batch); nothing was tagged, and a later cut will be taken",
+			name, ErrPastCut, applied, w)
+	}
+	if s := m.CurrentSnapshot(); s != nil {
+		t.Mirror = s.SnapshotID
+	}
+	if h != nil && h.CurrentSnapshot() != nil {
+		t.History = h.CurrentSnapshot().SnapshotID
+	}
+	return t, nil
+}
+
+// current loads the table ident from the catalog (not a batch's cached
+// one); nil when it does not exist.
+func current(ctx context.Context, cat catalog.Catalog, ident table.Identifier) (*table.Table, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lake: publish a cut: load %s: %w", lakecat.IdentString(ident), err)
+	}
+	return tbl, nil
+}
+
+// tagsOf returns the snapshots the tag name points at in the table name's
+// mirror and history (0: no table or no such tag): a cut already
+// recorded in `_cuts`.
+func tagsOf(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, tag string) (Tagged, error) {
+	t := Tagged{Table: name.String()}
+	for _, s := range []struct {
+		ident table.Identifier
+		id    *int64
+	}{{name.Mirror(), &t.Mirror}, {name.History(), &t.History}} {
+		tbl, err := current(ctx, cat, s.ident)
+		if err != nil {
+			return t, err
 		}
-		return 0, fmt.Errorf("lake: publish a cut: load %s: %w", lakecat.IdentString(ident), err)
+		if tbl == nil {
+			continue
+		}
+		if ref, ok := refOf(tbl, tag); ok {
+			*s.id = ref.SnapshotID
+		}
 	}
-	if ref, ok := refOf(tbl, name); ok {
-		return ref.SnapshotID, nil
+	return t, nil
+}
+
+// appended reports whether cut c's rows are in the group table of the
+// group whose first table is first (its PropCutPrefix property is at or
+// above c.Number).
+func appended(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, c Cut) (bool, error) {
+	tbl, err := current(ctx, cat, Ident(first))
+	if err != nil || tbl == nil {
+		return false, err
 	}
-	cur := tbl.CurrentSnapshot()
-	if cur == nil {
-		return 0, nil
-	}
-	if err := setTag(ctx, cat, ident, name, cur.SnapshotID, retention); err != nil {
-		return 0, err
-	}
-	return cur.SnapshotID, nil
+	n, err := strconv.ParseInt(tbl.Properties()[PropCutPrefix+c.Group], 10, 64)
+	return err == nil && n >= c.Number, nil
 }
 
 // refOf returns tbl's ref name.

@@ -2,6 +2,7 @@ package cuts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -21,6 +22,13 @@ import (
 // appendID appends one row (id) to the table ident, creating it, and
 // returns the new snapshot's id.
 func appendID(t *testing.T, cat catalog.Catalog, name lakecat.TableName, ident table.Identifier, id int64) int64 {
+	t.Helper()
+	return appendApplied(t, cat, name, ident, id, "")
+}
+
+// appendApplied is appendID with a commit that records applied (hex) as
+// the applied position, as a batch's mirror commit does ("" none).
+func appendApplied(t *testing.T, cat catalog.Catalog, name lakecat.TableName, ident table.Identifier, id int64, applied string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), ident, func() (*iceberg.Schema, error) {
@@ -42,7 +50,11 @@ func appendID(t *testing.T, cat catalog.Catalog, name lakecat.TableName, ident t
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := rowdelta.CommitRowDelta(ctx, tbl, "t", rowdelta.DataFiles(files), rowdelta.DeleteSet{}, nil)
+	var props iceberg.Properties
+	if applied != "" {
+		props = iceberg.Properties{lakecat.PropAppliedPosition: applied}
+	}
+	out, _, err := rowdelta.CommitRowDelta(ctx, tbl, "t", rowdelta.DataFiles(files), rowdelta.DeleteSet{}, props)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +158,88 @@ func TestPublish(t *testing.T) {
 	got, err = Publish(ctx, cat, c3, []lakecat.TableName{accounts, {Namespace: "shop", Name: "nothing"}}, 0, now)
 	if want := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}, {Table: "shop.nothing"}}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("cut 3 with a table not created: %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// Publish refuses a cut that a table has applied past (ErrPastCut, naming
+// the table) before it tags anything; a later attempt of the same cut
+// number moves a tag an attempt given up left behind to the snapshot it
+// checked; a retry of a cut already appended keeps its tags even when a
+// table moved past W since.
+func TestPublishPastCut(t *testing.T) {
+	ctx := context.Background()
+	cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := lakecat.TableName{Namespace: "shop", Name: "accounts"}
+	transfers := lakecat.TableName{Namespace: "shop", Name: "transfers"}
+	const (
+		below = "00000000000000600000000000000001"
+		w     = "00000000000000670000000000000000"
+		above = "00000000000000680000000000000002"
+	)
+	a1 := appendApplied(t, cat, accounts, accounts.Mirror(), 1, below)
+	ah1 := appendID(t, cat, accounts, accounts.History(), 1)
+	appendApplied(t, cat, transfers, transfers.Mirror(), 1, below)
+	appendApplied(t, cat, transfers, transfers.Mirror(), 2, above) // a re-snapshot's chunk, or a batch after the table left the cut
+	now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+	c1 := Cut{Group: "shop", Number: 1, W: w, TxID: "102:103", SourceTsMs: 1767258000103}
+	_, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts, transfers}, time.Hour, now)
+	wantErr := "lake: publish a cut: table shop.transfers: a table is past the cut: its mirror has applied up to " + above + ", above W " + w +
+		", so no Iceberg snapshot of it holds the table at W (it left the cut: a re-snapshot or backfill, a bound it dropped, or a run started anew before its first batch); " +
+		"nothing was tagged, and a later cut will be taken"
+	if !errors.Is(err, ErrPastCut) || err.Error() != wantErr {
+		t.Fatalf("a table past W: %v\nwant %s", err, wantErr)
+	}
+	for _, ident := range []table.Identifier{accounts.Mirror(), accounts.History(), transfers.Mirror()} {
+		if got := refsOf(t, cat, ident); len(got) != 0 {
+			t.Errorf("%s tagged %v after a cut refused", lakecat.IdentString(ident), got)
+		}
+	}
+	if rows, err := Read(ctx, cat, accounts, "shop"); err != nil || len(rows) != 0 {
+		t.Errorf("_cuts rows after a cut refused: %+v, %v", rows, err)
+	}
+	// another width: not the group's connector
+	_, err = Publish(ctx, cat, Cut{Group: "shop", Number: 1, W: "0000000000000067"}, []lakecat.TableName{accounts}, time.Hour, now)
+	if want := "lake: publish a cut: table shop.accounts: a table is past the cut: its positions have 2 words, W 0000000000000067 has 1: the table is not of the group's connector"; !errors.Is(err, ErrPastCut) || err.Error() != want {
+		t.Errorf("another width: %v\nwant %s", err, want)
+	}
+
+	// an attempt given up after it tagged accounts at a1 (before this
+	// check, or a catalog failure): the next attempt of cut 1, with
+	// accounts moved on (below W), moves the tag to what it checked
+	if err := setTag(ctx, cat, accounts.Mirror(), Tag(1), a1, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	a2 := appendApplied(t, cat, accounts, accounts.Mirror(), 2, w)
+	got, err := Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now)
+	want := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("cut 1 again: %+v, %v; want %+v", got, err, want)
+	}
+	for _, c := range []struct {
+		ident table.Identifier
+		want  map[string]int64
+	}{
+		{accounts.Mirror(), map[string]int64{"cut-1": a2, "consistent": a2}},
+		{accounts.History(), map[string]int64{"cut-1": ah1, "consistent": ah1}},
+	} {
+		if got := refsOf(t, cat, c.ident); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s tags %v, want %v", lakecat.IdentString(c.ident), got, c.want)
+		}
+	}
+	// appended: a retry keeps the tags although the table moved past W since
+	appendApplied(t, cat, accounts, accounts.Mirror(), 3, above)
+	if got, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("cut 1 retried after its rows: %+v, %v; want %+v", got, err, want)
+	}
+	if got := refsOf(t, cat, accounts.Mirror()); !reflect.DeepEqual(got, map[string]int64{"cut-1": a2, "consistent": a2}) {
+		t.Errorf("accounts tags after the retry %v", got)
+	}
+	rows, err := Read(ctx, cat, accounts, "shop")
+	if err != nil || len(rows) != 1 || rows[0].Mirror != a2 || rows[0].History != ah1 || rows[0].W != w {
+		t.Errorf("_cuts rows %+v, %v; want one row of cut 1 at %d/%d", rows, err, a2, ah1)
 	}
 }
 
