@@ -396,7 +396,7 @@ func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult,
 		return nil, classify(err)
 	}
 	if spec.Group != "" && dec != nil && b.Load == nil && len(b.Ranges) > 0 { // Kafka's records: a direct load's fetch no partition
-		res.Group = groupProgress(dec.events)
+		res.Group = groupProgress(dec.events, spec.DataCollection())
 	}
 	return out.Keys, nil
 }

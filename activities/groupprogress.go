@@ -17,9 +17,10 @@ import (
 // data_collection_order values as ranges, or the positions of those
 // without one; snapshot reads and events without an id left out) and
 // their highest position, per
-// partition the highest position. It is called only for a table with a
+// partition the highest position, and whether an event names own, the
+// table's data collection (Own). It is called only for a table with a
 // group: a table without one allocates nothing.
-func groupProgress(events []*cdc.Event) *payload.GroupProgress {
+func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 	g := &payload.GroupProgress{}
 	high := map[int32]cdc.Seq{}
 	type tx struct {
@@ -29,6 +30,9 @@ func groupProgress(events []*cdc.Event) *payload.GroupProgress {
 	}
 	var txs map[string]*tx
 	for _, ev := range events {
+		if !g.Own && own != "" && ev.Collection == own {
+			g.Own = true
+		}
 		if ev.Seq != "" {
 			if p := ev.Origin.Partition; ev.Seq > high[p] {
 				high[p] = ev.Seq

@@ -53,6 +53,7 @@ func TestApplyGroupProgress(t *testing.T) {
 		TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 3}}, Last: pgs(130, 130)},
 			"502": {Orders: [][2]int64{{1, 1}}, Last: pgs(150, 150)}, "503": {Seqs: []string{pgs(160, 160)}, Last: pgs(160, 160)}},
 		FetchedPast: map[int32]string{0: pgs(130, 130), 1: pgs(160, 160)},
+		Own:         true, // the events name public.orders, the table's data collection
 	}
 	if g := res.Group; g == nil || !reflect.DeepEqual(g, want) {
 		t.Fatalf("Group = %+v, want %+v", g, want)
@@ -62,8 +63,15 @@ func TestApplyGroupProgress(t *testing.T) {
 	}
 	// a batch of snapshot reads only: positions, no transactions
 	res, _ = w.apply([]wev{pgTx("r", `{"order_id":8,"status":"s"}`, 500, 0, 95, 0, "last", 1)}, false)
-	if g := res.Group; g == nil || g.TxSeen != nil || g.TxEvents != nil || !maps.Equal(g.FetchedPast, map[int32]string{1: pgs(0, 95)}) {
+	if g := res.Group; g == nil || g.TxSeen != nil || g.TxEvents != nil || !maps.Equal(g.FetchedPast, map[int32]string{1: pgs(0, 95)}) || !g.Own {
 		t.Fatalf("snapshot-only batch: Group = %+v", g)
+	}
+	// events of another data collection than the table's (a group without
+	// a transaction topic does not refuse them) do not confirm its own
+	other := newWrun(t, TableSpec{})
+	other.spec.Group, other.spec.SourceTable = "shop", "public.sales"
+	if res, _ = other.apply(batch[1:2], false); res.Group == nil || res.Group.Own || len(res.Group.TxSeen) != 1 {
+		t.Fatalf("another collection's events: Group = %+v", res.Group)
 	}
 
 	// a direct load's batch fetched no partition: it reports nothing

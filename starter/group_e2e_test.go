@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -357,10 +358,13 @@ pipelines:
 }
 
 // A grouped SQL Server table whose topic was empty at its start (the
-// starter could not check it) blocks at its first batch, before writing
-// anything, when its events name a data collection the group does not
-// match it by; stopped and started again with --source-table, it applies
-// the batch.
+// starter could not check it) holds the group's cuts while the
+// transaction topic's ENDs name a collection no table of the group has
+// and no event has confirmed its own (no cut begins; the cut query and
+// status say why and how to go on), and blocks at its first batch,
+// before writing anything, when its events name a data collection the
+// group does not match it by; stopped and started again with
+// --source-table, it applies the batch and no longer holds the cuts.
 func TestGroupBlocksOnAnotherDataCollection(t *testing.T) {
 	s := startStack(t)
 	ctx := context.Background()
@@ -372,8 +376,37 @@ func TestGroupBlocksOnAnotherDataCollection(t *testing.T) {
 		}
 	}
 	if out, errw, code := s.cli("start", topic, "--table", "mssql.orders", "--key", "id", "--group", "mssql", "--transaction-topic", "mssql.transaction",
-		"--max-wait", "500ms", "--schedules=false"); code != exitOK {
+		"--max-wait", "500ms", "--schedules=false", "--cut-every", "10s"); code != exitOK {
 		t.Fatalf("start on an empty topic: exit %d\n%s\n%s", code, out, errw)
+	}
+	end := `{"status":"END","id":"00000025:00000d08:0025","event_count":1,"data_collections":[{"data_collection":"testDB.dbo.orders","event_count":1}],"ts_ms":1767258000002}`
+	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: "mssql.transaction", Value: []byte(end)}); err != nil {
+		t.Fatal(err)
+	}
+	groupCut := func() workflows.GroupCut {
+		t.Helper()
+		v, err := c.QueryWorkflow(ctx, workflows.GroupWorkflowID("mssql"), "", workflows.QueryCut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g workflows.GroupCut
+		if err := v.Get(&g); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	note := `no change event has named its data collection "dbo.orders" yet, and the transaction topic's ENDs name testDB.dbo.orders, which no table of the group has: ` +
+		"if one of them is this table's source table, stop the table and start it again with --source-table <that collection>; " +
+		"if none is, its first change event confirms it, or stop it and start it again with --source-table dbo.orders"
+	waitFor(t, 2*time.Minute, "the group read the END", func() bool { return groupCut().Ends == 1 })
+	time.Sleep(12 * time.Second) // a cut interval: none begins
+	g := groupCut()
+	if want := []workflows.GroupHold{{Table: "mssql.orders", Collection: "dbo.orders", Unconfirmed: true, Note: note}}; !reflect.DeepEqual(g.Holds, want) ||
+		g.Pending != nil || g.Published != nil || g.Aborts != 0 {
+		t.Fatalf("the group with an unconfirmed table: holds %+v, pending %+v, published %+v, %d given up; want holds %+v and no cut", g.Holds, g.Pending, g.Published, g.Aborts, want)
+	}
+	if out, errw, code := s.cli("status", "mssql.orders"); code != exitOK || !strings.Contains(out, "cut held by") || !strings.Contains(out, "mssql.orders: "+note) {
+		t.Fatalf("status of the unconfirmed table: exit %d\n%s\n%s", code, out, errw)
 	}
 	value := `{"before":null,"after":{"id":1},"source":{"version":"2.7.0.Final","connector":"sqlserver","name":"mssql","ts_ms":1767258000000,"snapshot":"false","db":"testDB","sequence":null,"schema":"dbo","table":"orders","change_lsn":"00000025:00000d08:0025","commit_lsn":"00000025:00000d08:0025","event_serial_no":1},"op":"c","ts_ms":1767258000001}`
 	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: []byte(value)}); err != nil {
@@ -410,5 +443,8 @@ func TestGroupBlocksOnAnotherDataCollection(t *testing.T) {
 	})
 	if st.Phase == workflows.PhaseBlocked || st.LastError != "" {
 		t.Fatalf("after the start with --source-table: phase %s, error %q", st.Phase, st.LastError)
+	}
+	if g := groupCut(); slices.ContainsFunc(g.Holds, func(h workflows.GroupHold) bool { return h.Unconfirmed }) || len(g.Foreign) != 0 {
+		t.Fatalf("after the start with --source-table: holds %+v, foreign %v; want none unconfirmed, none foreign", g.Holds, g.Foreign)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -50,12 +51,16 @@ type GroupMember struct {
 	// ("schema.table": TableSpec.DataCollection).
 	Collection       string `json:"collection"`
 	TransactionTopic string `json:"transaction_topic,omitempty"` // the table's TableSpec.TransactionTopic
+	// Named: the collection was given (TableSpec.SourceTable: --source-table,
+	// source_table), not derived from the topic's name: the group takes
+	// it as confirmed (GroupState.Confirmed).
+	Named bool `json:"named,omitempty"`
 }
 
 // GroupMemberOf is the table of spec as its group knows it (the
 // starter's registration, every report).
 func GroupMemberOf(spec payload.TableSpec) GroupMember {
-	return GroupMember{Table: spec.Table, Collection: spec.DataCollection(), TransactionTopic: spec.TransactionTopic}
+	return GroupMember{Table: spec.Table, Collection: spec.DataCollection(), TransactionTopic: spec.TransactionTopic, Named: spec.SourceTable != ""}
 }
 
 // GroupReport is a table's report after one of its batches committed
@@ -90,6 +95,9 @@ type GroupReport struct {
 	// cut per position takes the newest of its tables' as its source
 	// time, and every cut the newest as the freshest table's.
 	SourceTsMs int64 `json:"source_ts_ms,omitempty"`
+	// Own: the batch held a change event naming the table's own data
+	// collection (payload.GroupProgress.Own).
+	Own bool `json:"own,omitempty"`
 }
 
 // GroupInput starts (or continues) a group's workflow.
@@ -134,6 +142,10 @@ type GroupState struct {
 	// collection is misnamed (TableSpec.DataCollection) shows here, and
 	// its events do not hold the cut.
 	Foreign []string `json:"foreign,omitempty"`
+	// Confirmed are the tables whose data collection a batch confirmed
+	// (a report with Own): a change event of theirs named it. A table
+	// that joins under another collection is confirmed again.
+	Confirmed map[string]bool `json:"confirmed,omitempty"`
 	// Pending is the cut being taken (nil: none); Published the newest
 	// cut published in the tables (tags, `_cuts`); Attempts counts the
 	// cuts begun, Aborts those given up (LastAbort says why); NextCutAt
@@ -207,6 +219,11 @@ type GroupHold struct {
 	TxID       string `json:"tx_id,omitempty"`  // the next END's transaction id ("" per position)
 	Commit     string `json:"commit,omitempty"` // its commit position (hex)
 	Missing    int64  `json:"missing,omitempty"`
+	// Unconfirmed: the table's data collection is not confirmed while
+	// ENDs name collections no table of the group has (group.unconfirmed):
+	// no cut begins. Note says why and how to go on.
+	Unconfirmed bool   `json:"unconfirmed,omitempty"`
+	Note        string `json:"note,omitempty"`
 }
 
 // group is one run of the group workflow.
@@ -220,7 +237,11 @@ type group struct {
 	// memo is kept (memo: the last one upserted in this run).
 	publish   bool
 	positions bool
-	memo      *GroupMemo
+	// confirm is cutUnconfirmedVersion taken: with a transaction topic,
+	// no cut begins or is published while ENDs name a collection no table
+	// has and a table's own collection is not confirmed (unconfirmed).
+	confirm bool
+	memo    *GroupMemo
 }
 
 // GroupWorkflow computes the consistent cut of one source group
@@ -261,6 +282,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 	}
 	g.publish = workflow.GetVersion(ctx, cutPublishVersion, workflow.DefaultVersion, 1) == 1
 	g.positions = workflow.GetVersion(ctx, cutPositionVersion, workflow.DefaultVersion, 1) == 1
+	g.confirm = workflow.GetVersion(ctx, cutUnconfirmedVersion, workflow.DefaultVersion, 1) == 1
 	g.upsertMemo(ctx)
 	register := workflow.GetSignalChannel(ctx, SignalGroupRegister)
 	report := workflow.GetSignalChannel(ctx, SignalGroupReport)
@@ -347,11 +369,24 @@ func (g *group) join(ctx workflow.Context, m GroupMember) {
 		g.st.Error = fmt.Sprintf("table %s names transaction topic %q, the group reads %q", m.Table, m.TransactionTopic, g.in.TransactionTopic)
 		workflow.GetLogger(ctx).Warn("group: a table names another transaction topic", "table", m.Table, "its", m.TransactionTopic, "group's", g.in.TransactionTopic)
 	}
-	if old, ok := g.st.Members[m.Table]; ok && old.Collection == m.Collection {
+	old, ok := g.st.Members[m.Table]
+	if ok && old.Collection == m.Collection {
+		if old.Named != m.Named {
+			g.st.Members[m.Table] = m
+		}
 		return
 	}
 	g.st.Members[m.Table] = m
 	g.tr = g.tr.WithTables(m.Collection)
+	if ok {
+		delete(g.st.Confirmed, m.Table) // another collection: confirmed by its own events again
+	}
+	if g.confirm {
+		g.st.Foreign = slices.DeleteFunc(g.st.Foreign, func(c string) bool { return c == m.Collection })
+		if len(g.st.Foreign) == 0 {
+			g.st.Foreign = nil
+		}
+	}
 }
 
 // appliedEvents gives the Tracker one transaction's events of a report.
@@ -388,6 +423,12 @@ func (g *group) report(ctx workflow.Context, r GroupReport) {
 		return
 	}
 	g.st.Reports++
+	if r.Own && !g.st.Confirmed[r.Table] {
+		if g.st.Confirmed == nil {
+			g.st.Confirmed = map[string]bool{}
+		}
+		g.st.Confirmed[r.Table] = true
+	}
 	coll := g.st.Members[r.Table].Collection
 	for _, id := range slices.Sorted(maps.Keys(r.TxSeen)) {
 		if err := g.appliedEvents(coll, id, r.TxSeen[id]); err != nil {
@@ -545,7 +586,36 @@ func (g *group) cut() GroupCut {
 	if out.Tables == nil {
 		out.Tables = []string{}
 	}
-	out.Holds = g.holds(c)
+	out.Holds = append(g.holds(c), g.unconfirmed()...)
+	return out
+}
+
+// unconfirmed are the holds of the tables whose data collection is not
+// confirmed (neither Named nor Confirmed) while the ENDs name
+// collections no table of the group has (Foreign), with a transaction
+// topic and cutUnconfirmedVersion: such a table may be misnamed (its
+// events' collection among Foreign), so the ENDs' counts for it are not
+// waited for and a cut could hold none of its transactions. No cut
+// begins, and none is published, while there is one; each says how to
+// go on.
+//
+//workflowcheck:ignore (the loops go over maps, but their results do not depend on the order: sorted; deterministic)
+func (g *group) unconfirmed() []GroupHold {
+	if !g.confirm || !g.publish || g.in.TransactionTopic == "" || len(g.st.Foreign) == 0 {
+		return nil
+	}
+	var out []GroupHold
+	for _, t := range slices.Sorted(maps.Keys(g.st.Members)) {
+		m := g.st.Members[t]
+		if m.Named || g.st.Confirmed[t] {
+			continue
+		}
+		out = append(out, GroupHold{Table: t, Collection: m.Collection, Unconfirmed: true,
+			Note: fmt.Sprintf("no change event has named its data collection %q yet, and the transaction topic's ENDs name %s, which no table of the group has: "+
+				"if one of them is this table's source table, stop the table and start it again with --source-table <that collection>; "+
+				"if none is, its first change event confirms it, or stop it and start it again with --source-table %s",
+				m.Collection, strings.Join(g.st.Foreign, ", "), m.Collection)})
+	}
 	return out
 }
 

@@ -648,3 +648,124 @@ func TestTableWorkflowReportsPastCutPerPosition(t *testing.T) {
 		})
 	}
 }
+
+// A table whose data collection is not confirmed (no change event of it
+// has named it, and it was not given as --source-table) while the ENDs
+// name a collection no table of the group has may be misnamed: its
+// transactions would not be waited for. The group (cutUnconfirmedVersion)
+// begins no cut then, and the cut query's holds say why and how to go
+// on. Started again under the collection the ENDs name, the table takes
+// it off the foreign list, and the cut begins at the next round.
+func TestGroupWorkflowHoldsUnconfirmed(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"sales.accounts","event_count":2},{"data_collection":"public.transfers","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic, Named: true}
+	env := groupEnv(t, kc)
+	var sent []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	var memos []GroupMemo
+	env.OnUpsertMemo(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		memos = append(memos, *args.Get(0).(map[string]any)[MemoCut].(*GroupMemo))
+	})
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, BatchSeq: 1, TxEvents: map[string]int64{"571": 1},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 990).Hex()}, Partitions: []int32{0}, Own: true})
+	}, 62*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, sent, "no cut begins")
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.Equal(t, []string{"sales.accounts"}, c.Foreign)
+		require.Equal(t, []GroupHold{{Table: "shop.accounts", Collection: "public.accounts", Unconfirmed: true,
+			Note: `no change event has named its data collection "public.accounts" yet, and the transaction topic's ENDs name sales.accounts, which no table of the group has: ` +
+				"if one of them is this table's source table, stop the table and start it again with --source-table <that collection>; " +
+				"if none is, its first change event confirms it, or stop it and start it again with --source-table public.accounts"}}, c.Holds)
+		require.Equal(t, []string{"shop.accounts: " + c.Holds[0].Note}, memos[len(memos)-1].HeldBy) // the Web UI's memo too
+		checked++
+		// started again with --source-table sales.accounts; its batch applies 571's events
+		accounts.Collection, accounts.Named = "sales.accounts", true
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, TxEvents: map[string]int64{"571": 2},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 950).Hex()}, Partitions: []int32{0}, Own: true})
+	}, 65*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Empty(t, c.Foreign)
+		require.Empty(t, c.Holds)
+		require.Equal(t, pgHex(1000), c.W)
+		require.Equal(t, []string{"lakemirror-table-shop.accounts freeze 1", "lakemirror-table-shop.transfers freeze 1"}, sent)
+		checked++
+	}, 125*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 3})
+	require.Equal(t, 2, checked)
+}
+
+// A cut begun while the ENDs named only the group's collections is given
+// up, not published, when an END read before it completes names a
+// collection no table has while a table's own is not confirmed (its
+// events carry no collection, as Oracle's): the reason says which table
+// and how to go on; the tables are released.
+func TestGroupWorkflowUnconfirmedGivesCutUp(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":1},{"data_collection":"public.transfers","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic, Named: true}
+	env := groupEnv(t, kc)
+	var sent []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	var published []payload.PublishCutRequest
+	env.OnActivity(payload.ActivityPublishCut, mock.Anything, mock.Anything).Return(func(_ context.Context, req payload.PublishCutRequest) (payload.PublishCutResult, error) {
+		published = append(published, req)
+		return payload.PublishCutResult{}, nil
+	})
+	wa, wt := "lakemirror-table-shop.accounts", "lakemirror-table-shop.transfers"
+	w1000 := pgHex(1000)
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1"}, sent)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 1})
+	}, 62*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1", wa + " bound 1 " + w1000, wt + " bound 1 " + w1000}, sent)
+		require.NoError(t, kc.Produce(context.Background(), &kgo.Record{Topic: topic,
+			Value: []byte(endValue(572, 2000, 2001, `{"data_collection":"sales.audit","event_count":1}`))}))
+	}, 63*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"sales.audit"}, queryCut(t, env).Foreign)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, TxEvents: map[string]int64{"571": 1},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 950).Hex()}, Partitions: []int32{0}})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, BatchSeq: 1, TxEvents: map[string]int64{"571": 1},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 990).Hex()}, Partitions: []int32{0}, Own: true})
+	}, 70*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Empty(t, published)
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.Equal(t, int64(1), c.Aborts)
+		require.Equal(t, `cut attempt 1: a table's data collection is not confirmed: shop.accounts: no change event has named its data collection "public.accounts" yet, `+
+			"and the transaction topic's ENDs name sales.audit, which no table of the group has: "+
+			"if one of them is this table's source table, stop the table and start it again with --source-table <that collection>; "+
+			"if none is, its first change event confirms it, or stop it and start it again with --source-table public.accounts", c.LastAbort)
+		require.Equal(t, []string{wa + " release 1", wt + " release 1"}, sent[4:])
+		checked++
+	}, 75*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 2})
+	require.Equal(t, 1, checked)
+}

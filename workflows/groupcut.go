@@ -139,6 +139,9 @@ func (g *group) stepCut(ctx workflow.Context) {
 		if perPosition && !g.positionMoved() {
 			return // a partition without a change since the last cut would hold it: GroupCut.Holds
 		}
+		if len(g.unconfirmed()) > 0 {
+			return // a table may be misnamed: GroupCut.Holds
+		}
 		g.st.Attempts++
 		p = &PendingCut{Attempt: g.st.Attempts, Number: 1, Tables: slices.Sorted(maps.Keys(g.st.Members)), Frozen: map[string]string{}, Since: now,
 			PerPosition: perPosition}
@@ -203,6 +206,14 @@ func (g *group) stepCut(ctx workflow.Context) {
 			g.abort(ctx, fmt.Sprintf("the cut at %s did not complete within %v (%s): a paused or blocked table holds it",
 				p.W, cutBoundTimeout, strings.Join(holds, "; ")))
 		}
+		return
+	}
+	if u := g.unconfirmed(); len(u) > 0 { // an END read since the cut began names a collection no table has
+		var notes []string
+		for _, h := range u {
+			notes = append(notes, h.Table+": "+h.Note)
+		}
+		g.abort(ctx, "a table's data collection is not confirmed: "+strings.Join(notes, "; "))
 		return
 	}
 	var res payload.PublishCutResult

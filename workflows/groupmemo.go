@@ -28,7 +28,10 @@ type GroupMemo struct {
 	LastAbort string `json:"last_abort,omitempty"`
 	// HeldBy, per position with no cut pending, are the tables at the
 	// lowest fetched position (GroupCut.Holds): a table or partition
-	// without a change since the last cut holds the next one here.
+	// without a change since the last cut holds the next one here. With
+	// a transaction topic and no cut pending, they are the tables whose
+	// data collection is not confirmed, each with why and how to go on
+	// (cutUnconfirmedVersion: GroupHold.Note).
 	HeldBy []string `json:"held_by,omitempty"`
 }
 
@@ -77,6 +80,10 @@ func (g *group) memoNow() *GroupMemo {
 	} else if m.PerPosition && len(g.st.Members) > 0 && !g.positionMoved() {
 		for _, h := range g.holds(g.current()) {
 			m.HeldBy = append(m.HeldBy, h.Table)
+		}
+	} else {
+		for _, h := range g.unconfirmed() {
+			m.HeldBy = append(m.HeldBy, h.Table+": "+h.Note)
 		}
 	}
 	return m

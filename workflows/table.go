@@ -233,7 +233,7 @@ func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResul
 	}
 	//workflowcheck:ignore (sorted: deterministic)
 	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxSeen: prog.TxSeen, TxEvents: prog.TxEvents,
-		FetchedPast: prog.FetchedPast, Partitions: res.EndOffsets.SortedPartitions()}
+		FetchedPast: prog.FetchedPast, Partitions: res.EndOffsets.SortedPartitions(), Own: prog.Own}
 	if err := workflow.SignalExternalWorkflow(ctx, GroupWorkflowID(st.Spec.Group), "", SignalGroupReport, rep).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("the group's workflow did not take the batch's report", "group", st.Spec.Group, "error", err)
 	}

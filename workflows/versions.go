@@ -184,6 +184,16 @@ const (
 	// Asked at each such bounded batch (reportToGroup). Before, a batch
 	// that applied nothing reported nothing.
 	cutHeldReportVersion = "cut-held-report"
+
+	// cutUnconfirmedVersion (issue 37): a group with a transaction topic
+	// begins no cut, and publishes none it began, while the ENDs name a
+	// data collection no table of the group has and some table's own
+	// collection is not confirmed (neither given as its source table nor
+	// named by one of its change events: GroupState.Confirmed); a table
+	// joining under a collection takes it off the foreign list. Asked at
+	// each run's start. Before, such a table's transactions were not
+	// waited for: a cut could hold none of them.
+	cutUnconfirmedVersion = "cut-unconfirmed"
 )
 
 // supportWindow is how long a marker's old branch stays at least after
@@ -221,50 +231,53 @@ func (m versionMarker) removableFrom() (time.Time, error) {
 var versionMarkers = []versionMarker{
 	{id: publishMidBatchVersion, added: "2026-12-02", commit: "6f37d72", workflow: TableWorkflowName,
 		old: []string{"v1-blocked.json"},
-		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json", "v15-blocked.json"}},
+		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json", "v15-blocked.json", "v16-blocked.json"}},
 	{id: idleWaitVersion, added: "2026-12-02", commit: "58269d1", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*"},
-		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: memoSpecVersion, added: "2026-12-02", commit: "1d5865b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*"},
-		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: canVersion, added: "2026-12-02", commit: "59d0fca", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: routeVersion, added: "2026-12-02", commit: "584b681", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: planInApplyVersion, added: "2026-12-03", commit: "f1e9077", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*"},
-		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: ownerJobsVersion, added: "2026-12-03", commit: "865484d", workflow: MaintenanceWorkflowName,
 		old: []string{"v6-maintenance.json"},
 		new: []string{"v7-maintenance.json"}},
 	{id: fastRecoveryVersion, added: "2026-12-05", commit: "7327bf8", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*"},
-		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: loadVisibleVersion, added: "2026-12-05", commit: "f49a8c0", workflow: TableWorkflowName,
 		noOld: "no history with a load was recorded before the marker",
 		new:   []string{"v8-*"}},
 	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
-		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: waitNoteVersion, added: "2026-12-06", commit: "037f63b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
-		new: []string{"v11-*", "v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: settingsRunVersion, added: "2026-12-06", commit: "adbb122", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"},
-		new: []string{"v12-*", "v13-*", "v14-*", "v15-*"}},
+		new: []string{"v12-*", "v13-*", "v14-*", "v15-*", "v16-*"}},
 	{id: groupReportVersion, added: "2026-12-06", commit: "8995170", workflow: TableWorkflowName,
 		noOld: "no table had a group before the marker (the group setting came with it)",
-		new:   []string{"v13-grouped*", "v14-grouped*", "v15-grouped*", "v15-posgrouped*"}},
+		new:   []string{"v13-grouped*", "v14-grouped*", "v15-grouped*", "v15-posgrouped*", "v16-grouped*", "v16-posgrouped*"}},
 	{id: cutPublishVersion, added: "2026-12-06", commit: "2bcdc8b", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json"},
-		new: []string{"v14-group.json", "v15-group.json", "v15-posgroup.json"}},
+		new: []string{"v14-group.json", "v15-group.json", "v15-posgroup.json", "v16-group.json", "v16-posgroup.json"}},
 	{id: cutPositionVersion, added: "2026-12-06", commit: "b89d6d9", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json"},
-		new: []string{"v15-group.json", "v15-posgroup.json"}},
+		new: []string{"v15-group.json", "v15-posgroup.json", "v16-group.json", "v16-posgroup.json"}},
 	{id: cutHeldReportVersion, added: "2026-12-06", commit: "b89d6d9", workflow: TableWorkflowName,
 		noOld: "no table of a group without a transaction topic was bound before the marker (such groups published no cut)",
-		new:   []string{"v15-posgrouped.json"}},
+		new:   []string{"v15-posgrouped.json", "v16-posgrouped.json"}},
+	{id: cutUnconfirmedVersion, added: "2026-12-07", commit: "HEAD", workflow: GroupWorkflowName,
+		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json"},
+		new: []string{"v16-group.json", "v16-posgroup.json"}},
 }

@@ -256,6 +256,13 @@ type GroupProgress struct {
 	// transaction committed at or below it. Partitions without a change
 	// event in the batch are absent; nil when there is none.
 	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	// Own: the batch held a change event (a snapshot read included)
+	// whose source block names the table's own data collection
+	// (cdc.Event.Collection equal to TableSpec.DataCollection). The group
+	// takes the table's collection as confirmed by it: until then a
+	// table the group matches by a name it has not seen may be misnamed
+	// (docs/design.md, "Consistent cuts across a source group").
+	Own bool `json:"own,omitempty"`
 }
 
 // TxSeen is one transaction's change events in a batch, by identity:

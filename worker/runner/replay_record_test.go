@@ -139,9 +139,11 @@ func TestRecordReplayHistories(t *testing.T) {
 	// cut in the table (cut-publish marker: freeze, bound, PublishCut,
 	// release; the END touches no table of the group, so the cut is
 	// complete at once); the table stopped, the group's workflow
-	// terminated, both saved
+	// terminated, both saved. (From v16) the table names its source
+	// table: its events are of public.orders, and the group confirms a
+	// named collection (cut-unconfirmed marker)
 	gs := activities.TableSpec{Table: "replay.grouped", Topic: "replay.public.grouped", KeyColumns: []string{"order_id"}, MaxEvents: 20, MaxWait: 200 * time.Millisecond,
-		Group: "replay", TransactionTopic: "replay.transaction"}
+		Group: "replay", TransactionTopic: "replay.transaction", SourceTable: "public.orders"}
 	produce(t, r, gs.TransactionTopic, 1, []sample.Message{{Value: []byte(`{"status":"END","id":"571:53195832","event_count":1,"data_collections":[{"data_collection":"public.other","event_count":1}],"ts_ms":1486500577691}`)}})
 	groupID := workflows.GroupWorkflowID(gs.Group)
 	if _, err := starter.SignalWithStartWorkflow(ctx, groupID, workflows.SignalGroupRegister, workflows.GroupMemberOf(gs),
