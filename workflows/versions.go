@@ -277,7 +277,7 @@ var versionMarkers = []versionMarker{
 	{id: cutHeldReportVersion, added: "2026-12-06", commit: "b89d6d9", workflow: TableWorkflowName,
 		noOld: "no table of a group without a transaction topic was bound before the marker (such groups published no cut)",
 		new:   []string{"v15-posgrouped.json", "v16-posgrouped.json"}},
-	{id: cutUnconfirmedVersion, added: "2026-12-07", commit: "HEAD", workflow: GroupWorkflowName,
+	{id: cutUnconfirmedVersion, added: "2026-12-07", commit: "ad62324", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json"},
 		new: []string{"v16-group.json", "v16-posgroup.json"}},
 }
