@@ -423,6 +423,12 @@ func (g *group) report(ctx workflow.Context, r GroupReport) {
 		return
 	}
 	g.st.Reports++
+	if p := g.st.Pending; p != nil && g.confirm {
+		if p.Reported == nil {
+			p.Reported = map[string]time.Time{}
+		}
+		p.Reported[r.Table] = workflow.Now(ctx)
+	}
 	if r.Own && !g.st.Confirmed[r.Table] {
 		if g.st.Confirmed == nil {
 			g.st.Confirmed = map[string]bool{}

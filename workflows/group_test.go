@@ -769,3 +769,62 @@ func TestGroupWorkflowUnconfirmedGivesCutUp(t *testing.T) {
 	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 2})
 	require.Equal(t, 1, checked)
 }
+
+// A table that misses events below a bound cut's W and applies no batch
+// (paused, blocked, without a worker) gives the cut up after
+// cutStallTimeout (cutUnconfirmedVersion), so that the other tables,
+// held at W, do not wait out cutBoundTimeout; a table that goes on
+// reporting batches does not.
+func TestGroupWorkflowStalledTableGivesCutUp(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":2},{"data_collection":"public.transfers","event_count":3}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic}
+	env := groupEnv(t, kc)
+	var sent []string
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	wa, wt := "lakemirror-table-shop.accounts", "lakemirror-table-shop.transfers"
+	w1000 := pgHex(1000)
+	checked := 0
+	batch := func(m GroupMember, seq, events int64) GroupReport {
+		return GroupReport{GroupMember: m, BatchSeq: seq, TxEvents: map[string]int64{"571": events},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 900+uint64(seq)).Hex()}, Partitions: []int32{0}, Own: true}
+	}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1"}, sent)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 1})
+	}, 62*time.Second)
+	// bound at 62 s; accounts applies its two events, transfers one of
+	// its three, then goes on with batches (a lagging table) until 150 s
+	env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " bound 1 " + w1000, wt + " bound 1 " + w1000}, sent[2:])
+		env.SignalWorkflow(SignalGroupReport, batch(accounts, 1, 2))
+		env.SignalWorkflow(SignalGroupReport, batch(transfers, 1, 1))
+	}, 64*time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupReport, batch(transfers, 2, 0)) }, 150*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.NotNil(t, c.Pending, "a table that reports batches does not stall the cut")
+		require.Equal(t, int64(0), c.Aborts)
+		checked++
+	}, 200*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.Equal(t, int64(1), c.Aborts)
+		require.Equal(t, "cut attempt 1: tables shop.transfers miss events below the cut at "+w1000+
+			" and applied no batch for 2m0s (paused, blocked or without a worker): the cut is given up so that the other tables go on", c.LastAbort)
+		require.Equal(t, []string{wa + " release 1", wt + " release 1"}, sent[4:6])
+		checked++
+	}, 275*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 5})
+	require.Equal(t, 2, checked)
+}

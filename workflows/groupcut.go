@@ -54,6 +54,11 @@ const (
 	cutFreezeTimeout = time.Minute      // the group's wait for every table to freeze
 	cutBoundTimeout  = 10 * time.Minute // the group's wait for a bound cut to complete
 	cutPoll          = 2 * time.Second  // how often a pending cut reads the transaction topic and checks its timeouts
+	// cutStallTimeout: a table that misses events below a bound cut's W
+	// and has applied no batch for this long (paused, blocked, no
+	// worker) gives the cut up (cutUnconfirmedVersion), so that the
+	// other tables, held at W, go on before cutBoundTimeout.
+	cutStallTimeout = 2 * time.Minute
 )
 
 // PendingCut is the cut a group is taking.
@@ -79,6 +84,10 @@ type PendingCut struct {
 	// Freshest is the newest source commit time any table had applied
 	// when it froze (ms since the epoch; 0: none said).
 	Freshest int64 `json:"freshest_ms,omitempty"`
+	// Reported is when each table last reported a batch during the cut
+	// (cutUnconfirmedVersion): a table that holds a bound cut and has
+	// reported none for cutStallTimeout stalls it (stalled).
+	Reported map[string]time.Time `json:"reported,omitempty"`
 }
 
 // PublishedCut is a cut published in the group's tables.
@@ -193,6 +202,11 @@ func (g *group) stepCut(ctx workflow.Context) {
 		// the tables may be complete at W already (W the Tracker's)
 	}
 	if w := g.current().W.Hex(); w == "" || w < p.W {
+		if stalled := g.stalled(p, now); len(stalled) > 0 {
+			g.abort(ctx, fmt.Sprintf("tables %s miss events below the cut at %s and applied no batch for %v (paused, blocked or without a worker): "+
+				"the cut is given up so that the other tables go on", strings.Join(stalled, ", "), p.W, cutStallTimeout))
+			return
+		}
 		if now.Sub(p.BoundAt) >= cutBoundTimeout {
 			if perPosition {
 				g.abort(ctx, fmt.Sprintf("the cut per position at %s did not complete within %v (%s): a paused or blocked table, or a partition with no change above W, holds it",
@@ -295,6 +309,27 @@ func (g *group) waiting() []string {
 			}
 		}
 	}
+	return out
+}
+
+// stalled are the tables (sorted) that hold p, a bound cut per
+// transaction (cutUnconfirmedVersion), and have reported no batch for
+// cutStallTimeout since it was bound.
+func (g *group) stalled(p *PendingCut, now time.Time) []string {
+	if !g.confirm || p.PerPosition {
+		return nil
+	}
+	var out []string
+	for _, h := range g.holds(g.current()) {
+		last := p.BoundAt
+		if r := p.Reported[h.Table]; r.After(last) {
+			last = r
+		}
+		if now.Sub(last) >= cutStallTimeout && !slices.Contains(out, h.Table) {
+			out = append(out, h.Table)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -190,9 +190,12 @@ const (
 	// data collection no table of the group has and some table's own
 	// collection is not confirmed (neither given as its source table nor
 	// named by one of its change events: GroupState.Confirmed); a table
-	// joining under a collection takes it off the foreign list. Asked at
-	// each run's start. Before, such a table's transactions were not
-	// waited for: a cut could hold none of them.
+	// joining under a collection takes it off the foreign list. And a
+	// bound cut per transaction is given up when a table that misses
+	// events below W has reported no batch for cutStallTimeout (a
+	// paused table held every other table for cutBoundTimeout). Asked
+	// at each run's start. Before, a misnamed table's transactions were
+	// not waited for: a cut could hold none of them.
 	cutUnconfirmedVersion = "cut-unconfirmed"
 )
 
