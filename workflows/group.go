@@ -450,7 +450,10 @@ func (g *group) report(ctx workflow.Context, r GroupReport) {
 		}
 	}
 	if g.st.Fetched == nil {
-		g.st.Fetched, g.st.Partitions = map[string]map[int32]string{}, map[string][]int32{}
+		g.st.Fetched = map[string]map[int32]string{}
+	}
+	if g.st.Partitions == nil { // also when carried across continue-as-new empty (left out)
+		g.st.Partitions = map[string][]int32{}
 	}
 	f := g.st.Fetched[r.Table]
 	if f == nil {

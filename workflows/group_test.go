@@ -828,3 +828,52 @@ func TestGroupWorkflowStalledTableGivesCutUp(t *testing.T) {
 	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 5})
 	require.Equal(t, 2, checked)
 }
+
+// A cut begun just before the run continued as new, with no table frozen
+// yet, goes on in the next run: its empty Frozen map, left out of the
+// encoded state, does not stop the tables' frozen reports (before: the
+// workflow task panicked on every attempt, and the group took no cut
+// again; seen on the real stack).
+func TestGroupWorkflowCutAcrossContinueAsNew(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":1},{"data_collection":"public.transfers","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic}
+	wa, wt := "lakemirror-table-shop.accounts", "lakemirror-table-shop.transfers"
+	var sent []string
+	env := groupEnv(t, kc)
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+	}, 10*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 1})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1"}, sent)
+	var next GroupInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State.Pending)
+	require.Nil(t, next.State.Pending.Frozen, "the empty map is left out of the encoded state")
+
+	sent = nil
+	env2 := groupEnv(t, kc)
+	env2.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	checked := 0
+	env2.RegisterDelayedCallback(func() {
+		env2.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1})
+		env2.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 1})
+	}, time.Second)
+	env2.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{wa + " bound 1 " + pgHex(1000), wt + " bound 1 " + pgHex(1000)}, sent)
+		checked++
+	}, 5*time.Second)
+	env2.ExecuteWorkflow(GroupWorkflow, next)
+	require.Equal(t, 1, checked)
+	require.ErrorAs(t, env2.GetWorkflowError(), &can)
+}

@@ -403,6 +403,9 @@ func (g *group) cutReport(ctx workflow.Context, r GroupReport) {
 	case r.Refused == p.Attempt:
 		g.abort(ctx, fmt.Sprintf("table %s stopped waiting for the bound (its freeze timed out) and went on", r.Table))
 	case r.Frozen == p.Attempt && p.W == "":
+		if p.Frozen == nil { // a cut carried across continue-as-new before any table froze: its empty map was left out
+			p.Frozen = map[string]string{}
+		}
 		p.Frozen[r.Table] = r.Watermark
 		p.Freshest = max(p.Freshest, r.SourceTsMs)
 	}
