@@ -385,12 +385,8 @@ func TestGroupBlocksOnAnotherDataCollection(t *testing.T) {
 	}
 	groupCut := func() workflows.GroupCut {
 		t.Helper()
-		v, err := c.QueryWorkflow(ctx, workflows.GroupWorkflowID("mssql"), "", workflows.QueryCut)
+		g, err := queryGroupCut(ctx, c, "mssql")
 		if err != nil {
-			t.Fatal(err)
-		}
-		var g workflows.GroupCut
-		if err := v.Get(&g); err != nil {
 			t.Fatal(err)
 		}
 		return g
