@@ -161,8 +161,10 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 			all = append(all, s)
 		}
 	}
-	if err := appendRows(ctx, cat, tables[0], c, out, now); err != nil {
-		return nil, err
+	if !recorded {
+		if err := appendRows(ctx, cat, tables[0], c, out, now); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range all {
 		if err := setTag(ctx, cat, t.ident, Consistent, t.id, 0); err != nil {
