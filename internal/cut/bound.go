@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
@@ -26,6 +27,12 @@ type At struct {
 // a record without a position never cuts (a tombstone stays with the
 // delete before it), and one at or below w after the first above it is a
 // redelivery, applied with the rest (the merge rules make it a no-op).
+//
+// A PostgreSQL source snapshot read sits at (0, L) (cdc.PostgresReadLSN:
+// Debezium's initial and blocking snapshot reads), below every streamed
+// change and so below every W, yet it holds the row as of L: with L
+// above W's commit LSN (its first word) it may show transactions
+// committed above W, so it cuts like a record above W.
 // Error: ErrWidth for a position of another width than w's (an empty w
 // is refused: there is no cut).
 func CutOffset(recs []At, w cdc.Seq, end int64) (int64, error) {
@@ -40,6 +47,9 @@ func CutOffset(recs []At, w cdc.Seq, end int64) (int64, error) {
 			return 0, fmt.Errorf("%w: the record at offset %d has %d bytes, W %d", ErrWidth, r.Offset, len(r.Seq), len(w))
 		}
 		if r.Seq > w {
+			return r.Offset, nil
+		}
+		if l, ok := cdc.PostgresReadLSN(r.Seq); ok && l > binary.BigEndian.Uint64([]byte(w[:8])) {
 			return r.Offset, nil
 		}
 	}

@@ -36,6 +36,12 @@ func TestCutOffsetGolden(t *testing.T) {
 		{"a redelivery of T1 after T2 goes with the rest", []At{{10, ev(90, 95)}, {11, ev(100, 105)}, {12, ev(90, 95)}}, w1, 11},
 		{"records without a position only", []At{{10, ""}, {11, ""}}, w0, 12},
 		{"no records", nil, w1, 20},
+		// Debezium blocking snapshot reads at (0, L): below every W by
+		// position, but holding the rows as of L
+		{"a source snapshot read taken above W's commit cuts", []At{{10, ev(90, 95)}, {11, cdc.PostgresSeq(0, 5000)}, {12, cdc.PostgresSeq(0, 5000)}}, w1, 11},
+		{"a source snapshot read taken at W's commit does not", []At{{10, ev(90, 95)}, {11, cdc.PostgresSeq(0, 100)}, {12, ev(100, 105)}}, w1, 12},
+		{"a source snapshot read taken below W's commit does not", []At{{10, cdc.PostgresSeq(0, 96)}, {11, ev(90, 97)}, {12, ev(100, 105)}}, w1, 12},
+		{"a source snapshot read taken just above W's commit cuts", []At{{10, cdc.PostgresSeq(0, 101)}, {11, ev(90, 97)}}, w1, 10},
 	} {
 		end := int64(20)
 		if len(c.recs) > 0 {
