@@ -146,6 +146,40 @@ type decodeCounts struct {
 	tombstones, txMetadata, changes, snapshotRows int
 	snapshotLast                                  bool
 	sourceTsFromKafka                             int // changes whose source time is the Kafka record timestamp
+	// newest is, per partition the batch has change events on, the
+	// source.snapshot mark of its newest one (record order): a
+	// partition whose newest is a source snapshot read that is not the
+	// last (cdc.SnapshotRow) ends the batch in the middle of a source
+	// snapshot (lake.BatchTally.SnapshotOpen).
+	newest []partitionMark
+}
+
+// partitionMark is a partition's newest source.snapshot mark.
+type partitionMark struct {
+	partition int32
+	mark      cdc.SnapshotMark
+}
+
+// mark records m as partition p's newest source.snapshot mark.
+func (c *decodeCounts) mark(p int32, m cdc.SnapshotMark) {
+	for i := range c.newest {
+		if c.newest[i].partition == p {
+			c.newest[i].mark = m
+			return
+		}
+	}
+	c.newest = append(c.newest, partitionMark{p, m})
+}
+
+// snapshotOpen reports whether some partition's newest change event is a
+// source snapshot read that is not the last.
+func (c decodeCounts) snapshotOpen() bool {
+	for _, n := range c.newest {
+		if n.mark == cdc.SnapshotRow {
+			return true
+		}
+	}
+	return false
 }
 
 func (c decodeCounts) add(res *ApplyResult) {
@@ -162,7 +196,7 @@ func (c decodeCounts) add(res *ApplyResult) {
 // quarantined count.
 func (c decodeCounts) tally(records int) *lake.BatchTally {
 	return &lake.BatchTally{Records: records, Changes: c.changes, Tombstones: c.tombstones, TxMetadata: c.txMetadata,
-		SnapshotRows: c.snapshotRows, SnapshotLast: c.snapshotLast, SourceTsFromKafka: c.sourceTsFromKafka}
+		SnapshotRows: c.snapshotRows, SnapshotLast: c.snapshotLast, SnapshotOpen: c.snapshotOpen(), SourceTsFromKafka: c.sourceTsFromKafka}
 }
 
 // parallelDecodeMin is the batch size from which decodeAll splits the
@@ -223,6 +257,9 @@ func decodeAllAt(pool *decoderPool, recs []schemas.Record) (decoded, error) {
 		c.snapshotRows += p.counts.snapshotRows
 		c.snapshotLast = c.snapshotLast || p.counts.snapshotLast
 		c.sourceTsFromKafka += p.counts.sourceTsFromKafka
+		for _, n := range p.counts.newest {
+			c.mark(n.partition, n.mark)
+		}
 	}
 	return out, nil
 }
@@ -264,6 +301,7 @@ func decodeChunk(d *schemas.Decoder, recs []schemas.Record) (decoded, error) {
 			if e.Snapshot == cdc.SnapshotLast {
 				c.snapshotLast = true
 			}
+			c.mark(sr.Partition, e.Snapshot)
 		}
 		out.bronze[i] = br
 	}

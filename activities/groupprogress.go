@@ -17,7 +17,7 @@ import (
 // data_collection_order values as ranges, or the positions of those
 // without one; snapshot reads and events without an id left out) and
 // their highest position, per
-// partition the highest position, and whether an event names own, the
+// partition the highest position it is complete up to (fetchedPast), and whether an event names own, the
 // table's data collection (Own). It is called only for a table with a
 // group: a table without one allocates nothing.
 func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
@@ -33,9 +33,9 @@ func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 		if !g.Own && own != "" && ev.Collection == own {
 			g.Own = true
 		}
-		if ev.Seq != "" {
-			if p := ev.Origin.Partition; ev.Seq > high[p] {
-				high[p] = ev.Seq
+		if past := fetchedPast(ev); past != "" {
+			if p := ev.Origin.Partition; past > high[p] {
+				high[p] = past
 			}
 		}
 		if ev.TxID == "" || ev.Snapshot != cdc.SnapshotNone {
@@ -74,6 +74,29 @@ func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 		}
 	}
 	return g
+}
+
+// fetchedPast is the position up to which ev, fetched, shows its
+// partition complete (GroupProgress.FetchedPast): its own position, but
+// for a source snapshot read that is not the last (cdc.SnapshotRow) the
+// position just below it, since the reads of one snapshot share a
+// position (MySQL's binlog coordinates with row 0, PostgreSQL's (0, L))
+// and more of them may follow (a cut per position at that position would
+// hold a part of the snapshot). "" for an event without a position (or a
+// read at the lowest one).
+func fetchedPast(ev *cdc.Event) cdc.Seq {
+	if ev.Snapshot != cdc.SnapshotRow || ev.Seq == "" {
+		return ev.Seq
+	}
+	b := []byte(ev.Seq)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] > 0 {
+			b[i]--
+			return cdc.Seq(b)
+		}
+		b[i] = 0xff
+	}
+	return "" // all zeros: nothing below
 }
 
 // foreignCollection checks a grouped table's batch b of Kafka records

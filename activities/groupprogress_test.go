@@ -1,10 +1,12 @@
 package activities
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
@@ -12,6 +14,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/cut"
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/payload"
 	"github.com/lakemirror/lakemirror/internal/sample"
 )
@@ -86,6 +89,53 @@ func TestApplyGroupProgress(t *testing.T) {
 	res, _ = plain.apply(batch, false)
 	if res.Group != nil {
 		t.Fatalf("a table without a group reports %+v", res.Group)
+	}
+}
+
+// Debezium's source snapshot reads share a position (PostgreSQL (0, L)),
+// so a read that is not the last shows its partition complete only up to
+// just below it (FetchedPast), and a batch that ends on one records the
+// table in the middle of a source snapshot in its commits' tally
+// (snapshot_open), which cuts.Publish refuses; the batch of the last read
+// clears it (a breaker's run: cuts per position were published inside a
+// source snapshot).
+func TestApplySourceSnapshotOpen(t *testing.T) {
+	w := newWrun(t, TableSpec{})
+	w.spec.Group = "shop"
+	tally := func() string {
+		t.Helper()
+		m, err := w.cat.LoadTable(context.Background(), lake.TableName{Namespace: "shop", Name: "orders"}.Mirror())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Properties()[lakecat.PropBatchTally]
+	}
+	res, _ := w.apply([]wev{
+		pgTx("r", `{"order_id":1,"status":"s"}`, 500, 0, 95, 0, "first", 0),
+		pgTx("r", `{"order_id":2,"status":"s"}`, 500, 0, 95, 0, "true", 0),
+	}, false)
+	if g := res.Group; g == nil || !maps.Equal(g.FetchedPast, map[int32]string{0: pgs(0, 94)}) {
+		t.Fatalf("reads, the last to come: Group = %+v", g)
+	}
+	if got, want := tally(), `{"records":2,"changes":2,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":2,"snapshot_open":true}`; got != want {
+		t.Fatalf("tally %s, want %s", got, want)
+	}
+	res, _ = w.apply([]wev{pgTx("r", `{"order_id":3,"status":"s"}`, 500, 0, 95, 0, "last", 0)}, false)
+	if g := res.Group; g == nil || !maps.Equal(g.FetchedPast, map[int32]string{0: pgs(0, 95)}) {
+		t.Fatalf("the last read: Group = %+v", g)
+	}
+	if got, want := tally(), `{"records":1,"changes":1,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":1,"snapshot_last":true}`; got != want {
+		t.Fatalf("tally %s, want %s", got, want)
+	}
+	// reads on two partitions, one of them ending with a streamed change:
+	// the other is still in the snapshot
+	w.apply([]wev{
+		pgTx("r", `{"order_id":4,"status":"s"}`, 500, 0, 200, 0, "true", 0),
+		pgTx("r", `{"order_id":5,"status":"s"}`, 500, 0, 200, 0, "true", 1),
+		pgTx("c", `{"order_id":6,"status":"a"}`, 501, 210, 220, 1, "false", 0),
+	}, false)
+	if got := tally(); !strings.Contains(got, `"snapshot_open":true`) {
+		t.Fatalf("partition 1 ends on a read: tally %s", got)
 	}
 }
 

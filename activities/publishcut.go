@@ -27,8 +27,13 @@ type (
 // `<ns>._cuts` (per_position as req.PerPosition). It is idempotent (a retry keeps
 // the tags' snapshots and appends nothing). A table whose mirror has
 // applied past W (it left the cut before the tags were set: cuts.ErrPastCut)
-// fails it with nothing tagged. Errors: a table name that breaks the
-// naming rule, no tables and a table past the cut (non-retryable,
+// fails it with nothing tagged, and so does one whose last batch ended in
+// the middle of a source snapshot (cuts.ErrSourceSnapshotOpen). A cut
+// number recorded earlier at another W (an attempt given up after its
+// rows were appended) is returned as recorded (PublishCutResult.Recorded).
+// Errors: a table name that breaks the
+// naming rule, no tables and a table past the cut or in a source
+// snapshot (non-retryable,
 // InvalidTableSpec: the group gives the cut up);
 // a missing mirror, catalog and storage failures (retried). The worker's
 // metrics take the cut's source commit time (lakemirror_group_cut_lag_seconds).
@@ -44,19 +49,21 @@ func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (Pub
 		}
 		names = append(names, n)
 	}
-	tagged, err := cuts.Publish(ctx, a.Catalog, cuts.Cut{Group: req.Group, Number: req.Number, W: req.W, TxID: req.TxID, SourceTsMs: req.SourceTsMs,
-		PerPosition: req.PerPosition},
-		names, payload.CutRetention, time.Now())
-	if errors.Is(err, cuts.ErrPastCut) {
+	want := cuts.Cut{Group: req.Group, Number: req.Number, W: req.W, TxID: req.TxID, SourceTsMs: req.SourceTsMs, PerPosition: req.PerPosition}
+	tagged, got, err := cuts.Publish(ctx, a.Catalog, want, names, payload.CutRetention, time.Now())
+	if errors.Is(err, cuts.ErrPastCut) || errors.Is(err, cuts.ErrSourceSnapshotOpen) {
 		return PublishCutResult{}, badSpec(err) // not retried: the group gives this cut up, a later one is taken
 	}
 	if err != nil {
 		return PublishCutResult{}, err
 	}
-	if a.Metrics != nil && req.SourceTsMs > 0 {
-		a.Metrics.CutPublished(req.Group, time.UnixMilli(req.SourceTsMs))
+	if a.Metrics != nil && got.SourceTsMs > 0 {
+		a.Metrics.CutPublished(req.Group, time.UnixMilli(got.SourceTsMs))
 	}
 	out := PublishCutResult{Tagged: make([]payload.CutTagged, 0, len(tagged))}
+	if got != want {
+		out.Recorded = &payload.RecordedCut{W: got.W, TxID: got.TxID, SourceTsMs: got.SourceTsMs, PerPosition: got.PerPosition}
+	}
 	for _, t := range tagged {
 		out.Tagged = append(out.Tagged, payload.CutTagged{Table: t.Table, Mirror: t.Mirror, History: t.History})
 	}

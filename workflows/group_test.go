@@ -877,3 +877,43 @@ func TestGroupWorkflowCutAcrossContinueAsNew(t *testing.T) {
 	require.Equal(t, 1, checked)
 	require.ErrorAs(t, env2.GetWorkflowError(), &can)
 }
+
+// PublishCut returns the cut as the group table recorded it when its
+// number was recorded at another W (an earlier attempt appended its rows
+// and was then given up): the group records that cut (W, transaction and
+// source time), whose W the tags hold, not the W it bound this attempt
+// at (a breaker's run: the cut query, memo and status said W2 while
+// `_cuts` and the tags held W1).
+func TestGroupWorkflowPublishRecordedCut(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic, endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	env := groupEnv(t, kc)
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil)
+	tagged := []payload.CutTagged{{Table: "shop.accounts", Mirror: 11}}
+	recorded := &payload.RecordedCut{W: pgHex(900), TxID: "560:900", SourceTsMs: 901}
+	env.OnActivity(payload.ActivityPublishCut, mock.Anything, mock.Anything).Return(payload.PublishCutResult{Tagged: tagged, Recorded: recorded}, nil)
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, Own: true,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(900, 950).Hex()}},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 950).Hex()}, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1, Watermark: cdc.PostgresSeq(900, 950).Hex()})
+	}, 65*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Nil(t, c.Pending)
+		require.NotNil(t, c.Published)
+		require.Equal(t, int64(1), c.Published.Number)
+		require.Equal(t, pgHex(900), c.Published.W)
+		require.Equal(t, "560:900", c.Published.TxID)
+		require.Equal(t, int64(901), c.Published.SourceTsMs)
+		require.Equal(t, tagged, c.Published.Tagged)
+		checked++
+	}, 75*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 2})
+	require.Equal(t, 1, checked)
+}

@@ -244,6 +244,9 @@ func (g *group) stepCut(ctx workflow.Context) {
 		g.abort(ctx, fmt.Sprintf("publishing cut %d failed: %s", p.Number, errorText(err)))
 		return
 	}
+	if r := res.Recorded; r != nil { // the number was recorded at another W by an attempt given up after its rows: the tags hold that one
+		p.W, p.TxID, p.SourceTsMs, p.PerPosition = r.W, r.TxID, r.SourceTsMs, r.PerPosition
+	}
 	at := workflow.Now(ctx)
 	g.st.Published = &PublishedCut{Number: p.Number, W: p.W, TxID: p.TxID, SourceTsMs: p.SourceTsMs, PublishedAt: at, Tagged: res.Tagged,
 		PerPosition: p.PerPosition, HeldMs: at.Sub(p.Since).Milliseconds()}

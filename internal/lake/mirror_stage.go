@@ -314,11 +314,20 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 	res.Pending = len(s.pending)
 	hadPending := tbl.Properties()[scd2.PropPendingRebuild] != ""
 	hadHeirs := tbl.Properties()[tablestate.PropKeyChangeHeirs] != ""
+	readPos := tbl.Properties()[lakecat.PropReadPosition]
+	for _, ev := range events {
+		if l, ok := cdc.PostgresReadLSN(ev.Seq); ok {
+			readPos = max(readPos, cdc.PostgresSeq(l, 0).Hex()) // hex of one width: text order is position order
+		}
+	}
 	s.props = func() (iceberg.Properties, error) {
 		p, err := lakecat.BatchProps(b, s.res)
 		if err == nil {
 			if ap := max(applied, s.res.Watermark); ap != "" {
 				p[PropAppliedPosition] = ap
+			}
+			if readPos != "" {
+				p[lakecat.PropReadPosition] = readPos
 			}
 		}
 		if err == nil && hasTruncs {

@@ -20,6 +20,13 @@ type BatchTally struct {
 	Quarantined  int  `json:"quarantined"`   // records kept in the quarantine table (the decoder's and Prepare's)
 	SnapshotRows int  `json:"snapshot_rows"` // changes that are source snapshot reads
 	SnapshotLast bool `json:"snapshot_last,omitempty"`
+	// SnapshotOpen: the batch ends in the middle of a source snapshot
+	// (Debezium's initial or blocking snapshot): on some partition its
+	// newest change event is a read whose source.snapshot is not "last"
+	// or "last_in_data_collection". Such a table is not at any
+	// consistent cut (cuts.Publish refuses it). A batch without change
+	// events on that partition does not carry it on.
+	SnapshotOpen bool `json:"snapshot_open,omitempty"`
 	// SourceTsFromKafka counts the changes whose _source_ts is their Kafka
 	// record timestamp: the source gave no commit time (source.ts_ms 0 or
 	// missing, and no envelope ts_ms).

@@ -109,4 +109,17 @@ type CutTagged struct {
 // PublishCutResult is what a published cut tagged, per table (sorted).
 type PublishCutResult struct {
 	Tagged []CutTagged `json:"tagged"`
+	// Recorded is set when the cut's number was already recorded in the
+	// group table at another W (an attempt given up after its `_cuts`
+	// rows were appended: cuts.Publish, asRecorded): the cut as recorded,
+	// whose W the tags hold; the group records that one. nil otherwise.
+	Recorded *RecordedCut `json:"recorded,omitempty"`
+}
+
+// RecordedCut is a cut as the group table `<ns>._cuts` records it.
+type RecordedCut struct {
+	W           string `json:"w"`
+	TxID        string `json:"tx_id,omitempty"`
+	SourceTsMs  int64  `json:"source_ts_ms,omitempty"`
+	PerPosition bool   `json:"per_position,omitempty"`
 }

@@ -3,6 +3,7 @@ package cuts
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/parquetio"
 	"github.com/lakemirror/lakemirror/internal/lake/rowdelta"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // Names of the tags and of the group table (docs/design.md, "How
@@ -94,6 +96,16 @@ type Tagged struct {
 // be published; a later one can.
 var ErrPastCut = errors.New("a table is past the cut")
 
+// ErrSourceSnapshotOpen is the error of Publish when a table's mirror
+// ends in the middle of a source snapshot (the BatchTally of its last
+// batch, the mirror's property lakecat.PropBatchTally, says SnapshotOpen: Debezium's initial
+// or blocking snapshot reads with the last still to come). Such reads
+// carry no transaction, so the group's END counts do not wait for them,
+// and reads of one snapshot share a position, so per position neither:
+// the table at W is not known. The cut cannot be published; a later one
+// can, once the snapshot's last read is applied.
+var ErrSourceSnapshotOpen = errors.New("a table is in the middle of a source snapshot")
+
 // Publish publishes cut c of the group whose tables are tables (held at
 // c.W by their workflows while it runs): it tags the current Iceberg
 // snapshot of each table's mirror and history `cut-<n>` (kept for
@@ -106,21 +118,27 @@ var ErrPastCut = errors.New("a table is past the cut")
 //
 // Before it tags anything it checks every table (atCut): a table whose
 // mirror has applied past W is not at the cut, and Publish returns
-// ErrPastCut with nothing tagged. The snapshots it checked are the ones
-// it tags, so a table that moves on afterwards does not change the cut.
+// ErrPastCut with nothing tagged; one whose last batch ended in the
+// middle of a source snapshot neither (ErrSourceSnapshotOpen). The
+// snapshots it checked are the ones it tags, so a table that moves on
+// afterwards does not change the cut.
 //
 // It is idempotent: a retry after the rows were appended (the `_cuts`
 // table's PropCutPrefix property) keeps the tags' snapshots and moves
-// `consistent` again; a retry before that (or a later attempt of the
+// `consistent` again, and returns the cut as recorded (asRecorded: a
+// later attempt of the same number bound at another W gets the recorded
+// W, which the tags hold); a retry before that (or a later attempt of the
 // same cut number after one was given up) checks the tables again and
 // moves the tags `cut-<n>` to the snapshots it checked. A table without
 // a snapshot yet (not created, or created empty) is empty at the cut:
 // its row has snapshot id 0 (mirror) or null (history), and it gets no
-// tag. Errors: no tables; ErrPastCut (wrapped, naming the table, its
-// applied position and W); catalog and storage failures (retryable).
-func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.TableName, retention time.Duration, now time.Time) ([]Tagged, error) {
+// tag. It returns the tags and the cut published (c, or as recorded).
+// Errors: no tables; ErrPastCut (wrapped, naming the table, its applied
+// position and W); ErrSourceSnapshotOpen (wrapped, naming the table);
+// catalog and storage failures (retryable).
+func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.TableName, retention time.Duration, now time.Time) ([]Tagged, Cut, error) {
 	if len(tables) == 0 {
-		return nil, errors.New("lake: publish a cut: no tables")
+		return nil, c, errors.New("lake: publish a cut: no tables")
 	}
 	tables = slices.SortedFunc(slices.Values(tables), func(a, b lakecat.TableName) int {
 		return cmp.Compare(a.String(), b.String())
@@ -128,7 +146,12 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 	tag := Tag(c.Number)
 	recorded, err := appended(ctx, cat, tables[0], c)
 	if err != nil {
-		return nil, err
+		return nil, c, err
+	}
+	if recorded {
+		if c, err = asRecorded(ctx, cat, tables[0], c); err != nil {
+			return nil, c, err
+		}
 	}
 	out := make([]Tagged, 0, len(tables))
 	for _, name := range tables {
@@ -139,7 +162,7 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 			t, err = atCut(ctx, cat, name, c.W)
 		}
 		if err != nil {
-			return nil, err
+			return nil, c, err
 		}
 		out = append(out, t)
 	}
@@ -155,7 +178,7 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 			}
 			if !recorded {
 				if err := setTag(ctx, cat, s.ident, tag, s.id, retention); err != nil {
-					return nil, err
+					return nil, c, err
 				}
 			}
 			all = append(all, s)
@@ -163,15 +186,37 @@ func Publish(ctx context.Context, cat catalog.Catalog, c Cut, tables []lakecat.T
 	}
 	if !recorded {
 		if err := appendRows(ctx, cat, tables[0], c, out, now); err != nil {
-			return nil, err
+			return nil, c, err
 		}
 	}
 	for _, t := range all {
 		if err := setTag(ctx, cat, t.ident, Consistent, t.id, 0); err != nil {
-			return nil, err
+			return nil, c, err
 		}
 	}
-	return out, nil
+	return out, c, nil
+}
+
+// asRecorded returns cut c as the group table of the group whose first
+// table is first records it (rows of c.Group and c.Number): its W, TxID,
+// source time and PerPosition, which differ from c's when an attempt of
+// this cut number appended its rows and was then given up (its
+// `consistent` moves failed through every retry), and the group bound a
+// later attempt of the same number at another W. The tags `cut-<n>` hold
+// the tables at the recorded W. c itself when no row is found. Errors:
+// catalog and file IO.
+func asRecorded(ctx context.Context, cat catalog.Catalog, first lakecat.TableName, c Cut) (Cut, error) {
+	rows, err := Read(ctx, cat, first, c.Group)
+	if err != nil {
+		return c, err
+	}
+	for _, r := range rows {
+		if r.Number == c.Number {
+			c.W, c.TxID, c.SourceTsMs, c.PerPosition = r.W, r.TxID, r.SourceTsMs, r.PerPosition
+			break
+		}
+	}
+	return c, nil
 }
 
 // atCut returns the current Iceberg snapshots of the table name's mirror
@@ -201,6 +246,19 @@ func atCut(ctx context.Context, cat catalog.Catalog, name lakecat.TableName, w s
 		return t, fmt.Errorf("lake: publish a cut: table %s: %w: its mirror has applied up to %s, above W %s, so no Iceberg snapshot of it holds the table at W "+
 			"(it left the cut: a re-snapshot or backfill, a bound it dropped, or a run started anew before its first batch); nothing was tagged, and a later cut will be taken",
 			name, ErrPastCut, applied, w)
+	}
+	if read := m.Properties()[lakecat.PropReadPosition]; read != "" && len(read) == len(w) && read > w {
+		return t, fmt.Errorf("lake: publish a cut: table %s: %w: its mirror holds PostgreSQL source snapshot reads taken at %s, above W %s, "+
+			"which may show transactions committed above W; nothing was tagged, and a later cut above the reads will be taken",
+			name, ErrPastCut, read, w)
+	}
+	if tl := m.Properties()[lakecat.PropBatchTally]; tl != "" {
+		var tally payload.BatchTally
+		if err := json.Unmarshal([]byte(tl), &tally); err == nil && tally.SnapshotOpen {
+			return t, fmt.Errorf("lake: publish a cut: table %s: %w: its last batch ended with source snapshot reads "+
+				"and the snapshot's last read still to come, so the table at W is not known; nothing was tagged, and a later cut will be taken once the snapshot is applied",
+				name, ErrSourceSnapshotOpen)
+		}
 	}
 	if s := m.CurrentSnapshot(); s != nil {
 		t.Mirror = s.SnapshotID

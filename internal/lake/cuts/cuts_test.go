@@ -30,6 +30,16 @@ func appendID(t *testing.T, cat catalog.Catalog, name lakecat.TableName, ident t
 // the applied position, as a batch's mirror commit does ("" none).
 func appendApplied(t *testing.T, cat catalog.Catalog, name lakecat.TableName, ident table.Identifier, id int64, applied string) int64 {
 	t.Helper()
+	var props iceberg.Properties
+	if applied != "" {
+		props = iceberg.Properties{lakecat.PropAppliedPosition: applied}
+	}
+	return appendProps(t, cat, name, ident, id, props)
+}
+
+// appendProps is appendID with a commit that sets props.
+func appendProps(t *testing.T, cat catalog.Catalog, name lakecat.TableName, ident table.Identifier, id int64, props iceberg.Properties) int64 {
+	t.Helper()
 	ctx := context.Background()
 	tbl, _, err := lakecat.LoadOrCreate(ctx, cat, name.NamespaceIdent(), ident, func() (*iceberg.Schema, error) {
 		return iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true}), nil
@@ -49,10 +59,6 @@ func appendApplied(t *testing.T, cat catalog.Catalog, name lakecat.TableName, id
 	files, _, err := rowdelta.WriteRecord(ctx, tbl, "t", rec)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var props iceberg.Properties
-	if applied != "" {
-		props = iceberg.Properties{lakecat.PropAppliedPosition: applied}
 	}
 	out, _, err := rowdelta.CommitRowDelta(ctx, tbl, "t", rowdelta.DataFiles(files), rowdelta.DeleteSet{}, props)
 	if err != nil {
@@ -88,7 +94,7 @@ func TestPublish(t *testing.T) {
 	t1 := appendID(t, cat, transfers, transfers.Mirror(), 1) // no history table
 	now := time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)
 	c1 := Cut{Group: "shop", Number: 1, W: "00000000000000670000000000000000", TxID: "102:103", SourceTsMs: 1767258000103}
-	got, err := Publish(ctx, cat, c1, []lakecat.TableName{transfers, accounts}, 7*24*time.Hour, now)
+	got, _, err := Publish(ctx, cat, c1, []lakecat.TableName{transfers, accounts}, 7*24*time.Hour, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +104,11 @@ func TestPublish(t *testing.T) {
 	}
 	// the tables move on; a retry of cut 1 keeps its snapshots
 	a2 := appendID(t, cat, accounts, accounts.Mirror(), 2)
-	if got, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts, transfers}, 7*24*time.Hour, now); err != nil || !reflect.DeepEqual(got, want) {
+	if got, _, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts, transfers}, 7*24*time.Hour, now); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("cut 1 again: %+v, %v; want %+v", got, err, want)
 	}
 	c2 := Cut{Group: "shop", Number: 2, W: "00000000000000700000000000000000", TxID: "110:112", SourceTsMs: 1767258000112}
-	if got, err = Publish(ctx, cat, c2, []lakecat.TableName{accounts, transfers}, 7*24*time.Hour, now.Add(time.Minute)); err != nil {
+	if got, _, err = Publish(ctx, cat, c2, []lakecat.TableName{accounts, transfers}, 7*24*time.Hour, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	want2 := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}, {Table: "shop.transfers", Mirror: t1}}
@@ -150,12 +156,12 @@ func TestPublish(t *testing.T) {
 	if !reflect.DeepEqual(lines, wantLines) {
 		t.Errorf("_cuts rows\n got %q\nwant %q", lines, wantLines)
 	}
-	if _, err := Publish(ctx, cat, c1, nil, 0, now); err == nil {
+	if _, _, err := Publish(ctx, cat, c1, nil, 0, now); err == nil {
 		t.Error("no tables: no error")
 	}
 	// a table not created yet is empty at the cut: no tag, snapshot 0
 	c3 := Cut{Group: "shop", Number: 3, W: "00000000000000800000000000000000"}
-	got, err = Publish(ctx, cat, c3, []lakecat.TableName{accounts, {Namespace: "shop", Name: "nothing"}}, 0, now)
+	got, _, err = Publish(ctx, cat, c3, []lakecat.TableName{accounts, {Namespace: "shop", Name: "nothing"}}, 0, now)
 	if want := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}, {Table: "shop.nothing"}}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("cut 3 with a table not created: %+v, %v; want %+v", got, err, want)
 	}
@@ -185,7 +191,7 @@ func TestPublishPastCut(t *testing.T) {
 	appendApplied(t, cat, transfers, transfers.Mirror(), 2, above) // a re-snapshot's chunk, or a batch after the table left the cut
 	now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
 	c1 := Cut{Group: "shop", Number: 1, W: w, TxID: "102:103", SourceTsMs: 1767258000103}
-	_, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts, transfers}, time.Hour, now)
+	_, _, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts, transfers}, time.Hour, now)
 	wantErr := "lake: publish a cut: table shop.transfers: a table is past the cut: its mirror has applied up to " + above + ", above W " + w +
 		", so no Iceberg snapshot of it holds the table at W (it left the cut: a re-snapshot or backfill, a bound it dropped, or a run started anew before its first batch); " +
 		"nothing was tagged, and a later cut will be taken"
@@ -201,7 +207,7 @@ func TestPublishPastCut(t *testing.T) {
 		t.Errorf("_cuts rows after a cut refused: %+v, %v", rows, err)
 	}
 	// another width: not the group's connector
-	_, err = Publish(ctx, cat, Cut{Group: "shop", Number: 1, W: "0000000000000067"}, []lakecat.TableName{accounts}, time.Hour, now)
+	_, _, err = Publish(ctx, cat, Cut{Group: "shop", Number: 1, W: "0000000000000067"}, []lakecat.TableName{accounts}, time.Hour, now)
 	if want := "lake: publish a cut: table shop.accounts: a table is past the cut: its positions have 2 words, W 0000000000000067 has 1: the table is not of the group's connector"; !errors.Is(err, ErrPastCut) || err.Error() != want {
 		t.Errorf("another width: %v\nwant %s", err, want)
 	}
@@ -213,7 +219,7 @@ func TestPublishPastCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	a2 := appendApplied(t, cat, accounts, accounts.Mirror(), 2, w)
-	got, err := Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now)
+	got, _, err := Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now)
 	want := []Tagged{{Table: "shop.accounts", Mirror: a2, History: ah1}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("cut 1 again: %+v, %v; want %+v", got, err, want)
@@ -231,7 +237,7 @@ func TestPublishPastCut(t *testing.T) {
 	}
 	// appended: a retry keeps the tags although the table moved past W since
 	appendApplied(t, cat, accounts, accounts.Mirror(), 3, above)
-	if got, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now); err != nil || !reflect.DeepEqual(got, want) {
+	if got, _, err = Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("cut 1 retried after its rows: %+v, %v; want %+v", got, err, want)
 	}
 	if got := refsOf(t, cat, accounts.Mirror()); !reflect.DeepEqual(got, map[string]int64{"cut-1": a2, "consistent": a2}) {
@@ -290,7 +296,7 @@ func TestPublishPerPositionEvolves(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a retry of cut 1 finds its row: it neither appends nor evolves
-	if _, err := Publish(ctx, cat, c1, []lakecat.TableName{orders}, 0, now); err != nil {
+	if _, _, err := Publish(ctx, cat, c1, []lakecat.TableName{orders}, 0, now); err != nil {
 		t.Fatal(err)
 	}
 	if tbl, err = cat.LoadTable(ctx, Ident(orders)); err != nil {
@@ -300,7 +306,7 @@ func TestPublishPerPositionEvolves(t *testing.T) {
 		t.Fatal("a retry of a published cut evolved the table")
 	}
 	c2 := Cut{Group: "shop", Number: 2, W: "00000000000000690000000000000071", SourceTsMs: 1767258000200, PerPosition: true}
-	if _, err := Publish(ctx, cat, c2, []lakecat.TableName{orders}, 0, now.Add(time.Minute)); err != nil {
+	if _, _, err := Publish(ctx, cat, c2, []lakecat.TableName{orders}, 0, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if tbl, err = cat.LoadTable(ctx, Ident(orders)); err != nil {
@@ -324,5 +330,76 @@ func TestPublishPerPositionEvolves(t *testing.T) {
 	}
 	if !reflect.DeepEqual(lines, want) {
 		t.Errorf("_cuts rows\n got %q\nwant %q", lines, want)
+	}
+}
+
+// A table whose last batch ended in the middle of a source snapshot
+// (Debezium's reads with the last still to come: BatchTally.SnapshotOpen)
+// is not at any cut: nothing is tagged, no row appended. Once a batch
+// ends the snapshot (or streams), the cut is published.
+func TestPublishSourceSnapshotOpen(t *testing.T) {
+	ctx := context.Background()
+	cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := lakecat.TableName{Namespace: "shop", Name: "items"}
+	const w = "00000000000000670000000000000000"
+	appendProps(t, cat, items, items.Mirror(), 1, iceberg.Properties{lakecat.PropAppliedPosition: "00000000000000600000000000000001",
+		lakecat.PropBatchTally: `{"records":2,"changes":2,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":2,"snapshot_open":true}`})
+	now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+	c1 := Cut{Group: "shop", Number: 1, W: w}
+	_, _, err = Publish(ctx, cat, c1, []lakecat.TableName{items}, time.Hour, now)
+	wantErr := "lake: publish a cut: table shop.items: a table is in the middle of a source snapshot: its last batch ended with source snapshot reads " +
+		"and the snapshot's last read still to come, so the table at W is not known; nothing was tagged, and a later cut will be taken once the snapshot is applied"
+	if !errors.Is(err, ErrSourceSnapshotOpen) || err.Error() != wantErr {
+		t.Fatalf("a table in a source snapshot: %v\nwant %s", err, wantErr)
+	}
+	if got := refsOf(t, cat, items.Mirror()); len(got) != 0 {
+		t.Errorf("tagged %v after a cut refused", got)
+	}
+	if rows, err := Read(ctx, cat, items, "shop"); err != nil || len(rows) != 0 {
+		t.Errorf("_cuts rows after a cut refused: %+v, %v", rows, err)
+	}
+	// the snapshot's last read applied
+	s2 := appendProps(t, cat, items, items.Mirror(), 2, iceberg.Properties{
+		lakecat.PropBatchTally: `{"records":1,"changes":1,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":1,"snapshot_last":true}`})
+	got, pub, err := Publish(ctx, cat, c1, []lakecat.TableName{items}, time.Hour, now)
+	if want := []Tagged{{Table: "shop.items", Mirror: s2}}; err != nil || !reflect.DeepEqual(got, want) || pub != c1 {
+		t.Fatalf("after the last read: %+v, %+v, %v; want %+v, %+v", got, pub, err, want, c1)
+	}
+}
+
+// An attempt of cut 1 at W1 appended its rows and was then given up (its
+// `consistent` moves failed through every retry); the group's next
+// attempt is cut 1 again, bound at W2. Publish returns the cut as
+// recorded (W1, its transaction and source time) with W1's tags, which
+// the group then records (found by a breaker's run: before, the group
+// recorded cut 1 at W2 with W1's snapshots).
+func TestPublishRecordedAtAnotherW(t *testing.T) {
+	ctx := context.Background()
+	cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := lakecat.TableName{Namespace: "shop", Name: "accounts"}
+	const (
+		w1 = "00000000000000670000000000000000"
+		w2 = "00000000000000900000000000000000"
+	)
+	s1 := appendApplied(t, cat, accounts, accounts.Mirror(), 1, "00000000000000600000000000000001")
+	now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+	c1 := Cut{Group: "shop", Number: 1, W: w1, TxID: "102:103", SourceTsMs: 1767258000103}
+	if _, _, err := Publish(ctx, cat, c1, []lakecat.TableName{accounts}, time.Hour, now); err != nil {
+		t.Fatal(err)
+	}
+	appendApplied(t, cat, accounts, accounts.Mirror(), 2, "00000000000000850000000000000001")
+	again := Cut{Group: "shop", Number: 1, W: w2, TxID: "130:144", SourceTsMs: 1767258000900}
+	got, pub, err := Publish(ctx, cat, again, []lakecat.TableName{accounts}, time.Hour, now.Add(time.Minute))
+	if want := []Tagged{{Table: "shop.accounts", Mirror: s1}}; err != nil || !reflect.DeepEqual(got, want) || pub != c1 {
+		t.Fatalf("cut 1 again at W2: %+v, %+v, %v; want %+v, %+v (as recorded)", got, pub, err, want, c1)
+	}
+	if got := refsOf(t, cat, accounts.Mirror()); !reflect.DeepEqual(got, map[string]int64{"cut-1": s1, "consistent": s1}) {
+		t.Errorf("tags %v", got)
 	}
 }

@@ -24,6 +24,16 @@ const (
 // late events) it never moves back; validation checks that it does not.
 const PropAppliedPosition = "lakemirror.applied-position"
 
+// PropReadPosition is, on the mirror, the highest commit position any
+// PostgreSQL source snapshot read it applied shows (hex): a read at
+// (0, L) (cdc.PostgresReadLSN: Debezium's initial and blocking snapshot
+// reads) holds the row as of every transaction committed at or below L,
+// so it counts as (L, 0), although its `_seq` sorts below every streamed
+// change and leaves PropAppliedPosition alone. A consistent cut at a W
+// below it is not in the mirror (cuts.Publish). It never moves back;
+// absent until such a read is applied.
+const PropReadPosition = "lakemirror.read-position"
+
 // PropPendingRebuild is, on the mirror and the history table, the keys
 // whose history awaits a rebuild from bronze: a JSON array of hex keys
 // (ReadPending, PendingJSON).
