@@ -128,7 +128,7 @@ func printGroupCut(tw *tabwriter.Writer, g *groupCutStatus, now time.Time) {
 		for _, h := range g.Holds {
 			s := h.Table
 			switch {
-			case h.Unconfirmed:
+			case h.Note != "": // unconfirmed, or sharing a collection
 				s += ": " + h.Note
 			case h.TxID != "" && h.Missing > 0:
 				s += fmt.Sprintf(" misses %s of transaction %s", human.Count(h.Missing, "event", "events"), h.TxID)

@@ -221,7 +221,8 @@ type GroupHold struct {
 	Missing    int64  `json:"missing,omitempty"`
 	// Unconfirmed: the table's data collection is not confirmed while
 	// ENDs name collections no table of the group has (group.unconfirmed):
-	// no cut begins. Note says why and how to go on.
+	// no cut begins. Note says why and how to go on (also for a table
+	// that shares its collection with another: group.shared).
 	Unconfirmed bool   `json:"unconfirmed,omitempty"`
 	Note        string `json:"note,omitempty"`
 }
@@ -241,7 +242,10 @@ type group struct {
 	// no cut begins or is published while ENDs name a collection no table
 	// has and a table's own collection is not confirmed (unconfirmed).
 	confirm bool
-	memo    *GroupMemo
+	// sharedRule: tables sharing a data collection hold the cut
+	// (cutSharedVersion: group.shared).
+	sharedRule bool
+	memo       *GroupMemo
 }
 
 // GroupWorkflow computes the consistent cut of one source group
@@ -283,6 +287,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 	g.publish = workflow.GetVersion(ctx, cutPublishVersion, workflow.DefaultVersion, 1) == 1
 	g.positions = workflow.GetVersion(ctx, cutPositionVersion, workflow.DefaultVersion, 1) == 1
 	g.confirm = workflow.GetVersion(ctx, cutUnconfirmedVersion, workflow.DefaultVersion, 1) == 1
+	g.sharedRule = workflow.GetVersion(ctx, cutSharedVersion, workflow.DefaultVersion, 1) == 1
 	g.upsertMemo(ctx)
 	register := workflow.GetSignalChannel(ctx, SignalGroupRegister)
 	report := workflow.GetSignalChannel(ctx, SignalGroupReport)
@@ -595,7 +600,46 @@ func (g *group) cut() GroupCut {
 	if out.Tables == nil {
 		out.Tables = []string{}
 	}
-	out.Holds = append(g.holds(c), g.unconfirmed()...)
+	out.Holds = append(g.holds(c), g.blocked()...)
+	return out
+}
+
+// blocked are the holds that keep the group from beginning or publishing
+// any cut, whatever the tables applied: unconfirmed and shared.
+func (g *group) blocked() []GroupHold {
+	return append(g.unconfirmed(), g.shared()...)
+}
+
+// shared are the holds of the tables that mirror one data collection with
+// another table of the group (cutSharedVersion), sorted by collection,
+// then table. The Tracker keeps a collection's applied events once: the
+// events one of them applied complete a transaction for all, so a cut
+// could hold another without them. No cut begins, and none is published,
+// while there is one; each says how to go on.
+//
+//workflowcheck:ignore (the loops go over maps, but their results do not depend on the order: sorted; deterministic)
+func (g *group) shared() []GroupHold {
+	if !g.sharedRule || !g.publish {
+		return nil
+	}
+	byColl := map[string][]string{}
+	for _, t := range slices.Sorted(maps.Keys(g.st.Members)) {
+		c := g.st.Members[t].Collection
+		byColl[c] = append(byColl[c], t)
+	}
+	var out []GroupHold
+	for _, c := range slices.Sorted(maps.Keys(byColl)) {
+		ts := byColl[c]
+		if len(ts) < 2 {
+			continue
+		}
+		for _, t := range ts {
+			out = append(out, GroupHold{Table: t, Collection: c,
+				Note: fmt.Sprintf("tables %s all mirror data collection %q, and a group counts a collection's events once, so it cannot tell that each of them holds a transaction: "+
+					"no cut is taken while they share it; stop all but one of them and start them again without --group (or in a group of their own)",
+					strings.Join(ts, ", "), c)})
+		}
+	}
 	return out
 }
 

@@ -148,8 +148,8 @@ func (g *group) stepCut(ctx workflow.Context) {
 		if perPosition && !g.positionMoved() {
 			return // a partition without a change since the last cut would hold it: GroupCut.Holds
 		}
-		if len(g.unconfirmed()) > 0 {
-			return // a table may be misnamed: GroupCut.Holds
+		if len(g.blocked()) > 0 {
+			return // a table may be misnamed, or tables share a collection: GroupCut.Holds
 		}
 		g.st.Attempts++
 		p = &PendingCut{Attempt: g.st.Attempts, Number: 1, Tables: slices.Sorted(maps.Keys(g.st.Members)), Frozen: map[string]string{}, Since: now,
@@ -228,6 +228,10 @@ func (g *group) stepCut(ctx workflow.Context) {
 			notes = append(notes, h.Table+": "+h.Note)
 		}
 		g.abort(ctx, "a table's data collection is not confirmed: "+strings.Join(notes, "; "))
+		return
+	}
+	if sh := g.shared(); len(sh) > 0 { // a table joined under a collection another has since the cut began
+		g.abort(ctx, "tables share a data collection: "+sh[0].Note)
 		return
 	}
 	var res payload.PublishCutResult

@@ -82,7 +82,7 @@ func (g *group) memoNow() *GroupMemo {
 			m.HeldBy = append(m.HeldBy, h.Table)
 		}
 	} else {
-		for _, h := range g.unconfirmed() {
+		for _, h := range g.blocked() {
 			m.HeldBy = append(m.HeldBy, h.Table+": "+h.Note)
 		}
 	}

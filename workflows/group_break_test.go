@@ -1,0 +1,261 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/payload"
+)
+
+// Breaker tests of the group's consistent cut (issue 37). Each names
+// what it attacks; a failing one is a finding.
+
+// breakEnv is a group env that records the group-cut signals it sends
+// ("<workflow id> <op> ...") and the PublishCut requests.
+func breakEnv(t *testing.T, kc *kafka.Client, sent *[]string, published *[]payload.PublishCutRequest) *testsuite.TestWorkflowEnvironment {
+	env := groupEnv(t, kc)
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		*sent = append(*sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	env.OnActivity(payload.ActivityPublishCut, mock.Anything, mock.Anything).Return(func(_ context.Context, req payload.PublishCutRequest) (payload.PublishCutResult, error) {
+		*published = append(*published, req)
+		var tagged []payload.CutTagged
+		for i, tb := range req.Tables {
+			tagged = append(tagged, payload.CutTagged{Table: tb, Mirror: int64(100*req.Number + int64(i))})
+		}
+		return payload.PublishCutResult{Tagged: tagged}, nil
+	})
+	return env
+}
+
+// nextInput is the continued run's input of env's run, through the
+// default data converter (JSON: empty maps left out come back nil).
+func nextInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) GroupInput {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next GroupInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	return next
+}
+
+// Two tables of one group that mirror the same data collection (two
+// lakemirror tables of one topic, e.g. one per namespace) are one table
+// to the Tracker: the events one of them applied complete a transaction
+// for both, and per position the highest fetched position counts for
+// both. A breaker's run (2026-12-07) saw cut 1 published while one of
+// them had applied none of the transaction's events (and per position,
+// fetched nothing). Now (cutSharedVersion) no cut begins while two tables
+// share a collection: no freeze is sent, nothing is published, and the
+// holds say why and how to go on, with and without a transaction topic.
+func TestBreakSharedCollectionHoldsCuts(t *testing.T) {
+	const topic = "srv.transaction"
+	for _, perPosition := range []bool{false, true} {
+		t.Run(fmt.Sprint("per position ", perPosition), func(t *testing.T) {
+			var kc *kafka.Client
+			in := GroupInput{Group: "shop", RoundsPerRun: 3}
+			a := GroupMember{Table: "shop.accounts", Collection: "public.accounts"}
+			b := GroupMember{Table: "archive.accounts", Collection: "public.accounts"}
+			if !perPosition {
+				kc = txTopic(t, topic, endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":2}`))
+				in.TransactionTopic, a.TransactionTopic, b.TransactionTopic = topic, topic, topic
+			}
+			var sent []string
+			var published []payload.PublishCutRequest
+			env := breakEnv(t, kc, &sent, &published)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalGroupRegister, a)
+				env.SignalWorkflow(SignalGroupRegister, b)
+				// shop.accounts applies both events of 571; archive.accounts nothing
+				env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: a, BatchSeq: 1, Own: true,
+					TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 2}}, Last: cdc.PostgresSeq(900, 901).Hex()}},
+					FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 901).Hex()}, Partitions: []int32{0}})
+			}, 10*time.Second)
+			checked := 0
+			env.RegisterDelayedCallback(func() {
+				c := queryCut(t, env)
+				require.Empty(t, sent, "no cut begins")
+				require.Empty(t, published)
+				require.Nil(t, c.Pending)
+				note := `tables archive.accounts, shop.accounts all mirror data collection "public.accounts", and a group counts a collection's events once, ` +
+					`so it cannot tell that each of them holds a transaction: no cut is taken while they share it; ` +
+					`stop all but one of them and start them again without --group (or in a group of their own)`
+				var shared []GroupHold // per position the holds also name the tables at the lowest position
+				for _, h := range c.Holds {
+					if h.Note != "" {
+						shared = append(shared, h)
+					}
+				}
+				require.Equal(t, []GroupHold{{Table: "archive.accounts", Collection: "public.accounts", Note: note},
+					{Table: "shop.accounts", Collection: "public.accounts", Note: note}}, shared)
+				checked++
+			}, 130*time.Second)
+			env.ExecuteWorkflow(GroupWorkflow, in)
+			require.Equal(t, 1, checked)
+		})
+	}
+}
+
+// A pending cut carried across continue-as-new in each phase (some
+// tables frozen; bound with a table's batch Reported; published), every
+// state through the JSON data converter (Confirmed and Foreign set): it
+// goes on to one publish at the W it was bound at, and the next run does
+// not publish it again.
+func TestBreakCutAcrossContinueAsNewEveryPhase(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":2},{"data_collection":"public.transfers","event_count":1},{"data_collection":"public.audit","event_count":1}`),
+		endValue(572, 2000, 2001, `{"data_collection":"public.accounts","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic, Named: true}
+	wa, wt := "lakemirror-table-shop.accounts", "lakemirror-table-shop.transfers"
+	w1000 := pgHex(1000)
+	var sent []string
+	var published []payload.PublishCutRequest
+	// run 1: CutEvery 2 s (a pending cut's rounds count), the cut begins
+	// at 2 s, accounts freezes at 3 s, the run continues as new at 4 s
+	env := breakEnv(t, kc, &sent, &published)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, Own: true,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(900, 901).Hex()}},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 901).Hex()}, Partitions: []int32{0}})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1, Watermark: cdc.PostgresSeq(900, 901).Hex()})
+	}, 3*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, CutEvery: 2 * time.Second, RoundsPerRun: 2})
+	require.Equal(t, []string{wa + " freeze 1", wt + " freeze 1"}, sent)
+	next := nextInput(t, env)
+	require.NotNil(t, next.State.Pending)
+	require.Equal(t, map[string]string{"shop.accounts": cdc.PostgresSeq(900, 901).Hex()}, next.State.Pending.Frozen)
+	require.Equal(t, []string{"public.audit"}, next.State.Foreign)
+
+	// run 2: transfers freezes (bound at 1000), accounts applies its
+	// second event (Reported); continues as new bound, unpublished
+	sent = nil
+	env = breakEnv(t, kc, &sent, &published)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 1})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 2,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{2, 2}}, Last: cdc.PostgresSeq(900, 902).Hex()}},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 902).Hex()}, Partitions: []int32{0}})
+	}, time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, next)
+	require.Equal(t, []string{wa + " bound 1 " + w1000, wt + " bound 1 " + w1000}, sent)
+	require.Empty(t, published)
+	next = nextInput(t, env)
+	require.NotNil(t, next.State.Pending)
+	require.Equal(t, w1000, next.State.Pending.W)
+	require.Contains(t, next.State.Pending.Reported, "shop.accounts")
+
+	// run 3: transfers applies its event: published at 1000 once, released
+	sent = nil
+	env = breakEnv(t, kc, &sent, &published)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, BatchSeq: 1, Own: true,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(900, 903).Hex()}},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 903).Hex()}, Partitions: []int32{0}})
+	}, time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, next)
+	require.Len(t, published, 1)
+	require.Equal(t, w1000, published[0].W)
+	require.Equal(t, int64(1), published[0].Number)
+	require.Equal(t, []string{wa + " release 1", wt + " release 1"}, sent[:2])
+	next = nextInput(t, env)
+	require.NotNil(t, next.State.Published)
+
+	// run 4: nothing to publish again at 1000; the next attempt is cut 2
+	sent = nil
+	env = breakEnv(t, kc, &sent, &published)
+	env.ExecuteWorkflow(GroupWorkflow, next)
+	require.Len(t, published, 1)
+	for _, s := range sent {
+		require.NotContains(t, s, " bound 1 ")
+	}
+}
+
+// Late, repeated and stale cut reports: after attempt 1 was given up
+// (transfers did not freeze), attempt 1's frozen and refused reports
+// arrive during attempt 2, accounts' frozen report twice, a frozen
+// report after the bound and a refusal after the publish: none gives a
+// cut up or changes its W; cut 1 is published once, at the END above the
+// watermarks.
+func TestBreakStaleCutReports(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":1},{"data_collection":"public.transfers","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic, Named: true}
+	transfers := GroupMember{Table: "shop.transfers", Collection: "public.transfers", TransactionTopic: topic, Named: true}
+	var sent []string
+	var published []payload.PublishCutRequest
+	env := breakEnv(t, kc, &sent, &published)
+	wm := cdc.PostgresSeq(900, 901).Hex()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, transfers)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: wm}},
+			FetchedPast: map[int32]string{0: wm}, Partitions: []int32{0}})
+	}, 10*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1, Watermark: wm})
+	}, 11*time.Second)
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, int64(1), c.Aborts, c.LastAbort)
+		require.NotNil(t, c.Pending)
+		require.Equal(t, int64(2), c.Pending.Attempt)
+		// attempt 1's late reports, accounts' twice
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Refused: 1})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 1, Watermark: cdc.PostgresSeq(5000, 5000).Hex()})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 2, Watermark: wm})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 2, Watermark: wm})
+		checked++
+	}, 135*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, int64(1), c.Aborts, c.LastAbort)
+		require.NotNil(t, c.Pending)
+		require.Equal(t, "", c.Pending.W)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 2})
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Frozen: 2, Watermark: cdc.PostgresSeq(5000, 5000).Hex()})
+		checked++
+	}, 137*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.NotNil(t, c.Pending)
+		require.Equal(t, pgHex(1000), c.Pending.W)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, BatchSeq: 1,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: wm}},
+			FetchedPast: map[int32]string{0: wm}, Partitions: []int32{0}})
+		checked++
+	}, 139*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, published, 1)
+		require.Equal(t, pgHex(1000), published[0].W)
+		require.Equal(t, int64(1), published[0].Number)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: transfers, Refused: 2})
+		checked++
+	}, 145*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, int64(1), c.Aborts, c.LastAbort)
+		require.Equal(t, int64(1), c.Published.Number)
+		checked++
+	}, 150*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 3})
+	require.Equal(t, 5, checked)
+}
