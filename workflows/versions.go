@@ -292,7 +292,7 @@ var versionMarkers = []versionMarker{
 	{id: cutUnconfirmedVersion, added: "2026-12-07", commit: "ad62324", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json"},
 		new: []string{"v16-group.json", "v17-group.json", "v16-posgroup.json", "v17-posgroup.json"}},
-	{id: cutSharedVersion, added: "2026-12-07", commit: "", workflow: GroupWorkflowName,
+	{id: cutSharedVersion, added: "2026-12-07", commit: "061f8ff", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json", "v16-group.json", "v16-posgroup.json"},
 		new: []string{"v17-group.json", "v17-posgroup.json"}},
 }
