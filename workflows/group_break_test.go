@@ -12,8 +12,10 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/lakemirror/lakemirror/activities"
 	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/kafka"
+	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
@@ -258,4 +260,47 @@ func TestBreakStaleCutReports(t *testing.T) {
 	}, 150*time.Second)
 	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, RoundsPerRun: 3})
 	require.Equal(t, 5, checked)
+}
+
+// A table started again without its group (starter stop, then start
+// without --group: GroupMember is never taken out of the group, there is
+// no signal for it) is still signalled by its old group's every cut
+// attempt, and its workflow takes "freeze N" whatever its own group: it
+// applies no batch until its own freeze timeout (2 minutes), every cut
+// interval (a breaker's run, 2026-12-07). Now (cutUngroupedVersion) a
+// table without a group ignores group-cut signals and goes on applying.
+func TestBreakUngroupedTableIgnoresOldGroup(t *testing.T) {
+	env, acts := newEnv(t)
+	env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{Offsets: lake.Offsets{0: 0}}, nil).Once()
+	env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(time.Second).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+		from := req.Offsets[0]
+		return activities.Plan{Ranges: []lake.Range{{Partition: 0, From: from, To: from + 10}}, Records: 10,
+			Offsets: lake.Offsets{0: from + 10}, HighWatermarks: lake.Offsets{0: from + 1000}}, nil
+	})
+	var applied []time.Duration
+	start := env.Now()
+	env.OnActivity(acts.ApplyBatch, mock.Anything, mock.Anything).Return(func(_ context.Context, req activities.ApplyRequest) (activities.ApplyResult, error) {
+		applied = append(applied, env.Now().Sub(start))
+		r := req.Batch.Ranges[0]
+		return activities.ApplyResult{BatchID: req.Batch.ID, BatchSeq: req.Batch.Seq, Records: int(r.To - r.From), EndOffsets: lake.Offsets{0: r.To}}, nil
+	})
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupReport, mock.Anything).Return(nil)
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", mock.Anything, mock.Anything).Return(nil)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "freeze 1") }, 10*time.Second)
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		n := 0
+		for _, d := range applied {
+			if d > 15*time.Second && d < 100*time.Second {
+				n++
+			}
+		}
+		s := status(t, env)
+		require.Nil(t, s.Cut, "a table without a group took its old group's freeze")
+		require.NotZero(t, n, "a table without a group applied no batch for 85 s after its old group's freeze")
+		checked++
+	}, 100*time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 110*time.Second)
+	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec}) // spec: no group
+	require.Equal(t, 1, checked)
 }

@@ -79,6 +79,7 @@ type TableState struct {
 	leave           workflow.Version  // leaveVersion of this run
 	notedWaits      workflow.Version  // waitNoteVersion of this run
 	settingsRun     workflow.Version  // settingsRunVersion of this run
+	ungroupedCut    workflow.Version  // cutUngroupedVersion of this run
 	prevWhy         string            // why prevOwner let the table go ("stopped", "gone", "released"), for status
 	cutRefused      int64             // a cut attempt bound after the table stopped waiting for it: reported as refused
 }

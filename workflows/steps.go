@@ -70,6 +70,7 @@ func startRun(ctx workflow.Context, st *TableState) (*tableRun, error) {
 	st.leave = workflow.GetVersion(ctx, leaveVersion, workflow.DefaultVersion, 1)
 	st.notedWaits = workflow.GetVersion(ctx, waitNoteVersion, workflow.DefaultVersion, 1)
 	st.settingsRun = workflow.GetVersion(ctx, settingsRunVersion, workflow.DefaultVersion, 1)
+	st.ungroupedCut = workflow.GetVersion(ctx, cutUngroupedVersion, workflow.DefaultVersion, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return st.status(), nil }); err != nil {
 		return nil, err
 	}

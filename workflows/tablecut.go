@@ -40,7 +40,9 @@ const (
 // table for attempt N (a newer attempt replaces an older one), "bound N
 // W" bounds a table frozen for N (one that is not, its freeze timed out
 // or never came, refuses: reported), "release N" ends attempt N or an
-// older one. Anything else is logged and ignored.
+// older one. Anything else is logged and ignored, and so is every such
+// signal to a table without a group (cutUngroupedVersion: a table
+// started again without its group, whose old group still has it).
 func (st *TableState) groupCut(ctx workflow.Context, arg string) {
 	f := strings.Fields(arg)
 	var n int64
@@ -49,6 +51,7 @@ func (st *TableState) groupCut(ctx workflow.Context, arg string) {
 		n, err = strconv.ParseInt(f[1], 10, 64)
 	}
 	switch {
+	case st.ungroupedCut == 1 && st.Spec.Group == "" && st.Cut == nil:
 	case len(f) < 2 || err != nil || n <= 0:
 	case f[0] == cutOpFreeze && len(f) == 2:
 		if st.Cut == nil || st.Cut.Attempt < n {

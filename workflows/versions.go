@@ -206,6 +206,14 @@ const (
 	// 2026-12-07). Asked at each run's start. Before, such a cut was
 	// published.
 	cutSharedVersion = "cut-shared"
+
+	// cutUngroupedVersion (issue 37): a table without a source group
+	// ignores the group-cut signals (SignalGroupCut): a table started
+	// again without its group is still a member of its old group, which
+	// freezes it at every cut attempt, and it stood still for up to its
+	// freeze timeout every cut interval (a breaker's run, 2026-12-07).
+	// Asked at each run's start (startRun). Before, it froze.
+	cutUngroupedVersion = "cut-ungrouped"
 )
 
 // supportWindow is how long a marker's old branch stays at least after
@@ -243,56 +251,59 @@ func (m versionMarker) removableFrom() (time.Time, error) {
 var versionMarkers = []versionMarker{
 	{id: publishMidBatchVersion, added: "2026-12-02", commit: "6f37d72", workflow: TableWorkflowName,
 		old: []string{"v1-blocked.json"},
-		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json", "v15-blocked.json", "v16-blocked.json", "v17-blocked.json"}},
+		new: []string{"v2-blocked.json", "v3-blocked.json", "v4-blocked.json", "v5-blocked.json", "v6-blocked.json", "v9-blocked.json", "v10-blocked.json", "v11-blocked.json", "v12-blocked.json", "v13-blocked.json", "v14-blocked.json", "v15-blocked.json", "v16-blocked.json", "v17-blocked.json", "v18-blocked.json"}},
 	{id: idleWaitVersion, added: "2026-12-02", commit: "58269d1", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*"},
-		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v3-*", "v4-*", "v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: memoSpecVersion, added: "2026-12-02", commit: "1d5865b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*"},
-		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: canVersion, added: "2026-12-02", commit: "59d0fca", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v5-*", "v6-*", "v8-load.json", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: routeVersion, added: "2026-12-02", commit: "584b681", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*"},
-		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: planInApplyVersion, added: "2026-12-03", commit: "f1e9077", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*"},
-		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: ownerJobsVersion, added: "2026-12-03", commit: "865484d", workflow: MaintenanceWorkflowName,
 		old: []string{"v6-maintenance.json"},
 		new: []string{"v7-maintenance.json"}},
 	{id: fastRecoveryVersion, added: "2026-12-05", commit: "7327bf8", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*"},
-		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: loadVisibleVersion, added: "2026-12-05", commit: "f49a8c0", workflow: TableWorkflowName,
 		noOld: "no history with a load was recorded before the marker",
 		new:   []string{"v8-*"}},
 	{id: leaveVersion, added: "2026-12-05", commit: "e201611", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*"},
-		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: waitNoteVersion, added: "2026-12-06", commit: "037f63b", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*"},
-		new: []string{"v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: settingsRunVersion, added: "2026-12-06", commit: "adbb122", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*"},
-		new: []string{"v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"}},
+		new: []string{"v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*", "v18-*"}},
 	{id: groupReportVersion, added: "2026-12-06", commit: "8995170", workflow: TableWorkflowName,
 		noOld: "no table had a group before the marker (the group setting came with it)",
-		new:   []string{"v13-grouped*", "v14-grouped*", "v15-grouped*", "v15-posgrouped*", "v16-grouped*", "v17-grouped*", "v16-posgrouped*", "v17-posgrouped*"}},
+		new:   []string{"v13-grouped*", "v14-grouped*", "v15-grouped*", "v15-posgrouped*", "v16-grouped*", "v17-grouped*", "v18-grouped*", "v16-posgrouped*", "v17-posgrouped*", "v18-posgrouped*"}},
 	{id: cutPublishVersion, added: "2026-12-06", commit: "2bcdc8b", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json"},
-		new: []string{"v14-group.json", "v15-group.json", "v15-posgroup.json", "v16-group.json", "v17-group.json", "v16-posgroup.json", "v17-posgroup.json"}},
+		new: []string{"v14-group.json", "v15-group.json", "v15-posgroup.json", "v16-group.json", "v17-group.json", "v18-group.json", "v16-posgroup.json", "v17-posgroup.json", "v18-posgroup.json"}},
 	{id: cutPositionVersion, added: "2026-12-06", commit: "b89d6d9", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json"},
-		new: []string{"v15-group.json", "v15-posgroup.json", "v16-group.json", "v17-group.json", "v16-posgroup.json", "v17-posgroup.json"}},
+		new: []string{"v15-group.json", "v15-posgroup.json", "v16-group.json", "v17-group.json", "v18-group.json", "v16-posgroup.json", "v17-posgroup.json", "v18-posgroup.json"}},
 	{id: cutHeldReportVersion, added: "2026-12-06", commit: "b89d6d9", workflow: TableWorkflowName,
 		noOld: "no table of a group without a transaction topic was bound before the marker (such groups published no cut)",
-		new:   []string{"v15-posgrouped.json", "v16-posgrouped.json", "v17-posgrouped.json"}},
+		new:   []string{"v15-posgrouped.json", "v16-posgrouped.json", "v17-posgrouped.json", "v18-posgrouped.json"}},
 	{id: cutUnconfirmedVersion, added: "2026-12-07", commit: "ad62324", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json"},
-		new: []string{"v16-group.json", "v17-group.json", "v16-posgroup.json", "v17-posgroup.json"}},
+		new: []string{"v16-group.json", "v17-group.json", "v18-group.json", "v16-posgroup.json", "v17-posgroup.json", "v18-posgroup.json"}},
 	{id: cutSharedVersion, added: "2026-12-07", commit: "061f8ff", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json", "v16-group.json", "v16-posgroup.json"},
-		new: []string{"v17-group.json", "v17-posgroup.json"}},
+		new: []string{"v17-group.json", "v18-group.json", "v17-posgroup.json", "v18-posgroup.json"}},
+	{id: cutUngroupedVersion, added: "2026-12-07", commit: "", workflow: TableWorkflowName,
+		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"},
+		new: []string{"v18-*"}},
 }
