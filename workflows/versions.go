@@ -303,7 +303,7 @@ var versionMarkers = []versionMarker{
 	{id: cutSharedVersion, added: "2026-12-07", commit: "061f8ff", workflow: GroupWorkflowName,
 		old: []string{"v13-group.json", "v14-group.json", "v15-group.json", "v15-posgroup.json", "v16-group.json", "v16-posgroup.json"},
 		new: []string{"v17-group.json", "v18-group.json", "v17-posgroup.json", "v18-posgroup.json"}},
-	{id: cutUngroupedVersion, added: "2026-12-07", commit: "", workflow: TableWorkflowName,
+	{id: cutUngroupedVersion, added: "2026-12-07", commit: "f8abfc2", workflow: TableWorkflowName,
 		old: []string{"v1-*", "v2-*", "v3-*", "v4-*", "v5-*", "v6-*", "v8-*", "v9-*", "v10-*", "v11-*", "v12-*", "v13-*", "v14-*", "v15-*", "v16-*", "v17-*"},
 		new: []string{"v18-*"}},
 }
