@@ -622,11 +622,7 @@ func (g *group) shared() []GroupHold {
 	if !g.sharedRule || !g.publish {
 		return nil
 	}
-	byColl := map[string][]string{}
-	for _, t := range slices.Sorted(maps.Keys(g.st.Members)) {
-		c := g.st.Members[t].Collection
-		byColl[c] = append(byColl[c], t)
-	}
+	byColl := g.byCollection()
 	var out []GroupHold
 	for _, c := range slices.Sorted(maps.Keys(byColl)) {
 		ts := byColl[c]
@@ -672,16 +668,25 @@ func (g *group) unconfirmed() []GroupHold {
 	return out
 }
 
-// holds are c's holds by the group's tables (a collection's hold is each
-// table of that collection's, tables sorted).
+// byCollection maps each data collection of the group's members to its
+// tables, sorted.
 //
-//workflowcheck:ignore (the loops go over maps, but their results do not depend on the order: sorted; deterministic)
-func (g *group) holds(c cut.Cut) []GroupHold {
+//workflowcheck:ignore (the loop goes over a map's sorted keys; deterministic)
+func (g *group) byCollection() map[string][]string {
 	byColl := map[string][]string{}
 	for _, t := range slices.Sorted(maps.Keys(g.st.Members)) {
 		c := g.st.Members[t].Collection
 		byColl[c] = append(byColl[c], t)
 	}
+	return byColl
+}
+
+// holds are c's holds by the group's tables (a collection's hold is each
+// table of that collection's, tables sorted).
+//
+//workflowcheck:ignore (the loops go over maps, but their results do not depend on the order: sorted; deterministic)
+func (g *group) holds(c cut.Cut) []GroupHold {
+	byColl := g.byCollection()
 	var out []GroupHold
 	for _, h := range c.Holds {
 		for _, t := range byColl[h.Table] {

@@ -39,6 +39,7 @@ func CutOffset(recs []At, w cdc.Seq, end int64) (int64, error) {
 	if len(w) == 0 || len(w)%8 != 0 {
 		return 0, fmt.Errorf("%w: W of %d bytes", ErrWidth, len(w))
 	}
+	wCommit := binary.BigEndian.Uint64([]byte(w[:8])) // a PostgreSQL W's commit LSN (the first word)
 	for _, r := range recs {
 		if r.Seq == "" {
 			continue
@@ -49,7 +50,7 @@ func CutOffset(recs []At, w cdc.Seq, end int64) (int64, error) {
 		if r.Seq > w {
 			return r.Offset, nil
 		}
-		if l, ok := cdc.PostgresReadLSN(r.Seq); ok && l > binary.BigEndian.Uint64([]byte(w[:8])) {
+		if l, ok := cdc.PostgresReadLSN(r.Seq); ok && l > wCommit {
 			return r.Offset, nil
 		}
 	}
