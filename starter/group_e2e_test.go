@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -163,31 +165,7 @@ pipelines:
 	}
 	// accounts moves on past the cut (transaction 104): its tag still
 	// reads the balance at the cut, the table the new one
-	balance := func(snapshot int64) string {
-		tbl, err := lake.LoadTable(ctx, cat, first.Mirror())
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := []table.ScanOption{table.WithSelectedFields("id", "balance")}
-		if snapshot != 0 {
-			opts = append(opts, table.WithSnapshotID(snapshot))
-		}
-		at, err := tbl.Scan(opts...).ToArrowTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer at.Release()
-		var out []string
-		tr := array.NewTableReader(at, -1)
-		defer tr.Release()
-		for tr.Next() {
-			rec := tr.RecordBatch()
-			for i := range int(rec.NumRows()) {
-				out = append(out, fmt.Sprintf("%v=%v", rec.Column(0).ValueStr(i), rec.Column(1).ValueStr(i)))
-			}
-		}
-		return strings.Join(out, ",")
-	}
+	balance := func(snapshot int64) string { return mirrorRows(t, cat, first, snapshot, "id", "balance") }
 	if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: "srv.shop.accounts", Key: []byte(`{"id":1}`),
 		Value: []byte(sourceOfTopic("srv.shop.accounts", string(sample.PostgresChange("u", "null", `{"id":1,"balance":7}`, 104).Value)))}); err != nil {
 		t.Fatal(err)
@@ -301,6 +279,46 @@ func sourceOfTopic(topic, value string) string {
 	segs := strings.Split(topic, ".")
 	return strings.Replace(value, `"schema":"public","table":"orders"`,
 		fmt.Sprintf(`"schema":%q,"table":%q`, segs[len(segs)-2], segs[len(segs)-1]), 1)
+}
+
+// mirrorRows reads the columns cols of table name's mirror at Iceberg
+// snapshot snapshot (0: the current one) from cat: each row's values
+// joined by "=", the rows sorted and joined by ","; "(none)" when the
+// mirror does not exist.
+func mirrorRows(t *testing.T, cat catalog.Catalog, name lake.TableName, snapshot int64, cols ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := lake.LoadTable(ctx, cat, name.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl == nil {
+		return "(none)"
+	}
+	opts := []table.ScanOption{table.WithSelectedFields(cols...)}
+	if snapshot != 0 {
+		opts = append(opts, table.WithSnapshotID(snapshot))
+	}
+	at, err := tbl.Scan(opts...).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	var out []string
+	tr := array.NewTableReader(at, -1)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			vals := make([]string, len(cols))
+			for c := range cols {
+				vals[c] = rec.Column(c).ValueStr(i)
+			}
+			out = append(out, strings.Join(vals, "="))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
 }
 
 // start --group and apply refuse a grouped table whose topic's change

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.temporal.io/sdk/converter"
 
@@ -155,29 +153,7 @@ pipelines:
 	}
 	// both tables move on: the tags read the values at W
 	value := func(name lake.TableName, col string, snapshot int64) string {
-		tbl, err := lake.LoadTable(ctx, cat, name.Mirror())
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := []table.ScanOption{table.WithSelectedFields("id", col)}
-		if snapshot != 0 {
-			opts = append(opts, table.WithSnapshotID(snapshot))
-		}
-		at, err := tbl.Scan(opts...).ToArrowTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer at.Release()
-		var out []string
-		tr := array.NewTableReader(at, -1)
-		defer tr.Release()
-		for tr.Next() {
-			rec := tr.RecordBatch()
-			for i := range int(rec.NumRows()) {
-				out = append(out, fmt.Sprintf("%v=%v", rec.Column(0).ValueStr(i), rec.Column(1).ValueStr(i)))
-			}
-		}
-		return strings.Join(out, ",")
+		return mirrorRows(t, cat, name, snapshot, "id", col)
 	}
 	produce("pos.shop.accounts", false, string(sample.PostgresChange("u", "null", `{"id":1,"balance":7}`, 110).Value))
 	transfers, _ := lake.ParseTableName("shop.transfers")

@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
@@ -130,26 +127,7 @@ pipelines:
 		if err != nil {
 			t.Fatal(err)
 		}
-		tbl, err := lake.LoadTable(ctx, s.r.Catalog, tn.Mirror())
-		if err != nil || tbl == nil || snapshot == 0 {
-			return fmt.Sprintf("(none: %v)", err)
-		}
-		at, err := tbl.Scan(table.WithSelectedFields("id"), table.WithSnapshotID(snapshot)).ToArrowTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer at.Release()
-		var out []string
-		tr := array.NewTableReader(at, -1)
-		defer tr.Release()
-		for tr.Next() {
-			rec := tr.RecordBatch()
-			for i := range int(rec.NumRows()) {
-				out = append(out, rec.Column(0).ValueStr(i))
-			}
-		}
-		sort.Strings(out)
-		return strings.Join(out, ",")
+		return mirrorRows(t, s.r.Catalog, tn, snapshot, "id")
 	}
 	got := map[string]string{}
 	for _, tg := range g.Published.Tagged {
