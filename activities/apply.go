@@ -243,6 +243,9 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 			if cutShort != nil {
 				in.Batch = *cutShort
 			}
+			if readErr == nil && b.Load == nil {
+				in.FetchedPast, in.NewestTx = partitionMarks(dec.events) // the mirror keeps them: lakecat.PropFetchedPast, PropNewestTx
+			}
 			return w, in, readErr
 		}})
 	switch {

@@ -51,7 +51,7 @@ func TestApplyBatchCutAtW(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantGroup := &payload.GroupProgress{TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 2}}, Last: pgs(120, 120)}},
-		FetchedPast: map[int32]string{0: pgs(120, 120)}, Own: true}
+		FetchedPast: map[int32]string{0: pgs(120, 120)}, NewestTx: map[int32]payload.TxAt{0: {ID: "501", Order: 2, Seq: pgs(120, 120)}}, Own: true}
 	if !reflect.DeepEqual(res.EndOffsets, lake.Offsets{0: 3}) || res.Records != 3 || res.Changes != 2 || res.Tombstones != 1 ||
 		res.Next != nil || !reflect.DeepEqual(res.Group, wantGroup) {
 		t.Fatalf("bounded batch: end %v, %d records, %d changes, %d tombstones, next %v, group %+v; want end 3, 3, 2, 1, nil, %+v",

@@ -17,12 +17,12 @@ import (
 // data_collection_order values as ranges, or the positions of those
 // without one; snapshot reads and events without an id left out) and
 // their highest position, per
-// partition the highest position it is complete up to (fetchedPast), and whether an event names own, the
+// partition the highest position it is complete up to (cdc.FetchedPast), and whether an event names own, the
 // table's data collection (Own). It is called only for a table with a
 // group: a table without one allocates nothing.
 func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 	g := &payload.GroupProgress{}
-	high := map[int32]cdc.Seq{}
+	g.FetchedPast, g.NewestTx = partitionMarks(events)
 	type tx struct {
 		orders cut.Orders
 		seqs   []cdc.Seq
@@ -32,11 +32,6 @@ func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 	for _, ev := range events {
 		if !g.Own && own != "" && ev.Collection == own {
 			g.Own = true
-		}
-		if past := fetchedPast(ev); past != "" {
-			if p := ev.Origin.Partition; past > high[p] {
-				high[p] = past
-			}
 		}
 		if ev.TxID == "" || ev.Snapshot != cdc.SnapshotNone {
 			continue
@@ -67,36 +62,61 @@ func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 			g.TxSeen[id] = s
 		}
 	}
-	if len(high) > 0 {
-		g.FetchedPast = make(map[int32]string, len(high))
-		for p, s := range high {
-			g.FetchedPast[p] = s.Hex()
-		}
-	}
 	return g
 }
 
-// fetchedPast is the position up to which ev, fetched, shows its
-// partition complete (GroupProgress.FetchedPast): its own position, but
-// for a source snapshot read that is not the last (cdc.SnapshotRow) the
-// position just below it, since the reads of one snapshot share a
-// position (MySQL's binlog coordinates with row 0, PostgreSQL's (0, L))
-// and more of them may follow (a cut per position at that position would
-// hold a part of the snapshot). "" for an event without a position (or a
-// read at the lowest one).
-func fetchedPast(ev *cdc.Event) cdc.Seq {
-	if ev.Snapshot != cdc.SnapshotRow || ev.Seq == "" {
-		return ev.Seq
-	}
-	b := []byte(ev.Seq)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] > 0 {
-			b[i]--
-			return cdc.Seq(b)
+// partitionMarks are, per partition of events (decoded change events, in
+// record order), the highest position they show the partition complete
+// up to (cdc.FetchedPast; hex: payload.GroupProgress.FetchedPast) and
+// the newest streamed change event's place in its source transaction
+// among those with a transaction id and a data_collection_order
+// (GroupProgress.NewestTx); each nil when no event gives one. Every
+// Kafka batch's mirror commit keeps them (lakecat.PropFetchedPast,
+// PropNewestTx), with or without a group, so that a table that joins a
+// group later reports what it applied before. Cost: one pass, a map
+// access per run of events of one partition.
+func partitionMarks(events []*cdc.Event) (fetched map[int32]string, newest map[int32]payload.TxAt) {
+	var high cdc.Seq
+	var tx *cdc.Event
+	cur, open := int32(0), false
+	flush := func() {
+		if high != "" {
+			if fetched == nil {
+				fetched = map[int32]string{}
+			}
+			if h := high.Hex(); h > fetched[cur] {
+				fetched[cur] = h
+			}
 		}
-		b[i] = 0xff
+		if tx != nil {
+			if newest == nil {
+				newest = map[int32]payload.TxAt{}
+			}
+			newest[cur] = payload.TxAt{ID: tx.TxID, Order: tx.TxOrder, Seq: tx.Seq.Hex()}
+		}
+		high, tx = "", nil
 	}
-	return "" // all zeros: nothing below
+	for _, ev := range events {
+		if p := ev.Origin.Partition; !open || p != cur {
+			if open {
+				flush()
+			}
+			cur, open = p, true
+			if h, ok := fetched[p]; ok { // a partition seen in an earlier run
+				high, _ = cdc.ParseSeqHex(h)
+			}
+		}
+		if past := cdc.FetchedPast(ev); past > high {
+			high = past
+		}
+		if ev.TxID != "" && ev.TxOrder > 0 && ev.Snapshot == cdc.SnapshotNone {
+			tx = ev
+		}
+	}
+	if open {
+		flush()
+	}
+	return fetched, newest
 }
 
 // foreignCollection checks a grouped table's batch b of Kafka records

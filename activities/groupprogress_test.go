@@ -56,10 +56,36 @@ func TestApplyGroupProgress(t *testing.T) {
 		TxSeen: map[string]payload.TxSeen{"501": {Orders: [][2]int64{{1, 3}}, Last: pgs(130, 130)},
 			"502": {Orders: [][2]int64{{1, 1}}, Last: pgs(150, 150)}, "503": {Seqs: []string{pgs(160, 160)}, Last: pgs(160, 160)}},
 		FetchedPast: map[int32]string{0: pgs(130, 130), 1: pgs(160, 160)},
-		Own:         true, // the events name public.orders, the table's data collection
+		// partition 0 ends on 501's third event; partition 1 on an event
+		// without a transaction block, after 502's first
+		NewestTx: map[int32]payload.TxAt{0: {ID: "501", Order: 3, Seq: pgs(130, 130)}, 1: {ID: "502", Order: 1, Seq: pgs(150, 150)}},
+		Own:      true, // the events name public.orders, the table's data collection
 	}
 	if g := res.Group; g == nil || !reflect.DeepEqual(g, want) {
 		t.Fatalf("Group = %+v, want %+v", g, want)
+	}
+	// the mirror keeps them (the highest per partition; a partition's
+	// newest transaction only while it has one), and Recover returns them
+	// with the applied position
+	props := func() (string, string) {
+		t.Helper()
+		m, err := w.cat.LoadTable(context.Background(), lake.TableName{Namespace: "shop", Name: "orders"}.Mirror())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Properties()[lakecat.PropFetchedPast], m.Properties()[lakecat.PropNewestTx]
+	}
+	fp, nt := props()
+	if wantFP, wantNT := `{"0":"`+pgs(130, 130)+`","1":"`+pgs(160, 160)+`"}`, `{"0":{"id":"501","order":3,"seq":"`+pgs(130, 130)+`"},"1":{"id":"502","order":1,"seq":"`+pgs(150, 150)+`"}}`; fp != wantFP || nt != wantNT {
+		t.Fatalf("mirror properties %s %s, want %s %s", fp, nt, wantFP, wantNT)
+	}
+	rec, err := w.a.Recover(context.Background(), w.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Source != "mirror" || rec.Watermark != pgs(160, 160) || !maps.Equal(rec.FetchedPast, map[int32]string{0: pgs(130, 130), 1: pgs(160, 160)}) ||
+		!maps.Equal(rec.NewestTx, map[int32]payload.TxAt{0: {ID: "501", Order: 3, Seq: pgs(130, 130)}, 1: {ID: "502", Order: 1, Seq: pgs(150, 150)}}) {
+		t.Fatalf("Recover = %+v", rec)
 	}
 	if res.Mirror.Applied != 6 {
 		t.Fatalf("mirror applied %d, want 6", res.Mirror.Applied)
@@ -68,6 +94,20 @@ func TestApplyGroupProgress(t *testing.T) {
 	res, _ = w.apply([]wev{pgTx("r", `{"order_id":8,"status":"s"}`, 500, 0, 95, 0, "last", 1)}, false)
 	if g := res.Group; g == nil || g.TxSeen != nil || g.TxEvents != nil || !maps.Equal(g.FetchedPast, map[int32]string{1: pgs(0, 95)}) || !g.Own {
 		t.Fatalf("snapshot-only batch: Group = %+v", g)
+	}
+	if fp, nt := props(); fp != `{"0":"`+pgs(130, 130)+`","1":"`+pgs(160, 160)+`"}` || nt != `{"0":{"id":"501","order":3,"seq":"`+pgs(130, 130)+`"},"1":{"id":"502","order":1,"seq":"`+pgs(150, 150)+`"}}` {
+		t.Fatalf("after a read below them: mirror properties %s %s", fp, nt)
+	}
+	// partition 0 moves on to 504's first event, then to a change
+	// without a transaction block: 504's stays its newest
+	nt504 := `{"0":{"id":"504","order":1,"seq":"` + pgs(170, 170) + `"},"1":{"id":"502","order":1,"seq":"` + pgs(150, 150) + `"}}`
+	w.apply([]wev{pgTx("c", `{"order_id":5,"status":"a"}`, 504, 160, 170, 1, "false", 0)}, false)
+	if _, nt := props(); nt != nt504 {
+		t.Fatalf("after 504: newest %s", nt)
+	}
+	w.apply([]wev{pgTx("c", `{"order_id":6,"status":"a"}`, 505, 170, 180, 0, "false", 0)}, false)
+	if fp, nt := props(); fp != `{"0":"`+pgs(180, 180)+`","1":"`+pgs(160, 160)+`"}` || nt != nt504 {
+		t.Fatalf("after 505: mirror properties %s %s", fp, nt)
 	}
 	// events of another data collection than the table's (a group without
 	// a transaction topic does not refuse them) do not confirm its own
@@ -117,14 +157,14 @@ func TestApplySourceSnapshotOpen(t *testing.T) {
 	if g := res.Group; g == nil || !maps.Equal(g.FetchedPast, map[int32]string{0: pgs(0, 94)}) {
 		t.Fatalf("reads, the last to come: Group = %+v", g)
 	}
-	if got, want := tally(), `{"records":2,"changes":2,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":2,"snapshot_open":true}`; got != want {
+	if got, want := tally(), `{"records":2,"changes":2,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":2,"snapshot_open":true,"fetched_past":{"0":"`+pgs(0, 94)+`"}}`; got != want {
 		t.Fatalf("tally %s, want %s", got, want)
 	}
 	res, _ = w.apply([]wev{pgTx("r", `{"order_id":3,"status":"s"}`, 500, 0, 95, 0, "last", 0)}, false)
 	if g := res.Group; g == nil || !maps.Equal(g.FetchedPast, map[int32]string{0: pgs(0, 95)}) {
 		t.Fatalf("the last read: Group = %+v", g)
 	}
-	if got, want := tally(), `{"records":1,"changes":1,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":1,"snapshot_last":true}`; got != want {
+	if got, want := tally(), `{"records":1,"changes":1,"tombstones":0,"tx_metadata":0,"quarantined":0,"snapshot_rows":1,"snapshot_last":true,"fetched_past":{"0":"`+pgs(0, 95)+`"}}`; got != want {
 		t.Fatalf("tally %s, want %s", got, want)
 	}
 	// reads on two partitions, one of them ending with a streamed change:

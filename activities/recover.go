@@ -79,7 +79,16 @@ func (a *Activities) Recover(ctx context.Context, spec TableSpec) (RecoverResult
 		}
 		maxSeq = max(maxSeq, cp.BatchSeq)
 		if cp.BatchSeq > 0 {
-			out = RecoverResult{BatchSeq: cp.BatchSeq, BatchID: cp.BatchID, Offsets: maps.Clone(cp.EndOffsets), Source: "mirror"}
+			out = RecoverResult{BatchSeq: cp.BatchSeq, BatchID: cp.BatchID, Offsets: maps.Clone(cp.EndOffsets), Source: "mirror",
+				Watermark: mirror.Properties()[lake.PropAppliedPosition]}
+			if spec.Group != "" {
+				if out.FetchedPast, err = lakecat.FetchedPastOf(mirror); err != nil {
+					return out, err
+				}
+				if out.NewestTx, err = lakecat.NewestTxOf(mirror); err != nil {
+					return out, err
+				}
+			}
 		}
 		if lc, err := lake.ReadLoadCursor(mirror); err != nil {
 			return out, err

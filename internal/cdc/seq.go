@@ -405,3 +405,27 @@ func ParseSeqHex(h string) (Seq, error) {
 	}
 	return Seq(b), nil
 }
+
+// FetchedPast is the position up to which ev, once fetched, shows its
+// Kafka partition complete: no change event at or below it can still
+// come on that partition (Debezium writes a partition's events in
+// position order). It is ev's own position, but for a source snapshot
+// read that is not the last (SnapshotRow) the position just below it:
+// the reads of one source snapshot share a position (MySQL's binlog
+// coordinates with row 0, PostgreSQL's (0, L): PostgresEventWords) and
+// more of them may follow. "" for an event without a position, or a read
+// at the lowest one.
+func FetchedPast(ev *Event) Seq {
+	if ev.Snapshot != SnapshotRow || ev.Seq == "" {
+		return ev.Seq
+	}
+	b := []byte(ev.Seq)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] > 0 {
+			b[i]--
+			return Seq(b)
+		}
+		b[i] = 0xff
+	}
+	return "" // all zeros: nothing below
+}

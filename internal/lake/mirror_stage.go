@@ -329,6 +329,16 @@ func (w *MirrorWriter) Stage(ctx context.Context, b Batch, events []*cdc.Event) 
 			if readPos != "" {
 				p[lakecat.PropReadPosition] = readPos
 			}
+			if b.Tally != nil && len(b.Tally.FetchedPast) > 0 {
+				if fp, moved := lakecat.MergeFetchedPast(tbl.Properties()[lakecat.PropFetchedPast], b.Tally.FetchedPast); moved {
+					p[lakecat.PropFetchedPast] = fp
+				}
+			}
+			if b.Tally != nil && len(b.Tally.NewestTx) > 0 {
+				if nt, moved := lakecat.MergeNewestTx(tbl.Properties()[lakecat.PropNewestTx], b.Tally.NewestTx); moved {
+					p[lakecat.PropNewestTx] = nt
+				}
+			}
 		}
 		if err == nil && hasTruncs {
 			p[PropTruncates] = truncs

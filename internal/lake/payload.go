@@ -13,6 +13,7 @@ type (
 	Range            = payload.Range
 	Batch            = payload.Batch
 	BatchTally       = payload.BatchTally
+	TxAt             = payload.TxAt
 	LoadCursor       = payload.LoadCursor
 	KeyPart          = payload.KeyPart
 	BronzeResult     = payload.BronzeResult

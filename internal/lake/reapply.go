@@ -194,7 +194,7 @@ func DropStaleScratch(ctx context.Context, cat catalog.Catalog, name lakecat.Tab
 // committed) and the purge state (the scratch table has no purged-keys
 // table; purged keys are left out of the comparison instead).
 var scratchDropped = []string{lakecat.PropBatchID, lakecat.PropBatchSeq, lakecat.PropEndOffsets, lakecat.PropBatchResult, lakecat.PropBatchTally, PropLoadCursor,
-	PropAppliedPosition, lakecat.PropReadPosition, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, scd2.PropPendingRebuild}
+	PropAppliedPosition, lakecat.PropReadPosition, lakecat.PropFetchedPast, lakecat.PropNewestTx, PropPurgeHorizon, PropPurgeLegacy, PropLastPurge, scd2.PropPendingRebuild}
 
 // SeedScratch (re)creates the scratch table with the mirror's schema,
 // partition spec and properties (less scratchDropped) and fills it with

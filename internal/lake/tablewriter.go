@@ -153,6 +153,15 @@ type WriteInput struct {
 	// with every commit of the batch (Batch.Tally, PropBatchTally). nil
 	// records none.
 	Tally *BatchTally
+	// FetchedPast is the batch's positions per partition its records show complete up to
+	// (BatchTally.FetchedPast, hex); Write records it with the tally,
+	// and the mirror keeps the highest per partition
+	// (lakecat.PropFetchedPast). Nil: none.
+	FetchedPast map[int32]string
+	// NewestTx is the batch's GroupProgress.NewestTx, recorded with the
+	// tally (BatchTally.NewestTx; the mirror keeps it per partition:
+	// lakecat.PropNewestTx). Nil: none.
+	NewestTx map[int32]TxAt
 }
 
 // WriteOutput is what TableWriter.Write did.
@@ -222,7 +231,7 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 		if redecoded {
 			again.Retype, again.OnStage, out.Retyped = nil, in.OnStage, true
 			again.SchemaDecision, again.MaxQuarantine, again.NoQuarantine, again.Batch = in.SchemaDecision, in.MaxQuarantine, in.NoQuarantine, in.Batch
-			again.KeyOf = in.KeyOf
+			again.KeyOf, again.FetchedPast, again.NewestTx = in.KeyOf, in.FetchedPast, in.NewestTx
 			if again.Tally == nil {
 				again.Tally = in.Tally
 			}
@@ -267,6 +276,12 @@ func (w *TableWriter) Write(ctx context.Context, in WriteInput) (WriteOutput, er
 	if in.Tally != nil && in.Batch.Load == nil {
 		t := *in.Tally
 		t.Quarantined = len(quarantine)
+		if len(in.FetchedPast) > 0 {
+			t.FetchedPast = in.FetchedPast
+		}
+		if len(in.NewestTx) > 0 {
+			t.NewestTx = in.NewestTx
+		}
 		in.Batch.Tally = &t
 	}
 	out.Keys = make([]cdc.Key, 0, len(prep.Events))

@@ -31,6 +31,17 @@ type BatchTally struct {
 	// record timestamp: the source gave no commit time (source.ts_ms 0 or
 	// missing, and no envelope ts_ms).
 	SourceTsFromKafka int `json:"source_ts_from_kafka,omitempty"`
+	// FetchedPast is, per partition the batch read change events of, the highest position its change events
+	// show the partition complete up to (cdc.FetchedPast; hex): the
+	// mirror keeps the highest per partition (lakecat.PropFetchedPast),
+	// so that a table started again reports it to its group before its
+	// first batch (so it is kept with or without a group). Nil for a
+	// direct load's chunk.
+	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	// NewestTx is the batch's GroupProgress.NewestTx: the mirror keeps
+	// it per partition (lakecat.PropNewestTx). Nil when no change event
+	// has a transaction block.
+	NewestTx map[int32]TxAt `json:"newest_tx,omitempty"`
 }
 
 // Offsets maps partition → offset within one topic (Kafka offsets: the

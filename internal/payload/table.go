@@ -59,6 +59,17 @@ type RecoverResult struct {
 	Pending  int     `json:"pending"`           // keys awaiting a late-key rebuild
 	Loaded   bool    `json:"loaded"`            // the direct initial load (load id "initial") is complete
 	Catalog  string  `json:"catalog,omitempty"` // the worker's catalog identity (TableSpec.Catalog), for the workflow to record
+	// Watermark, FetchedPast and NewestTx are, when the checkpoint is the
+	// mirror's (Source "mirror": its history, if any, not behind it), and
+	// for FetchedPast and NewestTx the table is in a source group, the
+	// mirror's applied position (lakecat.PropAppliedPosition, hex), its
+	// per-partition fetched positions (lakecat.PropFetchedPast) and
+	// newest transaction events (lakecat.PropNewestTx): what a table
+	// started again reports to its group before its first batch. Empty
+	// otherwise.
+	Watermark   string           `json:"watermark,omitempty"`
+	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	NewestTx    map[int32]TxAt   `json:"newest_tx,omitempty"`
 }
 
 // PlanRequest asks for the next batch's offset ranges.
@@ -256,6 +267,14 @@ type GroupProgress struct {
 	// transaction committed at or below it. Partitions without a change
 	// event in the batch are absent; nil when there is none.
 	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	// NewestTx is, per partition, the place in its source transaction
+	// (TxAt) of the batch's newest streamed change event there that has a
+	// transaction id and a data_collection_order; partitions without one
+	// are absent, nil when there is none. The table keeps the newest per
+	// partition (TableState.NewestTx, and its mirror: lakecat.PropNewestTx):
+	// a table whose topic has one partition has applied every event of
+	// that transaction's data collection up to it.
+	NewestTx map[int32]TxAt `json:"newest_tx,omitempty"`
 	// Own: the batch held a change event (a snapshot read included)
 	// whose source block names the table's own data collection
 	// (cdc.Event.Collection equal to TableSpec.DataCollection). The group
@@ -263,6 +282,33 @@ type GroupProgress struct {
 	// table the group matches by a name it has not seen may be misnamed
 	// (docs/design.md, "Consistent cuts across a source group").
 	Own bool `json:"own,omitempty"`
+}
+
+// TxAt is a change event's place in its source transaction (Debezium
+// provide.transaction.metadata=true: the envelope's `transaction`
+// block).
+type TxAt struct {
+	ID    string `json:"id"`    // the transaction id, as GroupProgress.TxSeen's
+	Order int64  `json:"order"` // its data_collection_order: its place, from 1, among the transaction's events of its data collection
+	Seq   string `json:"seq"`   // its source position (hex: the tables' _seq)
+}
+
+// MergeNewestTx returns m (per partition the newest change event's place
+// in its transaction kept so far; nil none) with add's (a batch's
+// GroupProgress.NewestTx): each partition of add replaces m's unless
+// m's is at a higher position (a batch re-applying older records). m is
+// changed in place when not nil.
+func MergeNewestTx(m, add map[int32]TxAt) map[int32]TxAt {
+	for p, x := range add {
+		if o, ok := m[p]; ok && o.Seq > x.Seq { // hex of one width: text order is position order
+			continue
+		}
+		if m == nil {
+			m = map[int32]TxAt{}
+		}
+		m[p] = x
+	}
+	return m
 }
 
 // TxSeen is one transaction's change events in a batch, by identity:

@@ -34,6 +34,28 @@ const PropAppliedPosition = "lakemirror.applied-position"
 // absent until such a read is applied.
 const PropReadPosition = "lakemirror.read-position"
 
+// PropFetchedPast is, on the mirror, per Kafka partition the highest position its applied batches showed the
+// partition complete up to (JSON {partition: hex}; cdc.FetchedPast):
+// no change at or below it can still come on that partition. Each
+// batch's BatchTally.FetchedPast is merged in (the highest per
+// partition); it never moves back. A table started again reports it
+// to its group before its first batch (a quiet table would otherwise
+// hold the group's cut at transactions it applied before it joined), so
+// every Kafka batch records it, with or without a group. Absent before
+// the first such batch (and on mirrors written before 2026-12-07).
+const PropFetchedPast = "lakemirror.fetched-past"
+
+// PropNewestTx is, on the mirror, per Kafka partition the newest streamed change event it applied there that has
+// a transaction id and a data_collection_order: JSON {partition:
+// payload.TxAt} (payload.MergeNewestTx of its batches'). A table whose
+// topic has one partition has applied every event of that transaction's
+// data collection up to it (Debezium numbers them in the order it writes
+// them), which a table started again reports to its group: its events
+// were not reported when it applied them. Every Kafka batch records it,
+// with or without a group; absent while no event had a transaction
+// block (Debezium provide.transaction.metadata=false).
+const PropNewestTx = "lakemirror.newest-tx"
+
 // PropPendingRebuild is, on the mirror and the history table, the keys
 // whose history awaits a rebuild from bronze: a JSON array of hex keys
 // (ReadPending, PendingJSON).

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
+	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
 // SeqProp reads a hex `_seq` table property ("" when absent).
@@ -171,4 +172,86 @@ func PendingKeys(tbl *table.Table) ([]cdc.Key, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// FetchedPastOf returns the mirror's PropFetchedPast: per partition the
+// position (hex) every change at or below it has been fetched on that
+// partition; nil when absent. Errors: a value that is not that JSON, a
+// position that is not hex.
+func FetchedPastOf(tbl *table.Table) (map[int32]string, error) {
+	return ParseFetchedPast(tbl.Properties()[PropFetchedPast])
+}
+
+// ParseFetchedPast reads a PropFetchedPast value ("" is nil).
+func ParseFetchedPast(v string) (map[int32]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var m map[int32]string
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("lake: bad %s: %w", PropFetchedPast, err)
+	}
+	for p, h := range m {
+		if _, err := cdc.ParseSeqHex(h); err != nil {
+			return nil, fmt.Errorf("lake: bad %s, partition %d: %w", PropFetchedPast, p, err)
+		}
+	}
+	return m, nil
+}
+
+// MergeFetchedPast returns the PropFetchedPast value holding, per
+// partition, the higher of old's (a PropFetchedPast value, "" none) and
+// add's positions (hex of one width: text order is position order), and
+// whether it differs from old. A malformed old is replaced by add (the
+// property is a hint the group takes at most as a fetched position).
+func MergeFetchedPast(old string, add map[int32]string) (string, bool) {
+	m, err := ParseFetchedPast(old)
+	if err != nil || m == nil {
+		m = map[int32]string{}
+	}
+	changed := false
+	for p, h := range add {
+		if h > m[p] {
+			m[p], changed = h, true
+		}
+	}
+	if !changed {
+		return old, false
+	}
+	b, _ := json.Marshal(m) // map[int32]string always marshals (keys sorted)
+	return string(b), true
+}
+
+// NewestTxOf returns the mirror's PropNewestTx (nil when absent).
+// Errors: a value that is not that JSON.
+func NewestTxOf(tbl *table.Table) (map[int32]payload.TxAt, error) {
+	return parseNewestTx(tbl.Properties()[PropNewestTx])
+}
+
+func parseNewestTx(v string) (map[int32]payload.TxAt, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var m map[int32]payload.TxAt
+	if err := json.Unmarshal([]byte(v), &m); err != nil {
+		return nil, fmt.Errorf("lake: bad %s: %w", PropNewestTx, err)
+	}
+	return m, nil
+}
+
+// MergeNewestTx returns the PropNewestTx value after a batch whose
+// newest transaction events per partition are add's (payload.MergeNewestTx
+// on old, a PropNewestTx value, "" none), and whether it differs from
+// old. A malformed old is dropped.
+func MergeNewestTx(old string, add map[int32]payload.TxAt) (string, bool) {
+	m, err := parseNewestTx(old)
+	if err != nil {
+		m = nil
+	}
+	m = payload.MergeNewestTx(m, add)
+	if len(m) == 0 {
+		return old, false
+	}
+	b, _ := json.Marshal(m) // always marshals (keys sorted)
+	return string(b), string(b) != old
 }
