@@ -454,6 +454,17 @@ func (g *group) report(ctx workflow.Context, r GroupReport) {
 			g.st.Error = err.Error()
 		}
 	}
+	g.noteFetched(r, coll)
+}
+
+// noteFetched takes a report's positions fetched per partition
+// (FetchedPast, Partitions) of table r.Table, whose data collection is
+// coll: the Tracker learns the table's fetched position (the lowest over
+// its partitions of the highest reported on each) once every partition
+// has one.
+//
+//workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
+func (g *group) noteFetched(r GroupReport, coll string) {
 	if g.st.Fetched == nil {
 		g.st.Fetched = map[string]map[int32]string{}
 	}

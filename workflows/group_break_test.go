@@ -304,3 +304,110 @@ func TestBreakUngroupedTableIgnoresOldGroup(t *testing.T) {
 	env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: spec}) // spec: no group
 	require.Equal(t, 1, checked)
 }
+
+// A quiet table started again with --group (it applied its share of a
+// transaction before it joined, so its events never reached the group)
+// held every cut of the group: the END counted an event it never
+// reported, and with no new batch it reported nothing else either. A
+// breaker's run (2026-12-07) saw the busy table held 39 of 58 minutes
+// and no cut published. Now a frozen report carries what the table's
+// mirror recorded (recovered when it started again): its positions
+// fetched per partition, and, on a topic of one partition, its newest
+// transaction's events up to the newest's data_collection_order
+// (TableState.frozenTxSeen). The group takes them: the transaction is
+// complete in it, and the cut is published at the newest END. A frozen
+// report without them (a table of an older version, or a topic of more
+// partitions) still holds the cut, and the hold names the table.
+func TestBreakQuietTableJoinsAtItsFetchedPosition(t *testing.T) {
+	const topic = "srv.transaction"
+	for _, withFetched := range []bool{true, false} {
+		t.Run(fmt.Sprint("fetched ", withFetched), func(t *testing.T) {
+			kc := txTopic(t, topic,
+				endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":1},{"data_collection":"public.ledger","event_count":1}`),
+				endValue(572, 2000, 2001, `{"data_collection":"public.accounts","event_count":1}`))
+			accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+			ledger := GroupMember{Table: "shop.ledger", Collection: "public.ledger", TransactionTopic: topic}
+			var sent []string
+			var published []payload.PublishCutRequest
+			env := breakEnv(t, kc, &sent, &published)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalGroupRegister, accounts)
+				env.SignalWorkflow(SignalGroupRegister, ledger)
+				env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, Own: true,
+					TxSeen: map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(900, 901).Hex()},
+						"572": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(1900, 1901).Hex()}},
+					FetchedPast: map[int32]string{0: cdc.PostgresSeq(1900, 1901).Hex()}, Partitions: []int32{0}})
+			}, time.Second)
+			env.RegisterDelayedCallback(func() {
+				require.Equal(t, []string{"lakemirror-table-shop.accounts freeze 1", "lakemirror-table-shop.ledger freeze 1"}, sent)
+				env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 1, Watermark: cdc.PostgresSeq(1900, 1901).Hex()})
+				quiet := GroupReport{GroupMember: ledger, Frozen: 1, Watermark: cdc.PostgresSeq(950, 951).Hex()}
+				if withFetched { // the ledger's row change of 571, applied before it joined (as TableState.frozenTxSeen sends it)
+					quiet.FetchedPast, quiet.Partitions = map[int32]string{0: cdc.PostgresSeq(950, 951).Hex()}, []int32{0}
+					quiet.TxSeen = map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(950, 951).Hex()}}
+				}
+				env.SignalWorkflow(SignalGroupReport, quiet)
+			}, 12*time.Second)
+			checked := 0
+			env.RegisterDelayedCallback(func() {
+				c := queryCut(t, env)
+				if withFetched {
+					require.Len(t, published, 1)
+					require.Equal(t, pgHex(2000), published[0].W)
+					require.Equal(t, "572:2000", published[0].TxID)
+					require.Equal(t, []string{"shop.accounts", "shop.ledger"}, published[0].Tables)
+					require.Equal(t, int64(1), c.Published.Number)
+					require.Empty(t, c.Holds)
+				} else {
+					require.Empty(t, published)
+					require.Equal(t, []GroupHold{{Table: "shop.ledger", Collection: "public.ledger", TxID: "571:1000", Commit: pgHex(1000), Missing: 1}}, c.Holds)
+				}
+				checked++
+			}, 25*time.Second)
+			env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, CutEvery: 10 * time.Second, RoundsPerRun: 3})
+			require.Equal(t, 1, checked)
+		})
+	}
+}
+
+// A table started again in a group (its state recovered from its
+// mirror: applied position, positions fetched per partition, newest
+// transaction) reports them when it freezes before its first batch: the
+// watermark, the fetched positions with the topic's partitions, and, for
+// a topic of one partition, the newest transaction's events up to its
+// data_collection_order. A topic of two partitions gets no such claim.
+func TestTableWorkflowFrozenReportCarriesRecoveredPositions(t *testing.T) {
+	w := cdc.PostgresSeq(950, 951).Hex()
+	for _, parts := range []int{1, 2} {
+		t.Run(fmt.Sprint("partitions ", parts), func(t *testing.T) {
+			grouped := spec
+			grouped.Group, grouped.TransactionTopic = "shop", "srv.transaction"
+			env, acts := newEnv(t)
+			offsets, fetched := lake.Offsets{0: 5}, map[int32]string{0: w}
+			if parts == 2 {
+				offsets[1], fetched[1] = 3, cdc.PostgresSeq(940, 941).Hex()
+			}
+			env.OnActivity(acts.Recover, mock.Anything, mock.Anything).Return(activities.RecoverResult{BatchSeq: 4, Offsets: offsets, Source: "mirror",
+				Watermark: w, FetchedPast: fetched, NewestTx: map[int32]payload.TxAt{0: {ID: "571", Order: 2, Seq: w}}}, nil).Once()
+			env.OnActivity(acts.PlanBatch, mock.Anything, mock.Anything).After(time.Second).Return(func(_ context.Context, req activities.PlanRequest) (activities.Plan, error) {
+				return activities.Plan{Offsets: req.Offsets, HighWatermarks: offsets}, nil
+			})
+			var reports []GroupReport
+			env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-group-shop", "", SignalGroupReport, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+				reports = append(reports, args.Get(4).(GroupReport))
+			})
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalGroupCut, "freeze 1") }, 1500*time.Millisecond)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalStop, nil) }, 5*time.Second)
+			env.ExecuteWorkflow(TableWorkflow, TableInput{Spec: grouped})
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			want := GroupReport{GroupMember: GroupMemberOf(grouped), Frozen: 1, Watermark: w, FetchedPast: fetched, Partitions: []int32{0}}
+			if parts == 1 {
+				want.TxSeen = map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 2}}, Last: w}}
+			} else {
+				want.Partitions = []int32{0, 1}
+			}
+			require.Equal(t, []GroupReport{want}, reports)
+		})
+	}
+}

@@ -590,7 +590,7 @@ func TestTableWorkflowReportsPastCutPerPosition(t *testing.T) {
 	}{
 		{false, []string{
 			"batch 1 frozen 0 fetched map[0:" + pgHex(110) + "]",
-			"batch 0 frozen 1 fetched map[]",
+			"batch 0 frozen 1 fetched map[0:" + pgHex(110) + "]", // the frozen report carries what the table fetched
 			"batch 2 frozen 0 fetched map[0:" + pgHex(120) + "]",
 			"batch 3 frozen 0 fetched map[0:" + w + "]", // applied nothing: every record left is above W
 			"batch 4 frozen 0 fetched map[0:" + w + "]",
@@ -598,7 +598,7 @@ func TestTableWorkflowReportsPastCutPerPosition(t *testing.T) {
 		}},
 		{true, []string{
 			"batch 1 frozen 0 fetched map[0:" + pgHex(110) + "]",
-			"batch 0 frozen 1 fetched map[]",
+			"batch 0 frozen 1 fetched map[0:" + pgHex(110) + "]", // the frozen report carries what the table fetched
 			"batch 2 frozen 0 fetched map[0:" + pgHex(120) + "]",
 			"batch 5 frozen 0 fetched map[0:" + pgHex(130) + "]",
 		}},

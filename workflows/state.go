@@ -17,20 +17,33 @@ type TableInput struct {
 
 // TableState is everything a run hands to the next across continue-as-new.
 type TableState struct {
-	Spec                payload.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
-	Phase               string                 `json:"phase"`
-	Recovered           bool                   `json:"recovered"`
-	Offsets             payload.Offsets        `json:"offsets"`         // next offset per partition
-	HighWatermarks      payload.Offsets        `json:"high_watermarks"` // per partition, at the last plan
-	BatchSeq            int64                  `json:"batch_seq"`       // last batch number used
-	Paused              bool                   `json:"paused"`
-	Stopping            bool                   `json:"stopping"`
-	SnapshotDone        bool                   `json:"snapshot_done"`
-	LastBatch           *payload.ApplyResult   `json:"last_batch,omitempty"`
-	LastError           string                 `json:"last_error,omitempty"`
-	LastRebuild         *payload.RebuildResult `json:"last_rebuild,omitempty"`
-	LastBatchAt         time.Time              `json:"last_batch_at,omitempty"`
-	Watermark           string                 `json:"watermark,omitempty"`        // highest applied _seq (hex)
+	Spec           payload.TableSpec      `json:"spec"` // current configuration (batch bounds may change by update)
+	Phase          string                 `json:"phase"`
+	Recovered      bool                   `json:"recovered"`
+	Offsets        payload.Offsets        `json:"offsets"`         // next offset per partition
+	HighWatermarks payload.Offsets        `json:"high_watermarks"` // per partition, at the last plan
+	BatchSeq       int64                  `json:"batch_seq"`       // last batch number used
+	Paused         bool                   `json:"paused"`
+	Stopping       bool                   `json:"stopping"`
+	SnapshotDone   bool                   `json:"snapshot_done"`
+	LastBatch      *payload.ApplyResult   `json:"last_batch,omitempty"`
+	LastError      string                 `json:"last_error,omitempty"`
+	LastRebuild    *payload.RebuildResult `json:"last_rebuild,omitempty"`
+	LastBatchAt    time.Time              `json:"last_batch_at,omitempty"`
+	Watermark      string                 `json:"watermark,omitempty"` // highest applied _seq (hex)
+	// FetchedPast is, for a table in a source group, per partition the
+	// highest position its applied batches showed the partition complete
+	// up to (hex; payload.GroupProgress.FetchedPast, recovered from
+	// lakecat.PropFetchedPast): a frozen report carries it, so that a
+	// table with no batch since it (re)joined completes the transactions
+	// it applied before.
+	FetchedPast map[int32]string `json:"fetched_past,omitempty"`
+	// NewestTx is, for a table in a source group, per partition the
+	// newest change event's place in its transaction
+	// (payload.MergeNewestTx of its batches', recovered from
+	// lakecat.PropNewestTx): a frozen report of a table with one
+	// partition carries it as applied events (TableState.frozenTxSeen).
+	NewestTx            map[int32]payload.TxAt `json:"newest_tx,omitempty"`
 	NewestSourceTs      int64                  `json:"newest_source_ts,omitempty"` // newest applied source commit time, µs since the epoch; freshness = now − this
 	Backfill            []payload.Range        `json:"backfill,omitempty"`         // queued backfill ranges
 	Totals              Totals                 `json:"totals"`

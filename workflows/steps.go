@@ -113,6 +113,9 @@ func (r *tableRun) recover(ctx workflow.Context) bool {
 	}
 	st.recordCatalog(ctx, rec.Catalog)
 	st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
+	st.Watermark = max(st.Watermark, rec.Watermark) // hex of one width: text order is position order
+	st.noteFetchedPast(rec.FetchedPast)
+	st.NewestTx = payload.MergeNewestTx(st.NewestTx, rec.NewestTx)
 	if st.Offsets == nil {
 		st.Offsets = payload.Offsets{}
 	}

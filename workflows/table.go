@@ -231,6 +231,8 @@ func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResul
 		}
 		prog.FetchedPast = fetched
 	}
+	st.noteFetchedPast(prog.FetchedPast)
+	st.NewestTx = payload.MergeNewestTx(st.NewestTx, prog.NewestTx)
 	//workflowcheck:ignore (sorted: deterministic)
 	rep := GroupReport{GroupMember: GroupMemberOf(st.Spec), BatchSeq: res.BatchSeq, TxSeen: prog.TxSeen, TxEvents: prog.TxEvents,
 		FetchedPast: prog.FetchedPast, Partitions: res.EndOffsets.SortedPartitions(), Own: prog.Own}

@@ -76,6 +76,54 @@ func (st *TableState) groupCut(ctx workflow.Context, arg string) {
 	}
 }
 
+// noteFetchedPast keeps, per partition, the higher of the table's
+// FetchedPast and fp's position (hex of one width: text order is
+// position order).
+//
+//workflowcheck:ignore (the loop goes over a map, but its result does not depend on the order: a maximum per key; deterministic)
+func (st *TableState) noteFetchedPast(fp map[int32]string) {
+	for p, h := range fp {
+		if st.FetchedPast == nil {
+			st.FetchedPast = map[int32]string{}
+		}
+		if h > st.FetchedPast[p] {
+			st.FetchedPast[p] = h
+		}
+	}
+}
+
+// frozenTxSeen is what a frozen report says the table has applied of its
+// newest transaction (NewestTx), for a table whose topic has one
+// partition: every event of the transaction up to the newest's
+// data_collection_order (Debezium numbers a transaction's events of a
+// collection in the order it writes them, and one partition keeps that
+// order), so that a table that applied them before it (re)joined the
+// group, and has had no batch since, completes it. Nil for a topic of
+// more partitions (their events may sit on a partition not fetched yet).
+func (st *TableState) frozenTxSeen() map[string]payload.TxSeen {
+	parts := st.partitions()
+	if len(parts) != 1 {
+		return nil
+	}
+	x, ok := st.NewestTx[parts[0]]
+	if !ok || x.ID == "" || x.Order <= 0 {
+		return nil
+	}
+	return map[string]payload.TxSeen{x.ID: {Orders: [][2]int64{{1, x.Order}}, Last: x.Seq}}
+}
+
+// partitions are the partitions of the table's topic it knows (at its
+// last plan, else its offsets), sorted; nil before it knows any.
+func (st *TableState) partitions() []int32 {
+	if len(st.HighWatermarks) > 0 {
+		return st.HighWatermarks.SortedPartitions()
+	}
+	if len(st.Offsets) > 0 {
+		return st.Offsets.SortedPartitions()
+	}
+	return nil
+}
+
 // cutBound is the bound of the table's next stream batch: its cut's W
 // while bound, else nil.
 func (st *TableState) cutBound() *payload.CutBound {
@@ -132,7 +180,8 @@ func (r *tableRun) cutWait(ctx workflow.Context) bool {
 		return true
 	}
 	if !c.Reported {
-		reportCut(ctx, st, GroupReport{Frozen: c.Attempt, Watermark: st.Watermark, SourceTsMs: st.NewestSourceTs / 1000})
+		reportCut(ctx, st, GroupReport{Frozen: c.Attempt, Watermark: st.Watermark, SourceTsMs: st.NewestSourceTs / 1000,
+			FetchedPast: st.FetchedPast, Partitions: st.partitions(), TxSeen: st.frozenTxSeen()})
 		c.Reported, c.Since = true, now
 	}
 	left := tableFreezeTimeout - now.Sub(c.Since)

@@ -1,0 +1,135 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/sample"
+	"github.com/lakemirror/lakemirror/workflows"
+)
+
+// A table that applied its part of a transaction before it joined a
+// group (here: started without one, stopped, then started in the group)
+// never reports those events to the group, and a quiet table has no
+// batch after it joins to report anything else. A breaker's run
+// (2026-12-07) saw such a table hold every cut of its group (the busy
+// table frozen up to 2 minutes at each attempt, no cut in 58 minutes).
+// Now every mirror commit records its positions fetched per partition
+// and its newest transaction events (lakemirror.fetched-past,
+// lakemirror.newest-tx), a table started again recovers them, and its
+// frozen report carries them: the group's first cut is published, at the
+// busy table's newest END, and holds both halves of transaction 100.
+func TestGroupCutQuietTableStartedAgain(t *testing.T) {
+	s := startStack(t)
+	ctx := context.Background()
+	c := s.r.Client
+	for _, topic := range []string{"srv.shop.accounts", "srv.shop.ledger", "srv.transaction"} {
+		if err := s.r.Kafka.CreateTopic(ctx, topic, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce := func(topic string, id int, value string) {
+		t.Helper()
+		if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"id":%d}`, id), Value: []byte(sourceOfTopic(topic, value))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// change is a streamed change of transaction tx at lsn (its _seq (lsn,
+	// lsn)), the transaction's order-th event of its table
+	change := func(op, after string, lsn, tx, order int) string {
+		v := strings.Replace(string(sample.PostgresChange(op, "null", after, lsn).Value), fmt.Sprintf(`"txId":%d`, lsn), fmt.Sprintf(`"txId":%d`, tx), 1)
+		return strings.TrimSuffix(v, "}") + fmt.Sprintf(`,"transaction":{"id":"%d:%d","total_order":%d,"data_collection_order":%d}}`, tx, lsn, order, order)
+	}
+	end := func(tx, commit int, counts string) string {
+		return fmt.Sprintf(`{"status":"END","id":"%d:%d","event_count":2,"data_collections":[%s],"ts_ms":%d}`, tx, commit, counts, 1767258000000+commit)
+	}
+	produce("srv.shop.ledger", 1, change("c", `{"id":1,"amount":-5}`, 99, 100, 1))
+	produce("srv.shop.accounts", 1, change("c", `{"id":1,"balance":5}`, 100, 100, 1))
+	produce("srv.transaction", 100, end(100, 101, `{"data_collection":"shop.accounts","event_count":1},{"data_collection":"shop.ledger","event_count":1}`))
+
+	// the ledger applies its half of transaction 100 without a group, and stops
+	if out, errw, code := s.cli("start", "srv.shop.ledger", "--key", "id", "--max-wait", "500ms", "--schedules=false"); code != exitOK {
+		t.Fatalf("start: exit %d\n%s\n%s", code, out, errw)
+	}
+	ledger := lake.TableName{Namespace: "shop", Name: "ledger"}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if m, err := s.r.Catalog.LoadTable(ctx, ledger.Mirror()); err == nil && m.Properties()[lakecat.PropNewestTx] != "" {
+			if got, want := m.Properties()[lakecat.PropNewestTx], `{"0":{"id":"100","order":1,"seq":"00000000000000630000000000000063"}}`; got != want {
+				t.Fatalf("ledger's newest transaction %s, want %s", got, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ledger applied nothing within 2 minutes")
+		}
+	}
+	if _, errw, code := s.cli("stop", "shop.ledger"); code != exitOK {
+		t.Fatalf("stop: exit %d\n%s", code, errw)
+	}
+	if err := c.GetWorkflow(ctx, workflows.WorkflowID("shop.ledger"), "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// both tables in group shop: only accounts has changes from now on
+	file := filepath.Join(t.TempDir(), "pipelines.yaml")
+	if err := os.WriteFile(file, []byte(`defaults:
+  key: id
+  max_wait: 500ms
+  group: shop
+  maintenance: {compact_every: "off", expire_every: "off", purge_every: "off"}
+groups:
+  shop:
+    transaction_topic: srv.transaction
+    cut_every: 20s
+pipelines:
+  - topic: srv.shop.accounts
+  - topic: srv.shop.ledger
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errw, code := s.cli("apply", "-f", file, "--yes"); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errw)
+	}
+	produce("srv.shop.accounts", 1, change("u", `{"id":1,"balance":8}`, 200, 200, 1))
+	produce("srv.transaction", 200, end(200, 201, `{"data_collection":"shop.accounts","event_count":1}`))
+	query := func() workflows.GroupCut {
+		var g workflows.GroupCut
+		if v, err := c.QueryWorkflow(ctx, workflows.GroupWorkflowID("shop"), "", workflows.QueryCut); err == nil {
+			_ = v.Get(&g)
+		}
+		return g
+	}
+	var g workflows.GroupCut
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if g = query(); g.Published != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cut within 4 minutes: %+v (pending %+v, last abort %q)", g, g.Pending, g.LastAbort)
+		}
+	}
+	cols := map[string]string{"shop.accounts": "balance", "shop.ledger": "amount"}
+	got := map[string]string{}
+	for _, tg := range g.Published.Tagged {
+		tn, err := lake.ParseTableName(tg.Table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[tg.Table] = mirrorRows(t, s.r.Catalog, tn, tg.Mirror, "id", cols[tg.Table])
+	}
+	if g.Published.Number != 1 || g.Published.W != "00000000000000c90000000000000000" || got["shop.accounts"] != "1=8" || got["shop.ledger"] != "1=-5" {
+		t.Fatalf("cut %d at W %s: %v; want cut 1 at (201, 0), accounts 1=8 and ledger 1=-5", g.Published.Number, g.Published.W, got)
+	}
+	t.Logf("cut 1 at W %s: %v (aborts %d, last %q)", g.Published.W, got, g.Aborts, g.LastAbort)
+}
