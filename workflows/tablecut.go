@@ -100,6 +100,8 @@ func (st *TableState) noteFetchedPast(fp map[int32]string) {
 // order), so that a table that applied them before it (re)joined the
 // group, and has had no batch since, completes it. Nil for a topic of
 // more partitions (their events may sit on a partition not fetched yet).
+//
+//workflowcheck:ignore (partitions sorts a map's keys; deterministic)
 func (st *TableState) frozenTxSeen() map[string]payload.TxSeen {
 	parts := st.partitions()
 	if len(parts) != 1 {
@@ -114,6 +116,8 @@ func (st *TableState) frozenTxSeen() map[string]payload.TxSeen {
 
 // partitions are the partitions of the table's topic it knows (at its
 // last plan, else its offsets), sorted; nil before it knows any.
+//
+//workflowcheck:ignore (sorted map keys; deterministic)
 func (st *TableState) partitions() []int32 {
 	if len(st.HighWatermarks) > 0 {
 		return st.HighWatermarks.SortedPartitions()
