@@ -462,6 +462,37 @@ func TestTrackerStateAndWithTables(t *testing.T) {
 	}
 }
 
+// WithoutTables takes tables out of the group: the ENDs' counts for them
+// are no longer waited for, so the cut moves over every END only they
+// held, and their reports are refused (ErrUnknownTable); the Tracker it
+// was called on is not changed.
+func TestTrackerWithoutTables(t *testing.T) {
+	tr := NewTracker(Postgres, []string{"public.a", "public.b"})
+	mustNil(t, "END", tr.End(End{ID: "500:100", Commit: pg(100), Counts: map[string]int64{"public.a": 1, "public.b": 1}, TsMs: 7}))
+	mustNil(t, "END", tr.End(End{ID: "501:200", Commit: pg(200), Counts: map[string]int64{"public.b": 1}, TsMs: 8}))
+	mustNil(t, "END", tr.End(End{ID: "502:300", Commit: pg(300), Counts: map[string]int64{"public.a": 1, "public.b": 1}, TsMs: 9}))
+	mustNil(t, "applied", tr.AppliedEvents("public.a", "500:90", Orders{{1, 1}}, nil, pg(90)))
+	mustNil(t, "applied", tr.AppliedEvents("public.b", "502:290", Orders{{1, 1}}, nil, pg(290)))
+	mustNil(t, "fetched", tr.FetchedPast("public.b", pg(50)))
+	wantCut(t, "b holds", tr.Cut(), Cut{Holds: []Hold{{Table: "public.b", TxID: "500:100", Commit: pg(100), Missing: 1}}})
+	u := tr.WithoutTables("public.b", "public.c")
+	wantCut(t, "b left", u.Cut(), Cut{W: pg(200), TxID: "501:200", TsMs: 8,
+		Holds: []Hold{{Table: "public.a", TxID: "502:300", Commit: pg(300), Missing: 1}}})
+	want := State{Connector: Postgres, Tables: []string{"public.a"}, W: pg(200).Hex(), TxID: "501:200", TsMs: 8, Last: pg(300).Hex(), Width: 16,
+		Open: []StateEnd{{ID: "502:300", Commit: pg(300).Hex(), Counts: map[string]int64{"public.a": 1, "public.b": 1}, TsMs: 9}}}
+	if got := u.State(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("State\n got  %+v\n want %+v", got, want)
+	}
+	if err := u.FetchedPast("public.b", pg(400)); !errors.Is(err, ErrUnknownTable) {
+		t.Fatalf("a report of the table taken out: %v", err)
+	}
+	wantCut(t, "unchanged", tr.Cut(), Cut{Holds: []Hold{{Table: "public.b", TxID: "500:100", Commit: pg(100), Missing: 1}}})
+	// it joins again: it holds the next END that counts it until it reports
+	v := u.WithTables("public.b")
+	wantCut(t, "b back", v.Cut(), Cut{W: pg(200), TxID: "501:200", TsMs: 8,
+		Holds: []Hold{{Table: "public.a", TxID: "502:300", Commit: pg(300), Missing: 1}, {Table: "public.b", TxID: "502:300", Commit: pg(300), Missing: 1}}})
+}
+
 // EndAbove gives the oldest END not cut past whose commit is above a
 // position: the bound of a group whose tables froze at or below it.
 func TestTrackerEndAbove(t *testing.T) {

@@ -181,3 +181,23 @@ func (t *Tracker) WithTables(tables ...string) *Tracker {
 	}
 	return u
 }
+
+// WithoutTables is a Tracker of t's group with tables taken out (those
+// not in it ignored), keeping everything else t holds: the ENDs' counts
+// for them are no longer waited for, so the cut moves over every END
+// that only they held. t is not changed.
+func (t *Tracker) WithoutTables(tables ...string) *Tracker {
+	s := t.State()
+	s.Tables = slices.DeleteFunc(s.Tables, func(tb string) bool { return slices.Contains(tables, tb) })
+	for _, tb := range tables {
+		delete(s.Applied, tb)
+		delete(s.Seen, tb)
+		delete(s.Fetched, tb)
+	}
+	u, err := Restore(s)
+	if err != nil {
+		panic("cut: WithoutTables: " + err.Error()) // a State of a Tracker, less some tables, always restores
+	}
+	u.advance()
+	return u
+}
