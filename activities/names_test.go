@@ -36,6 +36,7 @@ var activitySignatures = map[string]struct {
 	payload.ActivityReconcile:                 {[]reflect.Type{reflect.TypeFor[payload.ReconcileRequest]()}, reflect.TypeFor[payload.ReconcileResult]()},
 	payload.ActivityReadGroupTransactions:     {[]reflect.Type{reflect.TypeFor[payload.GroupReadRequest]()}, reflect.TypeFor[payload.GroupReadResult]()},
 	payload.ActivityPublishCut:                {[]reflect.Type{reflect.TypeFor[payload.PublishCutRequest]()}, reflect.TypeFor[payload.PublishCutResult]()},
+	payload.ActivityLeaveGroup:                {[]reflect.Type{reflect.TypeFor[payload.LeaveGroupRequest]()}, reflect.TypeFor[payload.LeaveGroupResult]()},
 }
 
 // activityNameConstants returns the Activity* constants of
@@ -120,7 +121,7 @@ func TestActivityNamesAreMethods(t *testing.T) {
 			t.Errorf("(*Activities).%s is registered as an activity but has no payload.Activity%s", typ.Method(i).Name, typ.Method(i).Name)
 		}
 	}
-	want := []string{"ApplyBatch", "ClaimTable", "Erase", "LoadTable", "Maintain", "PlanBatch", "PublishCut", "ReadGroupTransactions", "RebuildKeys", "Reconcile",
+	want := []string{"ApplyBatch", "ClaimTable", "Erase", "LeaveGroup", "LoadTable", "Maintain", "PlanBatch", "PublishCut", "ReadGroupTransactions", "RebuildKeys", "Reconcile",
 		"Recover", "ResolveBackfill", "SignalIncrementalSnapshot", "TableOwner", "Validate"}
 	if !slices.Equal(methods, want) {
 		t.Errorf("methods of *Activities: %v, want %v", methods, want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/cuts"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/payload"
 )
 
@@ -68,4 +69,22 @@ func (a *Activities) PublishCut(ctx context.Context, req PublishCutRequest) (Pub
 		out.Tagged = append(out.Tagged, payload.CutTagged{Table: t.Table, Mirror: t.Mirror, History: t.History})
 	}
 	return out, nil
+}
+
+// LeaveGroup removes the tag `consistent` from the mirror and history of
+// a table taken out of its source group (cuts.Untag): the group's later
+// cuts do not include it. Idempotent; a table that does not exist is
+// skipped. Errors: a bad table name (non-retryable InvalidTableSpec), the
+// catalog's.
+func (a *Activities) LeaveGroup(ctx context.Context, req payload.LeaveGroupRequest) (payload.LeaveGroupResult, error) {
+	name, err := lake.ParseTableName(req.Table)
+	if err != nil {
+		return payload.LeaveGroupResult{}, badSpec(err)
+	}
+	untagged, err := cuts.Untag(ctx, a.Catalog, name)
+	out := payload.LeaveGroupResult{}
+	for _, id := range untagged {
+		out.Untagged = append(out.Untagged, lakecat.IdentString(id))
+	}
+	return out, err
 }

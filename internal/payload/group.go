@@ -123,3 +123,19 @@ type RecordedCut struct {
 	SourceTsMs  int64  `json:"source_ts_ms,omitempty"`
 	PerPosition bool   `json:"per_position,omitempty"`
 }
+
+// LeaveGroupRequest takes a table out of its source group's cuts
+// (ActivityLeaveGroup): the tag `consistent` is removed from its mirror
+// and history (the group's later cuts do not include it); its `cut-<n>`
+// tags stay.
+type LeaveGroupRequest struct {
+	Group string `json:"group"`
+	Table string `json:"table"` // namespace.table
+}
+
+// LeaveGroupResult names the Iceberg tables whose `consistent` tag was
+// removed ("namespace.table", "namespace.table_history"; none when
+// neither had one).
+type LeaveGroupResult struct {
+	Untagged []string `json:"untagged,omitempty"`
+}

@@ -23,4 +23,5 @@ const (
 	ActivityReconcile                 = "Reconcile"                 // ReconcileRequest → ReconcileResult
 	ActivityReadGroupTransactions     = "ReadGroupTransactions"     // GroupReadRequest → GroupReadResult
 	ActivityPublishCut                = "PublishCut"                // PublishCutRequest → PublishCutResult
+	ActivityLeaveGroup                = "LeaveGroup"                // LeaveGroupRequest → LeaveGroupResult
 )

@@ -347,6 +347,38 @@ func setTag(ctx context.Context, cat catalog.Catalog, ident table.Identifier, na
 	return nil
 }
 
+// Untag removes the tag Consistent from the mirror and the history of
+// name, a table taken out of its group (a RemoveSnapshotRef metadata
+// update; Iceberg spec, "Snapshot References"): the group's later cuts
+// do not include it, so a reader that reads every table of the group at
+// `consistent` would otherwise mix this table's last cut with a later
+// one's; it now gets an error for this table. Its `cut-<n>` tags stay
+// (each holds the table exactly at its cut). A table, or a tag, that
+// does not exist is skipped. It returns the tables it untagged. Errors:
+// the catalog's.
+func Untag(ctx context.Context, cat catalog.Catalog, name lakecat.TableName) ([]table.Identifier, error) {
+	var out []table.Identifier
+	for _, ident := range []table.Identifier{name.Mirror(), name.History()} {
+		tbl, err := current(ctx, cat, ident)
+		if err != nil {
+			return out, err
+		}
+		if tbl == nil {
+			continue
+		}
+		if _, ok := refOf(tbl, Consistent); !ok {
+			continue
+		}
+		reqs := []table.Requirement{table.AssertTableUUID(tbl.Metadata().TableUUID())}
+		if _, _, err := cat.CommitTable(ctx, ident, reqs, []table.Update{table.NewRemoveSnapshotRefUpdate(Consistent)}); err != nil {
+			return out, fmt.Errorf("lake: untag %s of %s: %w", Consistent, lakecat.IdentString(ident), err)
+		}
+		lakecat.CacheTable(ctx, ident, nil)
+		out = append(out, ident)
+	}
+	return out, nil
+}
+
 // Ident is the identifier of the group table `_cuts` of a group whose
 // first table (sorted) is first.
 func Ident(first lakecat.TableName) table.Identifier {

@@ -78,6 +78,44 @@ func refsOf(t *testing.T, cat catalog.Catalog, ident table.Identifier) map[strin
 	return Refs(tbl)
 }
 
+// Untag removes `consistent` from a table taken out of its group, from
+// its mirror and its history, and keeps its cut-<n> tags; again, or for
+// a table without one or without tables, it does nothing.
+func TestUntag(t *testing.T) {
+	ctx := context.Background()
+	cat, err := lakecat.OpenCatalog(ctx, lakecat.CatalogConfig{LocalDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := lakecat.TableName{Namespace: "shop", Name: "accounts"}
+	transfers := lakecat.TableName{Namespace: "shop", Name: "transfers"}
+	a1 := appendID(t, cat, accounts, accounts.Mirror(), 1)
+	ah1 := appendID(t, cat, accounts, accounts.History(), 1)
+	t1 := appendID(t, cat, transfers, transfers.Mirror(), 1)
+	c1 := Cut{Group: "shop", Number: 1, W: "00000000000000670000000000000000", TxID: "102:103", SourceTsMs: 1767258000103}
+	if _, _, err := Publish(ctx, cat, c1, []lakecat.TableName{accounts, transfers}, 7*24*time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Untag(ctx, cat, accounts)
+	if err != nil || !reflect.DeepEqual(got, []table.Identifier{accounts.Mirror(), accounts.History()}) {
+		t.Fatalf("Untag = %v, %v", got, err)
+	}
+	if got := refsOf(t, cat, accounts.Mirror()); !reflect.DeepEqual(got, map[string]int64{"cut-1": a1}) {
+		t.Fatalf("mirror tags %v", got)
+	}
+	if got := refsOf(t, cat, accounts.History()); !reflect.DeepEqual(got, map[string]int64{"cut-1": ah1}) {
+		t.Fatalf("history tags %v", got)
+	}
+	if got := refsOf(t, cat, transfers.Mirror()); !reflect.DeepEqual(got, map[string]int64{"cut-1": t1, "consistent": t1}) {
+		t.Fatalf("the other table's tags %v", got)
+	}
+	for _, name := range []lakecat.TableName{accounts, {Namespace: "shop", Name: "none"}} {
+		if got, err := Untag(ctx, cat, name); err != nil || got != nil {
+			t.Fatalf("Untag %s again: %v, %v", name, got, err)
+		}
+	}
+}
+
 // Publish tags each table's mirror and history at their current
 // snapshots, appends the group's rows to `_cuts` once (a retry appends
 // nothing and keeps the tags' snapshots), and moves `consistent`.
