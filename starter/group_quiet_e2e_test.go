@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/cuts"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/workflows"
@@ -30,6 +31,10 @@ import (
 // lakemirror.newest-tx), a table started again recovers them, and its
 // frozen report carries them: the group's first cut is published, at the
 // busy table's newest END, and holds both halves of transaction 100.
+//
+// Then the ledger is stopped for good and taken out with starter leave
+// (refused while it runs): its tag consistent is removed, its cut-1 stays,
+// and cut 2 is published in accounts alone.
 func TestGroupCutQuietTableStartedAgain(t *testing.T) {
 	s := startStack(t)
 	ctx := context.Background()
@@ -132,4 +137,44 @@ pipelines:
 		t.Fatalf("cut %d at W %s: %v; want cut 1 at (201, 0), accounts 1=8 and ledger 1=-5", g.Published.Number, g.Published.W, got)
 	}
 	t.Logf("cut 1 at W %s: %v (aborts %d, last %q)", g.Published.W, got, g.Aborts, g.LastAbort)
+
+	// the ledger is stopped for good: leave refuses while it runs, then
+	// takes it out; its tag consistent goes, cut-1 stays, and cut 2 is
+	// published in accounts alone
+	if _, errw, code := s.cli("leave", "shop.ledger"); code != exitUsage || !strings.Contains(errw, "shop.ledger runs: stop it first (starter stop shop.ledger)") {
+		t.Fatalf("leave of a running table: exit %d\n%s", code, errw)
+	}
+	if _, errw, code := s.cli("stop", "shop.ledger"); code != exitOK {
+		t.Fatalf("stop: exit %d\n%s", code, errw)
+	}
+	if err := c.GetWorkflow(ctx, workflows.WorkflowID("shop.ledger"), "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, errw, code := s.cli("leave", "shop.ledger")
+	if want := "shop.ledger taken out of group shop\ntag consistent removed from shop.ledger, shop.ledger_history\nits tags cut-<n> up to cut-1 stay; the group's later cuts do not include it\n"; code != exitOK || out != want {
+		t.Fatalf("leave: exit %d\n%s\n%s\nwant\n%s", code, out, errw, want)
+	}
+	m, err := s.r.Catalog.LoadTable(ctx, ledger.Mirror())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := cuts.Refs(m); len(refs) != 1 || refs["cut-1"] == 0 {
+		t.Fatalf("the ledger's tags after leave: %v, want cut-1 only", refs)
+	}
+	produce("srv.shop.accounts", 1, change("u", `{"id":1,"balance":9}`, 300, 300, 1))
+	produce("srv.transaction", 300, end(300, 301, `{"data_collection":"shop.accounts","event_count":1}`))
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if g = query(); g.Published != nil && g.Published.Number == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cut 2 within 4 minutes: %+v (pending %+v, last abort %q)", g, g.Pending, g.LastAbort)
+		}
+	}
+	if len(g.Published.Tagged) != 1 || g.Published.Tagged[0].Table != "shop.accounts" || g.Published.W != "000000000000012d0000000000000000" {
+		t.Fatalf("cut 2 at W %s in %+v; want (301, 0) in accounts alone", g.Published.W, g.Published.Tagged)
+	}
+	if rows := mirrorRows(t, s.r.Catalog, lake.TableName{Namespace: "shop", Name: "accounts"}, g.Published.Tagged[0].Mirror, "id", "balance"); rows != "1=9" {
+		t.Fatalf("accounts at cut 2: %s", rows)
+	}
 }

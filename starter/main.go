@@ -234,7 +234,7 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 no such table or workflow,
 	root.PersistentFlags().AddGoFlagSet(gfs)
 	hideWorkerFlags(root)
 	root.AddCommand(a.startCmd(), a.statusCmd(), a.listCmd(), a.dumpCmd(), a.demoCmd(), a.backfillCmd(), a.settingsCmd(), a.waitCmd(),
-		a.maintainCmd(), a.scheduleCmd(), a.validateCmd(), a.reconcileCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd(), a.eraseCmd(), a.cutCmd())
+		a.maintainCmd(), a.scheduleCmd(), a.validateCmd(), a.reconcileCmd(), a.produceCmd(), a.applyCmd(), a.dropCmd(), a.eraseCmd(), a.cutCmd(), a.leaveCmd())
 	root.AddCommand(a.signalCmds()...)
 	root.AddCommand(a.doctorCmd())
 	for _, c := range root.Commands() {

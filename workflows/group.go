@@ -21,6 +21,7 @@ const (
 	GroupWorkflowName   = "GroupWorkflow"
 	SignalGroupRegister = "group-register" // GroupMember: a table joins the group (the starter, with the group's start)
 	SignalGroupReport   = "group-report"   // GroupReport: a table's batch committed (TableWorkflow, after each batch)
+	SignalGroupLeave    = "group-leave"    // table name (string): take a stopped table out of the group (the starter's leave)
 	QueryCut            = "cut"            // returns GroupCut
 )
 
@@ -161,6 +162,21 @@ type GroupState struct {
 	// has fetched up to it (positionMoved), so a partition that stayed
 	// below it does not stop the tables again meanwhile.
 	GivenUpW string `json:"given_up_w,omitempty"`
+	// Left are the tables taken out of the group (SignalGroupLeave), by
+	// table: their reports are ignored until one registers again
+	// (SignalGroupRegister: starter start or apply with the group).
+	Left map[string]GroupLeft `json:"left,omitempty"`
+}
+
+// GroupLeft is a table taken out of its group.
+type GroupLeft struct {
+	At time.Time `json:"at"`
+	// Cut is the group's last published cut when it left (0: none); the
+	// table's `cut-<n>` tags up to it stay, its `consistent` tag was
+	// removed (Untagged: the Iceberg tables), or Error says why not.
+	Cut      int64    `json:"cut,omitempty"`
+	Untagged []string `json:"untagged,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // maxForeign is the most foreign collections GroupState keeps.
@@ -210,6 +226,8 @@ type GroupCut struct {
 	// bound, per position the partitions not fetched past W, per
 	// transaction the tables that miss events of the next END).
 	Waiting []string `json:"waiting,omitempty"`
+	// Left are the tables taken out of the group (GroupState.Left).
+	Left map[string]GroupLeft `json:"left,omitempty"`
 }
 
 // GroupHold is one table that holds the cut.
@@ -291,6 +309,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 	g.upsertMemo(ctx)
 	register := workflow.GetSignalChannel(ctx, SignalGroupRegister)
 	report := workflow.GetSignalChannel(ctx, SignalGroupReport)
+	leave := workflow.GetSignalChannel(ctx, SignalGroupLeave)
 	every := in.CutEvery
 	if every <= 0 {
 		every = defaultCutEvery
@@ -310,12 +329,19 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		sel.AddReceive(register, func(ch workflow.ReceiveChannel, _ bool) {
 			var m GroupMember
 			ch.Receive(ctx, &m)
-			g.join(ctx, m)
+			g.register(ctx, m)
 		})
 		sel.AddReceive(report, func(ch workflow.ReceiveChannel, _ bool) {
 			var r GroupReport
 			ch.Receive(ctx, &r)
 			g.report(ctx, r)
+			g.stepCut(ctx)
+			g.upsertMemo(ctx)
+		})
+		sel.AddReceive(leave, func(ch workflow.ReceiveChannel, _ bool) {
+			var table string
+			ch.Receive(ctx, &table)
+			g.leave(ctx, table)
 			g.stepCut(ctx)
 			g.upsertMemo(ctx)
 		})
@@ -332,7 +358,7 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		}
 		info := workflow.GetInfo(ctx)
 		if round >= rounds || info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= historyEventsPerRun {
-			g.drain(ctx, register, report)
+			g.drain(ctx, register, report, leave)
 			g.advance()
 			g.st.Tracker = g.tr.State() //workflowcheck:ignore (deterministic: State copies the maps)
 			next := g.in
@@ -345,11 +371,16 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 // drain takes the signals still buffered (before continue-as-new).
 //
 //workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
-func (g *group) drain(ctx workflow.Context, register, report workflow.ReceiveChannel) {
+func (g *group) drain(ctx workflow.Context, register, report, leave workflow.ReceiveChannel) {
 	for {
 		var m GroupMember
 		if register.ReceiveAsync(&m) {
-			g.join(ctx, m)
+			g.register(ctx, m)
+			continue
+		}
+		var table string
+		if leave.ReceiveAsync(&table) {
+			g.leave(ctx, table)
 			continue
 		}
 		var r GroupReport
@@ -359,6 +390,60 @@ func (g *group) drain(ctx workflow.Context, register, report workflow.ReceiveCha
 		}
 		return
 	}
+}
+
+// register takes a registration (SignalGroupRegister: the starter's
+// start or apply): a table taken out of the group (Left) comes back.
+func (g *group) register(ctx workflow.Context, m GroupMember) {
+	delete(g.st.Left, m.Table)
+	g.join(ctx, m)
+}
+
+// leave takes table out of the group (SignalGroupLeave: the starter's
+// leave, for a table whose workflow does not run): a pending cut that
+// includes it is given up, the Tracker no longer waits for its data
+// collection (unless another table of the group has it), its reports are
+// ignored until it registers again, and its `consistent` tag is removed
+// (ActivityLeaveGroup: the group's later cuts do not include it). A
+// table not in the group is ignored.
+//
+//workflowcheck:ignore (the cut.Tracker goes over maps, but its result does not depend on the order; deterministic)
+func (g *group) leave(ctx workflow.Context, table string) {
+	m, ok := g.st.Members[table]
+	if !ok {
+		return
+	}
+	if p := g.st.Pending; p != nil && slices.Contains(p.Tables, table) {
+		g.abort(ctx, fmt.Sprintf("table %s was taken out of the group", table))
+	}
+	delete(g.st.Members, table)
+	delete(g.st.Fetched, table)
+	delete(g.st.Partitions, table)
+	delete(g.st.Confirmed, table)
+	if len(g.byCollection()[m.Collection]) == 0 {
+		g.tr = g.tr.WithoutTables(m.Collection)
+	}
+	left := GroupLeft{At: workflow.Now(ctx)}
+	if g.st.Published != nil {
+		left.Cut = g.st.Published.Number
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          "leave-" + table,
+		StartToCloseTimeout: time.Minute,
+		Summary:             fmt.Sprintf("remove tag consistent of %s, taken out of group %s", table, g.in.Group),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{payload.ErrTypeBadSpec}},
+	})
+	var res payload.LeaveGroupResult
+	if err := workflow.ExecuteActivity(actx, payload.ActivityLeaveGroup, payload.LeaveGroupRequest{Group: g.in.Group, Table: table}).Get(ctx, &res); err != nil {
+		left.Error = fmt.Sprintf("its tag consistent was not removed (%s): remove it by hand, or readers of the group at consistent mix its last cut with later ones", errorText(err))
+	}
+	left.Untagged = res.Untagged
+	if g.st.Left == nil {
+		g.st.Left = map[string]GroupLeft{}
+	}
+	g.st.Left[table] = left
+	workflow.GetLogger(ctx).Info("group: table taken out", "group", g.in.Group, "table", table, "untagged", res.Untagged)
 }
 
 // join adds a table to the group (a table already in it: its collection
@@ -419,6 +504,9 @@ func (g *group) appliedEvents(coll, id string, s payload.TxSeen) error {
 //
 //workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
 func (g *group) report(ctx workflow.Context, r GroupReport) {
+	if _, gone := g.st.Left[r.Table]; gone {
+		return // taken out: a report sent before it stopped
+	}
 	g.join(ctx, r.GroupMember)
 	if _, ok := g.st.Members[r.Table]; !ok {
 		return
@@ -607,7 +695,7 @@ func (g *group) cut() GroupCut {
 	out := GroupCut{Group: g.in.Group, TransactionTopic: g.in.TransactionTopic, Number: g.st.Number, W: c.W.Hex(), TxID: c.TxID,
 		SourceTsMs: c.TsMs, PerPosition: c.PerPosition, Kept: g.st.Kept, Error: g.st.Error, ReadOffsets: g.st.Next,
 		Tables: slices.Sorted(maps.Keys(g.st.Members)), Foreign: g.st.Foreign, Reports: g.st.Reports, Ends: g.st.Ends,
-		Published: g.st.Published, Pending: g.st.Pending, Aborts: g.st.Aborts, LastAbort: g.st.LastAbort, Waiting: g.waiting()}
+		Published: g.st.Published, Pending: g.st.Pending, Aborts: g.st.Aborts, LastAbort: g.st.LastAbort, Waiting: g.waiting(), Left: g.st.Left}
 	if out.Tables == nil {
 		out.Tables = []string{}
 	}

@@ -411,3 +411,77 @@ func TestTableWorkflowFrozenReportCarriesRecoveredPositions(t *testing.T) {
 		})
 	}
 }
+
+// A table stopped for good held every cut of its group: each attempt was
+// given up ("does not run"), and nothing took it out (a breaker's run,
+// 2026-12-07: 9 attempts given up in 10 intervals). Now the starter's
+// leave signals the group (SignalGroupLeave): the table's tag consistent
+// is removed (ActivityLeaveGroup), its data collection is no longer
+// waited for, a report it sent before it stopped is ignored, and the next
+// cut is published in the other table alone. Registered again, it joins.
+func TestBreakStoppedMemberLeavesGroup(t *testing.T) {
+	const topic = "srv.transaction"
+	kc := txTopic(t, topic,
+		endValue(571, 1000, 1001, `{"data_collection":"public.accounts","event_count":1},{"data_collection":"public.ledger","event_count":1}`))
+	accounts := GroupMember{Table: "shop.accounts", Collection: "public.accounts", TransactionTopic: topic}
+	ledger := GroupMember{Table: "shop.ledger", Collection: "public.ledger", TransactionTopic: topic}
+	env := groupEnv(t, kc)
+	var sent []string
+	env.OnSignalExternalWorkflow(mock.Anything, "lakemirror-table-shop.ledger", "", SignalGroupCut, mock.Anything).Return(fmt.Errorf("workflow execution already completed"))
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", SignalGroupCut, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		sent = append(sent, args.String(1)+" "+args.Get(4).(string))
+	})
+	var published []payload.PublishCutRequest
+	env.OnActivity(payload.ActivityPublishCut, mock.Anything, mock.Anything).Return(func(_ context.Context, req payload.PublishCutRequest) (payload.PublishCutResult, error) {
+		published = append(published, req)
+		return payload.PublishCutResult{Tagged: []payload.CutTagged{{Table: "shop.accounts", Mirror: 7}}}, nil
+	})
+	var leaves []payload.LeaveGroupRequest
+	env.OnActivity(payload.ActivityLeaveGroup, mock.Anything, mock.Anything).Return(func(_ context.Context, req payload.LeaveGroupRequest) (payload.LeaveGroupResult, error) {
+		leaves = append(leaves, req)
+		return payload.LeaveGroupResult{Untagged: []string{"shop.ledger"}}, nil
+	})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalGroupRegister, accounts)
+		env.SignalWorkflow(SignalGroupRegister, ledger)
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, BatchSeq: 1, Own: true,
+			TxSeen:      map[string]payload.TxSeen{"571": {Orders: [][2]int64{{1, 1}}, Last: cdc.PostgresSeq(900, 901).Hex()}},
+			FetchedPast: map[int32]string{0: cdc.PostgresSeq(900, 901).Hex()}, Partitions: []int32{0}})
+	}, time.Second)
+	checked := 0
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, int64(1), c.Aborts)
+		require.Contains(t, c.LastAbort, "table shop.ledger does not run (workflow execution already completed): it holds the cut; start it, or take it out of the group (starter leave shop.ledger)")
+		require.Empty(t, published)
+		env.SignalWorkflow(SignalGroupLeave, "shop.ledger")
+		// a report the ledger sent before it stopped, taken after the leave
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: ledger, BatchSeq: 3, FetchedPast: map[int32]string{0: cdc.PostgresSeq(10, 11).Hex()}, Partitions: []int32{0}})
+		checked++
+	}, 15*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, []payload.LeaveGroupRequest{{Group: "shop", Table: "shop.ledger"}}, leaves)
+		require.Equal(t, []string{"shop.accounts"}, c.Tables)
+		require.Equal(t, pgHex(1000), c.W, "571 no longer waits for the ledger")
+		left := c.Left["shop.ledger"]
+		require.Equal(t, GroupLeft{At: left.At, Untagged: []string{"shop.ledger"}}, left)
+		require.Contains(t, sent, "lakemirror-table-shop.accounts freeze 2")
+		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 2, Watermark: cdc.PostgresSeq(900, 901).Hex()})
+		checked++
+	}, 25*time.Second)
+	env.RegisterDelayedCallback(func() {
+		require.Len(t, published, 1)
+		require.Equal(t, payload.PublishCutRequest{Group: "shop", Number: 1, W: pgHex(1000), TxID: "571:1000", SourceTsMs: 1001, Tables: []string{"shop.accounts"}}, published[0])
+		env.SignalWorkflow(SignalGroupRegister, ledger) // started again with the group
+		checked++
+	}, 28*time.Second)
+	env.RegisterDelayedCallback(func() {
+		c := queryCut(t, env)
+		require.Equal(t, []string{"shop.accounts", "shop.ledger"}, c.Tables)
+		require.Empty(t, c.Left)
+		checked++
+	}, 29*time.Second)
+	env.ExecuteWorkflow(GroupWorkflow, GroupInput{Group: "shop", TransactionTopic: topic, CutEvery: 10 * time.Second, RoundsPerRun: 3})
+	require.Equal(t, 4, checked)
+}

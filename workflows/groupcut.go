@@ -160,7 +160,7 @@ func (g *group) stepCut(ctx workflow.Context) {
 		g.st.Pending = p
 		for _, t := range p.Tables {
 			if err := g.signalTable(ctx, t, cutOpFreeze, p.Attempt, ""); err != nil {
-				g.abort(ctx, fmt.Sprintf("table %s does not run (%v): it holds the cut; start it, or take it out of the group", t, errorText(err)))
+				g.abort(ctx, fmt.Sprintf("table %s does not run (%v): it holds the cut; start it, or take it out of the group (starter leave %s)", t, errorText(err), t))
 				return
 			}
 		}
