@@ -115,6 +115,7 @@ type Tracker struct {
 	conn    string                      // source.connector, for TxKey
 	tables  []string                    // the group, sorted
 	inGroup map[string]bool             // table → member
+	parked  map[string]bool             // table → taken out (WithoutTables): not waited for, what it applied kept
 	applied map[string]map[string]int64 // table → TxKey → events applied, as counted (Applied)
 	seen    map[string]map[string]*seen // table → TxKey → the events applied, by identity (AppliedEvents)
 	fetched map[string]cdc.Seq          // table → every record at or below it fetched
@@ -133,6 +134,7 @@ func NewTracker(connector string, tables []string) *Tracker {
 	t := &Tracker{
 		conn:    connector,
 		inGroup: map[string]bool{},
+		parked:  map[string]bool{},
 		applied: map[string]map[string]int64{},
 		seen:    map[string]map[string]*seen{},
 		fetched: map[string]cdc.Seq{},
@@ -366,7 +368,7 @@ func (t *Tracker) FetchedPast(table string, pos cdc.Seq) error {
 // the table has applied the END's count or fetched past its commit.
 func (t *Tracker) missing(x *openEnd, table string) int64 {
 	want := x.Counts[table]
-	if want == 0 || t.fetched[table] >= x.Commit {
+	if want == 0 || t.parked[table] || t.fetched[table] >= x.Commit {
 		return 0
 	}
 	return max(want-t.appliedCount(table, x.key), 0)
@@ -433,7 +435,7 @@ func (t *Tracker) Cut() Cut {
 // W may fall between two changes of one transaction: PerPosition is true.
 // A table that has reported no position holds the cut at "" (none). Holds
 // are the tables at the lowest position (or without one). ENDs and
-// applied counts play no part.
+// applied counts play no part, nor do tables taken out (WithoutTables).
 func (t *Tracker) PositionCut() Cut {
 	c := Cut{PerPosition: true}
 	if len(t.tables) == 0 {
@@ -441,12 +443,18 @@ func (t *Tracker) PositionCut() Cut {
 	}
 	first := true
 	for _, tb := range t.tables {
+		if t.parked[tb] {
+			continue
+		}
 		if p := t.fetched[tb]; first || p < c.W {
 			c.W, first = p, false
 		}
 	}
+	if first { // every table taken out
+		return c
+	}
 	for _, tb := range t.tables {
-		if t.fetched[tb] == c.W {
+		if !t.parked[tb] && t.fetched[tb] == c.W {
 			c.Holds = append(c.Holds, Hold{Table: tb})
 		}
 	}

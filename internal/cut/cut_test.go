@@ -464,8 +464,11 @@ func TestTrackerStateAndWithTables(t *testing.T) {
 
 // WithoutTables takes tables out of the group: the ENDs' counts for them
 // are no longer waited for, so the cut moves over every END only they
-// held, and their reports are refused (ErrUnknownTable); the Tracker it
-// was called on is not changed.
+// held; what they reported is kept, so that joining again (WithTables)
+// they hold no transaction they had applied (a breaker's run: a table
+// that left and joined again held W until a later change on a quiet
+// partition). Forget drops a table's reports. The Tracker each is
+// called on is not changed.
 func TestTrackerWithoutTables(t *testing.T) {
 	tr := NewTracker(Postgres, []string{"public.a", "public.b"})
 	mustNil(t, "END", tr.End(End{ID: "500:100", Commit: pg(100), Counts: map[string]int64{"public.a": 1, "public.b": 1}, TsMs: 7}))
@@ -478,18 +481,30 @@ func TestTrackerWithoutTables(t *testing.T) {
 	u := tr.WithoutTables("public.b", "public.c")
 	wantCut(t, "b left", u.Cut(), Cut{W: pg(200), TxID: "501:200", TsMs: 8,
 		Holds: []Hold{{Table: "public.a", TxID: "502:300", Commit: pg(300), Missing: 1}}})
-	want := State{Connector: Postgres, Tables: []string{"public.a"}, W: pg(200).Hex(), TxID: "501:200", TsMs: 8, Last: pg(300).Hex(), Width: 16,
-		Open: []StateEnd{{ID: "502:300", Commit: pg(300).Hex(), Counts: map[string]int64{"public.a": 1, "public.b": 1}, TsMs: 9}}}
+	want := State{Connector: Postgres, Tables: []string{"public.a", "public.b"}, W: pg(200).Hex(), TxID: "501:200", TsMs: 8, Last: pg(300).Hex(), Width: 16,
+		Open:    []StateEnd{{ID: "502:300", Commit: pg(300).Hex(), Counts: map[string]int64{"public.a": 1, "public.b": 1}, TsMs: 9}},
+		Seen:    map[string]map[string]StateSeen{"public.b": {"502": {Orders: Orders{{1, 1}}}}},
+		Fetched: map[string]string{"public.b": pg(50).Hex()}, Parked: []string{"public.b"}}
 	if got := u.State(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("State\n got  %+v\n want %+v", got, want)
 	}
-	if err := u.FetchedPast("public.b", pg(400)); !errors.Is(err, ErrUnknownTable) {
-		t.Fatalf("a report of the table taken out: %v", err)
+	if r, err := Restore(u.State()); err != nil || !reflect.DeepEqual(r.State(), want) {
+		t.Fatalf("Restore: %v", err)
+	}
+	if c := u.PositionCut(); c.W != "" || len(c.Holds) != 1 || c.Holds[0].Table != "public.a" {
+		t.Fatalf("per position, b out: %+v", c)
 	}
 	wantCut(t, "unchanged", tr.Cut(), Cut{Holds: []Hold{{Table: "public.b", TxID: "500:100", Commit: pg(100), Missing: 1}}})
-	// it joins again: it holds the next END that counts it until it reports
+	// it joins again with what it reported: 502 is complete in it
 	v := u.WithTables("public.b")
 	wantCut(t, "b back", v.Cut(), Cut{W: pg(200), TxID: "501:200", TsMs: 8,
+		Holds: []Hold{{Table: "public.a", TxID: "502:300", Commit: pg(300), Missing: 1}}})
+	if got := v.State().Parked; got != nil {
+		t.Fatalf("parked after it joined again: %v", got)
+	}
+	// forgotten, it holds 502 until it reports again
+	f := v.Forget("public.b")
+	wantCut(t, "b forgotten", f.Cut(), Cut{W: pg(200), TxID: "501:200", TsMs: 8,
 		Holds: []Hold{{Table: "public.a", TxID: "502:300", Commit: pg(300), Missing: 1}, {Table: "public.b", TxID: "502:300", Commit: pg(300), Missing: 1}}})
 }
 

@@ -35,6 +35,9 @@ type State struct {
 	// Fetched is, per table, the position it has fetched past on every
 	// partition (hex).
 	Fetched map[string]string `json:"fetched,omitempty"`
+	// Parked are the tables of Tables taken out of the group
+	// (WithoutTables), sorted.
+	Parked []string `json:"parked,omitempty"`
 }
 
 // StateSeen is one transaction's applied events in one table: their
@@ -81,6 +84,11 @@ func (t *Tracker) State() State {
 				ss.Seqs = append(ss.Seqs, q.Hex())
 			}
 			s.Seen[tb][key] = ss
+		}
+	}
+	for _, tb := range t.tables {
+		if t.parked[tb] {
+			s.Parked = append(s.Parked, tb)
 		}
 	}
 	for tb, p := range t.fetched {
@@ -157,6 +165,12 @@ func Restore(s State) (*Tracker, error) {
 			t.seen[tb][key] = x
 		}
 	}
+	for _, tb := range s.Parked {
+		if !t.inGroup[tb] {
+			return nil, fmt.Errorf("cut: restore: parked: %w: %q", ErrUnknownTable, tb)
+		}
+		t.parked[tb] = true
+	}
 	for tb, h := range s.Fetched {
 		if !t.inGroup[tb] {
 			return nil, fmt.Errorf("cut: restore: %w: %q", ErrUnknownTable, tb)
@@ -171,10 +185,13 @@ func Restore(s State) (*Tracker, error) {
 // WithTables is a Tracker of t's group with tables added (those already
 // in it ignored), keeping everything t holds: a table joining the group
 // has applied nothing and fetched nothing yet, so it holds the cut at
-// the first END that touches it until it reports. t is not changed.
+// the first END that touches it until it reports. A table taken out
+// (WithoutTables) comes back with what it had reported. t is not
+// changed.
 func (t *Tracker) WithTables(tables ...string) *Tracker {
 	s := t.State()
 	s.Tables = append(s.Tables, tables...)
+	s.Parked = slices.DeleteFunc(s.Parked, func(tb string) bool { return slices.Contains(tables, tb) })
 	u, err := Restore(s)
 	if err != nil {
 		panic("cut: WithTables: " + err.Error()) // a State of a Tracker always restores
@@ -183,21 +200,40 @@ func (t *Tracker) WithTables(tables ...string) *Tracker {
 }
 
 // WithoutTables is a Tracker of t's group with tables taken out (those
-// not in it ignored), keeping everything else t holds: the ENDs' counts
-// for them are no longer waited for, so the cut moves over every END
-// that only they held. t is not changed.
+// not in it ignored): the ENDs' counts for them are no longer waited
+// for, so the cut moves over every END only they held, and they hold no
+// cut per position. What they reported is kept (and their reports are
+// still taken) for when they join again (WithTables): a transaction they
+// had applied before they left stays complete in them. t is not changed.
 func (t *Tracker) WithoutTables(tables ...string) *Tracker {
 	s := t.State()
-	s.Tables = slices.DeleteFunc(s.Tables, func(tb string) bool { return slices.Contains(tables, tb) })
 	for _, tb := range tables {
-		delete(s.Applied, tb)
-		delete(s.Seen, tb)
-		delete(s.Fetched, tb)
+		if slices.Contains(s.Tables, tb) && !slices.Contains(s.Parked, tb) {
+			s.Parked = append(s.Parked, tb)
+		}
 	}
+	slices.Sort(s.Parked)
 	u, err := Restore(s)
 	if err != nil {
-		panic("cut: WithoutTables: " + err.Error()) // a State of a Tracker, less some tables, always restores
+		panic("cut: WithoutTables: " + err.Error()) // a State of a Tracker, with members parked, always restores
 	}
 	u.advance()
+	return u
+}
+
+// Forget is a Tracker of t's group in which table has applied and fetched
+// nothing: what it reported is dropped (it holds the cut at the next END
+// that counts it until it reports again). A group drops the reports of
+// a data collection two of its tables shared when one of them leaves:
+// the Tracker cannot tell whose they were. t is not changed.
+func (t *Tracker) Forget(table string) *Tracker {
+	s := t.State()
+	delete(s.Applied, table)
+	delete(s.Seen, table)
+	delete(s.Fetched, table)
+	u, err := Restore(s)
+	if err != nil {
+		panic("cut: Forget: " + err.Error()) // a State of a Tracker, less a table's reports, always restores
+	}
 	return u
 }
