@@ -170,7 +170,8 @@ type GroupState struct {
 
 // GroupLeft is a table taken out of its group.
 type GroupLeft struct {
-	At time.Time `json:"at"`
+	At         time.Time `json:"at"`
+	Collection string    `json:"collection"` // its data collection: ENDs naming it are not foreign (noteForeign)
 	// Cut is the group's last published cut when it left (0: none); the
 	// table's `cut-<n>` tags up to it stay, its `consistent` tag was
 	// removed (Untagged: the Iceberg tables), or Error says why not.
@@ -326,6 +327,15 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 		}
 		timer := workflow.NewTimer(ctx, wait)
 		sel := workflow.NewSelector(ctx)
+		// a leave before a registration when both wait (a table taken out,
+		// then started again with the group): the registration wins
+		sel.AddReceive(leave, func(ch workflow.ReceiveChannel, _ bool) {
+			var table string
+			ch.Receive(ctx, &table)
+			g.leave(ctx, table)
+			g.stepCut(ctx)
+			g.upsertMemo(ctx)
+		})
 		sel.AddReceive(register, func(ch workflow.ReceiveChannel, _ bool) {
 			var m GroupMember
 			ch.Receive(ctx, &m)
@@ -335,13 +345,6 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 			var r GroupReport
 			ch.Receive(ctx, &r)
 			g.report(ctx, r)
-			g.stepCut(ctx)
-			g.upsertMemo(ctx)
-		})
-		sel.AddReceive(leave, func(ch workflow.ReceiveChannel, _ bool) {
-			var table string
-			ch.Receive(ctx, &table)
-			g.leave(ctx, table)
 			g.stepCut(ctx)
 			g.upsertMemo(ctx)
 		})
@@ -373,14 +376,14 @@ func GroupWorkflow(ctx workflow.Context, in GroupInput) error {
 //workflowcheck:ignore (the cut.Tracker and these loops go over maps, but their results do not depend on the order: sorted, summed or keyed; deterministic)
 func (g *group) drain(ctx workflow.Context, register, report, leave workflow.ReceiveChannel) {
 	for {
+		var table string
+		if leave.ReceiveAsync(&table) { // before a registration, as in the run's loop
+			g.leave(ctx, table)
+			continue
+		}
 		var m GroupMember
 		if register.ReceiveAsync(&m) {
 			g.register(ctx, m)
-			continue
-		}
-		var table string
-		if leave.ReceiveAsync(&table) {
-			g.leave(ctx, table)
 			continue
 		}
 		var r GroupReport
@@ -401,9 +404,13 @@ func (g *group) register(ctx workflow.Context, m GroupMember) {
 
 // leave takes table out of the group (SignalGroupLeave: the starter's
 // leave, for a table whose workflow does not run): a pending cut that
-// includes it is given up, the Tracker no longer waits for its data
-// collection (unless another table of the group has it), its reports are
-// ignored until it registers again, and its `consistent` tag is removed
+// includes it is given up; the Tracker no longer waits for its data
+// collection, keeping what it reported for when it joins again
+// (cut.Tracker.WithoutTables), or, when another table of the group has
+// the collection, drops the collection's reports (cut.Tracker.Forget:
+// whose they were is unknown); its reports are ignored until it
+// registers again, ENDs naming its collection are not foreign
+// (noteForeign), and its `consistent` tag is removed
 // (ActivityLeaveGroup: the group's later cuts do not include it). A
 // table not in the group is ignored.
 //
@@ -421,9 +428,11 @@ func (g *group) leave(ctx workflow.Context, table string) {
 	delete(g.st.Partitions, table)
 	delete(g.st.Confirmed, table)
 	if len(g.byCollection()[m.Collection]) == 0 {
-		g.tr = g.tr.WithoutTables(m.Collection)
+		g.tr = g.tr.WithoutTables(m.Collection) // what it reported is kept for when it joins again
+	} else {
+		g.tr = g.tr.Forget(m.Collection) // shared: whose reports they were is unknown, so the others report again
 	}
-	left := GroupLeft{At: workflow.Now(ctx)}
+	left := GroupLeft{At: workflow.Now(ctx), Collection: m.Collection}
 	if g.st.Published != nil {
 		left.Cut = g.st.Published.Number
 	}
@@ -660,6 +669,9 @@ func (g *group) noteForeign(counts map[string]int64) {
 		known := slices.Contains(g.st.Foreign, c)
 		for _, m := range g.st.Members {
 			known = known || m.Collection == c
+		}
+		for _, l := range g.st.Left { // a table taken out: its source table goes on
+			known = known || l.Collection == c
 		}
 		if !known && len(g.st.Foreign) < maxForeign {
 			g.st.Foreign = append(g.st.Foreign, c)

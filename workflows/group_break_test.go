@@ -465,7 +465,7 @@ func TestBreakStoppedMemberLeavesGroup(t *testing.T) {
 		require.Equal(t, []string{"shop.accounts"}, c.Tables)
 		require.Equal(t, pgHex(1000), c.W, "571 no longer waits for the ledger")
 		left := c.Left["shop.ledger"]
-		require.Equal(t, GroupLeft{At: left.At, Untagged: []string{"shop.ledger"}}, left)
+		require.Equal(t, GroupLeft{At: left.At, Collection: "public.ledger", Untagged: []string{"shop.ledger"}}, left)
 		require.Contains(t, sent, "lakemirror-table-shop.accounts freeze 2")
 		env.SignalWorkflow(SignalGroupReport, GroupReport{GroupMember: accounts, Frozen: 2, Watermark: cdc.PostgresSeq(900, 901).Hex()})
 		checked++
