@@ -221,6 +221,7 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 	var dec *decoded
 	var readErr error        // final as it is
 	var cutShort *lake.Batch // b cut short by bound
+	var pm marks             // the records' partition marks: the mirror's and the group's
 	out, err := lake.WriteBatch(ctx, a.Catalog, name, lake.BatchInput{Batch: b, Tables: spec.Tables(), Rerun: rerun,
 		Read: func(ctx context.Context) (*lake.TableWriter, lake.WriteInput, error) {
 			recs, pre, err := read(ctx)
@@ -244,7 +245,8 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 				in.Batch = *cutShort
 			}
 			if readErr == nil && b.Load == nil {
-				in.FetchedPast, in.NewestTx = partitionMarks(dec.events) // the mirror keeps them: lakecat.PropFetchedPast, PropNewestTx
+				pm.fetched, pm.newest = partitionMarks(dec.events)
+				in.FetchedPast, in.NewestTx = pm.fetched, pm.newest // the mirror keeps them: lakecat.PropFetchedPast, PropNewestTx
 			}
 			return w, in, readErr
 		}})
@@ -257,7 +259,7 @@ func (a *Activities) writeBatch(ctx context.Context, st *tableState, name lake.T
 	if cutShort != nil {
 		b = *cutShort
 	}
-	keys, err := a.batchResult(spec, b, &res, dec, out.WriteOutput, err)
+	keys, err := a.batchResult(spec, b, &res, dec, pm, out.WriteOutput, err)
 	return res, keys, nil, err
 }
 
@@ -372,10 +374,12 @@ func (a *Activities) batchInput(ctx context.Context, st *tableState, name lake.T
 }
 
 // batchResult fills res from what the writer did with batch b (out, err),
-// adding dec's counts, and returns the keys of the row changes applied.
+// adding dec's counts and, for a table with a group, its report (with
+// pm, the records' partition marks), and returns the keys of the row
+// changes applied.
 // Errors: a quarantine limit as quarantineLimit's non-retryable error,
 // others classified.
-func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult, dec *decoded, out lake.WriteOutput, err error) ([]cdc.Key, error) {
+func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult, dec *decoded, pm marks, out lake.WriteOutput, err error) ([]cdc.Key, error) {
 	for k, v := range out.Stages {
 		res.StageSeconds[k] += v
 	}
@@ -399,7 +403,7 @@ func (a *Activities) batchResult(spec TableSpec, b lake.Batch, res *ApplyResult,
 		return nil, classify(err)
 	}
 	if spec.Group != "" && dec != nil && b.Load == nil && len(b.Ranges) > 0 { // Kafka's records: a direct load's fetch no partition
-		res.Group = groupProgress(dec.events, spec.DataCollection())
+		res.Group = groupProgress(dec.events, spec.DataCollection(), pm)
 	}
 	return out.Keys, nil
 }

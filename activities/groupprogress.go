@@ -17,12 +17,13 @@ import (
 // data_collection_order values as ranges, or the positions of those
 // without one; snapshot reads and events without an id left out) and
 // their highest position, per
-// partition the highest position it is complete up to (cdc.FetchedPast), and whether an event names own, the
-// table's data collection (Own). It is called only for a table with a
-// group: a table without one allocates nothing.
-func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
-	g := &payload.GroupProgress{}
-	g.FetchedPast, g.NewestTx = partitionMarks(events)
+// partition the highest position it is complete up to and the newest
+// transaction event (pm: partitionMarks of events, computed once for the
+// mirror's commit), and whether an event names own, the table's data
+// collection (Own). It is called only for a table with a group: a table
+// without one allocates nothing more.
+func groupProgress(events []*cdc.Event, own string, pm marks) *payload.GroupProgress {
+	g := &payload.GroupProgress{FetchedPast: pm.fetched, NewestTx: pm.newest}
 	type tx struct {
 		orders cut.Orders
 		seqs   []cdc.Seq
@@ -63,6 +64,12 @@ func groupProgress(events []*cdc.Event, own string) *payload.GroupProgress {
 		}
 	}
 	return g
+}
+
+// marks are a batch's partitionMarks.
+type marks struct {
+	fetched map[int32]string
+	newest  map[int32]payload.TxAt
 }
 
 // partitionMarks are, per partition of events (decoded change events, in

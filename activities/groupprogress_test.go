@@ -121,7 +121,7 @@ func TestApplyGroupProgress(t *testing.T) {
 	var r ApplyResult
 	r.StageSeconds = map[string]float64{}
 	ev := &cdc.Event{Op: cdc.OpRead, Seq: cdc.PostgresSeq(900, 0), Snapshot: cdc.SnapshotRow}
-	if _, err := w.a.batchResult(w.spec, lake.Batch{ID: "load", Load: &payload.LoadCursor{ID: "l"}}, &r, &decoded{events: []*cdc.Event{ev}}, lake.WriteOutput{}, nil); err != nil || r.Group != nil {
+	if _, err := w.a.batchResult(w.spec, lake.Batch{ID: "load", Load: &payload.LoadCursor{ID: "l"}}, &r, &decoded{events: []*cdc.Event{ev}}, marks{}, lake.WriteOutput{}, nil); err != nil || r.Group != nil {
 		t.Fatalf("a load's batch: Group %+v, %v", r.Group, err)
 	}
 
