@@ -568,16 +568,11 @@ func (g *group) noteFetched(r GroupReport, coll string) {
 	if g.st.Partitions == nil { // also when carried across continue-as-new empty (left out)
 		g.st.Partitions = map[string][]int32{}
 	}
-	f := g.st.Fetched[r.Table]
+	f, _ := payload.MergeFetchedPast(g.st.Fetched[r.Table], r.FetchedPast)
 	if f == nil {
 		f = map[int32]string{}
-		g.st.Fetched[r.Table] = f
 	}
-	for p, pos := range r.FetchedPast {
-		if pos > f[p] { // hex of one width: text order is position order
-			f[p] = pos
-		}
-	}
+	g.st.Fetched[r.Table] = f
 	if len(r.Partitions) > 0 {
 		g.st.Partitions[r.Table] = slices.Sorted(slices.Values(r.Partitions))
 	}

@@ -114,7 +114,8 @@ func (r *tableRun) recover(ctx workflow.Context) bool {
 	st.recordCatalog(ctx, rec.Catalog)
 	st.Offsets, st.BatchSeq, st.Recovered = rec.Offsets, rec.BatchSeq, true
 	st.Watermark = max(st.Watermark, rec.Watermark) // hex of one width: text order is position order
-	st.noteFetchedPast(rec.FetchedPast)
+	//workflowcheck:ignore (a maximum per map key: the result does not depend on the order; deterministic)
+	st.FetchedPast, _ = payload.MergeFetchedPast(st.FetchedPast, rec.FetchedPast)
 	//workflowcheck:ignore (a maximum per map key: the result does not depend on the order; deterministic)
 	st.NewestTx = payload.MergeNewestTx(st.NewestTx, rec.NewestTx)
 	if st.Offsets == nil {

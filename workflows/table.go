@@ -231,7 +231,8 @@ func reportToGroup(ctx workflow.Context, st *TableState, res *payload.ApplyResul
 		}
 		prog.FetchedPast = fetched
 	}
-	st.noteFetchedPast(prog.FetchedPast)
+	//workflowcheck:ignore (a maximum per map key: the result does not depend on the order; deterministic)
+	st.FetchedPast, _ = payload.MergeFetchedPast(st.FetchedPast, prog.FetchedPast)
 	//workflowcheck:ignore (a maximum per map key: the result does not depend on the order; deterministic)
 	st.NewestTx = payload.MergeNewestTx(st.NewestTx, prog.NewestTx)
 	//workflowcheck:ignore (sorted: deterministic)

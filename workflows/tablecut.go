@@ -76,22 +76,6 @@ func (st *TableState) groupCut(ctx workflow.Context, arg string) {
 	}
 }
 
-// noteFetchedPast keeps, per partition, the higher of the table's
-// FetchedPast and fp's position (hex of one width: text order is
-// position order).
-//
-//workflowcheck:ignore (the loop goes over a map, but its result does not depend on the order: a maximum per key; deterministic)
-func (st *TableState) noteFetchedPast(fp map[int32]string) {
-	for p, h := range fp {
-		if st.FetchedPast == nil {
-			st.FetchedPast = map[int32]string{}
-		}
-		if h > st.FetchedPast[p] {
-			st.FetchedPast[p] = h
-		}
-	}
-}
-
 // frozenTxSeen is what a frozen report says the table has applied of its
 // newest transaction (NewestTx), for a table whose topic has one
 // partition: every event of the transaction up to the newest's

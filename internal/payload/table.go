@@ -293,6 +293,24 @@ type TxAt struct {
 	Seq   string `json:"seq"`   // its source position (hex: the tables' _seq)
 }
 
+// MergeFetchedPast returns m (per partition a position every change at
+// or below it has been fetched on: GroupProgress.FetchedPast, hex of one
+// width; nil none) with add's, the higher per partition (text order is
+// position order), and whether any of m's moved. m is changed in place
+// when not nil.
+func MergeFetchedPast(m, add map[int32]string) (map[int32]string, bool) {
+	moved := false
+	for p, h := range add {
+		if h > m[p] {
+			if m == nil {
+				m = map[int32]string{}
+			}
+			m[p], moved = h, true
+		}
+	}
+	return m, moved
+}
+
 // MergeNewestTx returns m (per partition the newest change event's place
 // in its transaction kept so far; nil none) with add's (a batch's
 // GroupProgress.NewestTx): each partition of add replaces m's unless

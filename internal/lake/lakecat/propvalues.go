@@ -179,11 +179,11 @@ func PendingKeys(tbl *table.Table) ([]cdc.Key, error) {
 // partition; nil when absent. Errors: a value that is not that JSON, a
 // position that is not hex.
 func FetchedPastOf(tbl *table.Table) (map[int32]string, error) {
-	return ParseFetchedPast(tbl.Properties()[PropFetchedPast])
+	return parseFetchedPast(tbl.Properties()[PropFetchedPast])
 }
 
-// ParseFetchedPast reads a PropFetchedPast value ("" is nil).
-func ParseFetchedPast(v string) (map[int32]string, error) {
+// parseFetchedPast reads a PropFetchedPast value ("" is nil).
+func parseFetchedPast(v string) (map[int32]string, error) {
 	if v == "" {
 		return nil, nil
 	}
@@ -201,21 +201,16 @@ func ParseFetchedPast(v string) (map[int32]string, error) {
 
 // MergeFetchedPast returns the PropFetchedPast value holding, per
 // partition, the higher of old's (a PropFetchedPast value, "" none) and
-// add's positions (hex of one width: text order is position order), and
-// whether it differs from old. A malformed old is replaced by add (the
-// property is a hint the group takes at most as a fetched position).
+// add's positions (payload.MergeFetchedPast), and whether it differs
+// from old. A malformed old is replaced by add (the property is a hint
+// the group takes at most as a fetched position).
 func MergeFetchedPast(old string, add map[int32]string) (string, bool) {
-	m, err := ParseFetchedPast(old)
-	if err != nil || m == nil {
-		m = map[int32]string{}
+	m, err := parseFetchedPast(old)
+	if err != nil {
+		m = nil
 	}
-	changed := false
-	for p, h := range add {
-		if h > m[p] {
-			m[p], changed = h, true
-		}
-	}
-	if !changed {
+	m, moved := payload.MergeFetchedPast(m, add)
+	if !moved {
 		return old, false
 	}
 	b, _ := json.Marshal(m) // map[int32]string always marshals (keys sorted)
