@@ -488,8 +488,21 @@ func (g *group) join(ctx workflow.Context, m GroupMember) {
 	}
 }
 
-// appliedEvents gives the Tracker one transaction's events of a report.
-func (g *group) appliedEvents(coll, id string, s payload.TxSeen) error {
+// appliedEvents gives the Tracker a report's events per transaction
+// (GroupReport.TxSeen; in id order) of the table of data collection
+// coll, recording an error in the state.
+//
+//workflowcheck:ignore (the loop goes over a map's sorted keys; deterministic)
+func (g *group) appliedEvents(coll string, seen map[string]payload.TxSeen) {
+	for _, id := range slices.Sorted(maps.Keys(seen)) {
+		if err := g.appliedTx(coll, id, seen[id]); err != nil {
+			g.st.Error = err.Error()
+		}
+	}
+}
+
+// appliedTx gives the Tracker one transaction's events of a report.
+func (g *group) appliedTx(coll, id string, s payload.TxSeen) error {
 	var seqs []cdc.Seq
 	for _, h := range s.Seqs {
 		q, err := cdc.ParseSeqHex(h)
@@ -538,11 +551,7 @@ func (g *group) report(ctx workflow.Context, r GroupReport) {
 		g.st.Confirmed[r.Table] = true
 	}
 	coll := g.st.Members[r.Table].Collection
-	for _, id := range slices.Sorted(maps.Keys(r.TxSeen)) {
-		if err := g.appliedEvents(coll, id, r.TxSeen[id]); err != nil {
-			g.st.Error = err.Error()
-		}
-	}
+	g.appliedEvents(coll, r.TxSeen)
 	for _, id := range slices.Sorted(maps.Keys(r.TxEvents)) {
 		if _, ok := r.TxSeen[id]; ok {
 			continue

@@ -407,16 +407,10 @@ func (g *group) abort(ctx workflow.Context, why string) {
 // was started again, are taken whatever the attempt: a table that has
 // applied no batch since it joined thus completes the transactions it
 // applied before (their events were never reported to the group).
-//
-//workflowcheck:ignore (the loop goes over a map's sorted keys; deterministic)
 func (g *group) cutReport(ctx workflow.Context, r GroupReport) {
 	if r.Frozen != 0 {
 		coll := g.st.Members[r.Table].Collection
-		for _, id := range slices.Sorted(maps.Keys(r.TxSeen)) {
-			if err := g.appliedEvents(coll, id, r.TxSeen[id]); err != nil {
-				g.st.Error = err.Error()
-			}
-		}
+		g.appliedEvents(coll, r.TxSeen)
 		if len(r.FetchedPast) > 0 {
 			g.noteFetched(r, coll)
 		}
