@@ -182,6 +182,20 @@ func Restore(s State) (*Tracker, error) {
 	return t, nil
 }
 
+// with is the Tracker whose State is t's changed by edit; what is the
+// caller's name for the panic of a State that does not restore (a State
+// of a Tracker, changed as WithTables, WithoutTables and Forget do,
+// always restores). t is not changed.
+func (t *Tracker) with(what string, edit func(*State)) *Tracker {
+	s := t.State()
+	edit(&s)
+	u, err := Restore(s)
+	if err != nil {
+		panic("cut: " + what + ": " + err.Error())
+	}
+	return u
+}
+
 // WithTables is a Tracker of t's group with tables added (those already
 // in it ignored), keeping everything t holds: a table joining the group
 // has applied nothing and fetched nothing yet, so it holds the cut at
@@ -189,14 +203,10 @@ func Restore(s State) (*Tracker, error) {
 // (WithoutTables) comes back with what it had reported. t is not
 // changed.
 func (t *Tracker) WithTables(tables ...string) *Tracker {
-	s := t.State()
-	s.Tables = append(s.Tables, tables...)
-	s.Parked = slices.DeleteFunc(s.Parked, func(tb string) bool { return slices.Contains(tables, tb) })
-	u, err := Restore(s)
-	if err != nil {
-		panic("cut: WithTables: " + err.Error()) // a State of a Tracker always restores
-	}
-	return u
+	return t.with("WithTables", func(s *State) {
+		s.Tables = append(s.Tables, tables...)
+		s.Parked = slices.DeleteFunc(s.Parked, func(tb string) bool { return slices.Contains(tables, tb) })
+	})
 }
 
 // WithoutTables is a Tracker of t's group with tables taken out (those
@@ -206,17 +216,14 @@ func (t *Tracker) WithTables(tables ...string) *Tracker {
 // still taken) for when they join again (WithTables): a transaction they
 // had applied before they left stays complete in them. t is not changed.
 func (t *Tracker) WithoutTables(tables ...string) *Tracker {
-	s := t.State()
-	for _, tb := range tables {
-		if slices.Contains(s.Tables, tb) && !slices.Contains(s.Parked, tb) {
-			s.Parked = append(s.Parked, tb)
+	u := t.with("WithoutTables", func(s *State) {
+		for _, tb := range tables {
+			if slices.Contains(s.Tables, tb) && !slices.Contains(s.Parked, tb) {
+				s.Parked = append(s.Parked, tb)
+			}
 		}
-	}
-	slices.Sort(s.Parked)
-	u, err := Restore(s)
-	if err != nil {
-		panic("cut: WithoutTables: " + err.Error()) // a State of a Tracker, with members parked, always restores
-	}
+		slices.Sort(s.Parked)
+	})
 	u.advance()
 	return u
 }
@@ -227,13 +234,9 @@ func (t *Tracker) WithoutTables(tables ...string) *Tracker {
 // a data collection two of its tables shared when one of them leaves:
 // the Tracker cannot tell whose they were. t is not changed.
 func (t *Tracker) Forget(table string) *Tracker {
-	s := t.State()
-	delete(s.Applied, table)
-	delete(s.Seen, table)
-	delete(s.Fetched, table)
-	u, err := Restore(s)
-	if err != nil {
-		panic("cut: Forget: " + err.Error()) // a State of a Tracker, less a table's reports, always restores
-	}
-	return u
+	return t.with("Forget", func(s *State) {
+		delete(s.Applied, table)
+		delete(s.Seen, table)
+		delete(s.Fetched, table)
+	})
 }
