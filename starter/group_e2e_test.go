@@ -281,6 +281,43 @@ func sourceOfTopic(topic, value string) string {
 		fmt.Sprintf(`"schema":%q,"table":%q`, segs[len(segs)-2], segs[len(segs)-1]), 1)
 }
 
+// produceKeyed produces value to topic on s's Kafka with the key
+// {"id":id}, its source table set to the topic's (sourceOfTopic).
+func produceKeyed(t *testing.T, s *e2eStack, topic string, id int, value string) {
+	t.Helper()
+	if err := s.r.Kafka.Produce(context.Background(), &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"id":%d}`, id), Value: []byte(sourceOfTopic(topic, value))}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pgTxChange is a sample PostgreSQL streamed change of transaction tx at
+// lsn (its _seq (lsn, lsn)), without a transaction block.
+func pgTxChange(op, after string, lsn, tx int) string {
+	return strings.Replace(string(sample.PostgresChange(op, "null", after, lsn).Value), fmt.Sprintf(`"txId":%d`, lsn), fmt.Sprintf(`"txId":%d`, tx), 1)
+}
+
+// pgEnd is the END record of transaction tx committed at LSN commit, with
+// the data collections' counts (JSON objects) counts.
+func pgEnd(tx, commit int, counts string) string {
+	return fmt.Sprintf(`{"status":"END","id":"%d:%d","event_count":2,"data_collections":[%s],"ts_ms":%d}`, tx, commit, counts, 1767258000000+commit)
+}
+
+// awaitGroupCut polls group's cut query (queryGroupCut; a failed query
+// counts as no cut yet) until done holds, within d, and returns that cut;
+// the test fails naming what it waited for.
+func awaitGroupCut(t *testing.T, s *e2eStack, group string, d time.Duration, what string, done func(workflows.GroupCut) bool) workflows.GroupCut {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(500 * time.Millisecond) {
+		g, _ := queryGroupCut(context.Background(), s.r.Client, group)
+		if done(g) {
+			return g
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not within %v: %+v (pending %+v, last abort %q)", what, d, g, g.Pending, g.LastAbort)
+		}
+	}
+}
+
 // mirrorRows reads the columns cols of table name's mirror at Iceberg
 // snapshot snapshot (0: the current one) from cat: each row's values
 // joined by "=", the rows sorted and joined by ","; "(none)" when the

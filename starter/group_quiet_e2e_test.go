@@ -11,12 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/cuts"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
-	"github.com/lakemirror/lakemirror/internal/sample"
 	"github.com/lakemirror/lakemirror/workflows"
 )
 
@@ -44,21 +41,14 @@ func TestGroupCutQuietTableStartedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	produce := func(topic string, id int, value string) {
-		t.Helper()
-		if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"id":%d}`, id), Value: []byte(sourceOfTopic(topic, value))}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produce := func(topic string, id int, value string) { produceKeyed(t, s, topic, id, value) }
 	// change is a streamed change of transaction tx at lsn (its _seq (lsn,
 	// lsn)), the transaction's order-th event of its table
 	change := func(op, after string, lsn, tx, order int) string {
-		v := strings.Replace(string(sample.PostgresChange(op, "null", after, lsn).Value), fmt.Sprintf(`"txId":%d`, lsn), fmt.Sprintf(`"txId":%d`, tx), 1)
-		return strings.TrimSuffix(v, "}") + fmt.Sprintf(`,"transaction":{"id":"%d:%d","total_order":%d,"data_collection_order":%d}}`, tx, lsn, order, order)
+		return strings.TrimSuffix(pgTxChange(op, after, lsn, tx), "}") +
+			fmt.Sprintf(`,"transaction":{"id":"%d:%d","total_order":%d,"data_collection_order":%d}}`, tx, lsn, order, order)
 	}
-	end := func(tx, commit int, counts string) string {
-		return fmt.Sprintf(`{"status":"END","id":"%d:%d","event_count":2,"data_collections":[%s],"ts_ms":%d}`, tx, commit, counts, 1767258000000+commit)
-	}
+	end := pgEnd
 	produce("srv.shop.ledger", 1, change("c", `{"id":1,"amount":-5}`, 99, 100, 1))
 	produce("srv.shop.accounts", 1, change("c", `{"id":1,"balance":5}`, 100, 100, 1))
 	produce("srv.transaction", 100, end(100, 101, `{"data_collection":"shop.accounts","event_count":1},{"data_collection":"shop.ledger","event_count":1}`))
@@ -108,22 +98,7 @@ pipelines:
 	}
 	produce("srv.shop.accounts", 1, change("u", `{"id":1,"balance":8}`, 200, 200, 1))
 	produce("srv.transaction", 200, end(200, 201, `{"data_collection":"shop.accounts","event_count":1}`))
-	query := func() workflows.GroupCut {
-		var g workflows.GroupCut
-		if v, err := c.QueryWorkflow(ctx, workflows.GroupWorkflowID("shop"), "", workflows.QueryCut); err == nil {
-			_ = v.Get(&g)
-		}
-		return g
-	}
-	var g workflows.GroupCut
-	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if g = query(); g.Published != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cut within 4 minutes: %+v (pending %+v, last abort %q)", g, g.Pending, g.LastAbort)
-		}
-	}
+	g := awaitGroupCut(t, s, "shop", 4*time.Minute, "a cut", func(g workflows.GroupCut) bool { return g.Published != nil })
 	cols := map[string]string{"shop.accounts": "balance", "shop.ledger": "amount"}
 	got := map[string]string{}
 	for _, tg := range g.Published.Tagged {
@@ -163,14 +138,7 @@ pipelines:
 	}
 	produce("srv.shop.accounts", 1, change("u", `{"id":1,"balance":9}`, 300, 300, 1))
 	produce("srv.transaction", 300, end(300, 301, `{"data_collection":"shop.accounts","event_count":1}`))
-	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if g = query(); g.Published != nil && g.Published.Number == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cut 2 within 4 minutes: %+v (pending %+v, last abort %q)", g, g.Pending, g.LastAbort)
-		}
-	}
+	g = awaitGroupCut(t, s, "shop", 4*time.Minute, "cut 2", func(g workflows.GroupCut) bool { return g.Published != nil && g.Published.Number == 2 })
 	if len(g.Published.Tagged) != 1 || g.Published.Tagged[0].Table != "shop.accounts" || g.Published.W != "000000000000012d0000000000000000" {
 		t.Fatalf("cut 2 at W %s in %+v; want (301, 0) in accounts alone", g.Published.W, g.Published.Tagged)
 	}

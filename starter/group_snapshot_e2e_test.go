@@ -4,14 +4,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/sample"
@@ -36,29 +33,17 @@ import (
 func TestGroupCutAfterBlockingSnapshotReads(t *testing.T) {
 	s := startStack(t)
 	ctx := context.Background()
-	c := s.r.Client
 	for _, topic := range []string{"srv.shop.accounts", "srv.shop.transfers", "srv.transaction"} {
 		if err := s.r.Kafka.CreateTopic(ctx, topic, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	produce := func(topic string, id int, value string) {
-		t.Helper()
-		if err := s.r.Kafka.Produce(ctx, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, `{"id":%d}`, id), Value: []byte(sourceOfTopic(topic, value))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// change is a streamed change of transaction tx at lsn (its _seq (lsn, lsn))
-	change := func(op, after string, lsn, tx int) string {
-		return strings.Replace(string(sample.PostgresChange(op, "null", after, lsn).Value), fmt.Sprintf(`"txId":%d`, lsn), fmt.Sprintf(`"txId":%d`, tx), 1)
-	}
+	produce := func(topic string, id int, value string) { produceKeyed(t, s, topic, id, value) }
+	change, end := pgTxChange, pgEnd
 	// read is a blocking snapshot read at LSN 300 (its _seq (0, 300))
 	read := func(after, mark string) string {
 		return strings.Replace(strings.Replace(string(sample.PostgresChange("r", "null", after, 300).Value),
 			`"snapshot":"false"`, `"snapshot":"`+mark+`"`, 1), `"txId":300,`, ``, 1)
-	}
-	end := func(tx, commit int, counts string) string {
-		return fmt.Sprintf(`{"status":"END","id":"%d:%d","event_count":2,"data_collections":[%s],"ts_ms":%d}`, tx, commit, counts, 1767258000000+commit)
 	}
 	produce("srv.shop.accounts", 1, change("c", `{"id":1,"balance":10}`, 100, 100))
 	produce("srv.shop.accounts", 2, read(`{"id":2,"balance":89}`, "true"))
@@ -83,22 +68,9 @@ pipelines:
 	if out, errw, code := s.cli("apply", "-f", file, "--yes"); code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errw)
 	}
-	query := func() workflows.GroupCut {
-		var g workflows.GroupCut
-		if v, err := c.QueryWorkflow(ctx, workflows.GroupWorkflowID("shop"), "", workflows.QueryCut); err == nil {
-			_ = v.Get(&g)
-		}
-		return g
-	}
-	var g workflows.GroupCut
-	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if g = query(); strings.Contains(g.LastAbort, "source snapshot reads taken at") || g.Published != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cut given up within 3 minutes: %+v (pending %+v)", g, g.Pending)
-		}
-	}
+	g := awaitGroupCut(t, s, "shop", 3*time.Minute, "a cut given up", func(g workflows.GroupCut) bool {
+		return strings.Contains(g.LastAbort, "source snapshot reads taken at") || g.Published != nil
+	})
 	if g.Published != nil {
 		t.Fatalf("cut %d published at W %s while accounts holds a read taken at LSN 300, above it", g.Published.Number, g.Published.W)
 	}
@@ -114,14 +86,7 @@ pipelines:
 	produce("srv.shop.accounts", 1, change("u", `{"id":1,"balance":3}`, 399, 400))
 	produce("srv.shop.transfers", 3, change("c", `{"id":3,"amount":7}`, 400, 400))
 	produce("srv.transaction", 400, end(400, 401, `{"data_collection":"shop.accounts","event_count":1},{"data_collection":"shop.transfers","event_count":1}`))
-	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if g = query(); g.Published != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cut within 4 minutes: %+v (pending %+v)", g, g.Pending)
-		}
-	}
+	g = awaitGroupCut(t, s, "shop", 4*time.Minute, "a cut", func(g workflows.GroupCut) bool { return g.Published != nil })
 	ids := func(name string, snapshot int64) string {
 		tn, err := lake.ParseTableName(name)
 		if err != nil {
