@@ -1,7 +1,10 @@
 package merge
 
 import (
+	"cmp"
+	"encoding/binary"
 	"slices"
+	"strings"
 
 	"github.com/lakemirror/lakemirror/internal/cdc"
 )
@@ -39,14 +42,17 @@ func GroupByKey(events []*cdc.Event) []Group {
 		next[i] = -1
 	}
 	groups := make([]Group, len(order))
+	// every group's events in one array, each group's part capped so that
+	// an append by a caller copies instead of overwriting the next group
+	all := make([]*cdc.Event, 0, len(events))
 	for gi, head := range order {
 		g := Group{Key: events[head].Key}
-		if next[head] == -1 {
-			g.Events = []*cdc.Event{events[head]}
-		} else {
-			for i := head; i != -1; i = next[i] {
-				g.Events = append(g.Events, events[i])
-			}
+		from := len(all)
+		for i := head; i != -1; i = next[i] {
+			all = append(all, events[i])
+		}
+		g.Events = all[from:len(all):len(all)]
+		if len(g.Events) > 1 {
 			slices.SortStableFunc(g.Events, func(a, b *cdc.Event) int { return a.Seq.Compare(b.Seq) })
 			g.Events = slices.CompactFunc(g.Events, func(a, b *cdc.Event) bool {
 				if a.Seq == b.Seq {
@@ -58,14 +64,35 @@ func GroupByKey(events []*cdc.Event) []Group {
 		}
 		groups[gi] = g
 	}
-	slices.SortFunc(groups, func(a, b Group) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
+	return sortByKey(groups)
+}
+
+// sortByKey returns groups sorted by Key (bytewise). It sorts the keys'
+// first 16 bytes as two integers, comparing whole keys only where those
+// are equal, then moves each group once.
+func sortByKey(groups []Group) []Group {
+	type prefix struct {
+		hi, lo uint64
+		i      int32
+	}
+	ps := make([]prefix, len(groups))
+	for i := range groups {
+		var b [16]byte
+		copy(b[:], groups[i].Key)
+		ps[i] = prefix{binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:]), int32(i)}
+	}
+	slices.SortFunc(ps, func(a, b prefix) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
 		}
-		return 0
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return strings.Compare(string(groups[a.i].Key), string(groups[b.i].Key))
 	})
-	return groups
+	out := make([]Group, len(groups))
+	for j, p := range ps {
+		out[j] = groups[p.i]
+	}
+	return out
 }
