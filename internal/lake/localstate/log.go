@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // Log is an append-only file of length-prefixed records on the
@@ -35,11 +36,20 @@ const (
 const flushAt = 4 << 20
 
 // keepBuf is the most append buffer a log keeps once flushed (a batch's
-// appends are flushed at its end): a larger one is dropped and the next
-// batch grows a new one, so that a table idle between batches holds a
-// few KiB here instead of the largest batch's buffer (up to flushAt, on
-// every table of a worker that holds hundreds).
+// appends are flushed at its end): a larger one goes back to bufPool, and
+// the next batch takes one from there, so that a table idle between
+// batches holds a few KiB here instead of the largest batch's buffer (up
+// to flushAt, on every table of a worker that holds hundreds), while the
+// buffers are reused by whichever tables are writing.
 const keepBuf = 8 << 10
+
+// growTo is the capacity up to which an append buffer grows by itself
+// (a small batch's); past it, appends take a buffer from bufPool.
+const growTo = 64 << 10
+
+// bufPool holds append buffers of flushAt bytes and more (*[]byte),
+// shared by every log of the process.
+var bufPool sync.Pool
 
 // readAhead is how many bytes a read of one record asks for at first: a
 // chain record of a row with its history is usually 0.2 to 0.6 KiB (each
@@ -64,29 +74,67 @@ func (l *Log) Size() int64 { return l.flushed + int64(len(l.buf)) }
 // copied.
 func (l *Log) Append(payload []byte) (uint64, error) {
 	ref := uint64(l.Size())
+	if need := len(l.buf) + binary.MaxVarintLen64 + len(payload); need > cap(l.buf) && cap(l.buf) >= growTo && cap(l.buf) < flushAt {
+		l.takeBuf() // past growTo: one buffer of flushAt, not doubling
+	}
 	l.buf = binary.AppendUvarint(l.buf, uint64(len(payload)))
 	l.buf = append(l.buf, payload...)
 	if len(l.buf) >= flushAt {
-		if err := l.Flush(); err != nil {
+		if err := l.write(); err != nil {
 			return 0, err
 		}
+		l.buf = l.buf[:0] // the batch goes on: keep the buffer
 	}
 	return ref, nil
 }
 
-// Flush writes buffered appends to the file.
-func (l *Log) Flush() error {
-	if len(l.buf) == 0 {
-		return nil
+// takeBuf moves the buffered bytes into a buffer of at least flushAt
+// bytes from bufPool (a new one when it has none), and gives the old one
+// back when it is one of those.
+func (l *Log) takeBuf() {
+	var nb []byte
+	if p, ok := bufPool.Get().(*[]byte); ok {
+		nb = (*p)[:0]
+	} else {
+		nb = make([]byte, 0, flushAt+(64<<10))
 	}
+	nb = append(nb, l.buf...)
+	l.putBuf()
+	l.buf = nb
+}
+
+// putBuf gives l.buf to bufPool when it is a pool-sized buffer.
+func (l *Log) putBuf() {
+	if cap(l.buf) >= flushAt {
+		b := l.buf[:0]
+		bufPool.Put(&b)
+	}
+}
+
+// write writes the buffered appends to the file; l.buf then holds what
+// was not written.
+func (l *Log) write() error {
 	n, err := l.f.WriteAt(l.buf, l.flushed)
 	l.flushed += int64(n)
 	if err != nil {
 		l.buf = l.buf[n:]
 		return fmt.Errorf("lake: write local state log %s: %w", l.path, err)
 	}
+	return nil
+}
+
+// Flush writes buffered appends to the file. A buffer larger than keepBuf
+// goes back to bufPool.
+func (l *Log) Flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	if err := l.write(); err != nil {
+		return err
+	}
 	if cap(l.buf) > keepBuf {
-		l.buf = nil // appends grow a new one
+		l.putBuf()
+		l.buf = nil // the next append takes a buffer again
 	} else {
 		l.buf = l.buf[:0]
 	}
