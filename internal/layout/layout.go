@@ -1,6 +1,6 @@
 // Package layout is the one home of a table's physical layout setting:
-// the partition fields and sort order of its mirror, history and bronze
-// tables, as an operator writes them (starter flags, the pipelines YAML,
+// the partition fields, sort order and Parquet compression of its
+// mirror, history and bronze tables, as an operator writes them (starter flags, the pipelines YAML,
 // a settings update) and as workflows carry them (plain strings, standard
 // library only). internal/lake turns a parsed Spec into an Iceberg
 // partition spec and sort order (Iceberg spec, "Partitioning",
@@ -27,6 +27,10 @@ import (
 type Spec struct {
 	PartitionBy []string `json:"partition_by,omitempty"`
 	SortBy      []string `json:"sort_by,omitempty"`
+	// Compression is the codec of the table's Parquet data files
+	// (ParseCompression: "zstd", "zstd:3", "snappy", ...); "" keeps the
+	// table's own (zstd at level 1 on a table lakemirror creates).
+	Compression string `json:"compression,omitempty"`
 }
 
 // Tables is the layout of a source table's Iceberg tables. A zero Bronze
@@ -46,17 +50,22 @@ var DefaultBronze = Spec{PartitionBy: []string{"day(_ingested_at)"}}
 // Spec with this one field is no partition field at all).
 const Unpartitioned = "none"
 
-// IsZero reports whether s is unpartitioned and unsorted.
-func (s Spec) IsZero() bool { return len(s.PartitionBy) == 0 && len(s.SortBy) == 0 }
+// IsZero reports whether s is unpartitioned and unsorted and keeps the
+// table's compression.
+func (s Spec) IsZero() bool { return !s.HasFields() && s.Compression == "" }
 
-// BronzeSpec returns the bronze layout in effect: DefaultBronze when
-// t.Bronze is zero, none when it is partition_by [none].
+// HasFields reports whether s has partition or sort fields.
+func (s Spec) HasFields() bool { return len(s.PartitionBy) > 0 || len(s.SortBy) > 0 }
+
+// BronzeSpec returns the bronze layout in effect: DefaultBronze's fields
+// when t.Bronze has none, none when it is partition_by [none]; its
+// compression is t.Bronze's.
 func (t Tables) BronzeSpec() Spec {
-	if t.Bronze.IsZero() {
-		return DefaultBronze
+	if !t.Bronze.HasFields() {
+		return Spec{PartitionBy: DefaultBronze.PartitionBy, Compression: t.Bronze.Compression}
 	}
 	if len(t.Bronze.PartitionBy) == 1 && strings.EqualFold(strings.TrimSpace(t.Bronze.PartitionBy[0]), Unpartitioned) {
-		return Spec{SortBy: t.Bronze.SortBy}
+		return Spec{SortBy: t.Bronze.SortBy, Compression: t.Bronze.Compression}
 	}
 	return t.Bronze
 }
@@ -169,9 +178,13 @@ func ParseSort(s string) (SortField, error) {
 	return f, nil
 }
 
-// Parse parses every field of s. Errors: the first field that does not
-// parse; a column partitioned twice by the same transform.
+// Parse parses every field of s. Errors: a compression that does not
+// parse (ParseCompression); the first field that does not parse; a
+// column partitioned twice by the same transform.
 func (s Spec) Parse() ([]Field, []SortField, error) {
+	if _, err := ParseCompression(s.Compression); err != nil {
+		return nil, nil, err
+	}
 	var fields []Field
 	for _, p := range s.PartitionBy {
 		f, err := ParsePartition(p)
@@ -209,7 +222,8 @@ func (t Tables) Validate() error {
 	return nil
 }
 
-// Normalize returns t with every field trimmed of surrounding spaces.
+// Normalize returns t with every field trimmed of surrounding spaces and
+// each compression as ParseCompression reads it ("ZSTD:3" → "zstd:3").
 func (t Tables) Normalize() Tables {
 	trim := func(in []string) []string {
 		if len(in) == 0 {
@@ -223,6 +237,7 @@ func (t Tables) Normalize() Tables {
 	}
 	for _, s := range []*Spec{&t.Mirror, &t.History, &t.Bronze} {
 		s.PartitionBy, s.SortBy = trim(s.PartitionBy), trim(s.SortBy)
+		s.Compression = normalCompression(s.Compression)
 	}
 	return t
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -129,24 +131,71 @@ func layoutMatches(tbl *table.Table, spec layout.Spec) (bool, error) {
 	return true, nil
 }
 
-// evolveLayout moves tbl to spec when its current partition spec or sort
-// order differs, in one metadata-only commit (no Iceberg snapshot, so
-// the local state stays valid), and returns the table as committed.
-// Errors: *LayoutError for a spec the table cannot take; commit failures
-// (retryable).
+// evolveLayout moves tbl to spec when its current partition spec, sort
+// order or Parquet compression (the write.parquet.compression-codec and
+// -level properties; an empty spec.Compression leaves them) differs, in
+// one metadata-only commit (no Iceberg snapshot, so the local state stays
+// valid), and returns the table as committed. Errors: *LayoutError for a
+// spec the table cannot take; commit failures (retryable).
 func evolveLayout(ctx context.Context, tbl *table.Table, spec layout.Spec) (*table.Table, error) {
-	ok, err := layoutMatches(tbl, spec)
-	if err != nil || ok {
-		if err != nil {
-			err = &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
-		}
-		return tbl, err
-	}
-	want, order, err := partitionSpecOf(spec, tbl.Schema())
+	codec, err := layout.ParseCompression(spec.Compression)
 	if err != nil {
 		return nil, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
 	}
+	ok, err := layoutMatches(tbl, spec)
+	if err != nil {
+		return tbl, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
+	}
+	codecOK := codecMatches(tbl.Properties(), codec)
+	if ok && codecOK {
+		return tbl, nil
+	}
 	tx := tbl.NewTransaction()
+	if !ok {
+		if err := relayTx(tbl, tx, spec); err != nil {
+			return nil, err
+		}
+	}
+	if !codecOK {
+		if err := tx.SetProperties(codec.Properties()); err != nil {
+			return nil, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
+		}
+		if _, has := tbl.Properties()[layout.PropCompressionLevel]; has && codec.Level == 0 {
+			if err := tx.RemoveProperties([]string{layout.PropCompressionLevel}); err != nil {
+				return nil, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
+			}
+		}
+	}
+	out, err := CommitTx(ctx, tbl, tx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: commit layout of %s: %w", IdentString(tbl.Identifier()), err)
+	}
+	return out, nil
+}
+
+// codecMatches reports whether the table properties p give codec c: the
+// same codec name and level (no level property for a codec without a
+// level). The zero Codec matches any.
+func codecMatches(p iceberg.Properties, c layout.Codec) bool {
+	if c.Name == "" {
+		return true
+	}
+	if !strings.EqualFold(p[layout.PropCompressionCodec], c.Name) {
+		return false
+	}
+	lv, has := p[layout.PropCompressionLevel]
+	if c.Level == 0 {
+		return !has
+	}
+	return lv == strconv.Itoa(c.Level)
+}
+
+// relayTx adds to tx the partition spec and sort order of spec.
+func relayTx(tbl *table.Table, tx *table.Transaction, spec layout.Spec) error {
+	want, order, err := partitionSpecOf(spec, tbl.Schema())
+	if err != nil {
+		return &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
+	}
 	cur := tbl.Spec()
 	if !cur.Equals(want) || cur.NumFields() != want.NumFields() {
 		up := tx.UpdateSpec(true)
@@ -172,17 +221,13 @@ func evolveLayout(ctx context.Context, tbl *table.Table, spec layout.Spec) (*tab
 			up = up.AddField(col.Name, w.Transform, w.Name)
 		}
 		if err := up.Commit(); err != nil {
-			return nil, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
+			return &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
 		}
 	}
 	if err := tx.ReplaceSortOrder(order); err != nil {
-		return nil, &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
+		return &LayoutError{Table: IdentString(tbl.Identifier()), Err: err}
 	}
-	out, err := CommitTx(ctx, tbl, tx)
-	if err != nil {
-		return nil, fmt.Errorf("lake: commit layout of %s: %w", IdentString(tbl.Identifier()), err)
-	}
-	return out, nil
+	return nil
 }
 
 func fieldsOf(s iceberg.PartitionSpec) []iceberg.PartitionField {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -106,7 +107,8 @@ func LoadOrCreate(ctx context.Context, cat catalog.Catalog, ns, ident table.Iden
 }
 
 // LoadOrCreateLaid is LoadOrCreate for a table with a layout setting: a
-// new table is created with lay's partition spec and sort order, an
+// new table is created with lay's partition spec, sort order and
+// compression (props' codec when lay gives none), an
 // existing one (also the batch's cached one) is evolved to it when it has
 // another (evolveLayout: a no-op when they match). A nil lay leaves the layout alone. Errors: also
 // *LayoutError.
@@ -139,8 +141,19 @@ func LoadOrCreateLaid(ctx context.Context, cat catalog.Catalog, ns, ident table.
 	if err := EnsureNamespace(ctx, cat, ns); err != nil {
 		return nil, false, err
 	}
+	if lay != nil {
+		if c, err := layout.ParseCompression(lay.Compression); err != nil {
+			return nil, false, &LayoutError{Table: IdentString(ident), Err: err}
+		} else if cp := c.Properties(); cp != nil {
+			props = maps.Clone(props)
+			maps.Copy(props, cp)
+			if c.Level == 0 {
+				delete(props, layout.PropCompressionLevel)
+			}
+		}
+	}
 	opts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
-	if lay != nil && !lay.IsZero() {
+	if lay != nil && lay.HasFields() {
 		spec, order, err := partitionSpecOf(*lay, sc)
 		if err != nil {
 			return nil, false, &LayoutError{Table: IdentString(ident), Err: err}
