@@ -242,11 +242,12 @@ func (a *app) settingsCmd() *cobra.Command {
 	var deleteFormat string
 	var out outputFlag
 	cmd := &cobra.Command{
-		Use:   "settings TABLE [--batch-size N] [--max-wait D] [...] [--mirror-partition-by F ...] [--history-partition-by F ...]",
+		Use:   "settings TABLE [--batch-size N] [--max-wait D] [...] [--mirror-partition-by F ...] [--history-partition-by F ...] [--bronze-compression C]",
 		Short: "Change a running table's batch bounds or layout (takes effect at the next batch)",
 		Long: `settings changes a running table's batch bounds, quarantine limit or layout
-through a workflow update; the change takes effect at the table's next batch. It
-prints the table's effective settings, or with --output json the table's spec as
+(partition fields, sort order, Parquet compression) through a workflow update;
+the change takes effect at the table's next batch. It prints the table's
+effective settings, or with --output json the table's spec as
 the workflow holds it after the change (the fields of "spec" in status --output json).
 Without a setting to change, it prints them as they are.`,
 		Args: tableArgs(1),
@@ -261,8 +262,20 @@ Without a setting to change, it prints them as they are.`,
 					req.Set(st.Name, st.Get(values))
 				}
 			}
-			if err := lay.request(cmd.Flags(), &req); err != nil {
+			cur := func() (layout.Tables, error) { // the layout flags left out keep the table's
+				c, err := a.dialWorker(cmd.Context(), args[0])
+				if err != nil {
+					return layout.Tables{}, err
+				}
+				defer c.Close()
+				st, err := queryStatus(cmd.Context(), c, args[0])
+				return st.Spec.Layout, err
+			}
+			if _, err := lay.tables(); err != nil {
 				return usage("%v", err)
+			}
+			if err := lay.request(cmd.Flags(), &req, cur); err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("delete-format") {
 				f, err := layout.ParseDeleteFormat(deleteFormat)

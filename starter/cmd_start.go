@@ -43,49 +43,84 @@ type specFlags struct {
 	deleteFormat string
 }
 
-// layoutFlags are the partition and sort flags of the three tables
-// (layout.Tables), each repeatable: one field per flag.
+// layoutFlags are the partition, sort and compression flags of the three
+// tables (layout.Tables), the partition and sort flags repeatable: one
+// field per flag.
 type layoutFlags struct {
 	mirrorPartition, mirrorSort   []string
 	historyPartition, historySort []string
 	bronzePartition, bronzeSort   []string
+	mirrorCodec, historyCodec     string
+	bronzeCodec                   string
 }
 
 func (f *layoutFlags) bind(fl *pflag.FlagSet) {
 	const fields = "col, identity(col), bucket(N, col), truncate(W, col), year(col), month(col), day(col) or hour(col)"
+	const codecs = "zstd[:1-22], snappy, gzip[:1-9] or uncompressed (Iceberg's write.parquet.compression-codec and -level; default: the table's, zstd level 1 on a table lakemirror creates)"
 	fl.StringArrayVar(&f.mirrorPartition, "mirror-partition-by", nil, "a partition field of the mirror, repeatable: "+fields)
 	fl.StringArrayVar(&f.mirrorSort, "mirror-sort-by", nil, "a sort field of the mirror's files, repeatable: col [asc|desc] [nulls first|nulls last]")
+	fl.StringVar(&f.mirrorCodec, "mirror-compression", "", "the Parquet codec of the mirror's files: "+codecs)
 	fl.StringArrayVar(&f.historyPartition, "history-partition-by", nil, "a partition field of the history, repeatable (e.g. day(_valid_from))")
 	fl.StringArrayVar(&f.historySort, "history-sort-by", nil, "a sort field of the history's files, repeatable")
+	fl.StringVar(&f.historyCodec, "history-compression", "", "the Parquet codec of the history's files (as --mirror-compression)")
 	fl.StringArrayVar(&f.bronzePartition, "bronze-partition-by", nil, "a partition field of bronze, repeatable (default day(_ingested_at); none for unpartitioned)")
 	fl.StringArrayVar(&f.bronzeSort, "bronze-sort-by", nil, "a sort field of bronze's files, repeatable")
+	fl.StringVar(&f.bronzeCodec, "bronze-compression", "", "the Parquet codec of bronze's files (as --mirror-compression; bronze holds the raw Kafka records)")
 }
 
 // tables is the layout the flags give, checked (layout.Tables.Validate).
 func (f *layoutFlags) tables() (layout.Tables, error) {
 	t := layout.Tables{
-		Mirror:  layout.Spec{PartitionBy: f.mirrorPartition, SortBy: f.mirrorSort},
-		History: layout.Spec{PartitionBy: f.historyPartition, SortBy: f.historySort},
-		Bronze:  layout.Spec{PartitionBy: f.bronzePartition, SortBy: f.bronzeSort},
+		Mirror:  layout.Spec{PartitionBy: f.mirrorPartition, SortBy: f.mirrorSort, Compression: f.mirrorCodec},
+		History: layout.Spec{PartitionBy: f.historyPartition, SortBy: f.historySort, Compression: f.historyCodec},
+		Bronze:  layout.Spec{PartitionBy: f.bronzePartition, SortBy: f.bronzeSort, Compression: f.bronzeCodec},
 	}.Normalize()
 	return t, t.Validate()
 }
 
-// request sets the layouts of the tables whose flags were given in req
-// (a table's partition and sort flags together make its layout).
-func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest) error {
+// changed reports whether a layout flag of the table name (mirror,
+// history, bronze) was given.
+func (f *layoutFlags) changed(fl *pflag.FlagSet, name string) bool {
+	return fl.Changed(name+"-partition-by") || fl.Changed(name+"-sort-by") || fl.Changed(name+"-compression")
+}
+
+// request sets in req the layout of each table with a layout flag: its
+// partition and sort flags together make its fields (neither given: its
+// current ones), its compression flag its compression (not given: its
+// current one). cur gives the table's current layout; it is called only
+// when a layout flag was given.
+func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest, cur func() (layout.Tables, error)) error {
 	t, err := f.tables()
 	if err != nil {
 		return err
 	}
+	var now *layout.Tables
 	for _, x := range []struct {
 		name string
 		spec layout.Spec
 		dst  **layout.Spec
-	}{{"mirror", t.Mirror, &req.MirrorLayout}, {"history", t.History, &req.HistoryLayout}, {"bronze", t.Bronze, &req.BronzeLayout}} {
-		if fl.Changed(x.name+"-partition-by") || fl.Changed(x.name+"-sort-by") {
-			*x.dst = &x.spec
+		cur  func(layout.Tables) layout.Spec
+	}{{"mirror", t.Mirror, &req.MirrorLayout, func(t layout.Tables) layout.Spec { return t.Mirror }},
+		{"history", t.History, &req.HistoryLayout, func(t layout.Tables) layout.Spec { return t.History }},
+		{"bronze", t.Bronze, &req.BronzeLayout, func(t layout.Tables) layout.Spec { return t.Bronze }}} {
+		if !f.changed(fl, x.name) {
+			continue
 		}
+		if now == nil {
+			c, err := cur()
+			if err != nil {
+				return err
+			}
+			now = &c
+		}
+		spec, was := x.spec, x.cur(*now)
+		if !fl.Changed(x.name+"-partition-by") && !fl.Changed(x.name+"-sort-by") {
+			spec.PartitionBy, spec.SortBy = was.PartitionBy, was.SortBy
+		}
+		if !fl.Changed(x.name + "-compression") {
+			spec.Compression = was.Compression
+		}
+		*x.dst = &spec
 	}
 	return nil
 }
@@ -490,8 +525,9 @@ func (a *app) catalogIfReachable(ctx context.Context) catalog.Catalog {
 	return cat
 }
 
-// layoutText is a layout as one line: "mirror [fields] sorted by [...];
-// history ...; bronze ...", tables without a layout left out.
+// layoutText is a layout as one line: "mirror partitioned by [fields],
+// sorted by [...], compressed with zstd:3; history ...; bronze ...",
+// tables without a layout left out.
 func layoutText(t layout.Tables) string {
 	var parts []string
 	for _, x := range []struct {
@@ -501,11 +537,17 @@ func layoutText(t layout.Tables) string {
 		if x.spec.IsZero() {
 			continue
 		}
-		p := x.name + " partitioned by " + orNoneList(x.spec.PartitionBy)
-		if len(x.spec.SortBy) > 0 {
-			p += ", sorted by " + strings.Join(x.spec.SortBy, ", ")
+		var p []string
+		if x.spec.HasFields() {
+			p = append(p, "partitioned by "+orNoneList(x.spec.PartitionBy))
+			if len(x.spec.SortBy) > 0 {
+				p = append(p, "sorted by "+strings.Join(x.spec.SortBy, ", "))
+			}
 		}
-		parts = append(parts, p)
+		if x.spec.Compression != "" {
+			p = append(p, "compressed with "+x.spec.Compression)
+		}
+		parts = append(parts, x.name+" "+strings.Join(p, ", "))
 	}
 	if len(parts) == 0 {
 		return "unpartitioned"

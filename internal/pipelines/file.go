@@ -67,7 +67,7 @@ type rawSettings struct {
 }
 
 // rawLayout is the layout block: each table's partition_by and sort_by
-// lists (internal/layout's syntax).
+// lists and compression (internal/layout's syntax).
 type rawLayout struct {
 	Mirror  *rawTableLayout `yaml:"mirror"`
 	History *rawTableLayout `yaml:"history"`
@@ -77,6 +77,7 @@ type rawLayout struct {
 type rawTableLayout struct {
 	PartitionBy []string `yaml:"partition_by"`
 	SortBy      []string `yaml:"sort_by"`
+	Compression string   `yaml:"compression"`
 }
 
 // tables is the layout the block gives, with def's tables where the
@@ -91,7 +92,7 @@ func (r *rawLayout) tables(def layout.Tables) layout.Tables {
 		dst *layout.Spec
 	}{{r.Mirror, &out.Mirror}, {r.History, &out.History}, {r.Bronze, &out.Bronze}} {
 		if x.raw != nil {
-			*x.dst = layout.Spec{PartitionBy: x.raw.PartitionBy, SortBy: x.raw.SortBy}
+			*x.dst = layout.Spec{PartitionBy: x.raw.PartitionBy, SortBy: x.raw.SortBy, Compression: x.raw.Compression}
 		}
 	}
 	return out.Normalize()

@@ -420,6 +420,42 @@ pipelines:
 	}
 }
 
+// A table's Parquet compression in the layout block: normalized, kept
+// beside bronze's default partitioning, refused with its line when the
+// codec is unknown, and a change is a live layout change.
+func TestCompressionSetting(t *testing.T) {
+	const src = `version: 1
+pipelines:
+  - topic: s.public.a
+    key: id
+    layout:
+      mirror: {compression: Snappy}
+      bronze: {compression: "zstd:9"}
+`
+	f, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := f.Resolve([]string{"s.public.a"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := layout.Tables{Mirror: layout.Spec{Compression: "snappy"}, Bronze: layout.Spec{Compression: "zstd:9"}}
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Layout, want) {
+		t.Fatalf("layout: %+v, want %+v", got, want)
+	}
+	if _, err := Parse("p.yaml", []byte("version: 1\npipelines:\n  - topic: s.public.a\n    layout: {history: {compression: lz4}}\n")); err == nil ||
+		err.Error() != `p.yaml:4: pipelines[0].layout: history layout: layout: invalid field "lz4": want a Parquet codec, zstd[:1-22], snappy, gzip[:1-9] or uncompressed` {
+		t.Errorf("bad compression: %v", err)
+	}
+	observed := got[0]
+	observed.Layout = layout.Tables{Mirror: layout.Spec{Compression: "snappy"}}
+	changes := Diff(got[0], observed)
+	if len(changes) != 1 || changes[0] != (Change{Field: "layout.bronze", Old: "partition_by [day(_ingested_at)]", New: "partition_by [day(_ingested_at)] compression zstd:9", Live: true}) {
+		t.Errorf("diff: %+v", changes)
+	}
+}
+
 // TestDevExampleFile: examples/pipelines-dev.yaml (the tutorial's, runnable
 // on the dev stack) resolves against the topics `starter produce` writes in
 // docs/tutorial.md into exactly its two tables, none of which is a table of

@@ -365,12 +365,15 @@ func columnsText(cols, path string) string {
 
 // layoutText is one table's layout as Diff compares and shows it.
 func layoutText(s layout.Spec) string {
-	if s.IsZero() {
-		return "(unpartitioned)"
+	t := "(unpartitioned)"
+	if s.HasFields() {
+		t = "partition_by [" + strings.Join(s.PartitionBy, ", ") + "]"
+		if len(s.SortBy) > 0 {
+			t += " sort_by [" + strings.Join(s.SortBy, ", ") + "]"
+		}
 	}
-	t := "partition_by [" + strings.Join(s.PartitionBy, ", ") + "]"
-	if len(s.SortBy) > 0 {
-		t += " sort_by [" + strings.Join(s.SortBy, ", ") + "]"
+	if s.Compression != "" {
+		t += " compression " + s.Compression
 	}
 	return t
 }
