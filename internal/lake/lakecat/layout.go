@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -174,13 +173,14 @@ func evolveLayout(ctx context.Context, tbl *table.Table, spec layout.Spec) (*tab
 }
 
 // codecMatches reports whether the table properties p give codec c: the
-// same codec name and level (no level property for a codec without a
-// level). The zero Codec matches any.
+// same codec name, spelt as c spells it (lower case: iceberg-go's
+// compaction reads "SNAPPY" as no codec), and level (no level property
+// for a codec without a level). The zero Codec matches any.
 func codecMatches(p iceberg.Properties, c layout.Codec) bool {
 	if c.Name == "" {
 		return true
 	}
-	if !strings.EqualFold(p[layout.PropCompressionCodec], c.Name) {
+	if p[layout.PropCompressionCodec] != c.Name {
 		return false
 	}
 	lv, has := p[layout.PropCompressionLevel]
