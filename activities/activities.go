@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/lakemirror/lakemirror/internal/lake/keyindex"
 	"github.com/lakemirror/lakemirror/internal/lake/scd2"
 	"github.com/lakemirror/lakemirror/internal/lake/tablestate"
+	"github.com/lakemirror/lakemirror/internal/layout"
 	"github.com/lakemirror/lakemirror/internal/merge"
 	"github.com/lakemirror/lakemirror/internal/telemetry"
 	"github.com/lakemirror/lakemirror/schemas"
@@ -137,6 +139,24 @@ type tableState struct {
 	// used is when the table's writer was last used here (a batch
 	// ended, or a job took the writer), for ReleaseIdleStates.
 	used time.Time
+	// layout is the newest layout (partition fields, sort order,
+	// compression) the table's own activities gave (Activities.state;
+	// nil: spec.Layout), which the writer takes in place when it is next
+	// used (tableWriter): a layout change keeps the state, and a job's
+	// older spec changes neither.
+	layout atomic.Pointer[layout.Tables]
+	// writerLayout is the layout the writer was made with or last given
+	// (under mu).
+	writerLayout layout.Tables
+}
+
+// newestLayout is the layout the table's writer is to write with: the
+// newest its own activities gave, else the spec's.
+func (st *tableState) newestLayout() layout.Tables {
+	if l := st.layout.Load(); l != nil {
+		return *l
+	}
+	return st.spec.Layout
 }
 
 // typesFrom makes the table's decoders read schemaless values by the
@@ -224,12 +244,19 @@ func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorW
 // hook is Activities.AfterCommit as set when a commit runs.
 func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.TableWriter {
 	st.used = time.Now()
+	if st.writer != nil {
+		if l := st.newestLayout(); !reflect.DeepEqual(l, st.writerLayout) {
+			st.writer.SetLayout(l)
+			st.writerLayout = l
+		}
+	}
 	if st.writer == nil {
+		st.writerLayout = st.newestLayout()
 		st.writer = lake.NewTableWriter(a.Catalog, name, st.keyCols, lake.WriterOptions{
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx},
-			AfterCommit:    a.afterCommit, Layout: st.spec.Layout, DeleteFormat: st.spec.DeleteFormat, IndexBudget: a.IndexBudget})
+			AfterCommit:    a.afterCommit, Layout: st.writerLayout, DeleteFormat: st.spec.DeleteFormat, IndexBudget: a.IndexBudget})
 		st.mirror, st.history = st.writer.Mirror, st.writer.History
 		st.local.Store(st.mirror.State())
 	}
@@ -285,9 +312,13 @@ func (a *Activities) checkCatalog(spec TableSpec) error {
 // which every activity takes from its own request: a maintenance schedule
 // created before `starter settings` changed them carries the old ones, and
 // its job must use the state the table's batches use, not replace it.
+// Nor does the layout (partition fields, sort order, compression): the
+// writer takes a new one in place (tableState.layout), and the local
+// state does not depend on it.
 func sameSpec(x, y TableSpec) bool {
 	for _, s := range []*TableSpec{&x, &y} {
 		s.Catalog, s.MaxEvents, s.MaxWait, s.MaxBatchEvents, s.MaxQuarantine, s.LoadChunk = "", 0, 0, 0, 0, 0
+		s.Layout = layout.Tables{}
 	}
 	return fmt.Sprint(x) == fmt.Sprint(y)
 }
@@ -313,8 +344,22 @@ func (a *Activities) tableStates() []*tableState {
 
 // state returns the worker's state for a table, creating it on first use
 // (or when the table's spec changed: the old state is retired once its
-// batch in flight, if any, is done).
+// batch in flight, if any, is done). It is for the table's own
+// activities (batches, loads, rebuilds), whose spec is the workflow's
+// current one: their layout is the one the writer takes.
 func (a *Activities) state(spec TableSpec) (*tableState, lake.TableName, error) {
+	st, name, err := a.stateOf(spec)
+	if err == nil {
+		if l := spec.Layout; !reflect.DeepEqual(l, st.newestLayout()) {
+			st.layout.Store(&l)
+		}
+	}
+	return st, name, err
+}
+
+// stateOf is state without taking spec's layout: a job's spec may be a
+// maintenance schedule's, as it was when the schedule was made.
+func (a *Activities) stateOf(spec TableSpec) (*tableState, lake.TableName, error) {
 	name, err := lake.ParseTableName(spec.Table)
 	if err != nil {
 		return nil, name, err
@@ -351,6 +396,6 @@ func (a *Activities) jobState(spec TableSpec) (st *tableState, name lake.TableNa
 			a.dropState(spec.Table)
 		}
 	}
-	st, name, err = a.state(spec)
+	st, name, err = a.stateOf(spec)
 	return st, name, done, err
 }

@@ -45,6 +45,18 @@ func NewTableWriter(cat catalog.Catalog, name TableName, keyCols []string, o Wri
 	return &TableWriter{Mirror: m, History: h, cat: cat, name: name, withoutBronze: o.WithoutBronze, layout: o.Layout, afterCommit: o.AfterCommit}
 }
 
+// SetLayout gives the writer a new layout (partition fields, sort order,
+// compression) for the tables' next commits, which move each table to
+// it (lakecat.LoadOrCreateLaid); the local state stays. Not for
+// concurrent use with a write.
+func (w *TableWriter) SetLayout(t layout.Tables) {
+	w.layout = t
+	w.Mirror.layout = t.Mirror
+	if w.History != nil {
+		w.History.SetLayout(t.History)
+	}
+}
+
 // BatchInput is one batch for WriteBatch.
 type BatchInput struct {
 	Batch Batch

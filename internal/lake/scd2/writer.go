@@ -176,3 +176,8 @@ func needsPrevValues(events []*cdc.Event) bool {
 	}
 	return false
 }
+
+// SetLayout gives the writer a new layout (partition fields, sort order,
+// compression) for the history's next commits. Not for concurrent use
+// with a write.
+func (w *HistoryWriter) SetLayout(l layout.Spec) { w.layout = l }
