@@ -74,14 +74,16 @@ type rawLayout struct {
 	Bronze  *rawTableLayout `yaml:"bronze"`
 }
 
+// rawTableLayout is one table's layout block; a field left out (nil)
+// takes the defaults block's.
 type rawTableLayout struct {
-	PartitionBy []string `yaml:"partition_by"`
-	SortBy      []string `yaml:"sort_by"`
-	Compression string   `yaml:"compression"`
+	PartitionBy *[]string `yaml:"partition_by"`
+	SortBy      *[]string `yaml:"sort_by"`
+	Compression *string   `yaml:"compression"`
 }
 
-// tables is the layout the block gives, with def's tables where the
-// block leaves one out.
+// tables is the layout the block gives, each table's field by field:
+// the block's value where it gives one (an empty list too), else def's.
 func (r *rawLayout) tables(def layout.Tables) layout.Tables {
 	if r == nil {
 		return def
@@ -91,8 +93,17 @@ func (r *rawLayout) tables(def layout.Tables) layout.Tables {
 		raw *rawTableLayout
 		dst *layout.Spec
 	}{{r.Mirror, &out.Mirror}, {r.History, &out.History}, {r.Bronze, &out.Bronze}} {
-		if x.raw != nil {
-			*x.dst = layout.Spec{PartitionBy: x.raw.PartitionBy, SortBy: x.raw.SortBy, Compression: x.raw.Compression}
+		if x.raw == nil {
+			continue
+		}
+		if x.raw.PartitionBy != nil {
+			x.dst.PartitionBy = *x.raw.PartitionBy
+		}
+		if x.raw.SortBy != nil {
+			x.dst.SortBy = *x.raw.SortBy
+		}
+		if x.raw.Compression != nil {
+			x.dst.Compression = *x.raw.Compression
 		}
 	}
 	return out.Normalize()
