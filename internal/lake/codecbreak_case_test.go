@@ -21,7 +21,7 @@ import (
 // and every file after the compaction should be snappy.
 func TestBreakCodecUpperCasePropertyCompaction(t *testing.T) {
 	ctx := context.Background()
-	p, load := codecPipelineOn(t, newCatalog(t), layout.Tables{}, "")
+	p, load := layoutPipelineOn(t, newCatalog(t), layout.Tables{})
 	p.batch(orderValue("c", 10, 0, "", orderRow(1, "eu", 5)))
 	tx := load(testTable.Mirror()).NewTransaction()
 	if err := tx.SetProperties(map[string]string{layout.PropCompressionCodec: "SNAPPY"}); err != nil {
@@ -31,7 +31,7 @@ func TestBreakCodecUpperCasePropertyCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.tw.Mirror.State().Close()
-	q, _ := codecPipelineOn(t, p.cat, layout.Tables{Mirror: layout.Spec{Compression: "snappy"}}, "")
+	q, _ := layoutPipelineOn(t, p.cat, layout.Tables{Mirror: layout.Spec{Compression: "snappy"}})
 	q.seq, q.offset = p.seq, p.offset
 	q.batch(orderValue("c", 11, 0, "", orderRow(2, "eu", 6)))
 	q.batch(orderValue("u", 12, 0, orderRow(2, "eu", 6), orderRow(2, "eu", 7)))
