@@ -145,9 +145,6 @@ type tableState struct {
 	// used (tableWriter): a layout change keeps the state, and a job's
 	// older spec changes neither.
 	layout atomic.Pointer[layout.Tables]
-	// writerLayout is the layout the writer was made with or last given
-	// (under mu).
-	writerLayout layout.Tables
 }
 
 // newestLayout is the layout the table's writer is to write with: the
@@ -244,19 +241,16 @@ func (st *tableState) writers(a *Activities, name lake.TableName) (*lake.MirrorW
 // hook is Activities.AfterCommit as set when a commit runs.
 func (st *tableState) tableWriter(a *Activities, name lake.TableName) *lake.TableWriter {
 	st.used = time.Now()
-	if st.writer != nil {
-		if l := st.newestLayout(); !reflect.DeepEqual(l, st.writerLayout) {
-			st.writer.SetLayout(l)
-			st.writerLayout = l
-		}
+	l := st.newestLayout()
+	if st.writer != nil && !reflect.DeepEqual(l, st.writer.Layout()) {
+		st.writer.SetLayout(l)
 	}
 	if st.writer == nil {
-		st.writerLayout = st.newestLayout()
 		st.writer = lake.NewTableWriter(a.Catalog, name, st.keyCols, lake.WriterOptions{
 			StateDir: a.StateDir, History: !st.spec.WithoutHistory, OnBuild: a.stateBuilt(st.spec.Table),
 			Sidecar: true, OnLoad: a.stateLoaded(st.spec.Table), WithoutBronze: st.spec.WithoutBronze,
 			HistoryOptions: merge.HistoryOptions{Tracked: st.spec.HistoryColumns, CollapseTx: st.spec.HistoryCollapseTx},
-			AfterCommit:    a.afterCommit, Layout: st.writerLayout, DeleteFormat: st.spec.DeleteFormat, IndexBudget: a.IndexBudget})
+			AfterCommit:    a.afterCommit, Layout: l, DeleteFormat: st.spec.DeleteFormat, IndexBudget: a.IndexBudget})
 		st.mirror, st.history = st.writer.Mirror, st.writer.History
 		st.local.Store(st.mirror.State())
 	}

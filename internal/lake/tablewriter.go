@@ -45,6 +45,10 @@ func NewTableWriter(cat catalog.Catalog, name TableName, keyCols []string, o Wri
 	return &TableWriter{Mirror: m, History: h, cat: cat, name: name, withoutBronze: o.WithoutBronze, layout: o.Layout, afterCommit: o.AfterCommit}
 }
 
+// Layout is the layout the writer writes with (WriterOptions.Layout, or
+// the last SetLayout).
+func (w *TableWriter) Layout() layout.Tables { return w.layout }
+
 // SetLayout gives the writer a new layout (partition fields, sort order,
 // compression) for the tables' next commits, which move each table to
 // it (lakecat.LoadOrCreateLaid); the local state stays. Not for
