@@ -262,20 +262,8 @@ Without a setting to change, it prints them as they are.`,
 					req.Set(st.Name, st.Get(values))
 				}
 			}
-			cur := func() (layout.Tables, error) { // the layout flags left out keep the table's
-				c, err := a.dialWorker(cmd.Context(), args[0])
-				if err != nil {
-					return layout.Tables{}, err
-				}
-				defer c.Close()
-				st, err := queryStatus(cmd.Context(), c, args[0])
-				return st.Spec.Layout, err
-			}
 			if _, err := lay.tables(); err != nil {
 				return usage("%v", err)
-			}
-			if err := lay.request(cmd.Flags(), &req, cur); err != nil {
-				return err
 			}
 			if cmd.Flags().Changed("delete-format") {
 				f, err := layout.ParseDeleteFormat(deleteFormat)
@@ -284,15 +272,22 @@ Without a setting to change, it prints them as they are.`,
 				}
 				req.DeleteFormat = &f // the workflow refuses a change (SettingsRequest.CheckDeleteFormat)
 			}
-			change := req != (workflows.SettingsRequest{})
-			if err := req.Validate(); change && err != nil {
-				return settingError(err)
+			if err := req.Validate(); req != (workflows.SettingsRequest{}) && err != nil {
+				return settingError(err) // the layout flags were checked above
 			}
 			c, err := a.dialWorker(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			cur := func() (layout.Tables, error) { // the layout flags left out keep the table's
+				st, err := queryStatus(cmd.Context(), c, args[0])
+				return st.Spec.Layout, err
+			}
+			if err := lay.request(cmd.Flags(), &req, cur); err != nil {
+				return err
+			}
+			change := req != (workflows.SettingsRequest{})
 			var spec activities.TableSpec
 			if !change { // no flag: print the settings in effect
 				st, err := queryStatus(cmd.Context(), c, args[0])
