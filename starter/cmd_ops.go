@@ -309,7 +309,7 @@ Without a setting to change, it prints them as they are.`,
 					fmt.Fprintf(cmd.OutOrStdout(), "%s: layout %s\n", args[0], l)
 				}
 			case req.MirrorLayout != nil || req.HistoryLayout != nil || req.BronzeLayout != nil:
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: layout %s (files written from the next batch on; compaction rewrites the older ones)\n", args[0], layoutText(spec.Layout))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: layout %s (files written from the next batch on; compaction rewrites older files of another partition spec, other files keep their codec)\n", args[0], layoutText(spec.Layout))
 			}
 			return nil
 		},

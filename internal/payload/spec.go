@@ -73,11 +73,14 @@ type TableSpec struct {
 	// activity of a worker with another catalog refuses the table
 	// (ErrTypeCatalogMismatch). "" = not recorded yet (any worker).
 	Catalog string `json:"catalog,omitempty"`
-	// Layout is the partition fields and sort order of the mirror, history
-	// and bronze tables (internal/layout; docs/configuration.md). Zero:
-	// unpartitioned, unsorted mirror and history, bronze by ingestion day.
-	// A change applies to the files written after it (partition
-	// evolution); compaction rewrites the older ones.
+	// Layout is the partition fields, sort order and Parquet compression
+	// of the mirror, history and bronze tables (internal/layout;
+	// docs/configuration.md). Zero: unpartitioned, unsorted mirror and
+	// history, bronze by ingestion day, each table's codec as its
+	// properties say (zstd level 1 on tables lakemirror creates). A change
+	// applies to the files written after it (partition evolution);
+	// compaction rewrites older files of another partition spec, and
+	// other files keep their codec.
 	Layout layout.Tables `json:"layout,omitzero"`
 	// DeleteFormat is how the mirror and history remove replaced rows
 	// (internal/layout.DeleteFormat; docs/readers.md): "" or "position"
