@@ -329,14 +329,15 @@ func (a *Activities) cutBound(st *tableState, b lake.Batch, c payload.CutBound) 
 // the batch's (lake.WriteBatch's, with its table cache).
 func (a *Activities) batchInput(ctx context.Context, st *tableState, name lake.TableName, spec TableSpec, recs []schemas.Record, pre *decoded,
 	decision string, stage *string, res *ApplyResult) (*lake.TableWriter, lake.WriteInput, *decoded, error) {
-	res.Records = len(recs)
+	nrecs := pre.recordCount(recs)
+	res.Records = nrecs
 	*stage = "decode"
 	t0 := time.Now()
 	if err := st.settleTypes(ctx, a, name); err != nil {
 		return nil, lake.WriteInput{}, nil, err
 	}
 	dec := new(decoded)
-	if pre != nil && pre.gen == st.decoders.generation() {
+	if pre != nil && (pre.typed || pre.gen == st.decoders.generation()) {
 		*dec = *pre
 	} else {
 		var err error
@@ -354,7 +355,7 @@ func (a *Activities) batchInput(ctx context.Context, st *tableState, name lake.T
 		Events: dec.events, Bronze: dec.bronze, Quarantine: dec.quarantine,
 		SchemaDecision: decision, MaxQuarantine: spec.MaxQuarantine,
 		Retype: func(mirror *table.Table) (lake.WriteInput, bool, error) {
-			if !st.typesFrom(mirror) {
+			if !st.typesFrom(mirror) || dec.typed { // typed events read no type from the table
 				return lake.WriteInput{}, false, nil
 			}
 			// the batch created the mirror or changed its types: values the
@@ -369,7 +370,7 @@ func (a *Activities) batchInput(ctx context.Context, st *tableState, name lake.T
 		},
 		OnStage: func(s string) { *stage = s },
 		KeyOf:   st.decoders.keyOf,
-		Tally:   dec.counts.tally(len(recs)),
+		Tally:   dec.counts.tally(nrecs),
 	}, dec, nil
 }
 

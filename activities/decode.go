@@ -139,6 +139,22 @@ type decoded struct {
 	quarantine []lake.QuarantineRecord
 	counts     decodeCounts
 	gen        uint64 // the pool's generation the records were decoded at
+	// typed marks events built from a direct load's typed source rows
+	// (source.Renderer.Event), not decoded: they do not depend on the
+	// decoders' types, so they are kept whatever the pool's generation,
+	// and records is their count (the load renders no record when the
+	// table keeps no bronze).
+	typed   bool
+	records int
+}
+
+// recordCount is the number of records the batch had: recs's, or a typed
+// decoding's own count.
+func (d *decoded) recordCount(recs []schemas.Record) int {
+	if d != nil && d.typed {
+		return d.records
+	}
+	return len(recs)
 }
 
 // decodeCounts are decodeAll's counts, added to an ApplyResult by add.

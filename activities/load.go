@@ -117,7 +117,8 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	// chunk before it is written (write, on its own goroutine, in chunk
 	// order): the source read and rendering overlap the lake's work
 	type rendered struct {
-		recs   []schemas.Record
+		recs   []schemas.Record // bronze's records; nil without bronze
+		dec    *decoded         // the chunk's events, built from the typed rows
 		b      lake.Batch
 		cursor *lake.LoadCursor
 	}
@@ -126,13 +127,28 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			first, res.LSN = ch.LSN, ch.LSN
 		}
 		from := base + ch.Read - int64(len(ch.Rows))
-		recs := make([]schemas.Record, len(ch.Rows))
+		commit, lsn := uint64(0), ch.LSN
+		if req.Resnapshot {
+			commit, lsn = ch.LSN, 0
+		}
+		dec := &decoded{typed: true, records: len(ch.Rows), events: make([]*cdc.Event, len(ch.Rows))}
+		var recs []schemas.Record
+		if !spec.WithoutBronze { // bronze keeps the record Debezium would have sent
+			recs = make([]schemas.Record, len(ch.Rows))
+			dec.bronze = make([]lake.BronzeRecord, len(ch.Rows))
+		}
 		for i, row := range ch.Rows {
-			commit, lsn := uint64(0), ch.LSN
-			if req.Resnapshot {
-				commit, lsn = ch.LSN, 0
+			now, last := time.Now().UnixMicro(), ch.Final && i == len(ch.Rows)-1
+			e, err := renderer.Event(row, commit, lsn, now, last, loadTopic, from+int64(i))
+			if err != nil {
+				return rendered{}, err
 			}
-			v, err := renderer.ValueAt(row, commit, lsn, time.Now().UnixMicro(), ch.Final && i == len(ch.Rows)-1)
+			dec.events[i] = e
+			dec.counts.mark(0, e.Snapshot)
+			if recs == nil {
+				continue
+			}
+			v, err := renderer.ValueAt(row, commit, lsn, now, last)
 			if err != nil {
 				return rendered{}, err
 			}
@@ -140,19 +156,22 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			if err != nil {
 				return rendered{}, err
 			}
-			recs[i] = schemas.Record{Topic: loadTopic, Offset: from + int64(i), Key: k, Value: v, Timestamp: time.Now().UnixMicro()}
+			recs[i] = schemas.Record{Topic: loadTopic, Offset: from + int64(i), Key: k, Value: v, Timestamp: now}
+			dec.bronze[i] = lake.BronzeRecord{Record: recs[i], Op: "r", Seq: e.Seq, SourceTs: e.SourceTs}
 		}
+		dec.counts.changes, dec.counts.snapshotRows = len(ch.Rows), len(ch.Rows)
+		dec.counts.snapshotLast = ch.Final && len(ch.Rows) > 0
 		if req.Resnapshot {
 			snaps = lake.WithSnapshot(snaps, ch.Snapshot)
 		}
 		cursor := &lake.LoadCursor{ID: req.LoadID, LSN: first, Read: base + ch.Read, After: lake.KeyParts(ch.Last), Done: ch.Final, Snapshots: snaps}
 		b := lake.Batch{ID: fmt.Sprintf("%s#%s.%d", spec.Table, req.LoadID, cursor.Read), Topic: loadTopic,
 			Ranges: []lake.Range{{From: from, To: base + ch.Read}}, EndOffsets: req.Position, Load: cursor}
-		return rendered{recs, b, cursor}, nil
+		return rendered{recs, dec, b, cursor}, nil
 	}
 	write := func(r rendered) error {
 		stage := ""
-		ares, keys, err := a.applyRecords(ctx, st, name, spec, r.b, r.recs, nil, "", &stage)
+		ares, keys, err := a.applyRecords(ctx, st, name, spec, r.b, r.recs, r.dec, "", &stage)
 		if err != nil {
 			return err
 		}

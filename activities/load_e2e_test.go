@@ -17,11 +17,13 @@ package activities
 // this process (PostgreSQL's apart), rows per second and per CPU-second.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,7 +32,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lakemirror/lakemirror/internal/lake"
+	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
+	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source/pgtest"
+	"github.com/lakemirror/lakemirror/schemas"
 )
 
 func TestPerfDirectLoad(t *testing.T) {
@@ -137,5 +142,108 @@ func TestDirectLoadWriteFailureResumes(t *testing.T) {
 	}
 	if len(rows) != 95 {
 		t.Fatalf("mirror holds %d rows, want 95", len(rows))
+	}
+}
+
+// A direct load builds its events from the typed rows it reads
+// (source.Renderer.Event) instead of rendering and decoding them: the
+// mirror and history it writes are those a stream of the records it keeps
+// in bronze writes through the decoder, on a table of many types with
+// NULLs, arrays and decimals beyond 38 digits; and a load that keeps no
+// bronze writes the same mirror and history (but for the read times) and
+// counts its rows.
+func TestDirectLoadTypedRowsMatchDecodedRecords(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, f4 real, f8 double precision,
+		amount numeric(12,2), big numeric(50,5), anyn numeric, note text, day date, at timestamptz, local timestamp(3),
+		u uuid, raw bytea, tags text[], qty int[], doc jsonb, flag boolean);
+		INSERT INTO public.orders SELECT i, i / 3.0, i / 7.0, i * 1.25, i * 123456789012345678901234567890123.00001,
+			i / 8.0, CASE WHEN i % 4 = 0 THEN NULL ELSE 'n ' || i || ' ✓' END, date '1969-12-25' + i,
+			timestamptz '1969-12-31 23:59:59.5+00' + i * interval '1 hour', timestamp '2000-02-29 12:00:00.123' + i * interval '1 ms',
+			md5(i::text)::uuid, CASE WHEN i % 5 = 0 THEN NULL ELSE decode(lpad(to_hex(i), 4, '0'), 'hex') END,
+			ARRAY['a' || i, NULL], ARRAY[i, -i], jsonb_build_object('k', i, 'a', ARRAY[1, 2]), i % 2 = 0
+		FROM generate_series(1, 23) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	load := func(f *recFixture) {
+		t.Helper()
+		res, err := f.a.LoadTable(ctx, LoadRequest{Spec: f.spec, LoadID: InitialLoadID, Chunk: 7, Position: lake.Offsets{0: 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rows != 23 || res.Chunks != 4 {
+			t.Fatalf("load: %+v; want 23 rows in 4 chunks", res)
+		}
+	}
+	loaded := newRecFixture(t, dsn, "public.orders", nil)
+	load(loaded)
+
+	// the records the load kept in bronze, streamed as one batch into
+	// another catalog: decoded by the schemas decoder
+	var recs []schemas.Record
+	if err := tableread.ScanBronze(ctx, loaded.a.Catalog, loaded.name, func(rows []tableread.BronzeRow) error {
+		for _, r := range rows {
+			recs = append(recs, r.Record)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(recs, func(a, b schemas.Record) int { return cmp.Compare(a.Offset, b.Offset) })
+	if len(recs) != 23 || recs[0].Offset != 0 || recs[22].Offset != 22 {
+		t.Fatalf("bronze holds %d records", len(recs))
+	}
+	streamed := newRecFixture(t, dsn, "public.orders", nil)
+	streamed.offset = 23
+	streamed.apply(recs...)
+
+	// a load without bronze: no record rendered
+	bare := newRecFixture(t, dsn, "public.orders", nil)
+	bare.spec.WithoutBronze = true
+	load(bare)
+
+	dump := func(f *recFixture, ident []string, drop ...string) string {
+		t.Helper()
+		tbl, err := f.a.Catalog.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, cols, err := lake.ReadRows(ctx, tbl, []string{"order_id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			for _, c := range drop {
+				delete(r, c)
+			}
+		}
+		var b strings.Builder
+		if err := tableread.WriteJSONLines(&b, rows, slices.DeleteFunc(cols, func(c string) bool { return slices.Contains(drop, c) })); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		what  string
+		ident func(lake.TableName) []string
+	}{{"mirror", lake.TableName.Mirror}, {"history", lake.TableName.History}} {
+		want := dump(loaded, tc.ident(loaded.name), lakecat.ColIngestedAt)
+		if got := dump(streamed, tc.ident(streamed.name), lakecat.ColIngestedAt); got != want {
+			t.Errorf("%s: the load's typed rows\n%s\nthe decoded records\n%s", tc.what, want, got)
+		}
+		if strings.Count(want, "\n") != 23 {
+			t.Errorf("%s: %d rows, want 23", tc.what, strings.Count(want, "\n"))
+		}
+		want = dump(loaded, tc.ident(loaded.name), lakecat.ColIngestedAt, lakecat.ColSourceTs, lakecat.ColValidFrom)
+		if got := dump(bare, tc.ident(bare.name), lakecat.ColIngestedAt, lakecat.ColSourceTs, lakecat.ColValidFrom); got != want {
+			t.Errorf("%s: with bronze\n%s\nwithout bronze\n%s", tc.what, want, got)
+		}
 	}
 }

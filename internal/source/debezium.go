@@ -20,8 +20,10 @@ type Renderer struct {
 	info       TableInfo
 	serverName string
 	keyIdx     []int
-	prefix     []byte // {"schema":…,"payload":{"before":null,"after":
-	keySchema  []byte // {"schema":…,"payload":
+	schema     []cdc.Column // info.ColumnList(), shared by the events Event returns
+	collection string       // the data collection the decoder names
+	prefix     []byte       // {"schema":…,"payload":{"before":null,"after":
+	keySchema  []byte       // {"schema":…,"payload":
 }
 
 // NewRenderer returns the renderer for info's rows as written by a
@@ -32,7 +34,8 @@ func NewRenderer(info TableInfo, serverName string) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Renderer{info: info, serverName: serverName, keyIdx: keyIdx}
+	r := &Renderer{info: info, serverName: serverName, keyIdx: keyIdx, schema: info.ColumnList(),
+		collection: cdc.DataCollection("postgresql", info.Database, info.Schema, info.Table)}
 	r.prefix = append(r.prefix, `{"schema":`...)
 	r.prefix = appendEnvelopeSchema(r.prefix, &r.info, serverName)
 	r.prefix = append(r.prefix, `,"payload":{"before":null,"after":`...)
@@ -85,8 +88,8 @@ func (r *Renderer) Value(row *cdc.Row, lsn uint64, tsMicros int64, last bool) ([
 // ValueAt renders row with an explicit position: source.sequence
 // [commitLSN, lsn] (null for a 0 commitLSN) and source.lsn. Rendered as
 // a blocking snapshot read, it decodes to cdc.PostgresSeq(0, lsn) when
-// commitLSN is 0 and to cdc.PostgresSeq(max(commitLSN, lsn), lsn)
-// otherwise (cdc.PostgresEventWords). A re-snapshot of a table that has
+// lsn is not 0 and to cdc.PostgresSeq(commitLSN, 0) otherwise
+// (cdc.PostgresEventWords). A re-snapshot of a table that has
 // been streamed before uses commitLSN P, lsn 0 for a snapshot at P: (P, 0)
 // sorts after every change committed before the snapshot (their first
 // word is below their commit LSN, below P), which (0, P) does not, so the
@@ -137,6 +140,46 @@ func (r *Renderer) ValueAt(row *cdc.Row, commitLSN, lsn uint64, tsMicros int64, 
 	b = strconv.AppendInt(b, floorDiv(tsMicros, 1000), 10)
 	b = appendTs(b, tsMicros)
 	return append(b, "}}"...), nil
+}
+
+// Event returns, without rendering it, the row change event the schemas
+// decoder gives for the record ValueAt(row, commitLSN, lsn, tsMicros,
+// last) renders, read from topic at offset (partition 0): op r (read),
+// After row (the table's columns in order, as ReadChunk returns them;
+// the event shares it), Key of the key columns, Seq as ValueAt states,
+// SourceTs tsMicros, Snapshot cdc.SnapshotRow (cdc.SnapshotLast when
+// last), Schema the table's columns (shared by every event of r), the
+// data collection of the PostgreSQL table, no transaction and no server.
+// A direct load that keeps no bronze needs no record, so it takes this
+// instead of rendering and decoding (TestRendererEventMatchesDecoder
+// checks the two equal on every supported type).
+//
+// Errors, as ValueAt's: a row that is not in the table's column order, or
+// a value whose kind is not its column's (a decimal of another scale).
+func (r *Renderer) Event(row *cdc.Row, commitLSN, lsn uint64, tsMicros int64, last bool, topic string, offset int64) (*cdc.Event, error) {
+	if row == nil || row.Cols == nil || len(row.Vals) != len(r.info.Columns) || len(row.Cols.Names) != len(r.info.Columns) {
+		return nil, fmt.Errorf("source: the row does not have the %d columns of %s", len(r.info.Columns), r.info.qualified())
+	}
+	for i := range r.info.Columns {
+		ci := &r.info.Columns[i]
+		if row.Cols.Names[i] != ci.Name {
+			return nil, fmt.Errorf("source: the row's column %d is %q, want %q", i+1, row.Cols.Names[i], ci.Name)
+		}
+		if v := row.Vals[i]; v.Kind != cdc.KindNull && (v.Kind != ci.Type.Kind || v.Kind == cdc.KindDecimal && int(v.Scale) != int(ci.Type.Scale)) {
+			return nil, fmt.Errorf("source: rendering column %q: a %s value (%s) holds a value of kind %d (scale %d), want %s", ci.Name, ci.Read, ci.PGType, v.Kind, v.Scale, ci.Type)
+		}
+	}
+	k, err := cdc.KeyOf(row, r.info.Key)
+	if err != nil {
+		return nil, err
+	}
+	first, second := cdc.PostgresEventWords(commitLSN, lsn, true)
+	mark := cdc.SnapshotRow
+	if last {
+		mark = cdc.SnapshotLast
+	}
+	return &cdc.Event{Op: cdc.OpRead, Seq: cdc.PostgresSeq(first, second), Key: k, After: row, SourceTs: tsMicros, Snapshot: mark,
+		Collection: r.collection, Origin: cdc.Origin{Topic: topic, Offset: offset}, Schema: r.schema}, nil
 }
 
 // appendTs appends ,"ts_us":…,"ts_ns":… (ts_ns left out when it would

@@ -133,3 +133,107 @@ func TestDebeziumRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRendererEventMatchesDecoder: the event Renderer.Event builds from a
+// row read from PostgreSQL is exactly (every field, deep) the event the
+// schemas decoder gives for the record ValueAt renders of it, for rows of
+// every supported type, at an initial load's position (0, P) and a
+// re-snapshot's (P, 0), the last read included. A direct load without
+// bronze takes the first instead of the second.
+func TestRendererEventMatchesDecoder(t *testing.T) {
+	db := newDB(t)
+	ctx := ctxT(t)
+	db.exec(t, allTypesDDL)
+	info, err := db.src.Describe(ctx, "public", "all_types", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []*cdc.Row
+	var final []bool
+	lsn, err := db.src.Snapshot(ctx, info, 3, func(c Chunk) error {
+		for i, r := range c.Rows {
+			rows = append(rows, r)
+			final = append(final, c.Final && i == len(c.Rows)-1)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows read, want 4", len(rows))
+	}
+	const server = "dbserver1"
+	const ts = int64(1_700_000_000_123_456)
+	topic := info.Topic(server) + "#L1"
+	renderer, err := NewRenderer(info, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := schemas.NewDecoder(schemas.DecoderOptions{KeyColumns: info.Key})
+	for _, pos := range []struct{ commit, lsn uint64 }{{0, lsn}, {lsn, 0}, {0x1_0000_2000, 0x1_0000_1000}} {
+		for i, row := range rows {
+			value, err := renderer.ValueAt(row, pos.commit, pos.lsn, ts, final[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, err := renderer.Key(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := dec.Decode(schemas.Record{Topic: topic, Offset: int64(40 + i), Key: key, Value: value})
+			if err != nil {
+				t.Fatalf("row %d: decode: %v", i, err)
+			}
+			got, err := renderer.Event(row, pos.commit, pos.lsn, ts, final[i], topic, int64(40+i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, out.Event) {
+				t.Errorf("position %x/%x row %d: Event\n %+v\nthe decoder's\n %+v", pos.commit, pos.lsn, i, *got, *out.Event)
+			}
+		}
+	}
+}
+
+// TestRendererEventRejectsMismatch: Event refuses what ValueAt refuses, a
+// value of another kind than its column's or a decimal of another scale,
+// and a row of other columns.
+func TestRendererEventRejectsMismatch(t *testing.T) {
+	db := newDB(t)
+	ctx := ctxT(t)
+	db.exec(t, allTypesDDL)
+	info, err := db.src.Describe(ctx, "public", "all_types", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *cdc.Row
+	if _, err := db.src.Snapshot(ctx, info, 10, func(c Chunk) error {
+		if row == nil {
+			row = c.Rows[0]
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	renderer, err := NewRenderer(info, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := renderer.Event(row, 0, 1, 0, false, "t", 0); err != nil {
+		t.Fatalf("the row as read: %v", err)
+	}
+	for name, bad := range map[string]func(r *cdc.Row){
+		"kind":    func(r *cdc.Row) { r.Vals[r.Cols.Index("i4")] = cdc.String("1") },
+		"scale":   func(r *cdc.Row) { r.Vals[r.Cols.Index("n102")] = cdc.Decimal(2550, 3) },
+		"columns": func(r *cdc.Row) { r.Vals = r.Vals[:3] },
+	} {
+		r := &cdc.Row{Cols: row.Cols, Vals: append([]cdc.Value(nil), row.Vals...)}
+		bad(r)
+		_, evErr := renderer.Event(r, 0, 1, 0, false, "t", 0)
+		_, valErr := renderer.ValueAt(r, 0, 1, 0, false)
+		if evErr == nil || valErr == nil {
+			t.Errorf("%s: Event error %v, ValueAt error %v: want both refused", name, evErr, valErr)
+		}
+	}
+}
