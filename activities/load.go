@@ -169,9 +169,15 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 			Ranges: []lake.Range{{From: from, To: base + ch.Read}}, EndOffsets: req.Position, Load: cursor}
 		return rendered{recs, dec, b, cursor}, nil
 	}
+	// the chunks' writes share one table cache: the load holds the table
+	// (st.mu) and makes every commit of its tables meanwhile, so each
+	// chunk starts from the tables the one before committed instead of
+	// loading and parsing their metadata again (a commit that another
+	// writer's raced fails and the load is retried, with a new cache)
+	wctx := lake.WithTableCache(ctx)
 	write := func(r rendered) error {
 		stage := ""
-		ares, keys, err := a.applyRecords(ctx, st, name, spec, r.b, r.recs, r.dec, "", &stage)
+		ares, keys, err := a.applyRecords(wctx, st, name, spec, r.b, r.recs, r.dec, "", &stage)
 		if err != nil {
 			return err
 		}
@@ -182,7 +188,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 		}
 		res.Rebuilt += ares.WovenKeys()
 		if ares.History.Pending > 0 { // late keys: rebuild before the next chunk touches them
-			rb, err := a.rebuildPending(ctx, st, name)
+			rb, err := a.rebuildPending(wctx, st, name)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,8 @@ package activities
 // It runs only when asked:
 //
 //	LAKEMIRROR_PERF_LOAD_ROWS=1000000 [LAKEMIRROR_PERF_LOAD_CHUNK=10000] \
-//	  [LAKEMIRROR_PERF_MIRROR_ONLY=1] [LAKEMIRROR_PERF_CPUPROFILE=FILE] \
+//	  [LAKEMIRROR_PERF_MIRROR_ONLY=1 | LAKEMIRROR_PERF_NO_BRONZE=1] \
+//	  [LAKEMIRROR_PERF_CPUPROFILE=FILE] \
 //	  go test -tags e2e -run TestPerfDirectLoad -v -timeout 0 ./activities/
 //
 // The source table is the benchmark's orders shape (order_id bigint key,
@@ -45,6 +46,7 @@ func TestPerfDirectLoad(t *testing.T) {
 	}
 	chunk, _ := strconv.Atoi(os.Getenv("LAKEMIRROR_PERF_LOAD_CHUNK"))
 	mirrorOnly := os.Getenv("LAKEMIRROR_PERF_MIRROR_ONLY") == "1"
+	noBronze := mirrorOnly || os.Getenv("LAKEMIRROR_PERF_NO_BRONZE") == "1" // mirror and history: the direct-load target
 	pg := pgtest.Start(t)
 	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
@@ -61,7 +63,7 @@ func TestPerfDirectLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newRecFixture(t, dsn, "public.orders", nil)
-	f.spec.WithoutBronze, f.spec.WithoutHistory = mirrorOnly, mirrorOnly
+	f.spec.WithoutBronze, f.spec.WithoutHistory = noBronze, mirrorOnly
 	if p := os.Getenv("LAKEMIRROR_PERF_CPUPROFILE"); p != "" {
 		out, err := os.Create(p)
 		if err != nil {
@@ -81,7 +83,7 @@ func TestPerfDirectLoad(t *testing.T) {
 	if res.Rows != int64(rows) {
 		t.Fatalf("loaded %d rows, want %d", res.Rows, rows)
 	}
-	line, _ := json.Marshal(map[string]any{"phase": "direct_load", "rows": res.Rows, "chunks": res.Chunks, "mirror_only": mirrorOnly,
+	line, _ := json.Marshal(map[string]any{"phase": "direct_load", "rows": res.Rows, "chunks": res.Chunks, "mirror_only": mirrorOnly, "bronze": !noBronze,
 		"seconds": secs, "cpu_s": cpu, "rows_per_s": float64(res.Rows) / secs, "rows_per_cpu_s": float64(res.Rows) / cpu, "max_rss_mib": maxRSSMiB()})
 	t.Logf("PERF %s", line)
 }

@@ -96,12 +96,16 @@ type BatchOutput struct {
 
 // WriteBatch is the write protocol of one batch behind one call
 // (docs/design.md, "Write path" and "Exactly-once batch bookkeeping"): in
-// a table cache of its own (WithTableCache, also given to Read), the
-// rerun check (BatchInput.Rerun, FindCommitted), then Read, then
-// TableWriter.Write. Errors: FindCommitted's and Write's (see Write), and
-// Read's unchanged.
+// ctx's table cache or, without one, a cache of its own (WithTableCache,
+// also given to Read), the rerun check (BatchInput.Rerun, FindCommitted),
+// then Read, then TableWriter.Write. A caller that writes several batches
+// in a row and makes every commit of the table meanwhile (a direct load's
+// chunks) may give them one cache. Errors: FindCommitted's and Write's
+// (see Write), and Read's unchanged.
 func WriteBatch(ctx context.Context, cat catalog.Catalog, name TableName, in BatchInput) (BatchOutput, error) {
-	ctx = WithTableCache(ctx)
+	if !lakecat.HasCache(ctx) {
+		ctx = WithTableCache(ctx)
+	}
 	if in.Rerun {
 		c, ok, err := lakecat.FindCommitted(ctx, cat, name, in.Batch, in.Tables)
 		if err != nil {
