@@ -111,7 +111,7 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	}
 	chunk := req.Chunk
 	if chunk <= 0 {
-		chunk = 10_000
+		chunk = spec.LoadChunkRows()
 	}
 	// each chunk is rendered on the source's goroutine (render) while the
 	// chunk before it is written (write, on its own goroutine, in chunk

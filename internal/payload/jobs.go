@@ -48,7 +48,7 @@ type LoadRequest struct {
 	Spec       TableSpec `json:"spec"`
 	LoadID     string    `json:"load_id"`    // unique per load; a retried activity resumes the load with this id
 	Resnapshot bool      `json:"resnapshot"` // a re-snapshot of a streamed table: rows at (P, 0), ghost rows soft-deleted
-	Chunk      int       `json:"chunk"`      // rows per chunk (default 10,000)
+	Chunk      int       `json:"chunk"`      // rows per chunk; 0 = Spec.LoadChunkRows()
 	Position   Offsets   `json:"position"`   // the table's Kafka offsets, left as they are
 }
 

@@ -41,7 +41,8 @@ type TableSpec struct {
 	// schema envelope (a table definition, schemas.LoadTableDefinition),
 	// so decimals and times are not guessed; nil = from the events.
 	Columns []cdc.Column `json:"columns,omitempty"`
-	// LoadChunk is the rows per chunk of a direct load (default 10,000).
+	// LoadChunk is the rows per chunk of a direct load, each chunk one
+	// commit per table; 0 = LoadChunkRows's default.
 	LoadChunk int `json:"load_chunk,omitempty"`
 	// MaxBatchEvents is how large a batch may grow while the table is
 	// behind (records): with more than two batches of MaxEvents waiting, a
@@ -324,4 +325,30 @@ type SettingsChange struct {
 	MaxBatchEvents *int           `json:"max_batch_events,omitempty"` // max_batch_size; 0 = no growth
 	MaxQuarantine  *int           `json:"max_quarantine,omitempty"`   // max_quarantine
 	Comment        *string        `json:"comment,omitempty"`          // comment
+}
+
+// Direct load chunk defaults (rows): a chunk is read while the one before
+// is written, so a load holds two. With bronze a chunk also holds the
+// Debezium records rendered for it, so it stays smaller; without, larger
+// chunks spread the commits' fixed cost (catalog round trips, metadata and
+// manifest lists, which grow with the table's Iceberg snapshots) over more
+// rows: 1 M rows into mirror and history load 160 k rows/s in chunks of
+// 10,000 and 222 k in chunks of 50,000, at a peak of 417 and 638 MiB
+// (docs/benchmarks.md, "Direct initial load from PostgreSQL").
+const (
+	DefaultLoadChunk              = 10_000
+	DefaultLoadChunkWithoutBronze = 50_000
+)
+
+// LoadChunkRows is the rows per chunk of the table's direct loads:
+// LoadChunk when set, else DefaultLoadChunkWithoutBronze for a table
+// without bronze and DefaultLoadChunk for one with.
+func (s TableSpec) LoadChunkRows() int {
+	switch {
+	case s.LoadChunk > 0:
+		return s.LoadChunk
+	case s.WithoutBronze:
+		return DefaultLoadChunkWithoutBronze
+	}
+	return DefaultLoadChunk
 }
