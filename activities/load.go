@@ -20,13 +20,15 @@ import (
 // LoadTable loads the table straight from its PostgreSQL source (issue 6,
 // "direct initial load"): it reads the table in key order in chunks from
 // one REPEATABLE READ snapshot whose WAL position P is taken with it, and
-// applies each chunk like a batch of Debezium snapshot reads (rendered as
-// the Debezium JSON the connector would send, stored in bronze under the
-// topic "<topic>#<load id>", merged into mirror and history by the same
-// rules), committing a load cursor with every chunk. A retried attempt
-// resumes after the last committed chunk (a new snapshot for the rest).
-// It heartbeats the cursor. The next chunk is read and rendered while
-// one is written (chunks commit in order): memory holds two chunks.
+// applies each chunk like a batch of Debezium snapshot reads (the events
+// the decoder would give, built from the typed rows: source.Renderer.Event;
+// for bronze also rendered as the Debezium JSON the connector would send,
+// stored under the topic "<topic>#<load id>"; merged into mirror and
+// history by the same rules), committing a load cursor with every chunk
+// (TableSpec.LoadChunkRows rows). A retried attempt resumes after the
+// last committed chunk (a new snapshot for the rest). It heartbeats the
+// cursor. The next chunk is read and its events built while one is
+// written (chunks commit in order): memory holds two chunks.
 //
 // Positions: an initial load writes (0, P) like Debezium's own snapshot,
 // so every streamed change wins over it; a re-snapshot writes (P, 0),
@@ -113,9 +115,10 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if chunk <= 0 {
 		chunk = spec.LoadChunkRows()
 	}
-	// each chunk is rendered on the source's goroutine (render) while the
-	// chunk before it is written (write, on its own goroutine, in chunk
-	// order): the source read and rendering overlap the lake's work
+	// each chunk's events (and bronze's records) are built on the source's
+	// goroutine (render) while the chunk before it is written (write, on
+	// its own goroutine, in chunk order): the source read overlaps the
+	// lake's work
 	type rendered struct {
 		recs   []schemas.Record // bronze's records; nil without bronze
 		dec    *decoded         // the chunk's events, built from the typed rows
