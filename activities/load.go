@@ -21,8 +21,8 @@ import (
 // "direct initial load"): it reads the table in key order in chunks from
 // one REPEATABLE READ snapshot whose WAL position P is taken with it, and
 // applies each chunk like a batch of Debezium snapshot reads (the events
-// the decoder would give, built from the typed rows: source.Renderer.Event;
-// for bronze also rendered as the Debezium JSON the connector would send,
+// the decoder would give, built from the typed rows: source.Renderer.Event,
+// or decoded when the spec declares column types; for bronze also rendered as the Debezium JSON the connector would send,
 // stored under the topic "<topic>#<load id>"; merged into mirror and
 // history by the same rules), committing a load cursor with every chunk
 // (TableSpec.LoadChunkRows rows). A retried attempt resumes after the
@@ -115,13 +115,18 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 	if chunk <= 0 {
 		chunk = spec.LoadChunkRows()
 	}
+	// the events are built from the typed rows unless the spec declares
+	// column types (TableSpec.Columns), which the decoder applies to the
+	// records (an unconstrained numeric declared a decimal): then every
+	// row is rendered and decoded, as a streamed one is
+	typed := spec.Columns == nil
 	// each chunk's events (and bronze's records) are built on the source's
 	// goroutine (render) while the chunk before it is written (write, on
 	// its own goroutine, in chunk order): the source read overlaps the
 	// lake's work
 	type rendered struct {
-		recs   []schemas.Record // bronze's records; nil without bronze
-		dec    *decoded         // the chunk's events, built from the typed rows
+		recs   []schemas.Record // the rendered records: bronze's, or the decoder's input; nil when typed without bronze
+		dec    *decoded         // the chunk's events when typed; nil: recs are decoded
 		b      lake.Batch
 		cursor *lake.LoadCursor
 	}
@@ -134,20 +139,28 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 		if req.Resnapshot {
 			commit, lsn = ch.LSN, 0
 		}
-		dec := &decoded{typed: true, records: len(ch.Rows), events: make([]*cdc.Event, len(ch.Rows))}
+		var dec *decoded
+		if typed {
+			dec = &decoded{typed: true, records: len(ch.Rows), events: make([]*cdc.Event, len(ch.Rows))}
+		}
 		var recs []schemas.Record
-		if !spec.WithoutBronze { // bronze keeps the record Debezium would have sent
+		if !typed || !spec.WithoutBronze { // bronze keeps the record Debezium would have sent
 			recs = make([]schemas.Record, len(ch.Rows))
+		}
+		if typed && recs != nil {
 			dec.bronze = make([]lake.BronzeRecord, len(ch.Rows))
 		}
 		for i, row := range ch.Rows {
 			now, last := time.Now().UnixMicro(), ch.Final && i == len(ch.Rows)-1
-			e, err := renderer.Event(row, commit, lsn, now, last, loadTopic, from+int64(i))
-			if err != nil {
-				return rendered{}, err
+			var e *cdc.Event
+			if typed {
+				var err error
+				if e, err = renderer.Event(row, commit, lsn, now, last, loadTopic, from+int64(i)); err != nil {
+					return rendered{}, err
+				}
+				dec.events[i] = e
+				dec.counts.mark(0, e.Snapshot)
 			}
-			dec.events[i] = e
-			dec.counts.mark(0, e.Snapshot)
 			if recs == nil {
 				continue
 			}
@@ -160,10 +173,14 @@ func (a *Activities) LoadTable(ctx context.Context, req LoadRequest) (LoadResult
 				return rendered{}, err
 			}
 			recs[i] = schemas.Record{Topic: loadTopic, Offset: from + int64(i), Key: k, Value: v, Timestamp: now}
-			dec.bronze[i] = lake.BronzeRecord{Record: recs[i], Op: "r", Seq: e.Seq, SourceTs: e.SourceTs}
+			if typed {
+				dec.bronze[i] = lake.BronzeRecord{Record: recs[i], Op: "r", Seq: e.Seq, SourceTs: e.SourceTs}
+			}
 		}
-		dec.counts.changes, dec.counts.snapshotRows = len(ch.Rows), len(ch.Rows)
-		dec.counts.snapshotLast = ch.Final && len(ch.Rows) > 0
+		if typed {
+			dec.counts.changes, dec.counts.snapshotRows = len(ch.Rows), len(ch.Rows)
+			dec.counts.snapshotLast = ch.Final && len(ch.Rows) > 0
+		}
 		if req.Resnapshot {
 			snaps = lake.WithSnapshot(snaps, ch.Snapshot)
 		}

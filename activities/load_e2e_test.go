@@ -32,6 +32,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lakemirror/lakemirror/internal/cdc"
 	"github.com/lakemirror/lakemirror/internal/lake"
 	"github.com/lakemirror/lakemirror/internal/lake/lakecat"
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
@@ -211,41 +212,143 @@ func TestDirectLoadTypedRowsMatchDecodedRecords(t *testing.T) {
 	bare.spec.WithoutBronze = true
 	load(bare)
 
-	dump := func(f *recFixture, ident []string, drop ...string) string {
-		t.Helper()
-		tbl, err := f.a.Catalog.LoadTable(ctx, ident)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, cols, err := lake.ReadRows(ctx, tbl, []string{"order_id"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			for _, c := range drop {
-				delete(r, c)
-			}
-		}
-		var b strings.Builder
-		if err := tableread.WriteJSONLines(&b, rows, slices.DeleteFunc(cols, func(c string) bool { return slices.Contains(drop, c) })); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
 	for _, tc := range []struct {
 		what  string
 		ident func(lake.TableName) []string
 	}{{"mirror", lake.TableName.Mirror}, {"history", lake.TableName.History}} {
-		want := dump(loaded, tc.ident(loaded.name), lakecat.ColIngestedAt)
-		if got := dump(streamed, tc.ident(streamed.name), lakecat.ColIngestedAt); got != want {
+		want := loadDump(t, loaded, tc.ident(loaded.name), lakecat.ColIngestedAt)
+		if got := loadDump(t, streamed, tc.ident(streamed.name), lakecat.ColIngestedAt); got != want {
 			t.Errorf("%s: the load's typed rows\n%s\nthe decoded records\n%s", tc.what, want, got)
 		}
-		if strings.Count(want, "\n") != 23 {
-			t.Errorf("%s: %d rows, want 23", tc.what, strings.Count(want, "\n"))
+		if n := strings.Count(want[:strings.Index(want, "schema ")], "\n"); n != 23 {
+			t.Errorf("%s: %d rows, want 23", tc.what, n)
 		}
-		want = dump(loaded, tc.ident(loaded.name), lakecat.ColIngestedAt, lakecat.ColSourceTs, lakecat.ColValidFrom)
-		if got := dump(bare, tc.ident(bare.name), lakecat.ColIngestedAt, lakecat.ColSourceTs, lakecat.ColValidFrom); got != want {
+		want = loadDump(t, loaded, tc.ident(loaded.name), lakecat.ColIngestedAt, lakecat.ColSourceTs, lakecat.ColValidFrom)
+		if got := loadDump(t, bare, tc.ident(bare.name), lakecat.ColIngestedAt, lakecat.ColSourceTs, lakecat.ColValidFrom); got != want {
 			t.Errorf("%s: with bronze\n%s\nwithout bronze\n%s", tc.what, want, got)
+		}
+	}
+}
+
+// loadDump is the rows of a table of f's catalog as JSON lines ordered by
+// order_id, without the drop columns, and its schema.
+func loadDump(t *testing.T, f *recFixture, ident []string, drop ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := f.a.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, cols, err := lake.ReadRows(ctx, tbl, []string{"order_id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		for _, c := range drop {
+			delete(r, c)
+		}
+	}
+	var b strings.Builder
+	if err := tableread.WriteJSONLines(&b, rows, slices.DeleteFunc(cols, func(c string) bool { return slices.Contains(drop, c) })); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("schema " + tbl.Schema().String() + "\n")
+	return b.String()
+}
+
+// A spec that declares column types (TableSpec.Columns: an unconstrained
+// numeric as decimal(20,4), the key too) has its direct load's rows
+// decoded like streamed ones, not built from the typed rows (a breaker's
+// run, 2026-12-07: the typed rows kept the numerics as text, and the
+// table then blocked on its first streamed batch, or a re-snapshot over a
+// streamed mirror blocked at once): the mirror holds decimal(20,4)
+// values, the load's own records streamed again change nothing, and a
+// re-snapshot over a mirror the stream made loads.
+func TestDirectLoadDeclaredColumnsAreDecoded(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id numeric PRIMARY KEY, anyn numeric);
+		INSERT INTO public.orders SELECT i, i / 8.0 FROM generate_series(1, 5) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	cols := []cdc.Column{{Name: "order_id", Type: cdc.DecimalType(20, 4)}, {Name: "anyn", Type: cdc.DecimalType(20, 4), Optional: true}}
+	bronzeOf := func(f *recFixture) []schemas.Record {
+		var recs []schemas.Record
+		if err := tableread.ScanBronze(ctx, f.a.Catalog, f.name, func(rows []tableread.BronzeRow) error {
+			for _, r := range rows {
+				r.Record.Topic = f.spec.Topic // as streamed
+				recs = append(recs, r.Record)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(recs, func(a, b schemas.Record) int { return cmp.Compare(a.Offset, b.Offset) })
+		return recs
+	}
+	loaded := newRecFixture(t, dsn, "public.orders", nil)
+	loaded.spec.Columns = cols
+	if _, err := loaded.a.LoadTable(ctx, LoadRequest{Spec: loaded.spec, LoadID: InitialLoadID, Chunk: 2, Position: lake.Offsets{0: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"order_id":"1.0000","anyn":"0.1250"}`
+	got := loadDump(t, loaded, loaded.name.Mirror(), lakecat.ColIngestedAt, lakecat.ColSeq, lakecat.ColDeleted, lakecat.ColSourceTs)
+	if !strings.HasPrefix(got, want+"\n") || !strings.Contains(got, "anyn: optional decimal(20, 4)") {
+		t.Fatalf("mirror after the load:\n%s\nwant the first row %s and anyn decimal(20, 4)", got, want)
+	}
+	before := loadDump(t, loaded, loaded.name.Mirror(), lakecat.ColIngestedAt)
+	recs := bronzeOf(loaded)
+	loaded.offset = int64(len(recs))
+	loaded.apply(recs...)
+	if after := loadDump(t, loaded, loaded.name.Mirror(), lakecat.ColIngestedAt); after != before {
+		t.Errorf("mirror after the load\n%s\nafter streaming its own records\n%s", before, after)
+	}
+
+	streamed := newRecFixture(t, dsn, "public.orders", nil)
+	streamed.spec.Columns = cols
+	streamed.offset = int64(len(recs))
+	streamed.apply(recs...)
+	res, err := streamed.a.LoadTable(ctx, LoadRequest{Spec: streamed.spec, LoadID: "resnapshot-1", Resnapshot: true, Chunk: 2, Position: lake.Offsets{0: streamed.offset}})
+	if err != nil || res.Rows != 5 || res.Ghosts != 0 {
+		t.Fatalf("re-snapshot over the streamed mirror: %+v, %v; want 5 rows, no ghost", res, err)
+	}
+}
+
+// A timestamp past the year 294247 (PostgreSQL's reach 294276) has no
+// int64 count of µs since 1970: the load fails with ErrDefinition naming
+// the column, with and without bronze, and writes nothing of it (before,
+// the count wrapped and the row was written in 290278 BC, or refused
+// only by chance of a whole-ms check).
+func TestDirectLoadTimestampBeyondMicros(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.CreateDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, col := range []string{"timestamp(0)", "timestamp", "timestamptz"} {
+		for _, bronze := range []bool{true, false} {
+			if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS public.orders; CREATE TABLE public.orders (order_id bigint PRIMARY KEY, at `+col+`);
+				INSERT INTO public.orders VALUES (1, '2000-01-01'), (2, '294276-12-31 23:59:59')`); err != nil {
+				t.Fatal(err)
+			}
+			f := newRecFixture(t, dsn, "public.orders", nil)
+			f.spec.WithoutBronze = !bronze
+			res, err := f.a.LoadTable(ctx, LoadRequest{Spec: f.spec, LoadID: InitialLoadID, Chunk: 10, Position: lake.Offsets{0: 0}})
+			if err == nil || !strings.Contains(err.Error(), `column "at"`) || !strings.Contains(err.Error(), "294247") || res.Rows != 0 {
+				t.Errorf("%s, bronze %v: %+v, %v; want the column's range error and no row", col, bronze, res, err)
+			}
+			if tbl, err := f.a.Catalog.LoadTable(ctx, f.name.Mirror()); err == nil && tbl.CurrentSnapshot() != nil {
+				t.Errorf("%s, bronze %v: the mirror has an Iceberg snapshot", col, bronze)
+			}
 		}
 	}
 }

@@ -86,6 +86,8 @@
 // does not match their base type's mapping). Values without an exact
 // Debezium form are read errors naming the column: numeric NaN/±Infinity
 // (the precise decimal mode cannot carry them; the connector fails on
-// them too), ±infinity dates and timestamps, multi-dimensional arrays,
-// and text that is not UTF-8.
+// them too), ±infinity dates and timestamps, timestamps past the year
+// 294247 (µs since 1970 in 64 bits, which Debezium's MicroTimestamp and
+// Iceberg's timestamps hold, end there; PostgreSQL's reach 294276),
+// multi-dimensional arrays, and text that is not UTF-8.
 package source

@@ -2,6 +2,8 @@ package source
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"math/big"
 	"testing"
 	"time"
@@ -133,3 +135,34 @@ func TestJSONString(t *testing.T) {
 }
 
 func itoa(i int) string { return big.NewInt(int64(i)).String() }
+
+// TestMicrosRange: µs since 1970 for times at both ends of what an int64
+// holds, and an error (ErrDefinition) past them, where PostgreSQL's
+// timestamps still reach (294276 AD) and a wrapped count would be written
+// as a date in 290278 BC.
+func TestMicrosRange(t *testing.T) {
+	const lowest = -math.MaxInt64 / 1_000_000 * 1_000_000 // whole seconds
+	for _, tc := range []struct {
+		t       time.Time
+		want    int64
+		refused bool
+	}{
+		{t: time.Date(1970, 1, 1, 0, 0, 0, 1000, time.UTC), want: 1},
+		{t: time.Date(1969, 12, 31, 23, 59, 59, 999_999_000, time.UTC), want: -1},
+		{t: time.Date(-4712, 1, 1, 0, 0, 0, 0, time.UTC), want: -210863520000000000}, // 4713 BC, near PostgreSQL's first day (proleptic Gregorian)
+		{t: time.UnixMicro(math.MaxInt64).UTC(), want: math.MaxInt64},
+		{t: time.UnixMicro(lowest).UTC(), want: lowest},
+		{t: time.UnixMicro(math.MaxInt64).UTC().Add(time.Microsecond), refused: true},
+		{t: time.Date(294276, 12, 31, 23, 59, 59, 999_999_000, time.UTC), refused: true}, // PostgreSQL's last
+		{t: time.UnixMicro(lowest).UTC().Add(-time.Second), refused: true},
+	} {
+		got, err := micros(tc.t)
+		if tc.refused {
+			if !errors.Is(err, ErrDefinition) {
+				t.Errorf("%s: %d, %v; want ErrDefinition", tc.t, got, err)
+			}
+		} else if err != nil || got != tc.want {
+			t.Errorf("%s: %d, %v; want %d", tc.t, got, err, tc.want)
+		}
+	}
+}

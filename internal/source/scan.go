@@ -151,7 +151,8 @@ func newCell(ci *ColumnInfo) (cell, error) {
 			if v.InfinityModifier != pgtype.Finite {
 				return cdc.Value{}, definition("timestamp ±infinity is not supported")
 			}
-			return cdc.Timestamp(micros(v.Time)), nil
+			us, err := micros(v.Time)
+			return cdc.Timestamp(us), err
 		}), nil
 	case "timestamptz":
 		return newCellOf(ci.Array, func(v *pgtype.Timestamptz) (cdc.Value, error) {
@@ -161,7 +162,8 @@ func newCell(ci *ColumnInfo) (cell, error) {
 			if v.InfinityModifier != pgtype.Finite {
 				return cdc.Value{}, definition("timestamptz ±infinity is not supported")
 			}
-			return cdc.TimestampTZ(micros(v.Time)), nil
+			us, err := micros(v.Time)
+			return cdc.TimestampTZ(us), err
 		}), nil
 	}
 	return nil, fmt.Errorf("source: column %q: cannot read type %q", ci.Name, ci.Read)
@@ -190,9 +192,18 @@ func floatValue(f float64) cdc.Value {
 }
 
 // micros is t as µs since the epoch (t has µs precision: pgx builds it
-// from PostgreSQL's µs count).
-func micros(t time.Time) int64 {
-	return t.Unix()*1_000_000 + int64(t.Nanosecond()/1000)
+// from PostgreSQL's µs count). PostgreSQL's timestamps reach the year
+// 294276, µs in an int64 (Debezium's MicroTimestamp, Iceberg's
+// timestamp) only 294247: a later t (or one within a second of the int64
+// minimum, far before PostgreSQL's 4713 BC) is an error (ErrDefinition),
+// never a wrapped value.
+func micros(t time.Time) (int64, error) {
+	const lim = math.MaxInt64 / 1_000_000
+	s, frac := t.Unix(), int64(t.Nanosecond()/1000)
+	if s > lim || s < -lim || s*1_000_000 > math.MaxInt64-frac {
+		return 0, definition("%s is outside the range of µs since 1970 in 64 bits (years 290308 BC to 294247 AD) that Debezium and Iceberg timestamps hold", t.Format("2006-01-02 15:04:05.999999Z07:00"))
+	}
+	return s*1_000_000 + frac, nil
 }
 
 // floorDiv divides rounding toward negative infinity.
