@@ -352,3 +352,92 @@ func TestDirectLoadTimestampBeyondMicros(t *testing.T) {
 		}
 	}
 }
+
+// A load that fails after a chunk's bronze, mirror or history commit and
+// is resumed with another chunk size (a load begun by a worker whose
+// default chunk was 10,000 rows, resumed by one whose default without
+// bronze is 50,000), while the source changes rows between the attempts:
+// every table holds each row once (from a breaker's run, 2026-12-07).
+func TestDirectLoadResumesWithAnotherChunk(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	for _, bronze := range []bool{true, false} {
+		for _, failOn := range []string{"bronze", "mirror", "history"} {
+			if failOn == "bronze" && !bronze {
+				continue
+			}
+			t.Run(fmt.Sprintf("bronze=%v/fail=%s", bronze, failOn), func(t *testing.T) {
+				dsn := pg.CreateDatabase(t)
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(ctx)
+				if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
+					INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 25) AS i`); err != nil {
+					t.Fatal(err)
+				}
+				f := newRecFixture(t, dsn, "public.orders", nil)
+				f.spec.WithoutBronze = !bronze
+				commits := 0
+				f.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
+					if table == failOn {
+						if commits++; commits == 3 {
+							return fmt.Errorf("injected after %s of %s", table, b.ID)
+						}
+					}
+					return nil
+				}
+				req := LoadRequest{Spec: f.spec, LoadID: InitialLoadID, Chunk: 4, Position: lake.Offsets{0: 0}}
+				if _, err := f.a.LoadTable(ctx, req); err == nil || !strings.Contains(err.Error(), "injected after "+failOn) {
+					t.Fatalf("first attempt: %v; want the injected failure", err)
+				}
+				f.a.AfterCommit = nil
+				if _, err := conn.Exec(ctx, `UPDATE public.orders SET status = 'later' WHERE order_id IN (1, 10, 20)`); err != nil {
+					t.Fatal(err)
+				}
+				req.Chunk = 0
+				res, err := f.a.LoadTable(ctx, req)
+				if err != nil || !res.Resumed || res.Rows != 25 {
+					t.Fatalf("resumed: %+v, %v; want resumed, 25 rows", res, err)
+				}
+				for _, ident := range [][]string{f.name.Mirror(), f.name.History()} {
+					tbl, err := f.a.Catalog.LoadTable(ctx, ident)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rows, _, err := lake.ReadRows(ctx, tbl, []string{"order_id"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					seen := map[any]bool{}
+					for _, r := range rows {
+						seen[r["order_id"]] = true
+					}
+					if len(rows) != 25 || len(seen) != 25 {
+						t.Errorf("%v: %d rows of %d keys, want 25 of 25", ident, len(rows), len(seen))
+					}
+				}
+				if bronze {
+					offs := map[int64]int{}
+					if err := tableread.ScanBronze(ctx, f.a.Catalog, f.name, func(rows []tableread.BronzeRow) error {
+						for _, r := range rows {
+							offs[r.Offset]++
+						}
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					for o, n := range offs {
+						if n != 1 {
+							t.Errorf("bronze holds offset %d %d times", o, n)
+						}
+					}
+					if len(offs) != 25 {
+						t.Errorf("bronze holds %d offsets, want 25", len(offs))
+					}
+				}
+			})
+		}
+	}
+}
