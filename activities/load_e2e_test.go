@@ -48,21 +48,12 @@ func TestPerfDirectLoad(t *testing.T) {
 	chunk, _ := strconv.Atoi(os.Getenv("LAKEMIRROR_PERF_LOAD_CHUNK"))
 	mirrorOnly := os.Getenv("LAKEMIRROR_PERF_MIRROR_ONLY") == "1"
 	noBronze := mirrorOnly || os.Getenv("LAKEMIRROR_PERF_NO_BRONZE") == "1" // mirror and history: the issue's direct-load target
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, customer_id bigint NOT NULL,
+	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, customer_id bigint NOT NULL,
 		status text NOT NULL, amount numeric(12,2), note text, updated_at timestamptz NOT NULL);
 		INSERT INTO public.orders SELECT i, i % 100000, (ARRAY['new','paid','shipped','done'])[1 + i % 4],
 			(i % 100000) / 100.0, 'note ' || md5(i::text), timestamptz '2026-01-01' + i * interval '1 second'
-		FROM generate_series(1, `+strconv.Itoa(rows)+`) AS i`); err != nil {
-		t.Fatal(err)
-	}
+		FROM generate_series(1, `+strconv.Itoa(rows)+`) AS i`)
 	f := newRecFixture(t, dsn, "public.orders", nil)
 	f.spec.WithoutBronze, f.spec.WithoutHistory = noBronze, mirrorOnly
 	if p := os.Getenv("LAKEMIRROR_PERF_CPUPROFILE"); p != "" {
@@ -94,18 +85,9 @@ func TestPerfDirectLoad(t *testing.T) {
 // before it stay committed, and a retry resumes after them: chunks are
 // read and rendered while the one before is written, in order.
 func TestDirectLoadWriteFailureResumes(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
-		INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 95) AS i`); err != nil {
-		t.Fatal(err)
-	}
+	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
+		INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 95) AS i`)
 	f := newRecFixture(t, dsn, "public.orders", nil)
 	mirrorCommits := 0
 	f.a.AfterCommit = func(_ context.Context, b lake.Batch, table string) error {
@@ -156,15 +138,8 @@ func TestDirectLoadWriteFailureResumes(t *testing.T) {
 // bronze writes the same mirror and history (but for the read times) and
 // counts its rows.
 func TestDirectLoadTypedRowsMatchDecodedRecords(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, f4 real, f8 double precision,
+	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, f4 real, f8 double precision,
 		amount numeric(12,2), big numeric(50,5), anyn numeric, note text, day date, at timestamptz, local timestamp(3),
 		u uuid, raw bytea, tags text[], qty int[], doc jsonb, flag boolean);
 		INSERT INTO public.orders SELECT i, i / 3.0, i / 7.0, i * 1.25, i * 123456789012345678901234567890123.00001,
@@ -172,9 +147,7 @@ func TestDirectLoadTypedRowsMatchDecodedRecords(t *testing.T) {
 			timestamptz '1969-12-31 23:59:59.5+00' + i * interval '1 hour', timestamp '2000-02-29 12:00:00.123' + i * interval '1 ms',
 			md5(i::text)::uuid, CASE WHEN i % 5 = 0 THEN NULL ELSE decode(lpad(to_hex(i), 4, '0'), 'hex') END,
 			ARRAY['a' || i, NULL], ARRAY[i, -i], jsonb_build_object('k', i, 'a', ARRAY[1, 2]), i % 2 = 0
-		FROM generate_series(1, 23) AS i`); err != nil {
-		t.Fatal(err)
-	}
+		FROM generate_series(1, 23) AS i`)
 	load := func(f *recFixture) {
 		t.Helper()
 		res, err := f.a.LoadTable(ctx, LoadRequest{Spec: f.spec, LoadID: InitialLoadID, Chunk: 7, Position: lake.Offsets{0: 0}})
@@ -265,18 +238,9 @@ func loadDump(t *testing.T, f *recFixture, ident []string, drop ...string) strin
 // values, the load's own records streamed again change nothing, and a
 // re-snapshot over a mirror the stream made loads.
 func TestDirectLoadDeclaredColumnsAreDecoded(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id numeric PRIMARY KEY, anyn numeric);
-		INSERT INTO public.orders SELECT i, i / 8.0 FROM generate_series(1, 5) AS i`); err != nil {
-		t.Fatal(err)
-	}
+	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id numeric PRIMARY KEY, anyn numeric);
+		INSERT INTO public.orders SELECT i, i / 8.0 FROM generate_series(1, 5) AS i`)
 	cols := []cdc.Column{{Name: "order_id", Type: cdc.DecimalType(20, 4)}, {Name: "anyn", Type: cdc.DecimalType(20, 4), Optional: true}}
 	bronzeOf := func(f *recFixture) []schemas.Record {
 		var recs []schemas.Record
@@ -326,14 +290,8 @@ func TestDirectLoadDeclaredColumnsAreDecoded(t *testing.T) {
 // the count wrapped and the row was written in 290278 BC, or refused
 // only by chance of a whole-ms check).
 func TestDirectLoadTimestampBeyondMicros(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	dsn, conn := sourceDB(t, nil, `SELECT 1`)
 	for _, col := range []string{"timestamp(0)", "timestamp", "timestamptz"} {
 		for _, bronze := range []bool{true, false} {
 			if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS public.orders; CREATE TABLE public.orders (order_id bigint PRIMARY KEY, at `+col+`);
@@ -367,16 +325,8 @@ func TestDirectLoadResumesWithAnotherChunk(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("bronze=%v/fail=%s", bronze, failOn), func(t *testing.T) {
-				dsn := pg.CreateDatabase(t)
-				conn, err := pgx.Connect(ctx, dsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close(ctx)
-				if _, err := conn.Exec(ctx, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
-					INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 25) AS i`); err != nil {
-					t.Fatal(err)
-				}
+				dsn, conn := sourceDB(t, pg, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
+					INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 25) AS i`)
 				f := newRecFixture(t, dsn, "public.orders", nil)
 				f.spec.WithoutBronze = !bronze
 				commits := 0
@@ -440,4 +390,25 @@ func TestDirectLoadResumesWithAnotherChunk(t *testing.T) {
 			})
 		}
 	}
+}
+
+// sourceDB creates a database in pg (in a new PostgreSQL server when pg
+// is nil), runs ddl there, and returns its DSN and a connection to it
+// (closed with the test).
+func sourceDB(t *testing.T, pg *pgtest.Server, ddl string) (string, *pgx.Conn) {
+	t.Helper()
+	if pg == nil {
+		pg = pgtest.Start(t)
+	}
+	dsn := pg.CreateDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	if _, err := conn.Exec(ctx, ddl); err != nil {
+		t.Fatal(err)
+	}
+	return dsn, conn
 }

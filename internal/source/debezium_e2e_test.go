@@ -16,30 +16,9 @@ import (
 // values ReadChunk produced, at cdc.PostgresSeq(0, lsn), with the Schema
 // Describe reported and the key of the row.
 func TestDebeziumRoundTrip(t *testing.T) {
-	db := newDB(t)
-	ctx := ctxT(t)
-	db.exec(t, allTypesDDL)
-	info, err := db.src.Describe(ctx, "public", "all_types", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, rows, final, lsn := allTypesSnapshot(t, 2)
 	if got := info.ColumnList(); !reflect.DeepEqual(got, allTypesColumns) {
 		t.Fatalf("Describe columns:\n got %+v\nwant %+v", got, allTypesColumns)
-	}
-	var rows []*cdc.Row
-	var final []bool
-	lsn, err := db.src.Snapshot(ctx, info, 2, func(c Chunk) error {
-		for i, r := range c.Rows {
-			rows = append(rows, r)
-			final = append(final, c.Final && i == len(c.Rows)-1)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 4 || !final[3] || final[2] {
-		t.Fatalf("snapshot: %d rows, final marks %v", len(rows), final)
 	}
 
 	const server = "dbserver1"
@@ -141,28 +120,7 @@ func TestDebeziumRoundTrip(t *testing.T) {
 // re-snapshot's (P, 0), the last read included. A direct load without
 // bronze takes the first instead of the second.
 func TestRendererEventMatchesDecoder(t *testing.T) {
-	db := newDB(t)
-	ctx := ctxT(t)
-	db.exec(t, allTypesDDL)
-	info, err := db.src.Describe(ctx, "public", "all_types", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []*cdc.Row
-	var final []bool
-	lsn, err := db.src.Snapshot(ctx, info, 3, func(c Chunk) error {
-		for i, r := range c.Rows {
-			rows = append(rows, r)
-			final = append(final, c.Final && i == len(c.Rows)-1)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 4 {
-		t.Fatalf("%d rows read, want 4", len(rows))
-	}
+	info, rows, final, lsn := allTypesSnapshot(t, 3)
 	const server = "dbserver1"
 	const ts = int64(1_700_000_000_123_456)
 	topic := info.Topic(server) + "#L1"
@@ -200,22 +158,8 @@ func TestRendererEventMatchesDecoder(t *testing.T) {
 // value of another kind than its column's or a decimal of another scale,
 // and a row of other columns.
 func TestRendererEventRejectsMismatch(t *testing.T) {
-	db := newDB(t)
-	ctx := ctxT(t)
-	db.exec(t, allTypesDDL)
-	info, err := db.src.Describe(ctx, "public", "all_types", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var row *cdc.Row
-	if _, err := db.src.Snapshot(ctx, info, 10, func(c Chunk) error {
-		if row == nil {
-			row = c.Rows[0]
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	info, rows, _, _ := allTypesSnapshot(t, 10)
+	row := rows[0]
 	renderer, err := NewRenderer(info, "s")
 	if err != nil {
 		t.Fatal(err)
@@ -236,4 +180,35 @@ func TestRendererEventRejectsMismatch(t *testing.T) {
 			t.Errorf("%s: Event error %v, ValueAt error %v: want both refused", name, evErr, valErr)
 		}
 	}
+}
+
+// allTypesSnapshot creates the all-types table in a new database and
+// reads it with Snapshot in chunks of chunk rows: its description, its 4
+// rows in key order, whether each is the snapshot's last, and the
+// snapshot's LSN.
+func allTypesSnapshot(t *testing.T, chunk int) (TableInfo, []*cdc.Row, []bool, uint64) {
+	t.Helper()
+	db := newDB(t)
+	ctx := ctxT(t)
+	db.exec(t, allTypesDDL)
+	info, err := db.src.Describe(ctx, "public", "all_types", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []*cdc.Row
+	var final []bool
+	lsn, err := db.src.Snapshot(ctx, info, chunk, func(c Chunk) error {
+		for i, r := range c.Rows {
+			rows = append(rows, r)
+			final = append(final, c.Final && i == len(c.Rows)-1)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || !final[3] || final[2] {
+		t.Fatalf("snapshot: %d rows, final marks %v", len(rows), final)
+	}
+	return info, rows, final, lsn
 }
