@@ -112,6 +112,7 @@ func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest,
 				return err
 			}
 			now = &c
+			req.LayoutFrom = now // the workflow refuses the update if the layout moves meanwhile
 		}
 		spec, was := x.spec, x.cur(*now)
 		if !fl.Changed(x.name+"-partition-by") && !fl.Changed(x.name+"-sort-by") {

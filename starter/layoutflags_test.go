@@ -55,6 +55,9 @@ func TestLayoutFlagsRequest(t *testing.T) {
 	} {
 		before := asked
 		req := run(c.args...)
+		if c.asked > 0 && (req.LayoutFrom == nil || !reflect.DeepEqual(*req.LayoutFrom, cur)) || c.asked == 0 && req.LayoutFrom != nil {
+			t.Errorf("%q: the request's layout_from %+v, want the layout read (%+v) when one was read", c.args, req.LayoutFrom, cur)
+		}
 		if !reflect.DeepEqual(spec(req.MirrorLayout), c.mirror) || !reflect.DeepEqual(spec(req.HistoryLayout), c.history) ||
 			!reflect.DeepEqual(spec(req.BronzeLayout), c.bronze) || asked-before != c.asked {
 			t.Errorf("%q: mirror %+v history %+v bronze %+v, layout asked %d times; want %+v %+v %+v, %d",

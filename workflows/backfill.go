@@ -37,9 +37,9 @@ type SettingsRequest struct {
 	// request's JSON fields as they always were.
 	payload.SettingsChange
 	// MirrorLayout, HistoryLayout, BronzeLayout: a table's partition
-	// fields and sort order (payload.TableSpec.Layout.Mirror, .History,
-	// .Bronze); files written after the change follow it, compaction
-	// rewrites the older ones.
+	// fields, sort order and Parquet codec (payload.TableSpec.Layout.Mirror,
+	// .History, .Bronze); files written after the change follow it,
+	// compaction rewrites older files of another partition spec.
 	MirrorLayout  *layout.Spec `json:"mirror_layout,omitempty"`
 	HistoryLayout *layout.Spec `json:"history_layout,omitempty"`
 	BronzeLayout  *layout.Spec `json:"bronze_layout,omitempty"`
@@ -49,6 +49,25 @@ type SettingsRequest struct {
 	// field exists so that a settings update asking for a change gets
 	// that answer instead of being ignored.
 	DeleteFormat *layout.DeleteFormat `json:"delete_format,omitempty"`
+	// LayoutFrom is the tables' layout the request's layouts were made
+	// from: `starter settings` merges the layout flags it is given into
+	// the layout it reads from the table first. The update is refused when
+	// the table's layout is no longer that one (CheckLayoutFrom), so that
+	// two settings runs at once cannot undo each other's change
+	// silently. nil: no check (`pipelines apply`, which gives whole
+	// layouts, and starters before 2026-12-07).
+	LayoutFrom *layout.Tables `json:"layout_from,omitempty"`
+}
+
+// CheckLayoutFrom refuses a request made from another layout than cur,
+// the table's: another settings update changed it after the request's
+// layout was read. Errors: that refusal, which says to run the command
+// again.
+func (req SettingsRequest) CheckLayoutFrom(cur layout.Tables) error {
+	if req.LayoutFrom == nil || req.LayoutFrom.Equal(cur) {
+		return nil
+	}
+	return errors.New("the table's layout changed after this request read it (another settings update at the same time?); nothing was changed: run the command again to apply it to the layout as it is now")
 }
 
 // CheckDeleteFormat refuses a request to change a running table's delete
@@ -141,6 +160,9 @@ func registerUpdates(ctx workflow.Context, st *TableState) error {
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, req SettingsRequest) error {
 			if err := req.CheckDeleteFormat(st.Spec.DeleteFormat); err != nil {
+				return err
+			}
+			if err := req.CheckLayoutFrom(st.Spec.Layout); err != nil {
 				return err
 			}
 			return req.Validate()

@@ -242,6 +242,16 @@ func (t Tables) Normalize() Tables {
 	return t
 }
 
+// Equal reports whether t and u are the same layout once normalized
+// (Normalize: spaces around fields, codec spellings).
+func (t Tables) Equal(u Tables) bool {
+	t, u = t.Normalize(), u.Normalize()
+	same := func(a, b Spec) bool {
+		return slices.Equal(a.PartitionBy, b.PartitionBy) && slices.Equal(a.SortBy, b.SortBy) && a.Compression == b.Compression
+	}
+	return same(t.Mirror, u.Mirror) && same(t.History, u.History) && same(t.Bronze, u.Bronze)
+}
+
 func syntaxErr(s, want string) error {
 	return fmt.Errorf("%w %q: want %s", ErrSyntax, s, want)
 }
