@@ -265,6 +265,9 @@ Without a setting to change, it prints them as they are.`,
 			if _, err := lay.tables(); err != nil {
 				return usage("%v", err)
 			}
+			if err := lay.noEmptyCodec(cmd.Flags()); err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("delete-format") {
 				f, err := layout.ParseDeleteFormat(deleteFormat)
 				if err != nil {

@@ -84,14 +84,30 @@ func (f *layoutFlags) changed(fl *pflag.FlagSet, name string) bool {
 	return fl.Changed(name+"-partition-by") || fl.Changed(name+"-sort-by") || fl.Changed(name+"-compression")
 }
 
+// noEmptyCodec refuses a compression flag given empty (a usage error
+// naming it): a settings update with it would leave the table's codec
+// as it is while its spec named none.
+func (f *layoutFlags) noEmptyCodec(fl *pflag.FlagSet) error {
+	for _, x := range []struct{ name, codec string }{{"mirror", f.mirrorCodec}, {"history", f.historyCodec}, {"bronze", f.bronzeCodec}} {
+		if fl.Changed(x.name+"-compression") && strings.TrimSpace(x.codec) == "" {
+			return usage("--%s-compression: give a codec (zstd[:1-22], snappy, gzip[:1-9] or uncompressed; tables lakemirror creates start with zstd:1): an empty one would leave the table's codec as it is", x.name)
+		}
+	}
+	return nil
+}
+
 // request sets in req the layout of each table with a layout flag: its
 // partition and sort flags together make its fields (neither given: its
 // current ones), its compression flag its compression (not given: its
 // current one). cur gives the table's current layout; it is called only
-// when a layout flag was given.
+// when a layout flag was given, and req records what it gave
+// (SettingsRequest.LayoutFrom). Errors: noEmptyCodec's, cur's.
 func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest, cur func() (layout.Tables, error)) error {
 	t, err := f.tables()
 	if err != nil {
+		return err
+	}
+	if err := f.noEmptyCodec(fl); err != nil {
 		return err
 	}
 	var now *layout.Tables

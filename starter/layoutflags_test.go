@@ -94,3 +94,30 @@ func TestCompressionStartAndSettingsText(t *testing.T) {
 		t.Errorf("bad --history-compression: %v", err)
 	}
 }
+
+// settings refuses a compression flag given empty, naming the flag and
+// before it dials the worker: the table's codec would stay while its
+// spec named none (suspected by a breaker, 2026-12-07).
+func TestLayoutFlagsEmptyCompression(t *testing.T) {
+	for _, name := range []string{"mirror", "history", "bronze"} {
+		var f layoutFlags
+		fl := pflag.NewFlagSet("settings", pflag.ContinueOnError)
+		f.bind(fl)
+		if err := fl.Parse([]string{"--" + name + "-compression", " "}); err != nil {
+			t.Fatal(err)
+		}
+		var req workflows.SettingsRequest
+		err := f.request(fl, &req, func() (layout.Tables, error) {
+			t.Fatal("the layout was read")
+			return layout.Tables{}, nil
+		})
+		want := "--" + name + "-compression: give a codec (zstd[:1-22], snappy, gzip[:1-9] or uncompressed; tables lakemirror creates start with zstd:1): an empty one would leave the table's codec as it is"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+		code, _, stderr := cli(t, "settings", "shop.orders", "--"+name+"-compression", "")
+		if code != exitUsage || stderr != "starter: "+want+"\n" {
+			t.Errorf("settings --%s-compression \"\": exit %d, stderr %q; want exit %d, %q", name, code, stderr, exitUsage, want)
+		}
+	}
+}
