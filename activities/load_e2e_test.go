@@ -49,7 +49,7 @@ func TestPerfDirectLoad(t *testing.T) {
 	mirrorOnly := os.Getenv("LAKEMIRROR_PERF_MIRROR_ONLY") == "1"
 	noBronze := mirrorOnly || os.Getenv("LAKEMIRROR_PERF_NO_BRONZE") == "1" // mirror and history: the issue's direct-load target
 	ctx := context.Background()
-	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, customer_id bigint NOT NULL,
+	dsn, _, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, customer_id bigint NOT NULL,
 		status text NOT NULL, amount numeric(12,2), note text, updated_at timestamptz NOT NULL);
 		INSERT INTO public.orders SELECT i, i % 100000, (ARRAY['new','paid','shipped','done'])[1 + i % 4],
 			(i % 100000) / 100.0, 'note ' || md5(i::text), timestamptz '2026-01-01' + i * interval '1 second'
@@ -86,7 +86,7 @@ func TestPerfDirectLoad(t *testing.T) {
 // read and rendered while the one before is written, in order.
 func TestDirectLoadWriteFailureResumes(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
+	dsn, _, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
 		INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 95) AS i`)
 	f := newRecFixture(t, dsn, "public.orders", nil)
 	mirrorCommits := 0
@@ -139,7 +139,7 @@ func TestDirectLoadWriteFailureResumes(t *testing.T) {
 // counts its rows.
 func TestDirectLoadTypedRowsMatchDecodedRecords(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, f4 real, f8 double precision,
+	dsn, _, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id bigint PRIMARY KEY, f4 real, f8 double precision,
 		amount numeric(12,2), big numeric(50,5), anyn numeric, note text, day date, at timestamptz, local timestamp(3),
 		u uuid, raw bytea, tags text[], qty int[], doc jsonb, flag boolean);
 		INSERT INTO public.orders SELECT i, i / 3.0, i / 7.0, i * 1.25, i * 123456789012345678901234567890123.00001,
@@ -239,7 +239,7 @@ func loadDump(t *testing.T, f *recFixture, ident []string, drop ...string) strin
 // re-snapshot over a mirror the stream made loads.
 func TestDirectLoadDeclaredColumnsAreDecoded(t *testing.T) {
 	ctx := context.Background()
-	dsn, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id numeric PRIMARY KEY, anyn numeric);
+	dsn, _, _ := sourceDB(t, nil, `CREATE TABLE public.orders (order_id numeric PRIMARY KEY, anyn numeric);
 		INSERT INTO public.orders SELECT i, i / 8.0 FROM generate_series(1, 5) AS i`)
 	cols := []cdc.Column{{Name: "order_id", Type: cdc.DecimalType(20, 4)}, {Name: "anyn", Type: cdc.DecimalType(20, 4), Optional: true}}
 	bronzeOf := func(f *recFixture) []schemas.Record {
@@ -291,13 +291,11 @@ func TestDirectLoadDeclaredColumnsAreDecoded(t *testing.T) {
 // only by chance of a whole-ms check).
 func TestDirectLoadTimestampBeyondMicros(t *testing.T) {
 	ctx := context.Background()
-	dsn, conn := sourceDB(t, nil, `SELECT 1`)
+	dsn, _, exec := sourceDB(t, nil, `SELECT 1`)
 	for _, col := range []string{"timestamp(0)", "timestamp", "timestamptz"} {
 		for _, bronze := range []bool{true, false} {
-			if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS public.orders; CREATE TABLE public.orders (order_id bigint PRIMARY KEY, at `+col+`);
-				INSERT INTO public.orders VALUES (1, '2000-01-01'), (2, '294276-12-31 23:59:59')`); err != nil {
-				t.Fatal(err)
-			}
+			exec(`DROP TABLE IF EXISTS public.orders; CREATE TABLE public.orders (order_id bigint PRIMARY KEY, at ` + col + `);
+				INSERT INTO public.orders VALUES (1, '2000-01-01'), (2, '294276-12-31 23:59:59')`)
 			f := newRecFixture(t, dsn, "public.orders", nil)
 			f.spec.WithoutBronze = !bronze
 			res, err := f.a.LoadTable(ctx, LoadRequest{Spec: f.spec, LoadID: InitialLoadID, Chunk: 10, Position: lake.Offsets{0: 0}})
@@ -325,7 +323,7 @@ func TestDirectLoadResumesWithAnotherChunk(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("bronze=%v/fail=%s", bronze, failOn), func(t *testing.T) {
-				dsn, conn := sourceDB(t, pg, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
+				dsn, _, exec := sourceDB(t, pg, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL);
 					INSERT INTO public.orders SELECT i, 's' || i FROM generate_series(1, 25) AS i`)
 				f := newRecFixture(t, dsn, "public.orders", nil)
 				f.spec.WithoutBronze = !bronze
@@ -343,9 +341,7 @@ func TestDirectLoadResumesWithAnotherChunk(t *testing.T) {
 					t.Fatalf("first attempt: %v; want the injected failure", err)
 				}
 				f.a.AfterCommit = nil
-				if _, err := conn.Exec(ctx, `UPDATE public.orders SET status = 'later' WHERE order_id IN (1, 10, 20)`); err != nil {
-					t.Fatal(err)
-				}
+				exec(`UPDATE public.orders SET status = 'later' WHERE order_id IN (1, 10, 20)`)
 				req.Chunk = 0
 				res, err := f.a.LoadTable(ctx, req)
 				if err != nil || !res.Resumed || res.Rows != 25 {
@@ -393,9 +389,10 @@ func TestDirectLoadResumesWithAnotherChunk(t *testing.T) {
 }
 
 // sourceDB creates a database in pg (in a new PostgreSQL server when pg
-// is nil), runs ddl there, and returns its DSN and a connection to it
-// (closed with the test).
-func sourceDB(t *testing.T, pg *pgtest.Server, ddl string) (string, *pgx.Conn) {
+// is nil) and runs ddl there; it returns the database's DSN, a
+// connection to it (closed with the test) and exec, which runs SQL on it
+// and fails the test on an error.
+func sourceDB(t *testing.T, pg *pgtest.Server, ddl string) (string, *pgx.Conn, func(string)) {
 	t.Helper()
 	if pg == nil {
 		pg = pgtest.Start(t)
@@ -407,8 +404,12 @@ func sourceDB(t *testing.T, pg *pgtest.Server, ddl string) (string, *pgx.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(ctx) })
-	if _, err := conn.Exec(ctx, ddl); err != nil {
-		t.Fatal(err)
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
 	}
-	return dsn, conn
+	exec(ddl)
+	return dsn, conn, exec
 }

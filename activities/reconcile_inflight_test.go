@@ -14,7 +14,6 @@ import (
 
 	"github.com/lakemirror/lakemirror/internal/lake/tableread"
 	"github.com/lakemirror/lakemirror/internal/source"
-	"github.com/lakemirror/lakemirror/internal/source/pgtest"
 )
 
 // A repair does not overwrite a change in flight at its re-read: a
@@ -161,21 +160,7 @@ func TestReconcileRepairOnNonOwnerDropsState(t *testing.T) {
 // from it directly; it returns the fixture, the database's DSN and a
 // connection to it.
 func loadedOrders(t *testing.T) (*recFixture, string, *pgx.Conn) {
-	pg := pgtest.Start(t)
-	dsn := pg.CreateDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	exec := func(sql string) {
-		t.Helper()
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%v\n%s", err, sql)
-		}
-	}
-	exec(`CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL, qty int);
+	dsn, conn, exec := sourceDB(t, nil, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL, qty int);
 		INSERT INTO public.orders SELECT i, 'new', i * 10 FROM generate_series(1, 5) AS i`)
 	f := newRecFixture(t, dsn, "public.orders", exec)
 	f.describe()

@@ -44,20 +44,8 @@ func TestResnapshotInFlightTransaction(t *testing.T) {
 		tLSN   uint64           // the WAL insert position just before T's changes
 	}
 	setup := func(t *testing.T) *fixture {
-		dsn := pg.CreateDatabase(t)
 		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close(ctx) })
-		exec := func(sql string) {
-			t.Helper()
-			if _, err := conn.Exec(ctx, sql); err != nil {
-				t.Fatalf("%v\n%s", err, sql)
-			}
-		}
-		exec(`CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL, qty int);
+		dsn, _, exec := sourceDB(t, pg, `CREATE TABLE public.orders (order_id int PRIMARY KEY, status text NOT NULL, qty int);
 			INSERT INTO public.orders SELECT i, 'new', i * 10 FROM generate_series(1, 5) AS i`)
 		f := &fixture{recFixture: newRecFixture(t, dsn, "public.orders", exec)}
 		f.describe()
