@@ -101,13 +101,11 @@ func (f *layoutFlags) noEmptyCodec(fl *pflag.FlagSet) error {
 // current ones), its compression flag its compression (not given: its
 // current one). cur gives the table's current layout; it is called only
 // when a layout flag was given, and req records what it gave
-// (SettingsRequest.LayoutFrom). Errors: noEmptyCodec's, cur's.
+// (SettingsRequest.LayoutFrom). The caller has refused empty codecs
+// (noEmptyCodec). Errors: cur's.
 func (f *layoutFlags) request(fl *pflag.FlagSet, req *workflows.SettingsRequest, cur func() (layout.Tables, error)) error {
 	t, err := f.tables()
 	if err != nil {
-		return err
-	}
-	if err := f.noEmptyCodec(fl); err != nil {
 		return err
 	}
 	var now *layout.Tables
