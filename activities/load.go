@@ -22,9 +22,10 @@ import (
 // one REPEATABLE READ snapshot whose WAL position P is taken with it, and
 // applies each chunk like a batch of Debezium snapshot reads (the events
 // the decoder would give, built from the typed rows: source.Renderer.Event,
-// or decoded when the spec declares column types; for bronze also rendered as the Debezium JSON the connector would send,
-// stored under the topic "<topic>#<load id>"; merged into mirror and
-// history by the same rules), committing a load cursor with every chunk
+// or decoded when the spec declares column types; for bronze also
+// rendered as the Debezium JSON the connector would send, stored under
+// the topic "<topic>#<load id>"; merged into mirror and history by the
+// same rules), committing a load cursor with every chunk
 // (TableSpec.LoadChunkRows rows). A retried attempt resumes after the
 // last committed chunk (a new snapshot for the rest). It heartbeats the
 // cursor. The next chunk is read and its events built while one is
